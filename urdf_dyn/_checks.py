@@ -1,0 +1,43 @@
+"""Argument checks shared by the public algorithms: shapes and finiteness of state arrays."""
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import StateError
+
+
+def as_batch(x, name: str, n: int, N=None):
+    """Return (array (N, n) float64 C-contiguous, was_single). Accepts (n,) or (N, n).
+
+    Raises StateError naming ``name`` for a wrong shape or a NaN/inf entry."""
+    try:
+        a = np.asarray(x, dtype=float)
+    except (TypeError, ValueError):
+        raise StateError(f"{name} must be an array of numbers, got {type(x).__name__}") from None
+    single = a.ndim == 1
+    if single:
+        a = a[None, :]
+    if a.ndim != 2 or a.shape[1] != n:
+        raise StateError(f"{name} must have shape ({n},) or (N, {n}); got {np.shape(x)}")
+    if N is not None and a.shape[0] != N:
+        raise StateError(f"{name} has {a.shape[0]} rows but the other arguments have {N}")
+    if not np.all(np.isfinite(a)):
+        bad = np.argwhere(~np.isfinite(a))[0]
+        raise StateError(f"{name} holds a non-finite value at index {tuple(int(i) for i in bad)}")
+    return np.ascontiguousarray(a), single
+
+
+def batch_states(model, **arrays):
+    """Check several joint-space arrays of one call together: equal batch sizes (or a broadcast single)."""
+    out, single, N = {}, True, 1
+    for k, v in arrays.items():
+        a, s = as_batch(v, k, model.nv)
+        out[k] = a
+        single &= s
+        N = max(N, a.shape[0])
+    for k, a in out.items():
+        if a.shape[0] != N:
+            if a.shape[0] != 1:
+                raise StateError(f"{k} has {a.shape[0]} rows but another argument has {N}")
+            out[k] = np.ascontiguousarray(np.broadcast_to(a, (N, model.nv)))
+    return out, single, N

@@ -1,0 +1,223 @@
+"""The ``urdf-dyn`` command. Every error from bad input is one line on stderr and exit status 2
+(``--debug`` shows the traceback)."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+import numpy as np
+
+from .errors import SimulationError, StateError, UrdfDynError
+
+
+def _model_args(p):
+    p.add_argument("file", help="URDF or xacro file")
+    p.add_argument("--package-dir", action="append", default=[], metavar="DIR|PKG=DIR",
+                   help="folder holding ROS packages, or PKG=DIR for one package (repeatable)")
+    p.add_argument("--xacro-arg", action="append", default=[], metavar="NAME:=VALUE", help="xacro argument")
+    p.add_argument("--json", action="store_true", help="print JSON instead of text")
+
+
+def _load(args):
+    from .urdf import load
+    pk_map = {}
+    pk_dirs = []
+    for d in args.package_dir:
+        if "=" in d:
+            k, v = d.split("=", 1)
+            pk_map[k] = v
+        else:
+            pk_dirs.append(d)
+    if pk_map and pk_dirs:
+        raise UrdfDynError("--package-dir: use either PKG=DIR entries or plain folders, not both")
+    xargs = {}
+    for a in args.xacro_arg:
+        if ":=" not in a:
+            raise UrdfDynError(f"--xacro-arg {a!r}: expected NAME:=VALUE")
+        k, v = a.split(":=", 1)
+        xargs[k] = v
+    return load(args.file, package_dirs=pk_map or pk_dirs or None, xacro_args=xargs)
+
+
+def _vector(model, text, name, default_zero=True):
+    """Parse '0.1,0.2 ...' (joint order) or 'joint=value,...' into (nv,)."""
+    if text is None:
+        if default_zero:
+            return np.zeros(model.nv)
+        raise StateError(f"--{name} is required")
+    items = [t for t in text.replace(",", " ").split() if t]
+    out = np.zeros(model.nv)
+    if items and all("=" in t for t in items):
+        for t in items:
+            j, v = t.split("=", 1)
+            try:
+                out[model.joint_index(j)] = float(v)
+            except KeyError as e:
+                raise StateError(f"--{name}: {e.args[0]}") from None
+            except ValueError:
+                raise StateError(f"--{name}: {v!r} is not a number") from None
+        return out
+    try:
+        vals = [float(t) for t in items]
+    except ValueError:
+        raise StateError(f"--{name}: expected {model.nv} numbers or joint=value pairs, got {text!r}") from None
+    if len(vals) != model.nv:
+        raise StateError(f"--{name}: expected {model.nv} values (joints: {', '.join(model.joint_names)}), "
+                         f"got {len(vals)}")
+    return np.array(vals)
+
+
+def _units(model, kind):
+    rot = {"q": "rad", "qd": "rad/s", "qdd": "rad/s^2", "tau": "N m"}
+    lin = {"q": "m", "qd": "m/s", "qdd": "m/s^2", "tau": "N"}
+    return [lin[kind] if t == "prismatic" else rot[kind] for t in model.joint_types]
+
+
+def _print_named(model, kind, values, as_json, extra=None):
+    units = _units(model, kind)
+    if as_json:
+        out = {"joints": list(model.joint_names), kind: [float(v) for v in values], "units": units}
+        out.update(extra or {})
+        print(json.dumps(out, indent=2))
+        return
+    w = max(len(j) for j in model.joint_names)
+    for j, v, u in zip(model.joint_names, values, units):
+        print(f"{j:<{w}}  {kind} = {v: .9g} {u}")
+
+
+def cmd_info(args):
+    m = _load(args)
+    if args.json:
+        print(json.dumps({
+            "name": m.name, "source": m.source, "nq": m.nq, "nv": m.nv, "total_mass": m.total_mass,
+            "gravity": list(m.gravity), "links": {n: m.link_masses.get(n, 0.0) for n in m.links},
+            "joints": [{"name": j, "type": t, "parent_body": m.body_names[m.parent[i + 1]],
+                        "child": m.body_names[i + 1], "lower": _f(m.lower[i]), "upper": _f(m.upper[i]),
+                        "velocity": _f(m.velocity_limit[i]), "effort": _f(m.effort_limit[i])}
+                       for i, (j, t) in enumerate(zip(m.joint_names, m.joint_types))],
+            "mimic": [vars(x) for x in m.mimic], "transmissions": [t.name for t in m.transmissions],
+            "loops": [getattr(lp, "name", str(lp)) for lp in m.loops]}, indent=2))
+        return 0
+    print(f"robot {m.name!r} from {m.source}")
+    print(f"  links: {len(m.links)} ({m.NB} moving bodies after merging fixed joints); total mass "
+          f"{m.total_mass:.6g} kg; gravity {[float(g) for g in m.gravity]} m/s^2")
+    print(f"  dof: nq = {m.nq}, nv = {m.nv}; actuated: {', '.join(m.actuated_joints)}")
+    w = max([len(j) for j in m.joint_names] + [5])
+    print(f"  {'joint':<{w}}  {'type':<10} {'parent -> child':<40} {'lower':>9} {'upper':>9} {'vel':>8} {'effort':>9}")
+    for i, (j, t) in enumerate(zip(m.joint_names, m.joint_types)):
+        pc = f"{m.body_names[m.parent[i + 1]]} -> {m.body_names[i + 1]}"
+        print(f"  {j:<{w}}  {t:<10} {pc:<40} {m.lower[i]:>9.4g} {m.upper[i]:>9.4g} "
+              f"{m.velocity_limit[i]:>8.4g} {m.effort_limit[i]:>9.4g}")
+    print("  link masses [kg]: " + ", ".join(f"{n} {mass:.4g}" for n, mass in m.link_masses.items()))
+    if m.mimic:
+        print("  mimic: " + ", ".join(f"{x.joint} = {x.multiplier:g}*{x.leader} + {x.offset:g}" for x in m.mimic))
+    print(f"  loops: {len(m.loops)}" + (": " + ", ".join(lp.name for lp in m.loops) if m.loops else ""))
+    return 0
+
+
+def _f(x):
+    return float(x) if np.isfinite(x) else None
+
+
+def cmd_id(args):
+    from .dynamics import inverse_dynamics
+    m = _load(args)
+    q, qd, qdd = (_vector(m, getattr(args, k), k) for k in ("q", "qd", "qdd"))
+    _print_named(m, "tau", inverse_dynamics(m, q, qd, qdd), args.json)
+    return 0
+
+
+def cmd_fd(args):
+    from .dynamics import forward_dynamics
+    m = _load(args)
+    q, qd, tau = (_vector(m, getattr(args, k), k) for k in ("q", "qd", "tau"))
+    _print_named(m, "qdd", forward_dynamics(m, q, qd, tau, method=args.method), args.json)
+    return 0
+
+
+def cmd_simulate(args):
+    from .controllers import GravityCompensation, Passive
+    from .report import format_table, torque_table
+    from .simulate import simulate
+    m = _load(args)
+    ctrl = {"passive": Passive, "gravity": GravityCompensation}[args.controller](m)
+    q0, qd0 = _vector(m, args.q0, "q0"), _vector(m, args.qd0, "qd0")
+    try:
+        traj = simulate(m, q0, qd0, args.duration, controller=ctrl, dt_out=args.dt, method=args.method,
+                        rtol=args.rtol, atol=args.atol)
+    except SimulationError as e:
+        if e.trajectory is not None and args.out:
+            e.trajectory.save(args.out)
+            raise SimulationError(f"{e} (saved to {args.out})", e.trajectory) from None
+        raise
+    drift = float(np.max(np.abs(traj.energy - traj.energy[0])))
+    if args.out:
+        traj.save(args.out)
+    if args.json:
+        print(json.dumps({"samples": len(traj), "duration": float(traj.t[-1]), "energy_drift_J": drift,
+                          "q_final": traj.q[-1].tolist(), "out": args.out}, indent=2))
+        return 0
+    print(f"simulated {traj.t[-1]:g} s, {len(traj)} samples; max |E - E0| = {drift:.3g} J")
+    print(format_table(torque_table(m, traj)))
+    if args.out:
+        print(f"wrote {args.out}")
+    return 0
+
+
+def cmd_launch(args):
+    from .launch import run_launch
+    run_launch(args.launch_file, out_dir=args.out_dir)
+    return 0
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="urdf-dyn", description="Rigid-body dynamics of robots from URDF (RBDA).")
+    p.add_argument("--debug", action="store_true", help="show tracebacks")
+    sub = p.add_subparsers(dest="cmd", required=True)
+    s = sub.add_parser("info", help="links, joints, dof, masses, limits, loops")
+    _model_args(s)
+    s.set_defaults(func=cmd_info)
+    s = sub.add_parser("id", help="inverse dynamics: tau = ID(q, qd, qdd)")
+    _model_args(s)
+    for k in ("q", "qd", "qdd"):
+        s.add_argument(f"--{k}", help="values in joint order ('0,0.5,...') or 'joint=value,...'; default 0")
+    s.set_defaults(func=cmd_id)
+    s = sub.add_parser("fd", help="forward dynamics: qdd = FD(q, qd, tau)")
+    _model_args(s)
+    for k in ("q", "qd", "tau"):
+        s.add_argument(f"--{k}", help="values in joint order or 'joint=value,...'; default 0")
+    s.add_argument("--method", choices=["aba", "crba"], default="aba")
+    s.set_defaults(func=cmd_fd)
+    s = sub.add_parser("simulate", help="simulate the tree (passive or gravity-compensated)")
+    _model_args(s)
+    s.add_argument("--q0")
+    s.add_argument("--qd0")
+    s.add_argument("--duration", type=float, default=2.0, help="[s]")
+    s.add_argument("--dt", type=float, default=0.01, help="output period [s]")
+    s.add_argument("--controller", choices=["passive", "gravity"], default="passive")
+    s.add_argument("--method", default="DOP853")
+    s.add_argument("--rtol", type=float, default=1e-8)
+    s.add_argument("--atol", type=float, default=1e-10)
+    s.add_argument("--out", help="trajectory file (.npz or .csv)")
+    s.set_defaults(func=cmd_simulate)
+    s = sub.add_parser("launch", help="run a launch file (YAML)")
+    s.add_argument("launch_file")
+    s.add_argument("--out-dir", help="override outputs.directory")
+    s.set_defaults(func=cmd_launch)
+    args = p.parse_args(argv)
+    try:
+        return args.func(args)
+    except (UrdfDynError, OSError, ValueError, KeyError, np.linalg.LinAlgError) as e:
+        if args.debug:
+            raise
+        msg = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
+        print(f"urdf-dyn: error: {msg}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("urdf-dyn: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,142 @@
+"""Tree dynamics: inverse dynamics (RNEA), joint-space inertia (CRBA), bias forces, forward dynamics (ABA
+or CRBA + LᵀL), energy.  Equation of motion (RBDA eq. 3.1): H(q) q̈ + C(q, q̇) = τ.
+
+Every function accepts one state (arrays of shape (nv,)) or a batch of N states ((N, nv)) and returns
+results of the matching shape. Units: q [rad | m], q̇ [rad/s | m/s], q̈ [rad/s² | m/s²], τ [N m | N] in the
+order of ``model.joint_names``. Gravity is ``model.gravity`` in the base (root link) frame.
+
+External forces ``f_ext`` are a mapping {link name: wrench}, each wrench (6,) or (N, 6) = [n; f]
+(torque [N m] about the link origin, then force [N]), expressed in the link frame — Pinocchio's LOCAL
+convention, with Featherstone's angular-first order.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import _kernels as K
+from ._checks import batch_states
+from .errors import StateError
+from .spatial import pose_to_plux
+
+__all__ = ["inverse_dynamics", "mass_matrix", "bias_force", "gravity_torques", "forward_dynamics",
+           "kinetic_energy", "potential_energy", "coordinate_parents"]
+
+
+def _out(x, single):
+    return x[0] if single else x
+
+
+def _a0(model):
+    return -model.a_grav
+
+
+def _f_ext_body(model, f_ext, N):
+    """External link wrenches -> (Nf, NB+1, 6) forces in body coordinates."""
+    if not f_ext:
+        return np.zeros((1, model.NB + 1, 6))
+    rows = [np.asarray(w, float) for w in f_ext.values()]
+    Nf = max(1 if r.ndim == 1 else r.shape[0] for r in rows)
+    if Nf not in (1, N):
+        raise StateError(f"f_ext has batches of {Nf} wrenches but the state has {N}")
+    out = np.zeros((Nf, model.NB + 1, 6))
+    for link, w in f_ext.items():
+        w = np.asarray(w, float)
+        if w.shape not in ((6,), (Nf, 6)) or not np.all(np.isfinite(w)):
+            raise StateError(f"f_ext[{link!r}] must be a finite wrench of shape (6,) or ({Nf}, 6); got {w.shape}")
+        lf = model.link(link)
+        X_bl = pose_to_plux(np.ascontiguousarray(lf.T_body_link))  # body -> link (motion)
+        out[:, lf.body] += np.atleast_2d(w) @ X_bl  # f_body = X_blᵀ f_link
+    return out
+
+
+def inverse_dynamics(model, q, qd, qdd, f_ext=None):
+    """Joint forces τ (nv,) or (N, nv) [N m | N] that produce q̈ at (q, q̇): RNEA, RBDA Table 5.1.
+
+    Raises StateError for arrays of the wrong shape or with NaN/inf."""
+    s, single, N = batch_states(model, q=q, qd=qd, qdd=qdd)
+    tau = np.zeros((N, model.nv))
+    K.rnea(model.parent, model.jtype, model.axis, model.X_tree, model.I, _a0(model), s["q"], s["qd"],
+           s["qdd"], _f_ext_body(model, f_ext, N), tau)
+    return _out(tau, single)
+
+
+def bias_force(model, q, qd, f_ext=None):
+    """Bias force C(q, q̇) (nv,) or (N, nv) [N m | N]: Coriolis, centrifugal, gravity and external forces;
+    the τ that gives q̈ = 0 (RBDA §5.3, eq. 3.1)."""
+    s, single, _ = batch_states(model, q=q, qd=qd)
+    return inverse_dynamics(model, s["q"] if not single else s["q"][0], s["qd"] if not single else s["qd"][0],
+                            np.zeros_like(s["q"][0] if single else s["q"]), f_ext)
+
+
+def gravity_torques(model, q):
+    """Gravity torques g(q) = C(q, 0) (nv,) or (N, nv) [N m | N]: the joint forces that hold the robot still."""
+    q = np.asarray(q, float)
+    return bias_force(model, q, np.zeros_like(q))
+
+
+def mass_matrix(model, q):
+    """Joint-space inertia matrix H(q), (nv, nv) or (N, nv, nv) [kg m² | kg]: CRBA, RBDA Table 6.2.
+    Symmetric positive definite for a model whose every body has positive mass or inertia."""
+    s, single, N = batch_states(model, q=q)
+    H = np.zeros((N, model.nv, model.nv))
+    K.crba(model.parent, model.jtype, model.axis, model.X_tree, model.I, s["q"], H)
+    return _out(H, single)
+
+
+def coordinate_parents(model) -> np.ndarray:
+    """λ for joint coordinates (0-based, −1 for a joint on the base): the sparsity pattern of H (RBDA §6.5)."""
+    return np.asarray(model.parent[1:], dtype=np.int64) - 1
+
+
+def forward_dynamics(model, q, qd, tau, f_ext=None, method="aba"):
+    """Joint accelerations q̈ (nv,) or (N, nv) from H q̈ = τ − C.
+
+    Args:
+        method: ``"aba"`` (articulated-body algorithm, RBDA Table 7.1, O(n)) or ``"crba"`` (H by CRBA and
+            C by RNEA, solved by the sparse LᵀL factorisation of RBDA §6.5, O(n²)–O(n³)).
+
+    Raises StateError for bad arrays; ValueError for an unknown method; np.linalg.LinAlgError if H is not
+    positive definite (a body without mass and inertia at the end of a chain)."""
+    s, single, N = batch_states(model, q=q, qd=qd, tau=tau)
+    fb = _f_ext_body(model, f_ext, N)
+    qdd = np.zeros((N, model.nv))
+    if method == "aba":
+        K.aba(model.parent, model.jtype, model.axis, model.X_tree, model.I, _a0(model), s["q"], s["qd"],
+              s["tau"], fb, qdd)
+    elif method == "crba":
+        H = np.zeros((N, model.nv, model.nv))
+        K.crba(model.parent, model.jtype, model.axis, model.X_tree, model.I, s["q"], H)
+        C = np.zeros((N, model.nv))
+        K.rnea(model.parent, model.jtype, model.axis, model.X_tree, model.I, _a0(model), s["q"], s["qd"],
+               np.zeros((N, model.nv)), fb, C)
+        if not K.ltl_solve(coordinate_parents(model), H, s["tau"] - C, qdd):
+            raise np.linalg.LinAlgError("joint-space inertia H is not positive definite: a chain ends in a "
+                                        "body with no mass or inertia")
+    else:
+        raise ValueError(f"unknown forward-dynamics method {method!r}; use 'aba' or 'crba'")
+    if not np.all(np.isfinite(qdd)):
+        raise np.linalg.LinAlgError("forward dynamics gave non-finite accelerations: a joint moves a body "
+                                    "with zero articulated inertia (massless link at the end of a chain?)")
+    return _out(qdd, single)
+
+
+def kinetic_energy(model, q, qd):
+    """Kinetic energy ½ q̇ᵀ H q̇ [J], scalar or (N,)."""
+    s, single, _ = batch_states(model, q=q, qd=qd)
+    H = mass_matrix(model, s["q"])
+    T = 0.5 * np.einsum("ni,nij,nj->n", s["qd"], H, s["qd"])
+    return float(T[0]) if single else T
+
+
+def potential_energy(model, q):
+    """Gravitational potential energy −Σ m_i gᵀ c_i [J] (zero at the base origin), scalar or (N,)."""
+    from .kinematics import body_poses
+    s, single, _ = batch_states(model, q=q)
+    T = body_poses(model, s["q"])  # (N, NB+1, 4, 4)
+    I = np.asarray(model.I)
+    m = I[:, 3, 3]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        c = np.stack([I[:, 2, 4], I[:, 0, 5], I[:, 1, 3]], axis=1) / np.where(m > 0, m, 1.0)[:, None]
+    c_world = np.einsum("nbij,bj->nbi", T[:, :, :3, :3], c) + T[:, :, :3, 3]
+    V = -np.einsum("b,nbi,i->n", m, c_world, np.asarray(model.gravity))
+    return float(V[0]) if single else V

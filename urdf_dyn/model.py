@@ -1,0 +1,174 @@
+"""The immutable Model: a kinematic tree in Featherstone's numbering (RBDA §4.1–4.2).
+
+Bodies are numbered 1..NB so that the parent λ(i) < i; body 0 is the URDF root link (fixed base). Each
+body i is the child link of one movable URDF joint i (revolute, continuous or prismatic) and carries the
+inertia of every link attached to it by ``fixed`` joints. Every URDF link stays addressable through
+``model.links[name]`` as (body, pose of the link frame in the body frame).
+
+Arrays are indexed by body, length NB+1 with entry 0 for the base; joint-space vectors (q, q̇, τ, limits)
+have length nv = NB and follow ``model.joint_names``. Algorithms never mutate a Model: its arrays are
+read-only, and derived models (e.g. with a payload) are new objects.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Mapping
+
+import numpy as np
+
+from .spatial import mcI, pose_to_plux
+
+
+@dataclass(frozen=True)
+class LinkFrame:
+    """Where a URDF link lives: ``body`` index and ``T_body_link`` (4×4), the link frame's pose in the body
+    frame (identity unless the link hangs on fixed joints)."""
+    body: int
+    T_body_link: np.ndarray
+
+
+@dataclass(frozen=True)
+class Mimic:
+    """A URDF ``<mimic>``: q[joint] = multiplier · q[leader] + offset (RBDA eq. 3.11, explicit form)."""
+    joint: str
+    leader: str
+    multiplier: float = 1.0
+    offset: float = 0.0
+
+
+@dataclass(frozen=True)
+class Transmission:
+    """A ROS ``<transmission>``: ``joints`` driven by an actuator with the given mechanical reduction."""
+    name: str
+    joints: tuple
+    mechanical_reduction: float = 1.0
+
+
+def _frozen(a, dtype=float):
+    a = np.array(a, dtype=dtype)
+    a.setflags(write=False)
+    return a
+
+
+@dataclass(frozen=True)
+class Model:
+    """A fixed-base kinematic tree ready for the dynamics algorithms.
+
+    Attributes (NB bodies, nv = NB joint coordinates):
+        name: robot name from ``<robot name>``.
+        source: file the model came from (or ``"<string>"``); ``urdf_xml``: the expanded URDF text.
+        parent: (NB+1,) int, λ(i) with parent[0] = -1.
+        jtype: (NB+1,) int jcalc type codes (see ``joints.py``), jtype[0] = -1.
+        axis: (NB+1, 3) unit joint axes in the joint frames.
+        X_tree: (NB+1, 6, 6) Plücker transforms from parent body frame to joint frame (RBDA §4.2).
+        T_tree: (NB+1, 4, 4) the same as homogeneous poses (joint frame in parent body frame).
+        I: (NB+1, 6, 6) spatial inertias in body frames [kg, kg m, kg m²] (fixed-joint links merged).
+        body_names: (NB+1,) the URDF link each body is; joint_names: (NB,) the order of q.
+        joint_types: (NB,) URDF joint types.
+        lower, upper [rad or m], velocity_limit [rad/s or m/s], effort_limit [N m or N]: (NB,) arrays,
+            ±inf where the URDF gives none.
+        damping [N m s/rad or N s/m], friction [N m or N]: (NB,) from ``<dynamics>``.
+        gravity: (3,) [m/s²] in the base frame, default (0, 0, -9.81) (REP-103, z up).
+        links: mapping link name -> LinkFrame; link_masses: link name -> mass [kg].
+        mimic, transmissions: parsed ``<mimic>`` and ``<transmission>`` elements.
+        loops: loop joints (closed-loop issue), empty for a tree.
+    """
+    name: str
+    source: str
+    urdf_xml: str
+    parent: np.ndarray
+    jtype: np.ndarray
+    axis: np.ndarray
+    X_tree: np.ndarray
+    T_tree: np.ndarray
+    I: np.ndarray
+    body_names: tuple
+    joint_names: tuple
+    joint_types: tuple
+    lower: np.ndarray
+    upper: np.ndarray
+    velocity_limit: np.ndarray
+    effort_limit: np.ndarray
+    damping: np.ndarray
+    friction: np.ndarray
+    gravity: np.ndarray
+    links: Mapping = field(default_factory=dict)
+    link_masses: Mapping = field(default_factory=dict)
+    mimic: tuple = ()
+    transmissions: tuple = ()
+    loops: tuple = ()
+    package_dirs: tuple = ()
+
+    # -- sizes -----------------------------------------------------------------------------------------
+    @property
+    def NB(self) -> int:
+        """Number of moving bodies."""
+        return len(self.parent) - 1
+
+    @property
+    def nq(self) -> int:
+        """Number of joint positions (one per tree joint)."""
+        return self.NB
+
+    @property
+    def nv(self) -> int:
+        """Number of joint velocities (equals nq: every tree joint has one degree of freedom)."""
+        return self.NB
+
+    @property
+    def link_names(self) -> tuple:
+        return tuple(self.links.keys())
+
+    @property
+    def total_mass(self) -> float:
+        """Total mass [kg] of all links, the root link included."""
+        return float(sum(self.link_masses.values()))
+
+    @property
+    def a_grav(self) -> np.ndarray:
+        """Spatial gravitational acceleration ``[0; g]`` (6,) in base coordinates (RBDA §5.3)."""
+        a = np.zeros(6)
+        a[3:] = self.gravity
+        return a
+
+    @property
+    def actuated_joints(self) -> tuple:
+        """Tree joints driven by a ``<transmission>``; all tree joints if the URDF declares none."""
+        if not self.transmissions:
+            return self.joint_names
+        named = {j for t in self.transmissions for j in t.joints}
+        return tuple(j for j in self.joint_names if j in named)
+
+    def joint_index(self, name: str) -> int:
+        """Index of tree joint ``name`` in q. Raises KeyError naming the known joints."""
+        try:
+            return self.joint_names.index(name)
+        except ValueError:
+            raise KeyError(f"no movable joint named {name!r}; joints are: {', '.join(self.joint_names)}") from None
+
+    def link(self, name: str) -> LinkFrame:
+        """The LinkFrame of link ``name``. Raises KeyError naming the known links."""
+        try:
+            return self.links[name]
+        except KeyError:
+            raise KeyError(f"no link named {name!r}; links are: {', '.join(self.links)}") from None
+
+    # -- derived models --------------------------------------------------------------------------------
+    def with_gravity(self, gravity) -> "Model":
+        """A copy with another gravity vector (3,) [m/s²]."""
+        return dataclasses.replace(self, gravity=_frozen(gravity))
+
+    def with_payload(self, link: str, mass: float, com=(0.0, 0.0, 0.0), inertia=None) -> "Model":
+        """A copy with a point or rigid payload added to ``link``: ``mass`` [kg] at ``com`` (3,) [m] in the
+        link frame, rotational inertia ``inertia`` (3×3) [kg m²] about its centre of mass (default 0)."""
+        lf = self.link(link)
+        Ic = np.zeros((3, 3)) if inertia is None else np.asarray(inertia, float)
+        I_link = mcI(float(mass), np.asarray(com, float), Ic)
+        X = pose_to_plux(np.ascontiguousarray(lf.T_body_link))  # body -> link
+        I = np.array(self.I)
+        I[lf.body] += X.T @ I_link @ X
+        masses = dict(self.link_masses)
+        masses[link] = masses.get(link, 0.0) + float(mass)
+        return dataclasses.replace(self, I=_frozen(I), link_masses=MappingProxyType(masses))

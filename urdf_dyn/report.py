@@ -1,0 +1,82 @@
+"""Joint-torque reports from a Trajectory: peak and RMS per joint against URDF effort limits, as a table
+(Markdown, also printed) and PNG plots (matplotlib, Agg backend)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._io import atomic_path
+
+__all__ = ["TorqueRow", "torque_table", "format_table", "plot_torques"]
+
+
+@dataclass
+class TorqueRow:
+    joint: str
+    unit: str
+    peak: float       # max |τ|
+    rms: float
+    limit: float      # URDF <limit effort>, inf if none
+    peak_velocity: float
+
+    @property
+    def ratio(self) -> float:
+        return self.peak / self.limit if np.isfinite(self.limit) and self.limit > 0 else float("nan")
+
+    @property
+    def over(self) -> bool:
+        return bool(np.isfinite(self.limit) and self.limit > 0 and self.peak > self.limit)
+
+
+def torque_table(model, traj):
+    """One TorqueRow per joint of ``traj`` (peak |τ|, RMS τ [N m | N], effort limit, peak |q̇|)."""
+    rows = []
+    for k, j in enumerate(traj.joint_names):
+        i = model.joint_index(j)
+        unit = "N" if model.joint_types[i] == "prismatic" else "N m"
+        tau = traj.tau[:, k]
+        rows.append(TorqueRow(j, unit, float(np.max(np.abs(tau))) if len(tau) else 0.0,
+                              float(np.sqrt(np.mean(tau ** 2))) if len(tau) else 0.0,
+                              float(model.effort_limit[i]), float(np.max(np.abs(traj.qd[:, k])))
+                              if len(tau) else 0.0))
+    return rows
+
+
+def format_table(rows) -> str:
+    """A Markdown table of TorqueRows; joints over their effort limit are flagged ``OVER``."""
+    head = "| joint | peak |τ| | RMS τ | effort limit | peak/limit | peak |q̇| | |\n|---|---:|---:|---:|---:|---:|---|"
+    lines = [head]
+    for r in rows:
+        lim = f"{r.limit:.4g} {r.unit}" if np.isfinite(r.limit) and r.limit > 0 else "none"
+        ratio = f"{100 * r.ratio:.1f} %" if np.isfinite(r.ratio) else "–"
+        lines.append(f"| {r.joint} | {r.peak:.4g} {r.unit} | {r.rms:.4g} {r.unit} | {lim} | {ratio} | "
+                     f"{r.peak_velocity:.3g} | {'OVER' if r.over else ''} |")
+    return "\n".join(lines)
+
+
+def plot_torques(model, traj, path, title=None):
+    """PNG of τ(t) per joint with dashed ± effort limits; written atomically to ``path``."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    n = len(traj.joint_names)
+    fig, axes = plt.subplots(n, 1, figsize=(8, 1.6 * n + 0.8), sharex=True, squeeze=False)
+    for k, (ax, j) in enumerate(zip(axes[:, 0], traj.joint_names)):
+        i = model.joint_index(j)
+        unit = "N" if model.joint_types[i] == "prismatic" else "N·m"
+        ax.plot(traj.t, traj.tau[:, k], lw=1.2, color=f"C{k % 10}")
+        lim = model.effort_limit[i]
+        if np.isfinite(lim) and lim > 0 and lim < 10 * max(1e-9, np.max(np.abs(traj.tau[:, k]))):
+            for s in (1, -1):
+                ax.axhline(s * lim, ls="--", lw=0.8, color="0.4")
+        ax.set_ylabel(f"{j}\n[{unit}]", fontsize=8)
+        ax.grid(alpha=0.3)
+    axes[-1, 0].set_xlabel("time [s]")
+    fig.suptitle(title or f"{model.name}: joint torques (dashed: URDF effort limits)", fontsize=10)
+    fig.tight_layout()
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=110, format="png")
+    plt.close(fig)
+    return str(path)

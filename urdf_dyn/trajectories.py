@@ -1,0 +1,62 @@
+"""Reference joint trajectories for controllers and sizing: quintic point-to-point and splines through
+waypoints (scipy's CubicSpline with zero end velocities). Each is a callable ``traj(t) -> (q, qd, qdd)``
+with arrays (nv,) for a scalar t or (N, nv) for t of shape (N,). Units: s, rad | m."""
+from __future__ import annotations
+
+import numpy as np
+from scipy.interpolate import CubicSpline
+
+__all__ = ["QuinticTrajectory", "SplineTrajectory"]
+
+
+class QuinticTrajectory:
+    """Minimum-jerk quintic from ``q_start`` to ``q_end`` (nv,) over ``duration`` [s], zero velocity and
+    acceleration at both ends; held at ``q_end`` afterwards."""
+
+    def __init__(self, q_start, q_end, duration: float, t0: float = 0.0):
+        if not duration > 0:
+            raise ValueError(f"quintic duration must be > 0 s, got {duration}")
+        self.q0, self.q1 = np.asarray(q_start, float), np.asarray(q_end, float)
+        self.T, self.t0 = float(duration), float(t0)
+
+    @property
+    def t_end(self) -> float:
+        return self.t0 + self.T
+
+    def __call__(self, t):
+        t = np.asarray(t, float)
+        s = np.clip((t - self.t0) / self.T, 0.0, 1.0)[..., None]
+        inside = ((t - self.t0) / self.T >= 0) & ((t - self.t0) / self.T <= 1)
+        p = 10 * s**3 - 15 * s**4 + 6 * s**5
+        dp = (30 * s**2 - 60 * s**3 + 30 * s**4) / self.T * inside[..., None]
+        ddp = (60 * s - 180 * s**2 + 120 * s**3) / self.T**2 * inside[..., None]
+        d = self.q1 - self.q0
+        return self.q0 + p * d, dp * d, ddp * d
+
+
+class SplineTrajectory:
+    """Cubic spline through ``waypoints`` (K, nv) reached at cumulative ``durations`` (K-1,) [s] (or at
+    explicit ``times`` (K,)), with zero velocity at the first and last waypoint ("clamped")."""
+
+    def __init__(self, waypoints, durations=None, times=None, t0: float = 0.0):
+        W = np.atleast_2d(np.asarray(waypoints, float))
+        if W.shape[0] < 2:
+            raise ValueError("a spline needs at least two waypoints")
+        if times is None:
+            d = np.asarray(durations, float).ravel()
+            if d.shape != (W.shape[0] - 1,) or np.any(d <= 0):
+                raise ValueError(f"need {W.shape[0] - 1} positive durations between {W.shape[0]} waypoints, got {d}")
+            times = t0 + np.concatenate([[0.0], np.cumsum(d)])
+        times = np.asarray(times, float)
+        if times.shape != (W.shape[0],) or np.any(np.diff(times) <= 0):
+            raise ValueError("waypoint times must be strictly increasing, one per waypoint")
+        self.times, self.waypoints = times, W
+        self._s = CubicSpline(times, W, axis=0, bc_type="clamped")
+
+    @property
+    def t_end(self) -> float:
+        return float(self.times[-1])
+
+    def __call__(self, t):
+        t = np.clip(np.asarray(t, float), self.times[0], self.times[-1])
+        return self._s(t), self._s(t, 1), self._s(t, 2)

@@ -1,0 +1,432 @@
+"""URDF / xacro → Model. Parsing by lxml (safe settings) and yourdfpy; xacro by the ``xacro`` package.
+
+The loader first checks the XML tree itself so that every problem is reported with the file, the line
+and the element (yourdfpy has no line numbers and recovers silently from broken XML), then lets yourdfpy
+turn the checked tree into its dataclasses, from which the Featherstone Model is built:
+
+- bodies in depth-first order of the URDF tree (parents before children, document order among siblings,
+  as Pinocchio's URDF parser does);
+- ``fixed`` joints merged into their parent body (inertias added, RBDA eq. 2.65), every link frame kept
+  addressable;
+- link inertias from ``<inertial>`` (mass, origin xyz/rpy, inertia tensor in the rotated inertial frame).
+"""
+from __future__ import annotations
+
+import io
+import math
+import os
+import threading
+from collections import defaultdict
+from pathlib import Path
+from types import MappingProxyType
+
+import numpy as np
+from lxml import etree
+
+from .errors import ModelError, UnsupportedError, XacroError, XMLError
+from .joints import TYPE_CODES
+from .model import LinkFrame, Mimic, Model, Transmission, _frozen
+from .packages import PackageResolver
+from .spatial import mcI, pose_to_plux
+
+__all__ = ["load", "MAX_XML_BYTES"]
+
+#: Robot descriptions larger than this are refused (an XML bomb guard; real URDFs are far smaller).
+MAX_XML_BYTES = 64 * 1024 * 1024
+
+KNOWN_JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar")
+_xacro_lock = threading.Lock()
+
+
+# ---------------------------------------------------------------------------------------------------------
+# reading: file / string / xacro -> checked lxml tree
+# ---------------------------------------------------------------------------------------------------------
+def _read_source(source):
+    """Return (text bytes, display name, path or None)."""
+    if isinstance(source, bytes):
+        return source, "<string>", None
+    if isinstance(source, str) and source.lstrip().startswith("<"):
+        return source.encode(), "<string>", None
+    path = Path(os.fspath(source))
+    if not path.is_file():
+        raise ModelError("file not found" if not path.exists() else "not a file", file=str(path))
+    size = path.stat().st_size
+    if size > MAX_XML_BYTES:
+        raise XMLError(f"file is {size} bytes, over the {MAX_XML_BYTES}-byte limit", file=str(path))
+    return path.read_bytes(), str(path), path
+
+
+def _refuse_doctype(data: bytes, name: str):
+    if b"<!DOCTYPE" in data or b"<!ENTITY" in data:
+        line = data[: data.find(b"<!")].count(b"\n") + 1
+        raise XMLError("DOCTYPE/ENTITY declarations are refused (external or expanding entities are unsafe "
+                       "and URDF does not use them)", file=name, line=line)
+
+
+def _run_xacro(data: bytes, name: str, path, resolver: PackageResolver, xacro_args):
+    import xacro
+    from xacro import substitution_args as sa
+
+    def find(pkg):
+        return str(resolver.find(pkg))
+
+    mappings = {str(k): str(v) for k, v in (xacro_args or {}).items()}
+    with _xacro_lock:  # $(find) is resolved through a module-level function of xacro
+        saved = sa._eval_find, sa._eval_dict.get("find")
+        sa._eval_find = find
+        sa._eval_dict["find"] = find
+        try:
+            if path is not None:
+                doc = xacro.process_file(str(path), mappings=mappings)
+            else:
+                doc = xacro.parse(data.decode())
+                xacro.process_doc(doc, mappings=mappings)
+            return doc.toxml().encode()
+        except ModelError:
+            raise
+        except Exception as e:  # xacro raises many types (XacroException, NameError, ExpatError, ...)
+            msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            raise XacroError(f"xacro failed: {msg}", file=name) from e
+        finally:
+            sa._eval_find, sa._eval_dict["find"] = saved[0], saved[1]
+
+
+def _parse_xml(data: bytes, name: str):
+    parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False,
+                             remove_comments=True, remove_pis=True)
+    try:
+        root = etree.fromstring(data, parser)
+    except etree.XMLSyntaxError as e:
+        line = e.position[0] if e.position else None
+        raise XMLError(f"XML syntax error: {e.msg}", file=name, line=line) from None
+    return root
+
+
+def _is_xacro(data: bytes, path) -> bool:
+    return (path is not None and path.name.endswith(".xacro")) or b"<xacro:" in data
+
+
+# ---------------------------------------------------------------------------------------------------------
+# checking the tree with locations
+# ---------------------------------------------------------------------------------------------------------
+class _Checker:
+    def __init__(self, name):
+        self.name = name
+
+    def err(self, el, msg, cls=ModelError):
+        desc = None
+        if el is not None:
+            desc = f"<{el.tag}" + (f" name=\"{el.get('name')}\"" if el.get("name") is not None else "") + ">"
+        return cls(msg, file=self.name, line=getattr(el, "sourceline", None), element=desc)
+
+    def floats(self, el, attr, n, default=None, owner=None):
+        """Parse attribute ``attr`` of ``el`` as n finite floats."""
+        if el is None or el.get(attr) is None:
+            return default
+        raw = el.get(attr)
+        try:
+            vals = [float(t) for t in raw.split()]
+        except ValueError:
+            raise self.err(owner if owner is not None else el,
+                           f"<{el.tag} {attr}=\"{raw}\">: not a number") from None
+        if len(vals) != n:
+            raise self.err(owner if owner is not None else el,
+                           f"<{el.tag} {attr}=\"{raw}\">: expected {n} numbers, got {len(vals)}")
+        if not all(math.isfinite(v) for v in vals):
+            raise self.err(owner if owner is not None else el, f"<{el.tag} {attr}=\"{raw}\">: non-finite number")
+        return vals
+
+    def check(self, root):
+        if root.tag != "robot":
+            raise self.err(root, f"the root element is <{root.tag}>, expected <robot>")
+        if not root.get("name"):
+            raise self.err(root, "<robot> has no name attribute")
+        links, joints = {}, {}
+        for el in root.findall("link"):
+            n = el.get("name")
+            if not n:
+                raise self.err(el, "<link> without a name attribute")
+            if n in links:
+                raise self.err(el, f"duplicate link name {n!r} (first defined on line {links[n].sourceline})")
+            links[n] = el
+            self.check_inertial(el)
+        if not links:
+            raise self.err(root, "the robot has no <link>")
+        child_of = {}
+        for el in root.findall("joint"):
+            n = el.get("name")
+            if not n:
+                raise self.err(el, "<joint> without a name attribute")
+            if n in joints:
+                raise self.err(el, f"duplicate joint name {n!r} (first defined on line {joints[n].sourceline})")
+            joints[n] = el
+            t = el.get("type")
+            if t is None:
+                raise self.err(el, "joint has no type attribute")
+            if t not in KNOWN_JOINT_TYPES:
+                raise self.err(el, f"unknown joint type {t!r} (URDF types: {', '.join(KNOWN_JOINT_TYPES)})")
+            if t in ("floating", "planar"):
+                raise self.err(el, f"unsupported joint type {t!r}: urdf_dyn models fixed-base trees with "
+                                   "revolute, continuous, prismatic and fixed joints", UnsupportedError)
+            for tag in ("parent", "child"):
+                sub = el.find(tag)
+                if sub is None or not sub.get("link"):
+                    raise self.err(el, f"joint has no <{tag} link=...>")
+                if sub.get("link") not in links:
+                    raise self.err(sub, f"joint {n!r} names unknown {tag} link {sub.get('link')!r}")
+            parent, child = el.find("parent").get("link"), el.find("child").get("link")
+            if parent == child:
+                raise self.err(el, f"joint {n!r} connects link {parent!r} to itself")
+            if child in child_of:
+                raise self.err(el, f"link {child!r} has two parent joints ({child_of[child]!r} and {n!r}); a "
+                                   "kinematic loop must be declared with a <loop> element, not as a joint")
+            child_of[child] = n
+            origin = el.find("origin")
+            self.floats(origin, "xyz", 3, owner=el)
+            self.floats(origin, "rpy", 3, owner=el)
+            axis = self.floats(el.find("axis"), "xyz", 3, owner=el)
+            if axis is not None and t != "fixed" and np.linalg.norm(axis) < 1e-12:
+                raise self.err(el, "joint axis is zero")
+            lim = el.find("limit")
+            if lim is not None:
+                vals = {a: self.floats(lim, a, 1, owner=el) for a in ("lower", "upper", "effort", "velocity")}
+                lo, up = vals["lower"], vals["upper"]
+                if lo is not None and up is not None and lo[0] > up[0] and t != "continuous":
+                    raise self.err(el, f"limit lower={lo[0]} > upper={up[0]}")
+                for a in ("effort", "velocity"):
+                    if vals[a] is not None and vals[a][0] < 0:
+                        raise self.err(el, f"limit {a}={vals[a][0]} is negative")
+            elif t in ("revolute", "prismatic"):
+                pass  # urdfdom requires <limit>; we accept its absence as "no limits" (see README)
+            dyn = el.find("dynamics")
+            if dyn is not None:
+                for a in ("damping", "friction"):
+                    v = self.floats(dyn, a, 1, owner=el)
+                    if v is not None and v[0] < 0:
+                        raise self.err(el, f"dynamics {a}={v[0]} is negative")
+            mim = el.find("mimic")
+            if mim is not None:
+                self.floats(mim, "multiplier", 1, owner=el)
+                self.floats(mim, "offset", 1, owner=el)
+        for el in root.findall("joint"):
+            mim = el.find("mimic")
+            if mim is not None:
+                leader = mim.get("joint")
+                if leader not in joints:
+                    raise self.err(el, f"<mimic joint={leader!r}> names an unknown joint")
+                if leader == el.get("name"):
+                    raise self.err(el, "joint mimics itself")
+        self.check_mimic_cycles(root, joints)
+        roots = [n for n in links if n not in child_of]
+        if len(roots) != 1:
+            if not roots:
+                raise self.err(root, "no root link: every link is the child of a joint (a cycle of joints)")
+            raise self.err(links[roots[1]], f"more than one root link ({', '.join(roots)}); links not "
+                                            f"connected to {roots[0]!r} by joints")
+        return links, joints, roots[0]
+
+    def check_mimic_cycles(self, root, joints):
+        lead = {el.get("name"): el.find("mimic").get("joint") for el in root.findall("joint")
+                if el.find("mimic") is not None}
+        for start in lead:
+            seen, j = set(), start
+            while j in lead:
+                if j in seen:
+                    raise self.err(joints[start], f"<mimic> chain forms a cycle through {sorted(seen)}")
+                seen.add(j)
+                j = lead[j]
+
+    def check_inertial(self, link):
+        inertial = link.find("inertial")
+        if inertial is None:
+            return
+        origin = inertial.find("origin")
+        self.floats(origin, "xyz", 3, owner=link)
+        self.floats(origin, "rpy", 3, owner=link)
+        mass_el = inertial.find("mass")
+        m = self.floats(mass_el, "value", 1, owner=link)
+        if m is None:
+            raise self.err(link, "<inertial> without <mass value=...>")
+        if m[0] < 0:
+            raise self.err(link, f"negative mass {m[0]}")
+        it = inertial.find("inertia")
+        if it is None:
+            raise self.err(link, "<inertial> without <inertia>")
+        vals = {}
+        for a in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz"):
+            v = self.floats(it, a, 1, default=[0.0], owner=link)
+            vals[a] = v[0]
+        Ic = np.array([[vals["ixx"], vals["ixy"], vals["ixz"]], [vals["ixy"], vals["iyy"], vals["iyz"]],
+                       [vals["ixz"], vals["iyz"], vals["izz"]]])
+        ev = np.linalg.eigvalsh(Ic)
+        scale = max(1e-12, float(np.abs(ev).max()))
+        if ev.min() < -1e-9 * scale:
+            raise self.err(link, f"inertia tensor is not positive semi-definite (eigenvalues {ev.round(9)})")
+        a, b, c = ev
+        tol = 1e-6 * scale
+        if a + b < c - tol or a + c < b - tol or b + c < a - tol:
+            raise self.err(link, f"inertia violates the triangle inequality (principal moments {ev.round(9)})")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# building the Model
+# ---------------------------------------------------------------------------------------------------------
+def _link_inertia(link):
+    """Spatial inertia (6×6) of a yourdfpy Link in its own frame, and its mass."""
+    inert = link.inertial
+    if inert is None or inert.mass is None:
+        return np.zeros((6, 6)), 0.0
+    T = np.eye(4) if inert.origin is None else np.asarray(inert.origin, float)
+    R, c = T[:3, :3], T[:3, 3]
+    Ic = np.zeros((3, 3)) if inert.inertia is None else np.asarray(inert.inertia, float)
+    return mcI(float(inert.mass), np.ascontiguousarray(c), R @ Ic @ R.T), float(inert.mass)
+
+
+def _transmissions(root, joints, chk):
+    out = []
+    for el in root.findall("transmission"):
+        names = []
+        for j in el.findall("joint"):
+            jn = j.get("name")
+            if jn not in joints:
+                raise chk.err(el, f"transmission names unknown joint {jn!r}")
+            names.append(jn)
+        red = 1.0
+        for mr in el.iter("mechanicalReduction"):
+            try:
+                red = float(mr.text)
+            except (TypeError, ValueError):
+                raise chk.err(el, f"<mechanicalReduction> {mr.text!r} is not a number") from None
+        out.append(Transmission(el.get("name") or "", tuple(names), red))
+    return tuple(out)
+
+
+def load(source, package_dirs=None, xacro_args=None, gravity=(0.0, 0.0, -9.81)) -> Model:
+    """Load a robot description into a Model.
+
+    Args:
+        source: path of a ``.urdf`` or ``.xacro`` file, or the XML text itself (a string starting with ``<``).
+        package_dirs: where ``package://`` and ``$(find pkg)`` point: a mapping {package: folder}, or a list of
+            folders containing packages. ``ROS_PACKAGE_PATH`` and the folders above the file are searched too.
+        xacro_args: mapping of xacro arguments (``name:=value``).
+        gravity: (3,) gravitational acceleration [m/s²] in the root link frame.
+
+    Returns:
+        An immutable Model (see ``urdf_dyn.model``).
+
+    Raises:
+        ModelError and subclasses (XMLError, XacroError, PackageNotFoundError, UnsupportedError), each naming
+        the file, line and element at fault.
+    """
+    data, name, path = _read_source(source)
+    _refuse_doctype(data, name)
+    resolver = PackageResolver(package_dirs, origin=path)
+    display = name
+    if _is_xacro(data, path):
+        data = _run_xacro(data, name, path, resolver, xacro_args)
+        display = f"{name} (xacro output)"
+    root = _parse_xml(data, display)
+    chk = _Checker(display)
+    links_el, joints_el, root_link = chk.check(root)
+
+    import yourdfpy
+    text = etree.tostring(root)
+    try:
+        urdf = yourdfpy.URDF.load(io.BytesIO(text), build_scene_graph=False, load_meshes=False,
+                                  build_collision_scene_graph=False, load_collision_meshes=False,
+                                  mesh_dir=str(path.parent) if path else "")
+    except Exception as e:  # anything the checks above did not anticipate
+        raise ModelError(f"yourdfpy could not read the description: {e}", file=display) from e
+    robot = urdf.robot
+    lby = {l.name: l for l in robot.links}
+    children = defaultdict(list)
+    for j in robot.joints:
+        children[j.parent].append(j)
+
+    parent, jtype, axis, T_tree, I_body = [-1], [-1], [np.zeros(3)], [np.eye(4)], [np.zeros((6, 6))]
+    body_names, joint_names, joint_types, lim_rows = [root_link], [], [], []
+    links, masses = {}, {}
+
+    def attach(link_name, body, T_body_link):
+        links[link_name] = LinkFrame(body, _frozen(T_body_link))
+        I_link, m = _link_inertia(lby[link_name])
+        masses[link_name] = m
+        X = pose_to_plux(np.ascontiguousarray(T_body_link))
+        I_body[body] = I_body[body] + X.T @ I_link @ X
+
+    attach(root_link, 0, np.eye(4))
+    stack = [root_link]
+    while stack:  # depth-first, document order among siblings
+        ln = stack.pop()
+        body = links[ln].body
+        T_bl = np.asarray(links[ln].T_body_link)
+        for j in reversed(children[ln]):
+            stack.append(j.child)
+        for j in children[ln]:
+            origin = np.eye(4) if j.origin is None else np.asarray(j.origin, float)
+            if j.type == "fixed":
+                attach(j.child, body, T_bl @ origin)
+                continue
+            a = np.array([1.0, 0.0, 0.0]) if j.axis is None else np.asarray(j.axis, float)
+            a = a / np.linalg.norm(a)
+            parent.append(body)
+            jtype.append(TYPE_CODES[j.type])
+            axis.append(a)
+            T_tree.append(T_bl @ origin)
+            I_body.append(np.zeros((6, 6)))
+            body_names.append(j.child)
+            joint_names.append(j.name)
+            joint_types.append(j.type)
+            lim = j.limit
+            lo = -np.inf if (lim is None or lim.lower is None or j.type == "continuous") else lim.lower
+            up = np.inf if (lim is None or lim.upper is None or j.type == "continuous") else lim.upper
+            vel = np.inf if (lim is None or lim.velocity is None) else lim.velocity
+            eff = np.inf if (lim is None or lim.effort is None) else lim.effort
+            dmp = 0.0 if (j.dynamics is None or j.dynamics.damping is None) else j.dynamics.damping
+            fr = 0.0 if (j.dynamics is None or j.dynamics.friction is None) else j.dynamics.friction
+            lim_rows.append((lo, up, vel, eff, dmp, fr))
+            attach(j.child, len(parent) - 1, np.eye(4))
+        # the DFS visits children after this loop: they were pushed above, in document order
+
+    # The loop above appends bodies in breadth order within a link but pushes children for a depth-first
+    # walk; re-number bodies so that the numbering is depth-first pre-order (Pinocchio's), λ(i) < i.
+    order = _dfs_order(parent)
+    renum = {old: new for new, old in enumerate(order)}
+    parent = [-1] + [renum[parent[old]] for old in order[1:]]
+    perm = order
+    pick = lambda seq: [seq[k] for k in perm]  # noqa: E731
+    jtype, axis, T_tree, I_body, body_names = (pick(s) for s in (jtype, axis, T_tree, I_body, body_names))
+    jperm = [k - 1 for k in perm[1:]]
+    joint_names = [joint_names[k] for k in jperm]
+    joint_types = [joint_types[k] for k in jperm]
+    lim_rows = [lim_rows[k] for k in jperm]
+    links = {n: LinkFrame(renum[lf.body], lf.T_body_link) for n, lf in links.items()}
+
+    lim = np.array(lim_rows, float).reshape(-1, 6)
+    X_tree = [np.zeros((6, 6))] + [pose_to_plux(np.ascontiguousarray(T)) for T in T_tree[1:]]
+    mimic = tuple(Mimic(j.name, j.mimic.joint, 1.0 if j.mimic.multiplier is None else float(j.mimic.multiplier),
+                        0.0 if j.mimic.offset is None else float(j.mimic.offset))
+                  for j in robot.joints if j.mimic is not None)
+    return Model(
+        name=robot.name, source=name, urdf_xml=text.decode(),
+        parent=_frozen(parent, int), jtype=_frozen(jtype, np.int64), axis=_frozen(axis),
+        X_tree=_frozen(X_tree), T_tree=_frozen(T_tree), I=_frozen(I_body),
+        body_names=tuple(body_names), joint_names=tuple(joint_names), joint_types=tuple(joint_types),
+        lower=_frozen(lim[:, 0]), upper=_frozen(lim[:, 1]), velocity_limit=_frozen(lim[:, 2]),
+        effort_limit=_frozen(lim[:, 3]), damping=_frozen(lim[:, 4]), friction=_frozen(lim[:, 5]),
+        gravity=_frozen(gravity), links=MappingProxyType(links), link_masses=MappingProxyType(masses),
+        mimic=mimic, transmissions=_transmissions(root, joints_el, chk), package_dirs=resolver.as_tuple(),
+    )
+
+
+def _dfs_order(parent):
+    """Depth-first pre-order of bodies (children in creation order), starting at body 0."""
+    kids = defaultdict(list)
+    for i in range(1, len(parent)):
+        kids[parent[i]].append(i)
+    order, stack = [], [0]
+    while stack:
+        i = stack.pop()
+        order.append(i)
+        stack.extend(reversed(kids[i]))
+    return order
