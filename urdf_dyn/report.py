@@ -45,7 +45,8 @@ def torque_table(model, traj):
 
 def format_table(rows) -> str:
     """A Markdown table of TorqueRows; joints over their effort limit are flagged ``OVER``."""
-    head = "| joint | peak |τ| | RMS τ | effort limit | peak/limit | peak |q̇| | |\n|---|---:|---:|---:|---:|---:|---|"
+    head = ("| joint | peak abs τ | RMS τ | effort limit | peak/limit | peak abs q̇ | over |\n"
+            "|---|---:|---:|---:|---:|---:|---|")
     lines = [head]
     for r in rows:
         lim = f"{r.limit:.4g} {r.unit}" if np.isfinite(r.limit) and r.limit > 0 else "none"

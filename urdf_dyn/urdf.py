@@ -82,9 +82,12 @@ def _run_xacro(data: bytes, name: str, path, resolver: PackageResolver, xacro_ar
                 doc = xacro.parse(data.decode())
                 xacro.process_doc(doc, mappings=mappings)
             return doc.toxml().encode()
-        except ModelError:
-            raise
         except Exception as e:  # xacro raises many types (XacroException, NameError, ExpatError, ...)
+            inner = e
+            while inner is not None and not isinstance(inner, ModelError):  # xacro wraps our own errors
+                inner = inner.__cause__ or inner.__context__
+            if inner is not None:
+                raise type(inner)(inner.reason, file=name) from None
             msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
             raise XacroError(f"xacro failed: {msg}", file=name) from e
         finally:

@@ -1,0 +1,100 @@
+"""Bad input: each malformed description gives its documented exception with file, line and element, and
+the CLI answers with one line and exit status 2 — never a traceback."""
+import subprocess
+import sys
+
+import pytest
+
+import urdf_dyn as ud
+from urdf_dyn.cli import main
+
+OK_LINK = '<link name="a"/><link name="b"><inertial><mass value="1"/><inertia ixx="1" iyy="1" izz="1"/></inertial></link>'
+OK_JOINT = '<joint name="j" type="revolute"><parent link="a"/><child link="b"/><axis xyz="0 0 1"/></joint>'
+
+
+def robot(body):
+    return f'<robot name="r">\n{body}\n</robot>'
+
+
+CASES = {
+    # id: (xml, exception type, text the message must contain)
+    "syntax": ('<robot name="r"><link name="a"></robot>', ud.XMLError, "XML syntax error"),
+    "not_robot": ('<model name="r"/>', ud.ModelError, "expected <robot>"),
+    "robot_no_name": ("<robot><link name='a'/></robot>", ud.ModelError, "no name"),
+    "no_links": (robot(""), ud.ModelError, "no <link>"),
+    "dup_link": (robot('<link name="a"/><link name="a"/>'), ud.ModelError, "duplicate link name 'a'"),
+    "dup_joint": (robot(OK_LINK + '<link name="c"/>' + OK_JOINT +
+                        OK_JOINT.replace('"b"', '"c"')), ud.ModelError, "duplicate joint name 'j'"),
+    "unknown_type": (robot(OK_LINK + OK_JOINT.replace("revolute", "hinge")), ud.ModelError, "unknown joint type 'hinge'"),
+    "floating": (robot(OK_LINK + OK_JOINT.replace("revolute", "floating")), ud.UnsupportedError, "unsupported joint type 'floating'"),
+    "planar": (robot(OK_LINK + OK_JOINT.replace("revolute", "planar")), ud.UnsupportedError, "unsupported joint type 'planar'"),
+    "unknown_child": (robot(OK_LINK + OK_JOINT.replace('child link="b"', 'child link="zz"')), ud.ModelError, "unknown child link 'zz'"),
+    "unknown_parent": (robot(OK_LINK + OK_JOINT.replace('parent link="a"', 'parent link="zz"')), ud.ModelError, "unknown parent link 'zz'"),
+    "no_child": (robot(OK_LINK + '<joint name="j" type="fixed"><parent link="a"/></joint>'), ud.ModelError, "no <child"),
+    "zero_axis": (robot(OK_LINK + OK_JOINT.replace("0 0 1", "0 0 0")), ud.ModelError, "axis is zero"),
+    "nan_axis": (robot(OK_LINK + OK_JOINT.replace("0 0 1", "0 nan 1")), ud.ModelError, "non-finite"),
+    "axis_two_numbers": (robot(OK_LINK + OK_JOINT.replace("0 0 1", "0 1")), ud.ModelError, "expected 3 numbers"),
+    "origin_text": (robot(OK_LINK + OK_JOINT.replace("<axis", '<origin xyz="1 a 0"/><axis')), ud.ModelError, "not a number"),
+    "limits_reversed": (robot(OK_LINK + OK_JOINT.replace("<axis", '<limit lower="1" upper="-1" effort="1" velocity="1"/><axis')), ud.ModelError, "lower=1.0 > upper=-1.0"),
+    "negative_effort": (robot(OK_LINK + OK_JOINT.replace("<axis", '<limit effort="-5" velocity="1"/><axis')), ud.ModelError, "effort=-5.0 is negative"),
+    "negative_mass": (robot(OK_LINK.replace('mass value="1"', 'mass value="-1"') + OK_JOINT), ud.ModelError, "negative mass"),
+    "inertia_not_psd": (robot(OK_LINK.replace('ixx="1"', 'ixx="-3"') + OK_JOINT), ud.ModelError, "not positive semi-definite"),
+    "triangle": (robot(OK_LINK.replace('izz="1"', 'izz="5"') + OK_JOINT), ud.ModelError, "triangle inequality"),
+    "inf_mass": (robot(OK_LINK.replace('mass value="1"', 'mass value="inf"') + OK_JOINT), ud.ModelError, "non-finite"),
+    "two_parents": (robot(OK_LINK + '<link name="c"/>' + OK_JOINT + OK_JOINT.replace('name="j"', 'name="k"').replace('"a"', '"c"')), ud.ModelError, "use a <loop>" if False else "<loop>"),
+    "two_roots": (robot(OK_LINK + '<link name="c"/>' + OK_JOINT), ud.ModelError, "more than one root link"),
+    "self_joint": (robot(OK_LINK + OK_JOINT.replace('child link="b"', 'child link="a"')), ud.ModelError, "to itself"),
+    "mimic_unknown": (robot(OK_LINK + OK_JOINT.replace("<axis", '<mimic joint="nope"/><axis')), ud.ModelError, "unknown joint"),
+    "doctype_bomb": ('<?xml version="1.0"?><!DOCTYPE r [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;">]><robot name="&b;"/>', ud.XMLError, "DOCTYPE"),
+    "xxe": ('<!DOCTYPE r [<!ENTITY x SYSTEM "file:///etc/passwd">]><robot name="&x;"/>', ud.XMLError, "DOCTYPE"),
+    "transmission_unknown_joint": (robot(OK_LINK + OK_JOINT + '<transmission name="t"><joint name="ghost"/></transmission>'), ud.ModelError, "unknown joint 'ghost'"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_malformed_description(case, tmp_path):
+    xml, exc, text = CASES[case]
+    f = tmp_path / f"{case}.urdf"
+    f.write_text(xml)
+    with pytest.raises(exc) as ei:
+        ud.load(f)
+    msg = str(ei.value)
+    assert text in msg
+    assert msg.startswith(str(f)), msg  # names the file ...
+    if case not in ("syntax",):
+        assert ":" in msg.split(str(f), 1)[1][:8]  # ... and a line number
+    assert main(["info", str(f)]) == 2
+
+
+def test_line_number_points_at_the_element(tmp_path):
+    f = tmp_path / "r.urdf"
+    f.write_text(robot(OK_LINK + "\n\n" + OK_JOINT.replace("revolute", "hinge")))
+    with pytest.raises(ud.ModelError) as ei:
+        ud.load(f)
+    assert ei.value.line == 4 and ei.value.element == '<joint name="j">'
+
+
+def test_missing_file_and_missing_package(tmp_path):
+    with pytest.raises(ud.ModelError, match="file not found"):
+        ud.load(tmp_path / "nope.urdf")
+    x = tmp_path / "r.xacro"
+    x.write_text('<robot name="r" xmlns:xacro="http://wiki.ros.org/xacro">'
+                 '<xacro:include filename="$(find no_such_pkg)/x.xacro"/></robot>')
+    with pytest.raises(ud.PackageNotFoundError, match="no_such_pkg.*searched"):
+        ud.load(x)
+
+
+def test_xacro_error_is_reported(tmp_path):
+    x = tmp_path / "r.xacro"
+    x.write_text('<robot name="r" xmlns:xacro="http://wiki.ros.org/xacro"><link name="${undefined_thing}"/></robot>')
+    with pytest.raises(ud.XacroError, match="xacro failed"):
+        ud.load(x)
+
+
+def test_cli_error_is_one_line_without_traceback(tmp_path):
+    f = tmp_path / "bad.urdf"
+    f.write_text(CASES["zero_axis"][0])
+    r = subprocess.run([sys.executable, "-m", "urdf_dyn.cli", "info", str(f)], capture_output=True, text=True)
+    assert r.returncode == 2
+    assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    assert "axis is zero" in r.stderr and str(f) in r.stderr
