@@ -9,6 +9,9 @@
     ├── StateError (also ValueError)   a state array of the wrong shape, or NaN/inf
     ├── LaunchError           a launch file is wrong
     └── SimulationError       a simulation stopped early; ``.trajectory`` keeps what was computed
+
+    ModelWarning (a UserWarning): accepted but questionable input, e.g. an inertia that violates the
+    triangle inequality (URDF tools accept those) or a transmission naming an unknown joint.
 """
 from __future__ import annotations
 
@@ -44,6 +47,11 @@ class PackageNotFoundError(ModelError):
 
 class UnsupportedError(ModelError):
     """Valid URDF that urdf_dyn does not model (floating and planar tree joints)."""
+
+
+class ModelWarning(UserWarning):
+    """A robot description is accepted but questionable (e.g. an inertia violating the triangle
+    inequality, a transmission naming an unknown joint). The message names file, line and element."""
 
 
 class StateError(UrdfDynError, ValueError):

@@ -4,8 +4,8 @@ The loader first checks the XML tree itself so that every problem is reported wi
 and the element (yourdfpy has no line numbers and recovers silently from broken XML), then lets yourdfpy
 turn the checked tree into its dataclasses, from which the Featherstone Model is built:
 
-- bodies in depth-first order of the URDF tree (parents before children, document order among siblings,
-  as Pinocchio's URDF parser does);
+- bodies in depth-first order of the URDF tree (parents before children, document order among siblings;
+  Pinocchio orders siblings differently on branched trees, so compare models by joint name);
 - ``fixed`` joints merged into their parent body (inertias added, RBDA eq. 2.65), every link frame kept
   addressable;
 - link inertias from ``<inertial>`` (mass, origin xyz/rpy, inertia tensor in the rotated inertial frame).
@@ -16,6 +16,7 @@ import io
 import math
 import os
 import threading
+import warnings
 from collections import defaultdict
 from pathlib import Path
 from types import MappingProxyType
@@ -23,7 +24,7 @@ from types import MappingProxyType
 import numpy as np
 from lxml import etree
 
-from .errors import ModelError, UnsupportedError, XacroError, XMLError
+from .errors import ModelError, ModelWarning, UnsupportedError, XacroError, XMLError
 from .joints import TYPE_CODES
 from .model import LinkFrame, Mimic, Model, Transmission, _frozen
 from .packages import PackageResolver
@@ -105,8 +106,22 @@ def _parse_xml(data: bytes, name: str):
     return root
 
 
+_XACRO_NS = ("http://wiki.ros.org/xacro", "http://www.ros.org/wiki/xacro", "http://ros.org/wiki/xacro")
+
+
 def _is_xacro(data: bytes, path) -> bool:
-    return (path is not None and path.name.endswith(".xacro")) or b"<xacro:" in data
+    """A ``.xacro`` file, or XML that holds at least one element of the xacro namespace (comments and a
+    mere namespace declaration do not count)."""
+    if path is not None and path.name.endswith(".xacro"):
+        return True
+    if b"xacro" not in data:
+        return False
+    try:
+        root = _parse_xml(data, "")
+    except XMLError:
+        return False
+    return any(isinstance(el.tag, str) and el.tag.startswith(tuple("{%s}" % ns for ns in _XACRO_NS))
+               for el in root.iter())
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -121,6 +136,9 @@ class _Checker:
         if el is not None:
             desc = f"<{el.tag}" + (f" name=\"{el.get('name')}\"" if el.get("name") is not None else "") + ">"
         return cls(msg, file=self.name, line=getattr(el, "sourceline", None), element=desc)
+
+    def warn(self, el, msg):
+        warnings.warn(str(self.err(el, msg)), ModelWarning, stacklevel=4)
 
     def floats(self, el, attr, n, default=None, owner=None):
         """Parse attribute ``attr`` of ``el`` as n finite floats."""
@@ -262,13 +280,16 @@ class _Checker:
         Ic = np.array([[vals["ixx"], vals["ixy"], vals["ixz"]], [vals["ixy"], vals["iyy"], vals["iyz"]],
                        [vals["ixz"], vals["iyz"], vals["izz"]]])
         ev = np.linalg.eigvalsh(Ic)
-        scale = max(1e-12, float(np.abs(ev).max()))
-        if ev.min() < -1e-9 * scale:
+        scale = float(np.abs(ev).max())
+        if ev.min() < -1e-9 * scale - 1e-12:  # relative, with an absolute floor for all-zero tensors
             raise self.err(link, f"inertia tensor is not positive semi-definite (eigenvalues {ev.round(9)})")
         a, b, c = ev
-        tol = 1e-6 * scale
+        tol = 1e-6 * scale + 1e-12
         if a + b < c - tol or a + c < b - tol or b + c < a - tol:
-            raise self.err(link, f"inertia violates the triangle inequality (principal moments {ev.round(9)})")
+            # physically impossible for a rigid body, but frequent in CAD exports and accepted by urdfdom
+            # and Pinocchio; the dynamics stay well defined (the tensor is still positive semi-definite)
+            self.warn(link, f"inertia violates the triangle inequality (principal moments {ev.round(9)}); "
+                            "kept as given")
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -291,8 +312,9 @@ def _transmissions(root, joints, chk):
         names = []
         for j in el.findall("joint"):
             jn = j.get("name")
-            if jn not in joints:
-                raise chk.err(el, f"transmission names unknown joint {jn!r}")
+            if jn not in joints:  # stale transmissions are common; Pinocchio ignores them too
+                chk.warn(el, f"transmission names unknown joint {jn!r}; ignored")
+                continue
             names.append(jn)
         red = 1.0
         for mr in el.iter("mechanicalReduction"):
