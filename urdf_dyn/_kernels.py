@@ -157,3 +157,21 @@ def body_poses(parent, jtype, axis, T_tree, q, T):
         T[n, 0] = np.eye(4)
         for i in range(1, NB + 1):
             T[n, i] = T[n, parent[i]] @ T_tree[i] @ joint_pose(jtype[i], axis[i], q[n, i - 1])
+
+
+@njit(cache=True)
+def tree_motion(parent, jtype, axis, X_tree, q, qd, X0, v, avp, S):
+    """For one state: ^iX_0 (NB+1, 6, 6) base-to-body transforms, body velocities v and velocity-product
+    accelerations a^vp (RBDA eq. 8.13; q̈ = 0, no gravity), both in body coordinates, and motion subspaces
+    S (NB+1, 6) in body coordinates."""
+    NB = parent.shape[0] - 1
+    X0[0] = np.eye(6)
+    v[0] = 0.0
+    avp[0] = 0.0
+    for i in range(1, NB + 1):
+        XJ, S[i] = jcalc(jtype[i], axis[i], q[i - 1])
+        Xup = XJ @ X_tree[i]
+        X0[i] = Xup @ X0[parent[i]]
+        vJ = S[i] * qd[i - 1]
+        v[i] = Xup @ v[parent[i]] + vJ
+        avp[i] = Xup @ avp[parent[i]] + crm(v[i]) @ vJ

@@ -46,6 +46,45 @@ class Transmission:
     mechanical_reduction: float = 1.0
 
 
+@dataclass(frozen=True)
+class LoopJoint:
+    """A loop-closing joint k between a predecessor body p and a successor body s (RBDA §8.1).
+
+    ``X_P`` (6×6) is the Plücker transform from the predecessor BODY frame to the loop frame Fp, ``X_S``
+    from the successor body frame to Fs (RBDA §8.1); ``T_P``, ``T_S`` the same as 4×4 poses of
+    Fp, Fs in the body frames. ``S`` (6×m) spans the loop joint's motion freedom and ``T`` (6×n^c) its
+    constraint-force subspace, orthonormal, with Tᵀ S = 0, both in Fp coordinates (RBDA §3.5, Table 8.1).
+    ``axis`` (3,) in Fp (``axis2`` the second axis of a universal joint, in Fs). ``actuated``: an actuator
+    acts along S (e.g. a hydraulic cylinder cut at its prismatic pair)."""
+    name: str
+    type: str
+    predecessor: str
+    successor: str
+    p: int
+    s: int
+    T_P: np.ndarray
+    T_S: np.ndarray
+    X_P: np.ndarray
+    X_S: np.ndarray
+    axis: np.ndarray
+    axis2: np.ndarray
+    S: np.ndarray
+    T: np.ndarray
+    actuated: bool = False
+    lower: float = -np.inf
+    upper: float = np.inf
+    effort: float = np.inf
+    velocity: float = np.inf
+    damping: float = 0.0
+    friction: float = 0.0
+    line: int = 0
+
+    @property
+    def nc(self) -> int:
+        """Number of constraints n^c_k this loop joint imposes (6 − its degrees of freedom)."""
+        return self.T.shape[1]
+
+
 def _frozen(a, dtype=float):
     a = np.array(a, dtype=dtype)
     a.setflags(write=False)
@@ -73,7 +112,10 @@ class Model:
         gravity: (3,) [m/s²] in the base frame, default (0, 0, -9.81) (REP-103, z up).
         links: mapping link name -> LinkFrame; link_masses: link name -> mass [kg].
         mimic, transmissions: parsed ``<mimic>`` and ``<transmission>`` elements.
-        loops: loop joints (closed-loop issue), empty for a tree.
+        loops: LoopJoint tuple (``<loop>`` elements); independent: joints marked ``independent="true"``
+            (URDF+), preferred as independent coordinates; initial_configuration: {joint: value} of the
+            assembled pose that picks the branch; spring_stiffness/spring_reference: (NB,) joint springs
+            τ = −k (q − q_ref) from Gazebo ``<springStiffness>``/``<springReference>``.
     """
     name: str
     source: str
@@ -100,6 +142,27 @@ class Model:
     transmissions: tuple = ()
     loops: tuple = ()
     package_dirs: tuple = ()
+    independent: tuple = ()
+    initial_configuration: Mapping = field(default_factory=dict)
+    spring_stiffness: np.ndarray = None
+    spring_reference: np.ndarray = None
+
+    @property
+    def nc(self) -> int:
+        """Total number of loop-closure constraint equations n^c (before rank reduction), mimic included."""
+        return sum(lp.nc for lp in self.loops) + len(self.mimic)
+
+    @property
+    def has_constraints(self) -> bool:
+        """True when the model has loop joints or mimic couplings (closed-loop algorithms apply)."""
+        return bool(self.loops or self.mimic)
+
+    def q_initial(self) -> np.ndarray:
+        """q (nv,) of ``<initial_configuration>`` (zeros for joints it does not name)."""
+        q = np.zeros(self.nv)
+        for j, v in self.initial_configuration.items():
+            q[self.joint_index(j)] = v
+        return q
 
     # -- sizes -----------------------------------------------------------------------------------------
     @property

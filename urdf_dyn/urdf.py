@@ -12,6 +12,7 @@ turn the checked tree into its dataclasses, from which the Featherstone Model is
 """
 from __future__ import annotations
 
+import dataclasses
 import io
 import math
 import os
@@ -428,11 +429,14 @@ def load(source, package_dirs=None, xacro_args=None, gravity=(0.0, 0.0, -9.81)) 
     links = {n: LinkFrame(renum[lf.body], lf.T_body_link) for n, lf in links.items()}
 
     lim = np.array(lim_rows, float).reshape(-1, 6)
+    independent = tuple(j for j in joint_names if joints_el[j].get("independent", "false").lower() == "true")
+    init = _initial_configuration(root, joint_names, chk)
+    springs = _gazebo_springs(root, joint_names, chk)
     X_tree = [np.zeros((6, 6))] + [pose_to_plux(np.ascontiguousarray(T)) for T in T_tree[1:]]
     mimic = tuple(Mimic(j.name, j.mimic.joint, 1.0 if j.mimic.multiplier is None else float(j.mimic.multiplier),
                         0.0 if j.mimic.offset is None else float(j.mimic.offset))
                   for j in robot.joints if j.mimic is not None)
-    return Model(
+    model = Model(
         name=robot.name, source=name, urdf_xml=text.decode(),
         parent=_frozen(parent, int), jtype=_frozen(jtype, np.int64), axis=_frozen(axis),
         X_tree=_frozen(X_tree), T_tree=_frozen(T_tree), I=_frozen(I_body),
@@ -441,7 +445,152 @@ def load(source, package_dirs=None, xacro_args=None, gravity=(0.0, 0.0, -9.81)) 
         effort_limit=_frozen(lim[:, 3]), damping=_frozen(lim[:, 4]), friction=_frozen(lim[:, 5]),
         gravity=_frozen(gravity), links=MappingProxyType(links), link_masses=MappingProxyType(masses),
         mimic=mimic, transmissions=_transmissions(root, joints_el, chk), package_dirs=resolver.as_tuple(),
+        independent=independent, initial_configuration=MappingProxyType(init),
+        spring_stiffness=_frozen(springs[0]), spring_reference=_frozen(springs[1]),
     )
+    loops = _loops(root, model, chk)
+    if loops:
+        model = dataclasses.replace(model, loops=loops)
+    return model
+
+
+def _initial_configuration(root, joint_names, chk):
+    out = {}
+    for el in root.findall("initial_configuration"):
+        for jp in el.findall("joint_position"):
+            j = jp.get("joint")
+            if j not in joint_names:
+                raise chk.err(jp, f"<joint_position joint={j!r}>: not a movable joint of this robot")
+            out[j] = chk.floats(jp, "value", 1, owner=jp)[0] if jp.get("value") is not None else 0.0
+        break  # the first <initial_configuration> is the one used
+    return out
+
+
+def _gazebo_springs(root, joint_names, chk):
+    k, ref = np.zeros(len(joint_names)), np.zeros(len(joint_names))
+    for el in root.findall("gazebo"):
+        j = el.get("reference")
+        st, sr = el.find("springStiffness"), el.find("springReference")
+        if j is None or (st is None and sr is None):
+            continue
+        if j not in joint_names:
+            raise chk.err(el, f"<gazebo reference={j!r}> with a spring: not a movable joint")
+        i = joint_names.index(j)
+        for node, arr in ((st, k), (sr, ref)):
+            if node is not None:
+                try:
+                    arr[i] = float(node.text)
+                except (TypeError, ValueError):
+                    raise chk.err(el, f"<{node.tag}> {node.text!r} is not a number") from None
+                if not math.isfinite(arr[i]):
+                    raise chk.err(el, f"<{node.tag}> is not finite")
+    return k, ref
+
+
+DRAKE_NS = "http://drake.mit.edu"
+
+
+def _loop_elements(root, chk):
+    """(element, name, type, predecessor link, Fp pose, successor link, Fs pose or None, axis, axis2)
+    for every <loop> and <drake:ball_constraint>."""
+    from .spatial import rpy_to_matrix
+    out = []
+
+    def pose(origin, owner):
+        T = np.eye(4)
+        xyz = chk.floats(origin, "xyz", 3, [0.0, 0.0, 0.0], owner=owner)
+        rpy = chk.floats(origin, "rpy", 3, [0.0, 0.0, 0.0], owner=owner)
+        T[:3, :3] = rpy_to_matrix(rpy)
+        T[:3, 3] = xyz
+        return T
+
+    for el in root.findall("loop"):
+        name = el.get("name")
+        if not name:
+            raise chk.err(el, "<loop> without a name attribute")
+        ends = []
+        for tag in ("predecessor", "successor"):
+            e = el.find(tag)
+            if e is None or not e.get("link"):
+                raise chk.err(el, f"loop has no <{tag} link=...>")
+            o = e.find("origin")
+            ends.append((e.get("link"), None if (o is None and tag == "successor") else pose(o, el), e))
+        ax = chk.floats(el.find("axis"), "xyz", 3, [1.0, 0.0, 0.0], owner=el)
+        ax2 = chk.floats(el.find("axis2"), "xyz", 3, None, owner=el)
+        out.append((el, name, el.get("type"), *ends[0][:2], *ends[1][:2], ax, ax2))
+    for el in root.iter("{%s}ball_constraint" % DRAKE_NS):
+        def get(tag, attr):
+            e = el.find("{%s}%s" % (DRAKE_NS, tag))
+            if e is None or e.get(attr) is None:
+                raise chk.err(el, f"drake:ball_constraint without <drake:{tag} {attr}=...>")
+            return e
+        A = get("ball_constraint_body_A", "name").get("name")
+        B = get("ball_constraint_body_B", "name").get("name")
+        TA, TB = np.eye(4), np.eye(4)
+        TA[:3, 3] = chk.floats(get("ball_constraint_p_AP", "value"), "value", 3, owner=el)
+        TB[:3, 3] = chk.floats(get("ball_constraint_p_BQ", "value"), "value", 3, owner=el)
+        out.append((el, el.get("name") or f"ball_{A}_{B}", "spherical", A, TA, B, TB, [1.0, 0, 0], None))
+    return out
+
+
+def _loops(root, model, chk):
+    """LoopJoint tuple from the <loop> elements, checked (names, types, axes, closure at q_initial)."""
+    from .kinematics import body_poses
+    from .loops import LOOP_TYPES, loop_subspaces
+    from .model import LoopJoint
+    elements = _loop_elements(root, chk)
+    if not elements:
+        return ()
+    T_body = body_poses(model, model.q_initial()[None, :])[0]
+    seen, loops = {}, []
+    for el, name, ltype, pl, TP, sl, TS, ax, ax2 in elements:
+        if name in seen:
+            raise chk.err(el, f"duplicate loop name {name!r} (first on line {seen[name]})")
+        seen[name] = el.sourceline
+        if ltype not in LOOP_TYPES:
+            raise chk.err(el, f"unknown loop type {ltype!r} (types: {', '.join(LOOP_TYPES)})")
+        for link in (pl, sl):
+            if link not in model.links:
+                raise chk.err(el, f"loop names unknown link {link!r}")
+        if pl == sl:
+            raise chk.err(el, f"loop predecessor and successor are the same link {pl!r}")
+        lp_, ls_ = model.links[pl], model.links[sl]
+        if lp_.body == ls_.body:
+            raise chk.err(el, f"links {pl!r} and {sl!r} are welded to the same body by fixed joints: the loop "
+                              "constrains nothing")
+        a = np.asarray(ax, float)
+        if np.linalg.norm(a) < 1e-12:
+            raise chk.err(el, "loop axis is zero")
+        a = a / np.linalg.norm(a)
+        T_P = np.asarray(lp_.T_body_link) @ TP  # Fp in the predecessor BODY frame
+        if TS is None:  # close the loop at the initial configuration (MuJoCo's connect semantics)
+            T_S = np.linalg.inv(T_body[ls_.body]) @ T_body[lp_.body] @ T_P
+        else:
+            T_S = np.asarray(ls_.T_body_link) @ TS
+        if ltype == "universal":
+            a2 = np.asarray(ax2 if ax2 is not None else np.cross(a, [0, 0, 1.0]) if abs(a[2]) < 0.9
+                            else np.cross(a, [1.0, 0, 0]), float)
+            if np.linalg.norm(a2) < 1e-12 or abs(a @ a2) > 1e-6 * np.linalg.norm(a2):
+                raise chk.err(el, "universal loop: <axis2> must be non-zero and perpendicular to <axis>")
+            a2 = a2 / np.linalg.norm(a2)
+        else:
+            a2 = np.zeros(3)
+        S, T = loop_subspaces(ltype, a, a2)
+        lim, dyn = el.find("limit"), el.find("dynamics")
+        vals = {k: (chk.floats(lim, k, 1, owner=el) or [d])[0]
+                for k, d in (("lower", -np.inf), ("upper", np.inf), ("effort", np.inf), ("velocity", np.inf))}
+        dmp = {k: (chk.floats(dyn, k, 1, owner=el) or [0.0])[0] for k in ("damping", "friction")}
+        act = (el.get("actuated") or "false").lower()
+        if act not in ("true", "false", "1", "0"):
+            raise chk.err(el, f"actuated={el.get('actuated')!r}: use true or false")
+        loops.append(LoopJoint(
+            name=name, type=ltype, predecessor=pl, successor=sl, p=lp_.body, s=ls_.body,
+            T_P=_frozen(T_P), T_S=_frozen(T_S), X_P=_frozen(pose_to_plux(np.ascontiguousarray(T_P))),
+            X_S=_frozen(pose_to_plux(np.ascontiguousarray(T_S))), axis=_frozen(a), axis2=_frozen(a2),
+            S=_frozen(S), T=_frozen(T), actuated=act in ("true", "1"), lower=vals["lower"], upper=vals["upper"],
+            effort=vals["effort"], velocity=vals["velocity"], damping=dmp["damping"], friction=dmp["friction"],
+            line=el.sourceline or 0))
+    return tuple(loops)
 
 
 def _dfs_order(parent):

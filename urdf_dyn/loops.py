@@ -1,0 +1,297 @@
+"""Loop-closure constraints of a spanning tree with loop joints (RBDA §8.1–8.3, §8.10).
+
+For loop joint k with predecessor p and successor s, and its constraint-force subspace T_k (fixed in the
+loop frame Fp), the velocity constraint is T_kᵀ ^{Fp}X_0 (v_s − v_p) = 0 (RBDA eq. 8.9). With
+v_i = J_i q̇ and a_i = J_i q̈ + a_i^vp this gives the acceleration constraint K q̈ = k (eqs. 8.14–8.17):
+
+    K_k = T_kᵀ ^{Fp}X_0 (J_s − J_p)
+    k_k = −T_kᵀ ^{Fp}X_0 [(a^vp_s − a^vp_p) − v_p × (v_s − v_p)]      (Ṫ_k = v_p ×* T_k, eq. 8.15)
+
+Baumgarte stabilisation (eq. 8.21–8.22, α = β = 1/T_stab):  k_stab = −2α Tᵀ v_J − β² δ, with the
+position error δ_k = T_kᵀ d_k measured from the pose of Fs relative to Fp (eqs. 8.23–8.24): rotational
+rows use a × (R a) for joints that rotate about a (exact to first order at any joint angle) and the
+rotation vector of R otherwise; translational rows use the position of Fs's origin in Fp.
+
+``<mimic>`` couplings q_f = m q_l + o are rows of the same system (RBDA eq. 3.11): e_fᵀ − m e_lᵀ.
+
+All quantities of a state are computed by one ``LoopState`` so that K, k and δ agree. Units: rows of K
+and k for rotational constraints are in rad/s², translational ones in m/s²; δ in rad and m.
+"""
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import _kernels as _K
+from .spatial import crm, inv_plux, rodrigues
+
+__all__ = ["LoopState", "loop_constraints", "loop_residuals", "loop_jacobian", "mobility", "Mobility",
+           "loop_subspaces", "LOOP_TYPES", "ConstraintWarning"]
+
+
+class ConstraintWarning(UserWarning):
+    """The loop constraints are near-singular, or their rank changed (variable mobility, RBDA §8.10)."""
+
+
+def _perp(a):
+    """Two unit vectors b, c with (a, b, c) right-handed orthonormal."""
+    a = a / np.linalg.norm(a)
+    t = np.array([1.0, 0, 0]) if abs(a[0]) < 0.9 else np.array([0, 1.0, 0])
+    b = np.cross(a, t)
+    b /= np.linalg.norm(b)
+    return b, np.cross(a, b)
+
+
+def _rot(*vs):
+    return [np.r_[v, 0, 0, 0] for v in vs]
+
+
+def _lin(*vs):
+    return [np.r_[0, 0, 0, v] for v in vs]
+
+
+E3 = np.eye(3)
+#: loop joint type -> number of constraints n^c_k
+LOOP_TYPES = {"fixed": 6, "revolute": 5, "continuous": 5, "prismatic": 5, "cylindrical": 4, "universal": 4,
+              "spherical": 3, "ball": 3, "planar": 3}
+
+
+def loop_subspaces(jtype, axis, axis2=None):
+    """Motion subspace S (6×m) and constraint-force subspace T (6×n^c) of a loop joint in Fp coordinates
+    (RBDA Table 4.1 / §3.5; Tᵀ S = 0, both orthonormal). ``axis`` is a unit 3-vector; ``axis2`` the second
+    axis of a universal joint (perpendicular to ``axis`` at assembly)."""
+    a = np.asarray(axis, float) / np.linalg.norm(axis)
+    b, c = _perp(a)
+    if jtype == "fixed":
+        S, T = [], _rot(*E3) + _lin(*E3)
+    elif jtype in ("revolute", "continuous"):
+        S, T = _rot(a), _rot(b, c) + _lin(*E3)
+    elif jtype == "prismatic":
+        S, T = _lin(a), _rot(*E3) + _lin(b, c)
+    elif jtype == "cylindrical":
+        S, T = _rot(a) + _lin(a), _rot(b, c) + _lin(b, c)
+    elif jtype == "universal":
+        a2 = np.asarray(axis2, float)
+        n = np.cross(a, a2)
+        n /= np.linalg.norm(n)
+        S, T = _rot(a, np.cross(n, a)), _rot(n) + _lin(*E3)
+    elif jtype in ("spherical", "ball"):
+        S, T = _rot(*E3), _lin(*E3)
+    elif jtype == "planar":
+        S, T = _rot(a) + _lin(b, c), _rot(b, c) + _lin(a)
+    else:
+        raise ValueError(f"unknown loop joint type {jtype!r}")
+    S = np.array(S, float).T.reshape(6, -1)
+    T = np.array(T, float).T.reshape(6, -1)
+    return S, T
+
+
+def _log_so3(R):
+    """Rotation vector (3,) of a rotation matrix."""
+    c = np.clip((np.trace(R) - 1.0) / 2.0, -1.0, 1.0)
+    th = np.arccos(c)
+    w = np.array([R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]])
+    if th < 1e-8:
+        return 0.5 * w
+    if np.pi - th < 1e-6:  # near π: axis from the symmetric part
+        B = (R + np.eye(3)) / 2.0
+        ax = B[:, np.argmax(np.diag(B))]
+        ax = ax / np.linalg.norm(ax)
+        return th * ax
+    return th / (2.0 * np.sin(th)) * w
+
+
+def _pose(X):
+    """(R, p) of the frame B in frame A from the Plücker transform ^B X_A."""
+    E = X[:3, :3]
+    rx = -E.T @ X[3:, :3]  # = skew(p)
+    return E.T, np.array([rx[2, 1], rx[0, 2], rx[1, 0]])
+
+
+class LoopState:
+    """Everything the loop algorithms need at one state (q, q̇): body transforms, velocities, a^vp,
+    Jacobians, and per loop the transform ^{Fp}X_0 and the relative pose of Fs in Fp."""
+
+    def __init__(self, model, q, qd=None):
+        NB = model.NB
+        self.model = model
+        self.q = np.ascontiguousarray(q, float)
+        self.qd = np.zeros(NB) if qd is None else np.ascontiguousarray(qd, float)
+        self.X0 = np.zeros((NB + 1, 6, 6))
+        self.v = np.zeros((NB + 1, 6))
+        self.avp = np.zeros((NB + 1, 6))
+        self.S = np.zeros((NB + 1, 6))
+        _K.tree_motion(model.parent, model.jtype, model.axis, model.X_tree, self.q, self.qd, self.X0, self.v,
+                       self.avp, self.S)
+        self.X0inv = np.array([inv_plux(X) for X in self.X0])
+        self.v0 = np.einsum("bij,bj->bi", self.X0inv, self.v)       # base coordinates
+        self.avp0 = np.einsum("bij,bj->bi", self.X0inv, self.avp)
+        self.S0 = np.einsum("bij,bj->bi", self.X0inv, self.S)       # column j-1 of J for body j
+
+    def support(self, i):
+        out = []
+        while i > 0:
+            out.append(i)
+            i = self.model.parent[i]
+        return out
+
+    def body_jacobian(self, i):
+        """J_i (6×nv) in base coordinates: v_i = J_i q̇ (RBDA eq. 8.11–8.12)."""
+        J = np.zeros((6, self.model.nv))
+        for j in self.support(i):
+            J[:, j - 1] = self.S0[j]
+        return J
+
+    def loop_frames(self, lp):
+        """^{Fp}X_0 and ^{Fs}X_0 of loop joint ``lp``."""
+        return lp.X_P @ self.X0[lp.p], lp.X_S @ self.X0[lp.s]
+
+    def T_of(self, lp):
+        """T_k (6×n^c) in Fp coordinates at this state (configuration-dependent only for universal joints)
+        and, for universal joints, the extra term of k from the rotation of the second axis."""
+        if lp.type != "universal":
+            return np.asarray(lp.T), None
+        XFp, XFs = self.loop_frames(lp)
+        R = _pose(XFs @ inv_plux(XFp))[0]  # rotation of Fs in Fp
+        b = R @ lp.axis2
+        T = np.asarray(lp.T).copy()
+        n = np.cross(b, lp.axis)
+        T[:3, 0] = n / max(np.linalg.norm(n), 1e-12)
+        return T, b
+
+    def K_k(self):
+        """(K (n^c×nv), k (n^c,), v_J rows Tᵀ v_J (n^c,), row labels)."""
+        m = self.model
+        Ks, ks, vs, labels = [], [], [], []
+        for lp in m.loops:
+            XFp, _ = self.loop_frames(lp)
+            T, b = self.T_of(lp)
+            J = self.body_jacobian(lp.s) - self.body_jacobian(lp.p)
+            TX = T.T @ XFp
+            dv = self.v0[lp.s] - self.v0[lp.p]
+            kk = -TX @ ((self.avp0[lp.s] - self.avp0[lp.p]) - crm(self.v0[lp.p]) @ dv)
+            if b is not None:  # universal: d/dt of the configuration-dependent row (module docstring)
+                w = (XFp @ dv)[:3]
+                kk[0] -= np.cross(np.cross(w, b), lp.axis) @ w
+            Ks.append(TX @ J)
+            ks.append(kk)
+            vs.append(TX @ dv)
+            labels += [f"{lp.name}[{i}]" for i in range(lp.nc)]
+        for mi in m.mimic:
+            row = np.zeros(m.nv)
+            row[m.joint_index(mi.joint)] += 1.0
+            row[m.joint_index(mi.leader)] -= mi.multiplier
+            Ks.append(row[None, :])
+            ks.append(np.zeros(1))
+            vs.append(row[None, :] @ self.qd)
+            labels.append(f"mimic:{mi.joint}")
+        if not Ks:
+            return np.zeros((0, m.nv)), np.zeros(0), np.zeros(0), []
+        return np.vstack(Ks), np.concatenate(ks), np.concatenate(vs), labels
+
+    def delta(self, lp):
+        """Position error δ_k (n^c,) of loop joint ``lp``: Tᵀ d (RBDA eq. 8.23)."""
+        XFp, XFs = self.loop_frames(lp)
+        R, p = _pose(XFs @ inv_plux(XFp))  # pose of Fs in Fp
+        T, b = self.T_of(lp)
+        a = lp.axis
+        if lp.type in ("revolute", "continuous", "cylindrical", "planar"):
+            rot = np.cross(a, R @ a)
+        elif lp.type == "universal":
+            rot = np.zeros(3)
+            rot_u = float(a @ b)
+        else:
+            rot = _log_so3(R)
+        d = np.r_[rot, p]
+        out = T.T @ d
+        if lp.type == "universal":
+            out[0] = rot_u
+        return out
+
+    def deltas(self):
+        """δ for all loops (concatenated) and mimic rows q_f − m q_l − o."""
+        m = self.model
+        out = [self.delta(lp) for lp in m.loops]
+        for mi in m.mimic:
+            out.append(np.array([self.q[m.joint_index(mi.joint)] - mi.multiplier * self.q[m.joint_index(mi.leader)]
+                                 - mi.offset]))
+        return np.concatenate(out) if out else np.zeros(0)
+
+
+def loop_constraints(model, q, qd, t_stab=None):
+    """K (n^c × nv) and k (n^c,) of the acceleration constraint K q̈ = k (RBDA eqs. 8.14–8.17); with
+    ``t_stab`` [s], k includes Baumgarte's k_stab = −2α Tᵀ v_J − β² δ, α = β = 1/t_stab (eqs. 8.21–8.22).
+    Rows: n^c_k per loop joint in model order, then one per ``<mimic>``."""
+    st = LoopState(model, q, qd)
+    K, k, vJ, _ = st.K_k()
+    if t_stab is not None:
+        if not t_stab > 0:
+            raise ValueError(f"t_stab must be > 0 s, got {t_stab}")
+        alpha = 1.0 / t_stab
+        k = k - 2 * alpha * vJ - alpha ** 2 * st.deltas()
+    return K, k
+
+
+def loop_jacobian(model, q, loop: str):
+    """Loop Jacobian J_s − J_p (6 × nv) of loop joint ``loop`` in Fp coordinates: maps q̇ to the velocity
+    across the loop joint (RBDA eq. 8.18)."""
+    st = LoopState(model, q)
+    lp = _find(model, loop)
+    XFp, _ = st.loop_frames(lp)
+    return XFp @ (st.body_jacobian(lp.s) - st.body_jacobian(lp.p))
+
+
+def _find(model, name):
+    for lp in model.loops:
+        if lp.name == name:
+            return lp
+    raise KeyError(f"no loop named {name!r}; loops are: {', '.join(lp.name for lp in model.loops)}")
+
+
+def loop_residuals(model, q) -> dict:
+    """{loop name: δ_k} position errors (rad, m) per loop joint (and ``mimic:<joint>`` per mimic)."""
+    st = LoopState(model, q)
+    out = {lp.name: st.delta(lp) for lp in model.loops}
+    d = st.deltas()
+    for i, mi in enumerate(model.mimic):
+        out[f"mimic:{mi.joint}"] = d[sum(lp.nc for lp in model.loops) + i:][:1]
+    return out
+
+
+@dataclass
+class Mobility:
+    """n: tree dof; nc: constraint equations n^c; rank: r = rank K; dof: n − r (RBDA §8.10).
+    singular_values: of K (descending); tol: the absolute threshold used (rtol · σ_max)."""
+    n: int
+    nc: int
+    rank: int
+    dof: int
+    singular_values: np.ndarray
+    tol: float
+
+    @property
+    def redundant(self) -> int:
+        """Number of redundant constraints n^c − r (> 0 for overconstrained, e.g. planar, linkages)."""
+        return self.nc - self.rank
+
+
+def numerical_rank(K, rtol=1e-6):
+    sv = np.linalg.svd(K, compute_uv=False) if K.size else np.zeros(0)
+    tol = rtol * (sv[0] if sv.size else 0.0)
+    r = int(np.sum(sv > tol)) if sv.size and sv[0] > 0 else 0
+    return r, sv, tol
+
+
+def mobility(model, q, rtol=1e-6) -> Mobility:
+    """Degrees of freedom of the closed-loop system at q: rank of K with a relative tolerance ``rtol`` (file
+    rounding leaves singular values ~1e-9 of σ_max in overconstrained linkages). Warns (ConstraintWarning)
+    when a singular value lies within a factor 1000 above the threshold (near a change of mobility)."""
+    K, _ = loop_constraints(model, q, np.zeros(model.nv))
+    r, sv, tol = numerical_rank(K, rtol)
+    if sv.size and np.any((sv > tol) & (sv < 1e3 * tol)):
+        warnings.warn(f"{model.name}: loop constraints near-singular (singular values {sv[sv > tol][-1]:.3g} "
+                      f"vs tolerance {tol:.3g}): the mobility may change here (RBDA §8.10)", ConstraintWarning,
+                      stacklevel=2)
+    return Mobility(model.nv, K.shape[0], r, model.nv - r, sv, tol)
