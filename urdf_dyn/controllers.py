@@ -5,7 +5,7 @@ import numpy as np
 
 from .dynamics import gravity_torques, inverse_dynamics
 
-__all__ = ["Passive", "GravityCompensation", "ComputedTorque"]
+__all__ = ["Passive", "Constant", "GravityCompensation", "ComputedTorque"]
 
 
 class Passive:
@@ -16,6 +16,16 @@ class Passive:
 
     def __call__(self, t, q, qd):
         return np.zeros(self.nv)
+
+
+class Constant:
+    """Constant joint forces ``tau`` (nv,) [N m | N], e.g. seed 001's −0.5 N m on the crank."""
+
+    def __init__(self, model, tau):
+        self.tau = np.asarray(tau, float).reshape(model.nv)
+
+    def __call__(self, t, q, qd):
+        return self.tau.copy()
 
 
 class GravityCompensation:

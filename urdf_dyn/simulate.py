@@ -14,11 +14,12 @@ from scipy import integrate
 
 from ._checks import as_batch
 from ._io import atomic_path
+from .closed_loop import passive_forces
 from .controllers import Passive
 from .dynamics import forward_dynamics, kinetic_energy, potential_energy
 from .errors import SimulationError, StateError
 
-__all__ = ["Trajectory", "simulate", "passive_torques"]
+__all__ = ["Trajectory", "simulate"]
 
 
 @dataclass
@@ -33,6 +34,8 @@ class Trajectory:
     energy: np.ndarray
     joint_names: tuple
     meta: dict = field(default_factory=dict)
+    residuals: np.ndarray = None   # (N, n_loops) ‖δ_k‖ per loop joint [m, rad], closed loops only
+    loop_names: tuple = ()
 
     def __len__(self):
         return len(self.t)
@@ -46,14 +49,20 @@ class Trajectory:
             raise ValueError(f"unknown trajectory format for {path!r}: use .npz or .csv")
         with atomic_path(path) as tmp:
             with open(tmp, "wb") as fh:
+                extra = {} if self.residuals is None else dict(residuals=self.residuals,
+                                                                 loop_names=np.array(self.loop_names))
                 np.savez(fh, t=self.t, q=self.q, qd=self.qd, qdd=self.qdd, tau=self.tau, energy=self.energy,
-                         joint_names=np.array(self.joint_names), meta=np.array(repr(self.meta)))
+                         joint_names=np.array(self.joint_names), meta=np.array(repr(self.meta)), **extra)
         return path
 
     def save_csv(self, path):
         """CSV with a header row: t, q[<joint>]..., qd[...]..., qdd[...]..., tau[...]..., energy."""
         header = ["t"] + [f"{k}[{j}]" for k in ("q", "qd", "qdd", "tau") for j in self.joint_names] + ["energy"]
-        data = np.column_stack([self.t, self.q, self.qd, self.qdd, self.tau, self.energy])
+        cols = [self.t, self.q, self.qd, self.qdd, self.tau, self.energy]
+        if self.residuals is not None:
+            header += [f"residual[{n}]" for n in self.loop_names]
+            cols.append(self.residuals)
+        data = np.column_stack(cols)
         with atomic_path(path) as tmp:
             with open(tmp, "w", newline="") as fh:
                 w = csv.writer(fh)
@@ -65,13 +74,13 @@ class Trajectory:
     def load(cls, path):
         """Read a Trajectory written by ``save`` (``.npz``)."""
         with np.load(path, allow_pickle=False) as z:
+            res = z["residuals"] if "residuals" in z else None
+            names = tuple(str(s) for s in z["loop_names"]) if "loop_names" in z else ()
             return cls(t=z["t"], q=z["q"], qd=z["qd"], qdd=z["qdd"], tau=z["tau"], energy=z["energy"],
-                       joint_names=tuple(str(s) for s in z["joint_names"]), meta={"loaded_from": str(path)})
+                       joint_names=tuple(str(s) for s in z["joint_names"]), meta={"loaded_from": str(path)},
+                       residuals=res, loop_names=names)
 
 
-def passive_torques(model, qd):
-    """Joint damping forces −b q̇ from URDF ``<dynamics damping>`` (nv,) or (N, nv) [N m | N]."""
-    return -np.asarray(model.damping) * np.asarray(qd)
 
 
 def _trajectory(model, controller, t, X, include_damping, meta):
@@ -83,14 +92,24 @@ def _trajectory(model, controller, t, X, include_damping, meta):
         z = np.zeros((0, nv))
         return Trajectory(t, z, z, z, z, np.zeros(0), model.joint_names, meta)
     tau = np.array([controller(ti, qi, qdi) for ti, qi, qdi in zip(t, q, qd)]).reshape(len(t), nv)
-    applied = tau + (passive_torques(model, qd) if include_damping else 0.0)
+    energy = np.atleast_1d(kinetic_energy(model, q, qd) + potential_energy(model, q))
+    if model.has_constraints:
+        from .closed_loop import constrained_forward_dynamics
+        from .loops import LoopState
+        qdd = np.array([constrained_forward_dynamics(model, qi, qdi, ti, method=meta["cl_method"],
+                                                     t_stab=meta["t_stab"], passive=include_damping).qdd
+                        for qi, qdi, ti in zip(q, qd, tau)])
+        res = np.array([[np.linalg.norm(LoopState(model, qi).delta(lp)) for lp in model.loops] for qi in q])
+        return Trajectory(t, q, qd, qdd, tau, energy, model.joint_names, meta,
+                          res.reshape(len(t), len(model.loops)), tuple(lp.name for lp in model.loops))
+    applied = tau + (passive_forces(model, q, qd) if include_damping else 0.0)
     qdd = forward_dynamics(model, q, qd, applied)
-    energy = kinetic_energy(model, q, qd) + potential_energy(model, q)
-    return Trajectory(t, q, qd, qdd, tau, np.atleast_1d(energy), model.joint_names, meta)
+    return Trajectory(t, q, qd, qdd, tau, energy, model.joint_names, meta)
 
 
 def simulate(model, q0, qd0=None, duration=1.0, controller=None, dt_out=0.01, method="DOP853", rtol=1e-8,
-             atol=1e-10, include_damping=True, max_step=np.inf, progress=None) -> Trajectory:
+             atol=1e-10, include_damping=True, max_step=np.inf, progress=None, t_stab=0.1,
+             cl_method="nullspace", residual_tol=1e-3, assemble_initial=True) -> Trajectory:
     """Integrate the tree's forward dynamics (ABA) from (q0, qd0) for ``duration`` seconds.
 
     Args:
@@ -98,8 +117,12 @@ def simulate(model, q0, qd0=None, duration=1.0, controller=None, dt_out=0.01, me
         controller: callable (t, q, qd) -> τ (nv,), e.g. ``controllers.ComputedTorque``; default passive.
         dt_out: output sample period [s]. method: a scipy ``solve_ivp`` method name ("DOP853", "RK45",
             "Radau", "LSODA", ...); rtol, atol: its tolerances; max_step [s].
-        include_damping: add URDF ``<dynamics damping>`` as passive joint forces −b q̇.
+        include_damping: add URDF ``<dynamics damping>`` (−b q̇) and Gazebo joint springs (−k (q − q_ref)).
         progress: show a tqdm progress bar (None: only on a terminal).
+        Closed loops (``<loop>``, ``<mimic>``): closed-loop FD by ``cl_method`` (see ``closed_loop.METHODS``)
+        with Baumgarte stabilisation of time constant ``t_stab`` [s] (RBDA §8.3; None: none). If
+        ``assemble_initial``, q0 is first assembled (least squares, nearest solution) and qd0 projected onto
+        K q̇ = 0. The per-loop residual ‖δ_k‖ is recorded; past ``residual_tol`` [m, rad] the run stops.
 
     Returns:
         Trajectory sampled at t = 0, dt_out, ..., duration (qdd and tau recomputed at the samples).
@@ -116,14 +139,23 @@ def simulate(model, q0, qd0=None, duration=1.0, controller=None, dt_out=0.01, me
     if not (duration > 0 and dt_out > 0):
         raise ValueError(f"duration and dt_out must be > 0 (got {duration}, {dt_out})")
     controller = controller or Passive(model)
-    meta = dict(method=method, rtol=rtol, atol=atol, dt_out=dt_out, include_damping=include_damping)
-    damping = np.asarray(model.damping)
+    meta = dict(method=method, rtol=rtol, atol=atol, dt_out=dt_out, include_damping=include_damping,
+                t_stab=t_stab, cl_method=cl_method)
+    loops = model.has_constraints
+    if loops and assemble_initial:
+        from .closed_loop import assemble, project_velocity
+        q0 = assemble(model, q0)
+        qd0 = project_velocity(model, q0, qd0)
 
     def rhs(t, x):
         q, qd = x[:nv], x[nv:]
         tau = np.asarray(controller(t, q, qd), float)
+        if loops:
+            from .closed_loop import constrained_forward_dynamics
+            return np.concatenate([qd, constrained_forward_dynamics(model, q, qd, tau, method=cl_method,
+                                                                    t_stab=t_stab, passive=include_damping).qdd])
         if include_damping:
-            tau = tau - damping * qd
+            tau = tau + passive_forces(model, q, qd)
         return np.concatenate([qd, forward_dynamics(model, q, qd, tau)])
 
     try:
@@ -156,6 +188,12 @@ def simulate(model, q0, qd0=None, duration=1.0, controller=None, dt_out=0.01, me
                 while k < n_out and t_out[k] <= solver.t + 1e-12:
                     xs.append(dense(t_out[k]))
                     k += 1
+            if loops and residual_tol is not None:
+                worst = _worst_residual(model, solver.y[:nv])
+                if worst[1] > residual_tol:
+                    failure = (f"loop {worst[0]!r} opened: residual {worst[1]:.3g} > {residual_tol:g} at "
+                               f"t = {solver.t:.6g} s (stiff or singular mechanism? try a smaller t_stab or rtol)")
+                    break
             bar.update(solver.t - t_prev)
     meta["status"] = "failed" if failure else "finished"
     if failure is None and k < n_out:
@@ -166,3 +204,10 @@ def simulate(model, q0, qd0=None, duration=1.0, controller=None, dt_out=0.01, me
         raise SimulationError(failure + f"; {len(traj)} samples up to t = {traj.t[-1]:.6g} s are kept",
                               trajectory=traj)
     return traj
+
+
+def _worst_residual(model, q):
+    from .loops import LoopState
+    st = LoopState(model, q)
+    vals = [(lp.name, float(np.linalg.norm(st.delta(lp)))) for lp in model.loops]
+    return max(vals, key=lambda x: x[1]) if vals else ("", 0.0)
