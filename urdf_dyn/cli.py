@@ -97,7 +97,9 @@ def cmd_info(args):
                         "velocity": _f(m.velocity_limit[i]), "effort": _f(m.effort_limit[i])}
                        for i, (j, t) in enumerate(zip(m.joint_names, m.joint_types))],
             "mimic": [vars(x) for x in m.mimic], "transmissions": [t.name for t in m.transmissions],
-            "loops": [getattr(lp, "name", str(lp)) for lp in m.loops]}, indent=2))
+            "loops": [{"name": lp.name, "type": lp.type, "predecessor": lp.predecessor,
+                       "successor": lp.successor, "constraints": lp.nc, "actuated": lp.actuated}
+                      for lp in m.loops]}, indent=2))
         return 0
     print(f"robot {m.name!r} from {m.source}")
     print(f"  links: {len(m.links)} ({m.NB} moving bodies after merging fixed joints); total mass "
@@ -112,7 +114,21 @@ def cmd_info(args):
     print("  link masses [kg]: " + ", ".join(f"{n} {mass:.4g}" for n, mass in m.link_masses.items()))
     if m.mimic:
         print("  mimic: " + ", ".join(f"{x.joint} = {x.multiplier:g}*{x.leader} + {x.offset:g}" for x in m.mimic))
-    print(f"  loops: {len(m.loops)}" + (": " + ", ".join(lp.name for lp in m.loops) if m.loops else ""))
+    print(f"  loops: {len(m.loops)}")
+    for lp in m.loops:
+        print(f"    {lp.name}: {lp.type} ({lp.nc} constraints) {lp.predecessor} -> {lp.successor}"
+              + (" [actuated]" if lp.actuated else ""))
+    if m.has_constraints:
+        from .closed_loop import assemble
+        from .loops import loop_residuals, mobility
+        q = m.q_initial()
+        res = max(float(np.abs(v).max()) for v in loop_residuals(m, q).values())
+        try:
+            mb = mobility(m, assemble(m, q))
+            print(f"  mobility at the initial configuration: n = {mb.n}, n^c = {mb.nc}, r = {mb.rank}, "
+                  f"dof = {mb.dof}; loop residual there {res:.2g}")
+        except UrdfDynError as e:
+            print(f"  the loops cannot be assembled from the initial configuration: {e}")
     return 0
 
 
@@ -171,6 +187,23 @@ def cmd_launch(args):
     return 0
 
 
+_VECTOR_OPTIONS = {"--q", "--qd", "--qdd", "--tau", "--q0", "--qd0"}
+
+
+def _join_negative_vectors(argv):
+    """argparse takes '-0.5,1' for an option; join such a value to its vector option ('--tau=-0.5,1')."""
+    out, i = [], 0
+    while i < len(argv):
+        a = argv[i]
+        if a in _VECTOR_OPTIONS and i + 1 < len(argv) and argv[i + 1][:1] == "-" and (argv[i + 1][1:2].isdigit() or argv[i + 1][1:2] == "."):
+            out.append(f"{a}={argv[i + 1]}")
+            i += 2
+            continue
+        out.append(a)
+        i += 1
+    return out
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="urdf-dyn", description="Rigid-body dynamics of robots from URDF (RBDA).")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
@@ -205,7 +238,7 @@ def main(argv=None) -> int:
     s.add_argument("launch_file")
     s.add_argument("--out-dir", help="override outputs.directory")
     s.set_defaults(func=cmd_launch)
-    args = p.parse_args(argv)
+    args = p.parse_args(_join_negative_vectors(sys.argv[1:] if argv is None else list(argv)))
     try:
         return args.func(args)
     except (UrdfDynError, OSError, ValueError, KeyError, np.linalg.LinAlgError) as e:

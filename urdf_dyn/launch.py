@@ -12,7 +12,8 @@ relative output paths to the working directory)::
       q: {joint2: -0.5}                  # the trajectory's start
       qd: {}
     controller:
-      type: computed_torque              # passive | gravity_compensation | computed_torque
+      type: computed_torque              # passive | constant | gravity_compensation | computed_torque
+      tau: {crank: -0.5}                 # for constant: N m | N per joint
       kp: 400                            # 1/s², scalar or per-joint mapping
       kd: 40                             # 1/s
       trajectory:                        # for computed_torque
@@ -20,13 +21,15 @@ relative output paths to the working directory)::
         waypoints: [{joint1: 0}, {joint1: 1.0, joint2: -0.5}]
         durations: [2.0]                 # s, one per segment
     duration: 4.0                        # s; default: the trajectory's length
-    solver: {method: DOP853, rtol: 1.0e-8, atol: 1.0e-10, dt_out: 0.01, include_damping: true}
+    solver: {method: DOP853, rtol: 1.0e-8, atol: 1.0e-10, dt_out: 0.01, include_damping: true,
+             t_stab: 0.1, closed_loop_method: nullspace, residual_tol: 1.0e-3}   # last three: loops only
     outputs:
       directory: urdf_dyn_out/puma560    # default urdf_dyn_out/<launch file stem>
       trajectory: [trajectory.npz, trajectory.csv]
       torques_csv: joint_torques.csv
       plot: joint_torques.png
       report: torque_report.md
+      motion_plot: motion.png            # joint positions and (closed loops) residuals over time
 """
 from __future__ import annotations
 
@@ -44,12 +47,13 @@ __all__ = ["Launch", "read_launch", "run_launch"]
 _SCHEMA = {
     "robot": {"file": None, "package_dirs": None, "xacro_args": None, "gravity": None},
     "initial_state": {"q": None, "qd": None},
-    "controller": {"type": None, "kp": None, "kd": None,
+    "controller": {"type": None, "kp": None, "kd": None, "tau": None,
                    "trajectory": {"type": None, "waypoints": None, "durations": None}},
     "duration": None,
     "solver": {"method": None, "rtol": None, "atol": None, "dt_out": None, "include_damping": None,
-               "max_step": None},
-    "outputs": {"directory": None, "trajectory": None, "torques_csv": None, "plot": None, "report": None},
+               "max_step": None, "t_stab": None, "closed_loop_method": None, "residual_tol": None},
+    "outputs": {"directory": None, "trajectory": None, "torques_csv": None, "plot": None, "report": None,
+                "motion_plot": None},
 }
 
 
@@ -142,7 +146,7 @@ def build_model(launch):
 
 def build_controller(launch, model):
     """Controller and its reference trajectory (or None) from the ``controller`` section."""
-    from .controllers import ComputedTorque, GravityCompensation, Passive
+    from .controllers import ComputedTorque, Constant, GravityCompensation, Passive
     from .trajectories import QuinticTrajectory, SplineTrajectory
     c = launch.data.get("controller") or {}
     kind = c.get("type", "passive")
@@ -150,9 +154,11 @@ def build_controller(launch, model):
         return Passive(model), None
     if kind == "gravity_compensation":
         return GravityCompensation(model), None
+    if kind == "constant":
+        return Constant(model, _joint_vector(launch, model, c.get("tau"), "controller.tau")), None
     if kind != "computed_torque":
-        raise launch.err("controller.type", f"unknown controller {kind!r} (passive, gravity_compensation, "
-                                            "computed_torque)")
+        raise launch.err("controller.type", f"unknown controller {kind!r} (passive, constant, "
+                                            "gravity_compensation, computed_torque)")
     t = c.get("trajectory")
     if not t or not t.get("waypoints"):
         raise launch.err("controller.trajectory", "computed_torque needs a trajectory with waypoints")
@@ -181,14 +187,14 @@ def run_launch(path, out_dir=None, progress=None, echo=print):
 
     Raises LaunchError / ModelError for bad input; SimulationError after saving the partial trajectory."""
     from .errors import SimulationError
-    from .report import format_table, plot_torques, torque_table
+    from .report import format_table, plot_motion, plot_torques, torque_table
     from .simulate import simulate
 
     launch = read_launch(path)
     model = build_model(launch)
     controller, ref = build_controller(launch, model)
     st = launch.data.get("initial_state") or {}
-    q0_default = ref(0.0)[0] if ref is not None else None
+    q0_default = ref(0.0)[0] if ref is not None else model.q_initial()
     q0 = _joint_vector(launch, model, st.get("q"), "initial_state.q", q0_default)
     qd0 = _joint_vector(launch, model, st.get("qd"), "initial_state.qd")
     duration = launch.data.get("duration", ref.t_end if ref is not None else 2.0)
@@ -202,10 +208,28 @@ def run_launch(path, out_dir=None, progress=None, echo=print):
               include_damping=bool(s.get("include_damping", True)))
     if "max_step" in s:
         kw["max_step"] = _number(launch, s["max_step"], "solver.max_step")
+    if "t_stab" in s:
+        kw["t_stab"] = None if s["t_stab"] is None else _number(launch, s["t_stab"], "solver.t_stab")
+    if "residual_tol" in s:
+        kw["residual_tol"] = _number(launch, s["residual_tol"], "solver.residual_tol")
+    if "closed_loop_method" in s:
+        from .closed_loop import METHODS
+        if s["closed_loop_method"] not in METHODS:
+            raise launch.err("solver.closed_loop_method", f"unknown method {s['closed_loop_method']!r} "
+                                                          f"({', '.join(METHODS)})")
+        kw["cl_method"] = s["closed_loop_method"]
     o = launch.data.get("outputs") or {}
     outdir = Path(out_dir) if out_dir else Path(o.get("directory", f"urdf_dyn_out/{launch.path.name.split('.')[0]}"))
     echo(f"robot {model.name!r} from {model.source}: {model.nv} joints, {model.total_mass:.3f} kg; "
          f"controller {type(controller).__name__}; {duration:g} s")
+    loops_text = ""
+    if model.has_constraints:
+        from .closed_loop import assemble
+        from .loops import mobility
+        mb = mobility(model, assemble(model, q0))
+        loops_text = (f"closed loops: {len(model.loops)} loop joints, mimic {len(model.mimic)}; mobility: n = {mb.n}, "
+                      f"n^c = {mb.nc}, rank r = {mb.rank}, dof n - r = {mb.dof}")
+        echo(loops_text)
     failure = None
     try:
         traj = simulate(model, q0, qd0, duration, controller=controller, progress=progress, **kw)
@@ -226,17 +250,23 @@ def run_launch(path, out_dir=None, progress=None, echo=print):
             w.writerows(np.column_stack([traj.t, traj.tau]).tolist())
     written["torques_csv"] = str(tcsv)
     written["plot"] = plot_torques(model, traj, outdir / o.get("plot", "joint_torques.png"))
+    written["motion_plot"] = plot_motion(model, traj, outdir / o.get("motion_plot", "motion.png"))
     rows = torque_table(model, traj)
     table = format_table(rows)
     rep = outdir / o.get("report", "torque_report.md")
     drift = float(np.max(np.abs(traj.energy - traj.energy[0])))
+    summary = f"max |E(t) - E(0)| = {drift:.3g} J (not conserved when a controller, spring or damper acts)"
+    if traj.residuals is not None:
+        worst = {n: float(traj.residuals[:, i].max()) for i, n in enumerate(traj.loop_names)}
+        summary += "\nmax loop residual per loop [m, rad]: " + ", ".join(f"{n} {v:.2e}" for n, v in worst.items())
     text = (f"# {model.name}: joint torques\n\nlaunch: `{launch.path}`; {len(traj)} samples over "
-            f"{traj.t[-1]:g} s; solver {kw['method']} rtol={kw['rtol']:g}\n\n{table}\n\n"
-            f"max |E(t) - E(0)| = {drift:.3g} J (not conserved when a controller or damping acts)\n")
+            f"{traj.t[-1]:g} s; solver {kw['method']} rtol={kw['rtol']:g}\n\n"
+            + (loops_text + "\n\n" if loops_text else "") + f"{table}\n\n{summary}\n")
     with atomic_path(rep) as tmp:
         Path(tmp).write_text(text)
     written["report"] = str(rep)
     echo(table)
+    echo(summary)
     over = [r.joint for r in rows if r.over]
     if over:
         echo(f"WARNING: over the URDF effort limit: {', '.join(over)}")

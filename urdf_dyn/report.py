@@ -8,7 +8,7 @@ import numpy as np
 
 from ._io import atomic_path
 
-__all__ = ["TorqueRow", "torque_table", "format_table", "plot_torques"]
+__all__ = ["TorqueRow", "torque_table", "format_table", "plot_torques", "plot_motion"]
 
 
 @dataclass
@@ -56,11 +56,48 @@ def format_table(rows) -> str:
     return "\n".join(lines)
 
 
-def plot_torques(model, traj, path, title=None):
-    """PNG of τ(t) per joint with dashed ± effort limits; written atomically to ``path``."""
+def _pyplot():
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    return plt
+
+
+def _save(fig, path):
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=110, format="png")
+    _pyplot().close(fig)
+    return str(path)
+
+
+def plot_motion(model, traj, path):
+    """PNG of joint positions q(t) (rad | m) and, for closed loops, the loop residuals ‖δ_k‖ (log scale)."""
+    plt = _pyplot()
+    rows = 2 if traj.residuals is not None else 1
+    fig, axes = plt.subplots(rows, 1, figsize=(8, 3.2 * rows + 0.5), sharex=True, squeeze=False)
+    ax = axes[0, 0]
+    for k, j in enumerate(traj.joint_names):
+        unit = "m" if model.joint_types[model.joint_index(j)] == "prismatic" else "rad"
+        ax.plot(traj.t, traj.q[:, k], lw=1.2, label=f"{j} [{unit}]")
+    ax.set_ylabel("q")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, ncol=2)
+    if traj.residuals is not None:
+        ax = axes[1, 0]
+        for k, n in enumerate(traj.loop_names):
+            ax.semilogy(traj.t, np.maximum(traj.residuals[:, k], 1e-18), lw=1.2, label=n)
+        ax.set_ylabel("loop residual ‖δ‖ [m, rad]")
+        ax.grid(alpha=0.3, which="both")
+        ax.legend(fontsize=7)
+    axes[-1, 0].set_xlabel("time [s]")
+    fig.suptitle(f"{model.name}: motion", fontsize=10)
+    fig.tight_layout()
+    return _save(fig, path)
+
+
+def plot_torques(model, traj, path, title=None):
+    """PNG of τ(t) per joint with dashed ± effort limits; written atomically to ``path``."""
+    plt = _pyplot()
 
     n = len(traj.joint_names)
     fig, axes = plt.subplots(n, 1, figsize=(8, 1.6 * n + 0.8), sharex=True, squeeze=False)
@@ -77,7 +114,4 @@ def plot_torques(model, traj, path, title=None):
     axes[-1, 0].set_xlabel("time [s]")
     fig.suptitle(title or f"{model.name}: joint torques (dashed: URDF effort limits)", fontsize=10)
     fig.tight_layout()
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, dpi=110, format="png")
-    plt.close(fig)
-    return str(path)
+    return _save(fig, path)
