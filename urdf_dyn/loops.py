@@ -158,7 +158,7 @@ class LoopState:
         b = R @ lp.axis2
         T = np.asarray(lp.T).copy()
         n = np.cross(b, lp.axis)
-        T[:3, 0] = n / max(np.linalg.norm(n), 1e-12)
+        T[:3, 0] = n  # not normalised: then δ = a·b and K stay exact derivatives (|n| = 1 when assembled)
         return T, b
 
     def K_k(self):

@@ -164,7 +164,7 @@ def simulate(model, q0, qd0=None, duration=1.0, controller=None, dt_out=0.01, me
         raise ValueError(f"unknown integration method {method!r}; use one of "
                          f"{', '.join(integrate._ivp.ivp.METHODS)}") from None
     n_out = int(np.floor(duration / dt_out + 1e-9)) + 1
-    t_out = np.linspace(0.0, dt_out * (n_out - 1), n_out)
+    t_out = np.minimum(np.linspace(0.0, dt_out * (n_out - 1), n_out), duration)  # no 1e-16 overshoot
     solver = solver_cls(rhs, 0.0, np.concatenate([q0, qd0]), duration, rtol=rtol, atol=atol, max_step=max_step)
     xs, k = [np.concatenate([q0, qd0])], 1
     failure = None
@@ -183,7 +183,7 @@ def simulate(model, q0, qd0=None, duration=1.0, controller=None, dt_out=0.01, me
             if not np.all(np.isfinite(solver.y)):
                 failure = f"the state became non-finite at t = {solver.t:.6g} s (the motion diverged)"
                 break
-            if k < n_out and t_out[k] <= solver.t:
+            if k < n_out and t_out[k] <= solver.t + 1e-12:
                 dense = solver.dense_output()
                 while k < n_out and t_out[k] <= solver.t + 1e-12:
                     xs.append(dense(t_out[k]))
