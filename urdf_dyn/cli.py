@@ -204,6 +204,12 @@ def _join_negative_vectors(argv):
     return out
 
 
+def cmd_size(args):
+    from .launch import run_sizing
+    run_sizing(args.launch_file, out_dir=args.out_dir)
+    return 0
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="urdf-dyn", description="Rigid-body dynamics of robots from URDF (RBDA).")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
@@ -238,9 +244,15 @@ def main(argv=None) -> int:
     s.add_argument("launch_file")
     s.add_argument("--out-dir", help="override outputs.directory")
     s.set_defaults(func=cmd_launch)
+    s = sub.add_parser("size", help="actuator sizing: forces, power, pressures, pin loads along a motion")
+    s.add_argument("launch_file")
+    s.add_argument("--out-dir", help="override outputs.directory")
+    s.set_defaults(func=cmd_size)
     args = p.parse_args(_join_negative_vectors(sys.argv[1:] if argv is None else list(argv)))
     try:
         return args.func(args)
+    except BrokenPipeError:  # output piped into head & co.
+        return 0
     except (UrdfDynError, OSError, ValueError, KeyError, np.linalg.LinAlgError) as e:
         if args.debug:
             raise

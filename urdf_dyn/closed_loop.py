@@ -122,14 +122,31 @@ class ExplicitConstraint:
     rank: int
 
 
-def explicit_constraint(model, q, qd, t_stab=None, rtol=1e-6, K=None, k=None) -> ExplicitConstraint:
-    """G, g with K G = 0 and K g = k (+ k_stab) from complete-pivot elimination (RBDA §8.8). Independent
-    coordinates prefer joints marked ``independent="true"``."""
+def explicit_constraint(model, q, qd, t_stab=None, rtol=1e-6, K=None, k=None, independent=None) -> ExplicitConstraint:
+    """G, g with K G = 0 and K g = k (+ k_stab) from complete-pivot elimination (RBDA §8.8).
+
+    ``independent``: joint names to use as the independent coordinates y (e.g. the actuated joints of a
+    properly actuated machine); by default the elimination chooses them, preferring joints marked
+    ``independent="true"``. Raises ValueError if the given set cannot parametrise the motion here (the
+    other coordinates' columns of K are rank-deficient, or the count is not n − r)."""
     if K is None:
         K, k = loop_constraints(model, q, qd, t_stab)
     n = model.nv
-    pref = [model.joint_index(j) for j in model.independent]
-    r, dep, free, prow = complete_pivot_lu(K, rtol, prefer_last=pref)
+    if independent is not None:
+        free = np.array([model.joint_index(j) for j in independent], int)
+        dep = np.array([i for i in range(n) if i not in set(free.tolist())], int)
+        r, _, _ = numerical_rank(K, rtol)
+        rd, piv_cols, _, prow = complete_pivot_lu(K[:, dep], rtol)
+        if len(free) != n - r or rd != len(dep):
+            raise ValueError(f"{model.name}: {', '.join(independent)} cannot serve as independent coordinates "
+                             f"here (need {n - r} that leave the others determined; rank of the others' "
+                             f"constraint columns {rd} of {len(dep)})")
+        order = np.argsort(piv_cols)  # pivot rows matched to dep columns in dep order
+        prow = prow[order] if len(prow) else prow
+        dep = dep[np.sort(piv_cols)] if len(piv_cols) else dep
+    else:
+        pref = [model.joint_index(j) for j in model.independent]
+        r, dep, free, prow = complete_pivot_lu(K, rtol, prefer_last=pref)
     Kd, Ki = K[np.ix_(prow, dep)], K[np.ix_(prow, free)]
     G = np.zeros((n, n - r))
     g = np.zeros(n)

@@ -30,6 +30,25 @@ relative output paths to the working directory)::
       plot: joint_torques.png
       report: torque_report.md
       motion_plot: motion.png            # joint positions and (closed loops) residuals over time
+
+Sizing (``job: size``, or ``urdf-dyn size FILE``): instead of simulating, prescribe a motion of the
+independent coordinates, map it to consistent states and compute the actuator forces (RBDA §8.12)::
+
+    job: size
+    motion:
+      independent: [swing, boom_cyl, stick_cyl, bucket_cyl]   # n − r coordinates that fix the pose
+      type: quintic                      # quintic (at rest at each waypoint) | spline
+      waypoints: [{swing: 0, boom_cyl: -0.4}, ...]            # unnamed coordinates: initial configuration
+      durations: [2.0, ...]              # s per segment
+      # csv: recorded.csv                # alternative: columns t, <independent names>
+      dt: 0.01                           # s between samples
+    payload: {link: bucket, mass: 1800, com: [0.9, 0, 0.3], from: 3.5, until: 7.0}  # kg, m (link frame), s
+    actuators:
+      actuated: [swing, boom_cyl, ...]   # default: <transmission>s and actuated loops
+      bounds: limits                     # optional: keep redundant actuators within <limit effort>
+      weights: {boom_cyl: 1.0}           # optional: weighted minimum-norm for redundant actuation
+      cylinders:                         # hydraulic pressures: bore, rod diameter [m], cylinders in parallel
+        boom_cyl: {bore: 0.12, rod: 0.085, count: 2}
 """
 from __future__ import annotations
 
@@ -40,9 +59,10 @@ from pathlib import Path
 import numpy as np
 import yaml
 
+from ._io import atomic_path
 from .errors import LaunchError
 
-__all__ = ["Launch", "read_launch", "run_launch"]
+__all__ = ["Launch", "read_launch", "run_launch", "run_sizing"]
 
 _SCHEMA = {
     "robot": {"file": None, "package_dirs": None, "xacro_args": None, "gravity": None},
@@ -54,6 +74,10 @@ _SCHEMA = {
                "max_step": None, "t_stab": None, "closed_loop_method": None, "residual_tol": None},
     "outputs": {"directory": None, "trajectory": None, "torques_csv": None, "plot": None, "report": None,
                 "motion_plot": None},
+    "job": None,
+    "motion": {"independent": None, "type": None, "waypoints": None, "durations": None, "csv": None, "dt": None},
+    "payload": {"link": None, "mass": None, "com": None, "inertia": None, "from": None, "until": None},
+    "actuators": {"actuated": None, "weights": None, "bounds": None, "cylinders": None},
 }
 
 
@@ -182,6 +206,107 @@ def build_controller(launch, model):
     return ComputedTorque(model, traj, kp, kd), traj
 
 
+def run_sizing(path, out_dir=None, progress=None, echo=print, launch=None):
+    """Run the sizing job of a launch file: motion -> consistent states -> actuator forces -> report.
+    Returns (SizingResult, outputs). Raises LaunchError / ModelError / StateError for bad input."""
+    from .motion import consistent_motion, csv_motion, spline_motion
+    from .sizing import Cylinder, size_motion, sizing_table, write_sizing
+
+    launch = launch or read_launch(path)
+    model = build_model(launch)
+    mo = launch.data.get("motion")
+    if not mo:
+        raise launch.err("motion", "a sizing job needs a motion section (independent, waypoints, durations)")
+    indep = mo.get("independent")
+    if not isinstance(indep, list) or not indep:
+        raise launch.err("motion.independent", "list the independent coordinates (joint names)")
+    for j in indep:
+        if j not in model.joint_names:
+            raise launch.err("motion.independent", f"unknown joint {j!r} (joints: {', '.join(model.joint_names)})")
+    dt = _number(launch, mo.get("dt", 0.01), "motion.dt")
+    idx = [model.joint_index(j) for j in indep]
+    if mo.get("csv"):
+        motion = csv_motion(launch.path.parent / mo["csv"], indep, dt)
+    else:
+        if not mo.get("waypoints"):
+            raise launch.err("motion.waypoints", "give waypoints (or csv)")
+        q0 = model.q_initial()
+        W = np.array([_joint_vector(launch, model, w, f"motion.waypoints[{i}]", q0)[idx]
+                      for i, w in enumerate(mo["waypoints"])])
+        d = mo.get("durations")
+        if not isinstance(d, list) or len(d) != len(W) - 1:
+            raise launch.err("motion.durations", f"need {len(W) - 1} durations (one per segment)")
+        d = [_number(launch, x, "motion.durations") for x in d]
+        if any(x <= 0 for x in d):
+            raise launch.err("motion.durations", "durations must be > 0 s")
+        kind = mo.get("type", "quintic")
+        if kind not in ("quintic", "spline"):
+            raise launch.err("motion.type", f"unknown motion type {kind!r} (quintic, spline)")
+        motion = spline_motion(indep, W, d, dt, kind)
+    pl = launch.data.get("payload")
+    models = None
+    loaded = model
+    if pl:
+        link = pl.get("link")
+        if link not in model.links:
+            raise launch.err("payload.link", f"unknown link {link!r}")
+        mass = _number(launch, pl.get("mass"), "payload.mass")
+        if mass < 0:
+            raise launch.err("payload.mass", "must be >= 0 kg")
+        com = pl.get("com", [0, 0, 0])
+        if not isinstance(com, list) or len(com) != 3:
+            raise launch.err("payload.com", "expected 3 numbers [m] in the link frame")
+        loaded = model.with_payload(link, mass, [_number(launch, c, "payload.com") for c in com], pl.get("inertia"))
+        t_from = _number(launch, pl.get("from", -np.inf), "payload.from") if "from" in pl else -np.inf
+        t_until = _number(launch, pl.get("until", np.inf), "payload.until") if "until" in pl else np.inf
+        models = [loaded if t_from <= t <= t_until else model for t in motion.t]
+    a = launch.data.get("actuators") or {}
+    actuated = a.get("actuated")
+    cyl = {}
+    for name, c in (a.get("cylinders") or {}).items():
+        if not isinstance(c, dict) or "bore" not in c or "rod" not in c:
+            raise launch.err(f"actuators.cylinders.{name}", "needs bore and rod diameters [m]")
+        bore, rod = _number(launch, c["bore"], f"actuators.cylinders.{name}.bore"), _number(launch, c["rod"], f"actuators.cylinders.{name}.rod")
+        if not 0 < rod < bore:
+            raise launch.err(f"actuators.cylinders.{name}", "need 0 < rod < bore")
+        cyl[name] = Cylinder(bore, rod, int(c.get("count", 1)))
+    weights = a.get("weights")
+    bounds = a.get("bounds")
+    if isinstance(weights, dict):
+        from .actuators import actuators_of
+        names = [x.name for x in actuators_of(model, actuated)]
+        weights = [float(weights.get(n, 1.0)) for n in names]
+    o = launch.data.get("outputs") or {}
+    outdir = Path(out_dir) if out_dir else Path(o.get("directory", f"urdf_dyn_out/{launch.path.name.split('.')[0]}"))
+    echo(f"robot {model.name!r} from {model.source}: {model.nv} joints, {model.total_mass:.1f} kg"
+         + (f"; payload {pl['mass']} kg on {pl['link']}" if pl else "") + f"; motion {motion.t[-1]:g} s, "
+         f"{len(motion.t)} samples of {', '.join(indep)}")
+    Q, QD, QDD = consistent_motion(model, motion, progress=progress)
+    res = size_motion(model, motion.t, Q, QD, QDD, actuated=actuated, cylinders=cyl, weights=weights,
+                      bounds=bounds, models=models, progress=progress)
+    written = write_sizing(model, res, outdir)
+    from .simulate import Trajectory
+    traj = Trajectory(motion.t, Q, QD, QDD, np.zeros_like(Q), np.zeros(len(Q)), model.joint_names,
+                      {"job": "size", "launch": str(launch.path)})
+    written["motion_npz"] = traj.save(outdir / "motion.npz")
+    table = sizing_table(res)
+    head = (f"actuation: {res.case}; rank G_u = {res.rank_Gu}, degrees of freedom {res.dof}; actuators: "
+            f"{', '.join(res.names)}")
+    rep = outdir / "sizing_report.md"
+    with atomic_path(rep) as tmp:
+        Path(tmp).write_text(f"# {model.name}: actuator sizing\n\nlaunch: `{launch.path}`\n\n{head}\n\n{table}\n")
+    written["report"] = str(rep)
+    echo(head)
+    echo(table)
+    if res.over_limit:
+        echo(f"WARNING: over the effort limit: {', '.join(res.over_limit)}")
+    if res.residual is not None and res.residual.size and np.abs(res.residual).max() > 1e-6:
+        echo(f"WARNING: under-actuated: largest generalised force the actuators cannot produce "
+             f"{np.abs(res.residual).max():.3g}")
+    echo("wrote: " + ", ".join(str(v) for v in written.values()))
+    return res, written
+
+
 def run_launch(path, out_dir=None, progress=None, echo=print):
     """Run a launch file: load, simulate, write outputs, print the torque table. Returns (Trajectory, outputs).
 
@@ -191,6 +316,11 @@ def run_launch(path, out_dir=None, progress=None, echo=print):
     from .simulate import simulate
 
     launch = read_launch(path)
+    job = launch.data.get("job", "size" if launch.data.get("motion") else "simulate")
+    if job == "size":
+        return run_sizing(path, out_dir, progress, echo, launch)
+    if job != "simulate":
+        raise launch.err("job", f"unknown job {job!r} (simulate, size)")
     model = build_model(launch)
     controller, ref = build_controller(launch, model)
     st = launch.data.get("initial_state") or {}
@@ -242,7 +372,6 @@ def run_launch(path, out_dir=None, progress=None, echo=print):
     if failure is not None:
         raise SimulationError(f"{failure} (saved to {', '.join(map(str, written.values()))})", traj)
     tcsv = outdir / o.get("torques_csv", "joint_torques.csv")
-    from ._io import atomic_path
     with atomic_path(tcsv) as tmp:
         with open(tmp, "w", newline="") as fh:
             w = csv.writer(fh)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.interpolate import CubicSpline
 
-__all__ = ["QuinticTrajectory", "SplineTrajectory"]
+__all__ = ["QuinticTrajectory", "SplineTrajectory", "PiecewiseQuinticTrajectory"]
 
 
 class QuinticTrajectory:
@@ -60,3 +60,35 @@ class SplineTrajectory:
     def __call__(self, t):
         t = np.clip(np.asarray(t, float), self.times[0], self.times[-1])
         return self._s(t), self._s(t, 1), self._s(t, 2)
+
+
+class PiecewiseQuinticTrajectory:
+    """Minimum-jerk quintic segments through ``waypoints`` (K, nv) with segment ``durations`` (K−1,) [s]:
+    every joint comes to rest (zero velocity and acceleration) at each waypoint, so the motion never
+    overshoots a waypoint (unlike a spline) — the choice for motions that must stay inside stroke limits."""
+
+    def __init__(self, waypoints, durations, t0: float = 0.0):
+        W = np.atleast_2d(np.asarray(waypoints, float))
+        d = np.asarray(durations, float).ravel()
+        if W.shape[0] < 2 or d.shape != (W.shape[0] - 1,) or np.any(d <= 0):
+            raise ValueError(f"need {max(W.shape[0] - 1, 1)} positive durations between {W.shape[0]} waypoints")
+        self.times = t0 + np.concatenate([[0.0], np.cumsum(d)])
+        self.segments = [QuinticTrajectory(W[i], W[i + 1], d[i], self.times[i]) for i in range(len(d))]
+        self.waypoints = W
+
+    @property
+    def t_end(self) -> float:
+        return float(self.times[-1])
+
+    def __call__(self, t):
+        t = np.asarray(t, float)
+        k = np.clip(np.searchsorted(self.times, t, side="right") - 1, 0, len(self.segments) - 1)
+        if t.ndim == 0:
+            return self.segments[int(k)](t)
+        out = [np.zeros(t.shape + self.waypoints.shape[1:]) for _ in range(3)]
+        for i, seg in enumerate(self.segments):
+            m = k == i
+            if np.any(m):
+                for o, v in zip(out, seg(t[m])):
+                    o[m] = v
+        return tuple(out)

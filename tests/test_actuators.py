@@ -1,0 +1,189 @@
+"""Closed-loop inverse dynamics and actuator forces (RBDA §8.12) against independent oracles: forward
+dynamics round trips, virtual work (statics), minimum-norm optimality, a known uncontrollable direction,
+and the same cylinder modelled as a tree joint and as an actuated loop joint."""
+import re
+
+import numpy as np
+import pytest
+
+import urdf_dyn as ud
+from _robots import ROOT
+from urdf_dyn.actuators import (ActuationWarning, actuation_matrix, actuator_forces, actuators_of,
+                                constrained_inverse_dynamics)
+from urdf_dyn.closed_loop import assemble, constrained_forward_dynamics, project_velocity
+from urdf_dyn.motion import consistent_motion, spline_motion
+
+EXC = ROOT / "robots" / "excavator.urdf"
+EXC_Y = ["swing", "boom_cyl", "stick_cyl", "bucket_cyl"]
+
+
+def moving_states(model, names, waypoints, n=6, seed=0):
+    """Consistent (q, q̇, q̈) samples from a spline motion of the independent coordinates."""
+    mo = spline_motion(names, waypoints, [1.0] * (len(waypoints) - 1), dt=0.05, kind="spline")
+    Q, QD, QDD = consistent_motion(model, mo, progress=False)
+    idx = np.random.default_rng(seed).choice(len(Q), n, replace=False)
+    return Q[idx], QD[idx], QDD[idx]
+
+
+CASES = {
+    "excavator": (EXC, EXC_Y, [[0, -0.3, -0.5, -0.2], [0.8, 0.1, -0.1, 0.3], [0.2, -0.2, -0.6, -0.3]], None),
+    "crank_slider": (ROOT / "robots" / "crank_slider.urdf", ["crank"], [[0.0], [2.0], [4.0]], None),
+    "rbda_fig8_3": (ROOT / "robots" / "rbda_fig8_3.urdf", ["joint1", "joint4"], [[0.6, 0.0], [1.2, 0.8], [0.9, -0.4]],
+                    ["joint3", "joint4"]),  # Example 8.2: the cylinder and the elbow
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_round_trip_through_forward_dynamics(name):
+    path, indep, W, actuated = CASES[name]
+    model = ud.load(path)
+    for q, qd, qdd in zip(*moving_states(model, indep, W)):
+        af = actuator_forces(model, q, qd, qdd, actuated=actuated)
+        assert af.case == "properly actuated" and af.rank_Gu == af.dof
+        B = actuation_matrix(model, q, actuators_of(model, actuated))
+        res = constrained_forward_dynamics(model, q, qd, B @ af.u, method="nullspace", passive=True)
+        assert np.allclose(res.qdd, qdd, atol=1e-7 * (1 + np.abs(qdd).max())), name
+
+
+def potential_at(model, y):
+    q = model.q_initial().copy()
+    for j, v in zip(EXC_Y, y):
+        q[model.joint_index(j)] = v
+    return ud.potential_energy(model, assemble(model, q, hold=EXC_Y))
+
+
+def test_excavator_statics_by_virtual_work():
+    """At rest, each actuator's force is ∂V/∂s (with u the force it applies along +s; the load on it is
+    −∂V/∂s): central differences of the potential energy over re-assembled poses."""
+    model = ud.load(EXC)
+    worst = 0.0
+    for y in ([0, 0, 0, 0], [0.5, -0.4, -0.6, -0.3], [-0.3, 0.2, 0.1, 0.35], [1.0, -0.7, -0.2, 0.2]):
+        q = model.q_initial().copy()
+        for j, v in zip(EXC_Y, y):
+            q[model.joint_index(j)] = v
+        q = assemble(model, q, hold=EXC_Y)
+        z = np.zeros(model.nv)
+        af = actuator_forces(model, q, z, z)
+        assert af.names == tuple(sorted(af.names, key=lambda n: model.joint_index(n)))
+        for i, name in enumerate(af.names):
+            k = EXC_Y.index(name)
+            h = 1e-4
+            yp, ym = list(y), list(y)
+            yp[k] += h
+            ym[k] -= h
+            dV = (potential_at(model, yp) - potential_at(model, ym)) / (2 * h)
+            if name == "swing":
+                assert abs(af.u[i]) < 1e-6 and abs(dV) < 1e-3
+                continue
+            err = abs(af.u[i] - dV) / abs(dV)
+            worst = max(worst, err)
+            assert err <= 1e-5, (y, name, af.u[i], dV)
+    print(f"virtual work: largest relative disagreement {worst:.2e}")
+
+
+def test_redundant_actuation_minimum_norm_and_bounds():
+    """Crank-slider driven at the crank AND the slider: p = 2 > rank G_u = 1."""
+    model = ud.load(CASES["crank_slider"][0])
+    Q, QD, QDD = moving_states(model, ["crank"], [[0.0], [2.0], [4.0]], n=4)
+    acts = ["crank", "slider"]
+    for q, qd, qdd in zip(Q, QD, QDD):
+        af = actuator_forces(model, q, qd, qdd, actuated=acts)
+        assert af.case == "redundantly actuated" and af.rank_Gu == 1
+        B = actuation_matrix(model, q, actuators_of(model, acts))
+        tau_id, G = constrained_inverse_dynamics(model, q, qd, qdd)
+        assert np.allclose(G.T @ B @ af.u, G.T @ tau_id, atol=1e-9)   # it solves eq. 8.63
+        null = np.linalg.svd(G.T @ B)[2][-1]                             # the actuators' internal force
+        for a in (1e-3, -0.5, 2.0):
+            assert np.linalg.norm(af.u + a * null) > np.linalg.norm(af.u)
+        # the crank limited to 80 % of its unbounded value: the slider must take the rest, within bounds
+        lim = 0.8 * abs(af.u[0]) + 1e-9
+        bounded = actuator_forces(model, q, qd, qdd, actuated=acts, bounds=([-lim, -1e4], [lim, 1e4]))
+        assert abs(bounded.u[0]) <= lim + 1e-9
+        assert np.allclose(G.T @ B @ bounded.u, G.T @ tau_id, atol=1e-7)
+
+
+def test_under_actuated_reports_the_uncontrollable_direction():
+    """Fig. 8.3 with only the cylinder actuated: the elbow (joint 4) is decoupled from the loop, so the
+    residual must be exactly the elbow torque the motion needs, and the cylinder force the tree version's."""
+    model = ud.load(CASES["rbda_fig8_3"][0])
+    Q, QD, QDD = moving_states(model, ["joint1", "joint4"], [[0.6, 0.0], [1.2, 0.8], [0.9, -0.4]], n=4)
+    for q, qd, qdd in zip(Q, QD, QDD):
+        with pytest.warns(ActuationWarning, match="under-actuated"):
+            af = actuator_forces(model, q, qd, qdd, actuated=["joint3"])
+        assert af.case == "under-actuated" and af.rank_Gu == 1 and af.dof == 2
+        full = actuator_forces(model, q, qd, qdd, actuated=["joint3", "joint4"])
+        tau_id, G = constrained_inverse_dynamics(model, q, qd, qdd)
+        elbow = tau_id[model.joint_index("joint4")]
+        # G's columns are [y1 = joint1, y2 = joint4]; the residual lies along y2 and equals the elbow torque
+        assert af.residual[1] == pytest.approx(elbow, rel=1e-9, abs=1e-9)
+        assert abs(af.residual[0]) < 1e-9 * (1 + abs(elbow))
+        assert af.u[0] == pytest.approx(full.u[0], rel=1e-9)
+
+
+def fig83_cut_at_the_cylinder():
+    """Fig. 8.3 with the actuator cut at its prismatic pair: the piston hangs on B1 (revolute tree joint
+    at the pin) and an actuated prismatic loop joint joins cylinder and piston."""
+    text = (ROOT / "robots" / "rbda_fig8_3.urdf").read_text()
+    text = re.sub(r'<joint name="joint3" type="prismatic">.*?</joint>',
+                  '<joint name="pin" type="continuous"><parent link="B1"/><child link="B3"/>'
+                  '<origin xyz="0.5 0 0"/><axis xyz="0 -1 0"/></joint>', text, flags=re.S)
+    text = re.sub(r'<loop name="joint5".*?</loop>',
+                  '<loop name="cylinder" type="prismatic" actuated="true"><predecessor link="B2"/>'
+                  '<successor link="B3"/><axis xyz="1 0 0"/><limit effort="2000"/></loop>', text, flags=re.S)
+    text = re.sub(r'<transmission name="cylinder">.*?</transmission>', "", text, flags=re.S)
+    text = text.replace('<joint_position joint="joint3" value="0.3039725571940607"/>',
+                        '<joint_position joint="pin" value="0.5910862124736958"/>')
+    return ud.load(text)
+
+
+def test_cylinder_as_loop_joint_equals_cylinder_as_tree_joint():
+    tree = ud.load(CASES["rbda_fig8_3"][0])
+    cut = fig83_cut_at_the_cylinder()
+    assert sorted(a.kind for a in actuators_of(cut)) == ["joint", "loop"]
+    from urdf_dyn.loops import mobility
+    assert mobility(cut, cut.q_initial()).dof == 2
+    W = [[0.6, 0.0], [1.2, 0.8], [0.9, -0.4]]
+    Qt, QDt, QDDt = moving_states(tree, ["joint1", "joint4"], W, n=5, seed=4)
+    mo = spline_motion(["joint1", "joint4"], W, [1.0, 1.0], dt=0.05, kind="spline")
+    Qc, QDc, QDDc = consistent_motion(cut, mo, progress=False)
+    Qt_all, QDt_all, QDDt_all = consistent_motion(tree, mo, progress=False)
+    for i in range(0, len(mo.t), 7):
+        ft = actuator_forces(tree, Qt_all[i], QDt_all[i], QDDt_all[i], actuated=["joint3", "joint4"])
+        fc = actuator_forces(cut, Qc[i], QDc[i], QDDc[i], actuated=["cylinder", "joint4"])
+        assert fc.case == "properly actuated"
+        assert fc.u[0] == pytest.approx(ft.u[0], rel=1e-8, abs=1e-8)   # the cylinder force
+        assert fc.u[1] == pytest.approx(ft.u[1], rel=1e-8, abs=1e-8)   # the elbow torque
+
+
+def test_inconsistent_state_is_rejected():
+    model = ud.load(CASES["crank_slider"][0])
+    q = model.q_initial().copy()
+    q[2] += 0.01  # slider 1 cm off the rod's tip
+    with pytest.raises(ud.StateError, match="do not satisfy the loop constraints"):
+        actuator_forces(model, q, np.zeros(3), np.zeros(3))
+
+
+def test_sizing_launch_writes_the_report(tmp_path):
+    """The main job, shortened: cylinder forces, pressures and pin loads are written and consistent."""
+    import yaml
+    from urdf_dyn.launch import run_sizing
+    src = ROOT / "launch" / "excavator_dig.launch.yaml"
+    data = yaml.safe_load(src.read_text())
+    data["robot"]["file"] = str(EXC)
+    data["motion"]["dt"] = 0.25
+    f = tmp_path / "dig.yaml"
+    f.write_text(yaml.safe_dump(data))
+    lines = []
+    res, written = run_sizing(f, out_dir=tmp_path / "out", progress=False, echo=lines.append)
+    assert res.case == "properly actuated" and set(res.names) == set(EXC_Y)
+    for k in ("actuator_forces_csv", "pin_loads_csv", "forces_png", "stroke_png", "report"):
+        assert k in written
+    text = (tmp_path / "out" / "sizing_report.md").read_text()
+    assert "boom_cyl" in text and "bar" in text and "h_link_bucket_pin" in text
+    # cap-side pressure = force / (2 · π D²/4) for the two boom cylinders while pushing
+    i = res.names.index("boom_cyl")
+    push = res.u[:, i] > 0
+    assert np.allclose(res.pressures["boom_cyl"][0][push], res.u[push, i] / (2 * np.pi * 0.12 ** 2 / 4) / 1e5)
+    # the boom cylinder's force is carried by its eye pin: |pin force| = |u| (a two-force member would give
+    # equality; barrel and rod weights make it approximate)
+    assert np.allclose(res.pin_force["boom_cylinder_eye"], np.abs(res.u[:, i]), rtol=0.02)

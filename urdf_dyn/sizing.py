@@ -1,0 +1,192 @@
+"""Actuator sizing from a motion: forces over time, peak and RMS, mechanical power and energy, hydraulic
+cylinder pressures, loop-joint pin loads; written as CSV, PNG plots and a Markdown table.
+
+Sign conventions: u > 0 is the force (torque) an actuator applies in its joint's + direction — for a
+cylinder modelled as a prismatic rod joint, u > 0 pushes (extends). Mechanical power P = u·ṡ (W), with ṡ
+the joint velocity; energy E = ∫ P dt (J) and the positive work ∫ max(P, 0) dt. A hydraulic cylinder of
+bore D and rod diameter d (``count`` in parallel) needs the cap-side pressure u / (count·πD²/4) when
+pushing and the rod-side pressure −u / (count·π(D²−d²)/4) when pulling; reported in bar (1e5 Pa).
+"""
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ._io import atomic_path
+
+__all__ = ["Cylinder", "SizingResult", "size_motion", "sizing_table", "write_sizing"]
+
+
+@dataclass(frozen=True)
+class Cylinder:
+    """Hydraulic cylinder geometry: bore and rod diameters [m], number of identical cylinders in parallel."""
+    bore: float
+    rod: float
+    count: int = 1
+
+    @property
+    def cap_area(self) -> float:
+        return self.count * np.pi * self.bore ** 2 / 4
+
+    @property
+    def annulus_area(self) -> float:
+        return self.count * np.pi * (self.bore ** 2 - self.rod ** 2) / 4
+
+    def pressures(self, u):
+        """(cap-side, rod-side) pressures [bar] (N,) needed for forces u [N]."""
+        u = np.asarray(u, float)
+        return np.where(u > 0, u / self.cap_area, 0.0) / 1e5, np.where(u < 0, -u / self.annulus_area, 0.0) / 1e5
+
+
+@dataclass
+class SizingResult:
+    """Time series and summary per actuator (see module docstring). t (N,); u, s, sd, power (N, p);
+    names, units, limits per actuator; case, rank_Gu, dof; pin_force, pin_moment: {loop: (N,)} [N, N m];
+    pressures: {actuator: (cap (N,), rod (N,))} [bar]; residual (N, dof) for under-actuated machines."""
+    t: np.ndarray
+    names: tuple
+    units: tuple
+    limits: np.ndarray
+    u: np.ndarray
+    s: np.ndarray
+    sd: np.ndarray
+    power: np.ndarray
+    case: str
+    rank_Gu: int
+    dof: int
+    pin_force: dict
+    pin_moment: dict
+    pressures: dict = field(default_factory=dict)
+    residual: np.ndarray = None
+    over_limit: tuple = ()
+
+    def summary(self):
+        """Rows: name, unit, peak |u|, RMS u, limit, peak power [W], energy [J], positive work [J]."""
+        rows = []
+        for i, n in enumerate(self.names):
+            P = self.power[:, i]
+            rows.append(dict(name=n, unit=self.units[i], peak=float(np.max(np.abs(self.u[:, i]))),
+                             rms=float(np.sqrt(np.mean(self.u[:, i] ** 2))), limit=float(self.limits[i]),
+                             peak_power=float(np.max(np.abs(P))), energy=float(np.trapezoid(P, self.t)),
+                             work_pos=float(np.trapezoid(np.maximum(P, 0), self.t))))
+        return rows
+
+
+def size_motion(model, t, Q, QD, QDD, actuated=None, cylinders=None, weights=None, bounds=None, models=None,
+                progress=None) -> SizingResult:
+    """Actuator forces along a consistent motion (t (N,), Q, QD, QDD (N, nv)).
+
+    ``cylinders``: {actuator name: Cylinder} for hydraulic pressures. ``models``: optional (N,) sequence of
+    models per sample (e.g. with a payload only while the bucket is full); default ``model`` throughout."""
+    from tqdm.auto import tqdm
+
+    from .actuators import actuator_forces
+    N = len(t)
+    per = []
+    for i in tqdm(range(N), disable=None if progress is None else not progress, leave=False, unit="sample",
+                  desc="actuator forces"):
+        m = model if models is None else models[i]
+        per.append(actuator_forces(m, Q[i], QD[i], QDD[i], actuated=actuated, weights=weights, bounds=bounds,
+                                   warn=False))
+    a0 = per[0]
+    U = np.array([a.u for a in per]).reshape(N, -1)
+    idx = [model.joint_index(n) if n in model.joint_names else None for n in a0.names]
+    S = np.array([[Q[i, j] if j is not None else np.nan for j in idx] for i in range(N)]).reshape(N, -1)
+    SD = np.array([[QD[i, j] if j is not None else np.nan for j in idx] for i in range(N)]).reshape(N, -1)
+    power = U * np.nan_to_num(SD)
+    pin_f = {k: np.array([np.linalg.norm(a.loop_forces[k][3:]) for a in per]) for k in a0.loop_forces}
+    pin_m = {k: np.array([np.linalg.norm(a.loop_forces[k][:3]) for a in per]) for k in a0.loop_forces}
+    rank = min(a.rank_Gu for a in per)
+    cases = {a.case for a in per}
+    case = a0.case if len(cases) == 1 else " / ".join(sorted(cases))
+    over = tuple(n for k, n in enumerate(a0.names) if np.isfinite(a0.limits[k]) and a0.limits[k] > 0
+                 and np.any(np.abs(U[:, k]) > a0.limits[k] * (1 + 1e-9)))
+    res = SizingResult(np.asarray(t, float), a0.names, a0.units, a0.limits, U, S, SD, power, case, rank, a0.dof,
+                       pin_f, pin_m, residual=np.array([a.residual for a in per]), over_limit=over)
+    for name, cyl in (cylinders or {}).items():
+        if name not in a0.names:
+            raise KeyError(f"cylinder {name!r} is not an actuator ({', '.join(a0.names)})")
+        res.pressures[name] = cyl.pressures(U[:, a0.names.index(name)])
+    return res
+
+
+def sizing_table(res: SizingResult) -> str:
+    """Markdown table: per actuator peak, RMS, limit, peak power, energy, pressures; then pin loads."""
+    lines = ["| actuator | peak abs u | RMS u | limit | peak/limit | peak power | energy | cap p max | rod p max | over |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+    for r in res.summary():
+        lim = r["limit"]
+        has = np.isfinite(lim) and lim > 0
+        p = res.pressures.get(r["name"])
+        cap = f"{p[0].max():.0f} bar" if p is not None else "–"
+        rod = f"{p[1].max():.0f} bar" if p is not None else "–"
+        scale = 1e3 if r["unit"] == "N" else 1.0
+        unit = "kN" if r["unit"] == "N" else "N m"
+        lim_txt = f"{lim / scale:.4g} {unit}" if has else "none"
+        ratio = f"{100 * r['peak'] / lim:.0f} %" if has else "–"
+        over = "OVER" if r["name"] in res.over_limit else ""
+        lines.append(f"| {r['name']} | {r['peak'] / scale:.4g} {unit} | {r['rms'] / scale:.4g} {unit} | "
+                     f"{lim_txt} | {ratio} | {r['peak_power'] / 1e3:.3g} kW | {r['energy'] / 1e3:.3g} kJ | "
+                     f"{cap} | {rod} | {over} |")
+    if res.pin_force:
+        lines += ["", "| loop joint (pin) | peak force | peak moment |", "|---|---:|---:|"]
+        for k in res.pin_force:
+            lines.append(f"| {k} | {res.pin_force[k].max() / 1e3:.4g} kN | {res.pin_moment[k].max():.4g} N m |")
+    return "\n".join(lines)
+
+
+def write_sizing(model, res: SizingResult, outdir, title=None):
+    """Write actuator_forces.csv, pin_loads.csv, actuator_forces.png, force_vs_stroke.png and
+    sizing_report.md into ``outdir``; returns {name: path}."""
+    from .report import _pyplot, _save
+    outdir = Path(outdir)
+    out = {}
+    header = ["t"] + [f"u[{n}]" for n in res.names] + [f"s[{n}]" for n in res.names] + \
+             [f"power[{n}]" for n in res.names] + [f"p_cap_bar[{n}]" for n in res.pressures] + \
+             [f"p_rod_bar[{n}]" for n in res.pressures]
+    cols = [res.t[:, None], res.u, res.s, res.power] + [p[0][:, None] for p in res.pressures.values()] + \
+           [p[1][:, None] for p in res.pressures.values()]
+    with atomic_path(outdir / "actuator_forces.csv") as tmp:
+        with open(tmp, "w", newline="") as fh:
+            w = csv.writer(fh)
+            w.writerow(header)
+            w.writerows(np.hstack(cols).tolist())
+    out["actuator_forces_csv"] = str(outdir / "actuator_forces.csv")
+    if res.pin_force:
+        with atomic_path(outdir / "pin_loads.csv") as tmp:
+            with open(tmp, "w", newline="") as fh:
+                w = csv.writer(fh)
+                w.writerow(["t"] + [f"force_N[{k}]" for k in res.pin_force] + [f"moment_Nm[{k}]" for k in res.pin_moment])
+                w.writerows(np.column_stack([res.t] + list(res.pin_force.values()) + list(res.pin_moment.values())).tolist())
+        out["pin_loads_csv"] = str(outdir / "pin_loads.csv")
+    plt = _pyplot()
+    p = len(res.names)
+    fig, axes = plt.subplots(p, 1, figsize=(8, 1.7 * p + 0.8), sharex=True, squeeze=False)
+    for i, (ax, n) in enumerate(zip(axes[:, 0], res.names)):
+        scale, unit = (1e3, "kN") if res.units[i] == "N" else (1.0, "N·m")
+        ax.plot(res.t, res.u[:, i] / scale, lw=1.2, color=f"C{i}")
+        lim = res.limits[i]
+        if np.isfinite(lim) and lim > 0:
+            for sgn in (1, -1):
+                ax.axhline(sgn * lim / scale, ls="--", lw=0.8, color="0.4")
+        ax.set_ylabel(f"{n}\n[{unit}]", fontsize=8)
+        ax.grid(alpha=0.3)
+    axes[-1, 0].set_xlabel("time [s]")
+    fig.suptitle(title or f"{model.name}: actuator forces ({res.case}; dashed: effort limits)", fontsize=10)
+    fig.tight_layout()
+    out["forces_png"] = _save(fig, outdir / "actuator_forces.png")
+    fig, axes = plt.subplots(1, p, figsize=(3.2 * p, 3.2), squeeze=False)
+    for i, (ax, n) in enumerate(zip(axes[0], res.names)):
+        scale, unit = (1e3, "kN") if res.units[i] == "N" else (1.0, "N·m")
+        su = "m" if res.units[i] == "N" else "rad"
+        ax.plot(res.s[:, i], res.u[:, i] / scale, lw=1.0, color=f"C{i}")
+        ax.set_xlabel(f"{n} [{su}]", fontsize=8)
+        ax.set_ylabel(f"force [{unit}]", fontsize=8)
+        ax.grid(alpha=0.3)
+    fig.suptitle(f"{model.name}: force vs stroke", fontsize=10)
+    fig.tight_layout()
+    out["stroke_png"] = _save(fig, outdir / "force_vs_stroke.png")
+    return out
