@@ -210,6 +210,15 @@ def cmd_size(args):
     return 0
 
 
+def cmd_view(args):
+    """Lazy: the core never imports the viewer package, only this command does, when it runs."""
+    try:
+        from urdf_dyn_viewer.cli import run_view
+    except ImportError as e:
+        raise UrdfDynError(f"the viewer is not installed ({e}); install it with: pip install -e '.[viewer]'") from None
+    return run_view(args)
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="urdf-dyn", description="Rigid-body dynamics of robots from URDF (RBDA).")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
@@ -244,6 +253,19 @@ def main(argv=None) -> int:
     s.add_argument("launch_file")
     s.add_argument("--out-dir", help="override outputs.directory")
     s.set_defaults(func=cmd_launch)
+    s = sub.add_parser("view", help="play a robot or a trajectory (window, or offscreen to PNG/GIF/MP4)")
+    s.add_argument("robot", help="URDF or xacro file")
+    s.add_argument("--package-dir", action="append", default=[], metavar="DIR|PKG=DIR")
+    s.add_argument("--xacro-arg", action="append", default=[], metavar="NAME:=VALUE")
+    s.add_argument("--traj", help="trajectory .npz (urdf-dyn simulate/launch output)")
+    s.add_argument("--q", help="a single pose: values in joint order or 'joint=value,...'")
+    s.add_argument("--out", help="write instead of opening a window: .png (one frame), .gif or .mp4")
+    s.add_argument("--fps", type=float, default=30.0, help="frames per second of the animation")
+    s.add_argument("--speed", type=float, default=1.0, help="playback speed (1 = real time)")
+    s.add_argument("--size", default="640x480", help="WIDTHxHEIGHT in pixels")
+    s.add_argument("--show", default="", help="comma-separated joint names whose values the overlay shows")
+    s.add_argument("--no-loops", action="store_true", help="hide the loop-closure frames and residual segments")
+    s.set_defaults(func=cmd_view)
     s = sub.add_parser("size", help="actuator sizing: forces, power, pressures, pin loads along a motion")
     s.add_argument("launch_file")
     s.add_argument("--out-dir", help="override outputs.directory")

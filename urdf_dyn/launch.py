@@ -30,6 +30,9 @@ relative output paths to the working directory)::
       plot: joint_torques.png
       report: torque_report.md
       motion_plot: motion.png            # joint positions and (closed loops) residuals over time
+      animation: run.gif                 # optional: .gif/.mp4 via the viewer (offscreen without a display)
+      animation_fps: 30
+      animation_size: 640x480
 
 Sizing (``job: size``, or ``urdf-dyn size FILE``): instead of simulating, prescribe a motion of the
 independent coordinates, map it to consistent states and compute the actuator forces (RBDA §8.12)::
@@ -73,7 +76,8 @@ _SCHEMA = {
     "solver": {"method": None, "rtol": None, "atol": None, "dt_out": None, "include_damping": None,
                "max_step": None, "t_stab": None, "closed_loop_method": None, "residual_tol": None},
     "outputs": {"directory": None, "trajectory": None, "torques_csv": None, "plot": None, "report": None,
-                "motion_plot": None},
+                "motion_plot": None, "animation": None, "animation_fps": None, "animation_size": None},
+    "gauss": None,   # free-form: checked by urdf_dyn.gauss (job: gauss)
     "job": None,
     "motion": {"independent": None, "type": None, "waypoints": None, "durations": None, "csv": None, "dt": None},
     "payload": {"link": None, "mass": None, "com": None, "inertia": None, "from": None, "until": None},
@@ -206,6 +210,28 @@ def build_controller(launch, model):
     return ComputedTorque(model, traj, kp, kd), traj
 
 
+def _animation(launch, model, traj, outdir, written, echo, models=None):
+    """``outputs.animation`` (a .gif/.mp4/.png name): render the trajectory with the viewer, offscreen
+    when there is no display. The core imports the viewer only here, lazily, and only when asked."""
+    o = launch.data.get("outputs") or {}
+    name = o.get("animation")
+    if not name:
+        return
+    try:
+        from urdf_dyn_viewer.export import render_trajectory
+    except ImportError as e:
+        echo(f"WARNING: outputs.animation skipped: the viewer is not installed ({e}); "
+             "pip install -e '.[viewer]'")
+        return
+    size = str(o.get("animation_size", "640x480"))
+    try:
+        w, h = (int(x) for x in size.lower().split("x"))
+    except ValueError:
+        raise launch.err("outputs.animation_size", f"{size!r}: expected WIDTHxHEIGHT") from None
+    fps = _number(launch, o.get("animation_fps", 30), "outputs.animation_fps")
+    written["animation"] = str(render_trajectory(model, traj, outdir / name, fps=fps, size=(w, h)))
+
+
 def run_sizing(path, out_dir=None, progress=None, echo=print, launch=None):
     """Run the sizing job of a launch file: motion -> consistent states -> actuator forces -> report.
     Returns (SizingResult, outputs). Raises LaunchError / ModelError / StateError for bad input."""
@@ -289,6 +315,7 @@ def run_sizing(path, out_dir=None, progress=None, echo=print, launch=None):
     traj = Trajectory(motion.t, Q, QD, QDD, np.zeros_like(Q), np.zeros(len(Q)), model.joint_names,
                       {"job": "size", "launch": str(launch.path)})
     written["motion_npz"] = traj.save(outdir / "motion.npz")
+    _animation(launch, model, traj, outdir, written, echo, models=models)
     table = sizing_table(res)
     head = (f"actuation: {res.case}; rank G_u = {res.rank_Gu}, degrees of freedom {res.dof}; actuators: "
             f"{', '.join(res.names)}")
@@ -319,8 +346,11 @@ def run_launch(path, out_dir=None, progress=None, echo=print):
     job = launch.data.get("job", "size" if launch.data.get("motion") else "simulate")
     if job == "size":
         return run_sizing(path, out_dir, progress, echo, launch)
+    if job == "gauss":
+        from .gauss import run_launch_job
+        return run_launch_job(launch, out_dir=out_dir, progress=progress, echo=echo)
     if job != "simulate":
-        raise launch.err("job", f"unknown job {job!r} (simulate, size)")
+        raise launch.err("job", f"unknown job {job!r} (simulate, size, gauss)")
     model = build_model(launch)
     controller, ref = build_controller(launch, model)
     st = launch.data.get("initial_state") or {}
@@ -394,6 +424,7 @@ def run_launch(path, out_dir=None, progress=None, echo=print):
     with atomic_path(rep) as tmp:
         Path(tmp).write_text(text)
     written["report"] = str(rep)
+    _animation(launch, model, traj, outdir, written, echo)
     echo(table)
     echo(summary)
     over = [r.joint for r in rows if r.over]
