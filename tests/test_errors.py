@@ -10,6 +10,9 @@ from urdf_dyn.cli import main
 
 OK_LINK = '<link name="a"/><link name="b"><inertial><mass value="1"/><inertia ixx="1" iyy="1" izz="1"/></inertial></link>'
 OK_JOINT = '<joint name="j" type="revolute"><parent link="a"/><child link="b"/><axis xyz="0 0 1"/></joint>'
+# a spherical loop tying link b's point (0.5, 0, 0) to the base: closed at q = 0 by construction
+LOOP = ('<loop name="lp" type="spherical"><predecessor link="b"><origin xyz="0.5 0 0"/></predecessor>'
+        '<successor link="a"/></loop>')
 
 
 def robot(body):
@@ -46,6 +49,48 @@ CASES = {
     "mimic_unknown": (robot(OK_LINK + OK_JOINT.replace("<axis", '<mimic joint="nope"/><axis')), ud.ModelError, "unknown joint"),
     "doctype_bomb": ('<?xml version="1.0"?><!DOCTYPE r [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;">]><robot name="&b;"/>', ud.XMLError, "DOCTYPE"),
     "xxe": ('<!DOCTYPE r [<!ENTITY x SYSTEM "file:///etc/passwd">]><robot name="&x;"/>', ud.XMLError, "DOCTYPE"),
+    # more joint and link problems
+    "limit_not_number": (robot(OK_LINK + OK_JOINT.replace("<axis", '<limit lower="a" upper="1" effort="1" velocity="1"/><axis')), ud.ModelError, "not a number"),
+    "negative_velocity": (robot(OK_LINK + OK_JOINT.replace("<axis", '<limit effort="1" velocity="-1"/><axis')), ud.ModelError, "velocity=-1.0 is negative"),
+    "negative_damping": (robot(OK_LINK + OK_JOINT.replace("<axis", '<dynamics damping="-0.1"/><axis')), ud.ModelError, "damping=-0.1 is negative"),
+    "joint_no_name": (robot(OK_LINK + OK_JOINT.replace(' name="j"', "")), ud.ModelError, "<joint> without a name"),
+    "joint_no_type": (robot(OK_LINK + OK_JOINT.replace(' type="revolute"', "")), ud.ModelError, "no type attribute"),
+    "link_no_name": (robot('<link/>' + OK_LINK), ud.ModelError, "<link> without a name"),
+    "mass_missing": (robot(OK_LINK.replace('<mass value="1"/>', "") + OK_JOINT), ud.ModelError, "without <mass"),
+    "inertia_missing": (robot(OK_LINK.replace('<inertia ixx="1" iyy="1" izz="1"/>', "") + OK_JOINT), ud.ModelError, "without <inertia>"),
+    "inertia_text": (robot(OK_LINK.replace('ixx="1"', 'ixx="heavy"') + OK_JOINT), ud.ModelError, "not a number"),
+    "inertial_origin_nan": (robot(OK_LINK.replace("<mass", '<origin xyz="0 nan 0"/><mass') + OK_JOINT), ud.ModelError, "non-finite"),
+    "rpy_four_numbers": (robot(OK_LINK + OK_JOINT.replace("<axis", '<origin rpy="0 0 0 0"/><axis')), ud.ModelError, "expected 3 numbers"),
+    "mimic_self": (robot(OK_LINK + OK_JOINT.replace("<axis", '<mimic joint="j"/><axis')), ud.ModelError, "mimics itself"),
+    "mimic_cycle": (robot(OK_LINK + '<link name="c"/>' + OK_JOINT.replace("<axis", '<mimic joint="k"/><axis')
+                          + OK_JOINT.replace('name="j"', 'name="k"').replace('parent link="a"', 'parent link="b"').replace('"b"/><axis', '"c"/><axis').replace("<axis", '<mimic joint="j"/><axis')),
+                    ud.ModelError, "cycle"),
+    "mimic_multiplier_text": (robot(OK_LINK + '<link name="c"/>' + OK_JOINT + OK_JOINT.replace('name="j"', 'name="k"').replace('parent link="a"', 'parent link="b"').replace('child link="b"', 'child link="c"').replace("<axis", '<mimic joint="j" multiplier="two"/><axis')), ud.ModelError, "not a number"),
+    "transmission_reduction_text": (robot(OK_LINK + OK_JOINT + '<transmission name="t"><joint name="j"/><actuator name="m"><mechanicalReduction>fast</mechanicalReduction></actuator></transmission>'), ud.ModelError, "not a number"),
+    "gazebo_spring_unknown_joint": (robot(OK_LINK + OK_JOINT + '<gazebo reference="ghost"><springStiffness>5</springStiffness></gazebo>'), ud.ModelError, "not a movable joint"),
+    "gazebo_spring_text": (robot(OK_LINK + OK_JOINT + '<gazebo reference="j"><springStiffness>stiff</springStiffness></gazebo>'), ud.ModelError, "not a number"),
+    "initial_conf_unknown_joint": (robot(OK_LINK + OK_JOINT + '<initial_configuration name="c"><joint_position joint="ghost" value="1"/></initial_configuration>'), ud.ModelError, "not a movable joint"),
+    "initial_conf_value_nan": (robot(OK_LINK + OK_JOINT + '<initial_configuration name="c"><joint_position joint="j" value="nan"/></initial_configuration>'), ud.ModelError, "non-finite"),
+    "empty_file": ("", ud.XMLError, "XML syntax error"),
+    "binary_garbage": ("\x00\x01\x02PK\x03\x04", ud.XMLError, "XML syntax error"),
+    "not_xml_text": ("this is not xml", ud.XMLError, "XML syntax error"),
+    "unclosed_attribute": ('<robot name="r><link name="a"/></robot>', ud.XMLError, "XML syntax error"),
+    "undeclared_namespace": ('<robot name="r"><drake:ball_constraint/></robot>', ud.XMLError, "XML syntax error"),
+    "external_dtd": ('<!DOCTYPE robot SYSTEM "http://example.com/robot.dtd"><robot name="r"/>', ud.XMLError, "DOCTYPE"),
+    # loops
+    "loop_unknown_link": (robot(OK_LINK + OK_JOINT + LOOP.replace('successor link="a"', 'successor link="ghost"')), ud.ModelError, "unknown link 'ghost'"),
+    "loop_same_link": (robot(OK_LINK + OK_JOINT + LOOP.replace('successor link="a"', 'successor link="b"')), ud.ModelError, "same link"),
+    "loop_unknown_type": (robot(OK_LINK + OK_JOINT + LOOP.replace('type="spherical"', 'type="hinge"')), ud.ModelError, "unknown loop type 'hinge'"),
+    "loop_zero_axis": (robot(OK_LINK + OK_JOINT + LOOP.replace("</loop>", '<axis xyz="0 0 0"/></loop>')), ud.ModelError, "loop axis is zero"),
+    "loop_no_name": (robot(OK_LINK + OK_JOINT + LOOP.replace(' name="lp"', "")), ud.ModelError, "<loop> without a name"),
+    "loop_no_predecessor": (robot(OK_LINK + OK_JOINT + '<loop name="lp" type="spherical"><successor link="a"/></loop>'), ud.ModelError, "no <predecessor"),
+    "loop_duplicate_name": (robot(OK_LINK + OK_JOINT + LOOP + LOOP), ud.ModelError, "duplicate loop name"),
+    "loop_origin_text": (robot(OK_LINK + OK_JOINT + LOOP.replace('xyz="0.5 0 0"', 'xyz="half 0 0"')), ud.ModelError, "not a number"),
+    "loop_actuated_maybe": (robot(OK_LINK + OK_JOINT + LOOP.replace('type="spherical"', 'type="spherical" actuated="maybe"')), ud.ModelError, "actuated='maybe'"),
+    "loop_welded_same_body": (robot(OK_LINK + '<link name="c"/>' + OK_JOINT + '<joint name="w" type="fixed"><parent link="b"/><child link="c"/></joint>' + LOOP.replace('predecessor link="b"', 'predecessor link="c"').replace('successor link="a"', 'successor link="b"')), ud.ModelError, "welded to the same body"),
+    "loop_universal_axes_not_perpendicular": (robot(OK_LINK + OK_JOINT + LOOP.replace('type="spherical"', 'type="universal"').replace("</loop>", '<axis xyz="1 0 0"/><axis2 xyz="1 1 0"/></loop>')), ud.ModelError, "perpendicular"),
+    "loop_cannot_assemble": (robot(OK_LINK + OK_JOINT + LOOP.replace('<successor link="a"/>', '<successor link="a"><origin xyz="5 0 0"/></successor>')), ud.ModelError, "cannot be assembled"),
+    "drake_ball_incomplete": ('<robot name="r" xmlns:drake="http://drake.mit.edu">' + OK_LINK + OK_JOINT + '<drake:ball_constraint><drake:ball_constraint_body_A name="b"/></drake:ball_constraint></robot>', ud.ModelError, "drake:ball_constraint without"),
 }
 
 
@@ -53,13 +98,13 @@ CASES = {
 def test_malformed_description(case, tmp_path):
     xml, exc, text = CASES[case]
     f = tmp_path / f"{case}.urdf"
-    f.write_text(xml)
+    f.write_bytes(xml.encode("latin-1") if case == "binary_garbage" else xml.encode())
     with pytest.raises(exc) as ei:
         ud.load(f)
     msg = str(ei.value)
     assert text in msg
     assert msg.startswith(str(f)), msg  # names the file ...
-    if case not in ("syntax",):
+    if case not in ("syntax", "empty_file"):
         assert ":" in msg.split(str(f), 1)[1][:8]  # ... and a line number
     assert main(["info", str(f)]) == 2
 

@@ -301,7 +301,11 @@ def constrained_forward_dynamics(model, q, qd, tau, method="nullspace", t_stab=N
     H = mass_matrix(model, q)
     C = bias_force(model, q, qd)
     rhs = tau - C
-    r, _, _ = numerical_rank(K, rtol)
+    r, sv, tol = numerical_rank(K, rtol)
+    if sv.size and np.any((sv > tol) & (sv < 1e3 * tol)):
+        warnings.warn(f"{model.name}: loop constraints near-singular here (smallest kept singular value "
+                      f"{sv[sv > tol][-1]:.3g}, tolerance {tol:.3g}): near a change of mobility (RBDA §8.10); "
+                      "the minimum-norm answer is returned", ConstraintWarning, stacklevel=2)
     diag = {}
     if method == "direct":
         nc = K.shape[0]

@@ -100,6 +100,7 @@ def _trajectory(model, controller, t, X, include_damping, meta):
                                                      t_stab=meta["t_stab"], passive=include_damping).qdd
                         for qi, qdi, ti in zip(q, qd, tau)])
         res = np.array([[np.linalg.norm(LoopState(model, qi).delta(lp)) for lp in model.loops] for qi in q])
+        _warn_variable_mobility(model, t, q, meta)
         return Trajectory(t, q, qd, qdd, tau, energy, model.joint_names, meta,
                           res.reshape(len(t), len(model.loops)), tuple(lp.name for lp in model.loops))
     applied = tau + (passive_forces(model, q, qd) if include_damping else 0.0)
@@ -211,3 +212,17 @@ def _worst_residual(model, q):
     st = LoopState(model, q)
     vals = [(lp.name, float(np.linalg.norm(st.delta(lp)))) for lp in model.loops]
     return max(vals, key=lambda x: x[1]) if vals else ("", 0.0)
+
+
+def _warn_variable_mobility(model, t, q, meta):
+    """Warn (ConstraintWarning) if the rank of K changes along the trajectory (RBDA §8.10)."""
+    import warnings
+
+    from .loops import ConstraintWarning, loop_constraints, numerical_rank
+    ranks = np.array([numerical_rank(loop_constraints(model, qi, np.zeros(model.nv))[0])[0] for qi in q])
+    meta["rank_min"], meta["rank_max"] = int(ranks.min()), int(ranks.max())
+    if ranks.min() != ranks.max():
+        i = int(np.argmax(ranks != ranks[0]))
+        warnings.warn(f"{model.name}: the loop constraints' rank changes from {ranks[0]} to {ranks[i]} at t = "
+                      f"{t[i]:.4g} s: variable mobility (RBDA §8.10), the mechanism passed a singular pose",
+                      ConstraintWarning, stacklevel=3)

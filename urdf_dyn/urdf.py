@@ -451,7 +451,28 @@ def load(source, package_dirs=None, xacro_args=None, gravity=(0.0, 0.0, -9.81)) 
     loops = _loops(root, model, chk)
     if loops:
         model = dataclasses.replace(model, loops=loops)
+        _check_assembly(model, root, chk)
     return model
+
+
+def _check_assembly(model, root, chk):
+    """A loop that cannot be closed near the initial configuration is an error (with its line)."""
+    from .closed_loop import assemble
+    from .loops import LoopState
+    st = LoopState(model, model.q_initial())
+    if max(float(np.abs(st.delta(lp)).max()) for lp in model.loops) <= 1e-6:
+        return
+    try:
+        q = assemble(model, model.q_initial())
+    except ModelError:
+        q = None
+    if q is None:
+        st = LoopState(model, model.q_initial())
+        worst = max(model.loops, key=lambda lp: float(np.abs(st.delta(lp)).max()))
+        el = next((e for e in root.iter("loop") if e.get("name") == worst.name), None)
+        raise chk.err(el, f"the loops cannot be assembled near the initial configuration (loop {worst.name!r} "
+                          f"is open by {np.abs(st.delta(worst)).max():.3g} m/rad there): check the <predecessor>/"
+                          "<successor> origins, or give an <initial_configuration> close to an assembled pose")
 
 
 def _initial_configuration(root, joint_names, chk):
