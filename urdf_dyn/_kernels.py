@@ -3,75 +3,290 @@
 Every kernel loops over a batch of N states (arrays (N, nv)); a single state is a batch of one, so one
 code path serves both (DESIGN §5). Public, checked wrappers are in ``dynamics.py``; these kernels assume
 valid, C-contiguous float64 inputs. Body arrays have NB+1 entries, index 0 = fixed base.
+
+Speed: a Plücker transform ^iX_λ(i) is kept as (E, r) — rotation and translation — and applied with 3-D
+operations (RBDA §2.8, Table 2.1's efficient forms) instead of 6×6 products:
+
+    X v   = [E ω;  E (v − r × ω)]                 (motion)
+    Xᵀ f  = [Eᵀ n + r × Eᵀ f;  Eᵀ f]               (force, from child to parent)
+
+and a spatial inertia as (m, h = m c, Ī) with Ī the rotational inertia about the body origin:
+I v = [Ī ω + h × v;  m v − h × ω]. Nothing is allocated inside the loops over bodies and states.
 """
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from .joints import jcalc, joint_pose
-from .spatial import crf, crm
+from .spatial import crm
+
+REVOLUTE = 0
+
+
+# ---------------------------------------------------------------------------------------------------------
+# small 3-D helpers (all write into `out`, which must not alias the inputs)
+# ---------------------------------------------------------------------------------------------------------
+@njit(cache=True, inline="always")
+def _cross(a, b, out):
+    out[0] = a[1] * b[2] - a[2] * b[1]
+    out[1] = a[2] * b[0] - a[0] * b[2]
+    out[2] = a[0] * b[1] - a[1] * b[0]
+
+
+@njit(cache=True, inline="always")
+def _mv(E, x, out):  # out = E x
+    for i in range(3):
+        out[i] = E[i, 0] * x[0] + E[i, 1] * x[1] + E[i, 2] * x[2]
+
+
+@njit(cache=True, inline="always")
+def _mtv(E, x, out):  # out = Eᵀ x
+    for i in range(3):
+        out[i] = E[0, i] * x[0] + E[1, i] * x[1] + E[2, i] * x[2]
 
 
 @njit(cache=True)
-def rnea(parent, jtype, axis, X_tree, I, a0, q, qd, qdd, f_ext, tau):
-    """Recursive Newton-Euler inverse dynamics, RBDA Table 5.1.
+def _xup(jtype, axis, q, Et, rt, E, r):
+    """^iX_λ(i) = X_J(q) X_tree as (E, r), by the composition rule plux(E1, r1)·plux(E2, r2) =
+    plux(E1 E2, r2 + E2ᵀ r1) (RBDA §2.8)."""
+    if jtype == REVOLUTE:
+        c, s = np.cos(q), np.sin(q)
+        x, y, z = axis[0], axis[1], axis[2]
+        t = 1.0 - c
+        # E_J = R(axis, q)ᵀ (Rodrigues), then E = E_J E_tree
+        EJ00, EJ01, EJ02 = t * x * x + c, t * x * y + s * z, t * x * z - s * y
+        EJ10, EJ11, EJ12 = t * x * y - s * z, t * y * y + c, t * y * z + s * x
+        EJ20, EJ21, EJ22 = t * x * z + s * y, t * y * z - s * x, t * z * z + c
+        for j in range(3):
+            a0, a1, a2 = Et[0, j], Et[1, j], Et[2, j]
+            E[0, j] = EJ00 * a0 + EJ01 * a1 + EJ02 * a2
+            E[1, j] = EJ10 * a0 + EJ11 * a1 + EJ12 * a2
+            E[2, j] = EJ20 * a0 + EJ21 * a1 + EJ22 * a2
+        for j in range(3):
+            r[j] = rt[j]
+    else:  # prismatic: X_J = xlt(axis q): E = E_tree, r = r_tree + E_treeᵀ axis q
+        for i in range(3):
+            for j in range(3):
+                E[i, j] = Et[i, j]
+        for j in range(3):
+            r[j] = rt[j] + (Et[0, j] * axis[0] + Et[1, j] * axis[1] + Et[2, j] * axis[2]) * q
+
+
+@njit(cache=True, inline="always")
+def _xmv(E, r, v, out, tmp):
+    """out = X v for X = (E, r); tmp (3,) scratch."""
+    _cross(r, v[:3], tmp)
+    for i in range(3):
+        tmp[i] = v[3 + i] - tmp[i]
+    _mv(E, v[:3], out[:3])
+    _mv(E, tmp, out[3:])
+
+
+@njit(cache=True, inline="always")
+def _xtf_add(E, r, f, out, t1, t2):
+    """out += Xᵀ f for X = (E, r); t1, t2 (3,) scratch."""
+    _mtv(E, f[3:], t1)      # Eᵀ f
+    _mtv(E, f[:3], t2)      # Eᵀ n
+    for i in range(3):
+        out[3 + i] += t1[i]
+    c0 = r[1] * t1[2] - r[2] * t1[1]
+    c1 = r[2] * t1[0] - r[0] * t1[2]
+    c2 = r[0] * t1[1] - r[1] * t1[0]
+    out[0] += t2[0] + c0
+    out[1] += t2[1] + c1
+    out[2] += t2[2] + c2
+
+
+@njit(cache=True, inline="always")
+def _crm_mul(v, w, out):
+    """out = v × w (spatial motion cross product, RBDA eq. 2.31)."""
+    out[0] = v[1] * w[2] - v[2] * w[1]
+    out[1] = v[2] * w[0] - v[0] * w[2]
+    out[2] = v[0] * w[1] - v[1] * w[0]
+    out[3] = v[1] * w[5] - v[2] * w[4] + v[4] * w[2] - v[5] * w[1]
+    out[4] = v[2] * w[3] - v[0] * w[5] + v[5] * w[0] - v[3] * w[2]
+    out[5] = v[0] * w[4] - v[1] * w[3] + v[3] * w[1] - v[4] * w[0]
+
+
+@njit(cache=True, inline="always")
+def _crf_mul(v, f, out):
+    """out = v ×* f (spatial force cross product, RBDA eq. 2.32)."""
+    out[0] = v[1] * f[2] - v[2] * f[1] + v[4] * f[5] - v[5] * f[4]
+    out[1] = v[2] * f[0] - v[0] * f[2] + v[5] * f[3] - v[3] * f[5]
+    out[2] = v[0] * f[1] - v[1] * f[0] + v[3] * f[4] - v[4] * f[3]
+    out[3] = v[1] * f[5] - v[2] * f[4]
+    out[4] = v[2] * f[3] - v[0] * f[5]
+    out[5] = v[0] * f[4] - v[1] * f[3]
+
+
+@njit(cache=True, inline="always")
+def _Imul(I, v, out):
+    """out = I v for a 6×6 spatial inertia (36 multiply-adds; no allocation)."""
+    for i in range(6):
+        acc = 0.0
+        for j in range(6):
+            acc += I[i, j] * v[j]
+        out[i] = acc
+
+
+@njit(cache=True)
+def _split_tree(X_tree):
+    """(E, r) of every X_tree (NB+1, 6, 6)."""
+    n = X_tree.shape[0]
+    E = np.zeros((n, 3, 3))
+    r = np.zeros((n, 3))
+    for i in range(n):
+        for a in range(3):
+            for b in range(3):
+                E[i, a, b] = X_tree[i, a, b]
+        # X[3:, :3] = −E r×  ⇒  r× = −Eᵀ X[3:, :3]
+        M = np.zeros((3, 3))
+        for a in range(3):
+            for b in range(3):
+                acc = 0.0
+                for k in range(3):
+                    acc -= X_tree[i, k, a] * X_tree[i, 3 + k, b]
+                M[a, b] = acc
+        r[i, 0], r[i, 1], r[i, 2] = M[2, 1], M[0, 2], M[1, 0]
+    return E, r
+
+
+@njit(cache=True, inline="always")
+def _S(jtype, axis, S):
+    for k in range(6):
+        S[k] = 0.0
+    if jtype == REVOLUTE:
+        S[0], S[1], S[2] = axis[0], axis[1], axis[2]
+    else:
+        S[3], S[4], S[5] = axis[0], axis[1], axis[2]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# the algorithms
+# ---------------------------------------------------------------------------------------------------------
+@njit(cache=True)
+def _rnea(parent, jtype, axis, X_tree, I, a0, q, qd, qdd, f_ext, tau, n0, n1):
+    """Recursive Newton-Euler inverse dynamics, RBDA Table 5.1, for states n0 ≤ n < n1.
 
     a0 (6,) is the base acceleration −a_grav; f_ext (Nf, NB+1, 6) external forces in body coordinates
     (Nf = 1 or N). Writes tau (N, NB)."""
-    N, NB = q.shape[0], parent.shape[0] - 1
-    Xup = np.zeros((NB + 1, 6, 6))
+    NB = parent.shape[0] - 1
+    Et, rt = _split_tree(X_tree)
+    E = np.zeros((NB + 1, 3, 3))
+    r = np.zeros((NB + 1, 3))
     S = np.zeros((NB + 1, 6))
     v = np.zeros((NB + 1, 6))
     a = np.zeros((NB + 1, 6))
     f = np.zeros((NB + 1, 6))
-    for n in range(N):
+    w1 = np.zeros(6)
+    w2 = np.zeros(6)
+    t1 = np.zeros(3)
+    t2 = np.zeros(3)
+    for i in range(1, NB + 1):
+        _S(jtype[i], axis[i], S[i])
+    for n in range(n0, n1):
         nf = n if f_ext.shape[0] > 1 else 0
         a[0] = a0
         for i in range(1, NB + 1):
-            XJ, S[i] = jcalc(jtype[i], axis[i], q[n, i - 1])
-            Xup[i] = XJ @ X_tree[i]
-            vJ = S[i] * qd[n, i - 1]
-            v[i] = Xup[i] @ v[parent[i]] + vJ
-            a[i] = Xup[i] @ a[parent[i]] + S[i] * qdd[n, i - 1] + crm(v[i]) @ vJ
-            f[i] = I[i] @ a[i] + crf(v[i]) @ (I[i] @ v[i]) - f_ext[nf, i]
+            p = parent[i]
+            _xup(jtype[i], axis[i], q[n, i - 1], Et[i], rt[i], E[i], r[i])
+            _xmv(E[i], r[i], v[p], v[i], t1)                       # v_i = X v_λ + S q̇
+            _xmv(E[i], r[i], a[p], a[i], t1)                       # a_i = X a_λ + S q̈ + v_i × S q̇
+            qdi, qddi = qd[n, i - 1], qdd[n, i - 1]
+            for k in range(6):
+                v[i, k] += S[i, k] * qdi
+                w1[k] = S[i, k] * qdi
+            _crm_mul(v[i], w1, w2)
+            for k in range(6):
+                a[i, k] += S[i, k] * qddi + w2[k]
+            _Imul(I[i], a[i], f[i])                                 # f_i = I a + v ×* I v − f_ext
+            _Imul(I[i], v[i], w1)
+            _crf_mul(v[i], w1, w2)
+            for k in range(6):
+                f[i, k] += w2[k] - f_ext[nf, i, k]
         for i in range(NB, 0, -1):
-            tau[n, i - 1] = S[i] @ f[i]
+            acc = 0.0
+            for k in range(6):
+                acc += S[i, k] * f[i, k]
+            tau[n, i - 1] = acc                                     # τ_i = Sᵀ f_i
             if parent[i] != 0:
-                f[parent[i]] += Xup[i].T @ f[i]
+                _xtf_add(E[i], r[i], f[i], f[parent[i]], t1, t2)    # f_λ += Xᵀ f_i
 
 
 @njit(cache=True)
-def crba(parent, jtype, axis, X_tree, I, q, H):
-    """Composite-rigid-body algorithm, RBDA Table 6.2. Writes the joint-space inertia H (N, NB, NB)."""
-    N, NB = q.shape[0], parent.shape[0] - 1
-    Xup = np.zeros((NB + 1, 6, 6))
+def _xt_I_x(E, r, IA, out, tmp6, tmp66):
+    """out += Xᵀ IA X for X = (E, r), column by column: (Xᵀ IA X) e_j = Xᵀ (IA (X e_j))."""
+    ej = np.zeros(6)
+    col = np.zeros(6)
+    t1 = np.zeros(3)
+    t2 = np.zeros(3)
+    for j in range(6):
+        for k in range(6):
+            ej[k] = 0.0
+        ej[j] = 1.0
+        _xmv(E, r, ej, col, t1)
+        _Imul(IA, col, tmp6)
+        for k in range(6):
+            col[k] = 0.0
+        _xtf_add(E, r, tmp6, col, t1, t2)
+        for k in range(6):
+            out[k, j] += col[k]
+
+
+@njit(cache=True)
+def _crba(parent, jtype, axis, X_tree, I, q, H, n0, n1):
+    """Composite-rigid-body algorithm, RBDA Table 6.2, for states n0 ≤ n < n1. Writes the joint-space
+    inertia H (N, NB, NB)."""
+    NB = parent.shape[0] - 1
+    Et, rt = _split_tree(X_tree)
+    E = np.zeros((NB + 1, 3, 3))
+    r = np.zeros((NB + 1, 3))
     S = np.zeros((NB + 1, 6))
     IC = np.zeros((NB + 1, 6, 6))
-    for n in range(N):
+    F = np.zeros(6)
+    G = np.zeros(6)
+    tmp6 = np.zeros(6)
+    tmp66 = np.zeros((6, 6))
+    t1 = np.zeros(3)
+    t2 = np.zeros(3)
+    for i in range(1, NB + 1):
+        _S(jtype[i], axis[i], S[i])
+    for n in range(n0, n1):
         for i in range(1, NB + 1):
-            XJ, S[i] = jcalc(jtype[i], axis[i], q[n, i - 1])
-            Xup[i] = XJ @ X_tree[i]
+            _xup(jtype[i], axis[i], q[n, i - 1], Et[i], rt[i], E[i], r[i])
             IC[i] = I[i]
         for i in range(NB, 0, -1):
             if parent[i] != 0:
-                IC[parent[i]] += Xup[i].T @ IC[i] @ Xup[i]
+                _xt_I_x(E[i], r[i], IC[i], IC[parent[i]], tmp6, tmp66)   # I^c_λ += Xᵀ I^c_i X
         for i in range(1, NB + 1):
-            F = IC[i] @ S[i]
-            H[n, i - 1, i - 1] = S[i] @ F
+            _Imul(IC[i], S[i], F)                                          # F = I^c_i S_i
+            acc = 0.0
+            for k in range(6):
+                acc += S[i, k] * F[k]
+            H[n, i - 1, i - 1] = acc
             j = i
             while parent[j] > 0:
-                F = Xup[j].T @ F
+                for k in range(6):
+                    G[k] = 0.0
+                _xtf_add(E[j], r[j], F, G, t1, t2)                         # F = Xᵀ_j F
+                for k in range(6):
+                    F[k] = G[k]
                 j = parent[j]
-                H[n, i - 1, j - 1] = F @ S[j]
-                H[n, j - 1, i - 1] = H[n, i - 1, j - 1]
+                acc = 0.0
+                for k in range(6):
+                    acc += F[k] * S[j, k]
+                H[n, i - 1, j - 1] = acc
+                H[n, j - 1, i - 1] = acc
 
 
 @njit(cache=True)
-def aba(parent, jtype, axis, X_tree, I, a0, q, qd, tau, f_ext, qdd):
-    """Articulated-body forward dynamics, RBDA Table 7.1. Writes qdd (N, NB)."""
-    N, NB = q.shape[0], parent.shape[0] - 1
-    Xup = np.zeros((NB + 1, 6, 6))
+def _aba(parent, jtype, axis, X_tree, I, a0, q, qd, tau, f_ext, qdd, n0, n1):
+    """Articulated-body forward dynamics, RBDA Table 7.1, for states n0 ≤ n < n1. Writes qdd (N, NB)."""
+    NB = parent.shape[0] - 1
+    Et, rt = _split_tree(X_tree)
+    E = np.zeros((NB + 1, 3, 3))
+    r = np.zeros((NB + 1, 3))
     S = np.zeros((NB + 1, 6))
     v = np.zeros((NB + 1, 6))
     c = np.zeros((NB + 1, 6))
@@ -81,39 +296,127 @@ def aba(parent, jtype, axis, X_tree, I, a0, q, qd, tau, f_ext, qdd):
     d = np.zeros(NB + 1)
     u = np.zeros(NB + 1)
     a = np.zeros((NB + 1, 6))
-    for n in range(N):
+    Ia = np.zeros((6, 6))
+    pa = np.zeros(6)
+    w1 = np.zeros(6)
+    w2 = np.zeros(6)
+    t1 = np.zeros(3)
+    t2 = np.zeros(3)
+    tmp66 = np.zeros((6, 6))
+    for i in range(1, NB + 1):
+        _S(jtype[i], axis[i], S[i])
+    for n in range(n0, n1):
         nf = n if f_ext.shape[0] > 1 else 0
         for i in range(1, NB + 1):
-            XJ, S[i] = jcalc(jtype[i], axis[i], q[n, i - 1])
-            Xup[i] = XJ @ X_tree[i]
-            vJ = S[i] * qd[n, i - 1]
-            v[i] = Xup[i] @ v[parent[i]] + vJ
-            c[i] = crm(v[i]) @ vJ
+            p = parent[i]
+            _xup(jtype[i], axis[i], q[n, i - 1], Et[i], rt[i], E[i], r[i])
+            _xmv(E[i], r[i], v[p], v[i], t1)
+            for k in range(6):
+                w1[k] = S[i, k] * qd[n, i - 1]
+                v[i, k] += w1[k]
+            _crm_mul(v[i], w1, c[i])                              # c_i = v_i × S q̇
             IA[i] = I[i]
-            pA[i] = crf(v[i]) @ (I[i] @ v[i]) - f_ext[nf, i]
+            _Imul(I[i], v[i], w1)
+            _crf_mul(v[i], w1, pA[i])                             # p^A_i = v ×* I v − f_ext
+            for k in range(6):
+                pA[i, k] -= f_ext[nf, i, k]
         for i in range(NB, 0, -1):
-            U[i] = IA[i] @ S[i]
-            d[i] = S[i] @ U[i]
-            u[i] = tau[n, i - 1] - S[i] @ pA[i]
-            if parent[i] != 0:
-                Ia = IA[i] - np.outer(U[i], U[i]) / d[i]
-                pa = pA[i] + Ia @ c[i] + U[i] * (u[i] / d[i])
-                IA[parent[i]] += Xup[i].T @ Ia @ Xup[i]
-                pA[parent[i]] += Xup[i].T @ pa
+            _Imul(IA[i], S[i], U[i])                              # U = I^A S
+            acc = 0.0
+            for k in range(6):
+                acc += S[i, k] * U[i, k]
+            d[i] = acc
+            acc = 0.0
+            for k in range(6):
+                acc += S[i, k] * pA[i, k]
+            u[i] = tau[n, i - 1] - acc
+            p = parent[i]
+            if p != 0:
+                for k in range(6):
+                    for l in range(6):
+                        Ia[k, l] = IA[i, k, l] - U[i, k] * U[i, l] / d[i]
+                _Imul(Ia, c[i], w1)
+                for k in range(6):
+                    pa[k] = pA[i, k] + w1[k] + U[i, k] * (u[i] / d[i])
+                _xt_I_x(E[i], r[i], Ia, IA[p], w2, tmp66)         # I^A_λ += Xᵀ I^a X
+                _xtf_add(E[i], r[i], pa, pA[p], t1, t2)           # p^A_λ += Xᵀ p^a
         a[0] = a0
         for i in range(1, NB + 1):
-            ai = Xup[i] @ a[parent[i]] + c[i]
-            qdd[n, i - 1] = (u[i] - U[i] @ ai) / d[i]
-            a[i] = ai + S[i] * qdd[n, i - 1]
+            _xmv(E[i], r[i], a[parent[i]], w1, t1)
+            acc = 0.0
+            for k in range(6):
+                w1[k] += c[i, k]
+                acc += U[i, k] * w1[k]
+            qdd[n, i - 1] = (u[i] - acc) / d[i]
+            for k in range(6):
+                a[i, k] = w1[k] + S[i, k] * qdd[n, i - 1]
+
+
+#: batches at least this large are split over the CPU cores (numba prange over chunks)
+PARALLEL_MIN_BATCH = 512
+
+
+@njit(cache=True, parallel=True)
+def _rnea_par(parent, jtype, axis, X_tree, I, a0, q, qd, qdd, f_ext, tau, chunks):
+    N = q.shape[0]
+    for c in prange(chunks):
+        _rnea(parent, jtype, axis, X_tree, I, a0, q, qd, qdd, f_ext, tau, c * N // chunks, (c + 1) * N // chunks)
+
+
+@njit(cache=True, parallel=True)
+def _crba_par(parent, jtype, axis, X_tree, I, q, H, chunks):
+    N = q.shape[0]
+    for c in prange(chunks):
+        _crba(parent, jtype, axis, X_tree, I, q, H, c * N // chunks, (c + 1) * N // chunks)
+
+
+@njit(cache=True, parallel=True)
+def _aba_par(parent, jtype, axis, X_tree, I, a0, q, qd, tau, f_ext, qdd, chunks):
+    N = q.shape[0]
+    for c in prange(chunks):
+        _aba(parent, jtype, axis, X_tree, I, a0, q, qd, tau, f_ext, qdd, c * N // chunks, (c + 1) * N // chunks)
+
+
+def _chunks(N):
+    import numba
+    return 4 * numba.get_num_threads() if N >= PARALLEL_MIN_BATCH else 0
+
+
+def rnea(parent, jtype, axis, X_tree, I, a0, q, qd, qdd, f_ext, tau):
+    """RNEA over a batch (Table 5.1); large batches run on every core. Writes tau (N, NB)."""
+    c = _chunks(q.shape[0])
+    if c:
+        _rnea_par(parent, jtype, axis, X_tree, I, a0, q, qd, qdd, f_ext, tau, c)
+    else:
+        _rnea(parent, jtype, axis, X_tree, I, a0, q, qd, qdd, f_ext, tau, 0, q.shape[0])
+
+
+def crba(parent, jtype, axis, X_tree, I, q, H):
+    """CRBA over a batch (Table 6.2); large batches run on every core. Writes H (N, NB, NB)."""
+    c = _chunks(q.shape[0])
+    if c:
+        _crba_par(parent, jtype, axis, X_tree, I, q, H, c)
+    else:
+        _crba(parent, jtype, axis, X_tree, I, q, H, 0, q.shape[0])
+
+
+def aba(parent, jtype, axis, X_tree, I, a0, q, qd, tau, f_ext, qdd):
+    """ABA over a batch (Table 7.1); large batches run on every core. Writes qdd (N, NB)."""
+    c = _chunks(q.shape[0])
+    if c:
+        _aba_par(parent, jtype, axis, X_tree, I, a0, q, qd, tau, f_ext, qdd, c)
+    else:
+        _aba(parent, jtype, axis, X_tree, I, a0, q, qd, tau, f_ext, qdd, 0, q.shape[0])
 
 
 @njit(cache=True)
 def ltl_solve(lam, H, b, x):
     """Solve H x = b for each of N systems by the LᵀL factorisation that exploits branch-induced sparsity
     (RBDA §6.5, Tables 6.3 and 6.4). ``lam`` (NB,) is the 0-based parent of each coordinate, −1 at a root.
-    H (N, n, n) is overwritten with L. Returns False in ok[n] if H is not positive definite."""
+    H (N, n, n) is overwritten with L. Returns False if an H is not positive definite."""
     N, nv = H.shape[0], H.shape[1]
     ok = True
+    y = np.zeros(nv)
     for n in range(N):
         A = H[n]
         for k in range(nv - 1, -1, -1):  # Table 6.3: factorisation, in place
@@ -132,8 +435,9 @@ def ltl_solve(lam, H, b, x):
                     A[i, j] = A[i, j] - A[k, i] * A[k, j]
                     j = lam[j]
                 i = lam[i]
-        y = b[n].copy()
-        for i in range(nv - 1, -1, -1):  # Table 6.4: back-substitution with L^T, then L
+        for i in range(nv):
+            y[i] = b[n, i]
+        for i in range(nv - 1, -1, -1):  # Table 6.4: back-substitution with Lᵀ, then L
             y[i] = y[i] / A[i, i]
             j = lam[i]
             while j >= 0:
@@ -145,7 +449,8 @@ def ltl_solve(lam, H, b, x):
                 y[i] = y[i] - A[i, j] * y[j]
                 j = lam[j]
             y[i] = y[i] / A[i, i]
-        x[n] = y
+        for i in range(nv):
+            x[n, i] = y[i]
     return ok
 
 

@@ -336,10 +336,10 @@ def constrained_forward_dynamics(model, q, qd, tau, method="nullspace", t_stab=N
         diag["independent"] = ec.independent
     elif method == "gauss":
         Lc = np.linalg.cholesky(H)
-        a = np.linalg.solve(H, rhs)
-        B = sla.solve_triangular(Lc, K.T, lower=True).T  # K L⁻ᵀ
+        a = sla.cho_solve((Lc, True), rhs, check_finite=False)
+        B = sla.solve_triangular(Lc, K.T, lower=True, check_finite=False).T  # K L⁻ᵀ (inputs already checked)
         z = np.linalg.pinv(B, rcond=rtol) @ (k - K @ a)
-        qdd = a + sla.solve_triangular(Lc.T, z, lower=False)
+        qdd = a + sla.solve_triangular(Lc.T, z, lower=False, check_finite=False)
         lam = np.linalg.lstsq(K.T, H @ qdd - rhs, rcond=rtol)[0] if K.size else np.zeros(0)
     else:  # sparse
         qdd, lam, nall = _sparse_method(model, st, tau, K, k, rtol)
