@@ -187,3 +187,26 @@ def test_sizing_launch_writes_the_report(tmp_path):
     # the boom cylinder's force is carried by its eye pin: |pin force| = |u| (a two-force member would give
     # equality; barrel and rod weights make it approximate)
     assert np.allclose(res.pin_force["boom_cylinder_eye"], np.abs(res.u[:, i]), rtol=0.02)
+
+
+def test_recorded_csv_motion_sizes_like_the_same_spline(tmp_path):
+    """A motion recorded to CSV (t, coordinates) gives the same actuator forces as the motion itself,
+    away from the ends where the CSV's spline cannot know the end conditions."""
+    from urdf_dyn.motion import csv_motion
+    model = ud.load(CASES["crank_slider"][0])
+    mo = spline_motion(["crank"], [[0.0], [1.5], [3.0]], [1.0, 1.0], dt=0.01, kind="spline")
+    f = tmp_path / "rec.csv"
+    f.write_text("t,crank\n" + "\n".join(f"{float(t)!r},{float(y)!r}" for t, y in zip(mo.t, mo.y[:, 0])))
+    rec = csv_motion(f, ["crank"])
+    assert np.allclose(rec.y, mo.y)
+    inner = slice(20, -20)
+    assert np.allclose(rec.yd[inner], mo.yd[inner], atol=1e-4)
+    Q, QD, QDD = consistent_motion(model, rec, progress=False)
+    Q2, QD2, QDD2 = consistent_motion(model, mo, progress=False)
+    u1 = actuator_forces(model, Q[inner][::10], QD[inner][::10], QDD[inner][::10]).u
+    u2 = actuator_forces(model, Q2[inner][::10], QD2[inner][::10], QDD2[inner][::10]).u
+    assert np.allclose(u1, u2, rtol=1e-3, atol=1e-3)
+    bad = tmp_path / "bad.csv"
+    bad.write_text("t,crank\n0,0\n0.1,zero\n")
+    with pytest.raises(ud.LaunchError, match="bad.csv:3"):
+        csv_motion(bad)

@@ -129,3 +129,40 @@ def test_mimic_coupling_matches_pinocchio_explicit_reduction():
         ydd = np.linalg.solve(G.T @ H @ G, G.T @ (tau - C))
         ours = constrained_forward_dynamics(model, q, qd, tau, method="nullspace").qdd
         assert np.allclose(ours, G @ ydd, rtol=1e-8, atol=1e-8)
+
+
+def test_drake_ball_constraint_equals_spherical_loop():
+    """Drake's <drake:ball_constraint> reads as a spherical loop: same K, k and accelerations as the
+    <loop type="spherical"> four-bar."""
+    text = (ROOT / "robots" / "four_bar_spherical.urdf").read_text()
+    drake = re.sub(r"<loop .*?</loop>",
+                   '<drake:ball_constraint name="ball"><drake:ball_constraint_body_A name="coupler"/>'
+                   '<drake:ball_constraint_p_AP value="0.5 0 0"/><drake:ball_constraint_body_B name="rocker"/>'
+                   '<drake:ball_constraint_p_BQ value="0.4 0 0"/></drake:ball_constraint>', text, flags=re.S)
+    drake = drake.replace('<robot name="four_bar_spherical">',
+                          '<robot name="four_bar_spherical" xmlns:drake="http://drake.mit.edu">')
+    a, b = ud.load(text), ud.load(drake)
+    assert [lp.type for lp in b.loops] == ["spherical"]
+    q = a.q_initial()
+    qd = project_velocity(a, q, np.array([1.0, -0.3, 0.4]))
+    for x, y in zip(loop_constraints(a, q, qd), loop_constraints(b, q, qd)):
+        assert np.allclose(x, y, atol=1e-14)
+    tau = np.array([0.5, -0.2, 0.1])
+    assert np.allclose(constrained_forward_dynamics(a, q, qd, tau).qdd, constrained_forward_dynamics(b, q, qd, tau).qdd,
+                       atol=1e-12)
+
+
+def test_loop_joint_damping_dissipates_at_the_rate_b_times_loop_speed_squared():
+    """A damper on the crank-slider's rod-slider pin: the power it absorbs is b ω_rel², ω_rel the relative
+    angular speed across the pin (the rod's absolute angular speed, the slider does not turn)."""
+    from urdf_dyn.closed_loop import passive_forces
+    text = (ROOT / "robots" / "crank_slider.urdf").read_text().replace(
+        '<axis xyz="0 -1 0"/>\n  </loop>', '<axis xyz="0 -1 0"/>\n    <dynamics damping="0.3"/>\n  </loop>')
+    model = ud.load(text)
+    assert model.loops[0].damping == 0.3
+    q = assemble(model, np.array([0.7, 0, 0.6]), hold=["crank"])
+    qd = project_velocity(model, q, np.array([2.0, 0.0, 0.0]), hold=["crank"])
+    tau_tree_only = -np.asarray(model.damping) * qd - np.asarray(model.spring_stiffness) * (q - np.asarray(model.spring_reference))
+    tau_loop = passive_forces(model, q, qd) - tau_tree_only
+    omega_rod = qd[model.joint_index("crank")] + qd[model.joint_index("rod")]  # absolute rod rate
+    assert tau_loop @ qd == pytest.approx(-0.3 * omega_rod ** 2, rel=1e-10)

@@ -22,7 +22,9 @@ __all__ = ["inverse_dynamics", "mass_matrix", "bias_force", "gravity_torques", "
            "kinetic_energy", "potential_energy", "coordinate_parents"]
 
 
-def _out(x, single):
+def _out(x, single, what="result"):
+    if not np.all(np.isfinite(x)):  # never return NaN silently (e.g. overflow from absurd inputs)
+        raise StateError(f"the {what} is not finite: the inputs are out of any physical range (overflow)")
     return x[0] if single else x
 
 
@@ -57,7 +59,7 @@ def inverse_dynamics(model, q, qd, qdd, f_ext=None):
     tau = np.zeros((N, model.nv))
     K.rnea(model.parent, model.jtype, model.axis, model.X_tree, model.I, _a0(model), s["q"], s["qd"],
            s["qdd"], _f_ext_body(model, f_ext, N), tau)
-    return _out(tau, single)
+    return _out(tau, single, "inverse dynamics")
 
 
 def bias_force(model, q, qd, f_ext=None):
@@ -80,7 +82,7 @@ def mass_matrix(model, q):
     s, single, N = batch_states(model, q=q)
     H = np.zeros((N, model.nv, model.nv))
     K.crba(model.parent, model.jtype, model.axis, model.X_tree, model.I, s["q"], H)
-    return _out(H, single)
+    return _out(H, single, "mass matrix")
 
 
 def coordinate_parents(model) -> np.ndarray:
