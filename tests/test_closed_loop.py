@@ -238,3 +238,21 @@ def test_assembly_reports_unreachable_held_joint():
     q[model.joint_index("joint3")] = 5.0  # a 5 m cylinder cannot close a triangle with sides 0.3 and 0.5
     with pytest.raises(ud.ModelError, match="cannot assemble"):
         assemble(model, q, hold=["joint3"])
+
+
+@pytest.mark.parametrize("name", sorted(ROBOTS))
+def test_fast_path_equals_the_five_methods(name):
+    """The simulator's lean right-hand side (compiled K, k; no diagnostics) against the reference methods,
+    with Baumgarte terms, at consistent and at slightly opened states."""
+    from urdf_dyn.closed_loop import fast_qdd
+    from urdf_dyn.loops import LoopState
+    model = ud.load(ROBOTS[name])
+    for q, qd, tau in random_consistent_states(model, 3, seed=7):
+        for dq in (0.0, 1e-4):
+            qx = q + dq
+            ref = constrained_forward_dynamics(model, qx, qd, tau, method="lambda", t_stab=0.1, passive=True).qdd
+            fast = fast_qdd(model, qx, qd, tau, t_stab=0.1)
+            assert np.linalg.norm(fast - ref) <= 1e-9 * np.linalg.norm(ref), name
+            st = LoopState(model, qx, qd)
+            py = np.concatenate([st.delta(lp) for lp in model.loops]) if model.loops else np.zeros(0)
+            assert np.allclose(st.deltas()[:py.size], py, atol=1e-13)  # compiled δ = the Python reference

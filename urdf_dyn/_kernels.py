@@ -19,7 +19,7 @@ import numpy as np
 from numba import njit, prange
 
 from .joints import jcalc, joint_pose
-from .spatial import crm
+from .spatial import crm, inv_plux
 
 REVOLUTE = 0
 
@@ -480,3 +480,122 @@ def tree_motion(parent, jtype, axis, X_tree, q, qd, X0, v, avp, S):
         vJ = S[i] * qd[i - 1]
         v[i] = Xup @ v[parent[i]] + vJ
         avp[i] = Xup @ avp[parent[i]] + crm(v[i]) @ vJ
+
+
+@njit(cache=True)
+def _log3(R, out):
+    """Rotation vector of a rotation matrix R (3×3) into out (3,)."""
+    c = (R[0, 0] + R[1, 1] + R[2, 2] - 1.0) / 2.0
+    c = min(1.0, max(-1.0, c))
+    th = np.arccos(c)
+    w0, w1, w2 = R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]
+    if th < 1e-8:
+        out[0], out[1], out[2] = 0.5 * w0, 0.5 * w1, 0.5 * w2
+    elif np.pi - th < 1e-6:
+        k = 0
+        for i in range(1, 3):
+            if R[i, i] > R[k, k]:
+                k = i
+        nrm = 0.0
+        for i in range(3):
+            out[i] = (R[i, k] + (1.0 if i == k else 0.0)) / 2.0
+            nrm += out[i] * out[i]
+        nrm = np.sqrt(nrm)
+        for i in range(3):
+            out[i] = th * out[i] / nrm
+    else:
+        f = th / (2.0 * np.sin(th))
+        out[0], out[1], out[2] = f * w0, f * w1, f * w2
+
+
+@njit(cache=True)
+def loop_terms(parent, jtype, axis, X_tree, q, qd, lp_p, lp_s, lp_XP, lp_XS, lp_axis, lp_mode, row_loop, row_T,
+               K, k, vJ, delta):
+    """K (R×n), k (R,), Tᵀv_J (R,) and δ (R,) of all loop rows at one state (RBDA eqs. 8.9–8.24; the
+    Python reference is ``loops.LoopState``). Row r belongs to loop row_loop[r] with constraint direction
+    row_T[r] (6,) in Fp. lp_mode: 0 = rotational error a × (R a) (joints turning about a), 1 = rotation
+    vector of R. Universal loops (configuration-dependent T) are not handled here."""
+    NB = parent.shape[0] - 1
+    n = NB
+    X0 = np.zeros((NB + 1, 6, 6))
+    v = np.zeros((NB + 1, 6))
+    avp = np.zeros((NB + 1, 6))
+    S = np.zeros((NB + 1, 6))
+    X0[0] = np.eye(6)
+    tmp = np.zeros(6)
+    for i in range(1, NB + 1):
+        XJ, Si = jcalc(jtype[i], axis[i], q[i - 1])
+        S[i] = Si
+        Xup = XJ @ X_tree[i]
+        X0[i] = Xup @ X0[parent[i]]
+        v[i] = Xup @ v[parent[i]]
+        avp[i] = Xup @ avp[parent[i]]
+        for c in range(6):
+            tmp[c] = S[i, c] * qd[i - 1]
+            v[i, c] += tmp[c]
+        avp[i] += crm(v[i]) @ tmp
+    # base coordinates: v0 = X0⁻¹ v, a^vp_0, S0 (column j of J for body j)
+    v0 = np.zeros((NB + 1, 6))
+    a0 = np.zeros((NB + 1, 6))
+    S0 = np.zeros((NB + 1, 6))
+    for i in range(1, NB + 1):
+        Xi = X0[i]
+        E = Xi[:3, :3]
+        B = Xi[3:, :3]
+        for vec, out in ((v[i], v0[i]), (avp[i], a0[i]), (S[i], S0[i])):
+            # X⁻¹ = [[Eᵀ, 0], [Bᵀ, Eᵀ]] for X = [[E, 0], [B, E]]
+            for r in range(3):
+                out[r] = E[0, r] * vec[0] + E[1, r] * vec[1] + E[2, r] * vec[2]
+                out[3 + r] = (B[0, r] * vec[0] + B[1, r] * vec[1] + B[2, r] * vec[2]
+                              + E[0, r] * vec[3] + E[1, r] * vec[4] + E[2, r] * vec[5])
+    R = K.shape[0]
+    last = -1
+    XFp = np.zeros((6, 6))
+    d = np.zeros(6)
+    dv = np.zeros(6)
+    da = np.zeros(6)
+    rv = np.zeros(3)
+    for r in range(R):
+        l = row_loop[r]
+        p, s = lp_p[l], lp_s[l]
+        if l != last:
+            last = l
+            XFp = lp_XP[l] @ X0[p]
+            XFs = lp_XS[l] @ X0[s]
+            # pose of Fs in Fp from ^{Fs}X_{Fp} = XFs XFp⁻¹
+            Xrel = XFs @ inv_plux(XFp)
+            Er = Xrel[:3, :3]
+            Rm = Er.T.copy()
+            M = -Er.T @ Xrel[3:, :3]  # = skew(p)
+            pv0, pv1, pv2 = M[2, 1], M[0, 2], M[1, 0]
+            if lp_mode[l] == 0:
+                a = lp_axis[l]
+                Ra = Rm @ a
+                rv[0] = a[1] * Ra[2] - a[2] * Ra[1]
+                rv[1] = a[2] * Ra[0] - a[0] * Ra[2]
+                rv[2] = a[0] * Ra[1] - a[1] * Ra[0]
+            else:
+                _log3(Rm, rv)
+            d[0], d[1], d[2], d[3], d[4], d[5] = rv[0], rv[1], rv[2], pv0, pv1, pv2
+            for c in range(6):
+                dv[c] = v0[s, c] - v0[p, c]
+            cr = crm(v0[p]) @ dv
+            for c in range(6):
+                da[c] = a0[s, c] - a0[p, c] - cr[c]
+        t0 = XFp.T @ row_T[r]     # constraint direction in base coordinates
+        for j in range(n):
+            K[r, j] = 0.0
+        b = s
+        while b > 0:
+            K[r, b - 1] += t0 @ S0[b]
+            b = parent[b]
+        b = p
+        while b > 0:
+            K[r, b - 1] -= t0 @ S0[b]
+            b = parent[b]
+        k[r] = -(t0 @ da)
+        vJ[r] = t0 @ dv
+        acc = 0.0
+        for c in range(6):
+            acc += row_T[r, c] * d[c]
+        delta[r] = acc

@@ -361,6 +361,37 @@ def constrained_forward_dynamics(model, q, qd, tau, method="nullspace", t_stab=N
     return ConstrainedAccel(qdd, lam, _loop_forces(model, lam), r, res, method, diag)
 
 
+def fast_qdd(model, q, qd, tau, t_stab=None, rtol=1e-6, passive=True):
+    """q̈ only, for the simulator's inner loop: RBDA §8.5 method 2 without the public function's argument
+    checks, rank diagnostics and λ bookkeeping (q, q̇, τ must be valid float64 (nv,) arrays). Computes
+    H (CRBA) and C (RNEA) with the kernels, K, k with the compiled loop kernel, H = L Lᵀ (Cholesky),
+    A = K H⁻¹ Kᵀ and λ = A⁺ b by a symmetric eigendecomposition with the same relative tolerance as
+    ``constrained_forward_dynamics(method="lambda")``, which the tests compare it with."""
+    from . import _kernels as _Kn
+    n = model.nv
+    q2, qd2 = q.reshape(1, n), qd.reshape(1, n)
+    H = np.zeros((1, n, n))
+    _Kn._crba(model.parent, model.jtype, model.axis, model.X_tree, model.I, q2, H, 0, 1)
+    C = np.zeros((1, n))
+    _Kn._rnea(model.parent, model.jtype, model.axis, model.X_tree, model.I, -model.a_grav, q2, qd2,
+              np.zeros((1, n)), np.zeros((1, model.NB + 1, 6)), C, 0, 1)
+    if passive:
+        tau = tau + passive_forces(model, q, qd)
+    st = LoopState(model, q, qd)
+    K, k, vJ, _ = st.K_k()
+    if t_stab is not None:
+        alpha = 1.0 / t_stab
+        k = k - 2 * alpha * vJ - alpha ** 2 * st.deltas()
+    L = np.linalg.cholesky(H[0])
+    X = sla.cho_solve((L, True), np.column_stack([tau - C[0], K.T]), check_finite=False)
+    a0, HinvKT = X[:, 0], X[:, 1:]
+    A = K @ HinvKT
+    w, V = np.linalg.eigh(A)
+    keep = w > rtol * max(w[-1], 0.0) if w.size else w > 0
+    lam = V[:, keep] @ ((V[:, keep].T @ (k - K @ a0)) / w[keep])
+    return a0 + HinvKT @ lam
+
+
 # ---------------------------------------------------------------------------------------------------------
 # assembly
 # ---------------------------------------------------------------------------------------------------------

@@ -22,7 +22,7 @@ relative output paths to the working directory)::
         durations: [2.0]                 # s, one per segment
     duration: 4.0                        # s; default: the trajectory's length
     solver: {method: DOP853, rtol: 1.0e-8, atol: 1.0e-10, dt_out: 0.01, include_damping: true,
-             t_stab: 0.1, closed_loop_method: nullspace, residual_tol: 1.0e-3}   # last three: loops only
+             t_stab: 0.1, closed_loop_method: fast, residual_tol: 1.0e-3}   # last three: loops only
     outputs:
       directory: urdf_dyn_out/puma560    # default urdf_dyn_out/<launch file stem>
       trajectory: [trajectory.npz, trajectory.csv]
@@ -374,7 +374,7 @@ def run_launch(path, out_dir=None, progress=None, echo=print):
         kw["residual_tol"] = _number(launch, s["residual_tol"], "solver.residual_tol")
     if "closed_loop_method" in s:
         from .closed_loop import METHODS
-        if s["closed_loop_method"] not in METHODS:
+        if s["closed_loop_method"] not in METHODS + ("fast",):
             raise launch.err("solver.closed_loop_method", f"unknown method {s['closed_loop_method']!r} "
                                                           f"({', '.join(METHODS)})")
         kw["cl_method"] = s["closed_loop_method"]

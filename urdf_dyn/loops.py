@@ -161,9 +161,28 @@ class LoopState:
         T[:3, 0] = n  # not normalised: then δ = a·b and K stay exact derivatives (|n| = 1 when assembled)
         return T, b
 
+    def _compiled(self):
+        """K, k, Tᵀv_J and δ of every loop row from the compiled kernel (all loop types but universal),
+        computed once per state; None when the model has a universal loop."""
+        if getattr(self, "_kk", None) is None:
+            pack = _pack(self.model)
+            if pack is None:
+                self._kk = False
+            else:
+                R = len(pack["row_loop"])
+                K, k, vJ, dl = np.zeros((R, self.model.nv)), np.zeros(R), np.zeros(R), np.zeros(R)
+                _K.loop_terms(self.model.parent, self.model.jtype, self.model.axis, self.model.X_tree, self.q,
+                              self.qd, pack["p"], pack["s"], pack["XP"], pack["XS"], pack["axis"], pack["mode"],
+                              pack["row_loop"], pack["row_T"], K, k, vJ, dl)
+                self._kk = (K, k, vJ, dl)
+        return self._kk or None
+
     def K_k(self):
         """(K (n^c×nv), k (n^c,), v_J rows Tᵀ v_J (n^c,), row labels)."""
         m = self.model
+        fast = self._compiled()
+        if fast is not None and not m.mimic:
+            return fast[0], fast[1], fast[2], _pack(m)["labels"]
         Ks, ks, vs, labels = [], [], [], []
         for lp in m.loops:
             XFp, _ = self.loop_frames(lp)
@@ -213,11 +232,44 @@ class LoopState:
     def deltas(self):
         """δ for all loops (concatenated) and mimic rows q_f − m q_l − o."""
         m = self.model
-        out = [self.delta(lp) for lp in m.loops]
+        fast = self._compiled()
+        out = [fast[3]] if fast is not None else [self.delta(lp) for lp in m.loops]
         for mi in m.mimic:
             out.append(np.array([self.q[m.joint_index(mi.joint)] - mi.multiplier * self.q[m.joint_index(mi.leader)]
                                  - mi.offset]))
         return np.concatenate(out) if out else np.zeros(0)
+
+
+_PACKS = {}
+
+
+def _pack(model):
+    """Loop data laid out for the compiled kernel, built once per model (keyed by id; the Model is
+    immutable). None if a loop is universal (its T depends on the configuration)."""
+    key = id(model)
+    hit = _PACKS.get(key)
+    if hit is not None and hit[0] is model:
+        return hit[1]
+    if any(lp.type == "universal" for lp in model.loops):
+        pack = None
+    else:
+        rows, row_T, labels = [], [], []
+        for l, lp in enumerate(model.loops):
+            for c in range(lp.nc):
+                rows.append(l)
+                row_T.append(np.asarray(lp.T)[:, c])
+                labels.append(f"{lp.name}[{c}]")
+        pack = dict(p=np.array([lp.p for lp in model.loops], np.int64), s=np.array([lp.s for lp in model.loops], np.int64),
+                    XP=np.array([lp.X_P for lp in model.loops]).reshape(-1, 6, 6),
+                    XS=np.array([lp.X_S for lp in model.loops]).reshape(-1, 6, 6),
+                    axis=np.array([lp.axis for lp in model.loops]).reshape(-1, 3),
+                    mode=np.array([0 if lp.type in ("revolute", "continuous", "cylindrical", "planar") else 1
+                                   for lp in model.loops], np.int64),
+                    row_loop=np.array(rows, np.int64), row_T=np.array(row_T).reshape(-1, 6), labels=labels)
+    if len(_PACKS) > 64:
+        _PACKS.clear()
+    _PACKS[key] = (model, pack)
+    return pack
 
 
 def loop_constraints(model, q, qd, t_stab=None):

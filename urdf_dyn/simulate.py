@@ -14,7 +14,7 @@ from scipy import integrate
 
 from ._checks import as_batch
 from ._io import atomic_path
-from .closed_loop import passive_forces
+from .closed_loop import fast_qdd, passive_forces
 from .controllers import Passive
 from .dynamics import forward_dynamics, kinetic_energy, potential_energy
 from .errors import SimulationError, StateError
@@ -96,7 +96,8 @@ def _trajectory(model, controller, t, X, include_damping, meta):
     if model.has_constraints:
         from .closed_loop import constrained_forward_dynamics
         from .loops import LoopState
-        qdd = np.array([constrained_forward_dynamics(model, qi, qdi, ti, method=meta["cl_method"],
+        method = "lambda" if meta["cl_method"] == "fast" else meta["cl_method"]
+        qdd = np.array([constrained_forward_dynamics(model, qi, qdi, ti, method=method,
                                                      t_stab=meta["t_stab"], passive=include_damping).qdd
                         for qi, qdi, ti in zip(q, qd, tau)])
         res = np.array([[np.linalg.norm(LoopState(model, qi).delta(lp)) for lp in model.loops] for qi in q])
@@ -110,7 +111,7 @@ def _trajectory(model, controller, t, X, include_damping, meta):
 
 def simulate(model, q0, qd0=None, duration=1.0, controller=None, dt_out=0.01, method="DOP853", rtol=1e-8,
              atol=1e-10, include_damping=True, max_step=np.inf, progress=None, t_stab=0.1,
-             cl_method="nullspace", residual_tol=1e-3, assemble_initial=True) -> Trajectory:
+             cl_method="fast", residual_tol=1e-3, assemble_initial=True) -> Trajectory:
     """Integrate the tree's forward dynamics (ABA) from (q0, qd0) for ``duration`` seconds.
 
     Args:
@@ -120,7 +121,8 @@ def simulate(model, q0, qd0=None, duration=1.0, controller=None, dt_out=0.01, me
             "Radau", "LSODA", ...); rtol, atol: its tolerances; max_step [s].
         include_damping: add URDF ``<dynamics damping>`` (−b q̇) and Gazebo joint springs (−k (q − q_ref)).
         progress: show a tqdm progress bar (None: only on a terminal).
-        Closed loops (``<loop>``, ``<mimic>``): closed-loop FD by ``cl_method`` (see ``closed_loop.METHODS``)
+        Closed loops (``<loop>``, ``<mimic>``): closed-loop FD by ``cl_method``: "fast" (``closed_loop.fast_qdd``,
+        RBDA §8.5 method 2 without diagnostics) or one of ``closed_loop.METHODS``,
         with Baumgarte stabilisation of time constant ``t_stab`` [s] (RBDA §8.3; None: none). If
         ``assemble_initial``, q0 is first assembled (least squares, nearest solution) and qd0 projected onto
         K q̇ = 0. The per-loop residual ‖δ_k‖ is recorded; past ``residual_tol`` [m, rad] the run stops.
@@ -152,6 +154,8 @@ def simulate(model, q0, qd0=None, duration=1.0, controller=None, dt_out=0.01, me
         q, qd = x[:nv], x[nv:]
         tau = np.asarray(controller(t, q, qd), float)
         if loops:
+            if cl_method == "fast":
+                return np.concatenate([qd, fast_qdd(model, q, qd, tau, t_stab, passive=include_damping)])
             from .closed_loop import constrained_forward_dynamics
             return np.concatenate([qd, constrained_forward_dynamics(model, q, qd, tau, method=cl_method,
                                                                     t_stab=t_stab, passive=include_damping).qdd])
