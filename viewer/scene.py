@@ -1,0 +1,258 @@
+"""A trimesh scene of a urdf_dyn Model: the URDF's visuals, posed by urdf_dyn's forward kinematics.
+
+Every ``<visual>`` of every link becomes one node of a ``trimesh.Scene`` whose transform (visual frame in
+the base frame) is set from ``urdf_dyn.kinematics.body_poses``. Primitives (box, cylinder, sphere) are
+built with ``trimesh.creation``; meshes are loaded with ``trimesh.load`` (``package://`` through
+``urdf_dyn.packages.PackageResolver``, relative names from the robot file's folder). A mesh that cannot be
+found or read becomes a magenta placeholder and a ``ViewerWarning`` — never an exception. Mesh scales
+are baked into the vertices, so node transforms stay rigid.
+
+The loop-closure data for the overlays (poses of Fp and Fs, residual per loop) come from the same body
+poses and ``urdf_dyn.loops.LoopState``.
+"""
+from __future__ import annotations
+
+import os
+import warnings
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import trimesh
+
+from urdf_dyn.kinematics import body_poses
+from urdf_dyn.loops import LoopState
+from urdf_dyn.packages import PackageResolver
+
+__all__ = ["ViewerWarning", "Visual", "load_visuals", "RobotScene", "resolver_of", "PLACEHOLDER_RGBA"]
+
+DEFAULT_RGBA = (0.70, 0.70, 0.72, 1.0)
+PLACEHOLDER_RGBA = (1.0, 0.0, 1.0, 1.0)
+
+
+class ViewerWarning(UserWarning):
+    """A visual could not be drawn as described (missing or unreadable mesh, unknown geometry)."""
+
+
+@dataclass
+class Visual:
+    """One URDF ``<visual>``: ``link`` it belongs to, ``name`` (unique in the scene), ``mesh`` (trimesh, in
+    the visual frame, scale applied), ``origin`` (4x4 pose of the visual frame in the link frame) and
+    ``placeholder`` (True when the geometry could not be loaded)."""
+    link: str
+    name: str
+    mesh: trimesh.Trimesh
+    origin: np.ndarray
+    placeholder: bool = False
+
+
+def resolver_of(model) -> PackageResolver:
+    """The PackageResolver the model was loaded with (``model.package_dirs``)."""
+    r = PackageResolver(None)
+    items, dirs = (tuple(model.package_dirs) + ((), ()))[:2] if model.package_dirs else ((), ())
+    r.mapping = {k: Path(v) for k, v in items}
+    r.search = [Path(d) for d in dirs]
+    return r
+
+
+def _floats(text, n, default):
+    if text is None:
+        return np.array(default, float)
+    v = [float(x) for x in text.split()]
+    if len(v) == 1 and n == 3:
+        v = v * 3
+    if len(v) != n:
+        raise ValueError(f"expected {n} numbers, got {text!r}")
+    return np.array(v, float)
+
+
+def _origin(el):
+    T = np.eye(4)
+    o = el.find("origin") if el is not None else None
+    if o is None:
+        return T
+    xyz = _floats(o.get("xyz"), 3, (0, 0, 0))
+    rpy = _floats(o.get("rpy"), 3, (0, 0, 0))
+    T = trimesh.transformations.euler_matrix(*rpy, axes="sxyz")  # R = Rz(y) Ry(p) Rx(r), URDF convention
+    T[:3, 3] = xyz
+    return T
+
+
+def _rgba(mat_el, materials):
+    """Colour of a ``<material>`` element (inline ``<color>`` or a robot-level material by name), or None."""
+    if mat_el is None:
+        return None
+    c = mat_el.find("color")
+    if c is not None and c.get("rgba"):
+        return tuple(_floats(c.get("rgba"), 4, DEFAULT_RGBA))
+    return materials.get(mat_el.get("name"))
+
+
+def placeholder_mesh(size=0.05):
+    """The stand-in for a visual that could not be loaded: a small magenta octahedron."""
+    m = trimesh.creation.icosphere(subdivisions=0, radius=size)
+    m.visual.face_colors = _u8(PLACEHOLDER_RGBA)
+    return m
+
+
+def _u8(rgba):
+    return np.round(np.clip(np.asarray(rgba, float), 0.0, 1.0) * 255).astype(np.uint8)
+
+
+def _primitive(geom):
+    """(mesh, kind) of a ``<geometry>`` element's primitive, or (None, kind) for a mesh or unknown."""
+    for child in geom:
+        kind = child.tag
+        if kind == "box":
+            return trimesh.creation.box(extents=_floats(child.get("size"), 3, (0.1, 0.1, 0.1))), kind
+        if kind == "cylinder":
+            return trimesh.creation.cylinder(radius=float(child.get("radius", 0.05)),
+                                             height=float(child.get("length", 0.1)), sections=32), kind
+        if kind == "sphere":
+            return trimesh.creation.icosphere(subdivisions=2, radius=float(child.get("radius", 0.05))), kind
+        if kind == "capsule":  # not standard URDF, but common (ROS 2, MuJoCo exports)
+            r, ln = float(child.get("radius", 0.05)), float(child.get("length", 0.1))
+            return trimesh.creation.capsule(height=ln, radius=r, count=[16, 16]), kind
+        return None, kind
+    return None, None
+
+
+class _MeshCache:
+    def __init__(self):
+        self.meshes = {}
+
+    def load(self, path):
+        if path not in self.meshes:
+            loaded = trimesh.load(path, force="mesh", process=False)
+            if not isinstance(loaded, trimesh.Trimesh) or loaded.is_empty:
+                raise ValueError("no triangles in the file")
+            self.meshes[path] = loaded
+        return self.meshes[path].copy()
+
+
+def load_visuals(model, resolver=None) -> list:
+    """The visuals of every link of ``model`` (from ``model.urdf_xml``). Missing or unreadable meshes and
+    unknown geometry become placeholders, each with a ViewerWarning naming the link and the file."""
+    root = ET.fromstring(model.urdf_xml)
+    resolver = resolver or resolver_of(model)
+    base_dir = Path(model.source).resolve().parent if model.source and os.path.isfile(model.source) else None
+    materials = {}
+    for m in root.findall("material"):
+        c = m.find("color")
+        if m.get("name") and c is not None and c.get("rgba"):
+            materials[m.get("name")] = tuple(_floats(c.get("rgba"), 4, DEFAULT_RGBA))
+    cache = _MeshCache()
+    out = []
+    for link in root.findall("link"):
+        lname = link.get("name")
+        if lname not in model.links:
+            continue
+        for k, vis in enumerate(link.findall("visual")):
+            name = f"{lname}:{vis.get('name') or k}"
+            if any(v.name == name for v in out):
+                name = f"{lname}:{k}"
+            origin = _origin(vis)
+            rgba = _rgba(vis.find("material"), materials)
+            geom = vis.find("geometry")
+            mesh, kind, problem = None, None, None
+            if geom is None:
+                problem = "no <geometry>"
+            else:
+                mesh, kind = _primitive(geom)
+                if mesh is None and kind == "mesh":
+                    el = geom.find("mesh")
+                    uri = el.get("filename", "")
+                    try:
+                        path = resolver.resolve(uri, base_dir)
+                        mesh = cache.load(path)
+                        scale = _floats(el.get("scale"), 3, (1, 1, 1))
+                        if not np.allclose(scale, 1.0):
+                            mesh.apply_transform(np.diag([*scale, 1.0]))
+                    except Exception as e:  # missing file, unknown package, unreadable format
+                        problem = f"mesh {uri!r} could not be loaded ({e})"
+                        mesh = None
+                elif mesh is None:
+                    problem = f"unsupported geometry <{kind}>"
+            placeholder = mesh is None
+            if placeholder:
+                warnings.warn(f"{model.source}: link {lname!r}: {problem}; drawn as a placeholder", ViewerWarning,
+                              stacklevel=2)
+                mesh = placeholder_mesh()
+            elif rgba is not None or kind != "mesh" or not _has_colors(mesh):
+                mesh.visual = trimesh.visual.ColorVisuals(mesh, face_colors=_u8(rgba or DEFAULT_RGBA))
+            out.append(Visual(lname, name, mesh, origin, placeholder))
+    return out
+
+
+def _has_colors(mesh):
+    v = mesh.visual
+    if getattr(v, "kind", None) in ("texture",):
+        return True
+    return getattr(v, "kind", None) in ("face", "vertex") and v.defined
+
+
+class RobotScene:
+    """A ``trimesh.Scene`` of ``model``'s visuals with node transforms driven by forward kinematics.
+
+    ``set_q(q)`` poses the scene; ``body_T`` then holds the body poses (NB+1, 4, 4) used for it, and
+    ``loop_frames()`` / ``loop_residuals()`` the loop-closure data of the same pose."""
+
+    def __init__(self, model, visuals=None, resolver=None):
+        self.model = model
+        self.visuals = load_visuals(model, resolver) if visuals is None else visuals
+        self.scene = trimesh.Scene()
+        self.nodes = []
+        body, M = [], []
+        for v in self.visuals:
+            lf = model.links[v.link]
+            body.append(lf.body)
+            M.append(np.asarray(lf.T_body_link) @ v.origin)
+            self.scene.add_geometry(v.mesh, node_name=v.name, geom_name=v.name)
+            self.nodes.append(v.name)
+        self._body = np.array(body, int)
+        self._M = np.array(M).reshape(-1, 4, 4)
+        # bounding-box corners of every visual in its own frame, for camera fitting
+        self._corners = np.array([trimesh.bounds.corners(v.mesh.bounds) for v in self.visuals]).reshape(-1, 8, 3)
+        self.q = None
+        self.body_T = None
+        self.set_q(model.q_initial())
+
+    # -- posing ------------------------------------------------------------------------------------------
+    def visual_poses(self, Q):
+        """Poses (N, n_visuals, 4, 4) of every visual frame for a batch Q (N, nv)."""
+        T = body_poses(self.model, np.atleast_2d(np.asarray(Q, float)))
+        return T[:, self._body] @ self._M
+
+    def set_q(self, q):
+        """Pose the scene at joint positions q (nv,)."""
+        q = np.asarray(q, float).reshape(self.model.nv)
+        self.q = q
+        self.body_T = body_poses(self.model, q[None])[0]
+        W = self.body_T[self._body] @ self._M
+        g = self.scene.graph
+        for node, w in zip(self.nodes, W):
+            g.update(frame_to=node, matrix=w)
+        return self
+
+    def points(self, Q):
+        """World positions (N * n_visuals * 8, 3) of the visuals' bounding-box corners over the poses Q."""
+        if not len(self.visuals):
+            T = body_poses(self.model, np.atleast_2d(np.asarray(Q, float)))
+            return T[:, :, :3, 3].reshape(-1, 3)
+        W = self.visual_poses(Q)  # (N, V, 4, 4)
+        P = np.einsum("nvij,vkj->nvki", W[..., :3, :3], self._corners) + W[:, :, None, :3, 3]
+        return P.reshape(-1, 3)
+
+    # -- loops -------------------------------------------------------------------------------------------
+    def loop_frames(self):
+        """[(LoopJoint, pose of Fp (4x4), pose of Fs (4x4))] in the base frame at the current pose."""
+        T = self.body_T
+        return [(lp, T[lp.p] @ lp.T_P, T[lp.s] @ lp.T_S) for lp in self.model.loops]
+
+    def loop_residuals(self):
+        """{loop name: ||δ_k||} [m, rad] at the current pose (RBDA eq. 8.23, urdf_dyn.loops)."""
+        if not self.model.loops:
+            return {}
+        st = LoopState(self.model, self.q)
+        return {lp.name: float(np.linalg.norm(st.delta(lp))) for lp in self.model.loops}
