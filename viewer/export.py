@@ -1,0 +1,138 @@
+"""Offscreen rendering and export: PNG (one frame), GIF and MP4 (imageio, imageio-ffmpeg).
+
+Rendering is offscreen through EGL (pyglet headless) whether or not there is a display, so exports work
+on servers and in CI. ``render_trajectory`` is what ``urdf-dyn launch`` calls for ``outputs.animation``.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+
+from .backend import ViewerError, select
+
+__all__ = ["offscreen_viewer", "frame_times", "render_frames", "write_frames", "render_trajectory",
+           "render_motion", "FORMATS"]
+
+FORMATS = (".png", ".gif", ".mp4")
+
+
+def _check_out(path):
+    suffix = Path(path).suffix.lower()
+    if suffix not in FORMATS:
+        raise ViewerError(f"{path}: unknown output format {suffix or '(none)'!r}; use .png, .gif or .mp4")
+    return suffix
+
+
+def offscreen_viewer(robot, playback, size=(640, 480), **kw):
+    """A RobotViewer rendering into an offscreen EGL surface (a hidden window if pyglet already runs with
+    a display in this process). Raises ViewerError when no OpenGL context can be made."""
+    headless = select(True)
+    try:
+        from .window import RobotViewer
+        v = RobotViewer(robot, playback, size=size, visible=False, **kw)
+    except ViewerError:
+        raise
+    except Exception as e:  # missing libEGL/libGL, no EGL device, no matching config
+        raise ViewerError(f"cannot render offscreen ({type(e).__name__}: {e}); on Debian/Ubuntu install "
+                          "libegl1 libegl-mesa0 libgl1 libgl1-mesa-dri libglu1-mesa") from None
+    v.render()  # the first frame of a new EGL context can come out black (DESIGN §6): draw it once
+    return v
+
+
+def frame_times(t0, t1, fps, speed=1.0):
+    """Times [s] of the frames of an animation of [t0, t1] at ``fps`` frames per second of video, playing
+    ``speed`` seconds of motion per second of video; the last frame is at t1."""
+    if not fps > 0:
+        raise ViewerError(f"fps must be > 0, got {fps}")
+    if not speed > 0:
+        raise ViewerError(f"speed must be > 0, got {speed}")
+    if t1 <= t0:
+        return np.array([t0])
+    n = int(np.floor((t1 - t0) * fps / speed + 1e-9)) + 1
+    t = t0 + np.arange(n) * speed / fps
+    if t[-1] < t1 - 1e-9:
+        t = np.append(t, t1)
+    return t
+
+
+def render_frames(viewer, times):
+    """Yield the pixels (h, w, 3) of ``viewer`` at each time [s]."""
+    for t in times:
+        viewer.playback.seek(t)
+        viewer.robot.set_q(viewer.playback.q)
+        yield viewer.render()
+
+
+def write_frames(path, frames, fps):
+    """Write frames (an iterable of (h, w, 3) uint8) to ``path``: .png (the first frame), .gif (looping) or
+    .mp4 (H.264). Returns the number of frames written."""
+    import imageio.v2 as imageio
+    suffix = _check_out(path)
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.stem}.tmp{os.getpid()}{suffix}")
+    n = 0
+    try:
+        if suffix == ".png":
+            for f in frames:
+                imageio.imwrite(tmp, f)
+                n = 1
+                break
+        elif suffix == ".gif":
+            with imageio.get_writer(tmp, mode="I", duration=1000.0 / fps, loop=0) as w:
+                for f in frames:
+                    w.append_data(f)
+                    n += 1
+        else:
+            try:
+                import imageio_ffmpeg  # noqa: F401
+            except ImportError:
+                raise ViewerError("writing .mp4 needs imageio-ffmpeg: pip install imageio-ffmpeg") from None
+            with imageio.get_writer(tmp, fps=fps, codec="libx264", quality=7, macro_block_size=2,
+                                    pixelformat="yuv420p", ffmpeg_log_level="error") as w:
+                for f in frames:
+                    if f.shape[0] % 2 or f.shape[1] % 2:  # yuv420p needs even sizes
+                        f = np.pad(f, ((0, f.shape[0] % 2), (0, f.shape[1] % 2), (0, 0)), mode="edge")
+                    w.append_data(f)
+                    n += 1
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+    return n
+
+
+def render_motion(model, motion, path, fps=30.0, size=(640, 480), speed=1.0, show=None, loops=True,
+                  actuator_arrows=False, pin_arrows=False, loop_tol=1e-3, hud=True, robot=None):
+    """Render a Motion (urdf_dyn_viewer.playback) to ``path`` (.png/.gif/.mp4). Returns the path."""
+    from .forces import ForceSource
+    from .playback import Playback
+    from .scene import RobotScene
+    _check_out(path)
+    robot = robot or RobotScene(model)
+    pb = Playback(motion, speed=speed, repeat=False)  # not advanced by a clock: frames seek to their times
+    forces = ForceSource(model, motion) if (actuator_arrows or pin_arrows) else None
+    v = offscreen_viewer(robot, pb, size=size, show=show, loops=loops, actuator_arrows=actuator_arrows,
+                         pin_arrows=pin_arrows, loop_tol=loop_tol, hud=hud, forces=forces)
+    try:
+        times = [pb.t0] if Path(path).suffix.lower() == ".png" else frame_times(pb.t0, pb.t1, fps, speed)
+        write_frames(path, render_frames(v, times), fps)
+    finally:
+        v.close()
+    return Path(path)
+
+
+def render_trajectory(model, traj, path, fps=30.0, size=(640, 480), speed=1.0, show=None, loops=True,
+                      actuator_arrows=False, pin_arrows=False, loop_tol=1e-3):
+    """Render a ``urdf_dyn.simulate.Trajectory`` (t, q; τ, q̇, q̈ for force arrows) of ``model`` to
+    ``path``: .gif or .mp4 (the whole motion at ``fps`` frames per second, ``speed`` × real time) or .png
+    (the first sample). Offscreen (EGL): works without a display. Returns the path written.
+
+    Raises ViewerError (a UrdfDynError) for an unknown format, a trajectory that does not fit the model, or
+    when OpenGL is unavailable."""
+    from .playback import motion_from_trajectory
+    motion = motion_from_trajectory(model, traj, label=str(path))
+    return render_motion(model, motion, path, fps=fps, size=tuple(int(s) for s in size), speed=speed, show=show,
+                         loops=loops, actuator_arrows=actuator_arrows, pin_arrows=pin_arrows, loop_tol=loop_tol)
