@@ -115,10 +115,24 @@ class LoopState:
     Jacobians, and per loop the transform ^{Fp}X_0 and the relative pose of Fs in Fp."""
 
     def __init__(self, model, q, qd=None):
-        NB = model.NB
         self.model = model
         self.q = np.ascontiguousarray(q, float)
-        self.qd = np.zeros(NB) if qd is None else np.ascontiguousarray(qd, float)
+        self.qd = np.zeros(model.NB) if qd is None else np.ascontiguousarray(qd, float)
+        self._tree_done = False
+        self._kk = None
+
+    def __getattr__(self, name):
+        # the per-body arrays (X0, v, avp, S, X0inv, v0, avp0, S0) are computed on first use only: the
+        # compiled loop kernel does not need them
+        if name in ("X0", "v", "avp", "S", "X0inv", "v0", "avp0", "S0") and not self.__dict__.get("_tree_done"):
+            self._tree()
+            return self.__dict__[name]
+        raise AttributeError(name)
+
+    def _tree(self):
+        model = self.model
+        NB = model.NB
+        self._tree_done = True
         self.X0 = np.zeros((NB + 1, 6, 6))
         self.v = np.zeros((NB + 1, 6))
         self.avp = np.zeros((NB + 1, 6))
@@ -164,7 +178,7 @@ class LoopState:
     def _compiled(self):
         """K, k, Tᵀv_J and δ of every loop row from the compiled kernel (all loop types but universal),
         computed once per state; None when the model has a universal loop."""
-        if getattr(self, "_kk", None) is None:
+        if self._kk is None:
             pack = _pack(self.model)
             if pack is None:
                 self._kk = False
