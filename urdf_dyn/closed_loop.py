@@ -36,7 +36,7 @@ import scipy.sparse.linalg as spla
 from ._checks import as_batch
 from .dynamics import bias_force, mass_matrix
 from .errors import ModelError, StateError
-from .loops import ConstraintWarning, LoopState, loop_constraints, numerical_rank
+from .loops import ConstraintWarning, LoopState, constraint_terms, loop_constraints, numerical_rank
 from .spatial import crf, crm
 
 __all__ = ["constrained_forward_dynamics", "ConstrainedAccel", "explicit_constraint", "ExplicitConstraint",
@@ -302,11 +302,7 @@ def constrained_forward_dynamics(model, q, qd, tau, method="nullspace", t_stab=N
         raise ValueError(f"unknown method {method!r}; use one of {', '.join(METHODS)}")
     if passive:
         tau = tau + passive_forces(model, q, qd)
-    st = LoopState(model, q, qd)
-    K, k, vJ, _ = st.K_k()
-    if t_stab is not None:
-        alpha = 1.0 / t_stab
-        k = k - 2 * alpha * vJ - alpha ** 2 * st.deltas()
+    st, K, k = constraint_terms(model, q, qd, t_stab)
     H = mass_matrix(model, q)
     C = bias_force(model, q, qd)
     rhs = tau - C
@@ -377,11 +373,7 @@ def fast_qdd(model, q, qd, tau, t_stab=None, rtol=1e-6, passive=True):
               np.zeros((1, n)), np.zeros((1, model.NB + 1, 6)), C, 0, 1)
     if passive:
         tau = tau + passive_forces(model, q, qd)
-    st = LoopState(model, q, qd)
-    K, k, vJ, _ = st.K_k()
-    if t_stab is not None:
-        alpha = 1.0 / t_stab
-        k = k - 2 * alpha * vJ - alpha ** 2 * st.deltas()
+    _, K, k = constraint_terms(model, q, qd, t_stab)
     L = np.linalg.cholesky(H[0])
     X = sla.cho_solve((L, True), np.column_stack([tau - C[0], K.T]), check_finite=False)
     a0, HinvKT = X[:, 0], X[:, 1:]

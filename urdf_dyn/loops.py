@@ -27,7 +27,7 @@ import numpy as np
 from . import _kernels as _K
 from .spatial import crm, inv_plux, rodrigues
 
-__all__ = ["LoopState", "loop_constraints", "loop_residuals", "loop_jacobian", "mobility", "Mobility",
+__all__ = ["LoopState", "constraint_terms", "loop_constraints", "loop_residuals", "loop_jacobian", "mobility", "Mobility",
            "loop_subspaces", "LOOP_TYPES", "ConstraintWarning"]
 
 
@@ -286,10 +286,9 @@ def _pack(model):
     return pack
 
 
-def loop_constraints(model, q, qd, t_stab=None):
-    """K (n^c × nv) and k (n^c,) of the acceleration constraint K q̈ = k (RBDA eqs. 8.14–8.17); with
-    ``t_stab`` [s], k includes Baumgarte's k_stab = −2α Tᵀ v_J − β² δ, α = β = 1/t_stab (eqs. 8.21–8.22).
-    Rows: n^c_k per loop joint in model order, then one per ``<mimic>``."""
+def constraint_terms(model, q, qd, t_stab=None):
+    """(LoopState, K, k) at (q, q̇): K q̈ = k (RBDA eqs. 8.14–8.17), with Baumgarte's
+    k_stab = −2α Tᵀ v_J − β² δ, α = β = 1/t_stab added when ``t_stab`` [s] is given (eqs. 8.21–8.22)."""
     st = LoopState(model, q, qd)
     K, k, vJ, _ = st.K_k()
     if t_stab is not None:
@@ -297,7 +296,14 @@ def loop_constraints(model, q, qd, t_stab=None):
             raise ValueError(f"t_stab must be > 0 s, got {t_stab}")
         alpha = 1.0 / t_stab
         k = k - 2 * alpha * vJ - alpha ** 2 * st.deltas()
-    return K, k
+    return st, K, k
+
+
+def loop_constraints(model, q, qd, t_stab=None):
+    """K (n^c × nv) and k (n^c,) of the acceleration constraint K q̈ = k (RBDA eqs. 8.14–8.17); with
+    ``t_stab`` [s], k includes Baumgarte's k_stab = −2α Tᵀ v_J − β² δ, α = β = 1/t_stab (eqs. 8.21–8.22).
+    Rows: n^c_k per loop joint in model order, then one per ``<mimic>``."""
+    return constraint_terms(model, q, qd, t_stab)[1:]
 
 
 def loop_jacobian(model, q, loop: str):
