@@ -215,23 +215,30 @@ def _rnea(parent, jtype, axis, X_tree, I, a0, q, qd, qdd, f_ext, tau, n0, n1):
 
 
 @njit(cache=True)
-def _xt_I_x(E, r, IA, out, tmp6, tmp66):
-    """out += Xᵀ IA X for X = (E, r), column by column: (Xᵀ IA X) e_j = Xᵀ (IA (X e_j))."""
-    ej = np.zeros(6)
-    col = np.zeros(6)
-    t1 = np.zeros(3)
-    t2 = np.zeros(3)
-    for j in range(6):
-        for k in range(6):
-            ej[k] = 0.0
-        ej[j] = 1.0
-        _xmv(E, r, ej, col, t1)
-        _Imul(IA, col, tmp6)
-        for k in range(6):
-            col[k] = 0.0
-        _xtf_add(E, r, tmp6, col, t1, t2)
-        for k in range(6):
-            out[k, j] += col[k]
+def _xt_I_x(E, r, IA, out, X, M):
+    """out += Xᵀ IA X for X = (E, r) = [[E, 0], [−E r×, E]] (RBDA eq. 2.66's transform of an inertia);
+    X and M are (6, 6) scratch arrays, so nothing is allocated."""
+    for i in range(3):
+        for j in range(3):
+            X[i, j] = E[i, j]
+            X[3 + i, 3 + j] = E[i, j]
+            X[i, 3 + j] = 0.0
+    for i in range(3):  # −E r× : column j of r× is r × e_j
+        X[3 + i, 0] = -(E[i, 1] * r[2] - E[i, 2] * r[1])
+        X[3 + i, 1] = -(E[i, 2] * r[0] - E[i, 0] * r[2])
+        X[3 + i, 2] = -(E[i, 0] * r[1] - E[i, 1] * r[0])
+    for i in range(6):
+        for j in range(6):
+            acc = 0.0
+            for k in range(6):
+                acc += IA[i, k] * X[k, j]
+            M[i, j] = acc
+    for i in range(6):
+        for j in range(6):
+            acc = 0.0
+            for k in range(6):
+                acc += X[k, i] * M[k, j]
+            out[i, j] += acc
 
 
 @njit(cache=True)
@@ -246,8 +253,8 @@ def _crba(parent, jtype, axis, X_tree, I, q, H, n0, n1):
     IC = np.zeros((NB + 1, 6, 6))
     F = np.zeros(6)
     G = np.zeros(6)
-    tmp6 = np.zeros(6)
-    tmp66 = np.zeros((6, 6))
+    Xs = np.zeros((6, 6))
+    Ms = np.zeros((6, 6))
     t1 = np.zeros(3)
     t2 = np.zeros(3)
     for i in range(1, NB + 1):
@@ -258,7 +265,7 @@ def _crba(parent, jtype, axis, X_tree, I, q, H, n0, n1):
             IC[i] = I[i]
         for i in range(NB, 0, -1):
             if parent[i] != 0:
-                _xt_I_x(E[i], r[i], IC[i], IC[parent[i]], tmp6, tmp66)   # I^c_λ += Xᵀ I^c_i X
+                _xt_I_x(E[i], r[i], IC[i], IC[parent[i]], Xs, Ms)        # I^c_λ += Xᵀ I^c_i X
         for i in range(1, NB + 1):
             _Imul(IC[i], S[i], F)                                          # F = I^c_i S_i
             acc = 0.0
@@ -302,7 +309,8 @@ def _aba(parent, jtype, axis, X_tree, I, a0, q, qd, tau, f_ext, qdd, n0, n1):
     w2 = np.zeros(6)
     t1 = np.zeros(3)
     t2 = np.zeros(3)
-    tmp66 = np.zeros((6, 6))
+    Xs = np.zeros((6, 6))
+    Ms = np.zeros((6, 6))
     for i in range(1, NB + 1):
         _S(jtype[i], axis[i], S[i])
     for n in range(n0, n1):
@@ -338,7 +346,7 @@ def _aba(parent, jtype, axis, X_tree, I, a0, q, qd, tau, f_ext, qdd, n0, n1):
                 _Imul(Ia, c[i], w1)
                 for k in range(6):
                     pa[k] = pA[i, k] + w1[k] + U[i, k] * (u[i] / d[i])
-                _xt_I_x(E[i], r[i], Ia, IA[p], w2, tmp66)         # I^A_λ += Xᵀ I^a X
+                _xt_I_x(E[i], r[i], Ia, IA[p], Xs, Ms)            # I^A_λ += Xᵀ I^a X
                 _xtf_add(E[i], r[i], pa, pA[p], t1, t2)           # p^A_λ += Xᵀ p^a
         a[0] = a0
         for i in range(1, NB + 1):
@@ -350,6 +358,33 @@ def _aba(parent, jtype, axis, X_tree, I, a0, q, qd, tau, f_ext, qdd, n0, n1):
             qdd[n, i - 1] = (u[i] - acc) / d[i]
             for k in range(6):
                 a[i, k] = w1[k] + S[i, k] * qdd[n, i - 1]
+
+
+@njit(cache=True)
+def _finite_rows(q, qd, x):
+    """True if the first rows of q, qd, x (1, n) hold only finite numbers."""
+    for j in range(q.shape[1]):
+        if not (np.isfinite(q[0, j]) and np.isfinite(qd[0, j]) and np.isfinite(x[0, j])):
+            return False
+    return True
+
+
+@njit(cache=True)
+def rnea1(parent, jtype, axis, X_tree, I, a0, q, qd, qdd, f_ext, tau):
+    """One state with status: 0 ok, 1 non-finite input, 2 non-finite result (the caller explains)."""
+    if not _finite_rows(q, qd, qdd):
+        return 1
+    _rnea(parent, jtype, axis, X_tree, I, a0, q, qd, qdd, f_ext, tau, 0, 1)
+    return 0 if _finite_rows(tau, tau, tau) else 2
+
+
+@njit(cache=True)
+def aba1(parent, jtype, axis, X_tree, I, a0, q, qd, tau, f_ext, qdd):
+    """One state with status, as rnea1."""
+    if not _finite_rows(q, qd, tau):
+        return 1
+    _aba(parent, jtype, axis, X_tree, I, a0, q, qd, tau, f_ext, qdd, 0, 1)
+    return 0 if _finite_rows(qdd, qdd, qdd) else 2
 
 
 #: batches at least this large are split over the CPU cores (numba prange over chunks)

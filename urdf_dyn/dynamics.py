@@ -22,6 +22,32 @@ __all__ = ["inverse_dynamics", "mass_matrix", "bias_force", "gravity_torques", "
            "kinetic_energy", "potential_energy", "coordinate_parents"]
 
 
+_CACHE = {}
+
+
+def _consts(model):
+    """(a0 = −a_grav (6,), zero external forces (1, NB+1, 6)) per model, built once (the Model is immutable)."""
+    hit = _CACHE.get(id(model))
+    if hit is None or hit[0] is not model:
+        if len(_CACHE) > 64:
+            _CACHE.clear()
+        hit = (model, -model.a_grav, np.zeros((1, model.NB + 1, 6)))
+        _CACHE[id(model)] = hit
+    return hit[1], hit[2]
+
+
+def _plain(model, *xs):
+    """The arguments as (1, nv) views if each is already a C-contiguous float64 (nv,) array, else None
+    (then the general, checking path runs)."""
+    nv = model.nv
+    out = []
+    for x in xs:
+        if type(x) is not np.ndarray or x.dtype != np.float64 or x.shape != (nv,) or not x.flags.c_contiguous:
+            return None
+        out.append(x.reshape(1, nv))
+    return out
+
+
 def _out(x, single, what="result"):
     if not np.all(np.isfinite(x)):  # never return NaN silently (e.g. overflow from absurd inputs)
         raise StateError(f"the {what} is not finite: the inputs are out of any physical range (overflow)")
@@ -55,6 +81,12 @@ def inverse_dynamics(model, q, qd, qdd, f_ext=None):
     """Joint forces τ (nv,) or (N, nv) [N m | N] that produce q̈ at (q, q̇): RNEA, RBDA Table 5.1.
 
     Raises StateError for arrays of the wrong shape or with NaN/inf."""
+    fast = _plain(model, q, qd, qdd) if f_ext is None else None
+    if fast is not None:  # one plain state: checks happen inside the kernel
+        a0, fz = _consts(model)
+        tau = np.empty((1, model.nv))
+        if K.rnea1(model.parent, model.jtype, model.axis, model.X_tree, model.I, a0, *fast, fz, tau) == 0:
+            return tau[0]
     s, single, N = batch_states(model, q=q, qd=qd, qdd=qdd)
     tau = np.zeros((N, model.nv))
     K.rnea(model.parent, model.jtype, model.axis, model.X_tree, model.I, _a0(model), s["q"], s["qd"],
@@ -79,6 +111,11 @@ def gravity_torques(model, q):
 def mass_matrix(model, q):
     """Joint-space inertia matrix H(q), (nv, nv) or (N, nv, nv) [kg m² | kg]: CRBA, RBDA Table 6.2.
     Symmetric positive definite for a model whose every body has positive mass or inertia."""
+    fast = _plain(model, q)
+    if fast is not None and np.isfinite(q).all():
+        H = np.zeros((1, model.nv, model.nv))
+        K._crba(model.parent, model.jtype, model.axis, model.X_tree, model.I, fast[0], H, 0, 1)
+        return _out(H, True, "mass matrix")
     s, single, N = batch_states(model, q=q)
     H = np.zeros((N, model.nv, model.nv))
     K.crba(model.parent, model.jtype, model.axis, model.X_tree, model.I, s["q"], H)
@@ -99,6 +136,12 @@ def forward_dynamics(model, q, qd, tau, f_ext=None, method="aba"):
 
     Raises StateError for bad arrays; ValueError for an unknown method; np.linalg.LinAlgError if H is not
     positive definite (a body without mass and inertia at the end of a chain)."""
+    fast = _plain(model, q, qd, tau) if (f_ext is None and method == "aba") else None
+    if fast is not None:  # one plain state: checks happen inside the kernel
+        a0, fz = _consts(model)
+        qdd = np.empty((1, model.nv))
+        if K.aba1(model.parent, model.jtype, model.axis, model.X_tree, model.I, a0, *fast, fz, qdd) == 0:
+            return qdd[0]
     s, single, N = batch_states(model, q=q, qd=qd, tau=tau)
     fb = _f_ext_body(model, f_ext, N)
     qdd = np.zeros((N, model.nv))
