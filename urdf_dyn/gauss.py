@@ -345,26 +345,33 @@ class PlanarSystem:
         args = (list(self.q), list(self.qd), self.t)
         n, m, nh = self.n, s["J"].rows, s["phi"].rows
 
-        def fn(exprs, shapes):
-            f = sp.lambdify(args, exprs, modules="numpy", cse=True)
+        def fn(pieces):
+            """One lambdified call (common subexpressions shared) returning numpy arrays of the given
+            shapes; zero-size pieces are not printed by sympy and come back as zeros."""
+            live = [(i, e) for i, (e, sh) in enumerate(pieces) if int(np.prod(sh)) > 0]
+            f = sp.lambdify(args, [e for _, e in live], modules="numpy", cse=True)
+            shapes = [sh for _, sh in pieces]
 
             def call(q, qd, t):
-                out = f(q, qd, t)
-                return [np.asarray(o, float).reshape(sh) for o, sh in zip(out, shapes)]
+                out = [np.zeros(sh) for sh in shapes]
+                for (i, _), o in zip(live, f(q, qd, t)):
+                    out[i] = np.asarray(o, float).reshape(shapes[i])
+                return out
             return call
 
-        # rows of zero length are dropped from the lambdified lists (sympy cannot print them)
-        dyn_exprs, dyn_shapes = [s["Q"], s["Q_nc"], sp.Matrix([s["V_t"]])], [(n,), (n,), ()]
-        dyn = fn(dyn_exprs, dyn_shapes)
-        con = fn([s["J"], s["gamma"]], [(m, n), (m,)]) if m else (lambda q, qd, t: [np.zeros((0, n)), np.zeros(0)])
-        vel = fn([s["phid"], s["psi"]], [(nh,), (m - nh,)]) if m else (lambda q, qd, t: [np.zeros(0), np.zeros(0)])
-        pos = fn([s["phi"], s["phi"].jacobian(self.q) if nh else sp.zeros(0, n)], [(nh,), (nh, n)]) if nh \
-            else (lambda q, qd, t: [np.zeros(0), np.zeros((0, n))])
-        energy = fn([sp.Matrix([s["V"]])], [()])
+        Jphi = s["phi"].jacobian(self.q) if nh else sp.zeros(0, n)
         M = s["M"]
         w, U = np.linalg.eigh(M)
-        self._num = dict(M=M, Minv=np.diag(1.0 / np.diag(M)), Mih=(U / np.sqrt(w)) @ U.T, dyn=dyn, con=con,
-                         vel=vel, pos=pos, V=energy, m=m, nh=nh)
+        self._num = dict(
+            M=M, Minv=np.diag(1.0 / np.diag(M)), Mih=(U / np.sqrt(w)) @ U.T, m=m, nh=nh,
+            # Q, Q_nc, ∂V/∂t, J, γ, φ̇, ψ, φ
+            all=fn([(s["Q"], (n,)), (s["Q_nc"], (n,)), (sp.Matrix([s["V_t"]]), ()), (s["J"], (m, n)),
+                    (s["gamma"], (m,)), (s["phid"], (nh,)), (s["psi"], (m - nh,)), (s["phi"], (nh,))]),
+            dyn=fn([(s["Q"], (n,)), (s["Q_nc"], (n,)), (sp.Matrix([s["V_t"]]), ())]),
+            con=fn([(s["J"], (m, n)), (s["gamma"], (m,))]),
+            vel=fn([(s["phid"], (nh,)), (s["psi"], (m - nh,))]),
+            pos=fn([(s["phi"], (nh,)), (Jphi, (nh, n))]),
+            V=fn([(sp.Matrix([s["V"]]), ())]))
         return self._num
 
     def _state(self, q, qd, t):
@@ -450,15 +457,46 @@ def gauss_function(system, q, qd, qdd, t=0.0) -> float:
     return float(0.5 * r @ num["Minv"] @ r)
 
 
-def _stabilised(num, system, q, qd, t, J, gamma, t_stab):
+def _baumgarte(gamma, phid, psi, phi, t_stab):
+    """γ − [2α φ̇ + α² φ; α ψ], α = 1/t_stab (RBDA eq. 8.21–8.22, as ``loops.loop_constraints``)."""
     if t_stab is None:
         return gamma
     if not t_stab > 0:
         raise ValueError(f"t_stab must be > 0 s, got {t_stab}")
     alpha = 1.0 / t_stab
-    phid, psi = num["vel"](q, qd, t)
-    phi = num["pos"](q, qd, t)[0]
     return gamma - np.concatenate([2 * alpha * phid + alpha ** 2 * phi, alpha * psi])
+
+
+def _solve(num, Q, J, gamma, method, rtol):
+    """(q̈, a, rank, λ from KKT or None) for one state: the three methods of ``accelerations``."""
+    M, Minv, Mih = num["M"], num["Minv"], num["Mih"]
+    a = Minv @ Q
+    n, m = len(Q), len(gamma)
+    if m == 0:
+        if method not in METHODS:
+            raise ValueError(f"unknown method {method!r} (choose from {', '.join(METHODS)})")
+        return a.copy(), a, 0, None
+    if method == "gauss":
+        # q̈ = a + M^-½ (J M^-½)⁺ (γ − J a), the pseudo-inverse from one SVD with a relative cut-off
+        B = J @ Mih
+        U, sv, Vt = np.linalg.svd(B, full_matrices=False)
+        rank = int(np.sum(sv > rtol * sv[0])) if sv[0] > 0 else 0
+        z = Vt[:rank].T @ ((U[:, :rank].T @ (gamma - J @ a)) / sv[:rank])
+        return a + Mih @ z, a, rank, None
+    sv = np.linalg.svd(J, compute_uv=False)
+    rank = int(np.sum(sv > rtol * sv[0])) if sv[0] > 0 else 0
+    if method == "kkt":
+        # [M Jᵀ; J 0] [q̈; −λ] = [Q; γ]: LU when J has full row rank, else SVD least squares
+        K = np.block([[M, J.T], [J, np.zeros((m, m))]])
+        rhs = np.concatenate([Q, gamma])
+        x = np.linalg.solve(K, rhs) if rank == m else np.linalg.lstsq(K, rhs, rcond=rtol)[0]
+        return x[:n], a, rank, -x[n:]
+    if method == "paper16":
+        # seed 001 eq. (16) with f = 0: q̈ = J⁺γ − (I − J⁺J)(I − J⁺J)⁺ (J⁺γ − M⁻¹Q)  — NOT the minimiser
+        Jp = np.linalg.pinv(J, rcond=rtol)
+        P = np.eye(n) - Jp @ J
+        return Jp @ gamma - P @ np.linalg.pinv(P, rcond=rtol) @ (Jp @ gamma - a), a, rank, None
+    raise ValueError(f"unknown method {method!r} (choose from {', '.join(METHODS)})")
 
 
 def accelerations(system, q, qd=None, t=0.0, method="gauss", t_stab=None, rtol=1e-10) -> GaussAccel:
@@ -471,41 +509,12 @@ def accelerations(system, q, qd=None, t=0.0, method="gauss", t_stab=None, rtol=1
     rtol: relative singular-value cut-off of the pseudo-inverses."""
     q, qd, t = system._state(q, qd, t)
     num = system._numeric()
-    M, Minv, Mih = num["M"], num["Minv"], num["Mih"]
-    Q = num["dyn"](q, qd, t)[0]
-    J, gamma = num["con"](q, qd, t)
-    gamma = _stabilised(num, system, q, qd, t, J, gamma, t_stab)
-    a = Minv @ Q
-    n, m = system.n, len(gamma)
+    Q, _, _, J, gamma, phid, psi, phi = num["all"](q, qd, t)
+    gamma = _baumgarte(gamma, phid, psi, phi, t_stab)
+    qdd, a, rank, lam = _solve(num, Q, J, gamma, method, rtol)
+    Qc = num["M"] @ (qdd - a)
     diag = {}
-    if m == 0:
-        qdd, rank = a.copy(), 0
-    else:
-        sv = np.linalg.svd(J, compute_uv=False)
-        rank = int(np.sum(sv > rtol * sv[0])) if sv[0] > 0 else 0
-    if m == 0:
-        pass
-    elif method == "gauss":
-        B = J @ Mih
-        qdd = a + Mih @ (np.linalg.pinv(B, rcond=rtol) @ (gamma - J @ a))
-    elif method == "kkt":
-        K = np.block([[M, J.T], [J, np.zeros((m, m))]])
-        rhs = np.concatenate([Q, gamma])
-        if rank == m:
-            x = np.linalg.solve(K, rhs)
-        else:
-            x = np.linalg.lstsq(K, rhs, rcond=rtol)[0]
-        qdd = x[:n]
-        diag["lambda_kkt"] = -x[n:]
-    elif method == "paper16":
-        Jp = np.linalg.pinv(J, rcond=rtol)
-        P = np.eye(n) - Jp @ J
-        qdd = Jp @ gamma - P @ np.linalg.pinv(P, rcond=rtol) @ (Jp @ gamma - a)   # f − Q ≡ −Q here
-    else:
-        raise ValueError(f"unknown method {method!r} (choose from {', '.join(METHODS)})")
-    Qc = M @ (qdd - a)
-    if m:
-        lam = diag.pop("lambda_kkt", None)
+    if len(gamma):
         if lam is None:
             lam = np.linalg.lstsq(J.T, Qc, rcond=rtol)[0]
         diag["tangential_force"] = float(np.linalg.norm(Qc - J.T @ lam))
@@ -513,7 +522,7 @@ def accelerations(system, q, qd=None, t=0.0, method="gauss", t_stab=None, rtol=1
     else:
         lam, residual = np.zeros(0), 0.0
     d = qdd - a
-    return GaussAccel(qdd, lam, Qc, a, J, gamma, residual, float(0.5 * d @ M @ d), rank, method, diag)
+    return GaussAccel(qdd, lam, Qc, a, J, gamma, residual, float(0.5 * d @ num["M"] @ d), rank, method, diag)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -647,8 +656,8 @@ def simulate(system, q0, qd0=None, duration=1.0, dt_out=0.01, method="DOP853", r
 
     def rhs(t, x):
         q, qd = x[:n], x[n:2 * n]
-        qdd = accelerations(system, q, qd, t, method=accel, t_stab=ts, rtol=pinv_rtol).qdd
-        Q, Qnc, Vt = num["dyn"](q, qd, t)
+        Q, Qnc, Vt, J, gamma, phid, psi, phi = num["all"](q, qd, t)
+        qdd = _solve(num, Q, J, _baumgarte(gamma, phid, psi, phi, ts), accel, pinv_rtol)[0]
         return np.concatenate([qd, qdd, [Qnc @ qd + float(Vt)]])
 
     n_out = int(np.floor(duration / dt_out + 1e-9)) + 1
@@ -753,10 +762,11 @@ _FIGURES = [  # (file, paper figure, title, quantity, unit)
     ("fig4_crank_y.png", 4, "crank centroid y displacement", "y1", "m"),
     ("fig5_crank_vy.png", 5, "crank centroid y velocity", "vy1", "m/s"),
     ("fig6_crank_angle.png", 6, "crank angle θ1", "th1", "rad"),
-    ("fig7_crank_rate.png", 7, "crank angular velocity θ̇1", "w1", "rad/s"),
+    ("fig7_crank_rate.png", 7, "crank angular velocity dθ1/dt", "w1", "rad/s"),
     ("fig8_slider_x.png", 8, "slider x displacement", "x3", "m"),
     ("fig9_slider_vx.png", 9, "slider x velocity", "vx3", "m/s"),
 ]
+_LABELS = dict(x1="x1", vx1="dx1/dt", y1="y1", vy1="dy1/dt", th1="θ1", w1="dθ1/dt", x3="x3", vx3="dx3/dt")
 
 
 def _series_descriptor(tr):
@@ -825,9 +835,14 @@ def _read_gauss_section(launch):
         raise launch.err("gauss.stabilisation", f"unknown stabilisation {opts['stab']!r} (baumgarte, projection, none)")
     if opts["constraints"] not in ("joints", "paper"):
         raise launch.err("gauss.constraints", f"{opts['constraints']!r}: use joints or paper")
-    for k in ("compare_tree", "compare_paper16", "figures"):
+    for k in ("compare_tree", "figures"):
         if not isinstance(opts[k], bool):
             raise launch.err(f"gauss.{k}", f"expected true or false, got {opts[k]!r}")
+    c16 = opts["compare_paper16"]
+    if isinstance(c16, bool):
+        opts["compare_paper16"] = 2.0 if c16 else None
+    else:
+        opts["compare_paper16"] = _num(launch, c16, "gauss.compare_paper16", positive=True)
     return opts
 
 
@@ -843,41 +858,49 @@ def _plot_figures(outdir, tr, tree, p16, params, written):
         if T is not None:
             ax.plot(tree.t, T[key], lw=1.0, ls="--", color="C1", label="tree + <loop> (urdf_dyn.simulate)")
         ax.set_xlabel("t [s]")
-        ax.set_ylabel(f"{key} [{unit}]")
+        ax.set_ylabel(f"{_LABELS[key]} [{unit}]")
         ax.set_title(f"seed 001 Fig. {fig_no}: {title}", fontsize=10)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7, loc="best")
         fig.tight_layout()
         written[fname.removesuffix(".png")] = _save(fig, outdir / fname)
-    # overview: figs 2-9 on one page
-    fig, axes = plt.subplots(4, 2, figsize=(11, 11), sharex=True)
-    for ax, (fname, fig_no, title, key, unit) in zip(axes.ravel(), _FIGURES):
-        ax.plot(tr.t, S[key], lw=1.4, color="C0", label="Gauss (descriptor)")
-        if T is not None:
-            ax.plot(tree.t, T[key], lw=0.9, ls="--", color="C1", label="tree + loop")
-        ax.set_title(f"Fig. {fig_no}: {title}", fontsize=9)
-        ax.set_ylabel(f"[{unit}]")
-        ax.grid(alpha=0.3)
-    axes[0, 0].legend(fontsize=7)
-    for ax in axes[-1]:
-        ax.set_xlabel("t [s]")
-    fig.suptitle("Crank-slider of seed 001 by Gauss's principle (τ = %g N m, k = %g N/m, c = %g N s/m)"
-                 % (params["tau"], params["k"], params["c"]), fontsize=11)
-    fig.tight_layout()
-    written["overview"] = _save(fig, outdir / "crank_slider_gauss.png")
+    # overview: figs 2-9 on one page, the whole run and its first 2 s
+    for key_out, fname, t_max in (("overview", "crank_slider_gauss.png", None),
+                                  ("overview_2s", "crank_slider_gauss_2s.png", 2.0)):
+        if t_max is not None and tr.t[-1] <= t_max:
+            continue
+        k = len(tr) if t_max is None else int(np.searchsorted(tr.t, t_max, side="right"))
+        kt = None if T is None else (len(tree) if t_max is None else int(np.searchsorted(tree.t, t_max, side="right")))
+        fig, axes = plt.subplots(4, 2, figsize=(11, 11), sharex=True)
+        for ax, (_, fig_no, title, key, unit) in zip(axes.ravel(), _FIGURES):
+            ax.plot(tr.t[:k], S[key][:k], lw=1.4, color="C0", label="Gauss (descriptor)")
+            if T is not None:
+                ax.plot(tree.t[:kt], T[key][:kt], lw=0.9, ls="--", color="C1", label="tree + loop")
+            ax.set_title(f"Fig. {fig_no}: {title}", fontsize=9)
+            ax.set_ylabel(f"{_LABELS[key]} [{unit}]")
+            ax.grid(alpha=0.3)
+        axes[0, 0].legend(fontsize=7)
+        for ax in axes[-1]:
+            ax.set_xlabel("t [s]")
+        fig.suptitle("Crank-slider of seed 001 by Gauss's principle (τ = %g N m, k = %g N/m, c = %g N s/m)%s"
+                     % (params["tau"], params["k"], params["c"], "" if t_max is None else f", first {t_max:g} s"),
+                     fontsize=11)
+        fig.tight_layout()
+        written[key_out] = _save(fig, outdir / fname)
     # diagnostics: constraint residuals, energy balance, and (if run) the gap to the tree solution
     rows = 3 if T is not None else 2
     fig, axes = plt.subplots(rows, 1, figsize=(8, 2.8 * rows + 0.4), sharex=True)
     ax = axes[0]
     ax.semilogy(tr.t, np.maximum(np.abs(tr.phi).max(axis=1), 1e-18), label="max |φ| [m]")
-    ax.semilogy(tr.t, np.maximum(np.abs(tr.psi).max(axis=1), 1e-18), label="max |φ̇| [m/s]")
+    ax.semilogy(tr.t, np.maximum(np.abs(tr.psi).max(axis=1), 1e-18), label="max |dφ/dt| [m/s]")
     ax.set_ylabel("constraint residual")
     ax.legend(fontsize=7)
     ax.grid(alpha=0.3, which="both")
     ax = axes[1]
     ax.plot(tr.t, tr.energy - tr.energy[0], label="E(t) − E(0)")
     ax.plot(tr.t, tr.work, ls="--", label="work of τ and the damper")
-    ax.plot(tr.t, tr.energy_balance, label="E − E(0) − W (should be 0)")
+    ax.plot(tr.t, tr.energy_balance, label="E − E(0) − W (should be 0; max |·| = %.1e J)"
+            % np.abs(tr.energy_balance).max())
     ax.set_ylabel("[J]")
     ax.legend(fontsize=7)
     ax.grid(alpha=0.3)
@@ -886,6 +909,8 @@ def _plot_figures(outdir, tr, tree, p16, params, written):
         ax.semilogy(tr.t, np.maximum(np.abs(S["th1"] - T["th1"]), 1e-18), label="|Δθ1| [rad]")
         ax.semilogy(tr.t, np.maximum(np.abs(S["x3"] - T["x3"]), 1e-18), label="|Δx3| [m]")
         ax.set_ylabel("descriptor − tree")
+        ax.set_title("difference to the tree + <loop> model (its URDF rounds the rod inertia to 7 digits)",
+                     fontsize=9)
         ax.legend(fontsize=7)
         ax.grid(alpha=0.3, which="both")
     axes[-1].set_xlabel("t [s]")
@@ -894,10 +919,11 @@ def _plot_figures(outdir, tr, tree, p16, params, written):
     if P is not None:
         fig, axes = plt.subplots(2, 2, figsize=(11, 6.5), sharex=True)
         for ax, key, title, unit in ((axes[0, 0], "th1", "crank angle θ1", "rad"),
-                                     (axes[0, 1], "w1", "crank angular velocity θ̇1", "rad/s"),
+                                     (axes[0, 1], "w1", "crank angular velocity dθ1/dt", "rad/s"),
                                      (axes[1, 0], "x3", "slider x", "m"),
                                      (axes[1, 1], "vx3", "slider velocity", "m/s")):
-            ax.plot(tr.t, S[key], lw=1.4, label="Gauss minimiser (= KKT = tree + loop)")
+            k = len(p16)
+            ax.plot(tr.t[:k], S[key][:k], lw=1.4, label="Gauss minimiser (= KKT = tree + loop)")
             ax.plot(p16.t, P[key], lw=1.2, ls="--", color="C3", label="seed 001 eq. (16)")
             ax.set_title(title, fontsize=9)
             ax.set_ylabel(f"[{unit}]")
@@ -928,6 +954,13 @@ def run_launch_job(launch, out_dir=None, progress=None, echo=print):
     the PNGs of the paper's figures 2–9, diagnostics and a Markdown report. Returns (GaussTrajectory,
     {name: path written})."""
     from .launch import _number
+    for k in launch.data:
+        if k not in ("job", "robot", "duration", "solver", "outputs", "gauss"):
+            raise launch.err(k, "not used by job: gauss (job, robot, duration, solver, outputs, gauss)")
+    for k in launch.data.get("outputs") or {}:
+        if k not in ("directory", "trajectory", "report"):
+            raise launch.err(f"outputs.{k}", "not written by job: gauss (directory, trajectory, report); the PNGs "
+                                            "have fixed names")
     opts = _read_gauss_section(launch)
     params = opts["params"]
     duration = _number(launch, launch.data.get("duration", 10.0), "duration")
@@ -936,7 +969,13 @@ def run_launch_job(launch, out_dir=None, progress=None, echo=print):
     s = launch.data.get("solver") or {}
     for k in s:
         if k not in ("method", "rtol", "atol", "dt_out", "t_stab", "max_step", "closed_loop_method"):
-            raise launch.err(f"solver.{k}", "not used by job: gauss (method, rtol, atol, dt_out, t_stab, max_step)")
+            raise launch.err(f"solver.{k}", "not used by job: gauss (method, rtol, atol, dt_out, t_stab, max_step, "
+                                            "closed_loop_method for the tree comparison)")
+    if "closed_loop_method" in s:
+        from .closed_loop import METHODS as CL_METHODS
+        if s["closed_loop_method"] not in CL_METHODS:
+            raise launch.err("solver.closed_loop_method", f"unknown method {s['closed_loop_method']!r} "
+                                                          f"({', '.join(CL_METHODS)})")
     kw = dict(method=s.get("method", "DOP853"), rtol=_number(launch, s.get("rtol", 1e-10), "solver.rtol"),
               atol=_number(launch, s.get("atol", 1e-12), "solver.atol"),
               dt_out=_number(launch, s.get("dt_out", 0.01), "solver.dt_out"))
@@ -1002,7 +1041,7 @@ def run_launch_job(launch, out_dir=None, progress=None, echo=print):
         qtd0 = np.array([qd0[2], qd0[5] - qd0[2], qd0[6]])
         tree = tree_simulate(model, qt0, qtd0, duration, controller=Constant(model, tau), dt_out=kw["dt_out"],
                              rtol=min(kw["rtol"], 1e-9), atol=min(kw["atol"], 1e-11), t_stab=t_stab,
-                             progress=progress)
+                             progress=progress, cl_method=s.get("closed_loop_method", "nullspace"))
         S, T = _series_descriptor(tr), _series_tree(tree, params["l1"])
         n2 = min(len(tr), len(tree), int(round(2.0 / kw["dt_out"])) + 1)
         d_th, d_x3 = np.abs(S["th1"] - T["th1"]), np.abs(S["x3"] - T["x3"])
@@ -1012,14 +1051,16 @@ def run_launch_job(launch, out_dir=None, progress=None, echo=print):
         written["tree_trajectory"] = tree.save(outdir / "tree_trajectory.npz")
     p16 = None
     if opts["compare_paper16"] and opts["accel"] != "paper16":
+        d16 = min(duration, opts["compare_paper16"])
         try:
-            p16 = simulate(system, q0, qd0, duration, accel="paper16", stabilisation=opts["stab"], t_stab=t_stab, **kw)
+            p16 = simulate(system, q0, qd0, d16, accel="paper16", stabilisation=opts["stab"], t_stab=t_stab, **kw)
         except SimulationError as e:
             p16 = e.trajectory
             lines.append(f"eq. (16) run stopped early: {e}")
         d = np.abs(p16.coordinate("crank.theta") - th[:len(p16)])
-        lines.append(f"integrated with eq. (16): max |Δθ1| from the minimiser {d.max():.3g} rad; "
-                     f"its energy balance error max |E − E(0) − W| = {np.abs(p16.energy_balance).max():.3g} J")
+        lines.append(f"integrated with eq. (16) for {p16.t[-1]:g} s: max |Δθ1| from the minimiser {d.max():.3g} rad "
+                     f"(θ1 = {p16.coordinate('crank.theta')[-1]:.4g} instead of {th[len(p16) - 1]:.4g} rad); "
+                     f"energy balance error max |E − E(0) − W| = {np.abs(p16.energy_balance).max():.3g} J")
     if opts["figures"]:
         _plot_figures(outdir, tr, tree, p16, params, written)
     rep = outdir / o.get("report", "gauss_report.md")
