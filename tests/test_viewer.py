@@ -445,3 +445,24 @@ def test_window_under_xvfb_plays_and_screenshots(tmp_path):
     assert img.shape == (300, 400, 3) and _drawn(img) > 0.1
     coupler = (img[..., 1] > 90) & (img[..., 0] < 60) & (img[..., 2] < 80)  # the green coupler bar
     assert coupler.sum() > 100
+
+
+def test_run_view_force_arrows_and_loop_tolerance_options(tmp_path, gl):
+    """run_view honours ``forces`` and ``loop_tol`` when the CLI passes them (flags not wired yet)."""
+    import argparse
+
+    import imageio.v2 as imageio
+    from urdf_dyn_viewer.cli import run_view
+    ns = dict(robot=str(FOUR_BAR), package_dir=[], xacro_arg=[], traj=None, fps=30.0, speed=1.0, size="320x240",
+              show="", no_loops=False)
+    out = tmp_path / "arrows.png"
+    assert run_view(argparse.Namespace(**ns, q=None, out=str(out), forces=True)) == 0
+    img = imageio.imread(out)
+    assert ((img[..., 0] < 60) & (img[..., 1] > 120) & (img[..., 2] > 170)).sum() > 10  # pin arrow
+    # the four-bar opened by 0.17 m: red at the default tolerance (test above), not at loop_tol = 10
+    out2 = tmp_path / "tol.png"
+    q = "crank_joint=1.3"
+    assert run_view(argparse.Namespace(**ns, q=q, out=str(out2), loop_tol=10.0)) == 0
+    assert _red(imageio.imread(out2)).sum() < 5
+    with pytest.raises(ViewerError, match="loop-tol"):
+        run_view(argparse.Namespace(**ns, q=None, out=str(out2), loop_tol=-1.0))

@@ -112,6 +112,12 @@ def run_view(args) -> int:
     model = _load_model(args)
     show = parse_show(model, getattr(args, "show", ""))
     loops = not getattr(args, "no_loops", False)
+    # not wired in urdf_dyn/cli.py yet: a --forces flag (actuator and pin arrows) and --loop-tol [m, rad]
+    forces = bool(getattr(args, "forces", False))
+    loop_tol = getattr(args, "loop_tol", None)
+    loop_tol = 1e-3 if loop_tol is None else float(loop_tol)
+    if not loop_tol > 0:
+        raise ViewerError("--loop-tol must be > 0")
     window = not out and has_display()
     single = bool(out) and Path(out).suffix.lower() == ".png"
     motion = _motion(model, args, single)
@@ -119,15 +125,17 @@ def run_view(args) -> int:
         if not out:
             out = f"{model.name}_view{'.gif' if len(motion) > 1 else '.png'}"
             print(f"urdf-dyn view: no display (DISPLAY is not set): rendering offscreen to {out}")
-        path = render_motion(model, motion, out, fps=fps, size=size, speed=speed, show=show or None, loops=loops)
+        path = render_motion(model, motion, out, fps=fps, size=size, speed=speed, show=show or None, loops=loops,
+                             actuator_arrows=forces, pin_arrows=forces, loop_tol=loop_tol)
         n = 1 if Path(path).suffix.lower() == ".png" or len(motion) < 2 else None
         what = "1 frame" if n == 1 else f"{motion.duration:g} s of motion at {fps:g} fps, x{speed:g}"
         print(f"wrote {path} ({what}, {size[0]}x{size[1]})")
         return 0
-    return _window(model, motion, size, fps, speed, show, loops)
+    return _window(model, motion, size, fps, speed, show, loops, forces=forces, loop_tol=loop_tol)
 
 
-def _window(model, motion, size, fps, speed, show, loops, max_frames=None, screenshot=None):
+def _window(model, motion, size, fps, speed, show, loops, max_frames=None, screenshot=None, forces=False,
+            loop_tol=1e-3):
     from .backend import select
     if select(False):
         raise ViewerError("pyglet already renders offscreen in this process; cannot open a window")
@@ -137,7 +145,8 @@ def _window(model, motion, size, fps, speed, show, loops, max_frames=None, scree
     try:
         from .window import KEYS_HELP, RobotViewer, play
         v = RobotViewer(RobotScene(model), Playback(motion, speed=speed), forces=ForceSource(model, motion),
-                        size=size, visible=True, show=show or None, loops=loops)
+                        size=size, visible=True, show=show or None, loops=loops, actuator_arrows=forces,
+                        pin_arrows=forces, loop_tol=loop_tol)
     except ViewerError:
         raise
     except Exception as e:  # no GLX, cannot connect to the display
