@@ -81,10 +81,7 @@ def write_frames(path, frames, fps):
                 n = 1
                 break
         elif suffix == ".gif":
-            with imageio.get_writer(tmp, mode="I", duration=1000.0 / fps, loop=0) as w:
-                for f in frames:
-                    w.append_data(f)
-                    n += 1
+            n = _write_gif(tmp, frames, fps)
         else:
             try:
                 import imageio_ffmpeg  # noqa: F401
@@ -102,6 +99,29 @@ def write_frames(path, frames, fps):
         if tmp.exists():
             tmp.unlink()
     return n
+
+
+def _write_gif(path, frames, fps):
+    """A looping GIF through Pillow, frame by frame. GIF delays are whole centiseconds: each frame gets the
+    rounded difference of the rounded frame times, so the total duration stays right at any fps."""
+    from PIL import Image
+
+    count = [0]
+
+    def images():
+        for f in frames:
+            k = count[0]
+            im = Image.fromarray(np.ascontiguousarray(f[..., :3]))
+            im.info["duration"] = 10 * (round((k + 1) * 100.0 / fps) - round(k * 100.0 / fps))  # ms
+            count[0] += 1
+            yield im
+
+    it = images()
+    first = next(it, None)
+    if first is None:
+        raise ViewerError(f"{path}: no frames to write")
+    first.save(path, format="GIF", save_all=True, append_images=it, loop=0)
+    return count[0]
 
 
 def render_motion(model, motion, path, fps=30.0, size=(640, 480), speed=1.0, show=None, loops=True,
