@@ -261,6 +261,34 @@ def test_paper_eq16_satisfies_the_constraints_but_is_not_the_minimiser():
     assert rels.min() > 0.1 and np.median(rels) > 1.0
 
 
+def test_the_papers_route_with_the_true_pseudo_inverse_gives_the_minimiser():
+    """Eqs. (8)-(14) are sound: with A = M^½ P, P = I − J⁺J, b = −(M^½ J⁺γ − M^-½ Q) (eq. (11) prints
+    M^-½ J⁺γ) and the Moore-Penrose A⁺ in place of eq. (15)'s P⁺ M^-½, q̈ = J⁺γ + P A⁺ b is the minimiser."""
+    s = gauss.crank_slider(**P)
+    M = s.mass_matrix()
+    Mh, Mih = np.sqrt(M), np.diag(1 / np.sqrt(np.diag(M)))
+    for q, qd in [(Q0, np.zeros(7))] + random_states(5, seed=10):
+        J, g = s.constraint_jacobian(q, qd)
+        Q = s.applied_forces(q, qd)
+        Jp = np.linalg.pinv(J, rcond=1e-10)
+        Pr = np.eye(7) - Jp @ J
+        A = Mh @ Pr
+        b = -(Mh @ Jp @ g - Mih @ Q)
+        qdd = Jp @ g + Pr @ np.linalg.pinv(A, rcond=1e-10) @ b
+        ref = gauss.accelerations(s, q, qd, method="kkt").qdd
+        assert np.linalg.norm(qdd - ref) <= 1e-10 * np.linalg.norm(ref)
+        # eq. (15)'s X = P⁺ M^-½ is a generalised inverse of A (Penrose 1, 2 and 4 hold) but not a
+        # least-squares one: A X = M^½ P M^-½ is not symmetric (Penrose 3), so X b does not minimise ‖A h − b‖
+        X = np.linalg.pinv(Pr, rcond=1e-10) @ Mih
+        nA = np.linalg.norm(A)
+        assert np.linalg.norm(A @ X @ A - A) <= 1e-12 * nA
+        assert np.linalg.norm(X @ A @ X - X) <= 1e-12 * np.linalg.norm(X)
+        assert np.linalg.norm(X @ A - (X @ A).T) <= 1e-12
+        assert np.linalg.norm(A @ X - (A @ X).T) > 1.0
+        h16, hls = X @ b, np.linalg.lstsq(A, b, rcond=1e-10)[0]
+        assert np.linalg.norm(A @ h16 - b) > (1 + 1e-6) * np.linalg.norm(A @ hls - b)
+
+
 def test_paper_eq16_is_right_when_the_mass_matrix_is_a_multiple_of_the_identity():
     """(AB)⁺ = B⁺A⁺ holds for A = M^½ = μ I: then eq. (16) is the minimiser, which pins the error down."""
     s = gauss.crank_slider(**{**P, "m1": 2.0, "m2": 2.0, "m3": 2.0}, I1=2.0, I2=2.0)
@@ -306,6 +334,21 @@ def test_descriptor_crank_slider_equals_the_tree_and_loop_model():
     assert np.ptp(tree.q[:, 0]) > 10  # it really moves (the crank runs away)
     assert max(out["paper inertias"][:3]) <= 1e-6
     assert max(out["URDF inertias"][:3]) <= 1e-8 and out["URDF inertias"][3] <= 1e-7
+
+
+def test_descriptor_crank_slider_equals_the_reduced_coordinate_derivation():
+    """The sympy Lagrange derivation in the single coordinate θ1 of tests/test_closed_loop.py."""
+    from scipy.integrate import solve_ivp
+    from test_closed_loop import crank_slider_reduced
+    f, x3 = crank_slider_reduced()
+    ref = solve_ivp(lambda t, y: [y[1], f(y[0], y[1])], (0, 2.0), [0.0, 0.0], rtol=1e-13, atol=1e-14,
+                    dense_output=True, method="DOP853")
+    tr = gauss.simulate(gauss.crank_slider(**P), Q0, None, 2.0, rtol=1e-11, atol=1e-12)
+    th = ref.sol(tr.t)[0]
+    d_th = np.max(np.abs(tr.coordinate("crank.theta") - th))
+    d_x3 = np.max(np.abs(tr.coordinate("slider.x") - x3(th)))
+    print(f"descriptor vs reduced coordinates over 2 s: |Δθ1| {d_th:.1e} rad, |Δx3| {d_x3:.1e} m")
+    assert d_th <= 1e-9 and d_x3 <= 1e-9
 
 
 # -----------------------------------------------------------------------------------------------------
