@@ -782,6 +782,10 @@ def _series_tree(tr, l1):
                 vy1=l1 / 2 * np.cos(th) * w, th1=th, w1=w, x3=tr.q[:, 2], vx3=tr.qd[:, 2])
 
 
+def _tidy(x, tol=1e-12):
+    return 0.0 if abs(x) < tol else float(x)
+
+
 def _num(launch, v, key, positive=False):
     try:
         x = float(v)
@@ -1017,10 +1021,14 @@ def run_launch_job(launch, out_dir=None, progress=None, echo=print):
                  f"‖Δq̈‖/‖q̈‖ = {relm:.3g}")
     lines.append(f"max constraint residual |φ| = {np.abs(tr.phi).max():.2e} m, |φ̇| = {np.abs(tr.psi).max():.2e} m/s; "
                  f"energy balance max |E − E(0) − W| = {np.abs(tr.energy_balance).max():.2e} J "
-                 f"(E(0) = {tr.energy[0]:.4g} J, W(end) = {tr.work[-1]:.4g} J)")
+                 f"(E(0) = {_tidy(tr.energy[0]):.4g} J, W(end) = {tr.work[-1]:.4g} J)")
     th, x3 = tr.coordinate("crank.theta"), tr.coordinate("slider.x")
+    last = tr.t >= tr.t[-1] - min(1.0, tr.t[-1] / 2)
+    w_mean = float(np.mean(tr.coordinate("crank.theta", "qd")[last]))
     lines.append(f"end state: θ1 = {th[-1]:.5g} rad, θ̇1 = {tr.coordinate('crank.theta', 'qd')[-1]:.3g} rad/s, "
-                 f"x3 = {x3[-1]:.5g} m")
+                 f"x3 = {x3[-1]:.5g} m; mean crank rate over the last {tr.t[-1] - tr.t[last][0]:.3g} s "
+                 f"{w_mean:.3g} rad/s (" + ("at rest" if abs(w_mean) < 1e-2 else
+                                             "still turning: the paper's text says the mechanism comes to rest") + ")")
 
     tree = None
     if opts["compare_tree"]:
