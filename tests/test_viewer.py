@@ -466,3 +466,18 @@ def test_run_view_force_arrows_and_loop_tolerance_options(tmp_path, gl):
     assert _red(imageio.imread(out2)).sum() < 5
     with pytest.raises(ViewerError, match="loop-tol"):
         run_view(argparse.Namespace(**ns, q=None, out=str(out2), loop_tol=-1.0))
+
+
+def test_gif_delays_add_up_to_the_motion_time(tmp_path):
+    from PIL import Image
+    from urdf_dyn_viewer.export import write_frames
+    frames = [np.full((8, 8, 3), 8 * k, np.uint8) for k in range(31)]
+    assert write_frames(tmp_path / "a.gif", iter(frames), fps=30) == 31
+    im = Image.open(tmp_path / "a.gif")
+    delays = []
+    for k in range(im.n_frames):
+        im.seek(k)
+        delays.append(im.info["duration"])
+    assert im.n_frames == 31 and set(delays) <= {30, 40} and sum(delays) == 1030  # 31 frames at 30 fps
+    with pytest.raises(ViewerError, match="format"):
+        write_frames(tmp_path / "a.avi", iter(frames), fps=30)
