@@ -229,7 +229,11 @@ def _animation(launch, model, traj, outdir, written, echo, models=None):
     except ValueError:
         raise launch.err("outputs.animation_size", f"{size!r}: expected WIDTHxHEIGHT") from None
     fps = _number(launch, o.get("animation_fps", 30), "outputs.animation_fps")
-    written["animation"] = str(render_trajectory(model, traj, outdir / name, fps=fps, size=(w, h)))
+    try:  # the results are already written: a machine without OpenGL loses only the animation
+        written["animation"] = str(render_trajectory(model, traj, outdir / name, fps=fps, size=(w, h)))
+    except Exception as e:  # noqa: BLE001 - GL/EGL/ffmpeg failures come in many types
+        echo(f"WARNING: outputs.animation {name} not written: {type(e).__name__}: {e} (offscreen drawing needs "
+             "EGL: apt-get install libegl1 libegl-mesa0 libgl1 libgl1-mesa-dri libglu1-mesa)")
 
 
 def run_sizing(path, out_dir=None, progress=None, echo=print, launch=None):
