@@ -92,3 +92,13 @@ def test_simulation_warns_when_mobility_changes():
     assert (tr.meta["rank_min"], tr.meta["rank_max"]) == (1, 2)
     assert any("rank changes from 2 to 1" in str(w.message) for w in rec)
     assert np.all(np.isfinite(tr.q)) and tr.residuals.max() < 1e-2
+
+
+def test_atomic_outputs_get_the_usual_permissions(tmp_path):
+    import os
+    f = tmp_path / "out.csv"
+    with atomic_path(f) as tmp:
+        tmp.write_text("t\n")
+    umask = os.umask(0)
+    os.umask(umask)
+    assert (f.stat().st_mode & 0o777) == (0o666 & ~umask)

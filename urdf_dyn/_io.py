@@ -16,6 +16,9 @@ def atomic_path(path):
     os.close(fd)
     try:
         yield Path(tmp)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes private files; outputs get the usual permissions
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):
