@@ -363,6 +363,29 @@ def fast_qdd(model, q, qd, tau, t_stab=None, rtol=1e-6, passive=True):
     H (CRBA) and C (RNEA) with the kernels, K, k with the compiled loop kernel, H = L Lᵀ (Cholesky),
     A = K H⁻¹ Kᵀ and λ = A⁺ b by a symmetric eigendecomposition with the same relative tolerance as
     ``constrained_forward_dynamics(method="lambda")``, which the tests compare it with."""
+    if passive:
+        tau = tau + passive_forces(model, q, qd)
+    from . import _kernels as _Kn
+    from .loops import _pack
+    pack = _pack(model)
+    hit = _ROWS.get(id(model))
+    if pack is not None and not model.mimic and hit is not None and hit[0] is model:
+        n = model.nv
+        qdd = np.empty((1, n))
+        status = _Kn.cl_qdd(model.parent, model.jtype, model.axis, model.X_tree, model.I, -model.a_grav,
+                            q.reshape(1, n), qd.reshape(1, n), np.ascontiguousarray(tau, float).reshape(1, n),
+                            pack["p"], pack["s"], pack["XP"], pack["XS"], pack["axis"], pack["mode"],
+                            pack["row_loop"], pack["row_T"], hit[1], 0.0 if t_stab is None else 1.0 / t_stab,
+                            rtol, qdd)
+        if status == 0:
+            return qdd[0]
+    _, K, k = constraint_terms(model, q, qd, t_stab)
+    return qdd_from_terms(model, q, qd, tau, K, k, rtol)
+
+
+def qdd_from_terms(model, q, qd, tau, K, k, rtol=1e-6):
+    """q̈ from H q̈ + C = τ + Kᵀλ, K q̈ = k for given K, k (RBDA §8.5 method 2: H = L Lᵀ, A = K H⁻¹ Kᵀ,
+    λ = A⁺ b by a symmetric eigendecomposition). τ already holds every applied force."""
     from . import _kernels as _Kn
     n = model.nv
     q2, qd2 = q.reshape(1, n), qd.reshape(1, n)
@@ -371,17 +394,38 @@ def fast_qdd(model, q, qd, tau, t_stab=None, rtol=1e-6, passive=True):
     C = np.zeros((1, n))
     _Kn._rnea(model.parent, model.jtype, model.axis, model.X_tree, model.I, -model.a_grav, q2, qd2,
               np.zeros((1, n)), np.zeros((1, model.NB + 1, 6)), C, 0, 1)
-    if passive:
-        tau = tau + passive_forces(model, q, qd)
-    _, K, k = constraint_terms(model, q, qd, t_stab)
     L = np.linalg.cholesky(H[0])
     X = sla.cho_solve((L, True), np.column_stack([tau - C[0], K.T]), check_finite=False)
     a0, HinvKT = X[:, 0], X[:, 1:]
+    # Redundant loop rows (planar loops in 3-D): solve with an independent row subset, chosen once per
+    # model by complete pivoting (§8.8), so A_r = K_r H⁻¹ K_rᵀ is positive definite (Cholesky). If the
+    # dropped rows are then not satisfied (near a singular pose the subset may no longer span), fall back
+    # to the pseudo-inverse of the full A by a symmetric eigendecomposition.
+    hit = _ROWS.get(id(model))
+    if hit is not None and hit[0] is model and K.shape[0]:
+        rows = hit[1]
+        A = K[rows] @ HinvKT[:, rows]
+        try:
+            La = np.linalg.cholesky(A)
+            d = np.diag(La)
+            if d.size and d.min() > np.sqrt(rtol) * d.max():
+                lam = sla.cho_solve((La, True), k[rows] - K[rows] @ a0, check_finite=False)
+                qdd = a0 + HinvKT[:, rows] @ lam
+                if np.linalg.norm(K @ qdd - k) <= 1e-7 * (np.linalg.norm(k) + np.linalg.norm(K) * np.linalg.norm(qdd)):
+                    return qdd
+        except np.linalg.LinAlgError:
+            pass
     A = K @ HinvKT
     w, V = np.linalg.eigh(A)
     keep = w > rtol * max(w[-1], 0.0) if w.size else w > 0
     lam = V[:, keep] @ ((V[:, keep].T @ (k - K @ a0)) / w[keep])
+    if len(_ROWS) > 64:
+        _ROWS.clear()
+    _ROWS[id(model)] = (model, np.sort(complete_pivot_lu(K, rtol)[3]).astype(np.int64))
     return a0 + HinvKT @ lam
+
+
+_ROWS = {}  # model id -> (model, independent rows of K) for qdd_from_terms
 
 
 # ---------------------------------------------------------------------------------------------------------

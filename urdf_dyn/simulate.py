@@ -94,16 +94,7 @@ def _trajectory(model, controller, t, X, include_damping, meta):
     tau = np.array([controller(ti, qi, qdi) for ti, qi, qdi in zip(t, q, qd)]).reshape(len(t), nv)
     energy = np.atleast_1d(kinetic_energy(model, q, qd) + potential_energy(model, q))
     if model.has_constraints:
-        from .closed_loop import constrained_forward_dynamics
-        from .loops import LoopState
-        method = "lambda" if meta["cl_method"] == "fast" else meta["cl_method"]
-        qdd = np.array([constrained_forward_dynamics(model, qi, qdi, ti, method=method,
-                                                     t_stab=meta["t_stab"], passive=include_damping).qdd
-                        for qi, qdi, ti in zip(q, qd, tau)])
-        res = np.array([[np.linalg.norm(LoopState(model, qi).delta(lp)) for lp in model.loops] for qi in q])
-        _warn_variable_mobility(model, t, q, meta)
-        return Trajectory(t, q, qd, qdd, tau, energy, model.joint_names, meta,
-                          res.reshape(len(t), len(model.loops)), tuple(lp.name for lp in model.loops))
+        return _closed_loop_samples(model, t, q, qd, tau, energy, include_damping, meta)
     applied = tau + (passive_forces(model, q, qd) if include_damping else 0.0)
     qdd = forward_dynamics(model, q, qd, applied)
     return Trajectory(t, q, qd, qdd, tau, energy, model.joint_names, meta)
@@ -212,18 +203,44 @@ def simulate(model, q0, qd0=None, duration=1.0, controller=None, dt_out=0.01, me
 
 
 def _worst_residual(model, q):
+    """(name, ‖δ_k‖) of the most open loop at q, from one evaluation of all loop errors."""
     from .loops import LoopState
-    st = LoopState(model, q)
-    vals = [(lp.name, float(np.linalg.norm(st.delta(lp)))) for lp in model.loops]
+    d = LoopState(model, q).deltas()
+    bounds = np.cumsum([0] + [lp.nc for lp in model.loops])
+    vals = [(lp.name, float(np.linalg.norm(d[bounds[j]:bounds[j + 1]]))) for j, lp in enumerate(model.loops)]
     return max(vals, key=lambda x: x[1]) if vals else ("", 0.0)
 
 
-def _warn_variable_mobility(model, t, q, meta):
+def _closed_loop_samples(model, t, q, qd, tau, energy, include_damping, meta):
+    """q̈, per-loop residuals ‖δ_k‖ and the rank of K at every output sample, from one evaluation of the
+    loop terms per sample (the same K, k give q̈ as in the integration: RBDA §8.5 method 2 + Baumgarte)."""
+    from .closed_loop import constrained_forward_dynamics
+    from .loops import LoopState, numerical_rank
+    N, L = len(t), len(model.loops)
+    qdd, res, ranks = np.zeros_like(q), np.zeros((N, L)), np.zeros(N, int)
+    bounds = np.cumsum([0] + [lp.nc for lp in model.loops])
+    t_stab = meta["t_stab"]
+    for i in range(N):
+        st = LoopState(model, q[i], qd[i])
+        K = st.K_k()[0]
+        d = st.deltas()
+        applied = tau[i] + (passive_forces(model, q[i], qd[i]) if include_damping else 0.0)
+        if meta["cl_method"] == "fast":
+            qdd[i] = fast_qdd(model, q[i], qd[i], applied, t_stab, passive=False)
+        else:
+            qdd[i] = constrained_forward_dynamics(model, q[i], qd[i], tau[i], method=meta["cl_method"], t_stab=t_stab,
+                                                  passive=include_damping).qdd
+        res[i] = [np.linalg.norm(d[bounds[j]:bounds[j + 1]]) for j in range(L)]
+        ranks[i] = numerical_rank(K)[0]
+    _warn_variable_mobility(model, t, ranks, meta)
+    return Trajectory(t, q, qd, qdd, tau, energy, model.joint_names, meta, res, tuple(lp.name for lp in model.loops))
+
+
+def _warn_variable_mobility(model, t, ranks, meta):
     """Warn (ConstraintWarning) if the rank of K changes along the trajectory (RBDA §8.10)."""
     import warnings
 
-    from .loops import ConstraintWarning, loop_constraints, numerical_rank
-    ranks = np.array([numerical_rank(loop_constraints(model, qi, np.zeros(model.nv))[0])[0] for qi in q])
+    from .loops import ConstraintWarning
     meta["rank_min"], meta["rank_max"] = int(ranks.min()), int(ranks.max())
     if ranks.min() != ranks.max():
         i = int(np.argmax(ranks != ranks[0]))
