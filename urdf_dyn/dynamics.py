@@ -98,8 +98,8 @@ def bias_force(model, q, qd, f_ext=None):
     """Bias force C(q, q̇) (nv,) or (N, nv) [N m | N]: Coriolis, centrifugal, gravity and external forces;
     the τ that gives q̈ = 0 (RBDA §5.3, eq. 3.1)."""
     s, single, _ = batch_states(model, q=q, qd=qd)
-    return inverse_dynamics(model, s["q"] if not single else s["q"][0], s["qd"] if not single else s["qd"][0],
-                            np.zeros_like(s["q"][0] if single else s["q"]), f_ext)
+    C = inverse_dynamics(model, s["q"], s["qd"], np.zeros_like(s["q"]), f_ext)
+    return C[0] if single else C
 
 
 def gravity_torques(model, q):

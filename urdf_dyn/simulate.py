@@ -224,9 +224,8 @@ def _closed_loop_samples(model, t, q, qd, tau, energy, include_damping, meta):
         st = LoopState(model, q[i], qd[i])
         K = st.K_k()[0]
         d = st.deltas()
-        applied = tau[i] + (passive_forces(model, q[i], qd[i]) if include_damping else 0.0)
         if meta["cl_method"] == "fast":
-            qdd[i] = fast_qdd(model, q[i], qd[i], applied, t_stab, passive=False)
+            qdd[i] = fast_qdd(model, q[i], qd[i], tau[i], t_stab, passive=include_damping)
         else:
             qdd[i] = constrained_forward_dynamics(model, q[i], qd[i], tau[i], method=meta["cl_method"], t_stab=t_stab,
                                                   passive=include_damping).qdd

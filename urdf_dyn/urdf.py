@@ -110,19 +110,11 @@ def _parse_xml(data: bytes, name: str):
 _XACRO_NS = ("http://wiki.ros.org/xacro", "http://www.ros.org/wiki/xacro", "http://ros.org/wiki/xacro")
 
 
-def _is_xacro(data: bytes, path) -> bool:
-    """A ``.xacro`` file, or XML that holds at least one element of the xacro namespace (comments and a
-    mere namespace declaration do not count)."""
-    if path is not None and path.name.endswith(".xacro"):
-        return True
-    if b"xacro" not in data:
-        return False
-    try:
-        root = _parse_xml(data, "")
-    except XMLError:
-        return False
-    return any(isinstance(el.tag, str) and el.tag.startswith(tuple("{%s}" % ns for ns in _XACRO_NS))
-               for el in root.iter())
+def _has_xacro_elements(root) -> bool:
+    """True if the parsed tree holds an element of the xacro namespace (comments and a mere namespace
+    declaration do not count)."""
+    prefixes = tuple("{%s}" % ns for ns in _XACRO_NS)
+    return any(isinstance(el.tag, str) and el.tag.startswith(prefixes) for el in root.iter())
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -348,10 +340,12 @@ def load(source, package_dirs=None, xacro_args=None, gravity=(0.0, 0.0, -9.81)) 
     _refuse_doctype(data, name)
     resolver = PackageResolver(package_dirs, origin=path)
     display = name
-    if _is_xacro(data, path):
+    is_xacro_file = path is not None and path.name.endswith(".xacro")
+    root = None if is_xacro_file else _parse_xml(data, display)  # parsed once unless xacro must run
+    if is_xacro_file or _has_xacro_elements(root):
         data = _run_xacro(data, name, path, resolver, xacro_args)
         display = f"{name} (xacro output)"
-    root = _parse_xml(data, display)
+        root = _parse_xml(data, display)
     chk = _Checker(display)
     links_el, joints_el, root_link = chk.check(root)
 
