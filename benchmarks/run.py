@@ -151,7 +151,7 @@ def batched_id(rows, quick):
 
 def closed_loop_fd(rows, quick):
     import mujoco
-    from urdf_dyn.closed_loop import METHODS, constrained_forward_dynamics
+    from urdf_dyn.constraints.forward import METHODS, constrained_forward_dynamics
     model = ud.load(SHARED / "excavator_simulator_mujoco" / "_derived" / "excavator_loops.urdf")
     mm = mujoco.MjModel.from_xml_path(str(SHARED / "excavator_simulator_mujoco" / "_derived" / "excavator_dynamics_only.xml"))
     md = mujoco.MjData(mm)
@@ -159,17 +159,17 @@ def closed_loop_fd(rows, quick):
     n, rep = (20, 3) if quick else (200, 5)
     peer = timeit(lambda: mujoco.mj_forward(mm, md), n * 10, rep)
     for m in METHODS:
-        ours = timeit(lambda: constrained_forward_dynamics(model, q, z, z, method=m), n, rep)
+        ours = timeit(lambda: constrained_forward_dynamics(model, q, z, z, loop_solver=m), n, rep)
         rows.append((m, ours, peer))
-    from urdf_dyn.closed_loop import fast_qdd
+    from urdf_dyn.constraints.forward import fast_qdd
     rows.append(("fast_qdd (simulate's inner loop, method 2 + Baumgarte)",
                  timeit(lambda: fast_qdd(model, q, z, z, 0.1), n, rep), peer))
 
 
 def wall_times(rows, quick):
-    from urdf_dyn.controllers import GravityCompensation
-    from urdf_dyn.launch import run_sizing
-    from urdf_dyn.simulate import simulate
+    from urdf_dyn.applications.controllers import GravityCompensation
+    from urdf_dyn.launch import run_launch as run_sizing
+    from urdf_dyn.applications.simulate import simulate
     import tempfile
     import yaml
     model = ud.load(ROOT / "robots" / "excavator.urdf")
@@ -201,14 +201,14 @@ def growth(rows, quick):
 
 
 def ladder(rows, quick):
-    from urdf_dyn.closed_loop import constrained_forward_dynamics
+    from urdf_dyn.constraints.forward import constrained_forward_dynamics
     for k in ((2, 4, 8) if quick else (2, 4, 8, 16, 32)):
         model = ud.load(ladder_urdf(k))
         q, z = model.q_initial(), np.zeros(model.nv)
         num, rep = (5, 3) if quick else (20, 3)
-        rows.append((k, model.nv, timeit(lambda: constrained_forward_dynamics(model, q, z, z, method="nullspace"), num, rep)[0],
-                     timeit(lambda: constrained_forward_dynamics(model, q, z, z, method="lambda"), num, rep)[0],
-                     timeit(lambda: constrained_forward_dynamics(model, q, z, z, method="sparse"), num, rep)[0]))
+        rows.append((k, model.nv, timeit(lambda: constrained_forward_dynamics(model, q, z, z, loop_solver="nullspace"), num, rep)[0],
+                     timeit(lambda: constrained_forward_dynamics(model, q, z, z, loop_solver="lambda"), num, rep)[0],
+                     timeit(lambda: constrained_forward_dynamics(model, q, z, z, loop_solver="sparse"), num, rep)[0]))
 
 
 MEMORY_SNIPPET = """

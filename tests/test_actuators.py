@@ -8,10 +8,11 @@ import pytest
 
 import urdf_dyn as ud
 from _robots import ROOT
-from urdf_dyn.actuators import (ActuationWarning, actuation_matrix, actuator_forces, actuators_of,
+from urdf_dyn.applications.actuators import (ActuationWarning, actuation_matrix, actuator_forces, actuators_of,
                                 constrained_inverse_dynamics)
-from urdf_dyn.closed_loop import assemble, constrained_forward_dynamics, project_velocity
-from urdf_dyn.motion import consistent_motion, spline_motion
+from urdf_dyn.constraints.assembly import assemble, project_velocity
+from urdf_dyn.constraints.forward import constrained_forward_dynamics
+from urdf_dyn.applications.motion import consistent_motion, spline_motion
 
 EXC = ROOT / "robots" / "excavator.urdf"
 EXC_Y = ["swing", "boom_cyl", "stick_cyl", "bucket_cyl"]
@@ -41,7 +42,7 @@ def test_round_trip_through_forward_dynamics(name):
         af = actuator_forces(model, q, qd, qdd, actuated=actuated)
         assert af.case == "properly actuated" and af.rank_Gu == af.dof
         B = actuation_matrix(model, q, actuators_of(model, actuated))
-        res = constrained_forward_dynamics(model, q, qd, B @ af.u, method="nullspace", passive=True)
+        res = constrained_forward_dynamics(model, q, qd, B @ af.u, loop_solver="nullspace", passive=True)
         assert np.allclose(res.qdd, qdd, atol=1e-7 * (1 + np.abs(qdd).max())), name
 
 
@@ -140,7 +141,7 @@ def test_cylinder_as_loop_joint_equals_cylinder_as_tree_joint():
     tree = ud.load(CASES["rbda_fig8_3"][0])
     cut = fig83_cut_at_the_cylinder()
     assert sorted(a.kind for a in actuators_of(cut)) == ["joint", "loop"]
-    from urdf_dyn.loops import mobility
+    from urdf_dyn.constraints.loops import mobility
     assert mobility(cut, cut.q_initial()).dof == 2
     W = [[0.6, 0.0], [1.2, 0.8], [0.9, -0.4]]
     Qt, QDt, QDDt = moving_states(tree, ["joint1", "joint4"], W, n=5, seed=4)
@@ -166,7 +167,7 @@ def test_inconsistent_state_is_rejected():
 def test_sizing_launch_writes_the_report(tmp_path):
     """The main job, shortened: cylinder forces, pressures and pin loads are written and consistent."""
     import yaml
-    from urdf_dyn.launch import run_sizing
+    from urdf_dyn.launch import run_launch as run_sizing
     src = ROOT / "launch" / "excavator_dig.launch.yaml"
     data = yaml.safe_load(src.read_text())
     data["robot"]["file"] = str(EXC)
@@ -192,7 +193,7 @@ def test_sizing_launch_writes_the_report(tmp_path):
 def test_recorded_csv_motion_sizes_like_the_same_spline(tmp_path):
     """A motion recorded to CSV (t, coordinates) gives the same actuator forces as the motion itself,
     away from the ends where the CSV's spline cannot know the end conditions."""
-    from urdf_dyn.motion import csv_motion
+    from urdf_dyn.applications.motion import csv_motion
     model = ud.load(CASES["crank_slider"][0])
     mo = spline_motion(["crank"], [[0.0], [1.5], [3.0]], [1.0, 1.0], dt=0.01, kind="spline")
     f = tmp_path / "rec.csv"

@@ -5,7 +5,7 @@ import pytest
 
 import urdf_dyn as ud
 from _robots import UR5E_XACRO
-from urdf_dyn import _kernels
+from urdf_dyn.algorithms import _kernels
 
 
 @pytest.fixture(scope="module")
@@ -24,7 +24,7 @@ def test_parallel_batches_match_pinocchio_and_single_calls(ur5e):
     tau = ud.inverse_dynamics(ur5e, Q, QD, QDD)
     H = ud.mass_matrix(ur5e, Q)
     qdd_aba = ud.forward_dynamics(ur5e, Q, QD, tau)
-    qdd_crba = ud.forward_dynamics(ur5e, Q, QD, tau, method="crba")
+    qdd_crba = ud.forward_dynamics(ur5e, Q, QD, tau, algorithm="crba")
     assert np.allclose(qdd_aba, QDD, atol=1e-8) and np.allclose(qdd_crba, QDD, atol=1e-8)
     for n in list(range(0, N, 53)) + [N - 1]:
         qp, vp, ap = Q[n, perm], QD[n, perm], QDD[n, perm]

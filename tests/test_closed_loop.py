@@ -7,11 +7,12 @@ import pytest
 
 import urdf_dyn as ud
 from _robots import ROOT, SHARED
-from urdf_dyn.closed_loop import (METHODS, UserLoopClosure, assemble, constrained_forward_dynamics,
-                                  explicit_constraint, project_velocity)
-from urdf_dyn.controllers import Constant
-from urdf_dyn.loops import loop_constraints, loop_residuals, mobility
-from urdf_dyn.simulate import simulate
+from urdf_dyn.constraints.assembly import assemble, project_velocity
+from urdf_dyn.constraints.explicit import UserLoopClosure, explicit_constraint
+from urdf_dyn.constraints.forward import METHODS, constrained_forward_dynamics
+from urdf_dyn.applications.controllers import Constant
+from urdf_dyn.constraints.loops import loop_constraints, loop_residuals, mobility
+from urdf_dyn.applications.simulate import simulate
 
 EXC_URDF = SHARED / "excavator_simulator_mujoco" / "_derived" / "excavator_loops.urdf"
 EXC_MJCF = SHARED / "excavator_simulator_mujoco" / "_derived" / "excavator_dynamics_only.xml"
@@ -50,7 +51,7 @@ def test_five_methods_agree(name):
     worst = 0.0
     for q, qd, tau in random_consistent_states(model, 4, seed=len(name)):
         K, k = loop_constraints(model, q, qd)
-        res = {m: constrained_forward_dynamics(model, q, qd, tau, method=m) for m in METHODS}
+        res = {m: constrained_forward_dynamics(model, q, qd, tau, loop_solver=m, passive=False) for m in METHODS}
         ref = res["nullspace"].qdd
         for m, r in res.items():
             worst = max(worst, np.linalg.norm(r.qdd - ref) / np.linalg.norm(ref))
@@ -128,7 +129,7 @@ def test_four_bar_spherical_cut_matches_pinocchio_constraint_dynamics():
     for q, qd, tau in random_consistent_states(model, 6, seed=11, spread=0.4):
         qp, vp, tp = pin_q(q), qd[perm], tau[perm]
         ref = pin.constraintDynamics(pm, pd, qp, vp, tp, models, datas, prox)
-        ours = constrained_forward_dynamics(model, q, qd, tau, method="nullspace").qdd[perm]
+        ours = constrained_forward_dynamics(model, q, qd, tau, loop_solver="nullspace", passive=False).qdd[perm]
         worst = max(worst, np.linalg.norm(ours - ref) / np.linalg.norm(ref))
     print(f"four-bar spherical cut vs pin.constraintDynamics: {worst:.2e}")
     assert worst <= 1e-8
@@ -173,7 +174,7 @@ def test_crank_slider_equals_reduced_coordinate_derivation():
 @pytest.mark.parametrize("name", ["four_bar", "rbda_fig8_3", "crank_slider"])
 def test_passive_undamped_mechanism_conserves_energy(name):
     model = ud.load(ROBOTS[name])
-    tr = simulate(model, model.q_initial(), None, 5.0, include_damping=False, rtol=1e-11, atol=1e-12,
+    tr = simulate(model, model.q_initial(), None, 5.0, passive=False, rtol=1e-11, atol=1e-12,
                   t_stab=0.1, dt_out=0.01)
     E = tr.energy
     drift = np.max(np.abs(E - E[0])) / (np.max(E) - np.min(ud.potential_energy(model, tr.q)) + 1e-300)
@@ -219,14 +220,14 @@ def test_fig8_3_user_gamma_equals_automatic_G_g():
         assert np.abs(K @ qd).max() < 1e-12  # γ's G maps ẏ to a consistent q̇
         ec = explicit_constraint(model, q, qd)
         assert ec.independent == ("joint1", "joint4")
-        qdd_auto = constrained_forward_dynamics(model, q, qd, tau, method="nullspace").qdd
+        qdd_auto = constrained_forward_dynamics(model, q, qd, tau, loop_solver="nullspace", passive=False).qdd
         assert np.allclose(qdd_user, qdd_auto, rtol=1e-10, atol=1e-10)
 
 
 def test_simulation_stops_when_a_loop_opens_and_keeps_the_data():
     model = ud.load(ROBOTS["four_bar"])
     with pytest.raises(ud.SimulationError, match="opened") as ei:
-        simulate(model, model.q_initial(), None, 2.0, include_damping=False, t_stab=None, rtol=1e-3,
+        simulate(model, model.q_initial(), None, 2.0, passive=False, t_stab=None, rtol=1e-3,
                  atol=1e-3, residual_tol=1e-7)
     tr = ei.value.trajectory
     assert tr is not None and len(tr) >= 1 and tr.residuals.shape[1] == 1
@@ -244,13 +245,13 @@ def test_assembly_reports_unreachable_held_joint():
 def test_fast_path_equals_the_five_methods(name):
     """The simulator's lean right-hand side (compiled K, k; no diagnostics) against the reference methods,
     with Baumgarte terms, at consistent and at slightly opened states."""
-    from urdf_dyn.closed_loop import fast_qdd
-    from urdf_dyn.loops import LoopState
+    from urdf_dyn.constraints.forward import fast_qdd
+    from urdf_dyn.constraints.loops import LoopState
     model = ud.load(ROBOTS[name])
     for q, qd, tau in random_consistent_states(model, 3, seed=7):
         for dq in (0.0, 1e-4):
             qx = q + dq
-            ref = constrained_forward_dynamics(model, qx, qd, tau, method="lambda", t_stab=0.1, passive=True).qdd
+            ref = constrained_forward_dynamics(model, qx, qd, tau, loop_solver="lambda", t_stab=0.1, passive=True).qdd
             fast = fast_qdd(model, qx, qd, tau, t_stab=0.1)
             assert np.linalg.norm(fast - ref) <= 1e-9 * np.linalg.norm(ref), name
             st = LoopState(model, qx, qd)

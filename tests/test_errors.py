@@ -6,7 +6,7 @@ import sys
 import pytest
 
 import urdf_dyn as ud
-from urdf_dyn.cli import main
+from urdf_dyn.cli.main import main
 
 OK_LINK = '<link name="a"/><link name="b"><inertial><mass value="1"/><inertia ixx="1" iyy="1" izz="1"/></inertial></link>'
 OK_JOINT = '<joint name="j" type="revolute"><parent link="a"/><child link="b"/><axis xyz="0 0 1"/></joint>'

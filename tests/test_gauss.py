@@ -11,10 +11,10 @@ pytest.importorskip("sympy")
 import urdf_dyn as ud  # noqa: E402
 from _robots import ROOT  # noqa: E402
 from urdf_dyn import gauss  # noqa: E402
-from urdf_dyn.controllers import Constant  # noqa: E402
+from urdf_dyn.applications.controllers import Constant  # noqa: E402
 from urdf_dyn.errors import LaunchError, ModelError  # noqa: E402
 from urdf_dyn.launch import run_launch  # noqa: E402
-from urdf_dyn.simulate import simulate as tree_simulate  # noqa: E402
+from urdf_dyn.applications.simulate import simulate as tree_simulate  # noqa: E402
 
 P = dict(m1=0.37, m2=0.77, m3=0.1, l1=0.15, l2=0.56, tau=-0.5, k=5.0, c=1.0, g=9.81)
 Q0 = np.array([0.075, 0, 0, 0.43, 0, 0, 0.71])
@@ -127,7 +127,7 @@ def test_pin_joints_and_the_papers_rows_give_the_same_motion():
         ref = gauss.accelerations(sj, q, qd).qdd
         for s in (sp, both):
             for m in ("gauss", "kkt"):
-                r = gauss.accelerations(s, q, qd, method=m)
+                r = gauss.accelerations(s, q, qd, solver=m)
                 worst = max(worst, np.linalg.norm(r.qdd - ref) / np.linalg.norm(ref))
         assert gauss.accelerations(both, q, qd).rank == 6
     print(f"pins vs paper rows vs both: {worst:.1e}")
@@ -183,8 +183,8 @@ def test_least_squares_minimiser_equals_kkt_at_random_consistent_states():
     worst = {}
     for s, q, qd, t in _systems():
         assert np.linalg.norm(s.velocity_residual(q, qd, t)) < 1e-10
-        g = gauss.accelerations(s, q, qd, t, method="gauss")
-        k = gauss.accelerations(s, q, qd, t, method="kkt")
+        g = gauss.accelerations(s, q, qd, t, solver="gauss")
+        k = gauss.accelerations(s, q, qd, t, solver="kkt")
         err = np.linalg.norm(g.qdd - k.qdd) / np.linalg.norm(k.qdd)
         lam = np.linalg.norm(g.lam - k.lam) / max(np.linalg.norm(k.lam), 1e-300)
         worst[s.name] = max(worst.get(s.name, 0.0), err, lam)
@@ -233,9 +233,9 @@ def test_paper_eq16_satisfies_the_constraints_but_is_not_the_minimiser():
     def both(q, qd, t=0.0):
         J, g = s.constraint_jacobian(q, qd, t)
         q16 = paper_eq16(M, J, g, s.applied_forces(q, qd, t))
-        ref = gauss.accelerations(s, q, qd, t, method="kkt")
+        ref = gauss.accelerations(s, q, qd, t, solver="kkt")
         assert np.linalg.norm(J @ q16 - g) <= 1e-10 * (1 + np.linalg.norm(g))   # it is feasible ...
-        assert np.allclose(gauss.accelerations(s, q, qd, t, method="paper16").qdd, q16, rtol=1e-10, atol=1e-10)
+        assert np.allclose(gauss.accelerations(s, q, qd, t, solver="paper16").qdd, q16, rtol=1e-10, atol=1e-10)
         return q16, ref
 
     # at the paper's q0 (at rest): the crank acceleration is 4.26 times the true one
@@ -275,7 +275,7 @@ def test_the_papers_route_with_the_true_pseudo_inverse_gives_the_minimiser():
         A = Mh @ Pr
         b = -(Mh @ Jp @ g - Mih @ Q)
         qdd = Jp @ g + Pr @ np.linalg.pinv(A, rcond=1e-10) @ b
-        ref = gauss.accelerations(s, q, qd, method="kkt").qdd
+        ref = gauss.accelerations(s, q, qd, solver="kkt").qdd
         assert np.linalg.norm(qdd - ref) <= 1e-10 * np.linalg.norm(ref)
         # eq. (15)'s X = P⁺ M^-½ is a generalised inverse of A (Penrose 1, 2 and 4 hold) but not a
         # least-squares one: A X = M^½ P M^-½ is not symmetric (Penrose 3), so X b does not minimise ‖A h − b‖
@@ -372,12 +372,12 @@ def test_energy_balance_of_the_papers_run_and_its_failure_under_eq16():
     M(q̈ − a) has a component along the admissible motion, so it does work and the balance fails."""
     s = gauss.crank_slider(**P)
     tr = gauss.simulate(s, Q0, None, 2.0)
-    p16 = gauss.simulate(s, Q0, None, 0.5, accel="paper16")
+    p16 = gauss.simulate(s, Q0, None, 0.5, solver="paper16")
     e, e16 = np.abs(tr.energy_balance).max(), np.abs(p16.energy_balance).max()
     print(f"energy balance |E − E(0) − W|: minimiser {e:.1e} J (W = {tr.work[-1]:.3g} J), eq. (16) {e16:.3g} J")
     assert abs(tr.work[-1]) > 1.0 and e <= 1e-7
     assert e16 > 1.0
-    r = gauss.accelerations(s, Q0, np.zeros(7), method="paper16")
+    r = gauss.accelerations(s, Q0, np.zeros(7), solver="paper16")
     assert r.diagnostics["tangential_force"] > 1.0   # N: not a constraint force
 
 
@@ -445,8 +445,8 @@ def test_model_errors_are_clear():
         s.constraint(b.x - sympy.Symbol("z"))
     with pytest.raises(ModelError, match="unknown symbols"):
         s.constraint(b.xd)                       # a velocity in a holonomic constraint
-    with pytest.raises(ValueError, match="unknown method"):
-        gauss.accelerations(gauss.crank_slider(), Q0, method="magic")
+    with pytest.raises(ValueError, match="unknown Gauss solver"):
+        gauss.accelerations(gauss.crank_slider(), Q0, solver="magic")
 
 
 def _launch_copy(tmp_path, **gauss_changes):
@@ -498,5 +498,5 @@ def test_launch_job_refuses_sections_it_would_ignore(tmp_path):
     data = yaml.safe_load(f.read_text())
     data["controller"] = {"type": "constant", "tau": {"crank": 0.5}}
     f.write_text(yaml.safe_dump(data, allow_unicode=True))
-    with pytest.raises(LaunchError, match="controller: not used by job: gauss"):
+    with pytest.raises(LaunchError, match="controller: unknown key for job: gauss"):
         run_launch(f, out_dir=tmp_path / "out", progress=False, echo=lambda *a: None)

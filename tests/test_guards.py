@@ -8,11 +8,12 @@ import numpy as np
 import pytest
 
 import urdf_dyn as ud
-import urdf_dyn.urdf as urdf_mod
+import urdf_dyn.io.urdf as urdf_mod
 from _robots import ROOT, SHARED
-from urdf_dyn._io import atomic_path
-from urdf_dyn.closed_loop import METHODS, assemble, constrained_forward_dynamics
-from urdf_dyn.loops import ConstraintWarning, mobility
+from urdf_dyn.io.files import atomic_path
+from urdf_dyn.constraints.assembly import assemble
+from urdf_dyn.constraints.forward import METHODS, constrained_forward_dynamics
+from urdf_dyn.constraints.loops import ConstraintWarning, mobility
 
 
 def test_four_bar_folded_flat_is_singular_but_finite():
@@ -24,7 +25,7 @@ def test_four_bar_folded_flat_is_singular_but_finite():
     for m in METHODS:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConstraintWarning)
-            r = constrained_forward_dynamics(model, q, np.zeros(3), np.array([1.0, -0.5, 0.2]), method=m)
+            r = constrained_forward_dynamics(model, q, np.zeros(3), np.array([1.0, -0.5, 0.2]), loop_solver=m, passive=False)
         assert np.all(np.isfinite(r.qdd)) and np.all(np.isfinite(r.lam)), m
 
 
@@ -33,7 +34,7 @@ def test_near_singular_pose_warns():
     model = ud.load(SHARED / "generalized_rbda" / "robot-models" / "four_bar.urdf")
     q = assemble(model, np.array([2e-5, -4e-5, 2e-5]), hold=["joint1"])
     with pytest.warns(ConstraintWarning, match="near-singular"):
-        r = constrained_forward_dynamics(model, q, np.zeros(3), np.array([1.0, 0.0, 0.0]))
+        r = constrained_forward_dynamics(model, q, np.zeros(3), np.array([1.0, 0.0, 0.0]), passive=False)
     assert np.all(np.isfinite(r.qdd))
 
 
@@ -46,7 +47,7 @@ def test_excavator_at_cylinder_end_stops(cyl, end):
     q[i] = getattr(model, end)[i]
     q = assemble(model, q, hold=["swing", "boom_cyl", "stick_cyl", "bucket_cyl"])
     assert mobility(model, q).dof == 4
-    res = [constrained_forward_dynamics(model, q, np.zeros(model.nv), np.zeros(model.nv), method=m).qdd
+    res = [constrained_forward_dynamics(model, q, np.zeros(model.nv), np.zeros(model.nv), loop_solver=m, passive=False).qdd
            for m in METHODS]
     for r in res:
         assert np.all(np.isfinite(r)) and np.allclose(r, res[0], rtol=1e-8, atol=1e-8)
@@ -81,12 +82,12 @@ def test_debug_flag_shows_the_traceback(tmp_path):
 
 def test_simulation_warns_when_mobility_changes():
     """The URDF+ four-bar released near its folded pose passes through it: the rank of K changes."""
-    from urdf_dyn.simulate import simulate
+    from urdf_dyn.applications.simulate import simulate
     model = ud.load(SHARED / "generalized_rbda" / "robot-models" / "four_bar.urdf")
     q0 = assemble(model, np.array([0.3, -0.6, 0.3]), hold=["joint1"])
     with warnings.catch_warnings(record=True) as rec:
         warnings.simplefilter("always")
-        tr = simulate(model, q0, np.array([-3.0, 6.0, -3.0]), 0.5, include_damping=False, dt_out=0.001,
+        tr = simulate(model, q0, np.array([-3.0, 6.0, -3.0]), 0.5, passive=False, dt_out=0.001,
                       rtol=1e-9, atol=1e-11, residual_tol=1e-2)
     # a parallelogram passes its folded pose (crank angle 0) at t = 0.3/3 s less the start-up: rank 2 -> 1
     assert (tr.meta["rank_min"], tr.meta["rank_max"]) == (1, 2)

@@ -10,9 +10,10 @@ import yaml
 
 import urdf_dyn as ud
 from _robots import ROOT, UR5E_XACRO
-from urdf_dyn.cli import main
-from urdf_dyn.launch import build_controller, read_launch, run_launch
-from urdf_dyn.simulate import Trajectory
+from urdf_dyn.cli.main import main
+from urdf_dyn.applications.simulate_job import SimulateDocument, build_controller
+from urdf_dyn.launch import read_launch, run_launch, validate
+from urdf_dyn.applications.simulate import Trajectory
 
 PUMA_LAUNCH = ROOT / "launch" / "puma560_pick.launch.yaml"
 
@@ -26,12 +27,13 @@ def test_puma_launch_writes_outputs_and_torques_match_pinocchio(tmp_path):
         assert (tmp_path / f).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     with open(tmp_path / "joint_torques.csv") as fh:
         rows = list(csv.reader(fh))
-    assert rows[0] == ["t"] + [f"tau[joint{i}]" for i in range(1, 7)] and len(rows) == len(traj) + 1
+    assert rows[0] == ["t [s]"] + [f"tau[joint{i}] [N m]" for i in range(1, 7)] and len(rows) == len(traj) + 1
     assert "| joint1 |" in (tmp_path / "torque_report.md").read_text()
     back = Trajectory.load(tmp_path / "trajectory.npz")
     assert np.array_equal(back.tau, traj.tau)
     # computed-torque tracking is exact to ~1e-6 rad, so the torques are the inverse dynamics of the reference
     launch = read_launch(PUMA_LAUNCH)
+    validate(launch, SimulateDocument)
     model = ud.load(ROOT / "robots" / "puma560.urdf")
     _, ref = build_controller(launch, model)
     qr, qdr, qddr = ref(traj.t)
@@ -64,7 +66,7 @@ def test_closed_loop_launch_reports_mobility_residual_and_energy(tmp_path):
 
 @pytest.mark.parametrize("bad, message", [
     ({"durattion": 1.0}, "durattion: unknown key"),
-    ({"controller": {"type": "pid"}}, "unknown controller 'pid'"),
+    ({"controller": {"type": "pid"}}, "controller.type: unknown value 'pid'"),
     ({"initial_state": {"q": {"nope": 1.0}}}, "unknown joint 'nope'"),
     ({"solver": {"rtol": "tight"}}, "'tight' is not a number"),
 ])
@@ -81,7 +83,7 @@ def test_cli_id_fd_info_json_roundtrip(capsys):
     out = json.loads(capsys.readouterr().out)
     assert out["units"][0] == "N m" and len(out["tau"]) == 6
     tau = ",".join(str(x) for x in out["tau"])
-    assert main(["fd", str(UR5E_XACRO), "--q", "0,-1.2,1.0,0,0.5,0", "--tau", tau, "--json", "--method", "crba"]) == 0
+    assert main(["fd", str(UR5E_XACRO), "--q", "0,-1.2,1.0,0,0.5,0", "--tau", tau, "--json", "--algorithm", "crba"]) == 0
     qdd = json.loads(capsys.readouterr().out)["qdd"]
     assert np.allclose(qdd, [0, 0, 2.0, 0, 0, 0], atol=1e-9)  # FD(ID(q̈)) = q̈ through the CLI
     assert main(["info", str(ROOT / "robots" / "crank_slider.urdf")]) == 0

@@ -10,8 +10,10 @@ import pytest
 
 import urdf_dyn as ud
 from _robots import ROOT
-from urdf_dyn.closed_loop import METHODS, assemble, constrained_forward_dynamics, project_velocity
-from urdf_dyn.loops import LOOP_TYPES, LoopState, loop_constraints, mobility
+from urdf_dyn.constraints.assembly import assemble, project_velocity
+from urdf_dyn.constraints.forward import METHODS, constrained_forward_dynamics
+from urdf_dyn.algorithms.joints import LOOP_TYPES
+from urdf_dyn.constraints.loops import LoopState, loop_constraints, mobility
 
 Q0 = [0.3, 0.7, -1.1, 0.4, 0.8, -0.5]
 
@@ -67,14 +69,14 @@ def test_loop_type_consistency(ltype):
     # the five methods agree at a consistent state
     if nc < 6:
         tau = 20 * rng.normal(size=6)
-        res = [constrained_forward_dynamics(model, qc, qd_ok, tau, method=m).qdd for m in METHODS]
+        res = [constrained_forward_dynamics(model, qc, qd_ok, tau, loop_solver=m, passive=False).qdd for m in METHODS]
         for r in res:
             assert np.linalg.norm(r - res[0]) <= 1e-8 * np.linalg.norm(res[0])
 
 
 def test_baumgarte_pulls_an_opened_loop_closed():
     """With k_stab, δ obeys δ̈ + 2α δ̇ + α² δ = 0: a small opening decays (RBDA eq. 8.21)."""
-    from urdf_dyn.simulate import simulate
+    from urdf_dyn.applications.simulate import simulate
     model = puma_with_loop("spherical")
     q = model.q_initial()
     q[1] += 1e-4  # open the loop by ~0.1 mm
@@ -127,7 +129,7 @@ def test_mimic_coupling_matches_pinocchio_explicit_reduction():
         C = pin.nonLinearEffects(pm, pd, qp, qd[perm])
         H, C = H[np.ix_(inv, inv)], C[inv]  # back to urdf_dyn's joint order
         ydd = np.linalg.solve(G.T @ H @ G, G.T @ (tau - C))
-        ours = constrained_forward_dynamics(model, q, qd, tau, method="nullspace").qdd
+        ours = constrained_forward_dynamics(model, q, qd, tau, loop_solver="nullspace", passive=False).qdd
         assert np.allclose(ours, G @ ydd, rtol=1e-8, atol=1e-8)
 
 
@@ -148,14 +150,14 @@ def test_drake_ball_constraint_equals_spherical_loop():
     for x, y in zip(loop_constraints(a, q, qd), loop_constraints(b, q, qd)):
         assert np.allclose(x, y, atol=1e-14)
     tau = np.array([0.5, -0.2, 0.1])
-    assert np.allclose(constrained_forward_dynamics(a, q, qd, tau).qdd, constrained_forward_dynamics(b, q, qd, tau).qdd,
+    assert np.allclose(constrained_forward_dynamics(a, q, qd, tau, passive=False).qdd, constrained_forward_dynamics(b, q, qd, tau, passive=False).qdd,
                        atol=1e-12)
 
 
 def test_loop_joint_damping_dissipates_at_the_rate_b_times_loop_speed_squared():
     """A damper on the crank-slider's rod-slider pin: the power it absorbs is b ω_rel², ω_rel the relative
     angular speed across the pin (the rod's absolute angular speed, the slider does not turn)."""
-    from urdf_dyn.closed_loop import passive_forces
+    from urdf_dyn.constraints.passive import passive_forces
     text = (ROOT / "robots" / "crank_slider.urdf").read_text().replace(
         '<axis xyz="0 -1 0"/>\n  </loop>', '<axis xyz="0 -1 0"/>\n    <dynamics damping="0.3"/>\n  </loop>')
     model = ud.load(text)

@@ -6,9 +6,9 @@ import pytest
 
 import urdf_dyn as ud
 from _robots import UR5E_XACRO, pendulum_urdf
-from urdf_dyn.controllers import ComputedTorque
-from urdf_dyn.simulate import Trajectory, simulate
-from urdf_dyn.trajectories import QuinticTrajectory, SplineTrajectory
+from urdf_dyn.applications.controllers import ComputedTorque
+from urdf_dyn.applications.simulate import Trajectory, simulate
+from urdf_dyn.applications.trajectories import QuinticTrajectory, SplineTrajectory
 
 
 @pytest.fixture(scope="module")
@@ -19,7 +19,7 @@ def ur5e():
 def test_passive_ur5e_conserves_energy(ur5e):
     q0 = np.array([0.3, -1.0, 1.2, 0.1, 0.5, 0.0])
     tr = simulate(ur5e, q0, np.array([0.5, 0, -0.3, 0, 0.2, 1.0]), 2.0, rtol=1e-10, atol=1e-12,
-                  include_damping=False)
+                  passive=False)
     assert len(tr) == 201 and tr.t[-1] == pytest.approx(2.0)
     drift = np.max(np.abs(tr.energy - tr.energy[0])) / np.max(np.abs(tr.energy))
     assert drift <= 1e-6

@@ -308,7 +308,7 @@ def test_gravity_torques(case):
 def test_forward_dynamics(case, method):
     for k in range(N_STATES):
         want = pin.aba(case.pm, case.pd, case.pin_q(case.q[k]), case.pin_v(case.qd[k]), case.pin_v(case.tau[k]))
-        got = urdf_dyn.forward_dynamics(case.model, case.q[k], case.qd[k], case.tau[k], method=method)
+        got = urdf_dyn.forward_dynamics(case.model, case.q[k], case.qd[k], case.tau[k], algorithm=method)
         case.check(f"FD_{method}", got, case.from_pin_v(want), f"state {k}")
 
 
@@ -320,8 +320,8 @@ def test_batch(case):
         "H": urdf_dyn.mass_matrix(m, case.q),
         "C": urdf_dyn.bias_force(m, case.q, case.qd),
         "g": urdf_dyn.gravity_torques(m, case.q),
-        "FD_aba": urdf_dyn.forward_dynamics(m, case.q, case.qd, case.tau, method="aba"),
-        "FD_crba": urdf_dyn.forward_dynamics(m, case.q, case.qd, case.tau, method="crba"),
+        "FD_aba": urdf_dyn.forward_dynamics(m, case.q, case.qd, case.tau, algorithm="aba"),
+        "FD_crba": urdf_dyn.forward_dynamics(m, case.q, case.qd, case.tau, algorithm="crba"),
     }
     fk = urdf_dyn.forward_kinematics(m, case.q)
     assert out["H"].shape == (N, m.nv, m.nv)
@@ -384,7 +384,7 @@ def test_external_wrench(case):
             case.check("fext", got, case.from_pin_v(want), f"ID state {k} wrench on {sel}")
             want = pin.aba(case.pm, case.pd, qp, vp, case.pin_v(case.tau[k]), fext)
             for method in ("aba", "crba"):
-                got = urdf_dyn.forward_dynamics(m, case.q[k], case.qd[k], case.tau[k], f_ext=w, method=method)
+                got = urdf_dyn.forward_dynamics(m, case.q[k], case.qd[k], case.tau[k], f_ext=w, algorithm=method)
                 case.check("fext", got, case.from_pin_v(want), f"FD {method} state {k} wrench on {sel}")
     # batch: one wrench per state
     ln = links[0]
@@ -433,5 +433,5 @@ def test_fd_inverts_id(case, method):
     m = case.model
     for k in range(N_STATES):
         tau = urdf_dyn.inverse_dynamics(m, case.q[k], case.qd[k], case.qdd[k])
-        qdd = urdf_dyn.forward_dynamics(m, case.q[k], case.qd[k], tau, method=method)
+        qdd = urdf_dyn.forward_dynamics(m, case.q[k], case.qd[k], tau, algorithm=method)
         case.check("FD(ID)", qdd, case.qdd[k], f"{method} state {k}")

@@ -87,7 +87,10 @@ def _red(img):
 
 # -- no GL -------------------------------------------------------------------------------------------------
 def test_core_never_imports_the_viewer():
-    code = ("import sys, urdf_dyn, urdf_dyn.cli, urdf_dyn.launch, urdf_dyn.simulate\n"
+    code = ("import sys, importlib, pkgutil, urdf_dyn\n"
+            "for m in pkgutil.walk_packages(urdf_dyn.__path__, 'urdf_dyn.'):\n"
+            "    if not m.name.endswith('__main__'): importlib.import_module(m.name)\n"
+            "[getattr(urdf_dyn, n) for n in urdf_dyn.__all__]\n"
             "bad = [m for m in sys.modules if m.split('.')[0] in ('urdf_dyn_viewer', 'pyglet') or m.startswith('trimesh.viewer')]\n"
             "assert not bad, bad\n")
     r = subprocess.run([sys.executable, "-c", code], env=_env(), capture_output=True, text=True, timeout=120)
@@ -126,7 +129,7 @@ def test_frame_times():
 
 
 def test_demo_motion_keeps_the_loops_closed():
-    from urdf_dyn.loops import loop_residuals
+    from urdf_dyn.constraints.loops import loop_residuals
     m = ud.load(FOUR_BAR)
     mo = demo_motion(m, duration=1.0, dt=0.1)
     assert mo.q.shape == (11, 3) and np.ptp(mo.q[:, 0]) > 0.3
@@ -137,7 +140,7 @@ def test_demo_motion_keeps_the_loops_closed():
 
 
 def test_trajectory_columns_are_matched_by_name():
-    from urdf_dyn.simulate import Trajectory
+    from urdf_dyn.applications.simulate import Trajectory
     from urdf_dyn_viewer.playback import motion_from_trajectory
     m = ud.load(FOUR_BAR)
     q = np.arange(6.0).reshape(2, 3)
@@ -203,7 +206,7 @@ def test_render_robot_to_png_and_poses_differ(robot, q2, tmp_path, gl):
     for j, v in q2.items():
         qb[m.joint_index(j)] = v
     if m.loops:
-        from urdf_dyn.closed_loop import assemble
+        from urdf_dyn.constraints.assembly import assemble
         qb = assemble(m, qb, hold=list(q2))
     imgs = []
     for k, q in enumerate((qa, qb)):
@@ -306,13 +309,13 @@ def test_force_arrows_are_drawn(gl):
 
 def test_pin_forces_match_closed_loop_dynamics():
     """With applied τ, the pin loads solve Kᵀλ = τ_ID − τ: the same joint forces as the closed-loop FD's λ."""
-    from urdf_dyn.closed_loop import constrained_forward_dynamics
-    from urdf_dyn.loops import loop_constraints
+    from urdf_dyn.constraints.forward import constrained_forward_dynamics
+    from urdf_dyn.constraints.loops import loop_constraints
     from urdf_dyn_viewer.forces import ForceSource
     m = ud.load(FOUR_BAR)
     q, qd = m.q_initial(), np.zeros(3)
     tau = np.array([2.0, 0.0, 0.0])
-    fd = constrained_forward_dynamics(m, q, qd, tau)
+    fd = constrained_forward_dynamics(m, q, qd, tau, passive=False)
     mo = Motion(np.zeros(1), q[None], qd[None], fd.qdd[None], tau[None])
     src = ForceSource(m, mo)
     acts, pins = src.values(0)
@@ -333,7 +336,7 @@ def _gif_frames(path):
 
 
 def test_cli_view_writes_a_moving_excavator_gif(tmp_path, gl):
-    from urdf_dyn.cli import main
+    from urdf_dyn.cli.main import main
     out = tmp_path / "excavator.gif"
     assert main(["view", str(EXCAVATOR), "--out", str(out), "--fps", "5", "--size", "320x240"]) == 0
     frames = _gif_frames(out)
@@ -344,8 +347,8 @@ def test_cli_view_writes_a_moving_excavator_gif(tmp_path, gl):
 
 def test_cli_view_trajectory_to_mp4_and_pose_to_png(tmp_path, gl):
     import imageio.v2 as imageio
-    from urdf_dyn.cli import main
-    from urdf_dyn.simulate import simulate
+    from urdf_dyn.cli.main import main
+    from urdf_dyn.applications.simulate import simulate
     m = ud.load(PUMA)
     tr = simulate(m, np.array([0, 0.3, -0.5, 0, 0.4, 0]), duration=0.5, dt_out=0.05, progress=False)
     tr.save(tmp_path / "fall.npz")
@@ -369,14 +372,14 @@ def test_cli_view_trajectory_to_mp4_and_pose_to_png(tmp_path, gl):
     (["--q", "1,2"], "2 values for 3 joints"),
 ])
 def test_cli_view_errors_are_one_line(argv, msg, capsys, tmp_path, gl):
-    from urdf_dyn.cli import main
+    from urdf_dyn.cli.main import main
     assert main(["view", str(FOUR_BAR), "--out", str(tmp_path / "x.png")] + argv) == 2
     err = capsys.readouterr().err
     assert msg in err and err.count("\n") == 1
 
 
 def test_without_display_view_renders_offscreen_to_a_file(tmp_path, monkeypatch, capsys, gl):
-    from urdf_dyn.cli import main
+    from urdf_dyn.cli.main import main
     monkeypatch.delenv("DISPLAY", raising=False)
     monkeypatch.chdir(tmp_path)
     assert main(["view", str(FOUR_BAR), "--q", "0.9,-0.5,1.2"]) == 0

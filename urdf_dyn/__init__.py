@@ -1,17 +1,78 @@
 """urdf_dyn: rigid-body dynamics of robots loaded from URDF (with loop closures), after Featherstone's
-*Rigid Body Dynamics Algorithms* (RBDA)."""
-from .dynamics import (bias_force, forward_dynamics, gravity_torques, inverse_dynamics, kinetic_energy,
-                       mass_matrix, potential_energy)
-from .errors import (LaunchError, ModelError, ModelWarning, PackageNotFoundError, SimulationError, StateError, UnsupportedError,
-                     UrdfDynError, XacroError, XMLError)
-from .kinematics import forward_kinematics, link_jacobian, link_pose
-from .model import Model
-from .urdf import load
+*Rigid Body Dynamics Algorithms* (RBDA).
+
+The public API is this package's namespace (``__all__``); the layers below it are, bottom up:
+
+- ``urdf_dyn.algorithms`` — spatial algebra, joint models, tree algorithms (RNEA, CRBA, ABA, FK, Jacobians);
+- ``urdf_dyn.model`` — the immutable ``Model`` and its per-evaluation workspace ``Data``;
+- ``urdf_dyn.io`` — readers of robot descriptions (URDF/xacro, ``package://``) and file helpers;
+- ``urdf_dyn.constraints`` — loop constraints K, k, δ, G, g, closed-loop forward dynamics, assembly;
+- ``urdf_dyn.applications`` — actuators and closed-loop inverse dynamics, motions, sizing, simulation,
+  controllers, reports and their launch jobs;
+- ``urdf_dyn.gauss`` — Gauss's principle in descriptor coordinates (seed 001);
+- ``urdf_dyn.launch`` and ``urdf_dyn.cli`` — launch files and the ``urdf-dyn`` command.
+
+Names are imported on first use (PEP 562), so ``import urdf_dyn`` stays fast.
+"""
+from __future__ import annotations
+
+import importlib
 
 __version__ = "0.1.0"
-__all__ = [
-    "load", "Model", "inverse_dynamics", "mass_matrix", "bias_force", "gravity_torques", "forward_dynamics",
-    "kinetic_energy", "potential_energy", "forward_kinematics", "link_pose", "link_jacobian",
-    "UrdfDynError", "ModelError", "ModelWarning", "XMLError", "XacroError", "PackageNotFoundError", "UnsupportedError",
-    "StateError", "LaunchError", "SimulationError",
-]
+
+_EXPORTS = {
+    # loading and the model
+    "load": "urdf_dyn.loading",
+    "Model": "urdf_dyn.model", "Data": "urdf_dyn.model",
+    # tree algorithms
+    "inverse_dynamics": "urdf_dyn.algorithms.dynamics", "mass_matrix": "urdf_dyn.algorithms.dynamics",
+    "bias_force": "urdf_dyn.algorithms.dynamics", "gravity_torques": "urdf_dyn.algorithms.dynamics",
+    "forward_dynamics": "urdf_dyn.algorithms.dynamics", "kinetic_energy": "urdf_dyn.algorithms.dynamics",
+    "potential_energy": "urdf_dyn.algorithms.dynamics",
+    "forward_kinematics": "urdf_dyn.algorithms.kinematics", "link_pose": "urdf_dyn.algorithms.kinematics",
+    "link_jacobian": "urdf_dyn.algorithms.kinematics", "body_poses": "urdf_dyn.algorithms.kinematics",
+    "PackageResolver": "urdf_dyn.io.packages",
+    # closed loops
+    "loop_constraints": "urdf_dyn.constraints.loops", "loop_residuals": "urdf_dyn.constraints.loops",
+    "loop_jacobian": "urdf_dyn.constraints.loops", "mobility": "urdf_dyn.constraints.loops",
+    "LoopState": "urdf_dyn.constraints.loops",
+    "ConstraintWarning": "urdf_dyn.constraints.loops",
+    "constrained_forward_dynamics": "urdf_dyn.constraints.forward",
+    "explicit_constraint": "urdf_dyn.constraints.explicit", "UserLoopClosure": "urdf_dyn.constraints.explicit",
+    "assemble": "urdf_dyn.constraints.assembly", "project_velocity": "urdf_dyn.constraints.assembly",
+    "passive_forces": "urdf_dyn.constraints.passive",
+    # applications
+    "constrained_inverse_dynamics": "urdf_dyn.applications.actuators",
+    "actuator_forces": "urdf_dyn.applications.actuators", "actuators_of": "urdf_dyn.applications.actuators",
+    "ActuationWarning": "urdf_dyn.applications.actuators",
+    "simulate": "urdf_dyn.applications.simulate", "Trajectory": "urdf_dyn.applications.simulate",
+    "Passive": "urdf_dyn.applications.controllers", "Constant": "urdf_dyn.applications.controllers",
+    "GravityCompensation": "urdf_dyn.applications.controllers",
+    "ComputedTorque": "urdf_dyn.applications.controllers",
+    "SplineTrajectory": "urdf_dyn.applications.trajectories",
+    "QuinticTrajectory": "urdf_dyn.applications.trajectories",
+    "spline_motion": "urdf_dyn.applications.motion", "csv_motion": "urdf_dyn.applications.motion",
+    "consistent_motion": "urdf_dyn.applications.motion", "CoordinateMotion": "urdf_dyn.applications.motion",
+    "load_from_args": "urdf_dyn.cli.main",
+    "run_launch": "urdf_dyn.launch.registry",
+    # errors and warnings
+    "UrdfDynError": "urdf_dyn.errors", "ModelError": "urdf_dyn.errors", "ModelWarning": "urdf_dyn.errors",
+    "XMLError": "urdf_dyn.errors", "XacroError": "urdf_dyn.errors", "PackageNotFoundError": "urdf_dyn.errors",
+    "UnsupportedError": "urdf_dyn.errors", "StateError": "urdf_dyn.errors", "LaunchError": "urdf_dyn.errors",
+    "SimulationError": "urdf_dyn.errors",
+}
+
+__all__ = list(_EXPORTS)
+
+
+def __getattr__(name):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'urdf_dyn' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

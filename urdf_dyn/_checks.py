@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .errors import StateError
+from urdf_dyn.errors import StateError
 
 
 def as_batch(x, name: str, n: int, N=None):

@@ -15,6 +15,9 @@
 """
 from __future__ import annotations
 
+__all__ = ["UrdfDynError", "ModelError", "XMLError", "XacroError", "PackageNotFoundError", "UnsupportedError",
+           "ModelWarning", "StateError", "LaunchError", "SimulationError"]
+
 
 class UrdfDynError(Exception):
     """Base class of every error raised by urdf_dyn for bad input or failed runs."""

@@ -1,4 +1,4 @@
-"""The immutable Model: a kinematic tree in Featherstone's numbering (RBDA §4.1–4.2).
+"""The immutable Model and its per-evaluation workspace Data: a kinematic tree in Featherstone's numbering (RBDA §4.1–4.2).
 
 Bodies are numbered 1..NB so that the parent λ(i) < i; body 0 is the URDF root link (fixed base). Each
 body i is the child link of one movable URDF joint i (revolute, continuous or prismatic) and carries the
@@ -12,13 +12,16 @@ read-only, and derived models (e.g. with a payload) are new objects.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Mapping
 
 import numpy as np
 
-from .spatial import mcI, pose_to_plux
+from urdf_dyn.algorithms.spatial import mcI, pose_to_plux
+
+__all__ = ["LinkFrame", "Mimic", "Transmission", "LoopJoint", "Model", "Data"]
 
 
 @dataclass(frozen=True)
@@ -218,6 +221,42 @@ class Model:
         except KeyError:
             raise KeyError(f"no link named {name!r}; links are: {', '.join(self.links)}") from None
 
+    # -- packed arrays for the compiled kernels (computed once per Model, on first use) -------------------
+    @functools.cached_property
+    def a0(self) -> np.ndarray:
+        """−a_grav (6,): the fictitious base acceleration RNEA and ABA start from (RBDA §5.3)."""
+        return _frozen(-self.a_grav)
+
+    @functools.cached_property
+    def f_ext_zero(self) -> np.ndarray:
+        """(1, NB+1, 6) zeros: 'no external forces' for the kernels."""
+        return _frozen(np.zeros((1, self.NB + 1, 6)))
+
+    @functools.cached_property
+    def loop_pack(self):
+        """The loop joints laid out for the compiled loop kernels (``constraints._kernels``), or None when a
+        loop is universal (its T depends on the configuration): a mapping with p, s (L,) body indices; XP,
+        XS (L, 6, 6); axis (L, 3); mode (L,) 0 = rotation error a × (R a) (joints turning about a), 1 =
+        rotation vector; row_loop (R,) the loop of each constraint row; row_T (R, 6) its direction in Fp;
+        labels (R,) ``"<loop>[c]"``."""
+        if any(lp.type == "universal" for lp in self.loops):
+            return None
+        rows, row_T, labels = [], [], []
+        for i, lp in enumerate(self.loops):
+            for c in range(lp.nc):
+                rows.append(i)
+                row_T.append(np.asarray(lp.T)[:, c])
+                labels.append(f"{lp.name}[{c}]")
+        lps = self.loops
+        return MappingProxyType(dict(
+            p=_frozen([lp.p for lp in lps], np.int64), s=_frozen([lp.s for lp in lps], np.int64),
+            XP=_frozen(np.array([lp.X_P for lp in lps]).reshape(-1, 6, 6)),
+            XS=_frozen(np.array([lp.X_S for lp in lps]).reshape(-1, 6, 6)),
+            axis=_frozen(np.array([lp.axis for lp in lps]).reshape(-1, 3)),
+            mode=_frozen([0 if lp.type in ("revolute", "continuous", "cylindrical", "planar") else 1 for lp in lps],
+                         np.int64),
+            row_loop=_frozen(rows, np.int64), row_T=_frozen(np.array(row_T).reshape(-1, 6)), labels=tuple(labels)))
+
     # -- derived models --------------------------------------------------------------------------------
     def with_gravity(self, gravity) -> "Model":
         """A copy with another gravity vector (3,) [m/s²]."""
@@ -235,3 +274,19 @@ class Model:
         masses = dict(self.link_masses)
         masses[link] = masses.get(link, 0.0) + float(mass)
         return dataclasses.replace(self, I=_frozen(I), link_masses=MappingProxyType(masses))
+
+
+class Data:
+    """Per-evaluation workspace of one Model (Pinocchio's Data, MuJoCo's mjData): what an algorithm may
+    remember between calls on the same motion, never the model's own description.
+
+    Attributes:
+        model: the Model this workspace belongs to.
+        loop_rows: (r,) int64 indices of a maximal independent set of loop-constraint rows, chosen by
+            complete pivoting (RBDA §8.8) at the first state that needs it; None until then. Redundant
+            rows (planar loops in 3-D) are dropped so that K_r H⁻¹ K_rᵀ is positive definite.
+    """
+
+    def __init__(self, model: Model):
+        self.model = model
+        self.loop_rows = None

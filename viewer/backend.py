@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import sys
 
-from urdf_dyn.errors import UrdfDynError
+from urdf_dyn import UrdfDynError
 
 __all__ = ["has_display", "select", "ViewerError"]
 

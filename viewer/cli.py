@@ -59,7 +59,7 @@ def parse_pose(model, text):
 def parse_show(model, text):
     """--show: comma-separated joint, actuator or loop names. Raises ViewerError naming the known ones."""
     names = [s.strip() for s in str(text or "").split(",") if s.strip()]
-    from urdf_dyn.actuators import actuators_of
+    from urdf_dyn import actuators_of
     known = list(model.joint_names) + [a.name for a in actuators_of(model) if a.name not in model.joint_names]
     bad = [n for n in names if n not in known]
     if bad:
@@ -68,7 +68,7 @@ def parse_show(model, text):
 
 
 def _load_model(args):
-    from urdf_dyn.cli import _load
+    from urdf_dyn import load_from_args as _load
     ns = types.SimpleNamespace(file=args.robot, package_dir=list(getattr(args, "package_dir", []) or []),
                                xacro_arg=list(getattr(args, "xacro_arg", []) or []))
     return _load(ns)
@@ -79,7 +79,7 @@ def _motion(model, args, single_frame):
     if args.traj and args.q:
         raise ViewerError("give either --traj or --q, not both")
     if args.traj:
-        from urdf_dyn.simulate import Trajectory
+        from urdf_dyn import Trajectory
         p = Path(args.traj)
         if not p.is_file():
             raise ViewerError(f"--traj {args.traj}: file not found")

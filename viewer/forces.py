@@ -37,7 +37,7 @@ class ForceSource:
     """Actuator and pin forces of ``model`` along ``motion``, computed per sample on demand (cached)."""
 
     def __init__(self, model, motion):
-        from urdf_dyn.actuators import actuators_of
+        from urdf_dyn import actuators_of
         self.model = model
         self.motion = motion
         try:
@@ -52,8 +52,8 @@ class ForceSource:
         """({actuator name: u}, {loop name: wrench (6,)}) at sample k."""
         if k in self._cache:
             return self._cache[k]
-        from urdf_dyn.actuators import actuator_forces, constrained_inverse_dynamics
-        from urdf_dyn.loops import loop_constraints
+        from urdf_dyn import actuator_forces, constrained_inverse_dynamics
+        from urdf_dyn import loop_constraints
         m, mo = self.model, self.motion
         q = mo.q[k]
         qd = mo.qd[k] if mo.qd is not None else np.zeros(m.nv)

@@ -132,7 +132,7 @@ def demo_motion(model, duration=4.0, dt=1.0 / 30.0, q0=None) -> Motion:
     yd = sd[:, None] * amp
     ydd = sdd[:, None] * amp
     if model.has_constraints:
-        from urdf_dyn.motion import CoordinateMotion, consistent_motion
+        from urdf_dyn import CoordinateMotion, consistent_motion
         Q, QD, QDD = consistent_motion(model, CoordinateMotion(names, t, y, yd, ydd), q_start=q0, progress=False)
     else:
         Q = np.repeat(q0[None], len(t), axis=0)

@@ -21,9 +21,9 @@ from pathlib import Path
 import numpy as np
 import trimesh
 
-from urdf_dyn.kinematics import body_poses
-from urdf_dyn.loops import LoopState
-from urdf_dyn.packages import PackageResolver
+from urdf_dyn import body_poses
+from urdf_dyn import LoopState
+from urdf_dyn import PackageResolver
 
 __all__ = ["ViewerWarning", "Visual", "load_visuals", "RobotScene", "resolver_of", "PLACEHOLDER_RGBA"]
 

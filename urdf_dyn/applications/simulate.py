@@ -12,12 +12,14 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import integrate
 
-from ._checks import as_batch
-from ._io import atomic_path
-from .closed_loop import fast_qdd, passive_forces
-from .controllers import Passive
-from .dynamics import forward_dynamics, kinetic_energy, potential_energy
-from .errors import SimulationError, StateError
+from urdf_dyn._checks import as_batch
+from urdf_dyn.io.files import atomic_path
+from urdf_dyn.constraints.forward import fast_qdd
+from urdf_dyn.constraints.passive import passive_forces
+from urdf_dyn.model import Data
+from urdf_dyn.applications.controllers import Passive
+from urdf_dyn.algorithms.dynamics import forward_dynamics, kinetic_energy, potential_energy
+from urdf_dyn.errors import SimulationError, StateError
 
 __all__ = ["Trajectory", "simulate"]
 
@@ -83,7 +85,7 @@ class Trajectory:
 
 
 
-def _trajectory(model, controller, t, X, include_damping, meta):
+def _trajectory(model, controller, t, X, passive, meta, data=None):
     nv = model.nv
     t = np.asarray(t, float)
     X = np.asarray(X, float).reshape(len(t), 2 * nv)
@@ -94,26 +96,28 @@ def _trajectory(model, controller, t, X, include_damping, meta):
     tau = np.array([controller(ti, qi, qdi) for ti, qi, qdi in zip(t, q, qd)]).reshape(len(t), nv)
     energy = np.atleast_1d(kinetic_energy(model, q, qd) + potential_energy(model, q))
     if model.has_constraints:
-        return _closed_loop_samples(model, t, q, qd, tau, energy, include_damping, meta)
-    applied = tau + (passive_forces(model, q, qd) if include_damping else 0.0)
+        return _closed_loop_samples(model, t, q, qd, tau, energy, passive, meta, data)
+    applied = tau + (passive_forces(model, q, qd) if passive else 0.0)
     qdd = forward_dynamics(model, q, qd, applied)
     return Trajectory(t, q, qd, qdd, tau, energy, model.joint_names, meta)
 
 
-def simulate(model, q0, qd0=None, duration=1.0, controller=None, dt_out=0.01, method="DOP853", rtol=1e-8,
-             atol=1e-10, include_damping=True, max_step=np.inf, progress=None, t_stab=0.1,
-             cl_method="fast", residual_tol=1e-3, assemble_initial=True) -> Trajectory:
+def simulate(model, q0, qd0=None, duration=1.0, controller=None, dt_out=0.01, integrator="DOP853", rtol=1e-8,
+             atol=1e-10, passive=True, max_step=np.inf, progress=None, t_stab=0.1,
+             loop_solver="fast", residual_tol=1e-3, assemble_initial=True) -> Trajectory:
     """Integrate the tree's forward dynamics (ABA) from (q0, qd0) for ``duration`` seconds.
 
     Args:
         q0, qd0: (nv,) initial state [rad | m, rad/s | m/s]; qd0 defaults to zero.
         controller: callable (t, q, qd) -> τ (nv,), e.g. ``controllers.ComputedTorque``; default passive.
-        dt_out: output sample period [s]. method: a scipy ``solve_ivp`` method name ("DOP853", "RK45",
+        dt_out: output sample period [s]. integrator: a scipy ``solve_ivp`` method name ("DOP853", "RK45",
             "Radau", "LSODA", ...); rtol, atol: its tolerances; max_step [s].
-        include_damping: add URDF ``<dynamics damping>`` (−b q̇) and Gazebo joint springs (−k (q − q_ref)).
+        passive: add URDF ``<dynamics damping>`` (−b q̇), Gazebo joint springs (−k (q − q_ref)) and loop-joint
+            damping (``constraints.passive.passive_forces``); the same switch and default as every function.
         progress: show a tqdm progress bar (None: only on a terminal).
-        Closed loops (``<loop>``, ``<mimic>``): closed-loop FD by ``cl_method``: "fast" (``closed_loop.fast_qdd``,
-        RBDA §8.5 method 2 without diagnostics) or one of ``closed_loop.METHODS``,
+        Closed loops (``<loop>``, ``<mimic>``): closed-loop FD by ``loop_solver``: "fast"
+        (``constraints.forward.fast_qdd``, RBDA §8.5 method 2 without diagnostics) or one of
+        ``constraints.forward.METHODS``,
         with Baumgarte stabilisation of time constant ``t_stab`` [s] (RBDA §8.3; None: none). If
         ``assemble_initial``, q0 is first assembled (least squares, nearest solution) and qd0 projected onto
         K q̇ = 0. The per-loop residual ‖δ_k‖ is recorded; past ``residual_tol`` [m, rad] the run stops.
@@ -133,11 +137,12 @@ def simulate(model, q0, qd0=None, duration=1.0, controller=None, dt_out=0.01, me
     if not (duration > 0 and dt_out > 0):
         raise ValueError(f"duration and dt_out must be > 0 (got {duration}, {dt_out})")
     controller = controller or Passive(model)
-    meta = dict(method=method, rtol=rtol, atol=atol, dt_out=dt_out, include_damping=include_damping,
-                t_stab=t_stab, cl_method=cl_method)
+    meta = dict(integrator=integrator, rtol=rtol, atol=atol, dt_out=dt_out, passive=passive,
+                t_stab=t_stab, loop_solver=loop_solver)
     loops = model.has_constraints
+    data = Data(model)
     if loops and assemble_initial:
-        from .closed_loop import assemble, project_velocity
+        from urdf_dyn.constraints.assembly import assemble, project_velocity
         q0 = assemble(model, q0)
         qd0 = project_velocity(model, q0, qd0)
 
@@ -145,19 +150,19 @@ def simulate(model, q0, qd0=None, duration=1.0, controller=None, dt_out=0.01, me
         q, qd = x[:nv], x[nv:]
         tau = np.asarray(controller(t, q, qd), float)
         if loops:
-            if cl_method == "fast":
-                return np.concatenate([qd, fast_qdd(model, q, qd, tau, t_stab, passive=include_damping)])
-            from .closed_loop import constrained_forward_dynamics
-            return np.concatenate([qd, constrained_forward_dynamics(model, q, qd, tau, method=cl_method,
-                                                                    t_stab=t_stab, passive=include_damping).qdd])
-        if include_damping:
+            if loop_solver == "fast":
+                return np.concatenate([qd, fast_qdd(model, q, qd, tau, t_stab, passive=passive, data=data)])
+            from urdf_dyn.constraints.forward import constrained_forward_dynamics
+            return np.concatenate([qd, constrained_forward_dynamics(model, q, qd, tau, loop_solver=loop_solver,
+                                                                    t_stab=t_stab, passive=passive).qdd])
+        if passive:
             tau = tau + passive_forces(model, q, qd)
         return np.concatenate([qd, forward_dynamics(model, q, qd, tau)])
 
     try:
-        solver_cls = integrate._ivp.ivp.METHODS[method] if isinstance(method, str) else method
+        solver_cls = integrate._ivp.ivp.METHODS[integrator] if isinstance(integrator, str) else integrator
     except KeyError:
-        raise ValueError(f"unknown integration method {method!r}; use one of "
+        raise ValueError(f"unknown integrator {integrator!r}; use one of "
                          f"{', '.join(integrate._ivp.ivp.METHODS)}") from None
     n_out = int(np.floor(duration / dt_out + 1e-9)) + 1
     t_out = np.minimum(np.linspace(0.0, dt_out * (n_out - 1), n_out), duration)  # no 1e-16 overshoot
@@ -194,7 +199,7 @@ def simulate(model, q0, qd0=None, duration=1.0, controller=None, dt_out=0.01, me
     meta["status"] = "failed" if failure else "finished"
     if failure is None and k < n_out:
         failure = f"the solver stopped at t = {solver.t:.6g} s before the end"
-    traj = _trajectory(model, controller, t_out[:len(xs)], np.array(xs), include_damping, meta)
+    traj = _trajectory(model, controller, t_out[:len(xs)], np.array(xs), passive, meta, data)
     if failure:
         meta["message"] = failure
         raise SimulationError(failure + f"; {len(traj)} samples up to t = {traj.t[-1]:.6g} s are kept",
@@ -204,18 +209,18 @@ def simulate(model, q0, qd0=None, duration=1.0, controller=None, dt_out=0.01, me
 
 def _worst_residual(model, q):
     """(name, ‖δ_k‖) of the most open loop at q, from one evaluation of all loop errors."""
-    from .loops import LoopState
+    from urdf_dyn.constraints.loops import LoopState
     d = LoopState(model, q).deltas()
     bounds = np.cumsum([0] + [lp.nc for lp in model.loops])
     vals = [(lp.name, float(np.linalg.norm(d[bounds[j]:bounds[j + 1]]))) for j, lp in enumerate(model.loops)]
     return max(vals, key=lambda x: x[1]) if vals else ("", 0.0)
 
 
-def _closed_loop_samples(model, t, q, qd, tau, energy, include_damping, meta):
+def _closed_loop_samples(model, t, q, qd, tau, energy, passive, meta, data=None):
     """q̈, per-loop residuals ‖δ_k‖ and the rank of K at every output sample, from one evaluation of the
     loop terms per sample (the same K, k give q̈ as in the integration: RBDA §8.5 method 2 + Baumgarte)."""
-    from .closed_loop import constrained_forward_dynamics
-    from .loops import LoopState, numerical_rank
+    from urdf_dyn.constraints.forward import constrained_forward_dynamics
+    from urdf_dyn.constraints.loops import LoopState, numerical_rank
     N, L = len(t), len(model.loops)
     qdd, res, ranks = np.zeros_like(q), np.zeros((N, L)), np.zeros(N, int)
     bounds = np.cumsum([0] + [lp.nc for lp in model.loops])
@@ -224,11 +229,11 @@ def _closed_loop_samples(model, t, q, qd, tau, energy, include_damping, meta):
         st = LoopState(model, q[i], qd[i])
         K = st.K_k()[0]
         d = st.deltas()
-        if meta["cl_method"] == "fast":
-            qdd[i] = fast_qdd(model, q[i], qd[i], tau[i], t_stab, passive=include_damping)
+        if meta["loop_solver"] == "fast":
+            qdd[i] = fast_qdd(model, q[i], qd[i], tau[i], t_stab, passive=passive, data=data)
         else:
-            qdd[i] = constrained_forward_dynamics(model, q[i], qd[i], tau[i], method=meta["cl_method"], t_stab=t_stab,
-                                                  passive=include_damping).qdd
+            qdd[i] = constrained_forward_dynamics(model, q[i], qd[i], tau[i], loop_solver=meta["loop_solver"],
+                                                  t_stab=t_stab, passive=passive).qdd
         res[i] = [np.linalg.norm(d[bounds[j]:bounds[j + 1]]) for j in range(L)]
         ranks[i] = numerical_rank(K)[0]
     _warn_variable_mobility(model, t, ranks, meta)
@@ -239,7 +244,7 @@ def _warn_variable_mobility(model, t, ranks, meta):
     """Warn (ConstraintWarning) if the rank of K changes along the trajectory (RBDA §8.10)."""
     import warnings
 
-    from .loops import ConstraintWarning
+    from urdf_dyn.constraints.loops import ConstraintWarning
     meta["rank_min"], meta["rank_max"] = int(ranks.min()), int(ranks.max())
     if ranks.min() != ranks.max():
         i = int(np.argmax(ranks != ranks[0]))

@@ -13,27 +13,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _kernels as K
-from ._checks import batch_states
-from .errors import StateError
-from .spatial import pose_to_plux
+from urdf_dyn.algorithms import _kernels as K
+from urdf_dyn._checks import batch_states
+from urdf_dyn.errors import StateError
+from urdf_dyn.algorithms.spatial import pose_to_plux
 
 __all__ = ["inverse_dynamics", "mass_matrix", "bias_force", "gravity_torques", "forward_dynamics",
            "kinetic_energy", "potential_energy", "coordinate_parents"]
-
-
-_CACHE = {}
-
-
-def _consts(model):
-    """(a0 = −a_grav (6,), zero external forces (1, NB+1, 6)) per model, built once (the Model is immutable)."""
-    hit = _CACHE.get(id(model))
-    if hit is None or hit[0] is not model:
-        if len(_CACHE) > 64:
-            _CACHE.clear()
-        hit = (model, -model.a_grav, np.zeros((1, model.NB + 1, 6)))
-        _CACHE[id(model)] = hit
-    return hit[1], hit[2]
 
 
 def _plain(model, *xs):
@@ -52,10 +38,6 @@ def _out(x, single, what="result"):
     if not np.all(np.isfinite(x)):  # never return NaN silently (e.g. overflow from absurd inputs)
         raise StateError(f"the {what} is not finite: the inputs are out of any physical range (overflow)")
     return x[0] if single else x
-
-
-def _a0(model):
-    return -model.a_grav
 
 
 def _f_ext_body(model, f_ext, N):
@@ -83,13 +65,13 @@ def inverse_dynamics(model, q, qd, qdd, f_ext=None):
     Raises StateError for arrays of the wrong shape or with NaN/inf."""
     fast = _plain(model, q, qd, qdd) if f_ext is None else None
     if fast is not None:  # one plain state: checks happen inside the kernel
-        a0, fz = _consts(model)
+        a0, fz = model.a0, model.f_ext_zero
         tau = np.empty((1, model.nv))
         if K.rnea1(model.parent, model.jtype, model.axis, model.X_tree, model.I, a0, *fast, fz, tau) == 0:
             return tau[0]
     s, single, N = batch_states(model, q=q, qd=qd, qdd=qdd)
     tau = np.zeros((N, model.nv))
-    K.rnea(model.parent, model.jtype, model.axis, model.X_tree, model.I, _a0(model), s["q"], s["qd"],
+    K.rnea(model.parent, model.jtype, model.axis, model.X_tree, model.I, model.a0, s["q"], s["qd"],
            s["qdd"], _f_ext_body(model, f_ext, N), tau)
     return _out(tau, single, "inverse dynamics")
 
@@ -127,38 +109,38 @@ def coordinate_parents(model) -> np.ndarray:
     return np.asarray(model.parent[1:], dtype=np.int64) - 1
 
 
-def forward_dynamics(model, q, qd, tau, f_ext=None, method="aba"):
+def forward_dynamics(model, q, qd, tau, f_ext=None, algorithm="aba"):
     """Joint accelerations q̈ (nv,) or (N, nv) from H q̈ = τ − C.
 
     Args:
-        method: ``"aba"`` (articulated-body algorithm, RBDA Table 7.1, O(n)) or ``"crba"`` (H by CRBA and
+        algorithm: ``"aba"`` (articulated-body algorithm, RBDA Table 7.1, O(n)) or ``"crba"`` (H by CRBA and
             C by RNEA, solved by the sparse LᵀL factorisation of RBDA §6.5, O(n²)–O(n³)).
 
-    Raises StateError for bad arrays; ValueError for an unknown method; np.linalg.LinAlgError if H is not
+    Raises StateError for bad arrays; ValueError for an unknown algorithm; np.linalg.LinAlgError if H is not
     positive definite (a body without mass and inertia at the end of a chain)."""
-    fast = _plain(model, q, qd, tau) if (f_ext is None and method == "aba") else None
+    fast = _plain(model, q, qd, tau) if (f_ext is None and algorithm == "aba") else None
     if fast is not None:  # one plain state: checks happen inside the kernel
-        a0, fz = _consts(model)
+        a0, fz = model.a0, model.f_ext_zero
         qdd = np.empty((1, model.nv))
         if K.aba1(model.parent, model.jtype, model.axis, model.X_tree, model.I, a0, *fast, fz, qdd) == 0:
             return qdd[0]
     s, single, N = batch_states(model, q=q, qd=qd, tau=tau)
     fb = _f_ext_body(model, f_ext, N)
     qdd = np.zeros((N, model.nv))
-    if method == "aba":
-        K.aba(model.parent, model.jtype, model.axis, model.X_tree, model.I, _a0(model), s["q"], s["qd"],
+    if algorithm == "aba":
+        K.aba(model.parent, model.jtype, model.axis, model.X_tree, model.I, model.a0, s["q"], s["qd"],
               s["tau"], fb, qdd)
-    elif method == "crba":
+    elif algorithm == "crba":
         H = np.zeros((N, model.nv, model.nv))
         K.crba(model.parent, model.jtype, model.axis, model.X_tree, model.I, s["q"], H)
         C = np.zeros((N, model.nv))
-        K.rnea(model.parent, model.jtype, model.axis, model.X_tree, model.I, _a0(model), s["q"], s["qd"],
+        K.rnea(model.parent, model.jtype, model.axis, model.X_tree, model.I, model.a0, s["q"], s["qd"],
                np.zeros((N, model.nv)), fb, C)
         if not K.ltl_solve(coordinate_parents(model), H, s["tau"] - C, qdd):
             raise np.linalg.LinAlgError("joint-space inertia H is not positive definite: a chain ends in a "
                                         "body with no mass or inertia")
     else:
-        raise ValueError(f"unknown forward-dynamics method {method!r}; use 'aba' or 'crba'")
+        raise ValueError(f"unknown forward-dynamics algorithm {algorithm!r}; use 'aba' or 'crba'")
     if not np.all(np.isfinite(qdd)):
         raise np.linalg.LinAlgError("forward dynamics gave non-finite accelerations: a joint moves a body "
                                     "with zero articulated inertia (massless link at the end of a chain?)")
@@ -175,7 +157,7 @@ def kinetic_energy(model, q, qd):
 
 def potential_energy(model, q):
     """Gravitational potential energy −Σ m_i gᵀ c_i [J] (zero at the base origin), scalar or (N,)."""
-    from .kinematics import body_poses
+    from urdf_dyn.algorithms.kinematics import body_poses
     s, single, _ = batch_states(model, q=q)
     T = body_poses(model, s["q"])  # (N, NB+1, 4, 4)
     I = np.asarray(model.I)

@@ -25,13 +25,13 @@ from types import MappingProxyType
 import numpy as np
 from lxml import etree
 
-from .errors import ModelError, ModelWarning, UnsupportedError, XacroError, XMLError
-from .joints import TYPE_CODES
-from .model import LinkFrame, Mimic, Model, Transmission, _frozen
-from .packages import PackageResolver
-from .spatial import mcI, pose_to_plux
+from urdf_dyn.errors import ModelError, ModelWarning, UnsupportedError, XacroError, XMLError
+from urdf_dyn.algorithms.joints import TYPE_CODES
+from urdf_dyn.model import LinkFrame, Mimic, Model, Transmission, _frozen
+from urdf_dyn.io.packages import PackageResolver
+from urdf_dyn.algorithms.spatial import mcI, pose_to_plux
 
-__all__ = ["load", "MAX_XML_BYTES"]
+__all__ = ["parse_urdf", "MAX_XML_BYTES"]
 
 #: Robot descriptions larger than this are refused (an XML bomb guard; real URDFs are far smaller).
 MAX_XML_BYTES = 64 * 1024 * 1024
@@ -319,8 +319,9 @@ def _transmissions(root, joints, chk):
     return tuple(out)
 
 
-def load(source, package_dirs=None, xacro_args=None, gravity=(0.0, 0.0, -9.81)) -> Model:
-    """Load a robot description into a Model.
+def parse_urdf(source, package_dirs=None, xacro_args=None, gravity=(0.0, 0.0, -9.81)) -> Model:
+    """Read a URDF/xacro robot description into a Model (no solver runs here: ``urdf_dyn.load`` adds the
+    check that the loops can be assembled).
 
     Args:
         source: path of a ``.urdf`` or ``.xacro`` file, or the XML text itself (a string starting with ``<``).
@@ -445,28 +446,7 @@ def load(source, package_dirs=None, xacro_args=None, gravity=(0.0, 0.0, -9.81)) 
     loops = _loops(root, model, chk)
     if loops:
         model = dataclasses.replace(model, loops=loops)
-        _check_assembly(model, root, chk)
     return model
-
-
-def _check_assembly(model, root, chk):
-    """A loop that cannot be closed near the initial configuration is an error (with its line)."""
-    from .closed_loop import assemble
-    from .loops import LoopState
-    st = LoopState(model, model.q_initial())
-    if max(float(np.abs(st.delta(lp)).max()) for lp in model.loops) <= 1e-6:
-        return
-    try:
-        q = assemble(model, model.q_initial())
-    except ModelError:
-        q = None
-    if q is None:
-        st = LoopState(model, model.q_initial())
-        worst = max(model.loops, key=lambda lp: float(np.abs(st.delta(lp)).max()))
-        el = next((e for e in root.iter("loop") if e.get("name") == worst.name), None)
-        raise chk.err(el, f"the loops cannot be assembled near the initial configuration (loop {worst.name!r} "
-                          f"is open by {np.abs(st.delta(worst)).max():.3g} m/rad there): check the <predecessor>/"
-                          "<successor> origins, or give an <initial_configuration> close to an assembled pose")
 
 
 def _initial_configuration(root, joint_names, chk):
@@ -508,7 +488,7 @@ DRAKE_NS = "http://drake.mit.edu"
 def _loop_elements(root, chk):
     """(element, name, type, predecessor link, Fp pose, successor link, Fs pose or None, axis, axis2)
     for every <loop> and <drake:ball_constraint>."""
-    from .spatial import rpy_to_matrix
+    from urdf_dyn.algorithms.spatial import rpy_to_matrix
     out = []
 
     def pose(origin, owner):
@@ -550,9 +530,9 @@ def _loop_elements(root, chk):
 
 def _loops(root, model, chk):
     """LoopJoint tuple from the <loop> elements, checked (names, types, axes, closure at q_initial)."""
-    from .kinematics import body_poses
-    from .loops import LOOP_TYPES, loop_subspaces
-    from .model import LoopJoint
+    from urdf_dyn.algorithms.kinematics import body_poses
+    from urdf_dyn.algorithms.joints import LOOP_TYPES, loop_subspaces
+    from urdf_dyn.model import LoopJoint
     elements = _loop_elements(root, chk)
     if not elements:
         return ()

@@ -11,7 +11,9 @@ import os
 import re
 from pathlib import Path
 
-from .errors import PackageNotFoundError
+from urdf_dyn.errors import PackageNotFoundError
+
+__all__ = ["PackageResolver"]
 
 _NAME_RE = re.compile(r"<name>\s*([^<\s]+)\s*</name>")
 

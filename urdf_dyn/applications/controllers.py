@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .dynamics import gravity_torques, inverse_dynamics
+from urdf_dyn.algorithms.dynamics import gravity_torques, inverse_dynamics
 
 __all__ = ["Passive", "Constant", "GravityCompensation", "ComputedTorque"]
 

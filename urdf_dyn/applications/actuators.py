@@ -26,11 +26,13 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.optimize
 
-from ._checks import as_batch
-from .closed_loop import _loop_forces, explicit_constraint, passive_forces
-from .dynamics import inverse_dynamics
-from .errors import StateError
-from .loops import LoopState, loop_constraints, numerical_rank
+from urdf_dyn._checks import as_batch
+from urdf_dyn.constraints.explicit import explicit_constraint
+from urdf_dyn.constraints.forward import _loop_forces
+from urdf_dyn.constraints.passive import passive_forces
+from urdf_dyn.algorithms.dynamics import inverse_dynamics
+from urdf_dyn.errors import StateError
+from urdf_dyn.constraints.loops import LoopState, loop_constraints, numerical_rank
 
 __all__ = ["Actuator", "actuators_of", "actuation_matrix", "constrained_inverse_dynamics", "actuator_forces",
            "ActuatorForces", "ActuationWarning"]

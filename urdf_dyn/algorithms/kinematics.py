@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _kernels as K
-from ._checks import batch_states
-from .spatial import inv_plux, pose_to_plux
+from urdf_dyn.algorithms import _kernels as K
+from urdf_dyn._checks import batch_states
+from urdf_dyn.algorithms.spatial import inv_plux, pose_to_plux
 
 __all__ = ["forward_kinematics", "link_pose", "link_jacobian", "body_poses"]
 

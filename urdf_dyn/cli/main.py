@@ -1,14 +1,19 @@
-"""The ``urdf-dyn`` command. Every error from bad input is one line on stderr and exit status 2
-(``--debug`` shows the traceback)."""
+"""The ``urdf-dyn`` command. Every error from bad input is one line on stderr and exit status 2; every
+warning is one line ``warning: FILE:LINE: <element>: message`` (``--debug`` shows tracebacks and Python's
+full warning format)."""
 from __future__ import annotations
 
 import argparse
 import json
 import sys
+import warnings
 
 import numpy as np
 
-from .errors import SimulationError, StateError, UrdfDynError
+from urdf_dyn.errors import SimulationError, StateError, UrdfDynError
+
+__all__ = ["load_from_args", "cmd_info", "cmd_id", "cmd_fd", "cmd_simulate", "cmd_launch", "cmd_size", "cmd_view",
+           "main"]
 
 
 def _model_args(p):
@@ -19,8 +24,10 @@ def _model_args(p):
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
 
 
-def _load(args):
-    from .urdf import load
+def load_from_args(args):
+    """The Model named by parsed CLI arguments ``file``, ``package_dir`` (DIR or PKG=DIR entries) and
+    ``xacro_arg`` (NAME:=VALUE entries). Raises UrdfDynError for malformed entries, ModelError for the file."""
+    from urdf_dyn.loading import load
     pk_map = {}
     pk_dirs = []
     for d in args.package_dir:
@@ -87,7 +94,7 @@ def _print_named(model, kind, values, as_json, extra=None):
 
 
 def cmd_info(args):
-    m = _load(args)
+    m = load_from_args(args)
     if args.json:
         print(json.dumps({
             "name": m.name, "source": m.source, "nq": m.nq, "nv": m.nv, "total_mass": m.total_mass,
@@ -119,8 +126,8 @@ def cmd_info(args):
         print(f"    {lp.name}: {lp.type} ({lp.nc} constraints) {lp.predecessor} -> {lp.successor}"
               + (" [actuated]" if lp.actuated else ""))
     if m.has_constraints:
-        from .closed_loop import assemble
-        from .loops import loop_residuals, mobility
+        from urdf_dyn.constraints.assembly import assemble
+        from urdf_dyn.constraints.loops import loop_residuals, mobility
         q = m.q_initial()
         res = max(float(np.abs(v).max()) for v in loop_residuals(m, q).values())
         try:
@@ -137,30 +144,30 @@ def _f(x):
 
 
 def cmd_id(args):
-    from .dynamics import inverse_dynamics
-    m = _load(args)
+    from urdf_dyn.algorithms.dynamics import inverse_dynamics
+    m = load_from_args(args)
     q, qd, qdd = (_vector(m, getattr(args, k), k) for k in ("q", "qd", "qdd"))
     _print_named(m, "tau", inverse_dynamics(m, q, qd, qdd), args.json)
     return 0
 
 
 def cmd_fd(args):
-    from .dynamics import forward_dynamics
-    m = _load(args)
+    from urdf_dyn.algorithms.dynamics import forward_dynamics
+    m = load_from_args(args)
     q, qd, tau = (_vector(m, getattr(args, k), k) for k in ("q", "qd", "tau"))
-    _print_named(m, "qdd", forward_dynamics(m, q, qd, tau, method=args.method), args.json)
+    _print_named(m, "qdd", forward_dynamics(m, q, qd, tau, algorithm=args.algorithm), args.json)
     return 0
 
 
 def cmd_simulate(args):
-    from .controllers import GravityCompensation, Passive
-    from .report import format_table, torque_table
-    from .simulate import simulate
-    m = _load(args)
+    from urdf_dyn.applications.controllers import GravityCompensation, Passive
+    from urdf_dyn.applications.report import format_table, torque_table
+    from urdf_dyn.applications.simulate import simulate
+    m = load_from_args(args)
     ctrl = {"passive": Passive, "gravity": GravityCompensation}[args.controller](m)
     q0, qd0 = _vector(m, args.q0, "q0"), _vector(m, args.qd0, "qd0")
     try:
-        traj = simulate(m, q0, qd0, args.duration, controller=ctrl, dt_out=args.dt, method=args.method,
+        traj = simulate(m, q0, qd0, args.duration, controller=ctrl, dt_out=args.dt, integrator=args.integrator,
                         rtol=args.rtol, atol=args.atol)
     except SimulationError as e:
         if e.trajectory is not None and args.out:
@@ -182,7 +189,12 @@ def cmd_simulate(args):
 
 
 def cmd_launch(args):
-    from .launch import run_launch
+    from urdf_dyn.launch import launch_schema, run_launch
+    if args.schema is not None:
+        print(json.dumps(launch_schema(args.schema or None), indent=2))
+        return 0
+    if not args.launch_file:
+        raise UrdfDynError("launch: give a launch file (or --schema)")
     run_launch(args.launch_file, out_dir=args.out_dir)
     return 0
 
@@ -205,8 +217,8 @@ def _join_negative_vectors(argv):
 
 
 def cmd_size(args):
-    from .launch import run_sizing
-    run_sizing(args.launch_file, out_dir=args.out_dir)
+    from urdf_dyn.launch import run_launch
+    run_launch(args.launch_file, out_dir=args.out_dir, job="size")
     return 0
 
 
@@ -217,6 +229,16 @@ def cmd_view(args):
     except ImportError as e:
         raise UrdfDynError(f"the viewer is not installed ({e}); install it with: pip install -e '.[viewer]'") from None
     return run_view(args)
+
+
+def _one_line_warning(message, category, filename, lineno, file=None, line=None):
+    """``warning: <message>`` on stderr, one line: our warnings already name the file, line and element of
+    the input at fault; the source line of urdf_dyn that raised them is of no use to a user."""
+    from urdf_dyn.errors import ModelWarning
+    text = " ".join(str(message).split())
+    if not issubclass(category, (ModelWarning, UserWarning)) or category is UserWarning:
+        text = f"{category.__name__}: {text}"
+    print(f"warning: {text}", file=sys.stderr if file is None else file)
 
 
 def main(argv=None) -> int:
@@ -235,7 +257,7 @@ def main(argv=None) -> int:
     _model_args(s)
     for k in ("q", "qd", "tau"):
         s.add_argument(f"--{k}", help="values in joint order or 'joint=value,...'; default 0")
-    s.add_argument("--method", choices=["aba", "crba"], default="aba")
+    s.add_argument("--algorithm", choices=["aba", "crba"], default="aba", help="tree forward dynamics: ABA or CRBA + LtL")
     s.set_defaults(func=cmd_fd)
     s = sub.add_parser("simulate", help="simulate the tree (passive or gravity-compensated)")
     _model_args(s)
@@ -244,13 +266,15 @@ def main(argv=None) -> int:
     s.add_argument("--duration", type=float, default=2.0, help="[s]")
     s.add_argument("--dt", type=float, default=0.01, help="output period [s]")
     s.add_argument("--controller", choices=["passive", "gravity"], default="passive")
-    s.add_argument("--method", default="DOP853")
+    s.add_argument("--integrator", default="DOP853", help="scipy solve_ivp method")
     s.add_argument("--rtol", type=float, default=1e-8)
     s.add_argument("--atol", type=float, default=1e-10)
     s.add_argument("--out", help="trajectory file (.npz or .csv)")
     s.set_defaults(func=cmd_simulate)
     s = sub.add_parser("launch", help="run a launch file (YAML)")
-    s.add_argument("launch_file")
+    s.add_argument("launch_file", nargs="?")
+    s.add_argument("--schema", nargs="?", const="", metavar="JOB",
+                   help="print the JSON Schema of launch files (of one job, or of all) and exit")
     s.add_argument("--out-dir", help="override outputs.directory")
     s.set_defaults(func=cmd_launch)
     s = sub.add_parser("view", help="play a robot or a trajectory (window, or offscreen to PNG/GIF/MP4)")
@@ -274,6 +298,8 @@ def main(argv=None) -> int:
     s.add_argument("--out-dir", help="override outputs.directory")
     s.set_defaults(func=cmd_size)
     args = p.parse_args(_join_negative_vectors(sys.argv[1:] if argv is None else list(argv)))
+    if not args.debug:
+        warnings.showwarning = _one_line_warning
     try:
         return args.func(args)
     except BrokenPipeError:  # output piped into head & co.

@@ -6,6 +6,8 @@ import os
 import tempfile
 from pathlib import Path
 
+__all__ = ["atomic_path"]
+
 
 @contextlib.contextmanager
 def atomic_path(path):

@@ -10,9 +10,11 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.interpolate import CubicSpline
 
-from .closed_loop import assemble, explicit_constraint
-from .errors import LaunchError, ModelError
-from .trajectories import PiecewiseQuinticTrajectory, SplineTrajectory
+from urdf_dyn.constraints.assembly import assemble
+
+from urdf_dyn.constraints.explicit import explicit_constraint
+from urdf_dyn.errors import LaunchError, ModelError
+from urdf_dyn.applications.trajectories import PiecewiseQuinticTrajectory, SplineTrajectory
 
 __all__ = ["CoordinateMotion", "consistent_motion", "spline_motion", "csv_motion"]
 

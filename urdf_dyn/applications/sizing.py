@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._io import atomic_path
+from urdf_dyn.io.files import atomic_path
 
 __all__ = ["Cylinder", "SizingResult", "size_motion", "sizing_table", "write_sizing"]
 
@@ -83,7 +83,7 @@ def size_motion(model, t, Q, QD, QDD, actuated=None, cylinders=None, weights=Non
     models per sample (e.g. with a payload only while the bucket is full); default ``model`` throughout."""
     from tqdm.auto import tqdm
 
-    from .actuators import actuator_forces
+    from urdf_dyn.applications.actuators import actuator_forces
     N = len(t)
     per = []
     for i in tqdm(range(N), disable=None if progress is None else not progress, leave=False, unit="sample",
@@ -141,7 +141,7 @@ def sizing_table(res: SizingResult) -> str:
 def write_sizing(model, res: SizingResult, outdir, title=None):
     """Write actuator_forces.csv, pin_loads.csv, actuator_forces.png, force_vs_stroke.png and
     sizing_report.md into ``outdir``; returns {name: path}."""
-    from .report import _pyplot, _save
+    from urdf_dyn.applications.report import _pyplot, _save
     outdir = Path(outdir)
     out = {}
     header = ["t"] + [f"u[{n}]" for n in res.names] + [f"s[{n}]" for n in res.names] + \

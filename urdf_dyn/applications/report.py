@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._io import atomic_path
+from urdf_dyn.io.files import atomic_path
 
 __all__ = ["TorqueRow", "torque_table", "format_table", "plot_torques", "plot_motion"]
 

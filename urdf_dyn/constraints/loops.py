@@ -24,68 +24,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import _kernels as _K
-from .spatial import crm, inv_plux, rodrigues
+from urdf_dyn.algorithms import _kernels as _K
+from urdf_dyn.constraints import _kernels as _LK
+from urdf_dyn.algorithms.spatial import crm, inv_plux
 
 __all__ = ["LoopState", "constraint_terms", "loop_constraints", "loop_residuals", "loop_jacobian", "mobility", "Mobility",
-           "loop_subspaces", "LOOP_TYPES", "ConstraintWarning"]
+           "numerical_rank", "ConstraintWarning"]
 
 
 class ConstraintWarning(UserWarning):
     """The loop constraints are near-singular, or their rank changed (variable mobility, RBDA §8.10)."""
-
-
-def _perp(a):
-    """Two unit vectors b, c with (a, b, c) right-handed orthonormal."""
-    a = a / np.linalg.norm(a)
-    t = np.array([1.0, 0, 0]) if abs(a[0]) < 0.9 else np.array([0, 1.0, 0])
-    b = np.cross(a, t)
-    b /= np.linalg.norm(b)
-    return b, np.cross(a, b)
-
-
-def _rot(*vs):
-    return [np.r_[v, 0, 0, 0] for v in vs]
-
-
-def _lin(*vs):
-    return [np.r_[0, 0, 0, v] for v in vs]
-
-
-E3 = np.eye(3)
-#: loop joint type -> number of constraints n^c_k
-LOOP_TYPES = {"fixed": 6, "revolute": 5, "continuous": 5, "prismatic": 5, "cylindrical": 4, "universal": 4,
-              "spherical": 3, "ball": 3, "planar": 3}
-
-
-def loop_subspaces(jtype, axis, axis2=None):
-    """Motion subspace S (6×m) and constraint-force subspace T (6×n^c) of a loop joint in Fp coordinates
-    (RBDA Table 4.1 / §3.5; Tᵀ S = 0, both orthonormal). ``axis`` is a unit 3-vector; ``axis2`` the second
-    axis of a universal joint (perpendicular to ``axis`` at assembly)."""
-    a = np.asarray(axis, float) / np.linalg.norm(axis)
-    b, c = _perp(a)
-    if jtype == "fixed":
-        S, T = [], _rot(*E3) + _lin(*E3)
-    elif jtype in ("revolute", "continuous"):
-        S, T = _rot(a), _rot(b, c) + _lin(*E3)
-    elif jtype == "prismatic":
-        S, T = _lin(a), _rot(*E3) + _lin(b, c)
-    elif jtype == "cylindrical":
-        S, T = _rot(a) + _lin(a), _rot(b, c) + _lin(b, c)
-    elif jtype == "universal":
-        a2 = np.asarray(axis2, float)
-        n = np.cross(a, a2)
-        n /= np.linalg.norm(n)
-        S, T = _rot(a, np.cross(n, a)), _rot(n) + _lin(*E3)
-    elif jtype in ("spherical", "ball"):
-        S, T = _rot(*E3), _lin(*E3)
-    elif jtype == "planar":
-        S, T = _rot(a) + _lin(b, c), _rot(b, c) + _lin(a)
-    else:
-        raise ValueError(f"unknown loop joint type {jtype!r}")
-    S = np.array(S, float).T.reshape(6, -1)
-    T = np.array(T, float).T.reshape(6, -1)
-    return S, T
 
 
 def _log_so3(R):
@@ -179,13 +127,13 @@ class LoopState:
         """K, k, Tᵀv_J and δ of every loop row from the compiled kernel (all loop types but universal),
         computed once per state; None when the model has a universal loop."""
         if self._kk is None:
-            pack = _pack(self.model)
+            pack = self.model.loop_pack
             if pack is None:
                 self._kk = False
             else:
                 R = len(pack["row_loop"])
                 K, k, vJ, dl = np.zeros((R, self.model.nv)), np.zeros(R), np.zeros(R), np.zeros(R)
-                _K.loop_terms(self.model.parent, self.model.jtype, self.model.axis, self.model.X_tree, self.q,
+                _LK.loop_terms(self.model.parent, self.model.jtype, self.model.axis, self.model.X_tree, self.q,
                               self.qd, pack["p"], pack["s"], pack["XP"], pack["XS"], pack["axis"], pack["mode"],
                               pack["row_loop"], pack["row_T"], K, k, vJ, dl)
                 self._kk = (K, k, vJ, dl)
@@ -196,7 +144,7 @@ class LoopState:
         m = self.model
         fast = self._compiled()
         if fast is not None and not m.mimic:
-            return fast[0], fast[1], fast[2], _pack(m)["labels"]
+            return fast[0], fast[1], fast[2], m.loop_pack["labels"]
         Ks, ks, vs, labels = [], [], [], []
         for lp in m.loops:
             XFp, _ = self.loop_frames(lp)
@@ -252,38 +200,6 @@ class LoopState:
             out.append(np.array([self.q[m.joint_index(mi.joint)] - mi.multiplier * self.q[m.joint_index(mi.leader)]
                                  - mi.offset]))
         return np.concatenate(out) if out else np.zeros(0)
-
-
-_PACKS = {}
-
-
-def _pack(model):
-    """Loop data laid out for the compiled kernel, built once per model (keyed by id; the Model is
-    immutable). None if a loop is universal (its T depends on the configuration)."""
-    key = id(model)
-    hit = _PACKS.get(key)
-    if hit is not None and hit[0] is model:
-        return hit[1]
-    if any(lp.type == "universal" for lp in model.loops):
-        pack = None
-    else:
-        rows, row_T, labels = [], [], []
-        for l, lp in enumerate(model.loops):
-            for c in range(lp.nc):
-                rows.append(l)
-                row_T.append(np.asarray(lp.T)[:, c])
-                labels.append(f"{lp.name}[{c}]")
-        pack = dict(p=np.array([lp.p for lp in model.loops], np.int64), s=np.array([lp.s for lp in model.loops], np.int64),
-                    XP=np.array([lp.X_P for lp in model.loops]).reshape(-1, 6, 6),
-                    XS=np.array([lp.X_S for lp in model.loops]).reshape(-1, 6, 6),
-                    axis=np.array([lp.axis for lp in model.loops]).reshape(-1, 3),
-                    mode=np.array([0 if lp.type in ("revolute", "continuous", "cylindrical", "planar") else 1
-                                   for lp in model.loops], np.int64),
-                    row_loop=np.array(rows, np.int64), row_T=np.array(row_T).reshape(-1, 6), labels=labels)
-    if len(_PACKS) > 64:
-        _PACKS.clear()
-    _PACKS[key] = (model, pack)
-    return pack
 
 
 def constraint_terms(model, q, qd, t_stab=None):

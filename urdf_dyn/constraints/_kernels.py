@@ -1,0 +1,272 @@
+"""Compiled (numba) kernels of the loop-closure constraints: K, k, Tᵀv_J and δ of every loop row at one
+state (RBDA eqs. 8.9–8.24), and the closed-loop forward dynamics of the simulator's inner loop (§8.5
+method 2). The readable Python references are ``constraints.loops.LoopState`` and
+``constraints.forward.qdd_from_terms``; tests hold the two together. Same conventions as
+``algorithms._kernels`` (transforms as (E, r), no allocation inside the loops over bodies).
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from urdf_dyn.algorithms._kernels import _S, _crba, _crm_mul, _rnea, _split_tree, _xmv, _xup
+from urdf_dyn.algorithms.spatial import crm, inv_plux
+
+
+@njit(cache=True)
+def _log3(R, out):
+    """Rotation vector of a rotation matrix R (3×3) into out (3,)."""
+    c = (R[0, 0] + R[1, 1] + R[2, 2] - 1.0) / 2.0
+    c = min(1.0, max(-1.0, c))
+    th = np.arccos(c)
+    w0, w1, w2 = R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]
+    if th < 1e-8:
+        out[0], out[1], out[2] = 0.5 * w0, 0.5 * w1, 0.5 * w2
+    elif np.pi - th < 1e-6:
+        k = 0
+        for i in range(1, 3):
+            if R[i, i] > R[k, k]:
+                k = i
+        nrm = 0.0
+        for i in range(3):
+            out[i] = (R[i, k] + (1.0 if i == k else 0.0)) / 2.0
+            nrm += out[i] * out[i]
+        nrm = np.sqrt(nrm)
+        for i in range(3):
+            out[i] = th * out[i] / nrm
+    else:
+        f = th / (2.0 * np.sin(th))
+        out[0], out[1], out[2] = f * w0, f * w1, f * w2
+
+
+@njit(cache=True)
+def loop_terms(parent, jtype, axis, X_tree, q, qd, lp_p, lp_s, lp_XP, lp_XS, lp_axis, lp_mode, row_loop, row_T,
+               K, k, vJ, delta):
+    """K (R×n), k (R,), Tᵀv_J (R,) and δ (R,) of all loop rows at one state (RBDA eqs. 8.9–8.24; the
+    Python reference is ``loops.LoopState``). Row r belongs to loop row_loop[r] with constraint direction
+    row_T[r] (6,) in Fp. lp_mode: 0 = rotational error a × (R a) (joints turning about a), 1 = rotation
+    vector of R. Universal loops (configuration-dependent T) are not handled here."""
+    NB = parent.shape[0] - 1
+    n = NB
+    Et, rt = _split_tree(X_tree)
+    E = np.zeros((NB + 1, 3, 3))     # ^iX_λ(i) as (E, r)
+    r_ = np.zeros((NB + 1, 3))
+    E0 = np.zeros((NB + 1, 3, 3))    # ^iX_0 as (E0, r0): E0_i = E_i E0_λ, r0_i = r0_λ + E0_λᵀ r_i
+    r0 = np.zeros((NB + 1, 3))
+    v = np.zeros((NB + 1, 6))
+    avp = np.zeros((NB + 1, 6))
+    S = np.zeros((NB + 1, 6))
+    w1 = np.zeros(6)
+    w2 = np.zeros(6)
+    t1 = np.zeros(3)
+    for a_ in range(3):
+        E0[0, a_, a_] = 1.0
+    for i in range(1, NB + 1):
+        p_ = parent[i]
+        _S(jtype[i], axis[i], S[i])
+        _xup(jtype[i], axis[i], q[i - 1], Et[i], rt[i], E[i], r_[i])
+        for a_ in range(3):
+            for b_ in range(3):
+                E0[i, a_, b_] = E[i, a_, 0] * E0[p_, 0, b_] + E[i, a_, 1] * E0[p_, 1, b_] + E[i, a_, 2] * E0[p_, 2, b_]
+        for b_ in range(3):
+            r0[i, b_] = r0[p_, b_] + E0[p_, 0, b_] * r_[i, 0] + E0[p_, 1, b_] * r_[i, 1] + E0[p_, 2, b_] * r_[i, 2]
+        _xmv(E[i], r_[i], v[p_], v[i], t1)
+        _xmv(E[i], r_[i], avp[p_], avp[i], t1)
+        for c in range(6):
+            w1[c] = S[i, c] * qd[i - 1]
+            v[i, c] += w1[c]
+        _crm_mul(v[i], w1, w2)
+        for c in range(6):
+            avp[i, c] += w2[c]
+    X0 = np.zeros((NB + 1, 6, 6))    # 6×6 forms, needed by the loop frames below
+    for i in range(NB + 1):
+        for a_ in range(3):
+            for b_ in range(3):
+                X0[i, a_, b_] = E0[i, a_, b_]
+                X0[i, 3 + a_, 3 + b_] = E0[i, a_, b_]
+        for a_ in range(3):  # −E0 r0×
+            X0[i, 3 + a_, 0] = -(E0[i, a_, 1] * r0[i, 2] - E0[i, a_, 2] * r0[i, 1])
+            X0[i, 3 + a_, 1] = -(E0[i, a_, 2] * r0[i, 0] - E0[i, a_, 0] * r0[i, 2])
+            X0[i, 3 + a_, 2] = -(E0[i, a_, 0] * r0[i, 1] - E0[i, a_, 1] * r0[i, 0])
+    # base coordinates: v0 = X0⁻¹ v, a^vp_0, S0 (column j of J for body j)
+    v0 = np.zeros((NB + 1, 6))
+    a0 = np.zeros((NB + 1, 6))
+    S0 = np.zeros((NB + 1, 6))
+    for i in range(1, NB + 1):
+        Xi = X0[i]
+        E_ = Xi[:3, :3]
+        B = Xi[3:, :3]
+        for vec, out in ((v[i], v0[i]), (avp[i], a0[i]), (S[i], S0[i])):
+            # X⁻¹ = [[Eᵀ, 0], [Bᵀ, Eᵀ]] for X = [[E, 0], [B, E]]
+            for rr in range(3):
+                out[rr] = E_[0, rr] * vec[0] + E_[1, rr] * vec[1] + E_[2, rr] * vec[2]
+                out[3 + rr] = (B[0, rr] * vec[0] + B[1, rr] * vec[1] + B[2, rr] * vec[2]
+                               + E_[0, rr] * vec[3] + E_[1, rr] * vec[4] + E_[2, rr] * vec[5])
+    R = K.shape[0]
+    last = -1
+    XFp = np.zeros((6, 6))
+    d = np.zeros(6)
+    dv = np.zeros(6)
+    da = np.zeros(6)
+    rv = np.zeros(3)
+    for r in range(R):
+        l = row_loop[r]
+        p, s = lp_p[l], lp_s[l]
+        if l != last:
+            last = l
+            XFp = lp_XP[l] @ X0[p]
+            XFs = lp_XS[l] @ X0[s]
+            # pose of Fs in Fp from ^{Fs}X_{Fp} = XFs XFp⁻¹
+            Xrel = XFs @ inv_plux(XFp)
+            Er = Xrel[:3, :3]
+            Rm = Er.T.copy()
+            M = -Er.T @ Xrel[3:, :3]  # = skew(p)
+            pv0, pv1, pv2 = M[2, 1], M[0, 2], M[1, 0]
+            if lp_mode[l] == 0:
+                a = lp_axis[l]
+                Ra = Rm @ a
+                rv[0] = a[1] * Ra[2] - a[2] * Ra[1]
+                rv[1] = a[2] * Ra[0] - a[0] * Ra[2]
+                rv[2] = a[0] * Ra[1] - a[1] * Ra[0]
+            else:
+                _log3(Rm, rv)
+            d[0], d[1], d[2], d[3], d[4], d[5] = rv[0], rv[1], rv[2], pv0, pv1, pv2
+            for c in range(6):
+                dv[c] = v0[s, c] - v0[p, c]
+            cr = crm(v0[p]) @ dv
+            for c in range(6):
+                da[c] = a0[s, c] - a0[p, c] - cr[c]
+        t0 = XFp.T @ row_T[r]     # constraint direction in base coordinates
+        for j in range(n):
+            K[r, j] = 0.0
+        b = s
+        while b > 0:
+            K[r, b - 1] += t0 @ S0[b]
+            b = parent[b]
+        b = p
+        while b > 0:
+            K[r, b - 1] -= t0 @ S0[b]
+            b = parent[b]
+        k[r] = -(t0 @ da)
+        vJ[r] = t0 @ dv
+        acc = 0.0
+        for c in range(6):
+            acc += row_T[r, c] * d[c]
+        delta[r] = acc
+
+
+@njit(cache=True)
+def _chol(A, L):
+    """Dense Cholesky A = L Lᵀ (lower) into L; False if A is not positive definite."""
+    n = A.shape[0]
+    for j in range(n):
+        s = A[j, j]
+        for k in range(j):
+            s -= L[j, k] * L[j, k]
+        if s <= 0.0:
+            return False
+        L[j, j] = np.sqrt(s)
+        for i in range(j + 1, n):
+            s = A[i, j]
+            for k in range(j):
+                s -= L[i, k] * L[j, k]
+            L[i, j] = s / L[j, j]
+        for i in range(j):
+            L[i, j] = 0.0
+    return True
+
+
+@njit(cache=True)
+def _chol_solve(L, b):
+    """Solve L Lᵀ x = b in place (b is overwritten with x)."""
+    n = L.shape[0]
+    for i in range(n):
+        s = b[i]
+        for k in range(i):
+            s -= L[i, k] * b[k]
+        b[i] = s / L[i, i]
+    for i in range(n - 1, -1, -1):
+        s = b[i]
+        for k in range(i + 1, n):
+            s -= L[k, i] * b[k]
+        b[i] = s / L[i, i]
+
+
+@njit(cache=True)
+def cl_qdd(parent, jtype, axis, X_tree, I, a0, q, qd, tau, lp_p, lp_s, lp_XP, lp_XS, lp_axis, lp_mode, row_loop,
+           row_T, rows, alpha, rtol, qdd):
+    """Closed-loop q̈ by RBDA §8.5 method 2 restricted to the independent constraint rows ``rows``, with
+    Baumgarte terms (α = 1/T_stab, 0 for none), all compiled. q, qd, tau (1, n). Returns 0 on success,
+    1 if the row subset no longer spans the constraints here (the caller then uses the pseudo-inverse)."""
+    n = q.shape[1]
+    R = row_loop.shape[0]
+    K = np.zeros((R, n))
+    k = np.zeros(R)
+    vJ = np.zeros(R)
+    dl = np.zeros(R)
+    loop_terms(parent, jtype, axis, X_tree, q[0], qd[0], lp_p, lp_s, lp_XP, lp_XS, lp_axis, lp_mode, row_loop,
+               row_T, K, k, vJ, dl)
+    for r in range(R):
+        k[r] = k[r] - 2.0 * alpha * vJ[r] - alpha * alpha * dl[r]
+    H = np.zeros((1, n, n))
+    _crba(parent, jtype, axis, X_tree, I, q, H, 0, 1)
+    C = np.zeros((1, n))
+    _rnea(parent, jtype, axis, X_tree, I, a0, q, qd, np.zeros((1, n)), np.zeros((1, parent.shape[0], 6)), C, 0, 1)
+    L = np.zeros((n, n))
+    if not _chol(H[0], L):
+        return 1
+    a = np.zeros(n)
+    for i in range(n):
+        a[i] = tau[0, i] - C[0, i]
+    _chol_solve(L, a)                                   # a = H⁻¹ (τ − C)
+    m = rows.shape[0]
+    HK = np.zeros((m, n))                               # rows of (H⁻¹ K_rᵀ)ᵀ
+    for j in range(m):
+        for i in range(n):
+            HK[j, i] = K[rows[j], i]
+        _chol_solve(L, HK[j])
+    A = np.zeros((m, m))
+    for i in range(m):
+        for j in range(m):
+            s = 0.0
+            for c in range(n):
+                s += K[rows[i], c] * HK[j, c]
+            A[i, j] = s
+    LA = np.zeros((m, m))
+    if m and not _chol(A, LA):
+        return 1
+    dmax, dmin = 0.0, np.inf
+    for i in range(m):
+        dmax = max(dmax, LA[i, i])
+        dmin = min(dmin, LA[i, i])
+    if m and dmin <= np.sqrt(rtol) * dmax:
+        return 1
+    lam = np.zeros(m)
+    for i in range(m):
+        s = k[rows[i]]
+        for c in range(n):
+            s -= K[rows[i], c] * a[c]
+        lam[i] = s
+    _chol_solve(LA, lam)
+    for i in range(n):
+        s = a[i]
+        for j in range(m):
+            s += HK[j, i] * lam[j]
+        qdd[0, i] = s
+    # every row, the dropped ones included, must hold: ‖K q̈ − k‖ small against ‖k‖ + ‖K‖‖q̈‖
+    res = 0.0
+    nk = 0.0
+    nK = 0.0
+    nq = 0.0
+    for r in range(R):
+        s = -k[r]
+        for c in range(n):
+            s += K[r, c] * qdd[0, c]
+            nK += K[r, c] * K[r, c]
+        res += s * s
+        nk += k[r] * k[r]
+    for c in range(n):
+        nq += qdd[0, c] * qdd[0, c]
+    if np.sqrt(res) > 1e-7 * (np.sqrt(nk) + np.sqrt(nK) * np.sqrt(nq)):
+        return 1
+    return 0

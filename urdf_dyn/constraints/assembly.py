@@ -1,0 +1,92 @@
+"""Assembly: close the loops by least squares from a guess that picks the branch, and project velocities
+onto the constraint manifold (RBDA §8.3)."""
+from __future__ import annotations
+
+import numpy as np
+import scipy.optimize
+
+from urdf_dyn._checks import as_batch
+from urdf_dyn.constraints.loops import LoopState, loop_constraints
+from urdf_dyn.errors import ModelError
+
+__all__ = ["assemble", "project_velocity", "check_assembly"]
+
+
+def assemble(model, q_guess=None, hold=(), tol=1e-6, max_nfev=200):
+    """Close every loop by least squares (scipy.optimize.least_squares), keeping the joints in ``hold`` at
+    their values in ``q_guess`` (default: ``<initial_configuration>``). Starting from a guess near the wanted
+    branch keeps that branch; the step is bounded to stay near it.
+
+    Returns q (nv,). Raises ModelError if the loops cannot be closed (residual above ``tol`` [m, rad]),
+    naming the worst loop — e.g. a held joint value out of the mechanism's reach. ``tol`` sits above the
+    ~1e-9 that rounding in a file leaves in overconstrained (planar) loops, which no q can remove."""
+    n = model.nv
+    q0 = model.q_initial() if q_guess is None else as_batch(q_guess, "q_guess", n)[0][0]
+    held = [model.joint_index(j) for j in hold]
+    free = [i for i in range(n) if i not in held]
+    if not model.has_constraints:
+        return q0.copy()
+
+    def fun(x):
+        q = q0.copy()
+        q[free] = x
+        return LoopState(model, q).deltas()
+
+    def jac(x):
+        q = q0.copy()
+        q[free] = x
+        K, _ = loop_constraints(model, q, np.zeros(n))
+        return K[:, free]
+
+    sol = scipy.optimize.least_squares(fun, q0[free], jac=jac, method="trf", xtol=1e-15, ftol=1e-15,
+                                       gtol=1e-15, max_nfev=max_nfev, x_scale="jac")
+    q = q0.copy()
+    q[free] = sol.x
+    res = LoopState(model, q).deltas()
+    if np.max(np.abs(res), initial=0.0) > tol:
+        worst = _worst_loop(model, q)
+        raise ModelError(f"{model.name}: cannot assemble the loops (largest residual {np.abs(res).max():.3g} at "
+                         f"{worst}); held joints: {', '.join(hold) or 'none'} — a held value may be out of reach",
+                         file=model.source)
+    return q
+
+
+def _worst_loop(model, q):
+    from urdf_dyn.constraints.loops import loop_residuals
+    r = loop_residuals(model, q)
+    return max(r, key=lambda kk: np.abs(r[kk]).max())
+
+
+def project_velocity(model, q, qd, hold=()):
+    """The velocity closest to ``qd`` (least squares) that satisfies K q̇ = 0, keeping the joints in
+    ``hold`` at their given velocities. Returns (nv,)."""
+    n = model.nv
+    qd = as_batch(qd, "qd", n)[0][0]
+    K, _ = loop_constraints(model, q, np.zeros(n))
+    held = [model.joint_index(j) for j in hold]
+    free = [i for i in range(n) if i not in held]
+    rhs = -K[:, held] @ qd[held] if held else np.zeros(K.shape[0])
+    Kf = K[:, free]
+    x = qd[free] + np.linalg.lstsq(Kf, rhs - Kf @ qd[free], rcond=1e-9)[0]
+    out = qd.copy()
+    out[free] = x
+    return out
+
+
+def check_assembly(model, tol=1e-6):
+    """Raise ModelError, naming the file, line and ``<loop>`` element, if the loops of ``model`` cannot be
+    closed near its initial configuration (``<initial_configuration>``; residual above ``tol`` [m, rad]
+    after ``assemble``). Returns None when they can."""
+    st = LoopState(model, model.q_initial())
+    if not model.loops or max(float(np.abs(st.delta(lp)).max()) for lp in model.loops) <= tol:
+        return
+    try:
+        assemble(model, model.q_initial(), tol=tol)
+        return
+    except ModelError:
+        pass
+    worst = max(model.loops, key=lambda lp: float(np.abs(st.delta(lp)).max()))
+    raise ModelError(f"the loops cannot be assembled near the initial configuration (loop {worst.name!r} "
+                     f"is open by {np.abs(st.delta(worst)).max():.3g} m/rad there): check the <predecessor>/"
+                     "<successor> origins, or give an <initial_configuration> close to an assembled pose",
+                     file=model.source, line=worst.line or None, element=f'<loop name="{worst.name}">')

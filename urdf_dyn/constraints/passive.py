@@ -1,0 +1,29 @@
+"""Passive joint forces: URDF ``<dynamics damping>``, Gazebo joint springs, and damping of 1-dof loop joints.
+
+They are applied forces (they enter τ of H q̈ + C = τ + Kᵀλ, RBDA eq. 8.34); every function that takes
+``passive=`` adds them when it is True (the default everywhere).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from urdf_dyn.constraints.loops import LoopState
+
+__all__ = ["passive_forces"]
+
+
+def passive_forces(model, q, qd):
+    """Passive joint forces (nv,) [N m | N]: URDF damping −b q̇ and Gazebo springs −k (q − q_ref) of tree
+    joints, and the damping of 1-dof loop joints (``<loop>``'s ``<dynamics damping>``), which acts along
+    the loop joint's axis S between its bodies: τ += −b (bᵀq̇) b with b = (^{Fp}X_0 (J_s − J_p))ᵀ S."""
+    tau = -np.asarray(model.damping) * qd
+    if model.spring_stiffness is not None:
+        tau = tau - np.asarray(model.spring_stiffness) * (q - np.asarray(model.spring_reference))
+    damped = [lp for lp in model.loops if lp.damping > 0 and lp.S.shape[1] == 1]
+    if damped:
+        st = LoopState(model, q)
+        for lp in damped:
+            XFp, _ = st.loop_frames(lp)
+            b = (XFp @ (st.body_jacobian(lp.s) - st.body_jacobian(lp.p))).T @ np.asarray(lp.S)[:, 0]
+            tau = tau - lp.damping * (b @ qd) * b
+    return tau

@@ -1,0 +1,266 @@
+"""Launch documents: reading a YAML launch file, validating it against its job's schema (pydantic), and the
+helpers every job shares (the robot, joint-space vectors, the output folder, the animation).
+
+A launch file names the robot, the job and the job's sections (ROS-launch style)::
+
+    robot:
+      file: ../robots/puma560.urdf      # .urdf or .xacro; relative to the launch file
+      package_dirs: {my_pkg: ../pkgs/my_pkg}   # or a list of folders holding packages
+      xacro_args: {prefix: ""}
+      gravity: [0, 0, -9.81]             # m/s², root-link frame (REP-103)
+    job: simulate                        # simulate | size | gauss (default: size if `motion` is given)
+    outputs:
+      directory: urdf_dyn_out/puma560    # default urdf_dyn_out/<launch file stem>
+      animation: run.gif                 # optional: .gif/.mp4/.png via the viewer (offscreen without a display)
+      animation_fps: 30
+      animation_size: 640x480
+
+Each job's own sections are documented in its module (``urdf_dyn.applications.simulate_job``,
+``urdf_dyn.applications.sizing_job``, ``urdf_dyn.gauss.job``). ``urdf-dyn launch --schema`` prints the JSON
+Schema of every job, for editors that complete and check YAML.
+
+Every error is a ``LaunchError`` naming the file and the key path (``solver.rtol``), the value and what is
+allowed.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Optional, Union
+
+import numpy as np
+import yaml
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+
+from urdf_dyn.errors import LaunchError
+
+__all__ = ["Launch", "read_launch", "validate", "Section", "LaunchDocument", "RobotSection", "OutputsSection",
+           "FiniteFloat", "PositiveFloat", "NonNegativeFloat", "JointValues", "build_model", "joint_vector",
+           "number", "output_dir", "write_animation"]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# field types
+# ---------------------------------------------------------------------------------------------------------
+def _finite(x: float) -> float:
+    if not math.isfinite(x):
+        raise ValueError("must be finite")
+    return x
+
+
+FiniteFloat = Annotated[float, AfterValidator(_finite)]
+PositiveFloat = Annotated[float, Field(gt=0), AfterValidator(_finite)]
+NonNegativeFloat = Annotated[float, Field(ge=0), AfterValidator(_finite)]
+#: joint-space values: {joint: value}, a list in joint order, or one value for every joint
+JointValues = Union[dict[str, FiniteFloat], list[FiniteFloat], FiniteFloat]
+
+
+class Section(BaseModel):
+    """A launch-file section: unknown keys are errors (a misspelt key never passes silently)."""
+    model_config = ConfigDict(extra="forbid")
+
+
+class RobotSection(Section):
+    """The robot description to load (``urdf_dyn.load``)."""
+    file: str = Field(description="URDF or xacro file, relative to the launch file")
+    package_dirs: Optional[Union[dict[str, str], list[str], str]] = Field(
+        None, description="folders holding ROS packages, or {package: folder}")
+    xacro_args: Optional[dict[str, Union[str, int, float, bool]]] = Field(None, description="xacro arguments")
+    gravity: tuple[FiniteFloat, FiniteFloat, FiniteFloat] = Field(
+        (0.0, 0.0, -9.81), description="gravitational acceleration [m/s²] in the root-link frame")
+
+
+class OutputsSection(Section):
+    """Where and what to write."""
+    directory: Optional[str] = Field(None, description="output folder (default urdf_dyn_out/<launch stem>)")
+    animation: Optional[str] = Field(None, description=".gif, .mp4 or .png drawn by the viewer")
+    animation_fps: PositiveFloat = 30.0
+    animation_size: str = Field("640x480", pattern=r"^\d+x\d+$", description="WIDTHxHEIGHT in pixels")
+
+
+class LaunchDocument(Section):
+    """The keys every launch file has; each job extends it with its own sections."""
+    job: Optional[str] = Field(None, description="simulate | size | gauss")
+    robot: RobotSection
+    outputs: OutputsSection = Field(default_factory=OutputsSection)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# reading and validation
+# ---------------------------------------------------------------------------------------------------------
+@dataclass
+class Launch:
+    """A read launch file: ``path``, the raw mapping ``data`` and, once validated, the typed ``doc``."""
+    path: Path
+    data: dict
+    doc: object = None
+    outputs: dict = field(default_factory=dict)
+
+    def err(self, key, msg) -> LaunchError:
+        """A LaunchError naming this file and ``key`` (a dotted path such as ``solver.rtol``)."""
+        return LaunchError(f"{self.path}: {key}: {msg}")
+
+
+def read_launch(path) -> Launch:
+    """Read a launch file (YAML, safe loader). Raises LaunchError naming the file (and line for YAML
+    syntax errors). The document is validated by its job (``validate``)."""
+    path = Path(path)
+    if not path.is_file():
+        raise LaunchError(f"{path}: launch file not found")
+    try:
+        data = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f":{mark.line + 1}" if mark is not None else ""
+        raise LaunchError(f"{path}{where}: YAML error: {getattr(e, 'problem', None) or e}") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise LaunchError(f"{path}: cannot read: {e}") from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise LaunchError(f"{path}: top level: expected a mapping of sections, got {type(data).__name__}")
+    return Launch(path, data)
+
+
+_TYPE_TAGS = ("dict[", "list[", "tuple[", "float", "int", "str", "bool", "none", "literal[", "function-",
+              "json-or-python", "lax-or-strict", "union[", "tagged-union[", "constrained-")
+
+
+def _key_path(loc) -> str:
+    parts = []
+    for p in loc:
+        if isinstance(p, int):
+            parts.append(f"[{p}]")
+        elif isinstance(p, str) and (p.startswith(_TYPE_TAGS) or "[" in p):
+            continue  # pydantic's tag for one member of a union, not a key
+        else:
+            parts.append(("." if parts else "") + str(p))
+    return "".join(parts) or "top level"
+
+
+def _message(e, job=None) -> str:
+    kind, value, ctx = e["type"], e.get("input"), e.get("ctx") or {}
+    if kind == "extra_forbidden":
+        return "unknown key" + (f" for job: {job}" if job else "")
+    if kind == "missing":
+        return "required"
+    if kind in ("float_parsing", "float_type", "finite_number"):
+        return f"{value!r} is not a number"
+    if kind in ("int_parsing", "int_type", "int_from_float"):
+        return f"{value!r} is not a whole number"
+    if kind in ("bool_parsing", "bool_type"):
+        return f"expected true or false, got {value!r}"
+    if kind == "literal_error":
+        return f"unknown value {value!r} (one of: {ctx.get('expected', '')})"
+    if kind in ("greater_than", "greater_than_equal", "less_than", "less_than_equal"):
+        op = {"greater_than": ">", "greater_than_equal": ">=", "less_than": "<", "less_than_equal": "<="}[kind]
+        bound = next(iter(ctx.values())) if ctx else ""
+        return f"must be {op} {bound}, got {value!r}"
+    if kind in ("dict_type", "model_type", "model_attributes_type"):
+        return f"expected a mapping, got {value!r}"
+    if kind in ("list_type", "tuple_type"):
+        return f"expected a list, got {value!r}"
+    if kind in ("too_short", "too_long"):
+        return f"{e['msg'].lower()}, got {value!r}"
+    if kind == "value_error":
+        return f"{e['msg'].removeprefix('Value error, ')}, got {value!r}"
+    return f"{e['msg']} (got {value!r})"
+
+
+def validate(launch: Launch, schema: type[BaseModel], job=None):
+    """Validate ``launch.data`` against ``schema`` (a LaunchDocument subclass); sets and returns
+    ``launch.doc``. Raises LaunchError naming the file, the key path, the value and what is allowed; when
+    several keys are wrong, the first is named and the count of the others given."""
+    try:
+        launch.doc = schema.model_validate(launch.data)
+    except ValidationError as exc:
+        errs = exc.errors()
+        # a union reports each member's failure: keep the most specific (longest key path) of each key
+        best = {}
+        for e in errs:
+            key = _key_path(e["loc"][:1]) if e["loc"] else "top level"
+            if key not in best or len(e["loc"]) > len(best[key]["loc"]):
+                best[key] = e
+        first = next(iter(best.values()))
+        more = len(best) - 1
+        raise launch.err(_key_path(first["loc"]), _message(first, job)
+                         + (f" (and {more} more key{'s' if more > 1 else ''} wrong)" if more else "")) from None
+    return launch.doc
+
+
+# ---------------------------------------------------------------------------------------------------------
+# helpers shared by the jobs
+# ---------------------------------------------------------------------------------------------------------
+def number(launch, v, key):
+    """``v`` as a finite float, or LaunchError naming ``key``."""
+    try:
+        x = float(v)
+    except (TypeError, ValueError):
+        raise launch.err(key, f"{v!r} is not a number") from None
+    if not np.isfinite(x):
+        raise launch.err(key, f"{v!r} is not finite")
+    return x
+
+
+def joint_vector(launch, model, value, key, default=None):
+    """A joint-space vector (nv,) from a {joint: value} mapping, a list in joint order or a scalar; joints not
+    named keep ``default`` (zeros). Raises LaunchError naming ``key`` for unknown joints or a wrong length."""
+    out = np.zeros(model.nv) if default is None else np.array(default, float)
+    if value is None:
+        return out
+    if isinstance(value, dict):
+        for j, v in value.items():
+            if j not in model.joint_names:
+                raise launch.err(key, f"unknown joint {j!r} (joints: {', '.join(model.joint_names)})")
+            out[model.joint_index(j)] = number(launch, v, f"{key}.{j}")
+        return out
+    if isinstance(value, (list, tuple)):
+        if len(value) != model.nv:
+            raise launch.err(key, f"expected {model.nv} values (one per joint), got {len(value)}")
+        return np.array([number(launch, v, f"{key}[{i}]") for i, v in enumerate(value)])
+    return np.full(model.nv, number(launch, value, key))
+
+
+def build_model(launch):
+    """Load the robot named by ``robot`` (paths relative to the launch file)."""
+    from urdf_dyn.loading import load
+    r = launch.doc.robot if launch.doc is not None else RobotSection.model_validate(launch.data["robot"])
+    base = launch.path.parent
+    pkg = r.package_dirs
+    if isinstance(pkg, dict):
+        pkg = {k: str((base / v).resolve()) for k, v in pkg.items()}
+    elif isinstance(pkg, (list, str)):
+        pkg = [str((base / p).resolve()) for p in ([pkg] if isinstance(pkg, str) else pkg)]
+    xargs = {k: str(v) for k, v in (r.xacro_args or {}).items()}
+    return load(base / r.file, package_dirs=pkg, xacro_args=xargs or None, gravity=list(r.gravity))
+
+
+def output_dir(launch, out_dir=None) -> Path:
+    """The output folder: ``out_dir`` if given, else ``outputs.directory``, else urdf_dyn_out/<launch stem>."""
+    if out_dir:
+        return Path(out_dir)
+    d = launch.doc.outputs.directory if launch.doc is not None else None
+    return Path(d or f"urdf_dyn_out/{launch.path.name.split('.')[0]}")
+
+
+def write_animation(launch, model, traj, outdir, written, echo):
+    """``outputs.animation`` (a .gif/.mp4/.png name): render the trajectory with the viewer, offscreen
+    when there is no display. The core imports the viewer only here, lazily, and only when asked; a
+    machine without OpenGL loses only the animation (a warning), never the results already written."""
+    o = launch.doc.outputs
+    if not o.animation:
+        return
+    try:
+        from urdf_dyn_viewer.export import render_trajectory
+    except ImportError as e:
+        echo(f"WARNING: outputs.animation skipped: the viewer is not installed ({e}); "
+             "pip install -e '.[viewer]'")
+        return
+    w, h = (int(x) for x in o.animation_size.lower().split("x"))
+    try:
+        written["animation"] = str(render_trajectory(model, traj, outdir / o.animation, fps=o.animation_fps,
+                                                     size=(w, h)))
+    except Exception as e:  # noqa: BLE001 - GL/EGL/ffmpeg failures come in many types
+        echo(f"WARNING: outputs.animation {o.animation} not written: {type(e).__name__}: {e} (offscreen drawing "
+             "needs EGL: apt-get install libegl1 libegl-mesa0 libgl1 libgl1-mesa-dri libglu1-mesa)")
