@@ -211,3 +211,26 @@ def test_recorded_csv_motion_sizes_like_the_same_spline(tmp_path):
     bad.write_text("t,crank\n0,0\n0.1,zero\n")
     with pytest.raises(ud.LaunchError, match="bad.csv:3"):
         csv_motion(bad)
+
+
+def test_external_wrench_balanced_by_actuators_virtual_work():
+    """A wrench on the bucket (f_ext) changes the actuator forces by Δu with Δuᵀ ṡ + wᵀ v_bucket = 0 for every
+    admissible velocity (virtual work at rest): checked with G ẏ for random ẏ, and the bucket's local
+    Jacobian (an independent computation from the kinematics)."""
+    from urdf_dyn.constraints.explicit import explicit_constraint
+    model = ud.load(ROOT / "robots" / "excavator.urdf")
+    q = assemble(model, model.q_initial())
+    z = np.zeros(model.nv)
+    w = np.array([300.0, -1200.0, 500.0, -40e3, 2e3, 25e3])  # [n; f] in the bucket frame, N m and N
+    base = actuator_forces(model, q, z, z, warn=False)
+    loaded = actuator_forces(model, q, z, z, warn=False, f_ext={"bucket": w})
+    du = loaded.u - base.u
+    assert np.abs(du).max() > 1e3  # the load matters
+    G = explicit_constraint(model, q, z).G
+    J = ud.link_jacobian(model, q, "bucket", frame="local")
+    idx = [model.joint_index(n) for n in loaded.names]
+    rng = np.random.default_rng(3)
+    for _ in range(5):
+        qd = G @ rng.normal(size=G.shape[1])
+        power = du @ qd[idx] + w @ (J @ qd)
+        assert abs(power) <= 1e-7 * (np.abs(du) @ np.abs(qd[idx]) + 1.0)

@@ -107,18 +107,19 @@ def _consistency(model, q, qd, qdd, K, k, tol):
                          "(urdf_dyn.motion.consistent_motion)")
 
 
-def constrained_inverse_dynamics(model, q, qd, qdd, check=True, tol=1e-6, passive=True):
+def constrained_inverse_dynamics(model, q, qd, qdd, check=True, tol=1e-6, passive=True, f_ext=None):
     """Closed-loop inverse dynamics (RBDA eq. 8.62) at one consistent state.
 
     Returns (τ_ID (nv,) [N m | N], G (nv × (nv − r))): any τ with Gᵀτ = Gᵀτ_ID produces q̈. τ_ID is the
-    spanning tree's RNEA minus the known passive forces (damping, springs) when ``passive``.
-    Raises StateError if (q, q̇, q̈) violate the loop constraints by more than ``tol`` (scaled)."""
+    spanning tree's RNEA minus the known passive forces (damping, springs) when ``passive``, with the
+    external wrenches ``f_ext`` ({link: (6,) [n; f] in the link frame about its origin, N m and N}, as
+    ``inverse_dynamics``) acting on the links. Raises StateError if (q, q̇, q̈) violate the loop constraints by more than ``tol`` (scaled)."""
     n = model.nv
     q, qd, qdd = (as_batch(x, nm, n)[0][0] for x, nm in ((q, "q"), (qd, "qd"), (qdd, "qdd")))
     K, k = loop_constraints(model, q, qd)
     if check and model.has_constraints:
         _consistency(model, q, qd, qdd, K, k, tol)
-    tau = inverse_dynamics(model, q, qd, qdd)
+    tau = inverse_dynamics(model, q, qd, qdd, f_ext=f_ext)
     if passive:
         tau = tau - passive_forces(model, q, qd)
     G = explicit_constraint(model, q, qd, K=K, k=k).G if model.has_constraints else np.eye(n)
@@ -168,7 +169,7 @@ def _solve_one(A, b, weights, bounds, rtol):
 
 
 def actuator_forces(model, q, qd, qdd, actuated=None, weights=None, bounds=None, rtol=1e-6, check=True,
-                    warn=True) -> ActuatorForces:
+                    warn=True, f_ext=None) -> ActuatorForces:
     """Actuator forces that produce (q, q̇, q̈) — RBDA eq. 8.63 (module docstring for the cases).
 
     Args:
@@ -177,6 +178,8 @@ def actuator_forces(model, q, qd, qdd, actuated=None, weights=None, bounds=None,
         weights: (p,) positive weights W of the minimum-norm solution (redundant actuation).
         bounds: "limits" for the URDF effort limits, or (lower (p,), upper (p,)) [N | N m]; bounded least
             squares via scipy.optimize.lsq_linear.
+        f_ext: external wrenches {link: (6,) or (N, 6)} [n; f] in the link frame about its origin (N m, N),
+            e.g. soil forces on the bucket; they enter the inverse dynamics and the pin loads.
     Raises StateError for inconsistent states; KeyError for unknown actuator names. Warns
     (ActuationWarning) when under-actuated or over a limit."""
     n = model.nv
@@ -192,9 +195,16 @@ def actuator_forces(model, q, qd, qdd, actuated=None, weights=None, bounds=None,
         bounds = (-limits, limits)
     if bounds is not None:
         bounds = (np.broadcast_to(np.asarray(bounds[0], float), (p,)), np.broadcast_to(np.asarray(bounds[1], float), (p,)))
+    fx = {}
+    for link, w in (f_ext or {}).items():
+        w = np.asarray(w, float)
+        if w.shape not in ((6,), (Q.shape[0], 6)):
+            raise StateError(f"f_ext[{link!r}] must have shape (6,) or ({Q.shape[0]}, 6), got {w.shape}")
+        fx[link] = np.broadcast_to(w, (Q.shape[0], 6))
     U, R, LF, TAU, ranks, dofs = [], [], [], [], [], []
-    for qi, qdi, qddi in zip(Q, QD, QDD):
-        tau, G = constrained_inverse_dynamics(model, qi, qdi, qddi, check=check)
+    for i, (qi, qdi, qddi) in enumerate(zip(Q, QD, QDD)):
+        tau, G = constrained_inverse_dynamics(model, qi, qdi, qddi, check=check,
+                                              f_ext={k: v[i] for k, v in fx.items()} or None)
         B = actuation_matrix(model, qi, acts)
         A = G.T @ B
         b = G.T @ tau

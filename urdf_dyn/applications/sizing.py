@@ -76,11 +76,12 @@ class SizingResult:
 
 
 def size_motion(model, t, Q, QD, QDD, actuated=None, cylinders=None, weights=None, bounds=None, models=None,
-                progress=None) -> SizingResult:
+                progress=None, f_ext=None) -> SizingResult:
     """Actuator forces along a consistent motion (t (N,), Q, QD, QDD (N, nv)).
 
     ``cylinders``: {actuator name: Cylinder} for hydraulic pressures. ``models``: optional (N,) sequence of
-    models per sample (e.g. with a payload only while the bucket is full); default ``model`` throughout."""
+    models per sample (e.g. with a payload only while the bucket is full); default ``model`` throughout.
+    ``f_ext``: external wrenches {link: (N, 6)} [n; f] in the link frame (N m, N), one per sample."""
     from tqdm.auto import tqdm
 
     from urdf_dyn.applications.actuators import actuator_forces
@@ -89,8 +90,9 @@ def size_motion(model, t, Q, QD, QDD, actuated=None, cylinders=None, weights=Non
     for i in tqdm(range(N), disable=None if progress is None else not progress, leave=False, unit="sample",
                   desc="actuator forces"):
         m = model if models is None else models[i]
+        fx = {k: np.asarray(v, float)[i] for k, v in f_ext.items()} if f_ext else None
         per.append(actuator_forces(m, Q[i], QD[i], QDD[i], actuated=actuated, weights=weights, bounds=bounds,
-                                   warn=False))
+                                   warn=False, f_ext=fx))
     a0 = per[0]
     U = np.array([a.u for a in per]).reshape(N, -1)
     idx = [model.joint_index(n) if n in model.joint_names else None for n in a0.names]
