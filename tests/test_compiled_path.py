@@ -64,7 +64,10 @@ def test_actuator_forces_compiled_equals_reference(path):
     link = model.body_names[-1]
     rng = np.random.default_rng(1)
     fx = {link: rng.normal(scale=50.0, size=(len(Q), 6))}      # a wrench per sample
-    for actuated in (None, list(model.joint_names)):             # default actuators; every tree joint (redundant)
+    from urdf_dyn.applications.actuators import actuators_of
+    acts = [a.name for a in actuators_of(model)]
+    # default actuators; every tree joint (redundant); one actuator only (under-actuated when dof > 1)
+    for actuated in (None, list(model.joint_names), acts[:1]):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ActuationWarning)
             a = ud.actuator_forces(model, Q, QD, QDD, actuated=actuated, f_ext=fx)

@@ -307,9 +307,10 @@ def _compiled(model, Q, QD, QDD, acts, w, rtol, check, fx):
     fb = _f_ext_body(model, fx, N) if fx else model.f_ext_zero
     TAU, U, RES, LAM = np.zeros((N, n)), np.zeros((N, p)), np.zeros((N, n)), np.zeros((N, nrows))
     RANK, info = np.zeros(N, np.int64), np.zeros(3, np.int64)
+    GALL, FALL = np.zeros((N, n, n)), np.zeros(N, np.int64)
     _path.actuation_path(model.parent, model.jtype, model.axis, model.X_tree, model.I, model.a0, *lp, row_loop,
                          row_T, nrows, act_col, Q, QD, QDD, np.ascontiguousarray(fb), tau_a, pref,
-                         np.ascontiguousarray(w, float), rtol, check, 1e-6, TAU, U, RES, LAM, RANK, info)
+                         np.ascontiguousarray(w, float), rtol, check, 1e-6, TAU, U, RES, LAM, RANK, GALL, FALL, info)
     if info[0] == 1:
         i = int(info[1])
         st, K, k = constraint_terms(model, Q[i], QD[i])
@@ -319,4 +320,16 @@ def _compiled(model, Q, QD, QDD, acts, w, rtol, check, fx):
                          f"(sample {int(info[1])}): the mobility changes (RBDA §8.10); split the motion there")
     if not np.all(np.isfinite(TAU)):
         raise StateError("the inverse dynamics is not finite: the inputs are out of any physical range (overflow)")
-    return U, RES[:, :info[2]], TAU, LAM, RANK if p else np.zeros(N, int), int(info[2])
+    dof = int(info[2])
+    for i in np.flatnonzero(FALL):      # A not clearly of full rank here: the reference's SVD decides
+        G = GALL[i, :, :dof]
+        st, K, _ = constraint_terms(model, Q[i], QD[i])
+        B = actuation_matrix(model, Q[i], acts, st)
+        A = G.T @ B
+        b = G.T @ TAU[i]
+        U[i] = _solve_one(A, b, w, None, rtol)
+        RES[i, :dof] = b - A @ U[i]
+        RANK[i] = numerical_rank(A, rtol)[0]
+        if K.size:
+            LAM[i] = np.linalg.lstsq(K.T, TAU[i] - B @ U[i], rcond=rtol)[0]
+    return U, RES[:, :dof], TAU, LAM, RANK if p else np.zeros(N, int), dof

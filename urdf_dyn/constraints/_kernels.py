@@ -70,60 +70,38 @@ def _inv_motion(E, r, m, out):
 
 
 @njit(cache=True)
-def loop_terms(parent, jtype, axis, X_tree, q, qd, lp_p, lp_s, lp_XP, lp_XS, lp_axis, lp_mode, row_loop, row_T,
-               K, k, vJ, delta):
-    """K (R×n), k (R,), Tᵀv_J (R,) and δ (R,) of all loop rows at one state (RBDA eqs. 8.9–8.24; the
-    Python reference is ``loops.LoopState``). Row r belongs to loop row_loop[r] with constraint direction
-    row_T[r] (6,) in Fp. lp_mode: 0 = rotational error a × (R a) (joints turning about a), 1 = rotation
-    vector of R. Universal loops (configuration-dependent T) are not handled here. Transforms are kept as
-    (E, r) pairs; nothing is multiplied as a 6×6 matrix."""
-    NB = parent.shape[0] - 1
-    n = NB
-    Et, rt = _split_tree(X_tree)
-    E = np.zeros((NB + 1, 3, 3))     # ^iX_λ(i) as (E, r)
-    r_ = np.zeros((NB + 1, 3))
-    E0 = np.zeros((NB + 1, 3, 3))    # ^iX_0 as (E0, r0): E0_i = E_i E0_λ, r0_i = r0_λ + E0_λᵀ r_i
-    r0 = np.zeros((NB + 1, 3))
-    v = np.zeros((NB + 1, 6))
-    avp = np.zeros((NB + 1, 6))
-    S = np.zeros((NB + 1, 6))
-    w1 = np.zeros(6)
-    w2 = np.zeros(6)
-    t1 = np.zeros(3)
+def loop_work(NB, R):
+    """Workspace of ``loop_geometry``/``loop_velocity`` for NB bodies and R rows: (E, r, E0, r0, S, S0, T0,
+    v0, a0), allocated once per trajectory."""
+    E0 = np.zeros((NB + 1, 3, 3))
     for a_ in range(3):
         E0[0, a_, a_] = 1.0
+    return (np.zeros((NB + 1, 3, 3)), np.zeros((NB + 1, 3)), E0, np.zeros((NB + 1, 3)), np.zeros((NB + 1, 6)),
+            np.zeros((NB + 1, 6)), np.zeros((R, 6)), np.zeros((NB + 1, 6)), np.zeros((NB + 1, 6)))
+
+
+@njit(cache=True)
+def loop_geometry(parent, jtype, axis, Et, rt, q, lp_p, lp_s, lp_XP, lp_XS, lp_axis, lp_mode, row_loop, row_T, ws,
+                  K, delta):
+    """The configuration part of the loop terms at q: K (R×n) and δ (R,) (RBDA eqs. 8.14, 8.23–8.24), and
+    in ``ws`` the base-frame joint axes S0 and row directions T0 = ^{Fp}X_0ᵀ T that ``loop_velocity``
+    needs. Transforms are (E, r) pairs; nothing is multiplied as a 6×6 matrix."""
+    E, r_, E0, r0, S, S0, T0 = ws[0], ws[1], ws[2], ws[3], ws[4], ws[5], ws[6]
+    NB = parent.shape[0] - 1
+    n = NB
     for i in range(1, NB + 1):
         p_ = parent[i]
         _S(jtype[i], axis[i], S[i])
         _xup(jtype[i], axis[i], q[i - 1], Et[i], rt[i], E[i], r_[i])
-        _compose(E[i], r_[i], E0[p_], r0[p_], E0[i], r0[i])
-        _xmv(E[i], r_[i], v[p_], v[i], t1)
-        _xmv(E[i], r_[i], avp[p_], avp[i], t1)
-        for c in range(6):
-            w1[c] = S[i, c] * qd[i - 1]
-            v[i, c] += w1[c]
-        _crm_mul(v[i], w1, w2)
-        for c in range(6):
-            avp[i, c] += w2[c]
-    # base coordinates: v0 = X0⁻¹ v, a^vp_0, S0 (column j of J for body j)
-    v0 = np.zeros((NB + 1, 6))
-    a0 = np.zeros((NB + 1, 6))
-    S0 = np.zeros((NB + 1, 6))
-    for i in range(1, NB + 1):
-        _inv_motion(E0[i], r0[i], v[i], v0[i])
-        _inv_motion(E0[i], r0[i], avp[i], a0[i])
-        _inv_motion(E0[i], r0[i], S[i], S0[i])
+        _compose(E[i], r_[i], E0[p_], r0[p_], E0[i], r0[i])   # ^iX_0 = ^iX_λ ^λX_0
+        _inv_motion(E0[i], r0[i], S[i], S0[i])                  # column i of J in base coordinates
     R = K.shape[0]
     last = -1
     EP, rP, ES, rS = np.zeros((3, 3)), np.zeros(3), np.zeros((3, 3)), np.zeros(3)
     EFp, rFp, EFs, rFs = np.zeros((3, 3)), np.zeros(3), np.zeros((3, 3)), np.zeros(3)
     Rm = np.zeros((3, 3))
     d = np.zeros(6)
-    dv = np.zeros(6)
-    da = np.zeros(6)
-    cr = np.zeros(6)
     rv = np.zeros(3)
-    t0 = np.zeros(6)
     for r in range(R):
         l = row_loop[r]
         p, s = lp_p[l], lp_s[l]
@@ -151,13 +129,9 @@ def loop_terms(parent, jtype, axis, X_tree, q, qd, lp_p, lp_s, lp_XP, lp_XS, lp_
             else:
                 _log3(Rm, rv)
             d[0], d[1], d[2] = rv[0], rv[1], rv[2]
-            for c in range(6):
-                dv[c] = v0[s, c] - v0[p, c]
-            _crm_mul(v0[p], dv, cr)
-            for c in range(6):
-                da[c] = a0[s, c] - a0[p, c] - cr[c]
         # constraint direction in base coordinates: t0 = ^{Fp}X_0ᵀ T = [Eᵀ t_a + r × Eᵀ t_l; Eᵀ t_l]
         T = row_T[r]
+        t0 = T0[r]
         for a_ in range(3):
             t0[3 + a_] = EFp[0, a_] * T[3] + EFp[1, a_] * T[4] + EFp[2, a_] * T[5]
             t0[a_] = EFp[0, a_] * T[0] + EFp[1, a_] * T[1] + EFp[2, a_] * T[2]
@@ -180,16 +154,65 @@ def loop_terms(parent, jtype, axis, X_tree, q, qd, lp_p, lp_s, lp_XP, lp_XS, lp_
                 acc += t0[c] * S0[b, c]
             K[r, b - 1] -= acc
             b = parent[b]
-        acc_k = 0.0
-        acc_v = 0.0
         acc_d = 0.0
         for c in range(6):
-            acc_k += t0[c] * da[c]
-            acc_v += t0[c] * dv[c]
             acc_d += T[c] * d[c]
+        delta[r] = acc_d
+
+
+@njit(cache=True)
+def loop_velocity(parent, qd, lp_p, lp_s, row_loop, ws, k, vJ):
+    """The velocity part at q̇, after ``loop_geometry`` at q: k (R,) and Tᵀ v_J (R,) (RBDA eqs. 8.15–8.17).
+    In base coordinates v_i = v_λ + s_i q̇_i and a^vp_i = a^vp_λ + v_i × s_i q̇_i (s_i moves with body i);
+    k = −t0ᵀ[(a^vp_s − a^vp_p) − v_p × (v_s − v_p)], Tᵀv_J = t0ᵀ(v_s − v_p)."""
+    S0, T0, v0, a0 = ws[5], ws[6], ws[7], ws[8]
+    NB = parent.shape[0] - 1
+    w1 = np.zeros(6)
+    w2 = np.zeros(6)
+    for i in range(1, NB + 1):
+        p_ = parent[i]
+        for c in range(6):
+            w1[c] = S0[i, c] * qd[i - 1]
+            v0[i, c] = v0[p_, c] + w1[c]
+        _crm_mul(v0[i], w1, w2)
+        for c in range(6):
+            a0[i, c] = a0[p_, c] + w2[c]
+    dv = np.zeros(6)
+    da = np.zeros(6)
+    cr = np.zeros(6)
+    last = -1
+    for r in range(row_loop.shape[0]):
+        l = row_loop[r]
+        if l != last:
+            last = l
+            p, s = lp_p[l], lp_s[l]
+            for c in range(6):
+                dv[c] = v0[s, c] - v0[p, c]
+            _crm_mul(v0[p], dv, cr)
+            for c in range(6):
+                da[c] = a0[s, c] - a0[p, c] - cr[c]
+        acc_k = 0.0
+        acc_v = 0.0
+        for c in range(6):
+            acc_k += T0[r, c] * da[c]
+            acc_v += T0[r, c] * dv[c]
         k[r] = -acc_k
         vJ[r] = acc_v
-        delta[r] = acc_d
+
+
+@njit(cache=True)
+def loop_terms(parent, jtype, axis, X_tree, q, qd, lp_p, lp_s, lp_XP, lp_XS, lp_axis, lp_mode, row_loop, row_T,
+               K, k, vJ, delta):
+    """K (R×n), k (R,), Tᵀv_J (R,) and δ (R,) of all loop rows at one state (RBDA eqs. 8.9–8.24; the
+    Python reference is ``loops.LoopState``): ``loop_geometry`` then ``loop_velocity``. Row r belongs to
+    loop row_loop[r] with constraint direction row_T[r] (6,) in Fp. lp_mode: 0 = rotational error
+    a × (R a) (joints turning about a), 1 = rotation vector of R. Universal loops (configuration-dependent
+    T) are not handled here."""
+    Et, rt = _split_tree(X_tree)
+    ws = loop_work(parent.shape[0] - 1, K.shape[0])
+    loop_geometry(parent, jtype, axis, Et, rt, q, lp_p, lp_s, lp_XP, lp_XS, lp_axis, lp_mode, row_loop, row_T, ws,
+                  K, delta)
+    loop_velocity(parent, qd, lp_p, lp_s, row_loop, ws, k, vJ)
 
 
 @njit(cache=True)

@@ -12,15 +12,17 @@ Each function here is the compiled copy of a readable reference, and tests hold 
 | ``motion_path`` | ``applications.motion.consistent_motion(compiled=False)`` |
 | ``actuation_path`` | ``applications.actuators.actuator_forces(compiled=False)`` |
 
-K, k, Tᵀv_J and δ come from ``constraints._kernels.loop_terms``; τ from ``algorithms._kernels._rnea``.
+K, k, Tᵀv_J and δ come from ``constraints._kernels.loop_geometry`` and ``loop_velocity`` (one workspace per
+trajectory); τ from ``algorithms._kernels._rnea``. No LAPACK call is compiled in: the small factorisations
+are written out, which keeps the first compilation short.
 """
 from __future__ import annotations
 
 import numpy as np
 from numba import njit
 
-from urdf_dyn.algorithms._kernels import _rnea
-from urdf_dyn.constraints._kernels import loop_terms
+from urdf_dyn.algorithms._kernels import _rnea, _split_tree
+from urdf_dyn.constraints._kernels import loop_geometry, loop_velocity, loop_work
 
 __all__ = ["motion_path", "actuation_path"]
 
@@ -174,6 +176,188 @@ def _explicit(K, k, rows, dep, free, rtol, check, G, g):
 
 
 @njit(cache=True)
+def _lu_solve_t(LU, perm, b, x):
+    """x = A⁻ᵀ b from ``_lu``'s factors of A (P A = L U ⇒ Aᵀ = Uᵀ Lᵀ P)."""
+    r = LU.shape[0]
+    y = np.empty(r)
+    for i in range(r):                      # Uᵀ y = b
+        s = b[i]
+        for c in range(i):
+            s -= LU[c, i] * y[c]
+        y[i] = s / LU[i, i]
+    for i in range(r - 1, -1, -1):          # Lᵀ z = y
+        s = y[i]
+        for c in range(i + 1, r):
+            s -= LU[c, i] * y[c]
+        y[i] = s
+    for i in range(r):                      # x = Pᵀ z
+        x[perm[i]] = y[i]
+
+
+@njit(cache=True)
+def _chol(A):
+    """Lower Cholesky factor of a small SPD matrix and the ratio min/max of its diagonal (0 if not SPD)."""
+    m = A.shape[0]
+    L = np.zeros((m, m))
+    for j in range(m):
+        s = A[j, j]
+        for c in range(j):
+            s -= L[j, c] * L[j, c]
+        if not s > 0.0:
+            return L, 0.0
+        L[j, j] = np.sqrt(s)
+        for i in range(j + 1, m):
+            s = A[i, j]
+            for c in range(j):
+                s -= L[i, c] * L[j, c]
+            L[i, j] = s / L[j, j]
+    dmin, dmax = np.inf, 0.0
+    for j in range(m):
+        dmin = min(dmin, L[j, j])
+        dmax = max(dmax, L[j, j])
+    return L, (dmin / dmax if m else 1.0)
+
+
+@njit(cache=True)
+def _chol_solve(L, b):
+    """x = (L Lᵀ)⁻¹ b."""
+    m = L.shape[0]
+    x = b.copy()
+    for i in range(m):
+        s = x[i]
+        for c in range(i):
+            s -= L[i, c] * x[c]
+        x[i] = s / L[i, i]
+    for i in range(m - 1, -1, -1):
+        s = x[i]
+        for c in range(i + 1, m):
+            s -= L[c, i] * x[c]
+        x[i] = s / L[i, i]
+    return x
+
+
+#: full rank is declared without an SVD only when the factor's pivots stay within this ratio (much wider
+#: than the rank tolerance rtol of the reference's SVD); closer calls go to the reference for that sample
+_WELL = 1e-3
+
+
+@njit(cache=True)
+def _forces(A, bb, Wi, u):
+    """Weighted minimum-norm / least-squares u of A u = b for A (m × p) of full rank (RBDA eq. 8.63):
+    p = m: u = A⁻¹ b; p > m: u = W⁻¹Aᵀ(A W⁻¹ Aᵀ)⁻¹ b; p < m: u = (AᵀA)⁻¹Aᵀ b. Returns the rank, or −1 when
+    A is not clearly of full rank (the caller then uses the SVD of the reference)."""
+    m, p = A.shape
+    Aw = np.empty((m, p))
+    for a in range(m):
+        for c in range(p):
+            Aw[a, c] = A[a, c] * Wi[c]
+    if p == m:
+        perm = np.empty(m, np.int64)
+        amax = 0.0
+        for a in range(m):
+            for c in range(p):
+                amax = max(amax, abs(Aw[a, c]))
+        if not _lu(Aw, perm) > _WELL * amax:
+            return -1
+        z = np.empty(m)
+        _lu_solve(Aw, perm, bb, z)
+        for c in range(p):
+            u[c] = Wi[c] * z[c]
+        return p
+    if p > m:
+        M = Aw @ np.ascontiguousarray(Aw.T)
+        L, ratio = _chol(M)
+        if not ratio > _WELL:
+            return -1
+        y = _chol_solve(L, bb)
+        for c in range(p):
+            s = 0.0
+            for a in range(m):
+                s += Aw[a, c] * y[a]
+            u[c] = Wi[c] * s
+        return m
+    M = np.ascontiguousarray(Aw.T) @ Aw
+    L, ratio = _chol(M)
+    if not ratio > _WELL:
+        return -1
+    y = np.zeros(p)
+    for c in range(p):
+        for a in range(m):
+            y[c] += Aw[a, c] * bb[a]
+    z = _chol_solve(L, y)
+    for c in range(p):
+        u[c] = Wi[c] * z[c]
+    return p
+
+
+@njit(cache=True)
+def _loop_lambda(K, rows, dep, f, lam):
+    """Minimum-norm λ with Kᵀλ = f (least squares if f is outside the row space of K), through the
+    independent rows K_r = K[rows] (RBDA §8.8): every row is K_i = c_i K_r with c_i = K_i[dep] K_d⁻¹, so
+    Kᵀλ = K_rᵀ ν with ν = Cᵀλ; ν = K_d⁻ᵀ f[dep] when f lies in the row space, else (K_r K_rᵀ)⁻¹ K_r f;
+    then λ = C (CᵀC)⁻¹ ν. Returns False if K_d is singular."""
+    R, n = K.shape
+    r = rows.shape[0]
+    LU = np.empty((r, r))
+    for i in range(r):
+        for j in range(r):
+            LU[i, j] = K[rows[i], dep[j]]
+    perm = np.empty(r, np.int64)
+    if _lu(LU, perm) == 0.0:
+        return False
+    b = np.empty(r)
+    nu = np.empty(r)
+    for j in range(r):
+        b[j] = f[dep[j]]
+    _lu_solve_t(LU, perm, b, nu)
+    fmax = 0.0
+    e = 0.0
+    for j in range(n):                       # is f = K_rᵀ ν?
+        s = f[j]
+        fmax = max(fmax, abs(f[j]))
+        for i in range(r):
+            s -= K[rows[i], j] * nu[i]
+        e = max(e, abs(s))
+    if e > 1e-10 * (1.0 + fmax):
+        M = np.zeros((r, r))
+        y = np.zeros(r)
+        for a in range(r):
+            for c in range(r):
+                s = 0.0
+                for j in range(n):
+                    s += K[rows[a], j] * K[rows[c], j]
+                M[a, c] = s
+            for j in range(n):
+                y[a] += K[rows[a], j] * f[j]
+        L, ratio = _chol(M)
+        if ratio == 0.0:
+            return False
+        nu = _chol_solve(L, y)
+    for i in range(R):
+        lam[i] = 0.0
+    if R == r:
+        for i in range(r):
+            lam[rows[i]] = nu[i]
+        return True
+    C = np.empty((R, r))
+    for i in range(R):
+        for j in range(r):
+            b[j] = K[i, dep[j]]
+        _lu_solve_t(LU, perm, b, C[i])
+    M = np.ascontiguousarray(C.T) @ C
+    L, ratio = _chol(M)
+    if ratio == 0.0:
+        return False
+    w = _chol_solve(L, nu)
+    for i in range(R):
+        s = 0.0
+        for j in range(r):
+            s += C[i, j] * w[j]
+        lam[i] = s
+    return True
+
+
+@njit(cache=True)
 def _choose_given(K, dep, rtol, rows):
     """Rows for given dependent columns: complete pivoting of K[:, dep], rows matched to dep in order.
     Returns False if the dependent columns are rank-deficient (``choose_independent``)."""
@@ -207,11 +391,12 @@ def motion_path(parent, jtype, axis, X_tree, lp_p, lp_s, lp_XP, lp_XS, lp_axis, 
     R = row_loop.shape[0]
     nd = dep.shape[0]
     nf = idx.shape[0]
+    Et, rt = _split_tree(X_tree)
+    ws = loop_work(n, R)
     K = np.zeros((R, n))
     k = np.zeros(R)
     vJ = np.zeros(R)
     dl = np.zeros(R)
-    zero = np.zeros(n)
     q = q0.copy()
     qd = np.zeros(n)
     rows = np.empty(nd, np.int64)
@@ -231,8 +416,8 @@ def motion_path(parent, jtype, axis, X_tree, lp_p, lp_s, lp_XP, lp_XS, lp_axis, 
         for c in range(nf):
             q[idx[c]] = Y[i, c]
         for it in range(maxit + 1):
-            loop_terms(parent, jtype, axis, X_tree, q, zero, lp_p, lp_s, lp_XP, lp_XS, lp_axis, lp_mode,
-                       row_loop, row_T, K, k, vJ, dl)
+            loop_geometry(parent, jtype, axis, Et, rt, q, lp_p, lp_s, lp_XP, lp_XS, lp_axis, lp_mode, row_loop,
+                          row_T, ws, K, dl)
             if not chosen:
                 if not _choose_given(K, dep, rtol, rows):
                     info[0], info[1] = 2, i
@@ -268,9 +453,17 @@ def motion_path(parent, jtype, axis, X_tree, lp_p, lp_s, lp_XP, lp_XS, lp_axis, 
             for c in range(nf):
                 s += G[j, c] * YD[i, c]
             qd[j] = s
-        loop_terms(parent, jtype, axis, X_tree, q, qd, lp_p, lp_s, lp_XP, lp_XS, lp_axis, lp_mode, row_loop,
-                   row_T, K, k, vJ, dl)
-        _explicit(K, k, rows, dep, idx, rtol, False, G, g)
+        loop_velocity(parent, qd, lp_p, lp_s, row_loop, ws, k, vJ)
+        for a in range(nd):                     # g[dep] = K_d⁻¹ k[rows] (G is unchanged: K depends on q only)
+            for c in range(nd):
+                LU[a, c] = K[rows[a], dep[c]]
+            b[a] = k[rows[a]]
+        _lu(LU, perm)
+        _lu_solve(LU, perm, b, x)
+        for j in range(n):
+            g[j] = 0.0
+        for c in range(nd):
+            g[dep[c]] = x[c]
         for j in range(n):
             s = g[j]
             for c in range(nf):
@@ -283,21 +476,26 @@ def motion_path(parent, jtype, axis, X_tree, lp_p, lp_s, lp_XP, lp_XS, lp_axis, 
 @njit(cache=True)
 def actuation_path(parent, jtype, axis, X_tree, I, a0, lp_p, lp_s, lp_XP, lp_XS, lp_axis, lp_mode, row_loop,
                    row_T, nrows, act_col, Q, QD, QDD, f_ext, tau_a, pref, W, rtol, check, tol, TAU, U, RES, LAM,
-                   RANK, info):
+                   RANK, GALL, FALL, info):
     """Closed-loop inverse dynamics and actuator forces at N states (RBDA eqs. 8.62–8.63):
 
         τ_ID = RNEA(q, q̇, q̈, f_ext) − τᵃ,   G from K by complete pivoting (set chosen once, re-checked),
-        A = Gᵀ B,  b = Gᵀ τ_ID,  u = W^-½ (A W^-½)⁺ b,  residual b − A u,  Kᵀλ = τ_ID − B u (minimum norm).
+        A = Gᵀ B,  b = Gᵀ τ_ID,  u = W^-½ (A W^-½)⁺ b (``_forces``),  residual b − A u,
+        Kᵀλ = τ_ID − B u, minimum norm (``_loop_lambda``).
 
     The first ``nrows`` rows of (row_loop, row_T) are the constraint rows; the others are the motion axes
     S of actuated loop joints, whose rows are B's columns. act_col (p,): tree joint of each actuator, or
     −(1 + its extra row) for a loop actuator. f_ext (Nf, NB+1, 6) body-frame wrenches, Nf = 1 or N;
-    tau_a (N, n) the known passive forces. info (3,): (0 ok | 1 state violates the loops | 3 the rank
-    of K changed, sample index, n − r). RES is (N, n); its first n − r columns are written."""
+    tau_a (N, n) the known passive forces. GALL (N, n, n) receives G (first n − r columns); FALL[i] = 1
+    where A is not clearly of full rank or λ could not be formed: the caller redoes those samples with
+    the reference's SVD. info (3,): (0 ok | 1 state violates the loops | 3 the rank of K changed, sample
+    index, n − r). RES is (N, n); its first n − r columns are written."""
     N, n = Q.shape
     RA = row_loop.shape[0]
     R = nrows
     p = act_col.shape[0]
+    Et, rt = _split_tree(X_tree)
+    ws = loop_work(n, RA)
     Ke = np.zeros((RA, n))
     ke = np.zeros(RA)
     vJ = np.zeros(RA)
@@ -315,14 +513,18 @@ def actuation_path(parent, jtype, axis, X_tree, I, a0, lp_p, lp_s, lp_XP, lp_XS,
     tau = np.zeros((1, n))
     B = np.zeros((n, p))
     Wi = 1.0 / np.sqrt(W)
+    f = np.zeros(n)
+    lam = np.zeros(R)
+    u = np.zeros(p)
     info[0], info[1] = 0, 0
     G = np.eye(n)
     g = np.zeros(n)
     for i in range(N):
         q, qd, qdd = Q[i], QD[i], QDD[i]
         if RA:
-            loop_terms(parent, jtype, axis, X_tree, q, qd, lp_p, lp_s, lp_XP, lp_XS, lp_axis, lp_mode, row_loop,
-                       row_T, Ke, ke, vJ, dl)
+            loop_geometry(parent, jtype, axis, Et, rt, q, lp_p, lp_s, lp_XP, lp_XS, lp_axis, lp_mode, row_loop,
+                          row_T, ws, Ke, dl)
+            loop_velocity(parent, qd, lp_p, lp_s, row_loop, ws, ke, vJ)
         for a in range(R):
             k[a] = ke[a]
             for j in range(n):
@@ -367,6 +569,9 @@ def actuation_path(parent, jtype, axis, X_tree, I, a0, lp_p, lp_s, lp_XP, lp_XS,
                 g = np.zeros(n)
                 _explicit(K, k, rows, dep, free, rtol, False, G, g)
         nf = G.shape[1]
+        for j in range(n):
+            for c in range(nf):
+                GALL[i, j, c] = G[j, c]
         fi = i if f_ext.shape[0] > 1 else 0
         _rnea(parent, jtype, axis, X_tree, I, a0, Q[i:i + 1], QD[i:i + 1], QDD[i:i + 1], f_ext[fi:fi + 1], tau, 0, 1)
         for j in range(n):
@@ -390,34 +595,28 @@ def actuation_path(parent, jtype, axis, X_tree, I, a0, lp_p, lp_s, lp_XP, lp_XS,
                 s = 0.0
                 for j in range(n):
                     s += G[j, a] * B[j, c]
-                A[a, c] = s * Wi[c]          # A W^-½
-        if p:
-            z = np.linalg.pinv(A, rcond=rtol) @ bb
-            for c in range(p):
-                U[i, c] = Wi[c] * z[c]
-                for a in range(nf):
-                    A[a, c] = A[a, c] / Wi[c]
-            if nf:
-                sv = np.linalg.svd(A)[1]
-                rk = 0
-                if sv.shape[0] and sv[0] > 0:
-                    for c in range(sv.shape[0]):
-                        if sv[c] > rtol * sv[0]:
-                            rk += 1
-                RANK[i] = rk
+                A[a, c] = s
+        rk = _forces(A, bb, Wi, u) if (p and nf) else 0
+        if rk < 0:
+            FALL[i] = 1
+            continue
+        RANK[i] = rk
+        for c in range(p):
+            U[i, c] = u[c] if nf else 0.0
         for a in range(nf):
             s = bb[a]
             for c in range(p):
                 s -= A[a, c] * U[i, c]
             RES[i, a] = s
         if R:
-            f = np.empty((n, 1))
             for j in range(n):
                 s = TAU[i, j]
                 for c in range(p):
                     s -= B[j, c] * U[i, c]
-                f[j, 0] = s
-            lam = np.linalg.lstsq(np.ascontiguousarray(K.T), f, rcond=rtol)[0]
+                f[j] = s
+            if not _loop_lambda(K, rows, dep, f, lam):
+                FALL[i] = 1
+                continue
             for a in range(R):
-                LAM[i, a] = lam[a, 0]
+                LAM[i, a] = lam[a]
     info[2] = G.shape[1]
