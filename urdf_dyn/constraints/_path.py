@@ -510,7 +510,6 @@ def actuation_path(parent, jtype, axis, X_tree, I, a0, lp_p, lp_s, lp_XP, lp_XS,
     rows = np.empty(0, np.int64)
     dep = np.empty(0, np.int64)
     free = np.arange(n)
-    tau = np.zeros((1, n))
     B = np.zeros((n, p))
     Wi = 1.0 / np.sqrt(W)
     f = np.zeros(n)
@@ -519,6 +518,7 @@ def actuation_path(parent, jtype, axis, X_tree, I, a0, lp_p, lp_s, lp_XP, lp_XS,
     info[0], info[1] = 0, 0
     G = np.eye(n)
     g = np.zeros(n)
+    _rnea(parent, jtype, axis, X_tree, I, a0, Q, QD, QDD, f_ext, TAU, 0, N)    # τ of every sample at once
     for i in range(N):
         q, qd, qdd = Q[i], QD[i], QDD[i]
         if RA:
@@ -572,10 +572,8 @@ def actuation_path(parent, jtype, axis, X_tree, I, a0, lp_p, lp_s, lp_XP, lp_XS,
         for j in range(n):
             for c in range(nf):
                 GALL[i, j, c] = G[j, c]
-        fi = i if f_ext.shape[0] > 1 else 0
-        _rnea(parent, jtype, axis, X_tree, I, a0, Q[i:i + 1], QD[i:i + 1], QDD[i:i + 1], f_ext[fi:fi + 1], tau, 0, 1)
         for j in range(n):
-            TAU[i, j] = tau[0, j] - tau_a[i, j]
+            TAU[i, j] -= tau_a[i, j]
         for c in range(p):
             if act_col[c] >= 0:
                 for j in range(n):
