@@ -14,7 +14,7 @@ import pytest
 
 import urdf_dyn as ud
 from urdf_dyn.applications.actuators import ActuationWarning
-from urdf_dyn.constraints import _path
+from urdf_dyn.constraints import _linalg
 from urdf_dyn.constraints.explicit import complete_pivot_lu, explicit_from_set, lu_partial, lu_solve
 from urdf_dyn.constraints.loops import LoopState
 
@@ -118,19 +118,19 @@ def test_kernels_equal_their_references():
         k = rng.normal(size=m)
         r, dep, free, rows = complete_pivot_lu(K)
         pr, pc, fr = np.empty(min(m, n), np.int64), np.empty(min(m, n), np.int64), np.empty(n, np.int64)
-        r2 = _path._cp_lu(K.copy(), np.zeros(n, np.bool_), 1e-6, pr, pc, fr)
+        r2 = _linalg._cp_lu(K.copy(), np.zeros(n, np.bool_), 1e-6, pr, pc, fr)
         assert (r, list(dep), list(free), list(rows)) == (r2, list(pc[:r2]), list(fr[:n - r2]), list(pr[:r2]))
         LU, perm, dmin = lu_partial(K[np.ix_(rows, dep)])
         A2, perm2 = K[np.ix_(rows, dep)].copy(), np.empty(r, np.int64)
-        assert _path._lu(A2, perm2) == dmin and np.array_equal(perm, perm2) and np.abs(A2 - LU).max() < 1e-14
+        assert _linalg._lu(A2, perm2) == dmin and np.array_equal(perm, perm2) and np.abs(A2 - LU).max() < 1e-14
         b = rng.normal(size=r)
         x = np.empty(r)
-        _path._lu_solve(A2, perm2, b, x)
+        _linalg._lu_solve(A2, perm2, b, x)
         assert rel(x, lu_solve(LU, perm, b)) < 1e-12
         k = K @ rng.normal(size=n)                  # consistent right side
         G, g = explicit_from_set(K, k, rows, dep, free)
         G2, g2 = np.zeros((n, n - r)), np.zeros(n)
-        assert _path._explicit(K, k, rows.astype(np.int64), dep.astype(np.int64), free.astype(np.int64), 1e-6,
+        assert _linalg._explicit(K, k, rows.astype(np.int64), dep.astype(np.int64), free.astype(np.int64), 1e-6,
                                True, G2, g2)
         assert rel(G2, G) < 1e-12 and rel(g2, g) < 1e-12
         assert np.abs(K @ G).max() < 1e-9 * np.abs(K).max() * np.abs(G).max()   # oracle: K G = 0
