@@ -17,6 +17,13 @@ Names are imported on first use (PEP 562), so ``import urdf_dyn`` stays fast.
 from __future__ import annotations
 
 import importlib
+import os
+
+# Compiled kernels are cached where any install can write (a site-packages tree may be read-only): the
+# user's cache folder, unless NUMBA_CACHE_DIR says otherwise. Set before numba is first imported.
+os.environ.setdefault("NUMBA_CACHE_DIR", os.path.join(os.environ.get("XDG_CACHE_HOME") or
+                                                      os.path.join(os.path.expanduser("~"), ".cache"),
+                                                      "urdf_dyn", "numba"))
 
 __version__ = "0.1.0"
 

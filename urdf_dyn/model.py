@@ -285,8 +285,12 @@ class Data:
         loop_rows: (r,) int64 indices of a maximal independent set of loop-constraint rows, chosen by
             complete pivoting (RBDA §8.8) at the first state that needs it; None until then. Redundant
             rows (planar loops in 3-D) are dropped so that K_r H⁻¹ K_rᵀ is positive definite.
+        independent_sets: {requested independent joint names (tuple) or None: (rows, dep, free)} the
+            independent set of RBDA §8.8 chosen by complete pivoting at the first state of a motion and
+            re-checked at every later one (``constraints.explicit.explicit_constraint``).
     """
 
     def __init__(self, model: Model):
         self.model = model
         self.loop_rows = None
+        self.independent_sets = {}

@@ -101,27 +101,49 @@ def write_frames(path, frames, fps):
     return n
 
 
+def _palette_lut(frames):
+    """One palette for the whole animation and a lookup table from 15-bit RGB to its index.
+
+    The palette is Pillow's median cut (255 colours) of a mosaic of up to 16 frames taken evenly through
+    the animation; the table maps each 5-bit-per-channel colour cell to the palette entry nearest its
+    centre, so mapping a frame is one array lookup instead of a per-frame quantisation."""
+    from PIL import Image
+    step = max(1, len(frames) // 16)
+    mosaic = np.concatenate([f[::2, ::2] for f in frames[::step]], axis=0)
+    pal = Image.fromarray(mosaic).quantize(colors=255, method=Image.Quantize.MEDIANCUT)
+    palette = np.array(pal.getpalette()[:3 * 255], np.int32).reshape(-1, 3)
+    c = np.arange(32, dtype=np.int32) * 8 + 4
+    cells = np.stack(np.meshgrid(c, c, c, indexing="ij"), -1).reshape(-1, 3)
+    lut = np.empty(len(cells), np.uint8)
+    for i in range(0, len(cells), 4096):
+        d = ((cells[i:i + 4096, None, :] - palette[None, :, :]) ** 2).sum(-1)
+        lut[i:i + 4096] = np.argmin(d, axis=1)
+    return palette.astype(np.uint8), lut
+
+
 def _write_gif(path, frames, fps):
-    """A looping GIF through Pillow, frame by frame. GIF delays are whole centiseconds: each frame gets the
-    rounded difference of the rounded frame times, so the total duration stays right at any fps."""
+    """A looping GIF through Pillow with ONE palette for every frame (``_palette_lut``): each frame is
+    rendered once, mapped through the lookup table and written as a paletted image, so Pillow does not
+    quantise frame by frame. GIF delays are whole centiseconds: each frame gets the rounded difference of
+    the rounded frame times, so the total duration stays right at any fps."""
     from PIL import Image
 
-    count = [0]
-
-    def images():
-        for f in frames:
-            k = count[0]
-            im = Image.fromarray(np.ascontiguousarray(f[..., :3]))
-            im.info["duration"] = 10 * (round((k + 1) * 100.0 / fps) - round(k * 100.0 / fps))  # ms
-            count[0] += 1
-            yield im
-
-    it = images()
-    first = next(it, None)
-    if first is None:
+    frames = [np.ascontiguousarray(f[..., :3]) for f in frames]
+    if not frames:
         raise ViewerError(f"{path}: no frames to write")
-    first.save(path, format="GIF", save_all=True, append_images=it, loop=0)
-    return count[0]
+    palette, lut = _palette_lut(frames)
+    flat = palette.reshape(-1).tolist()
+    images = []
+    for k, f in enumerate(frames):
+        f = f.astype(np.uint16)
+        cell = ((f[..., 0] >> 3) << 10) | ((f[..., 1] >> 3) << 5) | (f[..., 2] >> 3)
+        im = Image.fromarray(lut[cell], mode="P")
+        im.putpalette(flat)
+        im.info["duration"] = 10 * (round((k + 1) * 100.0 / fps) - round(k * 100.0 / fps))  # ms
+        images.append(im)
+    images[0].save(path, format="GIF", save_all=True, append_images=images[1:], loop=0, optimize=False,
+                   duration=[im.info["duration"] for im in images])
+    return len(images)
 
 
 def render_motion(model, motion, path, fps=30.0, size=(640, 480), speed=1.0, show=None, loops=True,

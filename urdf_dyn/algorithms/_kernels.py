@@ -140,15 +140,10 @@ def _split_tree(X_tree):
         for a in range(3):
             for b in range(3):
                 E[i, a, b] = X_tree[i, a, b]
-        # X[3:, :3] = −E r×  ⇒  r× = −Eᵀ X[3:, :3]
-        M = np.zeros((3, 3))
-        for a in range(3):
-            for b in range(3):
-                acc = 0.0
-                for k in range(3):
-                    acc -= X_tree[i, k, a] * X_tree[i, 3 + k, b]
-                M[a, b] = acc
-        r[i, 0], r[i, 1], r[i, 2] = M[2, 1], M[0, 2], M[1, 0]
+        # X[3:, :3] = −E r×  ⇒  r× = −Eᵀ X[3:, :3]; r = (r×[2, 1], r×[0, 2], r×[1, 0])
+        r[i, 0] = -(X_tree[i, 0, 2] * X_tree[i, 3, 1] + X_tree[i, 1, 2] * X_tree[i, 4, 1] + X_tree[i, 2, 2] * X_tree[i, 5, 1])
+        r[i, 1] = -(X_tree[i, 0, 0] * X_tree[i, 3, 2] + X_tree[i, 1, 0] * X_tree[i, 4, 2] + X_tree[i, 2, 0] * X_tree[i, 5, 2])
+        r[i, 2] = -(X_tree[i, 0, 1] * X_tree[i, 3, 0] + X_tree[i, 1, 1] * X_tree[i, 4, 0] + X_tree[i, 2, 1] * X_tree[i, 5, 0])
     return E, r
 
 

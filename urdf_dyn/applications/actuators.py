@@ -27,12 +27,13 @@ import numpy as np
 import scipy.optimize
 
 from urdf_dyn._checks import as_batch
+from urdf_dyn.algorithms.dynamics import inverse_dynamics
 from urdf_dyn.constraints.explicit import explicit_constraint
 from urdf_dyn.constraints.forward import _loop_forces
+from urdf_dyn.constraints.loops import LoopState, constraint_terms, numerical_rank
 from urdf_dyn.constraints.passive import passive_forces
-from urdf_dyn.algorithms.dynamics import inverse_dynamics
 from urdf_dyn.errors import StateError
-from urdf_dyn.constraints.loops import LoopState, loop_constraints, numerical_rank
+from urdf_dyn.model import Data
 
 __all__ = ["Actuator", "actuators_of", "actuation_matrix", "constrained_inverse_dynamics", "actuator_forces",
            "ActuatorForces", "ActuationWarning"]
@@ -79,10 +80,11 @@ def actuators_of(model, actuated=None):
     return tuple(out)
 
 
-def actuation_matrix(model, q, acts):
-    """B (nv × p): joint forces τ = B u produced by actuator forces u (module docstring)."""
+def actuation_matrix(model, q, acts, state=None):
+    """B (nv × p): joint forces τ = B u produced by actuator forces u (module docstring). ``state``: a
+    ``LoopState`` at q to reuse (the loop actuators' columns need its Jacobians)."""
     B = np.zeros((model.nv, len(acts)))
-    st = None
+    st = state
     for c, a in enumerate(acts):
         if a.kind == "joint":
             B[model.joint_index(a.joint), c] = 1.0
@@ -95,16 +97,31 @@ def actuation_matrix(model, q, acts):
     return B
 
 
-def _consistency(model, q, qd, qdd, K, k, tol):
-    st = LoopState(model, q, qd)
+def _consistency(model, st, qd, qdd, K, k, tol):
     d = np.abs(st.deltas()).max(initial=0.0)
     v = np.abs(K @ qd).max(initial=0.0)
     a = np.abs(K @ qdd - k).max(initial=0.0)
     scale = 1.0 + np.abs(qd).max() + np.abs(qdd).max()
     if d > tol or v > tol * scale or a > tol * scale * scale:
-        raise StateError(f"{model.name}: q, q̇, q̈ do not satisfy the loop constraints (position error {d:.3g}, "
-                         f"velocity {v:.3g}, acceleration {a:.3g}); assemble q, project q̇ and q̈ first "
-                         "(urdf_dyn.motion.consistent_motion)")
+        _inconsistent(model, d, v, a)
+
+
+def _inconsistent(model, d, v, a):
+    raise StateError(f"{model.name}: q, q̇, q̈ do not satisfy the loop constraints (position error {d:.3g}, "
+                     f"velocity {v:.3g}, acceleration {a:.3g}); assemble q, project q̇ and q̈ first "
+                     "(urdf_dyn.motion.consistent_motion)")
+
+
+def _closed_loop_id(model, q, qd, qdd, check, tol, passive, f_ext, data=None):
+    """The reference pipeline at one state: (LoopState, K, k, τ_ID, ExplicitConstraint or None), K built once."""
+    st, K, k = constraint_terms(model, q, qd)
+    if check and model.has_constraints:
+        _consistency(model, st, qd, qdd, K, k, tol)
+    tau = inverse_dynamics(model, q, qd, qdd, f_ext=f_ext)
+    if passive:
+        tau = tau - passive_forces(model, q, qd)
+    ec = explicit_constraint(model, q, qd, K=K, k=k, data=data) if model.has_constraints else None
+    return st, K, k, tau, ec
 
 
 def constrained_inverse_dynamics(model, q, qd, qdd, check=True, tol=1e-6, passive=True, f_ext=None):
@@ -116,14 +133,8 @@ def constrained_inverse_dynamics(model, q, qd, qdd, check=True, tol=1e-6, passiv
     ``inverse_dynamics``) acting on the links. Raises StateError if (q, q̇, q̈) violate the loop constraints by more than ``tol`` (scaled)."""
     n = model.nv
     q, qd, qdd = (as_batch(x, nm, n)[0][0] for x, nm in ((q, "q"), (qd, "qd"), (qdd, "qdd")))
-    K, k = loop_constraints(model, q, qd)
-    if check and model.has_constraints:
-        _consistency(model, q, qd, qdd, K, k, tol)
-    tau = inverse_dynamics(model, q, qd, qdd, f_ext=f_ext)
-    if passive:
-        tau = tau - passive_forces(model, q, qd)
-    G = explicit_constraint(model, q, qd, K=K, k=k).G if model.has_constraints else np.eye(n)
-    return tau, G
+    _, _, _, tau, ec = _closed_loop_id(model, q, qd, qdd, check, tol, passive, f_ext)
+    return tau, (ec.G if ec is not None else np.eye(n))
 
 
 @dataclass
@@ -169,7 +180,7 @@ def _solve_one(A, b, weights, bounds, rtol):
 
 
 def actuator_forces(model, q, qd, qdd, actuated=None, weights=None, bounds=None, rtol=1e-6, check=True,
-                    warn=True, f_ext=None) -> ActuatorForces:
+                    warn=True, f_ext=None, compiled=True) -> ActuatorForces:
     """Actuator forces that produce (q, q̇, q̈) — RBDA eq. 8.63 (module docstring for the cases).
 
     Args:
@@ -180,8 +191,12 @@ def actuator_forces(model, q, qd, qdd, actuated=None, weights=None, bounds=None,
             squares via scipy.optimize.lsq_linear.
         f_ext: external wrenches {link: (6,) or (N, 6)} [n; f] in the link frame about its origin (N m, N),
             e.g. soil forces on the bucket; they enter the inverse dynamics and the pin loads.
-    Raises StateError for inconsistent states; KeyError for unknown actuator names. Warns
-    (ActuationWarning) when under-actuated or over a limit."""
+        compiled: run the compiled path (``constraints._path.actuation_path``) where it applies (no
+            ``bounds``, no ``<mimic>``, no universal loop, no damped loop joint); False runs the readable
+            reference, state by state. Both choose the independent set (§8.8) at the first state and
+            re-check it at every later one; tests hold them together.
+    Raises StateError for inconsistent states or a rank of K that changes along the trajectory; KeyError
+    for unknown actuator names. Warns (ActuationWarning) when under-actuated or over a limit."""
     n = model.nv
     Q, single = as_batch(q, "q", n)
     QD = as_batch(qd, "qd", n, Q.shape[0])[0]
@@ -195,35 +210,29 @@ def actuator_forces(model, q, qd, qdd, actuated=None, weights=None, bounds=None,
         bounds = (-limits, limits)
     if bounds is not None:
         bounds = (np.broadcast_to(np.asarray(bounds[0], float), (p,)), np.broadcast_to(np.asarray(bounds[1], float), (p,)))
+    w = np.ones(p) if weights is None else np.broadcast_to(np.asarray(weights, float), (p,))
+    if np.any(w <= 0):
+        raise ValueError("actuator weights must be > 0")
     fx = {}
-    for link, w in (f_ext or {}).items():
-        w = np.asarray(w, float)
-        if w.shape not in ((6,), (Q.shape[0], 6)):
-            raise StateError(f"f_ext[{link!r}] must have shape (6,) or ({Q.shape[0]}, 6), got {w.shape}")
-        fx[link] = np.broadcast_to(w, (Q.shape[0], 6))
-    U, R, LF, TAU, ranks, dofs = [], [], [], [], [], []
-    for i, (qi, qdi, qddi) in enumerate(zip(Q, QD, QDD)):
-        tau, G = constrained_inverse_dynamics(model, qi, qdi, qddi, check=check,
-                                              f_ext={k: v[i] for k, v in fx.items()} or None)
-        B = actuation_matrix(model, qi, acts)
-        A = G.T @ B
-        b = G.T @ tau
-        u = _solve_one(A, b, weights, bounds, rtol) if p else np.zeros(0)
-        res = b - A @ u
-        K, _ = loop_constraints(model, qi, qdi)
-        lam = np.linalg.lstsq(K.T, tau - B @ u, rcond=rtol)[0] if K.size else np.zeros(0)
-        U.append(u)
-        R.append(res)
-        LF.append(_loop_forces(model, lam))
-        TAU.append(tau)
-        ranks.append(numerical_rank(A, rtol)[0] if p else 0)
-        dofs.append(G.shape[1])
-    rank, dof = min(ranks), dofs[0]
+    for link, wr in (f_ext or {}).items():
+        wr = np.asarray(wr, float)
+        if wr.shape not in ((6,), (Q.shape[0], 6)):
+            raise StateError(f"f_ext[{link!r}] must have shape (6,) or ({Q.shape[0]}, 6), got {wr.shape}")
+        fx[link] = np.broadcast_to(wr, (Q.shape[0], 6))
+    fast = (compiled and bounds is None and not model.mimic and
+            (not model.loops or model.loop_pack is not None) and not any(lp.damping > 0 for lp in model.loops))
+    if fast:
+        U, R, TAU, lam, ranks, dof = _compiled(model, Q, QD, QDD, acts, w, rtol, check, fx)
+        LF = _loop_forces(model, lam.T) if model.has_constraints else {}
+    else:
+        U, R, TAU, lam, ranks, dof = _reference(model, Q, QD, QDD, acts, w, bounds, rtol, check, fx)
+        LF = _loop_forces(model, lam.T) if model.has_constraints else {}
+    LF = {k: v.T for k, v in LF.items()}
+    rank = int(ranks.min()) if len(ranks) else 0
     under = rank < dof
     redundant = p > rank
     case = ("redundantly and under-actuated" if under and redundant else "under-actuated" if under
             else "redundantly actuated" if redundant else "properly actuated")
-    U, R, TAU = np.array(U).reshape(-1, p), np.array(R), np.array(TAU)
     over = tuple(a.name for i, a in enumerate(acts) if np.isfinite(limits[i]) and limits[i] > 0
                  and np.any(np.abs(U[:, i]) > limits[i] * (1 + 1e-9)))
     if warn and under and np.abs(R).max(initial=0.0) > 1e-9 * (1 + np.abs(TAU).max()):
@@ -232,9 +241,95 @@ def actuator_forces(model, q, qd, qdd, actuated=None, weights=None, bounds=None,
                       f"{np.abs(R).max():.3g}", ActuationWarning, stacklevel=2)
     if warn and over:
         warnings.warn(f"{model.name}: over the effort limit: {', '.join(over)}", ActuationWarning, stacklevel=2)
-    lf = {k: np.array([d[k] for d in LF]) for k in (LF[0] if LF else {})}
     if single:
         U, R, TAU = U[0], R[0], TAU[0]
-        lf = {k: v[0] for k, v in lf.items()}
+        LF = {k: v[0] for k, v in LF.items()}
     return ActuatorForces(tuple(a.name for a in acts), tuple(a.unit for a in acts), limits, U, case, rank, dof,
-                          R, lf, over, TAU)
+                          R, LF, over, TAU)
+
+
+def _reference(model, Q, QD, QDD, acts, w, bounds, rtol, check, fx):
+    """The readable path, state by state: K, k, δ, G, g once per state (``_closed_loop_id``)."""
+    N, n = Q.shape
+    p = len(acts)
+    data = Data(model)
+    U, R, TAU, LAM, ranks, dof = np.zeros((N, p)), None, np.zeros((N, n)), np.zeros((N, model.nc)), np.zeros(N, int), None
+    for i in range(N):
+        st, K, _, tau, ec = _closed_loop_id(model, Q[i], QD[i], QDD[i], check, 1e-6, True,
+                                            {k: v[i] for k, v in fx.items()} or None, data)
+        G = ec.G if ec is not None else np.eye(n)
+        if dof is None:
+            dof = G.shape[1]
+            R = np.zeros((N, dof))
+        elif G.shape[1] != dof:
+            raise StateError(f"{model.name}: the rank of the loop constraints changes along the trajectory "
+                             f"(sample {i}): the mobility changes (RBDA §8.10); split the motion there")
+        B = actuation_matrix(model, Q[i], acts, st)
+        A = G.T @ B
+        b = G.T @ tau
+        u = _solve_one(A, b, w, bounds, rtol) if p else np.zeros(0)
+        R[i] = b - A @ u
+        if K.size:
+            LAM[i] = np.linalg.lstsq(K.T, tau - B @ u, rcond=rtol)[0]
+        U[i], TAU[i] = u, tau
+        ranks[i] = numerical_rank(A, rtol)[0] if p else 0
+    return U, (R if R is not None else np.zeros((0, 0))), TAU, LAM, ranks, (dof or 0)
+
+
+def _compiled(model, Q, QD, QDD, acts, w, rtol, check, fx):
+    """The compiled path (``constraints._path.actuation_path``), every state in one call."""
+    from urdf_dyn.algorithms.dynamics import _f_ext_body
+    from urdf_dyn.constraints import _path
+    N, n = Q.shape
+    p = len(acts)
+    pack = model.loop_pack if model.loops else None
+    nrows = len(pack["row_loop"]) if pack is not None else 0
+    loops = {lp.name: i for i, lp in enumerate(model.loops)}
+    act_col, extra_loop, extra_T = np.zeros(p, np.int64), [], []
+    for c, a in enumerate(acts):
+        if a.kind == "joint":
+            act_col[c] = model.joint_index(a.joint)
+        else:
+            act_col[c] = -(1 + len(extra_loop))
+            extra_loop.append(loops[a.joint])
+            extra_T.append(np.asarray(model.loops[loops[a.joint]].S)[:, 0])
+    if pack is not None:
+        row_loop = np.concatenate([pack["row_loop"], np.array(extra_loop, np.int64)])
+        row_T = np.ascontiguousarray(np.vstack([pack["row_T"], np.array(extra_T).reshape(-1, 6)]))
+        lp = (pack["p"], pack["s"], pack["XP"], pack["XS"], pack["axis"], pack["mode"])
+    else:
+        row_loop, row_T = np.zeros(0, np.int64), np.zeros((0, 6))
+        lp = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, 6, 6)), np.zeros((0, 6, 6)),
+              np.zeros((0, 3)), np.zeros(0, np.int64))
+    pref = np.zeros(n, np.bool_)
+    pref[[model.joint_index(j) for j in model.independent]] = True
+    tau_a = np.ascontiguousarray(np.broadcast_to(passive_forces(model, Q, QD), (N, n)))
+    fb = _f_ext_body(model, fx, N) if fx else model.f_ext_zero
+    TAU, U, RES, LAM = np.zeros((N, n)), np.zeros((N, p)), np.zeros((N, n)), np.zeros((N, nrows))
+    RANK, info = np.zeros(N, np.int64), np.zeros(3, np.int64)
+    GALL, FALL = np.zeros((N, n, n)), np.zeros(N, np.int64)
+    _path.actuation_path(model.parent, model.jtype, model.axis, model.X_tree, model.I, model.a0, *lp, row_loop,
+                         row_T, nrows, act_col, Q, QD, QDD, np.ascontiguousarray(fb), tau_a, pref,
+                         np.ascontiguousarray(w, float), rtol, check, 1e-6, TAU, U, RES, LAM, RANK, GALL, FALL, info)
+    if info[0] == 1:
+        i = int(info[1])
+        st, K, k = constraint_terms(model, Q[i], QD[i])
+        _consistency(model, st, QD[i], QDD[i], K, k, 1e-6)
+    if info[0] == 3:
+        raise StateError(f"{model.name}: the rank of the loop constraints changes along the trajectory "
+                         f"(sample {int(info[1])}): the mobility changes (RBDA §8.10); split the motion there")
+    if not np.all(np.isfinite(TAU)):
+        raise StateError("the inverse dynamics is not finite: the inputs are out of any physical range (overflow)")
+    dof = int(info[2])
+    for i in np.flatnonzero(FALL):      # A not clearly of full rank here: the reference's SVD decides
+        G = GALL[i, :, :dof]
+        st, K, _ = constraint_terms(model, Q[i], QD[i])
+        B = actuation_matrix(model, Q[i], acts, st)
+        A = G.T @ B
+        b = G.T @ TAU[i]
+        U[i] = _solve_one(A, b, w, None, rtol)
+        RES[i, :dof] = b - A @ U[i]
+        RANK[i] = numerical_rank(A, rtol)[0]
+        if K.size:
+            LAM[i] = np.linalg.lstsq(K.T, TAU[i] - B @ U[i], rcond=rtol)[0]
+    return U, RES[:, :dof], TAU, LAM, RANK if p else np.zeros(N, int), dof

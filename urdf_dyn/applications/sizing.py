@@ -81,33 +81,45 @@ def size_motion(model, t, Q, QD, QDD, actuated=None, cylinders=None, weights=Non
 
     ``cylinders``: {actuator name: Cylinder} for hydraulic pressures. ``models``: optional (N,) sequence of
     models per sample (e.g. with a payload only while the bucket is full); default ``model`` throughout.
-    ``f_ext``: external wrenches {link: (N, 6)} [n; f] in the link frame (N m, N), one per sample."""
-    from tqdm.auto import tqdm
-
+    ``f_ext``: external wrenches {link: (N, 6)} [n; f] in the link frame (N m, N), one per sample.
+    ``progress`` is accepted for compatibility; the batched call has no per-sample progress bar."""
     from urdf_dyn.applications.actuators import actuator_forces
     N = len(t)
-    per = []
-    for i in tqdm(range(N), disable=None if progress is None else not progress, leave=False, unit="sample",
-                  desc="actuator forces"):
-        m = model if models is None else models[i]
-        fx = {k: np.asarray(v, float)[i] for k, v in f_ext.items()} if f_ext else None
-        per.append(actuator_forces(m, Q[i], QD[i], QDD[i], actuated=actuated, weights=weights, bounds=bounds,
-                                   warn=False, f_ext=fx))
-    a0 = per[0]
-    U = np.array([a.u for a in per]).reshape(N, -1)
+    Q, QD, QDD = (np.asarray(x, float) for x in (Q, QD, QDD))
+    # one batched call per distinct model (e.g. empty and loaded bucket): the compiled path runs each
+    # group in one call; the samples keep their order
+    groups = {}
+    for i in range(N):
+        groups.setdefault(id(model if models is None else models[i]), []).append(i)
+    parts = []
+    for ids in groups.values():
+        m = model if models is None else models[ids[0]]
+        ix = np.array(ids)
+        fx = {k: np.broadcast_to(np.asarray(v, float), (N, 6))[ix] for k, v in f_ext.items()} if f_ext else None
+        parts.append((ix, actuator_forces(m, Q[ix], QD[ix], QDD[ix], actuated=actuated, weights=weights,
+                                          bounds=bounds, warn=False, f_ext=fx)))
+    a0 = parts[0][1]
+    p = len(a0.names)
+    U, RES = np.zeros((N, p)), np.zeros((N, a0.dof))
+    LF = {k: np.zeros((N, 6)) for k in a0.loop_forces}
+    for ix, af in parts:
+        U[ix] = np.reshape(af.u, (len(ix), p))
+        RES[ix] = np.reshape(af.residual, (len(ix), -1))
+        for k in LF:
+            LF[k][ix] = np.reshape(af.loop_forces[k], (len(ix), -1))
     idx = [model.joint_index(n) if n in model.joint_names else None for n in a0.names]
-    S = np.array([[Q[i, j] if j is not None else np.nan for j in idx] for i in range(N)]).reshape(N, -1)
-    SD = np.array([[QD[i, j] if j is not None else np.nan for j in idx] for i in range(N)]).reshape(N, -1)
+    S = np.column_stack([Q[:, j] if j is not None else np.full(N, np.nan) for j in idx]).reshape(N, -1)
+    SD = np.column_stack([QD[:, j] if j is not None else np.full(N, np.nan) for j in idx]).reshape(N, -1)
     power = U * np.nan_to_num(SD)
-    pin_f = {k: np.array([np.linalg.norm(a.loop_forces[k][3:]) for a in per]) for k in a0.loop_forces}
-    pin_m = {k: np.array([np.linalg.norm(a.loop_forces[k][:3]) for a in per]) for k in a0.loop_forces}
-    rank = min(a.rank_Gu for a in per)
-    cases = {a.case for a in per}
+    pin_f = {k: np.linalg.norm(v[:, 3:], axis=1) for k, v in LF.items()}
+    pin_m = {k: np.linalg.norm(v[:, :3], axis=1) for k, v in LF.items()}
+    rank = min(af.rank_Gu for _, af in parts)
+    cases = {af.case for _, af in parts}
     case = a0.case if len(cases) == 1 else " / ".join(sorted(cases))
     over = tuple(n for k, n in enumerate(a0.names) if np.isfinite(a0.limits[k]) and a0.limits[k] > 0
                  and np.any(np.abs(U[:, k]) > a0.limits[k] * (1 + 1e-9)))
     res = SizingResult(np.asarray(t, float), a0.names, a0.units, a0.limits, U, S, SD, power, case, rank, a0.dof,
-                       pin_f, pin_m, residual=np.array([a.residual for a in per]), over_limit=over)
+                       pin_f, pin_m, residual=RES, over_limit=over)
     for name, cyl in (cylinders or {}).items():
         if name not in a0.names:
             raise KeyError(f"cylinder {name!r} is not an actuator ({', '.join(a0.names)})")

@@ -10,7 +10,6 @@ import numpy as np
 from numba import njit
 
 from urdf_dyn.algorithms._kernels import _S, _crba, _crm_mul, _rnea, _split_tree, _xmv, _xup
-from urdf_dyn.algorithms.spatial import crm, inv_plux
 
 
 @njit(cache=True)
@@ -39,120 +38,181 @@ def _log3(R, out):
         out[0], out[1], out[2] = f * w0, f * w1, f * w2
 
 
+@njit(cache=True, inline="always")
+def _plux_er(X, E, r):
+    """(E, r) of a Plücker transform X = [[E, 0], [−E r×, E]] (RBDA eq. 2.24)."""
+    for a_ in range(3):
+        for b_ in range(3):
+            E[a_, b_] = X[a_, b_]
+    r[0] = -(E[0, 2] * X[3, 1] + E[1, 2] * X[4, 1] + E[2, 2] * X[5, 1])
+    r[1] = -(E[0, 0] * X[3, 2] + E[1, 0] * X[4, 2] + E[2, 0] * X[5, 2])
+    r[2] = -(E[0, 1] * X[3, 0] + E[1, 1] * X[4, 0] + E[2, 1] * X[5, 0])
+
+
+@njit(cache=True, inline="always")
+def _compose(Ea, ra, Eb, rb, E, r):
+    """(E, r) of X_a X_b: E = E_a E_b, r = r_b + E_bᵀ r_a."""
+    for a_ in range(3):
+        for b_ in range(3):
+            E[a_, b_] = Ea[a_, 0] * Eb[0, b_] + Ea[a_, 1] * Eb[1, b_] + Ea[a_, 2] * Eb[2, b_]
+        r[a_] = rb[a_] + Eb[0, a_] * ra[0] + Eb[1, a_] * ra[1] + Eb[2, a_] * ra[2]
+
+
+@njit(cache=True, inline="always")
+def _inv_motion(E, r, m, out):
+    """out = X⁻¹ m for X = (E, r): [Eᵀ w; r × Eᵀ w + Eᵀ v] (motion vector to base coordinates)."""
+    for a_ in range(3):
+        out[a_] = E[0, a_] * m[0] + E[1, a_] * m[1] + E[2, a_] * m[2]
+    w0, w1, w2 = out[0], out[1], out[2]
+    out[3] = r[1] * w2 - r[2] * w1 + E[0, 0] * m[3] + E[1, 0] * m[4] + E[2, 0] * m[5]
+    out[4] = r[2] * w0 - r[0] * w2 + E[0, 1] * m[3] + E[1, 1] * m[4] + E[2, 1] * m[5]
+    out[5] = r[0] * w1 - r[1] * w0 + E[0, 2] * m[3] + E[1, 2] * m[4] + E[2, 2] * m[5]
+
+
 @njit(cache=True)
-def loop_terms(parent, jtype, axis, X_tree, q, qd, lp_p, lp_s, lp_XP, lp_XS, lp_axis, lp_mode, row_loop, row_T,
-               K, k, vJ, delta):
-    """K (R×n), k (R,), Tᵀv_J (R,) and δ (R,) of all loop rows at one state (RBDA eqs. 8.9–8.24; the
-    Python reference is ``loops.LoopState``). Row r belongs to loop row_loop[r] with constraint direction
-    row_T[r] (6,) in Fp. lp_mode: 0 = rotational error a × (R a) (joints turning about a), 1 = rotation
-    vector of R. Universal loops (configuration-dependent T) are not handled here."""
-    NB = parent.shape[0] - 1
-    n = NB
-    Et, rt = _split_tree(X_tree)
-    E = np.zeros((NB + 1, 3, 3))     # ^iX_λ(i) as (E, r)
-    r_ = np.zeros((NB + 1, 3))
-    E0 = np.zeros((NB + 1, 3, 3))    # ^iX_0 as (E0, r0): E0_i = E_i E0_λ, r0_i = r0_λ + E0_λᵀ r_i
-    r0 = np.zeros((NB + 1, 3))
-    v = np.zeros((NB + 1, 6))
-    avp = np.zeros((NB + 1, 6))
-    S = np.zeros((NB + 1, 6))
-    w1 = np.zeros(6)
-    w2 = np.zeros(6)
-    t1 = np.zeros(3)
+def loop_work(NB, R):
+    """Workspace of ``loop_geometry``/``loop_velocity`` for NB bodies and R rows: (E, r, E0, r0, S, S0, T0,
+    v0, a0), allocated once per trajectory."""
+    E0 = np.zeros((NB + 1, 3, 3))
     for a_ in range(3):
         E0[0, a_, a_] = 1.0
+    return (np.zeros((NB + 1, 3, 3)), np.zeros((NB + 1, 3)), E0, np.zeros((NB + 1, 3)), np.zeros((NB + 1, 6)),
+            np.zeros((NB + 1, 6)), np.zeros((R, 6)), np.zeros((NB + 1, 6)), np.zeros((NB + 1, 6)))
+
+
+@njit(cache=True)
+def loop_geometry(parent, jtype, axis, Et, rt, q, lp_p, lp_s, lp_XP, lp_XS, lp_axis, lp_mode, row_loop, row_T, ws,
+                  K, delta):
+    """The configuration part of the loop terms at q: K (R×n) and δ (R,) (RBDA eqs. 8.14, 8.23–8.24), and
+    in ``ws`` the base-frame joint axes S0 and row directions T0 = ^{Fp}X_0ᵀ T that ``loop_velocity``
+    needs. Transforms are (E, r) pairs; nothing is multiplied as a 6×6 matrix."""
+    E, r_, E0, r0, S, S0, T0 = ws[0], ws[1], ws[2], ws[3], ws[4], ws[5], ws[6]
+    NB = parent.shape[0] - 1
+    n = NB
     for i in range(1, NB + 1):
         p_ = parent[i]
         _S(jtype[i], axis[i], S[i])
         _xup(jtype[i], axis[i], q[i - 1], Et[i], rt[i], E[i], r_[i])
-        for a_ in range(3):
-            for b_ in range(3):
-                E0[i, a_, b_] = E[i, a_, 0] * E0[p_, 0, b_] + E[i, a_, 1] * E0[p_, 1, b_] + E[i, a_, 2] * E0[p_, 2, b_]
-        for b_ in range(3):
-            r0[i, b_] = r0[p_, b_] + E0[p_, 0, b_] * r_[i, 0] + E0[p_, 1, b_] * r_[i, 1] + E0[p_, 2, b_] * r_[i, 2]
-        _xmv(E[i], r_[i], v[p_], v[i], t1)
-        _xmv(E[i], r_[i], avp[p_], avp[i], t1)
-        for c in range(6):
-            w1[c] = S[i, c] * qd[i - 1]
-            v[i, c] += w1[c]
-        _crm_mul(v[i], w1, w2)
-        for c in range(6):
-            avp[i, c] += w2[c]
-    X0 = np.zeros((NB + 1, 6, 6))    # 6×6 forms, needed by the loop frames below
-    for i in range(NB + 1):
-        for a_ in range(3):
-            for b_ in range(3):
-                X0[i, a_, b_] = E0[i, a_, b_]
-                X0[i, 3 + a_, 3 + b_] = E0[i, a_, b_]
-        for a_ in range(3):  # −E0 r0×
-            X0[i, 3 + a_, 0] = -(E0[i, a_, 1] * r0[i, 2] - E0[i, a_, 2] * r0[i, 1])
-            X0[i, 3 + a_, 1] = -(E0[i, a_, 2] * r0[i, 0] - E0[i, a_, 0] * r0[i, 2])
-            X0[i, 3 + a_, 2] = -(E0[i, a_, 0] * r0[i, 1] - E0[i, a_, 1] * r0[i, 0])
-    # base coordinates: v0 = X0⁻¹ v, a^vp_0, S0 (column j of J for body j)
-    v0 = np.zeros((NB + 1, 6))
-    a0 = np.zeros((NB + 1, 6))
-    S0 = np.zeros((NB + 1, 6))
-    for i in range(1, NB + 1):
-        Xi = X0[i]
-        E_ = Xi[:3, :3]
-        B = Xi[3:, :3]
-        for vec, out in ((v[i], v0[i]), (avp[i], a0[i]), (S[i], S0[i])):
-            # X⁻¹ = [[Eᵀ, 0], [Bᵀ, Eᵀ]] for X = [[E, 0], [B, E]]
-            for rr in range(3):
-                out[rr] = E_[0, rr] * vec[0] + E_[1, rr] * vec[1] + E_[2, rr] * vec[2]
-                out[3 + rr] = (B[0, rr] * vec[0] + B[1, rr] * vec[1] + B[2, rr] * vec[2]
-                               + E_[0, rr] * vec[3] + E_[1, rr] * vec[4] + E_[2, rr] * vec[5])
+        _compose(E[i], r_[i], E0[p_], r0[p_], E0[i], r0[i])   # ^iX_0 = ^iX_λ ^λX_0
+        _inv_motion(E0[i], r0[i], S[i], S0[i])                  # column i of J in base coordinates
     R = K.shape[0]
     last = -1
-    XFp = np.zeros((6, 6))
+    EP, rP, ES, rS = np.zeros((3, 3)), np.zeros(3), np.zeros((3, 3)), np.zeros(3)
+    EFp, rFp, EFs, rFs = np.zeros((3, 3)), np.zeros(3), np.zeros((3, 3)), np.zeros(3)
+    Rm = np.zeros((3, 3))
     d = np.zeros(6)
-    dv = np.zeros(6)
-    da = np.zeros(6)
     rv = np.zeros(3)
     for r in range(R):
         l = row_loop[r]
         p, s = lp_p[l], lp_s[l]
         if l != last:
             last = l
-            XFp = lp_XP[l] @ X0[p]
-            XFs = lp_XS[l] @ X0[s]
-            # pose of Fs in Fp from ^{Fs}X_{Fp} = XFs XFp⁻¹
-            Xrel = XFs @ inv_plux(XFp)
-            Er = Xrel[:3, :3]
-            Rm = Er.T.copy()
-            M = -Er.T @ Xrel[3:, :3]  # = skew(p)
-            pv0, pv1, pv2 = M[2, 1], M[0, 2], M[1, 0]
+            _plux_er(lp_XP[l], EP, rP)
+            _plux_er(lp_XS[l], ES, rS)
+            _compose(EP, rP, E0[p], r0[p], EFp, rFp)     # ^{Fp}X_0
+            _compose(ES, rS, E0[s], r0[s], EFs, rFs)     # ^{Fs}X_0
+            # pose of Fs in Fp: R = E_Fp E_Fsᵀ, position E_Fp (r_Fs − r_Fp)
+            for a_ in range(3):
+                for b_ in range(3):
+                    Rm[a_, b_] = EFp[a_, 0] * EFs[b_, 0] + EFp[a_, 1] * EFs[b_, 1] + EFp[a_, 2] * EFs[b_, 2]
+            for a_ in range(3):
+                d[3 + a_] = (EFp[a_, 0] * (rFs[0] - rFp[0]) + EFp[a_, 1] * (rFs[1] - rFp[1])
+                             + EFp[a_, 2] * (rFs[2] - rFp[2]))
             if lp_mode[l] == 0:
                 a = lp_axis[l]
-                Ra = Rm @ a
-                rv[0] = a[1] * Ra[2] - a[2] * Ra[1]
-                rv[1] = a[2] * Ra[0] - a[0] * Ra[2]
-                rv[2] = a[0] * Ra[1] - a[1] * Ra[0]
+                Ra0 = Rm[0, 0] * a[0] + Rm[0, 1] * a[1] + Rm[0, 2] * a[2]
+                Ra1 = Rm[1, 0] * a[0] + Rm[1, 1] * a[1] + Rm[1, 2] * a[2]
+                Ra2 = Rm[2, 0] * a[0] + Rm[2, 1] * a[1] + Rm[2, 2] * a[2]
+                rv[0] = a[1] * Ra2 - a[2] * Ra1
+                rv[1] = a[2] * Ra0 - a[0] * Ra2
+                rv[2] = a[0] * Ra1 - a[1] * Ra0
             else:
                 _log3(Rm, rv)
-            d[0], d[1], d[2], d[3], d[4], d[5] = rv[0], rv[1], rv[2], pv0, pv1, pv2
-            for c in range(6):
-                dv[c] = v0[s, c] - v0[p, c]
-            cr = crm(v0[p]) @ dv
-            for c in range(6):
-                da[c] = a0[s, c] - a0[p, c] - cr[c]
-        t0 = XFp.T @ row_T[r]     # constraint direction in base coordinates
+            d[0], d[1], d[2] = rv[0], rv[1], rv[2]
+        # constraint direction in base coordinates: t0 = ^{Fp}X_0ᵀ T = [Eᵀ t_a + r × Eᵀ t_l; Eᵀ t_l]
+        T = row_T[r]
+        t0 = T0[r]
+        for a_ in range(3):
+            t0[3 + a_] = EFp[0, a_] * T[3] + EFp[1, a_] * T[4] + EFp[2, a_] * T[5]
+            t0[a_] = EFp[0, a_] * T[0] + EFp[1, a_] * T[1] + EFp[2, a_] * T[2]
+        t0[0] += rFp[1] * t0[5] - rFp[2] * t0[4]
+        t0[1] += rFp[2] * t0[3] - rFp[0] * t0[5]
+        t0[2] += rFp[0] * t0[4] - rFp[1] * t0[3]
         for j in range(n):
             K[r, j] = 0.0
         b = s
         while b > 0:
-            K[r, b - 1] += t0 @ S0[b]
+            acc = 0.0
+            for c in range(6):
+                acc += t0[c] * S0[b, c]
+            K[r, b - 1] += acc
             b = parent[b]
         b = p
         while b > 0:
-            K[r, b - 1] -= t0 @ S0[b]
+            acc = 0.0
+            for c in range(6):
+                acc += t0[c] * S0[b, c]
+            K[r, b - 1] -= acc
             b = parent[b]
-        k[r] = -(t0 @ da)
-        vJ[r] = t0 @ dv
-        acc = 0.0
+        acc_d = 0.0
         for c in range(6):
-            acc += row_T[r, c] * d[c]
-        delta[r] = acc
+            acc_d += T[c] * d[c]
+        delta[r] = acc_d
+
+
+@njit(cache=True)
+def loop_velocity(parent, qd, lp_p, lp_s, row_loop, ws, k, vJ):
+    """The velocity part at q̇, after ``loop_geometry`` at q: k (R,) and Tᵀ v_J (R,) (RBDA eqs. 8.15–8.17).
+    In base coordinates v_i = v_λ + s_i q̇_i and a^vp_i = a^vp_λ + v_i × s_i q̇_i (s_i moves with body i);
+    k = −t0ᵀ[(a^vp_s − a^vp_p) − v_p × (v_s − v_p)], Tᵀv_J = t0ᵀ(v_s − v_p)."""
+    S0, T0, v0, a0 = ws[5], ws[6], ws[7], ws[8]
+    NB = parent.shape[0] - 1
+    w1 = np.zeros(6)
+    w2 = np.zeros(6)
+    for i in range(1, NB + 1):
+        p_ = parent[i]
+        for c in range(6):
+            w1[c] = S0[i, c] * qd[i - 1]
+            v0[i, c] = v0[p_, c] + w1[c]
+        _crm_mul(v0[i], w1, w2)
+        for c in range(6):
+            a0[i, c] = a0[p_, c] + w2[c]
+    dv = np.zeros(6)
+    da = np.zeros(6)
+    cr = np.zeros(6)
+    last = -1
+    for r in range(row_loop.shape[0]):
+        l = row_loop[r]
+        if l != last:
+            last = l
+            p, s = lp_p[l], lp_s[l]
+            for c in range(6):
+                dv[c] = v0[s, c] - v0[p, c]
+            _crm_mul(v0[p], dv, cr)
+            for c in range(6):
+                da[c] = a0[s, c] - a0[p, c] - cr[c]
+        acc_k = 0.0
+        acc_v = 0.0
+        for c in range(6):
+            acc_k += T0[r, c] * da[c]
+            acc_v += T0[r, c] * dv[c]
+        k[r] = -acc_k
+        vJ[r] = acc_v
+
+
+@njit(cache=True)
+def loop_terms(parent, jtype, axis, X_tree, q, qd, lp_p, lp_s, lp_XP, lp_XS, lp_axis, lp_mode, row_loop, row_T,
+               K, k, vJ, delta):
+    """K (R×n), k (R,), Tᵀv_J (R,) and δ (R,) of all loop rows at one state (RBDA eqs. 8.9–8.24; the
+    Python reference is ``loops.LoopState``): ``loop_geometry`` then ``loop_velocity``. Row r belongs to
+    loop row_loop[r] with constraint direction row_T[r] (6,) in Fp. lp_mode: 0 = rotational error
+    a × (R a) (joints turning about a), 1 = rotation vector of R. Universal loops (configuration-dependent
+    T) are not handled here."""
+    Et, rt = _split_tree(X_tree)
+    ws = loop_work(parent.shape[0] - 1, K.shape[0])
+    loop_geometry(parent, jtype, axis, Et, rt, q, lp_p, lp_s, lp_XP, lp_XS, lp_axis, lp_mode, row_loop, row_T, ws,
+                  K, delta)
+    loop_velocity(parent, qd, lp_p, lp_s, row_loop, ws, k, vJ)
 
 
 @njit(cache=True)

@@ -9,7 +9,8 @@ import numpy as np
 from urdf_dyn.algorithms.dynamics import bias_force, mass_matrix
 from urdf_dyn.constraints.loops import loop_constraints, numerical_rank
 
-__all__ = ["complete_pivot_lu", "ExplicitConstraint", "explicit_constraint", "UserLoopClosure"]
+__all__ = ["complete_pivot_lu", "lu_partial", "lu_solve", "explicit_from_set", "choose_independent",
+           "ExplicitConstraint", "explicit_constraint", "UserLoopClosure"]
 
 
 def complete_pivot_lu(K, rtol=1e-6, prefer_last=()):
@@ -61,39 +62,110 @@ class ExplicitConstraint:
     rank: int
 
 
-def explicit_constraint(model, q, qd, t_stab=None, rtol=1e-6, K=None, k=None, independent=None) -> ExplicitConstraint:
+def lu_partial(A):
+    """LU factorisation P A = L U of a small square matrix with partial (row) pivoting, Doolittle order.
+    Returns (LU (r×r, L below the unit diagonal, U on and above), perm (r,), smallest |U_ii|). The same
+    arithmetic as ``constraints._path._lu`` (the compiled copy); used for Kd in §8.8."""
+    LU = np.array(A, float)
+    r = LU.shape[0]
+    perm = np.arange(r)
+    dmin = np.inf
+    for j in range(r):
+        p = j + int(np.argmax(np.abs(LU[j:, j])))
+        if p != j:
+            LU[[j, p]] = LU[[p, j]]
+            perm[[j, p]] = perm[[p, j]]
+        piv = LU[j, j]
+        dmin = min(dmin, abs(piv))
+        if piv == 0.0:
+            return LU, perm, 0.0
+        LU[j + 1:, j] /= piv
+        LU[j + 1:, j + 1:] -= np.outer(LU[j + 1:, j], LU[j, j + 1:])
+    return LU, perm, dmin
+
+
+def lu_solve(LU, perm, B):
+    """Solve A X = B (B (r,) or (r, m)) from ``lu_partial``'s factors."""
+    X = np.array(B, float)[perm]
+    r = LU.shape[0]
+    for i in range(r):
+        X[i] -= LU[i, :i] @ X[:i]
+    for i in range(r - 1, -1, -1):
+        X[i] = (X[i] - LU[i, i + 1:] @ X[i + 1:]) / LU[i, i]
+    return X
+
+
+def explicit_from_set(K, k, rows, dep, free, rtol=1e-6, check=True):
+    """G (n × len(free)), g (n,) of RBDA §8.8 for a given independent set: the rows ``rows`` of K with the
+    dependent columns ``dep`` (matched in order) form the r×r block K_d, the ``free`` columns K_i, and
+
+        G[dep] = −K_d⁻¹ K_i,   G[free] = 1,   g[dep] = K_d⁻¹ k[rows],   g[free] = 0.
+
+    With ``check``, returns None when the set no longer serves here: a pivot of K_d at or below
+    rtol·max|K| (near-singular), or a row of K not satisfied, max|K G| > rtol·max|K|·max(1, max|G|) (the
+    rank of K grew). The compiled copy is ``constraints._path._explicit``."""
+    n = K.shape[1]
+    rows, dep, free = np.asarray(rows, int), np.asarray(dep, int), np.asarray(free, int)
+    G = np.zeros((n, len(free)))
+    g = np.zeros(n)
+    G[free, np.arange(len(free))] = 1.0
+    kmax = np.abs(K).max(initial=0.0)
+    if len(rows):
+        LU, perm, dmin = lu_partial(K[np.ix_(rows, dep)])
+        if check and not dmin > rtol * kmax:
+            return None
+        X = lu_solve(LU, perm, np.column_stack([-K[np.ix_(rows, free)], k[rows]]))
+        G[dep] = X[:, :-1]
+        g[dep] = X[:, -1]
+    if check and K.size and np.abs(K @ G).max(initial=0.0) > rtol * kmax * max(1.0, np.abs(G).max(initial=0.0)):
+        return None
+    return G, g
+
+
+def choose_independent(model, K, rtol=1e-6, independent=None):
+    """(rows, dep, free): a maximal independent set of constraint rows, the dependent coordinates matched
+    to them, and the independent coordinates y, by complete pivoting of K (RBDA §8.8), preferring joints
+    marked ``independent="true"`` as y; or, with ``independent`` (joint names), those as y and the rows by
+    complete pivoting of the other columns. Raises ValueError if the given names cannot serve."""
+    n = model.nv
+    if independent is None:
+        pref = [model.joint_index(j) for j in model.independent]
+        _, dep, free, rows = complete_pivot_lu(K, rtol, prefer_last=pref)
+        return rows, dep, free
+    free = np.array([model.joint_index(j) for j in independent], int)
+    dep = np.array([i for i in range(n) if i not in set(free.tolist())], int)
+    r, _, _ = numerical_rank(K, rtol)
+    rd, piv_cols, _, prow = complete_pivot_lu(K[:, dep], rtol)
+    if len(free) != n - r or rd != len(dep):
+        raise ValueError(f"{model.name}: {', '.join(independent)} cannot serve as independent coordinates "
+                         f"here (need {n - r} that leave the others determined; rank of the others' "
+                         f"constraint columns {rd} of {len(dep)})")
+    order = np.argsort(piv_cols)  # pivot rows matched to dep columns in dep order
+    return (prow[order] if len(prow) else prow), dep, free
+
+
+def explicit_constraint(model, q, qd, t_stab=None, rtol=1e-6, K=None, k=None, independent=None,
+                        data=None) -> ExplicitConstraint:
     """G, g with K G = 0 and K g = k (+ k_stab) from complete-pivot elimination (RBDA §8.8).
 
     ``independent``: joint names to use as the independent coordinates y (e.g. the actuated joints of a
     properly actuated machine); by default the elimination chooses them, preferring joints marked
-    ``independent="true"``. Raises ValueError if the given set cannot parametrise the motion here (the
+    ``independent="true"``. ``data`` (a ``urdf_dyn.Data``): the independent set is chosen once, at the
+    first state, and re-checked at every later one (``explicit_from_set``); it is chosen again only where
+    it no longer serves. Raises ValueError if the given set cannot parametrise the motion here (the
     other coordinates' columns of K are rank-deficient, or the count is not n − r)."""
     if K is None:
         K, k = loop_constraints(model, q, qd, t_stab)
-    n = model.nv
-    if independent is not None:
-        free = np.array([model.joint_index(j) for j in independent], int)
-        dep = np.array([i for i in range(n) if i not in set(free.tolist())], int)
-        r, _, _ = numerical_rank(K, rtol)
-        rd, piv_cols, _, prow = complete_pivot_lu(K[:, dep], rtol)
-        if len(free) != n - r or rd != len(dep):
-            raise ValueError(f"{model.name}: {', '.join(independent)} cannot serve as independent coordinates "
-                             f"here (need {n - r} that leave the others determined; rank of the others' "
-                             f"constraint columns {rd} of {len(dep)})")
-        order = np.argsort(piv_cols)  # pivot rows matched to dep columns in dep order
-        prow = prow[order] if len(prow) else prow
-        dep = dep[np.sort(piv_cols)] if len(piv_cols) else dep
-    else:
-        pref = [model.joint_index(j) for j in model.independent]
-        r, dep, free, prow = complete_pivot_lu(K, rtol, prefer_last=pref)
-    Kd, Ki = K[np.ix_(prow, dep)], K[np.ix_(prow, free)]
-    G = np.zeros((n, n - r))
-    g = np.zeros(n)
-    if r:
-        G[dep] = -np.linalg.solve(Kd, Ki)
-        g[dep] = np.linalg.solve(Kd, k[prow])
-    G[free, np.arange(n - r)] = 1.0
-    return ExplicitConstraint(G, g, tuple(model.joint_names[i] for i in free), r)
+    key = None if independent is None else tuple(independent)
+    known = None if data is None else data.independent_sets.get(key)
+    out = explicit_from_set(K, k, *known, rtol) if known is not None else None
+    if out is None:
+        known = choose_independent(model, K, rtol, independent)
+        out = explicit_from_set(K, k, *known, rtol, check=False)
+        if data is not None:
+            data.independent_sets[key] = known
+    G, g = out
+    return ExplicitConstraint(G, g, tuple(model.joint_names[i] for i in known[2]), len(known[0]))
 
 
 class UserLoopClosure:

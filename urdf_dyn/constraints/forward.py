@@ -8,8 +8,9 @@ The spanning tree's equation of motion with loop-closure forces (RBDA eq. 8.34�
 
 - ``"direct"``   — RBDA §8.5 method 1: the (n + n^c) KKT system by a rank-revealing least-squares solver
                    (SVD), so redundant constraints (r < n^c) are handled.
-- ``"lambda"``   — method 2 (eqs. 8.36–8.41): H = LᵀL (§6.5, exploits branch-induced sparsity),
-                   A = K H⁻¹ Kᵀ, λ = A⁺ b with a relative-tolerance pseudo-inverse when r < n^c.
+- ``"lambda"``   — method 2 (eqs. 8.36–8.41): H = L Lᵀ (Cholesky), A = K H⁻¹ Kᵀ, λ = A⁺ b with a
+                   relative-tolerance pseudo-inverse (eigendecomposition) when r < n^c (``_lambda_solve``,
+                   which the simulator's fallback ``qdd_from_terms`` shares).
 - ``"nullspace"``— method 3 (eqs. 8.42–8.46): q̈ = G ÿ + g with G, g from K by Gaussian elimination with
                    complete pivoting (§8.8), then GᵀHG ÿ = Gᵀ(τ − C − H g).
 - ``"sparse"``   — §8.13: the bodies' Newton–Euler equations in base coordinates with every tree and loop
@@ -190,19 +191,7 @@ def constrained_forward_dynamics(model, q, qd, tau, loop_solver="nullspace", t_s
         x = sla.lstsq(A, np.r_[rhs, k], cond=rtol * 1e-3)[0]
         qdd, lam = x[:n], -x[n:]
     elif method == "lambda":
-        from urdf_dyn.algorithms.dynamics import coordinate_parents
-        lam_c = coordinate_parents(model)
-        L = H[None].copy()
-        cols = np.ascontiguousarray(np.c_[rhs, K.T].T)  # solve H X = [rhs, Kᵀ] with one LᵀL factorisation
-        X = np.zeros_like(cols)
-        for i in range(cols.shape[0]):
-            L[0] = H
-            _Kn.ltl_solve(lam_c, L, cols[i:i + 1], X[i:i + 1])
-        a0, HinvKT = X[0], X[1:].T
-        A = K @ HinvKT
-        b = k - K @ a0
-        lam = np.linalg.pinv(A, rcond=rtol, hermitian=True) @ b
-        qdd = a0 + HinvKT @ lam
+        qdd, lam = _lambda_solve(H, rhs, K, k, rtol)
     elif method == "nullspace":
         ec = explicit_constraint(model, q, qd, rtol=rtol, K=K, k=k)
         G, g = ec.G, ec.g
@@ -255,9 +244,8 @@ def fast_qdd(model, q, qd, tau, t_stab=None, rtol=1e-6, passive=True, data=None)
 
 
 def qdd_from_terms(model, q, qd, tau, K, k, rtol=1e-6, data=None):
-    """q̈ from H q̈ + C = τ + Kᵀλ, K q̈ = k for given K, k (RBDA §8.5 method 2: H = L Lᵀ, A = K H⁻¹ Kᵀ,
-    λ = A⁺ b by a symmetric eigendecomposition). τ already holds every applied force. ``data`` (a
-    ``urdf_dyn.Data``) keeps the independent row set between calls."""
+    """q̈ from H q̈ + C = τ + Kᵀλ, K q̈ = k for given K, k (RBDA §8.5 method 2, ``_lambda_solve``). τ already
+    holds every applied force. ``data`` (a ``urdf_dyn.Data``) keeps the independent row set between calls."""
     n = model.nv
     q2, qd2 = q.reshape(1, n), qd.reshape(1, n)
     H = np.zeros((1, n, n))
@@ -265,13 +253,21 @@ def qdd_from_terms(model, q, qd, tau, K, k, rtol=1e-6, data=None):
     C = np.zeros((1, n))
     _Kn._rnea(model.parent, model.jtype, model.axis, model.X_tree, model.I, model.a0, q2, qd2,
               np.zeros((1, n)), model.f_ext_zero, C, 0, 1)
-    L = np.linalg.cholesky(H[0])
-    X = sla.cho_solve((L, True), np.column_stack([tau - C[0], K.T]), check_finite=False)
+    return _lambda_solve(H[0], tau - C[0], K, k, rtol, data)[0]
+
+
+def _lambda_solve(H, rhs, K, k, rtol=1e-6, data=None):
+    """RBDA §8.5 method 2 (eqs. 8.36–8.41), the one readable version (the compiled one is
+    ``constraints._kernels.cl_qdd``): H = L Lᵀ (Cholesky), A = K H⁻¹ Kᵀ, λ = A⁺ (k − K H⁻¹ rhs) by a
+    symmetric eigendecomposition with relative tolerance ``rtol``, q̈ = H⁻¹(rhs + Kᵀλ). Returns (q̈, λ).
+
+    With ``data`` holding an independent row set (complete pivoting, §8.8), λ is solved on those rows
+    only (A_r positive definite, Cholesky) and returned as None; if the dropped rows are then not
+    satisfied (near a singular pose the subset may no longer span), the pseudo-inverse path runs and
+    ``data`` gets the set chosen anew."""
+    L = np.linalg.cholesky(H)
+    X = sla.cho_solve((L, True), np.column_stack([rhs, K.T]), check_finite=False)
     a0, HinvKT = X[:, 0], X[:, 1:]
-    # Redundant loop rows (planar loops in 3-D): solve with an independent row subset, chosen once per
-    # model by complete pivoting (§8.8), so A_r = K_r H⁻¹ K_rᵀ is positive definite (Cholesky). If the
-    # dropped rows are then not satisfied (near a singular pose the subset may no longer span), fall back
-    # to the pseudo-inverse of the full A by a symmetric eigendecomposition.
     if data is not None and data.loop_rows is not None and K.shape[0]:
         rows = data.loop_rows
         A = K[rows] @ HinvKT[:, rows]
@@ -282,7 +278,7 @@ def qdd_from_terms(model, q, qd, tau, K, k, rtol=1e-6, data=None):
                 lam = sla.cho_solve((La, True), k[rows] - K[rows] @ a0, check_finite=False)
                 qdd = a0 + HinvKT[:, rows] @ lam
                 if np.linalg.norm(K @ qdd - k) <= 1e-7 * (np.linalg.norm(k) + np.linalg.norm(K) * np.linalg.norm(qdd)):
-                    return qdd
+                    return qdd, None
         except np.linalg.LinAlgError:
             pass
     A = K @ HinvKT
@@ -291,4 +287,4 @@ def qdd_from_terms(model, q, qd, tau, K, k, rtol=1e-6, data=None):
     lam = V[:, keep] @ ((V[:, keep].T @ (k - K @ a0)) / w[keep])
     if data is not None:
         data.loop_rows = np.sort(complete_pivot_lu(K, rtol)[3]).astype(np.int64)
-    return a0 + HinvKT @ lam
+    return a0 + HinvKT @ lam, lam

@@ -1,0 +1,158 @@
+"""The compiled closed-loop path (constraints._path) against its readable references, on every robot with
+loops: consistent motion (Newton assembly, q̇ = G ẏ, q̈ = G ÿ + g), closed-loop ID and actuator forces
+(eqs. 8.62–8.63) with loop forces and per-sample external wrenches, ≤ 1e-9 relative. Independent
+oracles: the loop residual δ and K q̇, K q̈ − k at every sample; the previous least-squares assembly
+(scipy) at sampled states; virtual work (Gᵀ(τ_ID − B u) = residual) for the actuator forces; the
+branch kept through a full excavator stroke (no jump in q, the initial configuration's branch)."""
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import urdf_dyn as ud
+from urdf_dyn.applications.actuators import ActuationWarning
+from urdf_dyn.constraints import _linalg
+from urdf_dyn.constraints.explicit import complete_pivot_lu, explicit_from_set, lu_partial, lu_solve
+from urdf_dyn.constraints.loops import LoopState
+
+from _robots import SHARED
+
+ROOT = Path(__file__).resolve().parents[1]
+ROBOTS = sorted(p for p in (ROOT / "robots").glob("*.urdf") if "<loop" in p.read_text())
+SHARED_EXC = SHARED / "excavator_simulator_mujoco" / "_derived" / "excavator_loops.urdf"
+CASES = [pytest.param(p, id=p.stem) for p in ROBOTS] + [pytest.param(SHARED_EXC, id="shared_excavator", marks=[
+    pytest.mark.skipif(not SHARED_EXC.is_file(), reason="../shared/data is absent (a user's clone)")])]
+
+
+def rel(a, b):
+    return float(np.abs(np.asarray(a) - np.asarray(b)).max(initial=0.0) / max(1.0, np.abs(b).max(initial=0.0)))
+
+
+def _motion(model, seconds=1.0, dt=0.01, amp=0.05):
+    """A smooth motion of the default independent coordinates about the initial configuration."""
+    q0 = ud.assemble(model, model.q_initial())
+    names = ud.explicit_constraint(model, q0, np.zeros(model.nv)).independent
+    y0 = np.array([q0[model.joint_index(j)] for j in names])
+    way = [y0, y0 + amp, y0 - amp, y0]
+    return q0, ud.spline_motion(names, way, [seconds / 3] * 3, dt=dt, kind="quintic")
+
+
+@pytest.mark.parametrize("path", CASES)
+def test_motion_compiled_equals_reference(path):
+    model = ud.load(path)
+    q0, mo = _motion(model)
+    A = ud.consistent_motion(model, mo, q_start=q0)
+    B = ud.consistent_motion(model, mo, q_start=q0, compiled=False)
+    for a, b in zip(A, B):
+        assert rel(a, b) <= 1e-9
+    Q, QD, QDD = A
+    for i in range(0, len(mo.t), 7):        # oracle: the loops hold at every sampled state
+        K, k = ud.loop_constraints(model, Q[i], QD[i])
+        assert np.abs(LoopState(model, Q[i]).deltas()).max() < 1e-8
+        assert np.abs(K @ QD[i]).max() < 1e-8 * (1 + np.abs(QD[i]).max())
+        assert np.abs(K @ QDD[i] - k).max() < 1e-7 * (1 + np.abs(QDD[i]).max()) ** 2
+
+
+@pytest.mark.parametrize("path", CASES)
+def test_actuator_forces_compiled_equals_reference(path):
+    model = ud.load(path)
+    q0, mo = _motion(model, dt=0.02)
+    Q, QD, QDD = ud.consistent_motion(model, mo, q_start=q0)
+    link = model.body_names[-1]
+    rng = np.random.default_rng(1)
+    fx = {link: rng.normal(scale=50.0, size=(len(Q), 6))}      # a wrench per sample
+    from urdf_dyn.applications.actuators import actuators_of
+    acts = [a.name for a in actuators_of(model)]
+    # default actuators; every tree joint (redundant); one actuator only (under-actuated when dof > 1)
+    for actuated in (None, list(model.joint_names), acts[:1]):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ActuationWarning)
+            a = ud.actuator_forces(model, Q, QD, QDD, actuated=actuated, f_ext=fx)
+            b = ud.actuator_forces(model, Q, QD, QDD, actuated=actuated, f_ext=fx, compiled=False)
+        assert a.case == b.case and a.rank_Gu == b.rank_Gu and a.dof == b.dof
+        scale = max(1.0, np.abs(b.tau_ID).max())
+        assert np.abs(a.u - b.u).max() <= 1e-9 * scale
+        assert np.abs(a.tau_ID - b.tau_ID).max() <= 1e-9 * scale
+        assert np.abs(a.residual - b.residual).max(initial=0.0) <= 1e-9 * scale
+        for k in b.loop_forces:
+            assert np.abs(a.loop_forces[k] - b.loop_forces[k]).max() <= 1e-9 * scale
+        # oracle, virtual work: Gᵀ(τ_ID − B u) is the reported residual, zero when properly actuated
+        from urdf_dyn.applications.actuators import actuation_matrix, actuators_of
+        acts_i = actuators_of(model, actuated)
+        i = 0               # the first state picks the independent set, as explicit_constraint does here
+        G = ud.explicit_constraint(model, Q[i], QD[i]).G
+        tau = ud.inverse_dynamics(model, Q[i], QD[i], QDD[i], f_ext={link: fx[link][i]}) \
+            - ud.passive_forces(model, Q[i], QD[i])
+        r = G.T @ (tau - actuation_matrix(model, Q[i], acts_i) @ a.u[i])
+        assert np.abs(r - a.residual[i]).max() <= 1e-8 * scale
+        if "under" not in a.case:
+            assert np.abs(a.residual).max() <= 1e-8 * scale
+
+
+def test_single_state_and_loop_actuator():
+    """One state through the compiled path; an actuated loop joint (B's column from the loop Jacobian)."""
+    model = ud.load(ROOT / "robots" / "crank_slider.urdf")
+    q = ud.assemble(model, model.q_initial())
+    qd = ud.explicit_constraint(model, q, np.zeros(3)).G @ np.array([0.7])
+    ec = ud.explicit_constraint(model, q, qd)
+    qdd = ec.G @ np.array([-1.3]) + ec.g
+    for actuated in (None, ["crank", "slider"], ["crank"]):
+        a = ud.actuator_forces(model, q, qd, qdd, actuated=actuated)
+        b = ud.actuator_forces(model, q, qd, qdd, actuated=actuated, compiled=False)
+        assert a.u.shape == b.u.shape and rel(a.u, b.u) <= 1e-9
+    loops = [lp.name for lp in model.loops if lp.S.shape[1] == 1]
+    if loops:
+        a = ud.actuator_forces(model, q, qd, qdd, actuated=loops[:1])
+        b = ud.actuator_forces(model, q, qd, qdd, actuated=loops[:1], compiled=False)
+        assert rel(a.u, b.u) <= 1e-9
+
+
+def test_kernels_equal_their_references():
+    """complete pivoting, LU with partial pivoting and G, g: compiled copies against the numpy references."""
+    rng = np.random.default_rng(3)
+    for m, n, rank in ((5, 8, 5), (20, 12, 8), (6, 6, 3)):
+        K = rng.normal(size=(m, rank)) @ rng.normal(size=(rank, n))
+        k = rng.normal(size=m)
+        r, dep, free, rows = complete_pivot_lu(K)
+        pr, pc, fr = np.empty(min(m, n), np.int64), np.empty(min(m, n), np.int64), np.empty(n, np.int64)
+        r2 = _linalg._cp_lu(K.copy(), np.zeros(n, np.bool_), 1e-6, pr, pc, fr)
+        assert (r, list(dep), list(free), list(rows)) == (r2, list(pc[:r2]), list(fr[:n - r2]), list(pr[:r2]))
+        LU, perm, dmin = lu_partial(K[np.ix_(rows, dep)])
+        A2, perm2 = K[np.ix_(rows, dep)].copy(), np.empty(r, np.int64)
+        assert _linalg._lu(A2, perm2) == dmin and np.array_equal(perm, perm2) and np.abs(A2 - LU).max() < 1e-14
+        b = rng.normal(size=r)
+        x = np.empty(r)
+        _linalg._lu_solve(A2, perm2, b, x)
+        assert rel(x, lu_solve(LU, perm, b)) < 1e-12
+        k = K @ rng.normal(size=n)                  # consistent right side
+        G, g = explicit_from_set(K, k, rows, dep, free)
+        G2, g2 = np.zeros((n, n - r)), np.zeros(n)
+        assert _linalg._explicit(K, k, rows.astype(np.int64), dep.astype(np.int64), free.astype(np.int64), 1e-6,
+                               True, G2, g2)
+        assert rel(G2, G) < 1e-12 and rel(g2, g) < 1e-12
+        assert np.abs(K @ G).max() < 1e-9 * np.abs(K).max() * np.abs(G).max()   # oracle: K G = 0
+
+
+def test_branch_through_a_full_excavator_stroke():
+    """Every cylinder through its whole stroke at 1 ms: Newton from the previous sample stays on the
+    initial configuration's branch (q continuous, equal to the least-squares assembly at sampled times)."""
+    model = ud.load(ROOT / "robots" / "excavator.urdf")
+    names = ["swing", "boom_cyl", "stick_cyl", "bucket_cyl"]
+    lo = np.array([model.lower[model.joint_index(j)] for j in names])
+    hi = np.array([model.upper[model.joint_index(j)] for j in names])
+    lo[0], hi[0] = -1.0, 1.0
+    a, b = lo + 0.02 * (hi - lo), hi - 0.02 * (hi - lo)
+    mo = ud.spline_motion(names, [a, b, a], [3.0, 3.0], dt=0.001, kind="quintic")
+    Q, QD, QDD = ud.consistent_motion(model, mo)
+    step = np.abs(np.diff(Q, axis=0)).max()
+    assert step < 5e-3                                         # no branch jump between 1 ms samples
+    Qr = ud.consistent_motion(model, mo, compiled=False)[0]
+    assert rel(Q, Qr) <= 1e-9
+    for i in range(0, len(Q), 500):                            # oracle: scipy least squares from the branch
+        q = Q[i].copy()
+        q[[j for j in range(model.nv) if model.joint_names[j] not in names]] += 1e-3
+        q = ud.assemble(model, q, hold=names)
+        assert np.abs(q - Q[i]).max() < 1e-7

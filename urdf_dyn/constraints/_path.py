@@ -1,0 +1,267 @@
+"""Compiled (numba) closed-loop path for one state or a trajectory of N states: assembly by Newton on the
+independent constraint rows, q̇ = G ẏ and q̈ = G ÿ + g with G, g by complete pivoting (RBDA §8.8), and
+closed-loop inverse dynamics with actuator forces and loop forces (eqs. 8.62–8.63).
+
+Each function here is the compiled copy of a readable reference, and tests hold the two together:
+
+| compiled | reference |
+|---|---|
+| ``motion_path`` | ``applications.motion.consistent_motion(compiled=False)`` |
+| ``actuation_path`` | ``applications.actuators.actuator_forces(compiled=False)`` |
+
+K, k, Tᵀv_J and δ come from ``constraints._kernels.loop_geometry`` and ``loop_velocity`` (one workspace per
+trajectory); τ from ``algorithms._kernels._rnea``. No LAPACK call is compiled in: the small factorisations
+are written out in ``constraints._linalg``, which keeps the first compilation short.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from urdf_dyn.algorithms._kernels import _rnea, _split_tree
+from urdf_dyn.constraints._kernels import loop_geometry, loop_velocity, loop_work
+from urdf_dyn.constraints._linalg import _choose_given, _cp_lu, _explicit, _forces, _loop_lambda, _lu, _lu_solve
+
+__all__ = ["motion_path", "actuation_path"]
+
+
+@njit(cache=True)
+def motion_path(parent, jtype, axis, X_tree, lp_p, lp_s, lp_XP, lp_XS, lp_axis, lp_mode, row_loop, row_T, idx,
+                dep, t, Y, YD, YDD, q0, rtol, newton_tol, maxit, close_tol, Q, QD, QDD, info):
+    """Consistent (Q, QD, QDD) (N, n) for a motion of the independent coordinates idx (Y, YD, YDD (N, k)):
+    at each sample, Newton on the independent rows (K_d Δq_dep = −δ_rows) from the previous sample's
+    state extrapolated to second order (q₀ at the first, already assembled), which tracks the branch;
+    then q̇ = G ẏ and q̈ = G ÿ + g (RBDA §8.8). The row set is chosen once and re-checked. info (2,):
+    (0 ok | 1 loops not closed | 2 coordinates cannot serve, sample index)."""
+    N = t.shape[0]
+    n = q0.shape[0]
+    R = row_loop.shape[0]
+    nd = dep.shape[0]
+    nf = idx.shape[0]
+    Et, rt = _split_tree(X_tree)
+    ws = loop_work(n, R)
+    K = np.zeros((R, n))
+    k = np.zeros(R)
+    vJ = np.zeros(R)
+    dl = np.zeros(R)
+    q = q0.copy()
+    qd = np.zeros(n)
+    rows = np.empty(nd, np.int64)
+    chosen = False
+    LU = np.empty((nd, nd))
+    perm = np.empty(nd, np.int64)
+    b = np.empty(nd)
+    x = np.empty(nd)
+    G = np.zeros((n, nf))
+    g = np.zeros(n)
+    info[0], info[1] = 0, 0
+    for i in range(N):
+        if i > 0:
+            h = t[i] - t[i - 1]
+            for j in range(n):
+                q[j] = Q[i - 1, j] + h * QD[i - 1, j] + 0.5 * h * h * QDD[i - 1, j]
+        for c in range(nf):
+            q[idx[c]] = Y[i, c]
+        for it in range(maxit + 1):
+            loop_geometry(parent, jtype, axis, Et, rt, q, lp_p, lp_s, lp_XP, lp_XS, lp_axis, lp_mode, row_loop,
+                          row_T, ws, K, dl)
+            if not chosen:
+                if not _choose_given(K, dep, rtol, rows):
+                    info[0], info[1] = 2, i
+                    return
+                chosen = True
+            e = 0.0
+            for c in range(nd):
+                e = max(e, abs(dl[rows[c]]))
+            if e <= newton_tol or it == maxit:
+                break
+            for a in range(nd):
+                for c in range(nd):
+                    LU[a, c] = K[rows[a], dep[c]]
+                b[a] = -dl[rows[a]]
+            if _lu(LU, perm) == 0.0:
+                break
+            _lu_solve(LU, perm, b, x)
+            for c in range(nd):
+                q[dep[c]] += x[c]
+        e = 0.0
+        for c in range(R):
+            e = max(e, abs(dl[c]))
+        if not e <= close_tol:
+            info[0], info[1] = 1, i
+            return
+        if not _explicit(K, k, rows, dep, idx, rtol, True, G, g):
+            if not _choose_given(K, dep, rtol, rows):
+                info[0], info[1] = 2, i
+                return
+            _explicit(K, k, rows, dep, idx, rtol, False, G, g)
+        for j in range(n):
+            s = 0.0
+            for c in range(nf):
+                s += G[j, c] * YD[i, c]
+            qd[j] = s
+        loop_velocity(parent, qd, lp_p, lp_s, row_loop, ws, k, vJ)
+        for a in range(nd):                     # g[dep] = K_d⁻¹ k[rows] (G is unchanged: K depends on q only)
+            for c in range(nd):
+                LU[a, c] = K[rows[a], dep[c]]
+            b[a] = k[rows[a]]
+        _lu(LU, perm)
+        _lu_solve(LU, perm, b, x)
+        for j in range(n):
+            g[j] = 0.0
+        for c in range(nd):
+            g[dep[c]] = x[c]
+        for j in range(n):
+            s = g[j]
+            for c in range(nf):
+                s += G[j, c] * YDD[i, c]
+            Q[i, j] = q[j]
+            QD[i, j] = qd[j]
+            QDD[i, j] = s
+
+
+@njit(cache=True)
+def actuation_path(parent, jtype, axis, X_tree, I, a0, lp_p, lp_s, lp_XP, lp_XS, lp_axis, lp_mode, row_loop,
+                   row_T, nrows, act_col, Q, QD, QDD, f_ext, tau_a, pref, W, rtol, check, tol, TAU, U, RES, LAM,
+                   RANK, GALL, FALL, info):
+    """Closed-loop inverse dynamics and actuator forces at N states (RBDA eqs. 8.62–8.63):
+
+        τ_ID = RNEA(q, q̇, q̈, f_ext) − τᵃ,   G from K by complete pivoting (set chosen once, re-checked),
+        A = Gᵀ B,  b = Gᵀ τ_ID,  u = W^-½ (A W^-½)⁺ b (``_forces``),  residual b − A u,
+        Kᵀλ = τ_ID − B u, minimum norm (``_loop_lambda``).
+
+    The first ``nrows`` rows of (row_loop, row_T) are the constraint rows; the others are the motion axes
+    S of actuated loop joints, whose rows are B's columns. act_col (p,): tree joint of each actuator, or
+    −(1 + its extra row) for a loop actuator. f_ext (Nf, NB+1, 6) body-frame wrenches, Nf = 1 or N;
+    tau_a (N, n) the known passive forces. GALL (N, n, n) receives G (first n − r columns); FALL[i] = 1
+    where A is not clearly of full rank or λ could not be formed: the caller redoes those samples with
+    the reference's SVD. info (3,): (0 ok | 1 state violates the loops | 3 the rank of K changed, sample
+    index, n − r). RES is (N, n); its first n − r columns are written."""
+    N, n = Q.shape
+    RA = row_loop.shape[0]
+    R = nrows
+    p = act_col.shape[0]
+    Et, rt = _split_tree(X_tree)
+    ws = loop_work(n, RA)
+    Ke = np.zeros((RA, n))
+    ke = np.zeros(RA)
+    vJ = np.zeros(RA)
+    dl = np.zeros(RA)
+    K = np.zeros((R, n))
+    k = np.zeros(R)
+    nmax = min(R, n)
+    prow = np.empty(nmax, np.int64)
+    pcol = np.empty(nmax, np.int64)
+    pfree = np.empty(n, np.int64)
+    r = -1
+    rows = np.empty(0, np.int64)
+    dep = np.empty(0, np.int64)
+    free = np.arange(n)
+    B = np.zeros((n, p))
+    Wi = 1.0 / np.sqrt(W)
+    f = np.zeros(n)
+    lam = np.zeros(R)
+    u = np.zeros(p)
+    info[0], info[1] = 0, 0
+    G = np.eye(n)
+    g = np.zeros(n)
+    _rnea(parent, jtype, axis, X_tree, I, a0, Q, QD, QDD, f_ext, TAU, 0, N)    # τ of every sample at once
+    for i in range(N):
+        q, qd, qdd = Q[i], QD[i], QDD[i]
+        if RA:
+            loop_geometry(parent, jtype, axis, Et, rt, q, lp_p, lp_s, lp_XP, lp_XS, lp_axis, lp_mode, row_loop,
+                          row_T, ws, Ke, dl)
+            loop_velocity(parent, qd, lp_p, lp_s, row_loop, ws, ke, vJ)
+        for a in range(R):
+            k[a] = ke[a]
+            for j in range(n):
+                K[a, j] = Ke[a, j]
+        if check and R:
+            d = 0.0
+            v = 0.0
+            ac = 0.0
+            sc = 0.0
+            sc2 = 0.0
+            for a in range(R):
+                d = max(d, abs(dl[a]))
+                s1 = 0.0
+                s2 = -k[a]
+                for j in range(n):
+                    s1 += K[a, j] * qd[j]
+                    s2 += K[a, j] * qdd[j]
+                v = max(v, abs(s1))
+                ac = max(ac, abs(s2))
+            for j in range(n):
+                sc = max(sc, abs(qd[j]))
+                sc2 = max(sc2, abs(qdd[j]))
+            scale = 1.0 + sc + sc2
+            if d > tol or v > tol * scale or ac > tol * scale * scale:
+                info[0], info[1] = 1, i
+                return
+        if R:
+            ok = False
+            if r >= 0:
+                ok = _explicit(K, k, rows, dep, free, rtol, True, G, g)
+            if not ok:
+                A = K.copy()
+                r2 = _cp_lu(A, pref, rtol, prow, pcol, pfree)
+                if r >= 0 and r2 != r:
+                    info[0], info[1] = 3, i
+                    return
+                r = r2
+                rows = prow[:r].copy()
+                dep = pcol[:r].copy()
+                free = pfree[:n - r].copy()
+                G = np.zeros((n, n - r))
+                g = np.zeros(n)
+                _explicit(K, k, rows, dep, free, rtol, False, G, g)
+        nf = G.shape[1]
+        for j in range(n):
+            for c in range(nf):
+                GALL[i, j, c] = G[j, c]
+        for j in range(n):
+            TAU[i, j] -= tau_a[i, j]
+        for c in range(p):
+            if act_col[c] >= 0:
+                for j in range(n):
+                    B[j, c] = 1.0 if j == act_col[c] else 0.0
+            else:
+                e = R - 1 - act_col[c]
+                for j in range(n):
+                    B[j, c] = Ke[e, j]
+        A = np.zeros((nf, p))
+        bb = np.zeros(nf)
+        for a in range(nf):
+            s = 0.0
+            for j in range(n):
+                s += G[j, a] * TAU[i, j]
+            bb[a] = s
+            for c in range(p):
+                s = 0.0
+                for j in range(n):
+                    s += G[j, a] * B[j, c]
+                A[a, c] = s
+        rk = _forces(A, bb, Wi, u) if (p and nf) else 0
+        if rk < 0:
+            FALL[i] = 1
+            continue
+        RANK[i] = rk
+        for c in range(p):
+            U[i, c] = u[c] if nf else 0.0
+        for a in range(nf):
+            s = bb[a]
+            for c in range(p):
+                s -= A[a, c] * U[i, c]
+            RES[i, a] = s
+        if R:
+            for j in range(n):
+                s = TAU[i, j]
+                for c in range(p):
+                    s -= B[j, c] * U[i, c]
+                f[j] = s
+            if not _loop_lambda(K, rows, dep, f, lam):
+                FALL[i] = 1
+                continue
+            for a in range(R):
+                LAM[i, a] = lam[a]
+    info[2] = G.shape[1]
