@@ -1,6 +1,6 @@
 """``urdf-dyn view``: the argparse wiring is in urdf_dyn/cli.py; this is what runs.
 
-    urdf-dyn view ROBOT [--traj F.npz | --q Q] [--out x.png|.gif|.mp4] [--fps] [--speed] [--size WxH]
+    urdf-dyn view ROBOT [--traj F.npz|F.csv | --q Q] [--out x.png|.gif|.mp4] [--fps] [--speed] [--size WxH]
                         [--show a,b] [--no-loops] [--package-dir] [--xacro-arg]
 
 - ``--out``: render offscreen (EGL, no display needed) to a PNG (one frame), GIF or MP4.
@@ -70,7 +70,8 @@ def parse_show(model, text):
 def _load_model(args):
     from urdf_dyn import load_from_args as _load
     ns = types.SimpleNamespace(file=args.robot, package_dir=list(getattr(args, "package_dir", []) or []),
-                               xacro_arg=list(getattr(args, "xacro_arg", []) or []))
+                               xacro_arg=list(getattr(args, "xacro_arg", []) or []),
+                               trust_xacro=bool(getattr(args, "trust_xacro", False)))
     return _load(ns)
 
 
@@ -83,12 +84,13 @@ def _motion(model, args, single_frame):
         p = Path(args.traj)
         if not p.is_file():
             raise ViewerError(f"--traj {args.traj}: file not found")
-        if p.suffix.lower() != ".npz":
-            raise ViewerError(f"--traj {args.traj}: expected a .npz written by urdf-dyn simulate/launch")
+        if p.suffix.lower() not in (".npz", ".csv"):
+            raise ViewerError(f"--traj {args.traj}: expected a .npz or .csv trajectory written by urdf-dyn "
+                              "simulate/launch")
         try:
-            traj = Trajectory.load(p)
-        except (OSError, ValueError, KeyError) as e:
-            raise ViewerError(f"--traj {args.traj}: not a urdf-dyn trajectory ({e})") from None
+            traj = Trajectory.load(p)  # bounded; StateError names the file and the array or column
+        except OSError as e:
+            raise ViewerError(f"--traj {args.traj}: cannot read ({e})") from None
         return motion_from_trajectory(model, traj, label=str(p))
     if args.q:
         return motion_from_pose(model, parse_pose(model, args.q))

@@ -71,7 +71,7 @@ def _run_xacro(data: bytes, name: str, path, resolver: PackageResolver, xacro_ar
     import xacro
     from xacro import substitution_args as sa
 
-    from urdf_dyn.io.xacro_safe import XacroLimitError, XacroSafetyError, expansion
+    from urdf_dyn.io.xacro_safe import XacroLimitError, XacroSafetyError, expansion, trusted
 
     def find(pkg):
         return str(resolver.find(pkg))
@@ -85,7 +85,7 @@ def _run_xacro(data: bytes, name: str, path, resolver: PackageResolver, xacro_ar
         sa._eval_find = find
         sa._eval_dict["find"] = find
         try:
-            with expansion(trust=trust):
+            with expansion(trust=trust or trusted()):
                 if path is not None:
                     doc = xacro.process_file(str(path), mappings=mappings)
                 else:

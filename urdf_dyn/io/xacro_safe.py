@@ -27,13 +27,14 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import contextvars
 import math
 import operator
 import os
 import re
 import time
 
-__all__ = ["XacroSafetyError", "XacroLimitError", "safe_eval", "expansion", "ALLOWED_FUNCTIONS",
+__all__ = ["trusting", "trusted", "XacroSafetyError", "XacroLimitError", "safe_eval", "expansion", "ALLOWED_FUNCTIONS",
            "STR_METHODS", "DICT_METHODS", "MAX_LEN", "MAX_INT_BITS"]
 
 MAX_LEN = 1_000_000          # characters of a string, items of a list/tuple built by an expression
@@ -46,6 +47,25 @@ _SAFE_BUILTINS = ("abs", "min", "max", "round", "int", "float", "str", "bool", "
                   "range", "list", "tuple", "dict", "zip", "enumerate", "reversed", "all", "any", "divmod")
 _XACRO_FUNCS = ("arg", "load_yaml", "dotify", "fatal", "tokenize", "abs_filename", "message", "warning",
                 "error", "print_location")
+
+
+_TRUSTED = contextvars.ContextVar("urdf_dyn_trust_xacro", default=False)
+
+
+@contextlib.contextmanager
+def trusting(trust=True):
+    """Within this block, xacro files loaded without an explicit ``trust_xacro`` are expanded by xacro's
+    own Python evaluation (RUNS CODE): what ``urdf-dyn --trust-xacro launch ...`` uses for launch files."""
+    token = _TRUSTED.set(bool(trust))
+    try:
+        yield
+    finally:
+        _TRUSTED.reset(token)
+
+
+def trusted() -> bool:
+    """True inside ``trusting()``."""
+    return _TRUSTED.get()
 
 
 class XacroSafetyError(Exception):

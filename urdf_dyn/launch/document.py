@@ -102,14 +102,53 @@ class Launch:
         return LaunchError(f"{self.path}: {key}: {msg}")
 
 
+MAX_LAUNCH_BYTES = 1 << 20
+"""A launch file is at most 1 MiB."""
+MAX_YAML_NODES = 100_000
+"""YAML nodes a launch file may hold once its aliases are expanded (a 'billion laughs' holds 10⁹)."""
+
+
+class _Composer(yaml.SafeLoader):
+    """PyYAML's safe loader (no Python tags) that measures the document with its aliases expanded before
+    anything is built, and refuses it past ``MAX_YAML_NODES``."""
+
+    def compose_document(self):
+        node = super().compose_document()
+        sizes = {}
+
+        def size(n):
+            k = id(n)
+            if k not in sizes:
+                sizes[k] = 0  # a recursive alias counts once
+                if isinstance(n, yaml.SequenceNode):
+                    sizes[k] = 1 + sum(size(c) for c in n.value)
+                elif isinstance(n, yaml.MappingNode):
+                    sizes[k] = 1 + sum(size(a) + size(b) for a, b in n.value)
+                else:
+                    sizes[k] = 1
+                if sizes[k] > MAX_YAML_NODES:
+                    raise yaml.YAMLError(f"with its aliases expanded the document holds more than {MAX_YAML_NODES} "
+                                         "values (an alias bomb?)")
+            return sizes[k]
+
+        if node is not None:
+            size(node)
+        return node
+
+
 def read_launch(path) -> Launch:
-    """Read a launch file (YAML, safe loader). Raises LaunchError naming the file (and line for YAML
-    syntax errors). The document is validated by its job (``validate``)."""
+    """Read a launch file (YAML, PyYAML's safe loader: no Python tags). Refused: files over 1 MiB and
+    documents holding more than ``MAX_YAML_NODES`` values once aliases are expanded. Raises LaunchError naming
+    the file (and line for YAML syntax errors). The document is validated by its job (``validate``)."""
     path = Path(path)
     if not path.is_file():
         raise LaunchError(f"{path}: launch file not found")
+    if path.stat().st_size > MAX_LAUNCH_BYTES:
+        raise LaunchError(f"{path}: {path.stat().st_size} bytes; launch files are at most 1 MiB")
     try:
-        data = yaml.safe_load(path.read_text())
+        data = yaml.load(path.read_text(), Loader=_Composer)  # noqa: S506 - a SafeLoader subclass
+    except RecursionError:
+        raise LaunchError(f"{path}: YAML error: nested too deeply") from None
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f":{mark.line + 1}" if mark is not None else ""
