@@ -37,7 +37,7 @@ from urdf_dyn.errors import LaunchError
 
 __all__ = ["Launch", "read_launch", "validate", "Section", "LaunchDocument", "RobotSection", "OutputsSection",
            "FiniteFloat", "PositiveFloat", "NonNegativeFloat", "JointValues", "build_model", "joint_vector",
-           "number", "output_dir", "write_animation"]
+           "number", "output_dir", "write_animation", "unknown_name", "MAX_YAML_NODES", "MAX_LAUNCH_BYTES"]
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -162,8 +162,9 @@ def read_launch(path) -> Launch:
     return Launch(path, data)
 
 
-_TYPE_TAGS = ("dict[", "list[", "tuple[", "float", "int", "str", "bool", "none", "literal[", "function-",
-              "json-or-python", "lax-or-strict", "union[", "tagged-union[", "constrained-")
+_BARE_TAGS = frozenset({"float", "int", "str", "bool", "none", "is-instance", "any"})
+_TYPE_TAGS = ("dict[", "list[", "tuple[", "literal[", "function-", "json-or-python", "lax-or-strict", "union[",
+              "tagged-union[", "constrained-")
 
 
 def _key_path(loc) -> str:
@@ -171,7 +172,7 @@ def _key_path(loc) -> str:
     for p in loc:
         if isinstance(p, int):
             parts.append(f"[{p}]")
-        elif isinstance(p, str) and (p.startswith(_TYPE_TAGS) or "[" in p):
+        elif isinstance(p, str) and (p in _BARE_TAGS or p.startswith(_TYPE_TAGS) or "[" in p):
             continue  # pydantic's tag for one member of a union, not a key
         else:
             parts.append(("." if parts else "") + str(p))
@@ -202,6 +203,10 @@ def _message(e, job=None) -> str:
         return f"expected a list, got {value!r}"
     if kind in ("too_short", "too_long"):
         return f"{e['msg'].lower()}, got {value!r}"
+    if kind == "string_pattern_mismatch":
+        return f"{value!r} does not have the allowed form (a string matching {ctx.get('pattern', '')})"
+    if kind == "string_type":
+        return f"expected a string, got {value!r}"
     if kind == "value_error":
         return f"{e['msg'].removeprefix('Value error, ')}, got {value!r}"
     return f"{e['msg']} (got {value!r})"
@@ -242,6 +247,14 @@ def number(launch, v, key):
     return x
 
 
+def unknown_name(kind, name, known) -> str:
+    """'unknown joint 'x' (did you mean 'y'?; joints: a, b, ...)': the near matches first (difflib)."""
+    import difflib
+    near = difflib.get_close_matches(str(name), list(known), n=3, cutoff=0.6)
+    hint = f"did you mean {' or '.join(repr(n) for n in near)}? " if near else ""
+    return f"unknown {kind} {name!r} ({hint}{kind}s: {', '.join(known)})"
+
+
 def joint_vector(launch, model, value, key, default=None):
     """A joint-space vector (nv,) from a {joint: value} mapping, a list in joint order or a scalar; joints not
     named keep ``default`` (zeros). Raises LaunchError naming ``key`` for unknown joints or a wrong length."""
@@ -251,7 +264,7 @@ def joint_vector(launch, model, value, key, default=None):
     if isinstance(value, dict):
         for j, v in value.items():
             if j not in model.joint_names:
-                raise launch.err(key, f"unknown joint {j!r} (joints: {', '.join(model.joint_names)})")
+                raise launch.err(key, unknown_name("joint", j, model.joint_names))
             out[model.joint_index(j)] = number(launch, v, f"{key}.{j}")
         return out
     if isinstance(value, (list, tuple)):
@@ -266,6 +279,8 @@ def build_model(launch):
     from urdf_dyn.loading import load
     r = launch.doc.robot if launch.doc is not None else RobotSection.model_validate(launch.data["robot"])
     base = launch.path.parent
+    if not (base / r.file).is_file():
+        raise launch.err("robot.file", f"{base / r.file}: file not found (paths are relative to the launch file)")
     pkg = r.package_dirs
     if isinstance(pkg, dict):
         pkg = {k: str((base / v).resolve()) for k, v in pkg.items()}
