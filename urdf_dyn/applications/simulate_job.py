@@ -131,10 +131,6 @@ def run_simulate(launch, out_dir=None, progress=None, echo=print):
     """Run a validated ``job: simulate`` launch: load, simulate, write outputs, print the torque table.
     Returns (Trajectory, {output: path}). Raises LaunchError / ModelError for bad input; SimulationError
     after saving the partial trajectory."""
-    from urdf_dyn.applications.report import format_table, plot_motion, plot_torques, torque_table
-    from urdf_dyn.applications.simulate import simulate
-    from urdf_dyn.errors import SimulationError
-
     from urdf_dyn.applications.simulate import MAX_SAMPLES
     doc = launch.doc
     t = doc.controller.trajectory
@@ -145,6 +141,9 @@ def run_simulate(launch, out_dir=None, progress=None, echo=print):
                          "per joint); choose a larger dt_out or a shorter duration")
     model = build_model(launch)
     controller, ref = build_controller(launch, model)
+    from urdf_dyn.applications.report import format_table, plot_motion, plot_torques, torque_table
+    from urdf_dyn.applications.simulate import simulate
+    from urdf_dyn.errors import SimulationError
     q0_default = ref(0.0)[0] if ref is not None else model.q_initial()
     q0 = joint_vector(launch, model, doc.initial_state.q, "initial_state.q", q0_default)
     qd0 = joint_vector(launch, model, doc.initial_state.qd, "initial_state.qd")

@@ -100,10 +100,6 @@ def _check_actuators(launch, model):
 def run_sizing(launch, out_dir=None, progress=None, echo=print):
     """Run a validated ``job: size`` launch: motion -> consistent states -> actuator forces -> report.
     Returns (SizingResult, {output: path}). Raises LaunchError / ModelError / StateError for bad input."""
-    from urdf_dyn.applications.motion import consistent_motion, csv_motion, spline_motion
-    from urdf_dyn.applications.simulate import Trajectory
-    from urdf_dyn.applications.sizing import Cylinder, size_motion, sizing_table, write_sizing
-
     from urdf_dyn.applications.simulate import MAX_SAMPLES
     from urdf_dyn.launch.document import unknown_name
     doc = launch.doc
@@ -119,6 +115,9 @@ def run_sizing(launch, out_dir=None, progress=None, echo=print):
         if j not in model.joint_names:
             raise launch.err("motion.independent", unknown_name("joint", j, model.joint_names))
     _check_actuators(launch, model)
+    from urdf_dyn.applications.motion import consistent_motion, csv_motion, spline_motion
+    from urdf_dyn.applications.simulate import Trajectory
+    from urdf_dyn.applications.sizing import Cylinder, size_motion, sizing_table, write_sizing
     idx = [model.joint_index(j) for j in indep]
     if mo.csv:
         motion = csv_motion(launch.path.parent / mo.csv, indep, mo.dt)

@@ -446,9 +446,15 @@ def parse_urdf(source, package_dirs=None, xacro_args=None, gravity=(0.0, 0.0, -9
     init = _initial_configuration(root, joint_names, chk)
     springs = _gazebo_springs(root, joint_names, chk)
     X_tree = [np.zeros((6, 6))] + [pose_to_plux(np.ascontiguousarray(T)) for T in T_tree[1:]]
-    mimic = tuple(Mimic(j.name, j.mimic.joint, 1.0 if j.mimic.multiplier is None else float(j.mimic.multiplier),
-                        0.0 if j.mimic.offset is None else float(j.mimic.offset))
-                  for j in robot.joints if j.mimic is not None)
+    mimic = []
+    for j in (j for j in robot.joints if j.mimic is not None):
+        if j.name not in joint_names or j.mimic.joint not in joint_names:  # Talos: <mimic> on a fixed joint
+            chk.warn(joints_el[j.name], f"<mimic joint={j.mimic.joint!r}> ignored: only movable joints can be "
+                     "coupled (this joint or its leader is fixed)")
+            continue
+        mimic.append(Mimic(j.name, j.mimic.joint, 1.0 if j.mimic.multiplier is None else float(j.mimic.multiplier),
+                           0.0 if j.mimic.offset is None else float(j.mimic.offset)))
+    mimic = tuple(mimic)
     model = Model(
         name=robot.name, source=name, urdf_xml=text.decode(),
         parent=_frozen(parent, int), jtype=_frozen(jtype, np.int64), axis=_frozen(axis),
