@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import urdf_dyn as ud
-from _robots import ROOT, SHARED
+from _robots import ROOT, SHARED, needs_shared
 from urdf_dyn.constraints.assembly import assemble, project_velocity
 from urdf_dyn.constraints.explicit import UserLoopClosure, explicit_constraint
 from urdf_dyn.constraints.forward import METHODS, constrained_forward_dynamics
@@ -16,7 +16,7 @@ from urdf_dyn.applications.simulate import simulate
 
 EXC_URDF = SHARED / "excavator_simulator_mujoco" / "_derived" / "excavator_loops.urdf"
 EXC_MJCF = SHARED / "excavator_simulator_mujoco" / "_derived" / "excavator_dynamics_only.xml"
-URDFPLUS = SHARED / "generalized_rbda" / "robot-models"
+URDFPLUS = ROOT / "robots" / "generalized_rbda"
 ROBOTS = {
     "crank_slider": ROOT / "robots" / "crank_slider.urdf",
     "four_bar": ROOT / "robots" / "four_bar.urdf",
@@ -27,6 +27,7 @@ ROBOTS = {
 }
 if (ROOT / "robots" / "excavator.urdf").exists():
     ROBOTS["excavator"] = ROOT / "robots" / "excavator.urdf"
+NAMES = [pytest.param(n, marks=needs_shared) if str(p).startswith(str(SHARED)) else n for n, p in sorted(ROBOTS.items())]
 
 
 def random_consistent_states(model, n, seed, spread=0.15):
@@ -45,7 +46,7 @@ def random_consistent_states(model, n, seed, spread=0.15):
     return out
 
 
-@pytest.mark.parametrize("name", sorted(ROBOTS))
+@pytest.mark.parametrize("name", NAMES)
 def test_five_methods_agree(name):
     model = ud.load(ROBOTS[name])
     worst = 0.0
@@ -65,15 +66,16 @@ def test_five_methods_agree(name):
     assert worst <= 1e-8
 
 
-def test_mobility_of_the_robots():
-    expect = {"crank_slider": (3, 5, 2, 1), "four_bar": (3, 5, 2, 1), "four_bar_spherical": (3, 3, 2, 1),
-              "rbda_fig8_3": (4, 5, 2, 2), "shared_excavator": (12, 20, 8, 4)}
-    for name, (n, nc, r, dof) in expect.items():
-        model = ud.load(ROBOTS[name])
-        mb = mobility(model, model.q_initial())
-        assert (mb.n, mb.nc, mb.rank, mb.dof) == (n, nc, r, dof), name
+@pytest.mark.parametrize("name, expect", [
+    ("crank_slider", (3, 5, 2, 1)), ("four_bar", (3, 5, 2, 1)), ("four_bar_spherical", (3, 3, 2, 1)),
+    ("rbda_fig8_3", (4, 5, 2, 2)), pytest.param("shared_excavator", (12, 20, 8, 4), marks=needs_shared)])
+def test_mobility_of_the_robots(name, expect):
+    model = ud.load(ROBOTS[name])
+    mb = mobility(model, model.q_initial())
+    assert (mb.n, mb.nc, mb.rank, mb.dof) == expect, name
 
 
+@needs_shared
 def test_shared_excavator_matches_mujoco():
     """H and gravity torques of the spanning tree equal MuJoCo's on the equivalent MJCF (mj_fullM,
     qfrc_bias at zero velocity); URDF q = MJCF qpos − qpos0 (the slide refs)."""
@@ -241,7 +243,7 @@ def test_assembly_reports_unreachable_held_joint():
         assemble(model, q, hold=["joint3"])
 
 
-@pytest.mark.parametrize("name", sorted(ROBOTS))
+@pytest.mark.parametrize("name", NAMES)
 def test_fast_path_equals_the_five_methods(name):
     """The simulator's lean right-hand side (compiled K, k; no diagnostics) against the reference methods,
     with Baumgarte terms, at consistent and at slightly opened states."""

@@ -19,7 +19,7 @@ from urdf_dyn.constraints.loops import ConstraintWarning, mobility
 def test_four_bar_folded_flat_is_singular_but_finite():
     """The URDF+ four-bar at q = 0 lies folded flat: its mobility rises from 1 to 2 (RBDA §8.10). Every
     method still returns finite accelerations that satisfy the constraints."""
-    model = ud.load(SHARED / "generalized_rbda" / "robot-models" / "four_bar.urdf")
+    model = ud.load(ROOT / "robots" / "generalized_rbda" / "four_bar.urdf")
     q = np.zeros(3)
     assert mobility(model, q).dof == 2 and mobility(model, np.array([0.6, 0.3, 0.2])).dof in (1, 3)
     for m in METHODS:
@@ -31,7 +31,7 @@ def test_four_bar_folded_flat_is_singular_but_finite():
 
 def test_near_singular_pose_warns():
     """Close to the folded pose a singular value of K is tiny but kept: a ConstraintWarning says so."""
-    model = ud.load(SHARED / "generalized_rbda" / "robot-models" / "four_bar.urdf")
+    model = ud.load(ROOT / "robots" / "generalized_rbda" / "four_bar.urdf")
     q = assemble(model, np.array([2e-5, -4e-5, 2e-5]), hold=["joint1"])
     with pytest.warns(ConstraintWarning, match="near-singular"):
         r = constrained_forward_dynamics(model, q, np.zeros(3), np.array([1.0, 0.0, 0.0]), passive=False)
@@ -83,7 +83,7 @@ def test_debug_flag_shows_the_traceback(tmp_path):
 def test_simulation_warns_when_mobility_changes():
     """The URDF+ four-bar released near its folded pose passes through it: the rank of K changes."""
     from urdf_dyn.applications.simulate import simulate
-    model = ud.load(SHARED / "generalized_rbda" / "robot-models" / "four_bar.urdf")
+    model = ud.load(ROOT / "robots" / "generalized_rbda" / "four_bar.urdf")
     q0 = assemble(model, np.array([0.3, -0.6, 0.3]), hold=["joint1"])
     with warnings.catch_warnings(record=True) as rec:
         warnings.simplefilter("always")

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 import urdf_dyn as ud
-from _robots import ROOT, UR5E_XACRO
+from _robots import ROOT
 from urdf_dyn.cli.main import main
 from urdf_dyn.applications.simulate_job import SimulateDocument, build_controller
 from urdf_dyn.launch import read_launch, run_launch, validate
@@ -79,16 +79,17 @@ def test_bad_launch_files_give_one_line_and_status_2(tmp_path, bad, message, cap
 
 def test_cli_id_fd_info_json_roundtrip(capsys):
     import json
-    assert main(["id", str(UR5E_XACRO), "--q", "0,-1.2,1.0,0,0.5,0", "--qdd", "elbow_joint=2.0", "--json"]) == 0
+    puma = str(ROOT / "robots" / "puma560.urdf")
+    assert main(["id", puma, "--q", "0,-1.2,1.0,0,0.5,0", "--qdd", "joint3=2.0", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["units"][0] == "N m" and len(out["tau"]) == 6
     tau = ",".join(str(x) for x in out["tau"])
-    assert main(["fd", str(UR5E_XACRO), "--q", "0,-1.2,1.0,0,0.5,0", "--tau", tau, "--json", "--algorithm", "crba"]) == 0
+    assert main(["fd", puma, "--q", "0,-1.2,1.0,0,0.5,0", "--tau", tau, "--json", "--algorithm", "crba"]) == 0
     qdd = json.loads(capsys.readouterr().out)["qdd"]
     assert np.allclose(qdd, [0, 0, 2.0, 0, 0, 0], atol=1e-9)  # FD(ID(q̈)) = q̈ through the CLI
     assert main(["info", str(ROOT / "robots" / "crank_slider.urdf")]) == 0
     assert "n = 3, n^c = 5, r = 2, dof = 1" in capsys.readouterr().out
-    assert main(["id", str(UR5E_XACRO), "--q", "1,2"]) == 2
+    assert main(["id", puma, "--q", "1,2"]) == 2
     assert "expected 6 values" in capsys.readouterr().err
 
 

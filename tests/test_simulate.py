@@ -13,6 +13,8 @@ from urdf_dyn.applications.trajectories import QuinticTrajectory, SplineTrajecto
 
 @pytest.fixture(scope="module")
 def ur5e():
+    if not UR5E_XACRO.is_file():
+        pytest.skip(f"{UR5E_XACRO} is absent (the shared robot files are not part of the repository)")
     return ud.load(UR5E_XACRO)
 
 

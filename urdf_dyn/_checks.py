@@ -5,6 +5,8 @@ import numpy as np
 
 from urdf_dyn.errors import StateError
 
+__all__ = ["as_batch", "batch_states", "one_state"]
+
 
 def as_batch(x, name: str, n: int, N=None):
     """Return (array (N, n) float64 C-contiguous, was_single). Accepts (n,) or (N, n).
@@ -41,3 +43,17 @@ def batch_states(model, **arrays):
                 raise StateError(f"{k} has {a.shape[0]} rows but another argument has {N}")
             out[k] = np.ascontiguousarray(np.broadcast_to(a, (N, model.nv)))
     return out, single, N
+
+
+def one_state(func: str, **arrays):
+    """Refuse a batch where a function evaluates one state: StateError naming ``func`` and the argument
+    when any of ``arrays`` has more than one dimension (a silently used first row would be wrong).
+
+    ``None`` entries are skipped. Call at the top of the closed-loop functions that take one state."""
+    for name, x in arrays.items():
+        if x is None:
+            continue
+        nd = np.ndim(x)
+        if nd > 1:
+            raise StateError(f"{func}: {name} must be one state of shape (nv,), got shape {np.shape(x)}; "
+                             f"a batch is not evaluated here: call {func} once per row")

@@ -1,6 +1,6 @@
 """``urdf-dyn view``: the argparse wiring is in urdf_dyn/cli.py; this is what runs.
 
-    urdf-dyn view ROBOT [--traj F.npz | --q Q] [--out x.png|.gif|.mp4] [--fps] [--speed] [--size WxH]
+    urdf-dyn view ROBOT [--traj F.npz|F.csv | --q Q] [--out x.png|.gif|.mp4] [--fps] [--speed] [--size WxH]
                         [--show a,b] [--no-loops] [--package-dir] [--xacro-arg]
 
 - ``--out``: render offscreen (EGL, no display needed) to a PNG (one frame), GIF or MP4.
@@ -70,26 +70,38 @@ def parse_show(model, text):
 def _load_model(args):
     from urdf_dyn import load_from_args as _load
     ns = types.SimpleNamespace(file=args.robot, package_dir=list(getattr(args, "package_dir", []) or []),
-                               xacro_arg=list(getattr(args, "xacro_arg", []) or []))
+                               xacro_arg=list(getattr(args, "xacro_arg", []) or []),
+                               trust_xacro=bool(getattr(args, "trust_xacro", False)))
     return _load(ns)
 
 
-def _motion(model, args, single_frame):
+def _read_trajectory(args):
+    """The --traj file as a urdf_dyn Trajectory (bounded reader), read before the robot so that a bad file
+    fails fast; None without --traj."""
+    if not args.traj:
+        return None
+    if args.q:
+        raise ViewerError("give either --traj or --q, not both")
+    from urdf_dyn import Trajectory
+    p = Path(args.traj)
+    if not p.is_file():
+        raise ViewerError(f"--traj {args.traj}: file not found")
+    if p.suffix.lower() not in (".npz", ".csv"):
+        raise ViewerError(f"--traj {args.traj}: expected a .npz or .csv trajectory written by urdf-dyn "
+                          "simulate/launch")
+    try:
+        return Trajectory.load(p)  # bounded; StateError names the file and the array or column
+    except OSError as e:
+        raise ViewerError(f"--traj {args.traj}: cannot read ({e})") from None
+
+
+def _motion(model, args, single_frame, traj=None):
     from .playback import demo_motion, motion_from_pose, motion_from_trajectory
     if args.traj and args.q:
         raise ViewerError("give either --traj or --q, not both")
     if args.traj:
-        from urdf_dyn import Trajectory
-        p = Path(args.traj)
-        if not p.is_file():
-            raise ViewerError(f"--traj {args.traj}: file not found")
-        if p.suffix.lower() != ".npz":
-            raise ViewerError(f"--traj {args.traj}: expected a .npz written by urdf-dyn simulate/launch")
-        try:
-            traj = Trajectory.load(p)
-        except (OSError, ValueError, KeyError) as e:
-            raise ViewerError(f"--traj {args.traj}: not a urdf-dyn trajectory ({e})") from None
-        return motion_from_trajectory(model, traj, label=str(p))
+        traj = traj if traj is not None else _read_trajectory(args)
+        return motion_from_trajectory(model, traj, label=str(args.traj))
     if args.q:
         return motion_from_pose(model, parse_pose(model, args.q))
     if single_frame:
@@ -109,6 +121,7 @@ def run_view(args) -> int:
     out = getattr(args, "out", None)
     if out and Path(out).suffix.lower() not in FORMATS:
         raise ViewerError(f"--out {out}: unknown format; use .png, .gif or .mp4")
+    traj = _read_trajectory(args)
     model = _load_model(args)
     show = parse_show(model, getattr(args, "show", ""))
     loops = not getattr(args, "no_loops", False)
@@ -120,7 +133,7 @@ def run_view(args) -> int:
         raise ViewerError("--loop-tol must be > 0")
     window = not out and has_display()
     single = bool(out) and Path(out).suffix.lower() == ".png"
-    motion = _motion(model, args, single)
+    motion = _motion(model, args, single, traj)
     if not window:
         if not out:
             out = f"{model.name}_view{'.gif' if len(motion) > 1 else '.png'}"

@@ -104,16 +104,70 @@ def demo_coordinates(model):
     return tuple(model.joint_names)
 
 
+def _demo_start(model, q0, names):
+    """(q, coordinates) to drive a demo of a closed-loop model from: the preferred ``names`` at q0 when they
+    parametrise the motion there, else the coordinates complete pivoting picks (RBDA §8.8), else the same
+    from a nearby assembled pose (q0 may be singular, e.g. a four-bar folded flat, or a mimic pair both
+    marked actuated)."""
+    from urdf_dyn import assemble, explicit_constraint
+    from urdf_dyn.errors import UrdfDynError
+    rng = np.random.default_rng(0)
+    starts = [q0]
+    for _ in range(4):
+        try:
+            starts.append(assemble(model, q0 + 0.3 * rng.standard_normal(model.nv)))
+        except (UrdfDynError, ValueError, np.linalg.LinAlgError):
+            continue
+    zero = np.zeros(model.nv)
+    found = []  # (freedoms, order, q, coordinates): a singular pose has more freedoms than a regular one
+    for k, q in enumerate(starts):
+        for j, cand in enumerate((names, None)):
+            try:
+                ec = explicit_constraint(model, q, zero, independent=cand)
+            except (UrdfDynError, ValueError, np.linalg.LinAlgError):
+                continue
+            if ec.G.shape[1]:
+                found.append((ec.G.shape[1], 2 * k + j, q, tuple(ec.independent)))
+    if not found:
+        return q0, ()
+    best = min(found, key=lambda f: (f[0], f[1]))
+    return best[2], best[3]
+
+
 def demo_motion(model, duration=4.0, dt=1.0 / 30.0, q0=None) -> Motion:
     """A motion to look at when there is no trajectory: each driven coordinate (``demo_coordinates``) moves
     from q0 (default the initial configuration) towards its farther limit, 60 % of the way (at most 1 rad or
     0.25 m; 0.8 rad / 0.2 m without limits), and back, as (1 − cos) in ``duration`` [s]. With loops, every
     sample is assembled holding the driven coordinates (urdf_dyn.motion.consistent_motion), so the loops
-    stay closed. Raises ModelError when a loop cannot be closed along the way."""
+    stay closed; when the preferred coordinates cannot drive the mechanism at q0 (a singular start, mimic
+    pairs) the coordinates chosen by complete pivoting are used, from a nearby pose if need be, and the
+    amplitude is halved until the loops close along the whole motion. A mechanism that cannot move gives
+    its assembled pose, at rest."""
     q0 = model.q_initial() if q0 is None else np.asarray(q0, float)
     names = demo_coordinates(model)
-    idx = [model.joint_index(j) for j in names]
     t = np.arange(0.0, duration + 0.5 * dt, dt)
+    if model.has_constraints:
+        from urdf_dyn import assemble
+        from urdf_dyn.errors import UrdfDynError
+        try:
+            q0 = assemble(model, q0)
+        except UrdfDynError:
+            pass
+        q0, names = _demo_start(model, q0, names)
+        for scale in (1.0, 0.5, 0.25, 0.1):
+            if not names:
+                break
+            try:
+                return _demo(model, t, duration, q0, names, scale)
+            except (UrdfDynError, ValueError, np.linalg.LinAlgError):
+                continue
+        return Motion(t[:1], q0[None].copy(), np.zeros((1, model.nv)), np.zeros((1, model.nv)), None,
+                      "assembled pose (the demo motion could not move the mechanism)")
+    return _demo(model, t, duration, q0, names, 1.0)
+
+
+def _demo(model, t, duration, q0, names, scale):
+    idx = [model.joint_index(j) for j in names]
     amp = []
     for i in idx:
         prismatic = model.joint_types[i] == "prismatic"
@@ -124,7 +178,7 @@ def demo_motion(model, duration=4.0, dt=1.0 / 30.0, q0=None) -> Motion:
             amp.append(float(np.sign(room) * min(0.6 * abs(room), cap)))
         else:
             amp.append(0.2 if prismatic else 0.8)
-    amp = np.array(amp)
+    amp = scale * np.array(amp)
     s = 0.5 * (1.0 - np.cos(2 * np.pi * t / duration))
     sd = 0.5 * np.sin(2 * np.pi * t / duration) * 2 * np.pi / duration
     sdd = 0.5 * np.cos(2 * np.pi * t / duration) * (2 * np.pi / duration) ** 2

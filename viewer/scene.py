@@ -4,7 +4,8 @@ Every ``<visual>`` of every link becomes one node of a ``trimesh.Scene`` whose t
 the base frame) is set from ``urdf_dyn.kinematics.body_poses``. Primitives (box, cylinder, sphere) are
 built with ``trimesh.creation``; meshes are loaded with ``trimesh.load`` (``package://`` through
 ``urdf_dyn.packages.PackageResolver``, relative names from the robot file's folder). A mesh that cannot be
-found or read becomes a magenta placeholder and a ``ViewerWarning`` — never an exception. Mesh scales
+found or read falls back to the link's collision geometry, then to a box of the link's inertia, then to a
+magenta placeholder, with one ``ViewerWarning`` — never an exception. Mesh scales
 are baked into the vertices, so node transforms stay rigid.
 
 The loop-closure data for the overlays (poses of Fp and Fs, residual per loop) come from the same body
@@ -25,7 +26,7 @@ from urdf_dyn import body_poses
 from urdf_dyn import LoopState
 from urdf_dyn import PackageResolver
 
-__all__ = ["ViewerWarning", "Visual", "load_visuals", "RobotScene", "resolver_of", "PLACEHOLDER_RGBA"]
+__all__ = ["ViewerWarning", "Visual", "load_visuals", "inertia_box", "RobotScene", "resolver_of", "PLACEHOLDER_RGBA"]
 
 DEFAULT_RGBA = (0.70, 0.70, 0.72, 1.0)
 PLACEHOLDER_RGBA = (1.0, 0.0, 1.0, 1.0)
@@ -131,9 +132,64 @@ class _MeshCache:
         return self.meshes[path].copy()
 
 
+def _geometry(geom, resolver, base_dir, cache):
+    """(mesh, kind, problem) of a ``<geometry>`` element: problem is None when the mesh was built."""
+    if geom is None:
+        return None, None, "no <geometry>"
+    mesh, kind = _primitive(geom)
+    if mesh is None and kind == "mesh":
+        el = geom.find("mesh")
+        uri = el.get("filename", "")
+        try:
+            path = resolver.resolve(uri, base_dir)
+            mesh = cache.load(path)
+            scale = _floats(el.get("scale"), 3, (1, 1, 1))
+            if not np.allclose(scale, 1.0):
+                mesh.apply_transform(np.diag([*scale, 1.0]))
+        except Exception as e:  # missing file, unknown package, unreadable format
+            return None, kind, f"mesh {uri!r} could not be loaded ({e})"
+    elif mesh is None:
+        return None, kind, f"unsupported geometry <{kind}>"
+    return mesh, kind, None
+
+
+def inertia_box(link_el):
+    """(mesh, origin) of the uniform box with the link's mass and rotational inertia (half-axes from the
+    principal moments: a² = 6 (I₂ + I₃ − I₁) / m, ...), placed at the centre of mass along the principal axes —
+    the stand-in Drake's and Pinocchio's viewers draw; None without a positive mass and inertia."""
+    inertial = link_el.find("inertial")
+    if inertial is None or inertial.find("mass") is None or inertial.find("inertia") is None:
+        return None
+    try:
+        m = float(inertial.find("mass").get("value", 0))
+        a = inertial.find("inertia").attrib
+        I = np.array([[float(a.get("ixx", 0)), float(a.get("ixy", 0)), float(a.get("ixz", 0))],
+                      [float(a.get("ixy", 0)), float(a.get("iyy", 0)), float(a.get("iyz", 0))],
+                      [float(a.get("ixz", 0)), float(a.get("iyz", 0)), float(a.get("izz", 0))]])
+    except ValueError:
+        return None
+    if not (m > 0) or not np.all(np.isfinite(I)):
+        return None
+    w, R = np.linalg.eigh(I)
+    ext = np.sqrt(np.clip(6.0 * (w.sum() - 2 * w) / m, 0.0, None))  # full edge lengths
+    if not np.any(ext > 0):
+        return None
+    ext = np.maximum(ext, 0.05 * ext.max())  # a rod or plate still shows
+    if np.linalg.det(R) < 0:
+        R[:, 0] = -R[:, 0]
+    T = _origin(inertial)
+    P = np.eye(4)
+    P[:3, :3] = R
+    return trimesh.creation.box(extents=ext), T @ P
+
+
 def load_visuals(model, resolver=None) -> list:
-    """The visuals of every link of ``model`` (from ``model.urdf_xml``). Missing or unreadable meshes and
-    unknown geometry become placeholders, each with a ViewerWarning naming the link and the file."""
+    """The visuals of every link of ``model`` (from ``model.urdf_xml``). A visual whose mesh is missing or
+    unreadable (or whose geometry is unknown) falls back to the link's ``<collision>`` geometry, then to a
+    box of the link's inertia (``inertia_box``), then to a small magenta placeholder; a robot without any
+    ``<visual>`` is drawn from its collision geometry or inertias. One ViewerWarning lists what was replaced.
+    Raises ViewerError when there is nothing at all to draw."""
+    from .backend import ViewerError
     root = ET.fromstring(model.urdf_xml)
     resolver = resolver or resolver_of(model)
     base_dir = Path(model.source).resolve().parent if model.source and os.path.isfile(model.source) else None
@@ -143,45 +199,61 @@ def load_visuals(model, resolver=None) -> list:
         if m.get("name") and c is not None and c.get("rgba"):
             materials[m.get("name")] = tuple(_floats(c.get("rgba"), 4, DEFAULT_RGBA))
     cache = _MeshCache()
-    out = []
-    for link in root.findall("link"):
+    out, replaced = [], []
+    links = [ln for ln in root.findall("link") if ln.get("name") in model.links]
+    no_visuals = not any(ln.findall("visual") for ln in links)
+
+    def fallback(link, lname, problem):
+        """(mesh, origin, how) from the link's collision geometry, else its inertia box, else None."""
+        for col in link.findall("collision"):
+            mesh, _, bad = _geometry(col.find("geometry"), resolver, base_dir, cache)
+            if mesh is not None:
+                return mesh, _origin(col), "collision geometry"
+        box = inertia_box(link)
+        if box is not None:
+            return box[0], box[1], "inertia box"
+        return None
+
+    for link in links:
         lname = link.get("name")
-        if lname not in model.links:
+        visuals = link.findall("visual")
+        if no_visuals:
+            fb = fallback(link, lname, None)
+            if fb is not None:
+                mesh, origin, how = fb
+                mesh.visual = trimesh.visual.ColorVisuals(mesh, face_colors=_u8(DEFAULT_RGBA))
+                out.append(Visual(lname, f"{lname}:{how}", mesh, origin, True))
             continue
-        for k, vis in enumerate(link.findall("visual")):
+        for k, vis in enumerate(visuals):
             name = f"{lname}:{vis.get('name') or k}"
             if any(v.name == name for v in out):
                 name = f"{lname}:{k}"
             origin = _origin(vis)
             rgba = _rgba(vis.find("material"), materials)
-            geom = vis.find("geometry")
-            mesh, kind, problem = None, None, None
-            if geom is None:
-                problem = "no <geometry>"
-            else:
-                mesh, kind = _primitive(geom)
-                if mesh is None and kind == "mesh":
-                    el = geom.find("mesh")
-                    uri = el.get("filename", "")
-                    try:
-                        path = resolver.resolve(uri, base_dir)
-                        mesh = cache.load(path)
-                        scale = _floats(el.get("scale"), 3, (1, 1, 1))
-                        if not np.allclose(scale, 1.0):
-                            mesh.apply_transform(np.diag([*scale, 1.0]))
-                    except Exception as e:  # missing file, unknown package, unreadable format
-                        problem = f"mesh {uri!r} could not be loaded ({e})"
-                        mesh = None
-                elif mesh is None:
-                    problem = f"unsupported geometry <{kind}>"
+            mesh, kind, problem = _geometry(vis.find("geometry"), resolver, base_dir, cache)
             placeholder = mesh is None
             if placeholder:
-                warnings.warn(f"{model.source}: link {lname!r}: {problem}; drawn as a placeholder", ViewerWarning,
-                              stacklevel=2)
-                mesh = placeholder_mesh()
+                fb = fallback(link, lname, problem)
+                if fb is not None:
+                    mesh, origin, how = fb
+                else:
+                    mesh, how = placeholder_mesh(), "placeholder"
+                mesh.visual = trimesh.visual.ColorVisuals(mesh, face_colors=_u8(PLACEHOLDER_RGBA if how == "placeholder"
+                                                                                 else rgba or DEFAULT_RGBA))
+                replaced.append(f"{lname} ({problem}; drawn as {how})")
             elif rgba is not None or kind != "mesh" or not _has_colors(mesh):
                 mesh.visual = trimesh.visual.ColorVisuals(mesh, face_colors=_u8(rgba or DEFAULT_RGBA))
             out.append(Visual(lname, name, mesh, origin, placeholder))
+    if not out:
+        raise ViewerError(f"{model.source}: nothing to draw: robot {model.name!r} has no <visual> or <collision> "
+                          "geometry and no link with a mass and inertia")
+    if no_visuals:
+        warnings.warn(f"{model.source}: robot {model.name!r} has no <visual> geometry: drawn from its collision "
+                      f"geometry and link inertias ({len(out)} shapes)", ViewerWarning, stacklevel=2)
+    elif replaced:
+        warnings.warn(f"{model.source}: {len(replaced)} visual(s) could not be drawn as described: "
+                      + "; ".join(replaced[:5]) + (f"; and {len(replaced) - 5} more" if len(replaced) > 5 else ""),
+                      ViewerWarning, stacklevel=2)
     return out
 
 

@@ -139,7 +139,7 @@ class RobotViewer(SceneViewer):
         self._points = np.asarray(pts, float)
         lo, hi = self._points.min(axis=0), self._points.max(axis=0)
         self.extent = float(np.linalg.norm(hi - lo)) or 1.0
-        self.ground_z = float(lo[2])
+        self.ground_z = 0.0  # the ground grid lies in the base frame's z = 0 plane (REP-103: z up)
         ground = np.array([[lo[0], lo[1], self.ground_z], [hi[0], hi[1], self.ground_z]])
         # keep the robot out from under the heads-up text: fit it into the part of the image below the text
         n_lines = 1 + len(self.show) + (1 + len(m.loops) if m.loops else 0)

@@ -131,6 +131,8 @@ def constrained_inverse_dynamics(model, q, qd, qdd, check=True, tol=1e-6, passiv
     spanning tree's RNEA minus the known passive forces (damping, springs) when ``passive``, with the
     external wrenches ``f_ext`` ({link: (6,) [n; f] in the link frame about its origin, N m and N}, as
     ``inverse_dynamics``) acting on the links. Raises StateError if (q, q̇, q̈) violate the loop constraints by more than ``tol`` (scaled)."""
+    from urdf_dyn._checks import one_state
+    one_state("constrained_inverse_dynamics", q=q, qd=qd, qdd=qdd)
     n = model.nv
     q, qd, qdd = (as_batch(x, nm, n)[0][0] for x, nm in ((q, "q"), (qd, "qd"), (qdd, "qdd")))
     _, _, _, tau, ec = _closed_loop_id(model, q, qd, qdd, check, tol, passive, f_ext)

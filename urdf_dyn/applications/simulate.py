@@ -21,7 +21,7 @@ from urdf_dyn.applications.controllers import Passive
 from urdf_dyn.algorithms.dynamics import forward_dynamics, kinetic_energy, potential_energy
 from urdf_dyn.errors import SimulationError, StateError
 
-__all__ = ["Trajectory", "simulate"]
+__all__ = ["Trajectory", "simulate", "MAX_SAMPLES"]
 
 
 @dataclass
@@ -73,16 +73,155 @@ class Trajectory:
         return str(path)
 
     @classmethod
-    def load(cls, path):
-        """Read a Trajectory written by ``save`` (``.npz``)."""
-        with np.load(path, allow_pickle=False) as z:
-            res = z["residuals"] if "residuals" in z else None
-            names = tuple(str(s) for s in z["loop_names"]) if "loop_names" in z else ()
-            return cls(t=z["t"], q=z["q"], qd=z["qd"], qdd=z["qdd"], tau=z["tau"], energy=z["energy"],
-                       joint_names=tuple(str(s) for s in z["joint_names"]), meta={"loaded_from": str(path)},
-                       residuals=res, loop_names=names)
+    def load(cls, path, max_samples=None):
+        """Read a Trajectory written by ``save``: ``.npz`` (numpy's format, no pickles) or ``.csv`` (the header
+        of ``save_csv``). Bounded: at most ``max_samples`` (default ``MAX_SAMPLES``) rows; each NPZ array's
+        header is checked against its stored size before anything is allocated.
+
+        Raises StateError naming the file and the array/column for a missing, malformed, truncated or
+        inconsistent file (a header that lies about its shape, a non-finite time, mismatched lengths)."""
+        from pathlib import Path
+        p = Path(path)
+        max_samples = MAX_SAMPLES if max_samples is None else max_samples
+        if not p.is_file():
+            raise StateError(f"{p}: trajectory file not found")
+        if p.suffix.lower() == ".csv":
+            arrays = _read_csv(p, max_samples)
+        elif p.suffix.lower() == ".npz":
+            arrays = _read_npz(p, max_samples)
+        else:
+            raise StateError(f"{p}: unknown trajectory format {p.suffix!r}: use .npz or .csv (written by urdf-dyn)")
+        return _from_arrays(cls, p, arrays)
 
 
+MAX_SAMPLES = 1_000_000
+"""Largest number of output samples ``simulate`` makes and ``Trajectory.load`` reads (duration / dt_out + 1):
+10⁶ samples of a 30-joint robot hold ~1 GB (t, q, q̇, q̈, τ)."""
+
+_NPZ_KEYS = ("t", "q", "qd", "qdd", "tau", "energy", "joint_names")
+
+
+def _read_npz(p, max_samples):
+    import zipfile
+
+    from numpy.lib import format as npformat
+    out = {}
+    try:
+        with zipfile.ZipFile(p) as zf:
+            for info in zf.infolist():
+                key = info.filename.removesuffix(".npy")
+                if key not in _NPZ_KEYS + ("residuals", "loop_names", "meta"):
+                    continue
+                with zf.open(info) as fh:
+                    version = npformat.read_magic(fh)
+                    read_header = {(1, 0): npformat.read_array_header_1_0, (2, 0): npformat.read_array_header_2_0}
+                    if version not in read_header:
+                        raise StateError(f"{p}: array {key!r}: unsupported .npy format version {version}")
+                    shape, fortran, dtype = read_header[version](fh, max_header_size=10000)
+                    if dtype.hasobject:
+                        raise StateError(f"{p}: array {key!r} holds Python objects (pickles are refused)")
+                    n = int(np.prod(shape, dtype=np.int64)) if shape else 1
+                    if any(d > max_samples * 1000 for d in shape) or (shape and shape[0] > max_samples
+                                                                        and key in ("t", "q", "qd", "qdd", "tau")):
+                        raise StateError(f"{p}: array {key!r} declares shape {shape}: more than {max_samples} "
+                                         "samples (Trajectory.load(max_samples=...))")
+                    header_len = fh.tell()
+                    if n * dtype.itemsize != info.file_size - header_len:
+                        raise StateError(f"{p}: array {key!r} declares shape {shape} of {dtype} "
+                                         f"({n * dtype.itemsize} bytes) but stores {info.file_size - header_len} "
+                                         "bytes: the file is corrupt")
+                    if key == "meta":
+                        continue
+                    buf = fh.read(n * dtype.itemsize)
+                    out[key] = np.frombuffer(buf, dtype=dtype).reshape(shape, order="F" if fortran else "C")
+    except StateError:
+        raise
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError, OSError, KeyError) as e:
+        raise StateError(f"{p}: not a readable .npz trajectory ({type(e).__name__}: {e})") from None
+    missing = [k for k in _NPZ_KEYS if k not in out]
+    if missing:
+        raise StateError(f"{p}: not a urdf-dyn trajectory: missing array(s) {', '.join(missing)} "
+                         f"(it has {', '.join(out) or 'none'})")
+    return out
+
+
+def _read_csv(p, max_samples):
+    import re
+    size = p.stat().st_size
+    if size > max_samples * 4096:
+        raise StateError(f"{p}: {size} bytes is larger than a trajectory of {max_samples} samples")
+    try:
+        with open(p, newline="") as fh:
+            rows = csv.reader(fh)
+            header = next(rows, None)
+            if not header or header[0].strip() != "t":
+                raise StateError(f"{p}: not a urdf-dyn trajectory CSV: the first column must be 't' "
+                                 f"(got {(header or [''])[0]!r})")
+            cols = {}
+            for i, h in enumerate(header):
+                m = re.fullmatch(r"\s*(q|qd|qdd|tau|residual)\[(.+)\]\s*(?:\[.*\])?\s*", h)
+                if m:
+                    cols.setdefault(m[1], []).append((m[2], i))
+                elif h.strip() in ("t", "energy"):
+                    cols[h.strip()] = i
+                else:
+                    raise StateError(f"{p}: unknown column {h!r} (expected t, q[joint], qd[joint], qdd[joint], "
+                                     "tau[joint], energy, residual[loop])")
+            data = []
+            for r, row in enumerate(rows, start=2):
+                if len(data) >= max_samples:
+                    raise StateError(f"{p}: more than {max_samples} samples")
+                if len(row) != len(header):
+                    raise StateError(f"{p}:{r}: {len(row)} values for {len(header)} columns")
+                try:
+                    data.append([float(x) for x in row])
+                except ValueError as e:
+                    raise StateError(f"{p}:{r}: not a number ({e})") from None
+    except UnicodeDecodeError as e:
+        raise StateError(f"{p}: not a text CSV ({e})") from None
+    A = np.array(data, float).reshape(len(data), len(header))
+    if "q" not in cols or "energy" not in cols:
+        raise StateError(f"{p}: not a urdf-dyn trajectory CSV: needs columns t, q[joint]..., energy")
+    names = tuple(n for n, _ in cols["q"])
+    out = {"t": A[:, cols["t"]], "energy": A[:, cols["energy"]], "joint_names": np.array(names)}
+    for k in ("q", "qd", "qdd", "tau"):
+        got = cols.get(k, [])
+        if [n for n, _ in got] != list(names):
+            raise StateError(f"{p}: the {k}[...] columns must name the joints of q[...] in the same order")
+        out[k] = A[:, [i for _, i in got]]
+    if "residual" in cols:
+        out["residuals"] = A[:, [i for _, i in cols["residual"]]]
+        out["loop_names"] = np.array([n for n, _ in cols["residual"]])
+    return out
+
+
+def _from_arrays(cls, p, z):
+    t = np.asarray(z["t"])
+    if t.ndim != 1 or t.dtype.kind not in "fi":
+        raise StateError(f"{p}: array 't' must be 1-D numbers, got shape {t.shape} of {t.dtype}")
+    N = len(t)
+    names = tuple(str(s) for s in np.atleast_1d(z["joint_names"]))
+    for k in ("q", "qd", "qdd", "tau"):
+        a = np.asarray(z[k])
+        if a.shape != (N, len(names)) or a.dtype.kind not in "fi":
+            raise StateError(f"{p}: array {k!r} must be numbers of shape ({N}, {len(names)}) (samples x joints), "
+                             f"got {a.shape} of {a.dtype}")
+    e = np.asarray(z["energy"])
+    if e.shape != (N,):
+        raise StateError(f"{p}: array 'energy' must have shape ({N},), got {e.shape}")
+    if N == 0:
+        raise StateError(f"{p}: the trajectory has no samples")
+    if not np.all(np.isfinite(t)) or np.any(np.diff(t) < 0):
+        raise StateError(f"{p}: array 't' must be finite and non-decreasing")
+    if not np.all(np.isfinite(z["q"])):
+        raise StateError(f"{p}: array 'q' holds a non-finite value")
+    res, lnames = z.get("residuals"), tuple(str(s) for s in np.atleast_1d(z.get("loop_names", ())))
+    if res is not None and np.asarray(res).shape != (N, len(lnames)):
+        raise StateError(f"{p}: array 'residuals' must have shape ({N}, {len(lnames)}), got {np.shape(res)}")
+    f = (lambda a: np.array(a, float))
+    return cls(t=f(t), q=f(z["q"]), qd=f(z["qd"]), qdd=f(z["qdd"]), tau=f(z["tau"]), energy=f(e),
+               joint_names=names, meta={"loaded_from": str(p)}, residuals=None if res is None else f(res),
+               loop_names=lnames if res is not None else ())
 
 
 def _trajectory(model, controller, t, X, passive, meta, data=None):
@@ -134,7 +273,7 @@ def simulate(model, q0, qd0=None, duration=1.0, controller=None, dt_out=0.01, in
     nv = model.nv
     q0 = as_batch(q0, "q0", nv)[0][0]
     qd0 = np.zeros(nv) if qd0 is None else as_batch(qd0, "qd0", nv)[0][0]
-    if not (duration > 0 and dt_out > 0):
+    if not (np.isfinite(duration) and np.isfinite(dt_out) and duration > 0 and dt_out > 0):
         raise ValueError(f"duration and dt_out must be > 0 (got {duration}, {dt_out})")
     controller = controller or Passive(model)
     meta = dict(integrator=integrator, rtol=rtol, atol=atol, dt_out=dt_out, passive=passive,
@@ -164,6 +303,9 @@ def simulate(model, q0, qd0=None, duration=1.0, controller=None, dt_out=0.01, in
     except KeyError:
         raise ValueError(f"unknown integrator {integrator!r}; use one of "
                          f"{', '.join(integrate._ivp.ivp.METHODS)}") from None
+    if duration / dt_out + 1 > MAX_SAMPLES:
+        raise ValueError(f"dt_out = {dt_out:g} s over {duration:g} s makes {duration / dt_out + 1:.3g} samples, more "
+                         f"than the limit of {MAX_SAMPLES} (MAX_SAMPLES); choose a larger dt_out")
     n_out = int(np.floor(duration / dt_out + 1e-9)) + 1
     t_out = np.minimum(np.linspace(0.0, dt_out * (n_out - 1), n_out), duration)  # no 1e-16 overshoot
     solver = solver_cls(rhs, 0.0, np.concatenate([q0, qd0]), duration, rtol=rtol, atol=atol, max_step=max_step)

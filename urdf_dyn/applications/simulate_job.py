@@ -29,10 +29,10 @@ from __future__ import annotations
 
 import csv
 from pathlib import Path
-from typing import Literal, Optional, Union
+from typing import Annotated, Literal, Optional, Union
 
 import numpy as np
-from pydantic import Field
+from pydantic import AfterValidator, Field
 
 from urdf_dyn.io.files import atomic_path
 from urdf_dyn.launch.document import (FiniteFloat, JointValues, LaunchDocument, OutputsSection, PositiveFloat,
@@ -61,8 +61,16 @@ class Controller(Section):
     trajectory: Optional[TrajectorySpec] = None
 
 
+def _integrator(name: str) -> str:
+    from scipy.integrate._ivp.ivp import METHODS
+    if name not in METHODS:
+        raise ValueError(f"unknown scipy solve_ivp method (one of: {', '.join(METHODS)})")
+    return name
+
+
 class Solver(Section):
-    integrator: str = Field("DOP853", description="scipy solve_ivp method (DOP853, RK45, Radau, LSODA, ...)")
+    integrator: Annotated[str, AfterValidator(_integrator)] = Field(
+        "DOP853", description="scipy solve_ivp method (DOP853, RK45, Radau, LSODA, ...)")
     rtol: PositiveFloat = 1e-8
     atol: PositiveFloat = 1e-10
     dt_out: PositiveFloat = Field(0.01, description="output sample period [s]")
@@ -73,8 +81,12 @@ class Solver(Section):
     residual_tol: Optional[PositiveFloat] = Field(1e-3, description="stop when a loop opens past this [m, rad]")
 
 
+_TrajName = Annotated[str, Field(pattern=r"(?i)\.(npz|csv)$", description="a .npz or .csv file name")]
+
+
 class SimulateOutputs(OutputsSection):
-    trajectory: Union[str, list[str]] = Field(["trajectory.npz", "trajectory.csv"], description=".npz and/or .csv")
+    trajectory: Union[_TrajName, list[_TrajName]] = Field(["trajectory.npz", "trajectory.csv"],
+                                                          description=".npz and/or .csv")
     torques_csv: str = "joint_torques.csv"
     plot: str = "joint_torques.png"
     report: str = "torque_report.md"
@@ -119,13 +131,19 @@ def run_simulate(launch, out_dir=None, progress=None, echo=print):
     """Run a validated ``job: simulate`` launch: load, simulate, write outputs, print the torque table.
     Returns (Trajectory, {output: path}). Raises LaunchError / ModelError for bad input; SimulationError
     after saving the partial trajectory."""
+    from urdf_dyn.applications.simulate import MAX_SAMPLES
+    doc = launch.doc
+    t = doc.controller.trajectory
+    span = doc.duration or (sum(t.durations) if t is not None and doc.controller.type == "computed_torque" else 2.0)
+    if span / doc.solver.dt_out + 1 > MAX_SAMPLES:
+        raise launch.err("solver.dt_out", f"{doc.solver.dt_out:g} s over {span:g} s makes {span / doc.solver.dt_out:.3g} "
+                         f"samples, more than the limit of {MAX_SAMPLES} (~{span / doc.solver.dt_out * 8 * 5 * 1e-9:.3g} GB "
+                         "per joint); choose a larger dt_out or a shorter duration")
+    model = build_model(launch)
+    controller, ref = build_controller(launch, model)
     from urdf_dyn.applications.report import format_table, plot_motion, plot_torques, torque_table
     from urdf_dyn.applications.simulate import simulate
     from urdf_dyn.errors import SimulationError
-
-    doc = launch.doc
-    model = build_model(launch)
-    controller, ref = build_controller(launch, model)
     q0_default = ref(0.0)[0] if ref is not None else model.q_initial()
     q0 = joint_vector(launch, model, doc.initial_state.q, "initial_state.q", q0_default)
     qd0 = joint_vector(launch, model, doc.initial_state.qd, "initial_state.qd")

@@ -74,20 +74,50 @@ class SizeDocument(LaunchDocument):
     actuators: Actuators = Field(default_factory=Actuators)
 
 
+def _check_actuators(launch, model):
+    """actuators.actuated names actuators that exist (at least one); actuators.cylinders names actuators."""
+    from urdf_dyn.applications.actuators import actuators_of
+    from urdf_dyn.launch.document import unknown_name
+    a = launch.doc.actuators
+    known = list(model.joint_names) + [lp.name for lp in model.loops]
+    for n in a.actuated or ():
+        if n not in known:
+            raise launch.err("actuators.actuated", unknown_name("actuator", n, known))
+    try:
+        names = [x.name for x in actuators_of(model, a.actuated)]
+    except KeyError as e:
+        raise launch.err("actuators.actuated", e.args[0]) from None
+    if not names:
+        raise launch.err("actuators.actuated", f"{model.name} has no actuators to size: name at least one joint "
+                         "or actuated loop joint (or give the URDF <transmission>s)")
+    for n in a.cylinders:
+        if n not in names:
+            raise launch.err(f"actuators.cylinders.{n}", unknown_name("actuator", n, names))
+    if isinstance(a.weights, list) and len(a.weights) != len(names):
+        raise launch.err("actuators.weights", f"{len(a.weights)} weights for {len(names)} actuators ({', '.join(names)})")
+
+
 def run_sizing(launch, out_dir=None, progress=None, echo=print):
     """Run a validated ``job: size`` launch: motion -> consistent states -> actuator forces -> report.
     Returns (SizingResult, {output: path}). Raises LaunchError / ModelError / StateError for bad input."""
-    from urdf_dyn.applications.motion import consistent_motion, csv_motion, spline_motion
-    from urdf_dyn.applications.simulate import Trajectory
-    from urdf_dyn.applications.sizing import Cylinder, size_motion, sizing_table, write_sizing
-
+    from urdf_dyn.applications.simulate import MAX_SAMPLES
+    from urdf_dyn.launch.document import unknown_name
     doc = launch.doc
-    model = build_model(launch)
     mo = doc.motion
+    if mo.durations and sum(mo.durations) / mo.dt + 1 > MAX_SAMPLES:  # before any work (issue 15)
+        raise launch.err("motion.dt", f"{mo.dt:g} s over {sum(mo.durations):g} s makes {sum(mo.durations) / mo.dt:.3g} "
+                         f"samples, more than the limit of {MAX_SAMPLES}; choose a larger dt")
+    if mo.csv and not (launch.path.parent / mo.csv).is_file():
+        raise launch.err("motion.csv", f"{launch.path.parent / mo.csv}: file not found (relative to the launch file)")
+    model = build_model(launch)
     indep = mo.independent
     for j in indep:
         if j not in model.joint_names:
-            raise launch.err("motion.independent", f"unknown joint {j!r} (joints: {', '.join(model.joint_names)})")
+            raise launch.err("motion.independent", unknown_name("joint", j, model.joint_names))
+    _check_actuators(launch, model)
+    from urdf_dyn.applications.motion import consistent_motion, csv_motion, spline_motion
+    from urdf_dyn.applications.simulate import Trajectory
+    from urdf_dyn.applications.sizing import Cylinder, size_motion, sizing_table, write_sizing
     idx = [model.joint_index(j) for j in indep]
     if mo.csv:
         motion = csv_motion(launch.path.parent / mo.csv, indep, mo.dt)

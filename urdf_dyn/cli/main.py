@@ -22,6 +22,8 @@ def _model_args(p):
                    help="folder holding ROS packages, or PKG=DIR for one package (repeatable)")
     p.add_argument("--xacro-arg", action="append", default=[], metavar="NAME:=VALUE", help="xacro argument")
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
+    p.add_argument("--trust-xacro", action="store_true",
+                   help="evaluate xacro ${...}/$(eval) as Python: RUNS CODE from the file (default: arithmetic only)")
 
 
 def load_from_args(args):
@@ -44,7 +46,8 @@ def load_from_args(args):
             raise UrdfDynError(f"--xacro-arg {a!r}: expected NAME:=VALUE")
         k, v = a.split(":=", 1)
         xargs[k] = v
-    return load(args.file, package_dirs=pk_map or pk_dirs or None, xacro_args=xargs)
+    return load(getattr(args, "file", None) or args.robot, package_dirs=pk_map or pk_dirs or None, xacro_args=xargs,
+                trust_xacro=bool(getattr(args, "trust_xacro", False)))
 
 
 def _vector(model, text, name, default_zero=True):
@@ -143,10 +146,49 @@ def _f(x):
     return float(x) if np.isfinite(x) else None
 
 
+def _closed_loop_state(m, q, qd, qdd=None):
+    """Assemble q (nearest closure), project q̇ onto K q̇ = 0 and q̈ onto K q̈ = k (least squares); return
+    them and a note saying how far each moved."""
+    from urdf_dyn.constraints.assembly import assemble, project_velocity
+    from urdf_dyn.constraints.loops import loop_constraints
+    qa = assemble(m, q)
+    qda = project_velocity(m, qa, qd)
+    note = (f"closed loops ({len(m.loops)} loop joints, {len(m.mimic)} mimic): q assembled (max change "
+            f"{np.abs(qa - q).max():.3g}), q̇ projected (max change {np.abs(qda - qd).max():.3g})")
+    if qdd is not None:
+        K, k = loop_constraints(m, qa, qda)
+        qdda = qdd + np.linalg.lstsq(K, k - K @ qdd, rcond=1e-9)[0] if K.size else qdd
+        note += f", q̈ projected onto K q̈ = k (max change {np.abs(qdda - qdd).max():.3g})"
+        return qa, qda, qdda, note
+    return qa, qda, None, note
+
+
+def _print_loop_answer(m, note, kind, values, names, units, loop_forces, as_json, extra=None):
+    if as_json:
+        out = {"closed_loop": True, "note": note, "names": list(names), kind: [float(v) for v in values],
+               "units": list(units), "loop_forces": {k: [float(x) for x in v] for k, v in loop_forces.items()}}
+        out.update(extra or {})
+        print(json.dumps(out, indent=2))
+        return
+    print(note + "; --tree for the spanning tree alone")
+    w = max([len(j) for j in names] + [1])
+    for j, v, u in zip(names, values, units):
+        print(f"{j:<{w}}  {kind} = {v: .9g} {u}")
+    for k, f in loop_forces.items():
+        print(f"loop {k}: wrench [n; f] on the successor in Fp = {np.array2string(np.asarray(f), precision=5)} (N m, N)")
+
+
 def cmd_id(args):
     from urdf_dyn.algorithms.dynamics import inverse_dynamics
     m = load_from_args(args)
     q, qd, qdd = (_vector(m, getattr(args, k), k) for k in ("q", "qd", "qdd"))
+    if m.has_constraints and not args.tree:
+        from urdf_dyn.applications.actuators import actuator_forces
+        q, qd, qdd, note = _closed_loop_state(m, q, qd, qdd)
+        af = actuator_forces(m, q, qd, qdd)
+        _print_loop_answer(m, note + f"; {af.case}", "u", af.u, af.names, af.units, af.loop_forces, args.json,
+                           {"q": q.tolist(), "qd": qd.tolist(), "qdd": qdd.tolist()})
+        return 0
     _print_named(m, "tau", inverse_dynamics(m, q, qd, qdd), args.json)
     return 0
 
@@ -155,6 +197,13 @@ def cmd_fd(args):
     from urdf_dyn.algorithms.dynamics import forward_dynamics
     m = load_from_args(args)
     q, qd, tau = (_vector(m, getattr(args, k), k) for k in ("q", "qd", "tau"))
+    if m.has_constraints and not args.tree:
+        from urdf_dyn.constraints.forward import constrained_forward_dynamics
+        q, qd, _, note = _closed_loop_state(m, q, qd)
+        res = constrained_forward_dynamics(m, q, qd, tau)
+        _print_loop_answer(m, note, "qdd", res.qdd, m.joint_names, _units(m, "qdd"), res.loop_forces, args.json,
+                           {"q": q.tolist(), "qd": qd.tolist()})
+        return 0
     _print_named(m, "qdd", forward_dynamics(m, q, qd, tau, algorithm=args.algorithm), args.json)
     return 0
 
@@ -244,6 +293,9 @@ def _one_line_warning(message, category, filename, lineno, file=None, line=None)
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="urdf-dyn", description="Rigid-body dynamics of robots from URDF (RBDA).")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
+    p.add_argument("--trust-xacro", dest="trust_xacro_all", action="store_true",
+                   help="for every command, launch files included: evaluate xacro ${...}/$(eval) as Python, which "
+                        "RUNS CODE from the file (default: a restricted evaluator, arithmetic and properties only)")
     sub = p.add_subparsers(dest="cmd", required=True)
     s = sub.add_parser("info", help="links, joints, dof, masses, limits, loops")
     _model_args(s)
@@ -252,12 +304,16 @@ def main(argv=None) -> int:
     _model_args(s)
     for k in ("q", "qd", "qdd"):
         s.add_argument(f"--{k}", help="values in joint order ('0,0.5,...') or 'joint=value,...'; default 0")
+    s.add_argument("--tree", action="store_true", help="closed-loop robots: the spanning tree's τ, loops ignored "
+                   "(default: the actuator forces of RBDA eq. 8.63 at the assembled state)")
     s.set_defaults(func=cmd_id)
     s = sub.add_parser("fd", help="forward dynamics: qdd = FD(q, qd, tau)")
     _model_args(s)
     for k in ("q", "qd", "tau"):
         s.add_argument(f"--{k}", help="values in joint order or 'joint=value,...'; default 0")
     s.add_argument("--algorithm", choices=["aba", "crba"], default="aba", help="tree forward dynamics: ABA or CRBA + LtL")
+    s.add_argument("--tree", action="store_true", help="closed-loop robots: the spanning tree's q̈, loops ignored "
+                   "(default: closed-loop forward dynamics at the assembled state, RBDA §8.5)")
     s.set_defaults(func=cmd_fd)
     s = sub.add_parser("simulate", help="simulate the tree (passive or gravity-compensated)")
     _model_args(s)
@@ -281,7 +337,8 @@ def main(argv=None) -> int:
     s.add_argument("robot", help="URDF or xacro file")
     s.add_argument("--package-dir", action="append", default=[], metavar="DIR|PKG=DIR")
     s.add_argument("--xacro-arg", action="append", default=[], metavar="NAME:=VALUE")
-    s.add_argument("--traj", help="trajectory .npz (urdf-dyn simulate/launch output)")
+    s.add_argument("--trust-xacro", action="store_true", help="evaluate xacro expressions as Python (RUNS CODE)")
+    s.add_argument("--traj", help="trajectory .npz or .csv (urdf-dyn simulate/launch output)")
     s.add_argument("--q", help="a single pose: values in joint order or 'joint=value,...'")
     s.add_argument("--out", help="write instead of opening a window: .png (one frame), .gif or .mp4")
     s.add_argument("--fps", type=float, default=30.0, help="frames per second of the animation")
@@ -300,8 +357,12 @@ def main(argv=None) -> int:
     args = p.parse_args(_join_negative_vectors(sys.argv[1:] if argv is None else list(argv)))
     if not args.debug:
         warnings.showwarning = _one_line_warning
+    if args.trust_xacro_all:
+        args.trust_xacro = True
     try:
-        return args.func(args)
+        from urdf_dyn.io.xacro_safe import trusting
+        with trusting(bool(getattr(args, "trust_xacro", False))):
+            return args.func(args)
     except BrokenPipeError:  # output piped into head & co.
         return 0
     except (UrdfDynError, OSError, ValueError, KeyError, np.linalg.LinAlgError) as e:

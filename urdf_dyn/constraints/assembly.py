@@ -20,6 +20,8 @@ def assemble(model, q_guess=None, hold=(), tol=1e-6, max_nfev=200):
     Returns q (nv,). Raises ModelError if the loops cannot be closed (residual above ``tol`` [m, rad]),
     naming the worst loop — e.g. a held joint value out of the mechanism's reach. ``tol`` sits above the
     ~1e-9 that rounding in a file leaves in overconstrained (planar) loops, which no q can remove."""
+    from urdf_dyn._checks import one_state
+    one_state("assemble", q_guess=q_guess)
     n = model.nv
     q0 = model.q_initial() if q_guess is None else as_batch(q_guess, "q_guess", n)[0][0]
     held = [model.joint_index(j) for j in hold]
@@ -60,6 +62,8 @@ def _worst_loop(model, q):
 def project_velocity(model, q, qd, hold=()):
     """The velocity closest to ``qd`` (least squares) that satisfies K q̇ = 0, keeping the joints in
     ``hold`` at their given velocities. Returns (nv,)."""
+    from urdf_dyn._checks import one_state
+    one_state("project_velocity", q=q, qd=qd)
     n = model.nv
     qd = as_batch(qd, "qd", n)[0][0]
     K, _ = loop_constraints(model, q, np.zeros(n))

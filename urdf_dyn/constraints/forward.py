@@ -166,6 +166,8 @@ def constrained_forward_dynamics(model, q, qd, tau, loop_solver="nullspace", t_s
     Returns a ConstrainedAccel. Raises StateError for bad arrays, ValueError for an unknown method. Warns
     (ConstraintWarning) if the constraints are inconsistent (‖K q̈ − k‖ large: e.g. a locked mechanism).
     """
+    from urdf_dyn._checks import one_state
+    one_state("constrained_forward_dynamics", q=q, qd=qd, tau=tau)
     n = model.nv
     q = as_batch(q, "q", n)[0][0]
     qd = as_batch(qd, "qd", n)[0][0]

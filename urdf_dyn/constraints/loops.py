@@ -205,6 +205,8 @@ class LoopState:
 def constraint_terms(model, q, qd, t_stab=None):
     """(LoopState, K, k) at (q, q̇): K q̈ = k (RBDA eqs. 8.14–8.17), with Baumgarte's
     k_stab = −2α Tᵀ v_J − β² δ, α = β = 1/t_stab added when ``t_stab`` [s] is given (eqs. 8.21–8.22)."""
+    from urdf_dyn._checks import one_state
+    one_state("loop_constraints", q=q, qd=qd)
     st = LoopState(model, q, qd)
     K, k, vJ, _ = st.K_k()
     if t_stab is not None:
@@ -240,6 +242,8 @@ def _find(model, name):
 
 def loop_residuals(model, q) -> dict:
     """{loop name: δ_k} position errors (rad, m) per loop joint (and ``mimic:<joint>`` per mimic)."""
+    from urdf_dyn._checks import one_state
+    one_state("loop_residuals", q=q)
     st = LoopState(model, q)
     out = {lp.name: st.delta(lp) for lp in model.loops}
     d = st.deltas()

@@ -65,32 +65,48 @@ def _refuse_doctype(data: bytes, name: str):
                        "and URDF does not use them)", file=name, line=line)
 
 
-def _run_xacro(data: bytes, name: str, path, resolver: PackageResolver, xacro_args):
+def _run_xacro(data: bytes, name: str, path, resolver: PackageResolver, xacro_args, trust=False):
+    """Expand xacro with the restricted evaluator and the limits of ``io.xacro_safe`` (``trust``: xacro's
+    own Python evaluation, which runs code). Raises XacroError naming the file (and the expression's line)."""
     import xacro
     from xacro import substitution_args as sa
+
+    from urdf_dyn.io.xacro_safe import XacroLimitError, XacroSafetyError, expansion, trusted
 
     def find(pkg):
         return str(resolver.find(pkg))
 
+    if xacro_args is not None and not hasattr(xacro_args, "items"):
+        raise XacroError(f"xacro_args must be a mapping {{name: value}}, got {type(xacro_args).__name__} "
+                         f"{xacro_args!r:.60}", file=name)
     mappings = {str(k): str(v) for k, v in (xacro_args or {}).items()}
     with _xacro_lock:  # $(find) is resolved through a module-level function of xacro
         saved = sa._eval_find, sa._eval_dict.get("find")
         sa._eval_find = find
         sa._eval_dict["find"] = find
         try:
-            if path is not None:
-                doc = xacro.process_file(str(path), mappings=mappings)
-            else:
-                doc = xacro.parse(data.decode())
-                xacro.process_doc(doc, mappings=mappings)
-            return doc.toxml().encode()
+            with expansion(trust=trust or trusted()):
+                if path is not None:
+                    doc = xacro.process_file(str(path), mappings=mappings)
+                else:
+                    doc = xacro.parse(data.decode())
+                    xacro.process_doc(doc, mappings=mappings)
+                return doc.toxml().encode()
         except Exception as e:  # xacro raises many types (XacroException, NameError, ExpatError, ...)
             inner = e
-            while inner is not None and not isinstance(inner, ModelError):  # xacro wraps our own errors
-                inner = inner.__cause__ or inner.__context__
-            if inner is not None:
+            while inner is not None and not isinstance(inner, (ModelError, XacroSafetyError, XacroLimitError)):
+                inner = inner.__cause__ or inner.__context__ or getattr(inner, "exc", None)
+            if isinstance(inner, ModelError):
                 raise type(inner)(inner.reason, file=name) from None
+            if isinstance(inner, (XacroSafetyError, XacroLimitError, RecursionError)):
+                msg = str(inner)
+                expr = msg[2:msg.index("}: ")] if msg.startswith("${") and "}: " in msg else None
+                line = data[:data.find(expr.encode())].count(b"\n") + 1 if expr and expr.encode() in data else None
+                raise XacroError(("refused: " if isinstance(inner, XacroSafetyError) else "limit: ") + msg,
+                                 file=name, line=line) from None
             msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            if isinstance(e, RecursionError) or "recursion" in msg:
+                msg += " (a recursive macro or property: give it an end condition)"
             raise XacroError(f"xacro failed: {msg}", file=name) from e
         finally:
             sa._eval_find, sa._eval_dict["find"] = saved[0], saved[1]
@@ -319,7 +335,7 @@ def _transmissions(root, joints, chk):
     return tuple(out)
 
 
-def parse_urdf(source, package_dirs=None, xacro_args=None, gravity=(0.0, 0.0, -9.81)) -> Model:
+def parse_urdf(source, package_dirs=None, xacro_args=None, gravity=(0.0, 0.0, -9.81), trust_xacro=False) -> Model:
     """Read a URDF/xacro robot description into a Model (no solver runs here: ``urdf_dyn.load`` adds the
     check that the loops can be assembled).
 
@@ -329,6 +345,8 @@ def parse_urdf(source, package_dirs=None, xacro_args=None, gravity=(0.0, 0.0, -9
             folders containing packages. ``ROS_PACKAGE_PATH`` and the folders above the file are searched too.
         xacro_args: mapping of xacro arguments (``name:=value``).
         gravity: (3,) gravitational acceleration [m/s²] in the root link frame.
+        trust_xacro: evaluate ``${...}``/``$(eval ...)`` with Python (RUNS CODE from the file); by default a
+            restricted evaluator (``urdf_dyn.io.xacro_safe``) refuses anything but arithmetic and properties.
 
     Returns:
         An immutable Model (see ``urdf_dyn.model``).
@@ -344,7 +362,7 @@ def parse_urdf(source, package_dirs=None, xacro_args=None, gravity=(0.0, 0.0, -9
     is_xacro_file = path is not None and path.name.endswith(".xacro")
     root = None if is_xacro_file else _parse_xml(data, display)  # parsed once unless xacro must run
     if is_xacro_file or _has_xacro_elements(root):
-        data = _run_xacro(data, name, path, resolver, xacro_args)
+        data = _run_xacro(data, name, path, resolver, xacro_args, trust_xacro)
         display = f"{name} (xacro output)"
         root = _parse_xml(data, display)
     chk = _Checker(display)
@@ -428,9 +446,15 @@ def parse_urdf(source, package_dirs=None, xacro_args=None, gravity=(0.0, 0.0, -9
     init = _initial_configuration(root, joint_names, chk)
     springs = _gazebo_springs(root, joint_names, chk)
     X_tree = [np.zeros((6, 6))] + [pose_to_plux(np.ascontiguousarray(T)) for T in T_tree[1:]]
-    mimic = tuple(Mimic(j.name, j.mimic.joint, 1.0 if j.mimic.multiplier is None else float(j.mimic.multiplier),
-                        0.0 if j.mimic.offset is None else float(j.mimic.offset))
-                  for j in robot.joints if j.mimic is not None)
+    mimic = []
+    for j in (j for j in robot.joints if j.mimic is not None):
+        if j.name not in joint_names or j.mimic.joint not in joint_names:  # Talos: <mimic> on a fixed joint
+            chk.warn(joints_el[j.name], f"<mimic joint={j.mimic.joint!r}> ignored: only movable joints can be "
+                     "coupled (this joint or its leader is fixed)")
+            continue
+        mimic.append(Mimic(j.name, j.mimic.joint, 1.0 if j.mimic.multiplier is None else float(j.mimic.multiplier),
+                           0.0 if j.mimic.offset is None else float(j.mimic.offset)))
+    mimic = tuple(mimic)
     model = Model(
         name=robot.name, source=name, urdf_xml=text.decode(),
         parent=_frozen(parent, int), jtype=_frozen(jtype, np.int64), axis=_frozen(axis),

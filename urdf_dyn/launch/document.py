@@ -37,7 +37,7 @@ from urdf_dyn.errors import LaunchError
 
 __all__ = ["Launch", "read_launch", "validate", "Section", "LaunchDocument", "RobotSection", "OutputsSection",
            "FiniteFloat", "PositiveFloat", "NonNegativeFloat", "JointValues", "build_model", "joint_vector",
-           "number", "output_dir", "write_animation"]
+           "number", "output_dir", "write_animation", "unknown_name", "MAX_YAML_NODES", "MAX_LAUNCH_BYTES"]
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -102,14 +102,53 @@ class Launch:
         return LaunchError(f"{self.path}: {key}: {msg}")
 
 
+MAX_LAUNCH_BYTES = 1 << 20
+"""A launch file is at most 1 MiB."""
+MAX_YAML_NODES = 100_000
+"""YAML nodes a launch file may hold once its aliases are expanded (a 'billion laughs' holds 10⁹)."""
+
+
+class _Composer(yaml.SafeLoader):
+    """PyYAML's safe loader (no Python tags) that measures the document with its aliases expanded before
+    anything is built, and refuses it past ``MAX_YAML_NODES``."""
+
+    def compose_document(self):
+        node = super().compose_document()
+        sizes = {}
+
+        def size(n):
+            k = id(n)
+            if k not in sizes:
+                sizes[k] = 0  # a recursive alias counts once
+                if isinstance(n, yaml.SequenceNode):
+                    sizes[k] = 1 + sum(size(c) for c in n.value)
+                elif isinstance(n, yaml.MappingNode):
+                    sizes[k] = 1 + sum(size(a) + size(b) for a, b in n.value)
+                else:
+                    sizes[k] = 1
+                if sizes[k] > MAX_YAML_NODES:
+                    raise yaml.YAMLError(f"with its aliases expanded the document holds more than {MAX_YAML_NODES} "
+                                         "values (an alias bomb?)")
+            return sizes[k]
+
+        if node is not None:
+            size(node)
+        return node
+
+
 def read_launch(path) -> Launch:
-    """Read a launch file (YAML, safe loader). Raises LaunchError naming the file (and line for YAML
-    syntax errors). The document is validated by its job (``validate``)."""
+    """Read a launch file (YAML, PyYAML's safe loader: no Python tags). Refused: files over 1 MiB and
+    documents holding more than ``MAX_YAML_NODES`` values once aliases are expanded. Raises LaunchError naming
+    the file (and line for YAML syntax errors). The document is validated by its job (``validate``)."""
     path = Path(path)
     if not path.is_file():
         raise LaunchError(f"{path}: launch file not found")
+    if path.stat().st_size > MAX_LAUNCH_BYTES:
+        raise LaunchError(f"{path}: {path.stat().st_size} bytes; launch files are at most 1 MiB")
     try:
-        data = yaml.safe_load(path.read_text())
+        data = yaml.load(path.read_text(), Loader=_Composer)  # noqa: S506 - a SafeLoader subclass
+    except RecursionError:
+        raise LaunchError(f"{path}: YAML error: nested too deeply") from None
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f":{mark.line + 1}" if mark is not None else ""
@@ -123,8 +162,9 @@ def read_launch(path) -> Launch:
     return Launch(path, data)
 
 
-_TYPE_TAGS = ("dict[", "list[", "tuple[", "float", "int", "str", "bool", "none", "literal[", "function-",
-              "json-or-python", "lax-or-strict", "union[", "tagged-union[", "constrained-")
+_BARE_TAGS = frozenset({"float", "int", "str", "bool", "none", "is-instance", "any"})
+_TYPE_TAGS = ("dict[", "list[", "tuple[", "literal[", "function-", "json-or-python", "lax-or-strict", "union[",
+              "tagged-union[", "constrained-")
 
 
 def _key_path(loc) -> str:
@@ -132,7 +172,7 @@ def _key_path(loc) -> str:
     for p in loc:
         if isinstance(p, int):
             parts.append(f"[{p}]")
-        elif isinstance(p, str) and (p.startswith(_TYPE_TAGS) or "[" in p):
+        elif isinstance(p, str) and (p in _BARE_TAGS or p.startswith(_TYPE_TAGS) or "[" in p):
             continue  # pydantic's tag for one member of a union, not a key
         else:
             parts.append(("." if parts else "") + str(p))
@@ -163,6 +203,10 @@ def _message(e, job=None) -> str:
         return f"expected a list, got {value!r}"
     if kind in ("too_short", "too_long"):
         return f"{e['msg'].lower()}, got {value!r}"
+    if kind == "string_pattern_mismatch":
+        return f"{value!r} does not have the allowed form (a string matching {ctx.get('pattern', '')})"
+    if kind == "string_type":
+        return f"expected a string, got {value!r}"
     if kind == "value_error":
         return f"{e['msg'].removeprefix('Value error, ')}, got {value!r}"
     return f"{e['msg']} (got {value!r})"
@@ -203,6 +247,14 @@ def number(launch, v, key):
     return x
 
 
+def unknown_name(kind, name, known) -> str:
+    """'unknown joint 'x' (did you mean 'y'?; joints: a, b, ...)': the near matches first (difflib)."""
+    import difflib
+    near = difflib.get_close_matches(str(name), list(known), n=3, cutoff=0.6)
+    hint = f"did you mean {' or '.join(repr(n) for n in near)}? " if near else ""
+    return f"unknown {kind} {name!r} ({hint}{kind}s: {', '.join(known)})"
+
+
 def joint_vector(launch, model, value, key, default=None):
     """A joint-space vector (nv,) from a {joint: value} mapping, a list in joint order or a scalar; joints not
     named keep ``default`` (zeros). Raises LaunchError naming ``key`` for unknown joints or a wrong length."""
@@ -212,7 +264,7 @@ def joint_vector(launch, model, value, key, default=None):
     if isinstance(value, dict):
         for j, v in value.items():
             if j not in model.joint_names:
-                raise launch.err(key, f"unknown joint {j!r} (joints: {', '.join(model.joint_names)})")
+                raise launch.err(key, unknown_name("joint", j, model.joint_names))
             out[model.joint_index(j)] = number(launch, v, f"{key}.{j}")
         return out
     if isinstance(value, (list, tuple)):
@@ -227,6 +279,8 @@ def build_model(launch):
     from urdf_dyn.loading import load
     r = launch.doc.robot if launch.doc is not None else RobotSection.model_validate(launch.data["robot"])
     base = launch.path.parent
+    if not (base / r.file).is_file():
+        raise launch.err("robot.file", f"{base / r.file}: file not found (paths are relative to the launch file)")
     pkg = r.package_dirs
     if isinstance(pkg, dict):
         pkg = {k: str((base / v).resolve()) for k, v in pkg.items()}
