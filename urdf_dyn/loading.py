@@ -11,7 +11,7 @@ from urdf_dyn.io.urdf import parse_urdf
 __all__ = ["load"]
 
 
-def load(source, package_dirs=None, xacro_args=None, gravity=(0.0, 0.0, -9.81)):
+def load(source, package_dirs=None, xacro_args=None, gravity=(0.0, 0.0, -9.81), strict=False):
     """Load a robot description into a Model.
 
     Args:
@@ -20,6 +20,8 @@ def load(source, package_dirs=None, xacro_args=None, gravity=(0.0, 0.0, -9.81)):
             folders containing packages. ``ROS_PACKAGE_PATH`` and the folders above the file are searched too.
         xacro_args: mapping of xacro arguments (``name:=value``).
         gravity: (3,) gravitational acceleration [m/s²] in the root link frame (REP-103: z up).
+        strict: refuse what urdfdom and Pinocchio accept and urdf_dyn otherwise loads with a located
+            ``ModelWarning`` (XML quirks, near-PSD inertias, unknown metadata; README "Errors and warnings").
 
     Returns:
         An immutable ``urdf_dyn.Model``.
@@ -29,7 +31,7 @@ def load(source, package_dirs=None, xacro_args=None, gravity=(0.0, 0.0, -9.81)):
         the file, line and element at fault — also when the ``<loop>`` elements cannot be assembled near the
         initial configuration.
     """
-    model = parse_urdf(source, package_dirs=package_dirs, xacro_args=xacro_args, gravity=gravity)
+    model = parse_urdf(source, package_dirs=package_dirs, xacro_args=xacro_args, gravity=gravity, strict=strict)
     if model.loops:
         check_assembly(model)
     return model
