@@ -11,6 +11,7 @@ The fixed-base URDF+ files are used; Mini Cheetah and Cassie with floating bases
 """
 from __future__ import annotations
 
+import re
 import warnings
 from pathlib import Path
 
@@ -211,3 +212,76 @@ def test_coupling_errors_are_located():
         with pytest.raises(ud.ModelError, match=msg) as ei:
             ud.load(base.format(c=c))
         assert "<coupling" in str(ei.value) and str(ei.value).startswith("<string>:6: ")
+
+
+def _fixed_torso_copy(name):
+    """TEST-ONLY transformed copy: the file's ``floating`` root joint replaced by ``fixed`` (torso held in
+    space), until floating bases exist (issue 16 item 1). Everything else is the file's text."""
+    xml = (RBDA / name).read_text()
+    assert xml.count('type="floating"') == 1
+    return xml.replace('type="floating"', 'type="fixed"')
+
+
+def _hand_relations_from_text(xml):
+    """{rotor joint: {link joint: ratio}} read with regexes: the joint whose child is the coupling's successor
+    turns ``ratio`` times the joint whose child is its predecessor (both hang on the same parent here)."""
+    child_joint = {c: j for j, c in re.findall(r'<joint[^>]*name="([^"]+)"[^>]*>.*?<child link="([^"]+)"', xml,
+                                               flags=re.S)}
+    parent_of = {c: p for p, c in re.findall(r'<parent link="([^"]+)"/>\s*<child link="([^"]+)"', xml)}
+    rel = {}
+    for p, s, r in re.findall(r'<coupling[^>]*>\s*<predecessor link="([^"]+)"/>\s*<successor link="([^"]+)"/>'
+                              r'\s*<ratio value="([^"]+)"/>', xml):
+        assert parent_of[p] == parent_of[s]
+        rel[child_joint[s]] = {child_joint[p]: float(r)}
+    return rel
+
+
+def test_mini_cheetah_fixed_torso_copy():
+    """Mini Cheetah (URDF+, 12 couplings) with its floating joint made fixed in a test-only copy: mobility
+    12 = 24 − 12; coupled FD equals Pinocchio's projected tree dynamics; a passive fall of the legs
+    conserves energy and keeps the couplings."""
+    xml = _fixed_torso_copy("mini_cheetah.urdf")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ud.ModelWarning)
+        model = ud.load(xml)
+    rel = _hand_relations_from_text(xml)
+    assert len(rel) == len(model.couplings) == 12 and model.nv == 24
+    assert ud.mobility(model, model.q_initial()).dof == 12
+    G, _ = _hand_G(model, rel)
+    pm = pin.buildModelFromXML(xml)
+    P = _Pin.__new__(_Pin)
+    P.pm, P.pd = pm, pm.createData()
+    jid = [pm.getJointId(n) for n in model.joint_names]
+    P.iq, P.iv = np.array([pm.idx_qs[j] for j in jid]), np.array([pm.idx_vs[j] for j in jid])
+    P.nq = np.array([pm.nqs[j] for j in jid])
+    rng = np.random.default_rng(12)
+    y, yd = rng.uniform(-1, 1, (2, 12))
+    q, qd, tau = G @ y, G @ yd, rng.standard_normal(24)
+    H, C = P.H(q), P.rnea(q, qd, np.zeros(24))
+    want = G @ np.linalg.solve(G.T @ H @ G, G.T @ (tau - C))
+    got = ud.constrained_forward_dynamics(model, q, qd, tau, passive=False).qdd
+    assert np.linalg.norm(got - want) <= 1e-9 * max(1.0, np.linalg.norm(want))
+    traj = ud.simulate(model, model.q_initial(), None, 0.3, passive=False, rtol=1e-10, atol=1e-12)
+    swing = np.ptp(ud.potential_energy(model, traj.q))
+    drift = np.abs(traj.energy - traj.energy[0]).max()
+    print(f"mini_cheetah fixed-torso copy: mobility 12, fall energy drift {drift:.1e} J over {swing:.3g} J")
+    assert swing > 0.5 and drift < 1e-6 * swing
+    K = ud.loop_constraints(model, model.q_initial(), np.zeros(24))[0]
+    assert np.abs(traj.q @ K.T).max() < 1e-6
+
+
+def test_old_constraint_spelling_and_cassie_refusal():
+    """Cassie v4 (generalized_rbda history) uses the older ``<constraint type="rolling">``: it is read as a
+    coupling; the file is refused for its rotor inertia (ixz = −0.0117 with ixx ≈ iyy ≈ 2.3e-4 kg m²: an
+    eigenvalue of −0.0115 kg m², no rigid body has it), a reason stated in the error."""
+    path = RBDA.parent / "_history_30c0f5d" / "robot-models" / "cassie_v4.urdf"
+    with pytest.raises(ud.ModelError, match=r'lefthippitchrotor.*not positive semi-definite'):
+        ud.load(path)
+    xml = """<robot name="r"><link name="b"/>
+      <joint name="j" type="continuous"><parent link="b"/><child link="l"/></joint><link name="l"/>
+      <joint name="jr" type="continuous"><parent link="b"/><child link="r"/></joint><link name="r"/>
+      <constraint name="t" type="rolling"><predecessor link="l"/><successor link="r"/><ratio value="50"/>
+      </constraint></robot>"""
+    with pytest.warns(ud.ModelWarning, match="no mass"):
+        (c,) = ud.load(xml).couplings
+    assert dict(c.coefficients) == {"j": 50.0, "jr": -1.0}

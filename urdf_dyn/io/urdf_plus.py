@@ -18,7 +18,8 @@ an unexpanded ``reduction`` placeholder) is kept as 1 with a located ModelWarnin
 ``strict=True`` refuses it.
 
 URDF+ couplings (generalized_rbda, Chignoli et al.; ``urdf_dyn.model.Coupling``): ``<coupling name type=
-"rolling"><predecessor link/><successor link/><ratio value/></coupling>``. Every joint on the two paths
+"rolling"><predecessor link/><successor link/><ratio value/></coupling>``, or its older spelling
+``<constraint type="rolling">`` (Cassie v4 of generalized_rbda's history). Every joint on the two paths
 from the links' nearest common ancestor must be revolute or continuous (the constraint adds joint angles).
 """
 from __future__ import annotations
@@ -119,7 +120,12 @@ def read_couplings(root, model, chk):
     """Coupling tuple from the ``<coupling>`` elements (see the module docstring), checked."""
     out, seen = [], {}
     axes_world = None
-    for el in root.findall("coupling"):
+    for el in root.findall("constraint"):  # the older URDF+ spelling (generalized_rbda before <coupling>)
+        if el.get("type") != "rolling":
+            chk.lenient(el, f"<constraint type={el.get('type')!r}> (older URDF+) is not read: declare the loop "
+                            "with a <loop> element")
+    old_style = [el for el in root.findall("constraint") if el.get("type") == "rolling"]
+    for el in root.findall("coupling") + old_style:
         name = el.get("name")
         if not name:
             raise chk.err(el, "<coupling> without a name attribute")
