@@ -285,3 +285,31 @@ def test_old_constraint_spelling_and_cassie_refusal():
     with pytest.warns(ud.ModelWarning, match="no mass"):
         (c,) = ud.load(xml).couplings
     assert dict(c.coefficients) == {"j": 50.0, "jr": -1.0}
+
+
+URDF_PLUS = sorted(p.relative_to(RBDA.parent).as_posix() for p in RBDA.parent.rglob("*.urdf")) if RBDA.is_dir() else []
+#: URDF+ files Pinocchio loads (as a tree) that urdf_dyn refuses, and the reason it states.
+URDF_PLUS_REFUSED = {
+    "_history_30c0f5d/robot-models/cassie_v4.urdf": "not positive semi-definite",  # ixz typo, see above
+    # its <loop> is open by 0.3 m at q = 0 and the file has no <initial_configuration> (Pinocchio ignores
+    # loops, so it does not need an assembled pose)
+    "robot-models/six_bar.urdf": "cannot be assembled near the initial configuration",
+}
+FLOATING = "unsupported joint type 'floating'"  # waits for floating bases (issue 16 item 1)
+
+
+@pytest.mark.parametrize("rel", URDF_PLUS)
+def test_every_urdf_plus_file_loads_or_states_why(rel):
+    path = RBDA.parent / rel
+    pin.buildModelFromUrdf(str(path))  # Pinocchio loads every one of them (as a tree)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ud.ModelWarning)
+        try:
+            model = ud.load(path)
+        except ud.ModelError as e:
+            why = URDF_PLUS_REFUSED.get(rel, FLOATING)
+            assert why in str(e), f"{rel}: refused for another reason: {e}"
+            assert (why == FLOATING) == ('type="floating"' in path.read_text())
+            return
+    assert rel not in URDF_PLUS_REFUSED and 'type="floating"' not in path.read_text()
+    assert len(model.couplings) == path.read_text().count("<coupling ")
