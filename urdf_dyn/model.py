@@ -162,7 +162,7 @@ class Model:
 
     @property
     def nc(self) -> int:
-        """Total number of loop-closure constraint equations n^c (before rank reduction), mimic included."""
+        """Total number of constraint equations n^c (before rank reduction), mimic and coupling rows included."""
         return sum(lp.nc for lp in self.loops) + len(self.mimic) + len(self.couplings)
 
     @property
