@@ -117,9 +117,31 @@ def test_catalogue_errors_name_file_and_key(tmp_path):
     with pytest.raises(ud.LaunchError, match=r"motors\.drives\.nope: no movable joint"):
         drives_from(model, MotorsSection(catalogue={"m": {"peak_torque": 1, "max_speed": 1}},
                                          drives={"nope": {"motor": "m"}}))
+    f.write_text(yaml.safe_dump({"m": {"peak_torque": 1.0, "max_speed": 10.0}}))
     with pytest.raises(ud.LaunchError, match=r"motors\.drives\.j\.motor: 'x' is not in the catalogue"):
-        drives_from(model, MotorsSection(catalogue={"m": {"peak_torque": 1, "max_speed": 1}},
-                                         drives={"j": {"motor": "x"}}))
+        drives_from(model, MotorsSection(catalogue=str(f), drives={"j": {"motor": "x"}}), base_dir=tmp_path)
+
+
+@pytest.mark.parametrize("motors, message", [
+    ({"catalogue": {"m": {"peak_torque": -1, "max_speed": 10}}, "drives": {"joint1": {"motor": "m"}}},
+     "motors.catalogue.m.peak_torque"),
+    ({"catalogue": {"m": {"peak_torque": 1, "max_speed": 10}}, "drives": {"joint1": {"motor": "typo"}}},
+     "drives.joint1.motor: 'typo' is not in the catalogue"),
+    ({"catalogue": {"m": {"peak_torque": 1, "max_speed": 10}}, "drives": {"joint9": {"motor": "m"}}},
+     "motors.drives.joint9: no movable joint"),
+])
+def test_launch_motors_errors_are_one_line(motors, message, tmp_path, capsys):
+    from urdf_dyn.cli.main import main
+    src = ROOT / "launch" / "puma560_pick.launch.yaml"
+    data = yaml.safe_load(src.read_text())
+    data["robot"]["file"] = str((src.parent / data["robot"]["file"]).resolve())
+    data["duration"] = 0.05
+    data["motors"] = motors
+    f = tmp_path / "bad.launch.yaml"
+    f.write_text(yaml.safe_dump(data))
+    assert main(["launch", str(f), "--out-dir", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and str(f) in err and len(err.splitlines()) == 1
 
 
 def _puma_launch_motors():
