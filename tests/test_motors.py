@@ -126,7 +126,7 @@ def test_catalogue_errors_name_file_and_key(tmp_path):
     ({"catalogue": {"m": {"peak_torque": -1, "max_speed": 10}}, "drives": {"joint1": {"motor": "m"}}},
      "motors.catalogue.m.peak_torque"),
     ({"catalogue": {"m": {"peak_torque": 1, "max_speed": 10}}, "drives": {"joint1": {"motor": "typo"}}},
-     "drives.joint1.motor: 'typo' is not in the catalogue"),
+     "motors.drives: joint1.motor 'typo' is not in the catalogue"),
     ({"catalogue": {"m": {"peak_torque": 1, "max_speed": 10}}, "drives": {"joint9": {"motor": "m"}}},
      "motors.drives.joint9: no movable joint"),
 ])

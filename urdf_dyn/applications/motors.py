@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Optional, Union
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from urdf_dyn.errors import LaunchError
 from urdf_dyn.io.files import atomic_path
@@ -114,14 +114,15 @@ class MotorsSection(_Strict):
     plot: str = "motor_operating_points.png"
     torque_plot: str = "motor_torques.png"
 
-    @model_validator(mode="after")
-    def _motors_exist(self):
-        if isinstance(self.catalogue, dict):  # a catalogue file is checked when it is read
-            for joint, d in self.drives.items():
-                if d.motor not in self.catalogue:
-                    raise ValueError(f"drives.{joint}.motor: {d.motor!r} is not in the catalogue "
-                                     f"({', '.join(self.catalogue) or 'empty'})")
-        return self
+    @field_validator("drives")
+    @classmethod
+    def _motors_exist(cls, drives, info):
+        cat = info.data.get("catalogue")
+        if isinstance(cat, dict):  # a catalogue file is checked when it is read
+            for joint, d in drives.items():
+                if d.motor not in cat:
+                    raise ValueError(f"{joint}.motor {d.motor!r} is not in the catalogue ({', '.join(cat) or 'empty'})")
+        return drives
 
 
 def load_motor_catalogue(path) -> dict:
