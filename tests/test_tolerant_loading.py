@@ -58,6 +58,8 @@ QUIRKS = {
     "undeclared drake prefix": (robot(extra='<drake:collision_filter_group name="g"><drake:member link="l1"/>'
                                             '</drake:collision_filter_group>'), "undeclared namespace prefix 'drake'"),
     "mimic of a missing joint": (robot(mimic='<mimic joint="nope" multiplier="1"/>'), "names an unknown joint"),
+    "mimic of a fixed joint": (robot(mimic='<mimic joint="fx"/>', extra='<joint name="fx" type="fixed"><parent '
+                                      'link="l2"/><child link="tip"/></joint><link name="tip"/>'), "fixed joint"),
     "reduction placeholder": (robot(extra='<transmission name="t"><type>SimpleTransmission</type>'
                                           '<joint name="j1"/><actuator name="m"><mechanicalReduction>reduction'
                                           '</mechanicalReduction></actuator></transmission>'), "not a number"),
@@ -91,6 +93,8 @@ def test_declaration_after_a_comment():
 def test_quirk_effects():
     m = load_warned(QUIRKS["mimic of a missing joint"][0], "unknown joint")[0]
     assert m.mimic == ()
+    m = load_warned(QUIRKS["mimic of a fixed joint"][0], "fixed joint")[0]
+    assert m.mimic == () and ud.loop_constraints(m, np.zeros(2), np.zeros(2))[0].shape == (0, 2)
     m = load_warned(QUIRKS["reduction placeholder"][0], "not a number")[0]
     assert [t.mechanical_reduction for t in m.transmissions] == [1.0]
     m, msgs = load_warned(QUIRKS["near-PSD inertia"][0], "eigenvalues")

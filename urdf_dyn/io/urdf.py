@@ -285,6 +285,9 @@ class _Checker:
                     continue
                 if leader == el.get("name"):
                     raise self.err(el, "joint mimics itself")
+                if "fixed" in (el.get("type"), joints[leader].get("type")):  # Pinocchio ignores it (mimic=False)
+                    self.lenient(el, f"<mimic joint={leader!r}> couples a fixed joint; the mimic is ignored")
+                    el.remove(mim)
         self.check_mimic_cycles(root, joints)
         roots = [n for n in links if n not in child_of]
         if len(roots) != 1:
