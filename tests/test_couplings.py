@@ -313,3 +313,13 @@ def test_every_urdf_plus_file_loads_or_states_why(rel):
             return
     assert rel not in URDF_PLUS_REFUSED and 'type="floating"' not in path.read_text()
     assert len(model.couplings) == path.read_text().count("<coupling ")
+
+
+@pytest.mark.parametrize("name", list(HAND))
+def test_rotors_are_the_dependent_coordinates(name):
+    """URDF+ ``independent="false"`` marks the rotors; a file without any ``independent=`` (the Mini Cheetah
+    leg) gets the same choice: the coupling successors (and mimic followers) are dependent, so G is
+    parametrised by the link joints, as in the hand-written relations."""
+    model = _load(name)
+    ec = ud.explicit_constraint(model, np.zeros(model.nv), np.zeros(model.nv))
+    assert set(ec.independent) == set(_hand_G(model, HAND[name])[1])

@@ -30,7 +30,7 @@ from urdf_dyn.errors import ModelError, ModelWarning, UnsupportedError, XacroErr
 from urdf_dyn.algorithms.joints import TYPE_CODES
 from urdf_dyn.model import LinkFrame, Mimic, Model, Transmission, _frozen
 from urdf_dyn.io.packages import PackageResolver
-from urdf_dyn.io.urdf_plus import read_couplings, read_transmissions
+from urdf_dyn.io.urdf_plus import coupling_followers, read_couplings, read_transmissions
 from urdf_dyn.algorithms.spatial import mcI, pose_to_plux
 
 __all__ = ["parse_urdf", "MAX_XML_BYTES", "NEAR_PSD_RTOL", "NEAR_PSD_ATOL"]
@@ -476,7 +476,12 @@ def parse_urdf(source, package_dirs=None, xacro_args=None, gravity=(0.0, 0.0, -9
     links = {n: LinkFrame(renum[lf.body], lf.T_body_link) for n, lf in links.items()}
 
     lim = np.array(lim_rows, float).reshape(-1, 6)
-    independent = tuple(j for j in joint_names if joints_el[j].get("independent", "false").lower() == "true")
+    # URDF+: independent="true" joints are preferred as independent coordinates; in a file that marks some
+    # joints independent="false" (rotors, passive loop joints), the unmarked joints are independent too
+    # (generalized_rbda's default is true), so only the "false" ones become dependent.
+    flags = {j: (joints_el[j].get("independent") or "").lower() for j in joint_names}
+    default = "true" if "false" in flags.values() else "false"
+    independent = tuple(j for j in joint_names if (flags[j] or default) == "true")
     init = _initial_configuration(root, joint_names, chk)
     springs = _gazebo_springs(root, joint_names, chk)
     X_tree = [np.zeros((6, 6))] + [pose_to_plux(np.ascontiguousarray(T)) for T in T_tree[1:]]
@@ -501,6 +506,9 @@ def parse_urdf(source, package_dirs=None, xacro_args=None, gravity=(0.0, 0.0, -9
     couplings = read_couplings(root, model, chk)
     if couplings:
         model = dataclasses.replace(model, couplings=couplings)
+    if (couplings or model.mimic) and not any(v for v in flags.values()):  # no independent= in the file
+        followers = coupling_followers(model, couplings)
+        model = dataclasses.replace(model, independent=tuple(j for j in joint_names if j not in followers))
     if model.total_mass == 0.0 and model.NB > 0:
         chk.warn(root, "the robot has no mass (no <inertial> with a non-zero mass): its dynamics are zero; "
                        "kinematics only")

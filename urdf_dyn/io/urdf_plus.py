@@ -30,7 +30,7 @@ import numpy as np
 
 from urdf_dyn.model import Coupling, Transmission
 
-__all__ = ["read_transmissions", "read_couplings"]
+__all__ = ["read_transmissions", "read_couplings", "coupling_followers"]
 
 _ROTOR_TAGS = ("rotorInertia", "rotor_inertia", "motorInertia", "{http://drake.mit.edu}rotor_inertia")
 _GEAR_TAGS = ("{http://drake.mit.edu}gear_ratio",)
@@ -190,3 +190,21 @@ def _joint_axes_world(model):
     from urdf_dyn.algorithms.kinematics import body_poses
     T = body_poses(model, model.q_initial()[None, :])[0]
     return np.array([T[i][:3, :3] @ np.asarray(model.axis[i]) for i in range(1, model.NB + 1)])
+
+
+def coupling_followers(model, couplings):
+    """Joints that follow others: ``<mimic>`` followers and the joints on each coupling's NCA→successor path
+    (the rotors). They are the natural dependent coordinates when a file marks none ``independent``."""
+    out = {mi.joint for mi in model.mimic}
+    for c in couplings:
+        bs, bp = model.links[c.successor].body, model.links[c.predecessor].body
+        anc = set()
+        i = bp
+        while i > 0:
+            anc.add(i)
+            i = int(model.parent[i])
+        i = bs
+        while i > 0 and i not in anc:
+            out.add(model.joint_names[i - 1])
+            i = int(model.parent[i])
+    return out
