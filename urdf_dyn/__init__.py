@@ -60,6 +60,9 @@ _EXPORTS = {
     "QuinticTrajectory": "urdf_dyn.applications.trajectories",
     "spline_motion": "urdf_dyn.applications.motion", "csv_motion": "urdf_dyn.applications.motion",
     "consistent_motion": "urdf_dyn.applications.motion", "CoordinateMotion": "urdf_dyn.applications.motion",
+    "Motor": "urdf_dyn.applications.motors", "Drive": "urdf_dyn.applications.motors",
+    "motor_sizing": "urdf_dyn.applications.motors", "load_motor_catalogue": "urdf_dyn.applications.motors",
+    "coupling_rows": "urdf_dyn.constraints.couplings",
     "load_from_args": "urdf_dyn.cli.main",
     "run_launch": "urdf_dyn.launch.registry",
     # errors and warnings

@@ -11,7 +11,7 @@ from urdf_dyn.io.urdf import parse_urdf
 __all__ = ["load"]
 
 
-def load(source, package_dirs=None, xacro_args=None, gravity=(0.0, 0.0, -9.81), trust_xacro=False):
+def load(source, package_dirs=None, xacro_args=None, gravity=(0.0, 0.0, -9.81), trust_xacro=False, strict=False):
     """Load a robot description into a Model.
 
     Args:
@@ -23,6 +23,8 @@ def load(source, package_dirs=None, xacro_args=None, gravity=(0.0, 0.0, -9.81), 
         trust_xacro: let xacro evaluate ``${...}`` and ``$(eval ...)`` as Python — this RUNS CODE from the
             file; only for descriptions you trust. By default a restricted evaluator allows arithmetic,
             comparisons, math functions and xacro properties only (``urdf_dyn.io.xacro_safe``).
+        strict: refuse what urdfdom and Pinocchio accept and urdf_dyn otherwise loads with a located
+            ``ModelWarning`` (XML quirks, near-PSD inertias, unknown metadata; README "Errors and warnings").
 
     Returns:
         An immutable ``urdf_dyn.Model``.
@@ -33,7 +35,7 @@ def load(source, package_dirs=None, xacro_args=None, gravity=(0.0, 0.0, -9.81), 
         initial configuration.
     """
     model = parse_urdf(source, package_dirs=package_dirs, xacro_args=xacro_args, gravity=gravity,
-                       trust_xacro=trust_xacro)
+                       trust_xacro=trust_xacro, strict=strict)
     if model.loops:
         check_assembly(model)
     return model

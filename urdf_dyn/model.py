@@ -21,7 +21,7 @@ import numpy as np
 
 from urdf_dyn.algorithms.spatial import mcI, pose_to_plux
 
-__all__ = ["LinkFrame", "Mimic", "Transmission", "LoopJoint", "Model", "Data"]
+__all__ = ["LinkFrame", "Mimic", "Transmission", "LoopJoint", "Model", "Data", "Coupling"]
 
 
 @dataclass(frozen=True)
@@ -47,6 +47,14 @@ class Transmission:
     name: str
     joints: tuple
     mechanical_reduction: float = 1.0
+    #: ``"ros1"`` (``<transmission>``) or ``"ros2_control"`` (``<ros2_control>``/``<joint>``/``<param
+    #: name="mechanical_reduction">``, or a ``<transmission>`` inside ``<ros2_control>``).
+    source: str = "ros1"
+    #: rotor (motor) inertia [kg m²] about its axis when the description gives one (``<actuator>
+    #: <rotorInertia>`` or a ``rotor_inertia`` parameter), else None.
+    rotor_inertia: float | None = None
+    #: the actuator's name (``<actuator name>``), "" when not given.
+    actuator: str = ""
 
 
 @dataclass(frozen=True)
@@ -114,7 +122,8 @@ class Model:
         damping [N m s/rad or N s/m], friction [N m or N]: (NB,) from ``<dynamics>``.
         gravity: (3,) [m/s²] in the base frame, default (0, 0, -9.81) (REP-103, z up).
         links: mapping link name -> LinkFrame; link_masses: link name -> mass [kg].
-        mimic, transmissions: parsed ``<mimic>`` and ``<transmission>`` elements.
+        mimic, transmissions: parsed ``<mimic>`` and ``<transmission>`` / ``<ros2_control>`` elements.
+        couplings: URDF+ ``<coupling>`` elements (``Coupling``), linear joint constraints like mimic.
         loops: LoopJoint tuple (``<loop>`` elements); independent: joints marked ``independent="true"``
             (URDF+), preferred as independent coordinates; initial_configuration: {joint: value} of the
             assembled pose that picks the branch; spring_stiffness/spring_reference: (NB,) joint springs
@@ -149,16 +158,17 @@ class Model:
     initial_configuration: Mapping = field(default_factory=dict)
     spring_stiffness: np.ndarray = None
     spring_reference: np.ndarray = None
+    couplings: tuple = ()
 
     @property
     def nc(self) -> int:
-        """Total number of loop-closure constraint equations n^c (before rank reduction), mimic included."""
-        return sum(lp.nc for lp in self.loops) + len(self.mimic)
+        """Total number of constraint equations n^c (before rank reduction), mimic and coupling rows included."""
+        return sum(lp.nc for lp in self.loops) + len(self.mimic) + len(self.couplings)
 
     @property
     def has_constraints(self) -> bool:
-        """True when the model has loop joints or mimic couplings (closed-loop algorithms apply)."""
-        return bool(self.loops or self.mimic)
+        """True when the model has loop joints, mimic or URDF+ couplings (closed-loop algorithms apply)."""
+        return bool(self.loops or self.mimic or self.couplings)
 
     def q_initial(self) -> np.ndarray:
         """q (nv,) of ``<initial_configuration>`` (zeros for joints it does not name)."""
@@ -294,3 +304,23 @@ class Data:
         self.model = model
         self.loop_rows = None
         self.independent_sets = {}
+
+
+@dataclass(frozen=True)
+class Coupling:
+    """A URDF+ ``<coupling>`` (generalized_rbda's "rolling" constraint, e.g. a motor rotor geared to its
+    link): with N = ``ratio`` and the movable tree joints on the paths from the nearest common ancestor
+    (NCA) of the two links down to the predecessor and to the successor,
+
+        N · Σ_{j ∈ NCA→predecessor} q_j − Σ_{j ∈ NCA→successor} q_j = 0,
+
+    i.e. the successor (rotor) turns N times as far as the predecessor (link), both measured from the NCA.
+    A linear constraint on q (RBDA eq. 3.11 in implicit form, K = constant row); ``coefficients`` holds
+    it as ((joint name, coefficient), ...). ``line``: source line of the element."""
+    name: str
+    type: str
+    predecessor: str
+    successor: str
+    ratio: float
+    coefficients: tuple
+    line: int = 0

@@ -24,6 +24,9 @@ Sections (besides ``robot`` and ``outputs``, ``urdf_dyn.launch.document``)::
       plot: joint_torques.png
       report: torque_report.md
       motion_plot: motion.png            # joint positions and (closed loops) residuals over time
+    motors:                              # optional: motor-side sizing (urdf_dyn.applications.motors)
+      catalogue: {m1: {rotor_inertia: 2.0e-4, peak_torque: 1.5, max_speed: 120}}   # or a YAML path
+      drives: {joint1: {motor: m1, gear_ratio: -62.6}}   # gear_ratio default: the <transmission>'s
 """
 from __future__ import annotations
 
@@ -38,6 +41,7 @@ from urdf_dyn.io.files import atomic_path
 from urdf_dyn.launch.document import (FiniteFloat, JointValues, LaunchDocument, OutputsSection, PositiveFloat,
                                       Section, build_model, joint_vector, output_dir, write_animation)
 from urdf_dyn.launch.registry import Job
+from urdf_dyn.applications.motors import MotorsSection
 
 __all__ = ["SimulateDocument", "build_controller", "run_simulate", "JOB"]
 
@@ -100,6 +104,7 @@ class SimulateDocument(LaunchDocument):
     duration: Optional[PositiveFloat] = Field(None, description="[s]; default: the trajectory's length, or 2 s")
     solver: Solver = Field(default_factory=Solver)
     outputs: SimulateOutputs = Field(default_factory=SimulateOutputs)
+    motors: Optional[MotorsSection] = Field(None, description="motor-side sizing (urdf_dyn.applications.motors)")
 
 
 def build_controller(launch, model):
@@ -205,6 +210,13 @@ def run_simulate(launch, out_dir=None, progress=None, echo=print):
     over = [r.joint for r in rows if r.over]
     if over:
         echo(f"WARNING: over the URDF effort limit: {', '.join(over)}")
+    if doc.motors is not None:  # motor-side sizing through the gears (applications/motors.py)
+        from urdf_dyn.applications.motors import run_motor_report
+        from urdf_dyn.errors import LaunchError
+        try:
+            written.update(run_motor_report(model, traj, doc.motors, Path(launch.path).parent, outdir, echo))
+        except LaunchError as e:
+            raise LaunchError(f"{launch.path}: {e}") from None
     echo("wrote: " + ", ".join(str(v) for v in written.values()))
     return traj, written
 

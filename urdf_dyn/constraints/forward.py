@@ -36,6 +36,7 @@ import scipy.sparse.linalg as spla
 from urdf_dyn._checks import as_batch
 from urdf_dyn.algorithms.dynamics import bias_force, mass_matrix
 from urdf_dyn.algorithms.spatial import crf, crm
+from urdf_dyn.constraints.couplings import coupling_rows
 from urdf_dyn.constraints.explicit import complete_pivot_lu, explicit_constraint
 from urdf_dyn.constraints.loops import ConstraintWarning, constraint_terms, numerical_rank
 from urdf_dyn.constraints.passive import passive_forces
@@ -70,8 +71,8 @@ def _loop_forces(model, lam):
     for lp in model.loops:
         out[lp.name] = np.asarray(lp.T) @ lam[i:i + lp.nc]
         i += lp.nc
-    for mi in model.mimic:
-        out[f"mimic:{mi.joint}"] = lam[i:i + 1]
+    for label in coupling_rows(model).labels:  # <mimic> and <coupling> rows
+        out[label] = lam[i:i + 1]
         i += 1
     return out
 
@@ -133,7 +134,7 @@ def _sparse_method(model, st, tau, K, k, rtol, f_ext_body=None):
         else:
             mimic_rows.append(ri)
     if mimic_rows:
-        raise NotImplementedError("the sparse method does not handle <mimic> couplings; use another method")
+        raise NotImplementedError("the sparse method does not handle <mimic>/<coupling> rows; use another method")
     PT = np.array(cols).T
     nc_all = PT.shape[1]
     A = sp.bmat([[sp.block_diag(blocks_I), sp.csr_matrix(PT)], [sp.csr_matrix(PT.T), None]], format="csc")
@@ -231,7 +232,7 @@ def fast_qdd(model, q, qd, tau, t_stab=None, rtol=1e-6, passive=True, data=None)
     if passive:
         tau = tau + passive_forces(model, q, qd)
     pack = model.loop_pack
-    if pack is not None and not model.mimic and data.loop_rows is not None:
+    if pack is not None and not (model.mimic or model.couplings) and data.loop_rows is not None:
         n = model.nv
         qdd = np.empty((1, n))
         status = _LK.cl_qdd(model.parent, model.jtype, model.axis, model.X_tree, model.I, model.a0,

@@ -12,7 +12,8 @@ position error δ_k = T_kᵀ d_k measured from the pose of Fs relative to Fp (eq
 rows use a × (R a) for joints that rotate about a (exact to first order at any joint angle) and the
 rotation vector of R otherwise; translational rows use the position of Fs's origin in Fp.
 
-``<mimic>`` couplings q_f = m q_l + o are rows of the same system (RBDA eq. 3.11): e_fᵀ − m e_lᵀ.
+``<mimic>`` (q_f = m q_l + o) and URDF+ ``<coupling>`` rows are constant rows of the same system (RBDA eq.
+3.11), from ``constraints/couplings.py``.
 
 All quantities of a state are computed by one ``LoopState`` so that K, k and δ agree. Units: rows of K
 and k for rotational constraints are in rad/s², translational ones in m/s²; δ in rad and m.
@@ -26,6 +27,7 @@ import numpy as np
 
 from urdf_dyn.algorithms import _kernels as _K
 from urdf_dyn.constraints import _kernels as _LK
+from urdf_dyn.constraints.couplings import coupling_rows
 from urdf_dyn.algorithms.spatial import crm, inv_plux
 
 __all__ = ["LoopState", "constraint_terms", "loop_constraints", "loop_residuals", "loop_jacobian", "mobility", "Mobility",
@@ -143,7 +145,7 @@ class LoopState:
         """(K (n^c×nv), k (n^c,), v_J rows Tᵀ v_J (n^c,), row labels)."""
         m = self.model
         fast = self._compiled()
-        if fast is not None and not m.mimic:
+        if fast is not None and not (m.mimic or m.couplings):
             return fast[0], fast[1], fast[2], m.loop_pack["labels"]
         Ks, ks, vs, labels = [], [], [], []
         for lp in m.loops:
@@ -160,14 +162,12 @@ class LoopState:
             ks.append(kk)
             vs.append(TX @ dv)
             labels += [f"{lp.name}[{i}]" for i in range(lp.nc)]
-        for mi in m.mimic:
-            row = np.zeros(m.nv)
-            row[m.joint_index(mi.joint)] += 1.0
-            row[m.joint_index(mi.leader)] -= mi.multiplier
-            Ks.append(row[None, :])
-            ks.append(np.zeros(1))
-            vs.append(row[None, :] @ self.qd)
-            labels.append(f"mimic:{mi.joint}")
+        cr = coupling_rows(m)  # <mimic> and URDF+ <coupling> rows A q = b (constraints/couplings.py)
+        if len(cr):
+            Ks.append(cr.A)
+            ks.append(np.zeros(len(cr)))
+            vs.append(cr.A @ self.qd)
+            labels += list(cr.labels)
         if not Ks:
             return np.zeros((0, m.nv)), np.zeros(0), np.zeros(0), []
         return np.vstack(Ks), np.concatenate(ks), np.concatenate(vs), labels
@@ -192,13 +192,13 @@ class LoopState:
         return out
 
     def deltas(self):
-        """δ for all loops (concatenated) and mimic rows q_f − m q_l − o."""
+        """δ for all loops (concatenated), then the mimic and coupling rows A q − b."""
         m = self.model
         fast = self._compiled()
         out = [fast[3]] if fast is not None else [self.delta(lp) for lp in m.loops]
-        for mi in m.mimic:
-            out.append(np.array([self.q[m.joint_index(mi.joint)] - mi.multiplier * self.q[m.joint_index(mi.leader)]
-                                 - mi.offset]))
+        cr = coupling_rows(m)
+        if len(cr):
+            out.append(cr.A @ self.q - cr.b)
         return np.concatenate(out) if out else np.zeros(0)
 
 
@@ -220,7 +220,7 @@ def constraint_terms(model, q, qd, t_stab=None):
 def loop_constraints(model, q, qd, t_stab=None):
     """K (n^c × nv) and k (n^c,) of the acceleration constraint K q̈ = k (RBDA eqs. 8.14–8.17); with
     ``t_stab`` [s], k includes Baumgarte's k_stab = −2α Tᵀ v_J − β² δ, α = β = 1/t_stab (eqs. 8.21–8.22).
-    Rows: n^c_k per loop joint in model order, then one per ``<mimic>``."""
+    Rows: n^c_k per loop joint in model order, then one per ``<mimic>``, then one per ``<coupling>``."""
     return constraint_terms(model, q, qd, t_stab)[1:]
 
 
@@ -241,14 +241,15 @@ def _find(model, name):
 
 
 def loop_residuals(model, q) -> dict:
-    """{loop name: δ_k} position errors (rad, m) per loop joint (and ``mimic:<joint>`` per mimic)."""
+    """{loop name: δ_k} position errors (rad, m) per loop joint (and ``mimic:<joint>`` per mimic,
+    ``coupling:<name>`` per coupling)."""
     from urdf_dyn._checks import one_state
     one_state("loop_residuals", q=q)
     st = LoopState(model, q)
     out = {lp.name: st.delta(lp) for lp in model.loops}
     d = st.deltas()
-    for i, mi in enumerate(model.mimic):
-        out[f"mimic:{mi.joint}"] = d[sum(lp.nc for lp in model.loops) + i:][:1]
+    for i, label in enumerate(coupling_rows(model).labels):
+        out[label] = d[sum(lp.nc for lp in model.loops) + i:][:1]
     return out
 
 

@@ -16,6 +16,7 @@ import dataclasses
 import io
 import math
 import os
+import re
 import threading
 import warnings
 from collections import defaultdict
@@ -29,12 +30,17 @@ from urdf_dyn.errors import ModelError, ModelWarning, UnsupportedError, XacroErr
 from urdf_dyn.algorithms.joints import TYPE_CODES
 from urdf_dyn.model import LinkFrame, Mimic, Model, Transmission, _frozen
 from urdf_dyn.io.packages import PackageResolver
+from urdf_dyn.io.urdf_plus import coupling_followers, read_couplings, read_transmissions
 from urdf_dyn.algorithms.spatial import mcI, pose_to_plux
 
-__all__ = ["parse_urdf", "MAX_XML_BYTES"]
+__all__ = ["parse_urdf", "MAX_XML_BYTES", "NEAR_PSD_RTOL", "NEAR_PSD_ATOL"]
 
 #: Robot descriptions larger than this are refused (an XML bomb guard; real URDFs are far smaller).
 MAX_XML_BYTES = 64 * 1024 * 1024
+
+#: A negative inertia eigenvalue down to −(NEAR_PSD_RTOL·max|λ| + NEAR_PSD_ATOL) is taken as rounding in the
+#: description and repaired with a ModelWarning (urdfdom and Pinocchio load such files); below, refused.
+NEAR_PSD_RTOL, NEAR_PSD_ATOL = 1e-3, 1e-6
 
 KNOWN_JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar")
 _xacro_lock = threading.Lock()
@@ -112,15 +118,55 @@ def _run_xacro(data: bytes, name: str, path, resolver: PackageResolver, xacro_ar
             sa._eval_find, sa._eval_dict["find"] = saved[0], saved[1]
 
 
-def _parse_xml(data: bytes, name: str):
+def _parse_xml(data: bytes, name: str, strict: bool = False):
+    """lxml tree of ``data`` (DTDs and entities refused, no network). Quirks that libxml2 rejects but
+    urdfdom (TinyXML2) accepts are repaired with a located ModelWarning unless ``strict``: an XML
+    declaration with an unsupported version (``<?xml version="0.0"?>``), a declaration after a comment or
+    blank lines, and namespace prefixes used without a declaration (``drake:``, declared as Drake's
+    namespace; any other prefix as ``urn:undeclared:<prefix>``)."""
     parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False,
                              remove_comments=True, remove_pis=True)
-    try:
-        root = etree.fromstring(data, parser)
-    except etree.XMLSyntaxError as e:
-        line = e.position[0] if e.position else None
-        raise XMLError(f"XML syntax error: {e.msg}", file=name, line=line) from None
-    return root
+    for _ in range(64):  # one repair per round; a file has few distinct quirks
+        try:
+            return etree.fromstring(data, parser)
+        except etree.XMLSyntaxError as e:
+            line = e.position[0] if e.position else None
+            fixed = None if strict else _repair_xml(data, e.msg or "")
+            if fixed is None:
+                raise XMLError(f"XML syntax error: {e.msg}", file=name, line=line) from None
+            data, what = fixed
+            warnings.warn(str(XMLError(f"{what} (libxml2: {e.msg}); accepted as urdfdom does",
+                                       file=name, line=line)), ModelWarning, stacklevel=4)
+    raise XMLError("XML syntax error: too many repairs", file=name)
+
+
+_DECL = re.compile(rb"<\?xml\b[^>]*\?>")
+_VERSION = re.compile(rb"(<\?xml\b[^>]*?version\s*=\s*)([\"'])[^\"']*\2")
+_UNDECLARED = re.compile(r"Namespace prefix ([A-Za-z_][\w.-]*) on [^ ]+ is not defined")
+_ROOT_TAG = re.compile(rb"<([A-Za-z_][\w.:-]*)")
+
+
+def _repair_xml(data: bytes, msg: str):
+    """(repaired bytes, what was done) for the quirks urdfdom accepts, or None."""
+    if msg.startswith("Unsupported version"):
+        fixed = _VERSION.sub(rb'\g<1>"1.0"', data, count=1)
+        return (fixed, "unsupported XML version in the declaration read as 1.0") if fixed != data else None
+    if msg.startswith("XML declaration allowed only at the start"):
+        fixed = _DECL.sub(b"", data, count=1)
+        return (fixed, "XML declaration not at the start of the file ignored") if fixed != data else None
+    m = _UNDECLARED.match(msg)
+    if m:
+        prefix = m.group(1)
+        uri = DRAKE_NS if prefix == "drake" else f"urn:undeclared:{prefix}"
+        body = _DECL.sub(lambda d: b" " * len(d.group(0)), data)  # skip declarations when finding the root
+        body = re.sub(rb"<!--.*?-->", lambda c: b" " * len(c.group(0)), body, flags=re.S)
+        r = _ROOT_TAG.search(body)
+        if r is None:
+            return None
+        at = r.end()
+        fixed = data[:at] + f' xmlns:{prefix}="{uri}"'.encode() + data[at:]
+        return fixed, f"undeclared namespace prefix {prefix!r} declared as {uri}"
+    return None
 
 
 _XACRO_NS = ("http://wiki.ros.org/xacro", "http://www.ros.org/wiki/xacro", "http://ros.org/wiki/xacro")
@@ -137,8 +183,9 @@ def _has_xacro_elements(root) -> bool:
 # checking the tree with locations
 # ---------------------------------------------------------------------------------------------------------
 class _Checker:
-    def __init__(self, name):
+    def __init__(self, name, strict=False):
         self.name = name
+        self.strict = strict
 
     def err(self, el, msg, cls=ModelError):
         desc = None
@@ -148,6 +195,12 @@ class _Checker:
 
     def warn(self, el, msg):
         warnings.warn(str(self.err(el, msg)), ModelWarning, stacklevel=4)
+
+    def lenient(self, el, msg):
+        """Input urdfdom and Pinocchio accept: a located ModelWarning, or a ModelError when strict."""
+        if self.strict:
+            raise self.err(el, msg + " [refused: strict=True]")
+        self.warn(el, msg)
 
     def floats(self, el, attr, n, default=None, owner=None):
         """Parse attribute ``attr`` of ``el`` as n finite floats."""
@@ -242,10 +295,15 @@ class _Checker:
             mim = el.find("mimic")
             if mim is not None:
                 leader = mim.get("joint")
-                if leader not in joints:
-                    raise self.err(el, f"<mimic joint={leader!r}> names an unknown joint")
+                if leader not in joints:  # Pinocchio ignores such a mimic; so do we, unless strict
+                    self.lenient(el, f"<mimic joint={leader!r}> names an unknown joint; the mimic is ignored")
+                    el.remove(mim)
+                    continue
                 if leader == el.get("name"):
                     raise self.err(el, "joint mimics itself")
+                if "fixed" in (el.get("type"), joints[leader].get("type")):  # Pinocchio ignores it (mimic=False)
+                    self.lenient(el, f"<mimic joint={leader!r}> couples a fixed joint; the mimic is ignored")
+                    el.remove(mim)
         self.check_mimic_cycles(root, joints)
         roots = [n for n in links if n not in child_of]
         if len(roots) != 1:
@@ -288,10 +346,21 @@ class _Checker:
             vals[a] = v[0]
         Ic = np.array([[vals["ixx"], vals["ixy"], vals["ixz"]], [vals["ixy"], vals["iyy"], vals["iyz"]],
                        [vals["ixz"], vals["iyz"], vals["izz"]]])
-        ev = np.linalg.eigvalsh(Ic)
+        ev, V = np.linalg.eigh(Ic)
         scale = float(np.abs(ev).max())
         if ev.min() < -1e-9 * scale - 1e-12:  # relative, with an absolute floor for all-zero tensors
-            raise self.err(link, f"inertia tensor is not positive semi-definite (eigenvalues {ev.round(9)})")
+            if ev.min() < -NEAR_PSD_RTOL * scale - NEAR_PSD_ATOL:
+                raise self.err(link, f"inertia tensor is not positive semi-definite (eigenvalues {ev}); "
+                                     f"repairable only down to -{NEAR_PSD_RTOL:g}·max|eigenvalue| - "
+                                     f"{NEAR_PSD_ATOL:g} kg m²")
+            # rounding in CAD exports: urdfdom and Pinocchio load it; use the nearest PSD tensor
+            Ic = V @ np.diag(np.maximum(ev, 0.0)) @ V.T
+            self.lenient(link, f"inertia tensor is not positive semi-definite (eigenvalues {ev}); repaired to "
+                               f"the nearest positive semi-definite tensor (eigenvalues {np.maximum(ev, 0.0)})")
+            for a, (r, c) in zip(("ixx", "ixy", "ixz", "iyy", "iyz", "izz"),
+                                 ((0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2))):
+                it.set(a, repr(float(Ic[r, c])))
+            ev = np.maximum(ev, 0.0)
         a, b, c = ev
         tol = 1e-6 * scale + 1e-12
         if a + b < c - tol or a + c < b - tol or b + c < a - tol:
@@ -315,27 +384,8 @@ def _link_inertia(link):
     return mcI(float(inert.mass), np.ascontiguousarray(c), R @ Ic @ R.T), float(inert.mass)
 
 
-def _transmissions(root, joints, chk):
-    out = []
-    for el in root.findall("transmission"):
-        names = []
-        for j in el.findall("joint"):
-            jn = j.get("name")
-            if jn not in joints:  # stale transmissions are common; Pinocchio ignores them too
-                chk.warn(el, f"transmission names unknown joint {jn!r}; ignored")
-                continue
-            names.append(jn)
-        red = 1.0
-        for mr in el.iter("mechanicalReduction"):
-            try:
-                red = float(mr.text)
-            except (TypeError, ValueError):
-                raise chk.err(el, f"<mechanicalReduction> {mr.text!r} is not a number") from None
-        out.append(Transmission(el.get("name") or "", tuple(names), red))
-    return tuple(out)
-
-
-def parse_urdf(source, package_dirs=None, xacro_args=None, gravity=(0.0, 0.0, -9.81), trust_xacro=False) -> Model:
+def parse_urdf(source, package_dirs=None, xacro_args=None, gravity=(0.0, 0.0, -9.81), trust_xacro=False,
+               strict=False) -> Model:
     """Read a URDF/xacro robot description into a Model (no solver runs here: ``urdf_dyn.load`` adds the
     check that the loops can be assembled).
 
@@ -347,6 +397,9 @@ def parse_urdf(source, package_dirs=None, xacro_args=None, gravity=(0.0, 0.0, -9
         gravity: (3,) gravitational acceleration [m/s²] in the root link frame.
         trust_xacro: evaluate ``${...}``/``$(eval ...)`` with Python (RUNS CODE from the file); by default a
             restricted evaluator (``urdf_dyn.io.xacro_safe``) refuses anything but arithmetic and properties.
+        strict: refuse (ModelError) what urdfdom and Pinocchio accept and urdf_dyn otherwise repairs or
+            ignores with a located ``ModelWarning``: XML quirks, near-PSD inertias, a mimic naming a missing
+            joint, a reduction that is not a number.
 
     Returns:
         An immutable Model (see ``urdf_dyn.model``).
@@ -360,12 +413,12 @@ def parse_urdf(source, package_dirs=None, xacro_args=None, gravity=(0.0, 0.0, -9
     resolver = PackageResolver(package_dirs, origin=path)
     display = name
     is_xacro_file = path is not None and path.name.endswith(".xacro")
-    root = None if is_xacro_file else _parse_xml(data, display)  # parsed once unless xacro must run
+    root = None if is_xacro_file else _parse_xml(data, display, strict)  # parsed once unless xacro must run
     if is_xacro_file or _has_xacro_elements(root):
         data = _run_xacro(data, name, path, resolver, xacro_args, trust_xacro)
         display = f"{name} (xacro output)"
-        root = _parse_xml(data, display)
-    chk = _Checker(display)
+        root = _parse_xml(data, display, strict)
+    chk = _Checker(display, strict)
     links_el, joints_el, root_link = chk.check(root)
 
     import yourdfpy
@@ -442,7 +495,12 @@ def parse_urdf(source, package_dirs=None, xacro_args=None, gravity=(0.0, 0.0, -9
     links = {n: LinkFrame(renum[lf.body], lf.T_body_link) for n, lf in links.items()}
 
     lim = np.array(lim_rows, float).reshape(-1, 6)
-    independent = tuple(j for j in joint_names if joints_el[j].get("independent", "false").lower() == "true")
+    # URDF+: independent="true" joints are preferred as independent coordinates; in a file that marks some
+    # joints independent="false" (rotors, passive loop joints), the unmarked joints are independent too
+    # (generalized_rbda's default is true), so only the "false" ones become dependent.
+    flags = {j: (joints_el[j].get("independent") or "").lower() for j in joint_names}
+    default = "true" if "false" in flags.values() else "false"
+    independent = tuple(j for j in joint_names if (flags[j] or default) == "true")
     init = _initial_configuration(root, joint_names, chk)
     springs = _gazebo_springs(root, joint_names, chk)
     X_tree = [np.zeros((6, 6))] + [pose_to_plux(np.ascontiguousarray(T)) for T in T_tree[1:]]
@@ -463,13 +521,22 @@ def parse_urdf(source, package_dirs=None, xacro_args=None, gravity=(0.0, 0.0, -9
         lower=_frozen(lim[:, 0]), upper=_frozen(lim[:, 1]), velocity_limit=_frozen(lim[:, 2]),
         effort_limit=_frozen(lim[:, 3]), damping=_frozen(lim[:, 4]), friction=_frozen(lim[:, 5]),
         gravity=_frozen(gravity), links=MappingProxyType(links), link_masses=MappingProxyType(masses),
-        mimic=mimic, transmissions=_transmissions(root, joints_el, chk), package_dirs=resolver.as_tuple(),
+        mimic=mimic, transmissions=read_transmissions(root, joints_el, chk), package_dirs=resolver.as_tuple(),
         independent=independent, initial_configuration=MappingProxyType(init),
         spring_stiffness=_frozen(springs[0]), spring_reference=_frozen(springs[1]),
     )
     loops = _loops(root, model, chk)
     if loops:
         model = dataclasses.replace(model, loops=loops)
+    couplings = read_couplings(root, model, chk)
+    if couplings:
+        model = dataclasses.replace(model, couplings=couplings)
+    if (couplings or model.mimic) and not any(v for v in flags.values()):  # no independent= in the file
+        followers = coupling_followers(model, couplings)
+        model = dataclasses.replace(model, independent=tuple(j for j in joint_names if j not in followers))
+    if model.total_mass == 0.0 and model.NB > 0:
+        chk.warn(root, "the robot has no mass (no <inertial> with a non-zero mass): its dynamics are zero; "
+                       "kinematics only")
     return model
 
 
