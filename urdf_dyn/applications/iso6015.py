@@ -44,7 +44,7 @@ from urdf_dyn.algorithms.kinematics import link_jacobian, link_pose
 from urdf_dyn.constraints.assembly import assemble
 from urdf_dyn.constraints.explicit import explicit_constraint
 
-__all__ = ["TipLever", "tip_lever", "DiggingForces", "digging_forces", "CAT320_ISO6015"]
+__all__ = ["TipLever", "tip_lever", "StrokeMap", "DiggingForces", "digging_forces", "CAT320_ISO6015"]
 
 #: CAT 320 data sheet ISO 6015 digging forces [N] (Reach boom 5.7 m, R2.9 stick, HD bucket tip radius
 #: 1470 mm): bucket 140.5 kN (31 586 lbf), stick 106.7 kN (23 987 lbf) — robots/excavator.urdf header [1].
@@ -153,21 +153,52 @@ class DiggingForces:
         return _save(fig, path)
 
 
-def _sweep(model, q0, name, values, hold):
-    """Assembled poses along a sweep of actuator ``name`` through ``values``, starting from the value
-    nearest q0's and tracking the branch both ways."""
-    i = model.joint_index(name)
-    values = np.asarray(values, float)
-    k0 = int(np.argmin(np.abs(values - q0[i])))
-    out = [None] * len(values)
-    for rng in (range(k0, len(values)), range(k0, -1, -1)):
-        q = q0.copy()
-        for k in rng:
-            q = q.copy()
-            q[i] = values[k]
-            q = assemble(model, q, hold=hold)
-            out[k] = q
-    return out
+class StrokeMap:
+    """Assembled poses as a function of the cylinder strokes, on one assembly branch.
+
+    Each cylinder in ``strokes`` is swept alone from q0 over its URDF limits (less ``margin``) in steps of
+    at most ``step`` [m], each pose assembled from the previous one (``assemble`` holding the actuators),
+    so the branch of q0 is tracked continuously. The joints each sweep moves form that cylinder's group
+    (an excavator's loops close within the boom, stick or bucket linkage, so the groups are disjoint).
+    ``pose(values)`` starts from the group values of the nearest sweep samples and re-assembles, which
+    stays on the branch. Raises ModelError if a pose cannot be assembled."""
+
+    def __init__(self, model, q0, strokes, hold, step=0.01, margin=1e-3):
+        self.model, self.q0, self.hold = model, np.asarray(q0, float).copy(), tuple(hold)
+        self.idx, self.values, self.poses, self.groups = {}, {}, {}, {}
+        for c in strokes:
+            i = model.joint_index(c)
+            lo, hi = model.lower[i] + margin, model.upper[i] - margin
+            k = max(2, int(np.ceil((hi - lo) / step)) + 1)
+            v = np.linspace(lo, hi, k)
+            k0 = int(np.argmin(np.abs(v - self.q0[i])))
+            out = [None] * k
+            for rng in (range(k0, k), range(k0, -1, -1)):
+                q = self.q0.copy()
+                for j in rng:
+                    q = q.copy()
+                    q[i] = v[j]
+                    q = assemble(model, q, hold=self.hold)
+                    out[j] = q
+            P = np.array(out)
+            self.idx[c], self.values[c], self.poses[c] = i, v, P
+            self.groups[c] = np.flatnonzero(np.ptp(P, axis=0) > 1e-12)
+
+    def limits(self, c):
+        """(lower, upper) stroke [m] swept for cylinder c."""
+        return float(self.values[c][0]), float(self.values[c][-1])
+
+    def pose(self, values: dict, q=None):
+        """Assembled q (nv,) with the given strokes {cylinder: value [m]} (others as in ``q`` or q0)."""
+        q = (self.q0 if q is None else np.asarray(q, float)).copy()
+        for c, x in values.items():
+            v, P = self.values[c], self.poses[c]
+            j = int(np.clip(np.searchsorted(v, x), 1, len(v) - 1))
+            w = (x - v[j - 1]) / (v[j] - v[j - 1])
+            g = self.groups[c]
+            q[g] = (1 - w) * P[j - 1, g] + w * P[j, g]
+            q[self.idx[c]] = x
+        return assemble(self.model, q, hold=self.hold)
 
 
 def digging_forces(model, cylinders, relief_pressure=35e6, tip=("bucket", (1.47, 0.0, 0.0)),
@@ -199,7 +230,6 @@ def digging_forces(model, cylinders, relief_pressure=35e6, tip=("bucket", (1.47,
     idx = {a: model.joint_index(a) for a in acts}
     q0 = model.q_initial() if q0 is None else np.asarray(q0, float)
     u = {c: relief_pressure * cylinders[c].cap_area for c in (bucket, stick)}
-    lim = {c: (model.lower[idx[c]] + margin, model.upper[idx[c]] - margin) for c in (boom, stick, bucket)}
 
     def capacity(o, f):  # holding capacity [N] of actuator o carrying force f
         cyl = cylinders.get(o)
@@ -214,13 +244,14 @@ def digging_forces(model, cylinders, relief_pressure=35e6, tip=("bucket", (1.47,
                 F = min(F, F * capacity(o, f) / abs(f))
         return F
 
+    smap = StrokeMap(model, q0, (boom, stick, bucket), acts, margin=margin)
     # 1-D sweeps for the ISO positions: bucket stroke first (stick, boom as in q0), then the stick stroke
-    fine = {c: np.linspace(*lim[c], 4 * k) for c, k in zip((boom, stick, bucket), n)}
-    qs_b = _sweep(model, q0, bucket, fine[bucket], acts)
+    fine = {c: np.linspace(*smap.limits(c), 4 * k) for c, k in zip((boom, stick, bucket), n)}
+    qs_b = [smap.pose({bucket: x}) for x in fine[bucket]]
     lv_b = [tip_lever(model, q, acts, tip) for q in qs_b]
     Fb = np.array([force(lv, bucket) for lv in lv_b])
     kb = int(np.argmax(Fb))
-    qs_s = _sweep(model, qs_b[kb], stick, fine[stick], acts)
+    qs_s = [smap.pose({stick: x}, q=qs_b[kb]) for x in fine[stick]]
     lv_s = [tip_lever(model, q, acts, tip) for q in qs_s]
     Fs = np.array([force(lv, stick) for lv in lv_s])
     ks = int(np.argmax(Fs))
@@ -229,23 +260,13 @@ def digging_forces(model, cylinders, relief_pressure=35e6, tip=("bucket", (1.47,
         return {o: f / (cylinders[o].cap_area if f > 0 else cylinders[o].annulus_area) / 1e5
                 for o, f in lv.holding_forces(c, F).items() if o in cylinders}
 
-    # envelope grid: the loops of an excavator decouple (each closes within boom, stick or bucket
-    # linkage), so the 1-D sweeps of each stroke combine; every combination is re-assembled to check it
-    coarse = {c: np.linspace(*lim[c], k) for c, k in zip((boom, stick, bucket), n)}
-    sw = {c: _sweep(model, q0, c, coarse[c], acts) for c in (boom, stick, bucket)}
-    groups = {}
-    for c in (boom, stick, bucket):
-        moved = np.ptp(np.array(sw[c]), axis=0) > 1e-12
-        groups[c] = np.flatnonzero(moved)
+    # envelope grid over the three strokes
+    coarse = {c: np.linspace(*smap.limits(c), k) for c, k in zip((boom, stick, bucket), n)}
     tips, GB, GS = [], [], []
-    for qb in sw[boom]:
-        for qs in sw[stick]:
-            for qk in sw[bucket]:
-                q = q0.copy()
-                for c, qq in ((boom, qb), (stick, qs), (bucket, qk)):
-                    q[groups[c]] = qq[groups[c]]
-                q = assemble(model, q, hold=acts)
-                lv = tip_lever(model, q, acts, tip)
+    for xb in coarse[boom]:
+        for xs in coarse[stick]:
+            for xk in coarse[bucket]:
+                lv = tip_lever(model, smap.pose({boom: xb, stick: xs, bucket: xk}), acts, tip)
                 tips.append(lv.tip)
                 GB.append(force(lv, bucket))
                 GS.append(force(lv, stick))
