@@ -136,7 +136,9 @@ class LiftChart:
     radii (nr,), heights (nh,) [m]; front, side (nh, nr) rated loads [kg] (NaN out of reach); front_star,
     side_star (nh, nr) bool: hydraulically limited; tipping_front_N, tipping_side_N, hydraulic_N (nh, nr)
     [N]; limiting (nh, nr) the limiting cylinder; poses (nh, nr, nv) (NaN out of reach); footprint
-    lines x_tip, y_tip [m]; conditions: a one-line description of what is modelled."""
+    lines x_tip, y_tip [m]; conditions: a one-line description of what is modelled; max_reach_m (nh,) [m]
+    the largest radius reachable at each height (NaN if none) and max_front, max_side (nh,) [kg] with
+    max_front_star, max_side_star the rated loads there (Cat's "max reach" column)."""
     radii: np.ndarray
     heights: np.ndarray
     front: np.ndarray
@@ -152,6 +154,11 @@ class LiftChart:
     y_tip: float
     conditions: str = ""
     reference: dict = field(default_factory=dict)
+    max_reach_m: np.ndarray = None
+    max_front: np.ndarray = None
+    max_side: np.ndarray = None
+    max_front_star: np.ndarray = None
+    max_side_star: np.ndarray = None
 
     def grid(self) -> list:
         """Rows for JSON: {height_m, radius_m, over_front_kg, over_side_kg, hydraulic_limited_front,
@@ -172,13 +179,18 @@ class LiftChart:
         side) [kg]; ``*`` = limited by hydraulic capacity rather than tipping."""
         def cell(v, star):
             return "–" if np.isnan(v) else f"{v:,.0f}{'*' if star else ''}".replace(",", " ")
-        head = "| height | " + " | ".join(f"{r:.1f} m front | {r:.1f} m side" for r in self.radii) + " |"
-        sep = "|---:|" + "---:|---:|" * len(self.radii)
+        mr = self.max_reach_m is not None
+        head = "| height | " + " | ".join(f"{r:.1f} m front | {r:.1f} m side" for r in self.radii) + \
+            (" | max reach | front | side |" if mr else " |")
+        sep = "|---:|" + "---:|---:|" * len(self.radii) + ("---:|---:|---:|" if mr else "")
         rows = [head, sep]
         for i, h in enumerate(self.heights):
             rows.append(f"| {h:+.1f} m | " + " | ".join(
                 f"{cell(self.front[i, j], self.front_star[i, j])} | {cell(self.side[i, j], self.side_star[i, j])}"
-                for j in range(len(self.radii))) + " |")
+                for j in range(len(self.radii))) + " |" + (
+                f" {self.max_reach_m[i]:.2f} m | {cell(self.max_front[i], self.max_front_star[i])} | "
+                f"{cell(self.max_side[i], self.max_side_star[i])} |" if mr and not np.isnan(self.max_reach_m[i])
+                else (" – | – | – |" if mr else "")))
         note = (f"\nRated loads [kg] (ISO 10567: min(75 % tipping, 87 % hydraulic)); * hydraulically limited; "
                 f"tipping lines x = {self.x_tip:.3f} m (front), y = {self.y_tip:.3f} m (side). {self.conditions}")
         return "\n".join(rows) + "\n" + note
@@ -226,7 +238,8 @@ def lift_chart(model, radii=CAT320_RADII, heights=CAT320_HEIGHTS, footprint=(1.8
 
     Args:
         radii, heights: load-point grid [m] (default Cat's 320 chart cells).
-        footprint: (x_tip, y_tip) [m] tipping lines over front and over side (default CAT 320: 1.825, 1.19).
+        footprint: (x_tip, y_tip) [m] tipping lines over front and over side (default CAT 320: 1.825, 1.19),
+            or a support polygon (k, 2) [m], whose front (max x) and left (max y) edges are then used.
         cylinders: {actuator: Cylinder} (required: at least the boom cylinder).
         lift_pressure: boom cylinder pressure [Pa] (CAT 320 lift mode 38 MPa); holding_pressure: the other
             cylinders' [Pa] (default = lift_pressure).
@@ -236,6 +249,11 @@ def lift_chart(model, radii=CAT320_RADII, heights=CAT320_HEIGHTS, footprint=(1.8
     Returns LiftChart. Raises KeyError for unknown names, ValueError without cylinders."""
     if not cylinders or boom not in cylinders:
         raise ValueError(f"lift_chart needs cylinders including the lift cylinder {boom!r}")
+    fp = np.asarray(footprint, float)
+    if fp.ndim == 2:  # a support polygon: its front (max x) and left (max y) edges are the tipping lines
+        footprint = (float(fp[:, 0].max()), float(fp[:, 1].max()))
+    elif fp.shape != (2,) or np.any(fp <= 0):
+        raise ValueError(f"footprint must be (x_tip, y_tip) > 0 [m] or a polygon (k, 2), got {footprint!r}")
     m = without_links(model, without) if without else model
     link, p = _default_load(model) if load is None else (load[0], np.asarray(load[1], float))
     acts = tuple(actuators)
@@ -273,6 +291,28 @@ def lift_chart(model, radii=CAT320_RADII, heights=CAT320_HEIGHTS, footprint=(1.8
         e = res(sol.x)
         return state["q"] if np.max(np.abs(e)) <= tol else None
 
+    def max_reach(h):
+        """Largest radius of the stick nose at height h: max x s.t. z = h (SLSQP over the two strokes)."""
+        near = [c for c in cand if abs(c[0][2] - h) < 0.5]
+        if not near:
+            return None
+        x0 = max(near, key=lambda c: c[0][0])[1]
+
+        def xz(x):
+            return nose(smap.pose({boom: x[0], stick: x[1]}))
+
+        def jac(x):
+            lv = tip_lever(m, smap.pose({boom: x[0], stick: x[1]}), acts, (link, p))
+            return lv.J[:, [acts.index(boom), acts.index(stick)]]
+
+        sol = scipy.optimize.minimize(lambda x: -xz(x)[0], x0, jac=lambda x: -jac(x)[0], method="SLSQP",
+                                      bounds=list(zip(lo, hi)),
+                                      constraints=[dict(type="eq", fun=lambda x: xz(x)[2] - h,
+                                                        jac=lambda x: jac(x)[2][None])],
+                                      options=dict(ftol=1e-10, maxiter=100))
+        q = smap.pose({boom: sol.x[0], stick: sol.x[1]})
+        return q if abs(nose(q)[2] - h) <= tol else None
+
     nh, nr = len(heights), len(radii)
     F, S = np.full((nh, nr), np.nan), np.full((nh, nr), np.nan)
     Fs, Ss = np.zeros((nh, nr), bool), np.zeros((nh, nr), bool)
@@ -295,8 +335,20 @@ def lift_chart(model, radii=CAT320_RADII, heights=CAT320_HEIGHTS, footprint=(1.8
             F[i, j], Fs[i, j], S[i, j], Ss[i, j] = a.rated_kg, a.hydraulic_limited, b.rated_kg, b.hydraulic_limited
             TF[i, j], TS[i, j], HY[i, j], LIM[i, j] = a.tipping_N, b.tipping_N, a.hydraulic_N, a.limiting_cylinder
             POS[i, j] = q
+    MR, MF, MS = (np.full(nh, np.nan) for _ in range(3))
+    MFs, MSs = np.zeros(nh, bool), np.zeros(nh, bool)
+    for i, h in enumerate(heights):
+        q = max_reach(float(h))
+        if q is None:
+            continue
+        q[isw] = 0.0
+        a = lift_point(m, q, cylinders, (link, p), ("front", footprint[0]), boom, lift_pressure, holding_pressure)
+        qs_ = q.copy()
+        qs_[isw] = np.pi / 2
+        b = lift_point(m, qs_, cylinders, (link, p), ("side", footprint[1]), boom, lift_pressure, holding_pressure)
+        MR[i], MF[i], MS[i], MFs[i], MSs[i] = nose(q)[0], a.rated_kg, b.rated_kg, a.hydraulic_limited, b.hydraulic_limited
     cond = (f"Load at the stick nose ({link} point {np.round(p, 3).tolist()} m), without "
             f"{', '.join(without) or 'nothing removed'}; machine mass {m.total_mass:.0f} kg; boom cylinder at "
             f"{lift_pressure / 1e6:.0f} MPa, others at {(holding_pressure or lift_pressure) / 1e6:.0f} MPa.")
     return LiftChart(np.asarray(radii, float), np.asarray(heights, float), F, S, Fs, Ss, TF, TS, HY, LIM, POS,
-                     float(footprint[0]), float(footprint[1]), cond, dict(reference or {}))
+                     float(footprint[0]), float(footprint[1]), cond, dict(reference or {}), MR, MF, MS, MFs, MSs)
