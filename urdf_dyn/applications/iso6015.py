@@ -251,17 +251,32 @@ def digging_forces(model, cylinders, relief_pressure=35e6, tip=("bucket", (1.47,
     lv_b = [tip_lever(model, q, acts, tip) for q in qs_b]
     Fb = np.array([force(lv, bucket) for lv in lv_b])
     kb = int(np.argmax(Fb))
-    qs_s = [smap.pose({stick: x}, q=qs_b[kb]) for x in fine[stick]]
-    lv_s = [tip_lever(model, q, acts, tip) for q in qs_s]
-    Fs = np.array([force(lv, stick) for lv in lv_s])
-    ks = int(np.argmax(Fs))
 
     def bar(lv, c, F):
         return {o: f / (cylinders[o].cap_area if f > 0 else cylinders[o].annulus_area) / 1e5
                 for o, f in lv.holding_forces(c, F).items() if o in cylinders}
 
-    # envelope grid over the three strokes
+    def worst(lv, c):
+        return max((abs(v) for v in bar(lv, c, lv.tip_force(c, u[c])).values()), default=0.0)
+
     coarse = {c: np.linspace(*smap.limits(c), k) for c, k in zip((boom, stick, bucket), n)}
+    # the bucket force does not depend on the (locked) boom and stick strokes: among them take the pose
+    # whose holding cylinders need the least pressure (SAE J1179 §3.3: no holding circuit over its limit)
+    cands = [smap.pose({boom: xb, stick: xs, bucket: fine[bucket][kb]}) for xb in coarse[boom] for xs in coarse[stick]]
+    lvs = [tip_lever(model, q, acts, tip) for q in cands]
+    lv_bk = lvs[min(range(len(lvs)), key=lambda k: worst(lvs[k], bucket))]
+    # the arm force: stick stroke swept with the bucket at its ISO position; the boom stroke (the arm force
+    # does not depend on it) chosen for the least holding pressure
+    qs_s = [smap.pose({stick: x}, q=lv_bk.q) for x in fine[stick]]
+    lv_s = [tip_lever(model, q, acts, tip) for q in qs_s]
+    Fs = np.array([force(lv, stick) for lv in lv_s])
+    ks = int(np.argmax(Fs))
+    cands = [smap.pose({boom: xb}, q=qs_s[ks]) for xb in coarse[boom]]
+    lvs = [tip_lever(model, q, acts, tip) for q in cands]
+    lv_sk = lvs[min(range(len(lvs)), key=lambda k: worst(lvs[k], stick))]
+    Fb_iso, Fs_iso = force(lv_bk, bucket), force(lv_sk, stick)
+
+    # envelope grid over the three strokes
     tips, GB, GS = [], [], []
     for xb in coarse[boom]:
         for xs in coarse[stick]:
@@ -273,11 +288,11 @@ def digging_forces(model, cylinders, relief_pressure=35e6, tip=("bucket", (1.47,
     pivots = {}
     for nm in ("boom", "stick", "bucket"):
         if nm in model.links:
-            pivots[nm] = link_pose(model, qs_s[ks], nm)[:3, 3]
+            pivots[nm] = link_pose(model, lv_sk.q, nm)[:3, 3]
     return DiggingForces(
-        bucket_N=float(Fb[kb]), arm_N=float(Fs[ks]), bucket_pose=qs_b[kb], arm_pose=qs_s[ks],
-        bucket_tip=lv_b[kb].tip, arm_tip=lv_s[ks].tip,
-        holding_bar={"bucket": bar(lv_b[kb], bucket, Fb[kb]), "arm": bar(lv_s[ks], stick, Fs[ks])},
+        bucket_N=float(Fb_iso), arm_N=float(Fs_iso), bucket_pose=lv_bk.q, arm_pose=lv_sk.q,
+        bucket_tip=lv_bk.tip, arm_tip=lv_sk.tip,
+        holding_bar={"bucket": bar(lv_bk, bucket, Fb_iso), "arm": bar(lv_sk, stick, Fs_iso)},
         strokes={bucket: fine[bucket], stick: fine[stick]}, bucket_curve=Fb, arm_curve=Fs,
         grid_tip=np.array(tips), grid_bucket_N=np.array(GB), grid_arm_N=np.array(GS),
         relief_pressure=float(relief_pressure), reference=dict(CAT320_ISO6015 if reference is None else reference),
