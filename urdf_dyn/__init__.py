@@ -53,6 +53,9 @@ _EXPORTS = {
     "QuinticTrajectory": "urdf_dyn.applications.trajectories",
     "spline_motion": "urdf_dyn.applications.motion", "csv_motion": "urdf_dyn.applications.motion",
     "consistent_motion": "urdf_dyn.applications.motion", "CoordinateMotion": "urdf_dyn.applications.motion",
+    "digging_forces": "urdf_dyn.applications.iso6015", "lift_chart": "urdf_dyn.applications.lift_chart",
+    "base_reaction": "urdf_dyn.applications.stability", "zmp_margin": "urdf_dyn.applications.stability",
+    "StabilityWarning": "urdf_dyn.applications.stability",
     "load_from_args": "urdf_dyn.cli.main",
     "run_launch": "urdf_dyn.launch.registry",
     # errors and warnings
