@@ -245,8 +245,6 @@ def _soil(launch, model, frames, t, Q, QD, QDD, windows):
         raise launch.err("soil.preset", e.args[0]) from None
     except ValueError as e:
         raise launch.err("soil", str(e)) from None
-    if sp.edge not in frames and sp.edge not in model.links:
-        raise launch.err("soil.edge", f"unknown frame {sp.edge!r} (frames: {', '.join([*frames, *model.links])})")
     edge = frames.get(sp.edge)
     link = edge.link if edge is not None else sp.edge
     face = np.asarray(sp.face, float)
@@ -280,8 +278,6 @@ def _loads(launch, model, frames, t, Q, windows):
     out = {}
     for i, ld in enumerate(launch.doc.loads):
         key = f"loads[{i}]"
-        if ld.link not in model.links:
-            raise launch.err(f"{key}.link", f"unknown link {ld.link!r} (links: {', '.join(model.links)})")
         frame = None if ld.frame == "link" else ld.frame
         if frame not in (None, "world") and frame not in frames and frame not in model.links:
             raise launch.err(f"{key}.frame", f"unknown frame {frame!r}: use link, world, a link or a frames: name")
@@ -361,7 +357,7 @@ def run_sizing(launch, out_dir=None, progress=None, echo=print):
     """Run a validated ``job: size`` launch: motion -> consistent states -> loads -> actuator forces ->
     hydraulics, machine checks -> report. Returns (SizingResult, {output: path}). Raises LaunchError /
     ModelError / StateError for bad input."""
-    from urdf_dyn.applications.hydraulics import Motor, hydraulics
+    from urdf_dyn.applications.hydraulics import Motor, hydraulics, intervals
     from urdf_dyn.applications.loads import Frame, add_wrenches, payload_wrench
     from urdf_dyn.applications.motion import consistent_motion
     from urdf_dyn.applications.report import write_sizing_report
@@ -396,6 +392,7 @@ def run_sizing(launch, out_dir=None, progress=None, echo=print):
          + (f"; payload {pl.mass:g} kg on {pl.link}" if pl else "")
          + (f"; soil {doc.soil.preset}" if doc.soil else "") + f"; motion {t[-1]:g} s, "
          f"{len(t)} samples of {', '.join(motion.names)}")
+    _early_checks(launch, model, frames, t, windows)
     Q, QD, QDD = consistent_motion(model, motion, progress=progress)
     f_ext, soil_info, models = {}, None, None
     if doc.soil is not None:
@@ -420,7 +417,7 @@ def run_sizing(launch, out_dir=None, progress=None, echo=print):
     shade = []
     if soil_info is not None:
         m = soil_info["cut"].in_soil
-        shade = [(t0, t1, f"in {soil_info['soil'].name}") for t0, t1 in _runs(t, m)]
+        shade = [(t0, t1, f"in {soil_info['soil'].name}") for t0, t1 in intervals(t, m)]
     written = write_sizing(model, res, outdir, phases=windows, shade=shade)
     hyd = None
     if doc.hydraulics is not None:
@@ -456,9 +453,25 @@ def run_sizing(launch, out_dir=None, progress=None, echo=print):
     return res, written
 
 
-def _runs(t, mask):
-    from urdf_dyn.applications.hydraulics import intervals
-    return intervals(t, mask)
+def _early_checks(launch, model, frames, t, windows):
+    """Name errors before the (slow) motion is computed."""
+    from urdf_dyn.applications.soil import SOILS
+    doc = launch.doc
+    sp = doc.soil
+    if sp is not None:
+        if sp.preset not in SOILS:
+            raise launch.err("soil.preset", f"unknown soil {sp.preset!r}; presets: {', '.join(SOILS)}")
+        if sp.edge not in frames and sp.edge not in model.links:
+            raise launch.err("soil.edge", f"unknown frame {sp.edge!r} (frames: {', '.join([*frames, *model.links])})")
+        _mask(launch, "soil.during", t, windows, sp.during)
+        if sp.payload is not None and sp.payload.release is not None:
+            _mask(launch, "soil.payload.release", t, windows, sp.payload.release)
+    for i, ld in enumerate(doc.loads):
+        if ld.link not in model.links:
+            raise launch.err(f"loads[{i}].link", f"unknown link {ld.link!r} (links: {', '.join(model.links)})")
+        _mask(launch, f"loads[{i}].during", t, windows, ld.during)
+    if doc.payload is not None and doc.payload.during is not None:
+        _mask(launch, "payload.during", t, windows, doc.payload.during)
 
 
 def _summary_lines(res, soil_info, hyd, machine):

@@ -142,7 +142,7 @@ def fee_force(soil: Soil, depth, width, rake, surcharge=0.0, g=G0):
     d = np.asarray(depth, float)
     rake = np.broadcast_to(np.asarray(rake, float), d.shape)
     phi, delta = soil.friction_angle, soil.tool_friction_angle
-    ua, inv = np.unique(np.round(rake.ravel(), 6), return_inverse=True)
+    ua, inv = np.unique(rake.ravel(), return_inverse=True)
     beta = failure_angle(ua, phi, delta)[inv].reshape(d.shape) if d.size else np.zeros(d.shape)
     Ng, Nc, Nq, Na = n_factors(rake, phi, delta, beta)
     F = width * (soil.density * g * d ** 2 * Ng + soil.cohesion * d * Nc + np.asarray(surcharge) * d * Nq
