@@ -56,6 +56,12 @@ _EXPORTS = {
     "digging_forces": "urdf_dyn.applications.iso6015", "lift_chart": "urdf_dyn.applications.lift_chart",
     "base_reaction": "urdf_dyn.applications.stability", "zmp_margin": "urdf_dyn.applications.stability",
     "StabilityWarning": "urdf_dyn.applications.stability",
+    "soil_preset": "urdf_dyn.applications.soil", "soil_cutting": "urdf_dyn.applications.soil",
+    "fee_force": "urdf_dyn.applications.soil", "Soil": "urdf_dyn.applications.soil",
+    "point_wrench": "urdf_dyn.applications.loads", "payload_wrench": "urdf_dyn.applications.loads",
+    "point_acceleration": "urdf_dyn.applications.loads",
+    "size_motion": "urdf_dyn.applications.sizing", "Cylinder": "urdf_dyn.applications.sizing",
+    "hydraulics": "urdf_dyn.applications.hydraulics", "Motor": "urdf_dyn.applications.hydraulics",
     "load_from_args": "urdf_dyn.cli.main",
     "run_launch": "urdf_dyn.launch.registry",
     # errors and warnings

@@ -75,7 +75,10 @@ class Soil:
             raise ValueError(f"soil {self.name!r}: need density > 0 and friction angles < 90 deg")
 
 
-_d = np.radians
+def _d(deg):
+    return float(np.radians(deg))
+
+
 #: Named presets. Unit weights are dry values of [DNR] divided by g; φ the middle of [DNR]'s range; δ = 2/3 φ
 #: for granular soils ([SoilTyp]: δ ≈ 0.5–0.7 φ on steel); clay = [SoilTyp]'s clay loam defaults.
 SOILS = {
