@@ -63,7 +63,12 @@ def test_over_demand_relief_and_end_stops():
     assert h.over_demand == [(0.0, 1.0)]
     assert h.actuators["cyl"].over_relief == [(0.0, 1.0)]
     assert h.actuators["cyl"].end_stop == [(0.0, 0.21), (0.97, 1.0)]   # within 5 mm of 0.1 and 0.49 m
-    assert h.actuators["cyl"].speed_ratio == pytest.approx(max(0.5 / 0.316, 0.5 / (1e-3 / c.cap_area)))
+    a = h.actuators["cyl"]
+    assert a.limit_ratio == pytest.approx(0.5 / 0.316) and a.flow_ratio == pytest.approx(0.5 / (1e-3 / c.cap_area))
+    assert a.speed_ratio == max(a.limit_ratio, a.flow_ratio)
+    w = " / ".join(h.warnings())
+    for s in ("more flow than the pumps", "over the relief", "stroke end", "speed its supply allows", "URDF velocity"):
+        assert s in w
     assert h.peak_flow * 6e4 == pytest.approx(c.cap_area * 0.5 * 6e4)
     assert intervals([0, 1, 2, 3], [False, True, True, False]) == [(1.0, 2.0)]
     d = h.to_dict()

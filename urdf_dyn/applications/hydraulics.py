@@ -86,12 +86,21 @@ class ActuatorHydraulics:
     over_relief: list = field(default_factory=list)
 
     @property
+    def flow_ratio(self) -> float:
+        """Peak speed / the speed the supply allows, per direction, the larger."""
+        return float(max(self.peak_ext_speed / self.v_max_ext if self.v_max_ext > 0 else 0.0,
+                         self.peak_ret_speed / self.v_max_ret if self.v_max_ret > 0 else 0.0))
+
+    @property
+    def limit_ratio(self) -> float:
+        """Peak speed / the URDF velocity limit (0 when there is none)."""
+        ok = np.isfinite(self.v_limit) and self.v_limit > 0
+        return float(max(self.peak_ext_speed, self.peak_ret_speed) / self.v_limit) if ok else 0.0
+
+    @property
     def speed_ratio(self) -> float:
-        r = [self.peak_ext_speed / self.v_max_ext if self.v_max_ext > 0 else 0.0,
-             self.peak_ret_speed / self.v_max_ret if self.v_max_ret > 0 else 0.0]
-        if np.isfinite(self.v_limit) and self.v_limit > 0:
-            r.append(max(self.peak_ext_speed, self.peak_ret_speed) / self.v_limit)
-        return float(max(r))
+        """The larger of ``flow_ratio`` and ``limit_ratio``."""
+        return max(self.flow_ratio, self.limit_ratio)
 
 
 @dataclass
@@ -115,6 +124,24 @@ class HydraulicsResult:
         """Hydraulic energy per cycle, all actuators [J]."""
         return float(sum(a.energy for a in self.actuators.values()))
 
+    def warnings(self) -> list:
+        """One line per problem: over the pumps, over relief, at an end stop, too fast for flow or limit."""
+        iv = lambda x: ", ".join(f"{a:.2f}–{b:.2f} s" for a, b in x[:4]) + (" …" if len(x) > 4 else "")  # noqa
+        out = []
+        if self.over_demand:
+            out.append(f"the cycle asks for more flow than the pumps give ({self.pump_flow * L_MIN:.0f} L/min) at "
+                       f"{iv(self.over_demand)}")
+        for n, a in self.actuators.items():
+            if a.over_relief:
+                out.append(f"{n}: load-holding pressure over the relief at {iv(a.over_relief)}")
+            if a.end_stop:
+                out.append(f"{n}: at a stroke end at {iv(a.end_stop)}")
+            if a.flow_ratio > 1:
+                out.append(f"{n}: {100 * a.flow_ratio:.0f} % of the speed its supply allows")
+            if a.limit_ratio > 1:
+                out.append(f"{n}: {100 * a.limit_ratio:.0f} % of its URDF velocity limit ({a.v_limit:.3g})")
+        return out
+
     def to_dict(self) -> dict:
         """JSON-ready summary (SI, plus L/min and bar where named so)."""
         acts = {}
@@ -125,20 +152,23 @@ class HydraulicsResult:
                            capacity_push=a.capacity_push, capacity_pull=a.capacity_pull,
                            peak_extend_speed=a.peak_ext_speed, peak_retract_speed=a.peak_ret_speed,
                            allowed_extend_speed=a.v_max_ext, allowed_retract_speed=a.v_max_ret,
-                           speed_ratio=a.speed_ratio, end_stop_s=a.end_stop, over_relief_s=a.over_relief)
+                           speed_ratio=a.speed_ratio, flow_ratio=a.flow_ratio,
+                           limit_ratio=a.limit_ratio, end_stop_s=a.end_stop, over_relief_s=a.over_relief)
         return dict(peak_flow_L_min=self.peak_flow * L_MIN, pump_flow_L_min=self.pump_flow * L_MIN,
                     relief_Pa=self.relief, energy_J=self.energy, over_demand_s=self.over_demand, actuators=acts)
 
     def table(self) -> str:
         """Markdown: per actuator peak demand, pressure, push/pull use of relief, speed use, energy."""
         lines = ["| actuator | peak flow | peak holding p | push / cap at relief | pull / annulus at relief | "
-                 "speed / allowed | energy | end stop | over relief |", "|---|---:|---:|---:|---:|---:|---:|---|---|"]
+                 "speed / flow allows | speed / URDF limit | energy | end stop | over relief |",
+                 "|---|---:|---:|---:|---:|---:|---:|---:|---|---|"]
         for n, a in self.actuators.items():
             fmt = lambda iv: ", ".join(f"{x:.2f}–{y:.2f} s" for x, y in iv[:3]) + (" …" if len(iv) > 3 else "")  # noqa
             lines.append(f"| {n} | {a.demand.max() * L_MIN:.0f} L/min | {a.pressure.max() / 1e5:.0f} bar | "
-                         f"{100 * a.push_ratio:.0f} % | {100 * a.pull_ratio:.0f} % | {100 * a.speed_ratio:.0f} % | "
+                         f"{100 * a.push_ratio:.0f} % | {100 * a.pull_ratio:.0f} % | {100 * a.flow_ratio:.0f} % | "
+                         f"{f'{100 * a.limit_ratio:.0f} %' if a.limit_ratio else '–'} | "
                          f"{a.energy / 1e3:.1f} kJ | {fmt(a.end_stop) or '–'} | {fmt(a.over_relief) or '–'} |")
-        lines.append(f"| **all** | **{self.peak_flow * L_MIN:.0f} L/min** (pumps {self.pump_flow * L_MIN:.0f}) | | | | | "
+        lines.append(f"| **all** | **{self.peak_flow * L_MIN:.0f} L/min** (pumps {self.pump_flow * L_MIN:.0f}) | | | | | | "
                      f"**{self.energy / 1e3:.1f} kJ** | | |")
         return "\n".join(lines)
 

@@ -252,10 +252,7 @@ def write_sizing_report(model, launch_path, res, outdir, head, table, windows=No
                f"relief {h.relief / 1e5:.0f} bar; pumps {h.pump_flow * 6e4:.0f} L/min. Pushing is checked against the "
                "cap area, pulling against the annulus, each at relief; speeds against the URDF limit and the flow "
                "the valve section can receive.", "", h.table(), ""]
-        if h.over_demand:
-            md += ["**The cycle asks for more flow than the pumps give** at "
-                   + ", ".join(f"{a:.2f}–{b:.2f} s" for a, b in h.over_demand) + "; the operator (or the pump "
-                   "regulator) slows the motion there.", ""]
+        md += [f"- **{w}**" for w in h.warnings()] + ([""] if h.warnings() else [])
         js["hydraulics"] = h.to_dict()
         out["pump_flow_png"] = plot_pump_flow(h, outdir / "pump_flow.png", windows)
         import csv

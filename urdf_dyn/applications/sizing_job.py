@@ -443,9 +443,8 @@ def run_sizing(launch, out_dir=None, progress=None, echo=print):
         echo(line)
     if res.over_limit:
         echo(f"WARNING: over the effort limit: {', '.join(res.over_limit)}")
-    if hyd is not None and hyd.over_demand:
-        iv = ", ".join(f"{x:.2f}–{y:.2f} s" for x, y in hyd.over_demand[:4])
-        echo(f"WARNING: the cycle asks for more flow than the pumps give ({hyd.pump_flow * 6e4:.0f} L/min) at {iv}")
+    for w in (hyd.warnings() if hyd is not None else ()):
+        echo(f"WARNING: hydraulics: {w}")
     if res.residual is not None and res.residual.size and np.abs(res.residual).max() > 1e-6:
         echo(f"WARNING: under-actuated: largest generalised force the actuators cannot produce "
              f"{np.abs(res.residual).max():.3g}")
