@@ -145,3 +145,17 @@ def test_bad_input_names_the_key(tmp_path, change, message):
         run_launch(f, out_dir=tmp_path / "o", progress=False, echo=lambda *a: None)
     assert message in str(e.value) and "\n" not in str(e.value)
     assert main(["launch", str(f), "--out-dir", str(tmp_path / "o")]) == 2
+
+
+def test_constant_payload_in_seconds_or_phases_still_works(tmp_path):
+    """The old `payload:` (from/until in seconds) as a point mass's wrench gives the forces of the per-sample
+    loaded models (the path kept for a payload with inertia); `during: <phase>` gives the same window."""
+    base = launch_data(soil=None, iso6015=None, lift_chart=None, stability=None, hydraulics=None)
+    base["motion"]["dt"] = 0.1
+    pl = {"link": "bucket", "mass": 1800.0, "com": [0.75, 0.0, 0.35]}
+    a = dict(base, payload=dict(pl, **{"from": 4.5, "until": 13.3}))
+    b = dict(base, payload=dict(pl, **{"from": 4.5, "until": 13.3}, inertia=[[0.0] * 3] * 3))
+    c = dict(base, payload=dict(pl, during=["curl", "swing"]))
+    ra, rb, rc = (run(tmp_path, d, n)[0] for d, n in ((a, "a"), (b, "b"), (c, "c")))
+    assert np.abs(ra.u - rb.u).max() < 1e-6 * np.abs(rb.u).max()
+    assert np.abs(ra.u - rc.u).max() < 1e-6 * np.abs(rb.u).max()
