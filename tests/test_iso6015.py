@@ -104,3 +104,11 @@ def test_plot_envelope(res, tmp_path):
 def test_missing_cylinder_is_named(model):
     with pytest.raises(KeyError, match="bucket_cyl"):
         digging_forces(model, {"stick_cyl": CYL["stick_cyl"]})
+
+
+def test_holding_pressure_limits_the_forces(model, res):
+    """SAE J1179 §3.3: with a holding limit no holding cylinder exceeds it, and no force grows."""
+    lim = digging_forces(model, CYL, relief_pressure=P, n=(5, 7, 9), holding_pressure=38e6)
+    for case in ("bucket", "arm"):
+        assert all(abs(p) <= 380 * (1 + 1e-9) for p in lim.holding_bar[case].values())
+    assert lim.bucket_N <= res.bucket_N * (1 + 1e-9)

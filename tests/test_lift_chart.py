@@ -148,3 +148,16 @@ def test_bad_input(exc):
         lift_chart(exc, cylinders={})
     with pytest.raises(KeyError, match="no link"):
         without_links(exc, ("shovel",))
+
+
+def test_max_reach_column(exc, chart):
+    """Cat's max-reach column: no reachable cell lies further out than it, and a
+    point 0.1 m beyond it is out of reach; a polygon footprint gives the same tipping lines as its edges."""
+    for i, h in enumerate(chart.heights):
+        r = chart.max_reach_m[i]
+        assert np.isfinite(r) and np.all(chart.radii[~np.isnan(chart.front[i])] <= r + 1e-6)
+        assert chart.max_front[i] > 0 and chart.max_side[i] > 0
+    far = lift_chart(exc, radii=(chart.max_reach_m[1] + 0.1,), heights=(chart.heights[1],), cylinders=CYL,
+                     footprint=[[1.825, -1.19], [1.825, 1.19], [-1.825, 1.19], [-1.825, -1.19]])
+    assert np.isnan(far.front[0, 0]) and far.x_tip == 1.825 and far.y_tip == 1.19
+    assert abs(far.max_reach_m[0] - chart.max_reach_m[1]) < 1e-3
