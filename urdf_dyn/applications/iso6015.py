@@ -129,7 +129,7 @@ class DiggingForces:
         from urdf_dyn.applications.report import _pyplot, _save
         plt = _pyplot()
         x, z = self.grid_tip[:, 0], self.grid_tip[:, 2]
-        fig, axes = plt.subplots(1, 2, figsize=(12, 5.4), sharey=True)
+        fig, axes = plt.subplots(1, 2, figsize=(11, 5.6), sharey=True, layout="constrained")
         for ax, F, iso, tipiso, lab in ((axes[0], self.grid_bucket_N, self.bucket_N, self.bucket_tip, "bucket"),
                                         (axes[1], self.grid_arm_N, self.arm_N, self.arm_tip, "arm (stick)")):
             hb = ax.hexbin(x, z, C=F / 1e3, reduce_C_function=np.max, gridsize=28, cmap="viridis", mincnt=1)
@@ -149,7 +149,6 @@ class DiggingForces:
             ax.set_title(f"{lab} cylinder at {self.relief_pressure / 1e6:.0f} MPa", fontsize=9)
         axes[0].set_ylabel("tip height above ground z [m]")
         fig.suptitle(title or "ISO 6015 digging forces over the working range (max per cell)", fontsize=10)
-        fig.tight_layout()
         return _save(fig, path)
 
 
