@@ -34,7 +34,7 @@ def test_tipping_load_of_a_rigid_body_on_an_edge(theta):
     x = 1.0 m. Moment balance about the edge: W (x_L − e) = g Σ mᵢ (e − xᵢ)."""
     model = ud.load(BLOCK)
     e = 1.0
-    c, s = np.cos(theta), np.sin(theta)  # rotation about +y: x -> (cos, 0, -sin)
+    c = np.cos(theta)  # rotation about +y: x -> (cos, 0, -sin)
     x_arm, x_load = 0.2 + 1.0 * c, 0.2 + 3.0 * c
     W_hand = G * (1000 * (e - (-0.4)) + 100 * (e - x_arm)) / (x_load - e)
     lp = lift_point(model, np.array([theta]), {}, load=("arm", (3.0, 0, 0)), tipping=("front", e))

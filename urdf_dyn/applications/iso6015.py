@@ -226,7 +226,6 @@ def digging_forces(model, cylinders, relief_pressure=35e6, tip=("bucket", (1.47,
         if c not in cylinders:
             raise KeyError(f"digging_forces needs the {c!r} cylinder in cylinders (got {', '.join(cylinders)})")
     acts = tuple(actuators)
-    idx = {a: model.joint_index(a) for a in acts}
     q0 = model.q_initial() if q0 is None else np.asarray(q0, float)
     u = {c: relief_pressure * cylinders[c].cap_area for c in (bucket, stick)}
 

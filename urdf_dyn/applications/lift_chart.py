@@ -3,8 +3,9 @@
 **Rating** (ISO 10567:2007 as quoted by Caterpillar's Operation & Maintenance Manual, "Lifting capacities"):
 the rated load at a load point is the lesser of 75 % of the static tipping load and 87 % of the hydraulic
 lift capacity. Cat's standard conditions, modelled here: lift point at the stick nose (the bucket pin)
-*without bucket* (the ``bucket`` link's mass is removed; its linkage and cylinder stay on the stick), steel
-track, firm level ground. A cell limited by hydraulics is marked ``*`` (Cat's chart convention).
+*without bucket* (the ``bucket`` link's mass is removed; its linkage and cylinder stay on the stick, the
+massless bucket keeping the H-link loop closed — this moves weight between the stick and the bucket
+cylinder only, not the machine's moment about a tipping line), steel track, firm level ground. A cell limited by hydraulics is marked ``*`` (Cat's chart convention).
 
 **Load point and pose.** Radius = horizontal distance from the swing axis to the load point, height = its
 height above the ground [Caterpillar Performance Handbook ed. 47, p. 7-122]. The pose that puts the
