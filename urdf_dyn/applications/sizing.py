@@ -196,10 +196,10 @@ def write_sizing(model, res: SizingResult, outdir, title=None, phases=None, shad
         for k, (t0, t1, label) in enumerate(shade or ()):
             ax.axvspan(t0, t1, color="tab:brown", alpha=0.18, lw=0, label=label if (i == 0 and k == 0) else None)
         ax.plot(res.t, res.u[:, i] / scale, lw=1.2, color=f"C{i}")
-        lim = res.limits[i]
-        if np.isfinite(lim) and lim > 0:
-            for sgn in (1, -1):
-                ax.axhline(sgn * lim / scale, ls="--", lw=0.8, color="0.4")
+        push, pull = res.capacities(i)          # a cylinder pulls with its annulus
+        if np.isfinite(push) and push > 0:
+            ax.axhline(push / scale, ls="--", lw=0.8, color="0.4")
+            ax.axhline(-pull / scale, ls="--", lw=0.8, color="0.4")
         for t0, _ in (phases or {}).values():
             ax.axvline(t0, color="0.6", lw=0.6, ls=":")
         ax.set_ylabel(f"{n}\n[{unit}]", fontsize=8)
@@ -210,7 +210,8 @@ def write_sizing(model, res: SizingResult, outdir, title=None, phases=None, shad
     if shade:
         axes[0, 0].legend(fontsize=7, loc="lower right")
     axes[-1, 0].set_xlabel("time [s]")
-    fig.suptitle(title or f"{model.name}: actuator forces ({res.case}; dashed: effort limits)", fontsize=10)
+    fig.suptitle(title or f"{model.name}: actuator forces ({res.case}; dashed: push and pull capacity)",
+                 fontsize=10)
     fig.tight_layout()
     out["forces_png"] = _save(fig, outdir / "actuator_forces.png")
     fig, axes = plt.subplots(1, p, figsize=(3.2 * p, 3.2), squeeze=False)
