@@ -52,6 +52,7 @@ def test_report_json_and_units(main_job):
     assert isinstance(js["lift_capacity"], list) and js["lift_capacity"]
     assert np.isfinite(js["stability"]["min_margin_m"])
     assert js["hydraulics"]["peak_flow_L_min"] > 0
+    assert js["external_loads"]["bucket"]["peak_force_N"] > js["soil"]["peak_force_N"] * 0.5
     for n in ("swing", "boom_cyl", "stick_cyl", "bucket_cyl"):
         assert js["actuators"][n]["peak"] >= js["actuators"][n]["rms"] > 0
     for key in ("actuator_forces_csv", "pin_loads_csv", "hydraulics_csv"):

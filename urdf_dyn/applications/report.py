@@ -232,6 +232,17 @@ def write_sizing_report(model, launch_path, res, outdir, head, table, windows=No
             peak_pull=float(np.maximum(-u, 0).max(initial=0)), push_capacity=cp, pull_capacity=cl,
             t_peak_s=float(res.t[int(np.argmax(np.abs(u)))]), peak_power_W=r["peak_power"], energy_J=r["energy"],
             positive_work_J=r["work_pos"])
+    if f_ext:
+        md += ["## External loads (f_ext: soil, payload, loads:)", "",
+               "| link | peak force | at | peak moment about the link origin | at |", "|---|---:|---:|---:|---:|"]
+        js["external_loads"] = {}
+        for link, w in f_ext.items():
+            fn, nn = np.linalg.norm(w[:, 3:], axis=1), np.linalg.norm(w[:, :3], axis=1)
+            i, j = int(np.argmax(fn)), int(np.argmax(nn))
+            md.append(f"| {link} | {fn[i] / 1e3:.1f} kN | {res.t[i]:.2f} s | {nn[j] / 1e3:.1f} kN·m | {res.t[j]:.2f} s |")
+            js["external_loads"][link] = dict(peak_force_N=fn[i], t_peak_force_s=res.t[i], peak_moment_Nm=nn[j],
+                                              t_peak_moment_s=res.t[j])
+        md.append("")
     if soil is not None:
         c, s = soil["cut"], soil["soil"]
         md += ["## Soil (Fundamental Earthmoving Equation; urdf_dyn.applications.soil)", "",
