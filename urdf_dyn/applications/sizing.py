@@ -62,6 +62,15 @@ class SizingResult:
     pressures: dict = field(default_factory=dict)
     residual: np.ndarray = None
     over_limit: tuple = ()
+    cylinders: dict = field(default_factory=dict)
+
+    def capacities(self, i):
+        """(push, pull) capacity [N | N m] of actuator i: the effort limit when pushing; when pulling, the
+        limit × annulus / cap area for a cylinder in ``cylinders`` (the URDF limit is the cap-side force at
+        relief), else the same limit."""
+        lim = float(self.limits[i])
+        c = self.cylinders.get(self.names[i])
+        return lim, (lim * c.annulus_area / c.cap_area if c is not None else lim)
 
     def summary(self):
         """Rows: name, unit, peak |u|, RMS u, limit, peak power [W], energy [J], positive work [J]."""
@@ -124,44 +133,57 @@ def size_motion(model, t, Q, QD, QDD, actuated=None, cylinders=None, weights=Non
         if name not in a0.names:
             raise KeyError(f"cylinder {name!r} is not an actuator ({', '.join(a0.names)})")
         res.pressures[name] = cyl.pressures(U[:, a0.names.index(name)])
+    res.cylinders = dict(cylinders or {})
     return res
 
 
 def sizing_table(res: SizingResult) -> str:
-    """Markdown table: per actuator peak, RMS, limit, peak power, energy, pressures; then pin loads."""
-    lines = ["| actuator | peak abs u | RMS u | limit | peak/limit | peak power | energy | cap p max | rod p max | over |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
-    for r in res.summary():
-        lim = r["limit"]
-        has = np.isfinite(lim) and lim > 0
+    """Markdown table: per actuator peak push and pull, RMS, capacity use per direction (a cylinder's pull
+    against its annulus), peak power, energy, pressures; then pin loads. Forces in kN, torques in kN·m."""
+    lines = ["| actuator | peak push | peak pull | RMS | push capacity | push use | pull capacity | pull use | "
+             "peak power | energy | cap p max | rod p max | over |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+    for i, r in enumerate(res.summary()):
+        u = res.u[:, i]
+        push, pull = float(np.maximum(u, 0).max(initial=0)), float(np.maximum(-u, 0).max(initial=0))
+        cp, cl = res.capacities(i)
+        has = np.isfinite(cp) and cp > 0
         p = res.pressures.get(r["name"])
         cap = f"{p[0].max():.0f} bar" if p is not None else "–"
         rod = f"{p[1].max():.0f} bar" if p is not None else "–"
-        scale = 1e3 if r["unit"] == "N" else 1.0
-        unit = "kN" if r["unit"] == "N" else "N m"
-        lim_txt = f"{lim / scale:.4g} {unit}" if has else "none"
-        ratio = f"{100 * r['peak'] / lim:.0f} %" if has else "–"
-        over = "OVER" if r["name"] in res.over_limit else ""
-        lines.append(f"| {r['name']} | {r['peak'] / scale:.4g} {unit} | {r['rms'] / scale:.4g} {unit} | "
-                     f"{lim_txt} | {ratio} | {r['peak_power'] / 1e3:.3g} kW | {r['energy'] / 1e3:.3g} kJ | "
+        scale, unit = _scaled(r["unit"])
+        fmt = lambda x: f"{x / scale:.4g} {unit}"  # noqa: E731
+        use = lambda x, c: f"{100 * x / c:.0f} %" if has else "–"  # noqa: E731
+        over = "OVER" if (r["name"] in res.over_limit or (has and pull > cl * (1 + 1e-9))) else ""
+        lines.append(f"| {r['name']} | {fmt(push)} | {fmt(pull)} | {fmt(r['rms'])} | "
+                     f"{fmt(cp) if has else 'none'} | {use(push, cp)} | {fmt(cl) if has else 'none'} | "
+                     f"{use(pull, cl)} | {r['peak_power'] / 1e3:.3g} kW | {r['energy'] / 1e3:.3g} kJ | "
                      f"{cap} | {rod} | {over} |")
     if res.pin_force:
         lines += ["", "| loop joint (pin) | peak force | peak moment |", "|---|---:|---:|"]
         for k in res.pin_force:
-            lines.append(f"| {k} | {res.pin_force[k].max() / 1e3:.4g} kN | {res.pin_moment[k].max():.4g} N m |")
+            lines.append(f"| {k} | {res.pin_force[k].max() / 1e3:.4g} kN | {res.pin_moment[k].max() / 1e3:.4g} kN·m |")
     return "\n".join(lines)
 
 
-def write_sizing(model, res: SizingResult, outdir, title=None):
-    """Write actuator_forces.csv, pin_loads.csv, actuator_forces.png, force_vs_stroke.png and
-    sizing_report.md into ``outdir``; returns {name: path}."""
+def _scaled(unit):
+    """(scale, unit) for printing forces [N] in kN and torques [N m] in kN·m."""
+    return (1e3, "kN") if unit == "N" else (1e3, "kN·m")
+
+
+def write_sizing(model, res: SizingResult, outdir, title=None, phases=None, shade=None):
+    """Write actuator_forces.csv, pin_loads.csv, actuator_forces.png and force_vs_stroke.png into ``outdir``;
+    returns {name: path}. Every CSV column and plot axis names its unit (kN, kN·m, m, rad, kW, bar).
+    ``phases``: {name: (t0, t1)} [s] labelled on the force plot; ``shade``: [(t0, t1, label)] shaded there
+    (e.g. the bucket in the soil)."""
     from urdf_dyn.applications.report import _pyplot, _save
     outdir = Path(outdir)
     out = {}
-    header = ["t"] + [f"u[{n}]" for n in res.names] + [f"s[{n}]" for n in res.names] + \
-             [f"power[{n}]" for n in res.names] + [f"p_cap_bar[{n}]" for n in res.pressures] + \
-             [f"p_rod_bar[{n}]" for n in res.pressures]
-    cols = [res.t[:, None], res.u, res.s, res.power] + [p[0][:, None] for p in res.pressures.values()] + \
+    su = {n: ("m" if u == "N" else "rad") for n, u in zip(res.names, res.units)}
+    header = ["t [s]"] + [f"u[{n}] [{_scaled(u)[1]}]" for n, u in zip(res.names, res.units)] + \
+             [f"s[{n}] [{su[n]}]" for n in res.names] + [f"power[{n}] [kW]" for n in res.names] + \
+             [f"p_cap[{n}] [bar]" for n in res.pressures] + [f"p_rod[{n}] [bar]" for n in res.pressures]
+    cols = [res.t[:, None], res.u / 1e3, res.s, res.power / 1e3] + [p[0][:, None] for p in res.pressures.values()] + \
            [p[1][:, None] for p in res.pressures.values()]
     with atomic_path(outdir / "actuator_forces.csv") as tmp:
         with open(tmp, "w", newline="") as fh:
@@ -173,31 +195,42 @@ def write_sizing(model, res: SizingResult, outdir, title=None):
         with atomic_path(outdir / "pin_loads.csv") as tmp:
             with open(tmp, "w", newline="") as fh:
                 w = csv.writer(fh)
-                w.writerow(["t"] + [f"force_N[{k}]" for k in res.pin_force] + [f"moment_Nm[{k}]" for k in res.pin_moment])
-                w.writerows(np.column_stack([res.t] + list(res.pin_force.values()) + list(res.pin_moment.values())).tolist())
+                w.writerow(["t [s]"] + [f"force[{k}] [kN]" for k in res.pin_force]
+                           + [f"moment[{k}] [kN·m]" for k in res.pin_moment])
+                w.writerows(np.column_stack([res.t] + [v / 1e3 for v in res.pin_force.values()]
+                                            + [v / 1e3 for v in res.pin_moment.values()]).tolist())
         out["pin_loads_csv"] = str(outdir / "pin_loads.csv")
     plt = _pyplot()
     p = len(res.names)
-    fig, axes = plt.subplots(p, 1, figsize=(8, 1.7 * p + 0.8), sharex=True, squeeze=False)
+    fig, axes = plt.subplots(p, 1, figsize=(8, 1.7 * p + 1.0), sharex=True, squeeze=False)
     for i, (ax, n) in enumerate(zip(axes[:, 0], res.names)):
-        scale, unit = (1e3, "kN") if res.units[i] == "N" else (1.0, "N·m")
+        scale, unit = _scaled(res.units[i])
+        for k, (t0, t1, label) in enumerate(shade or ()):
+            ax.axvspan(t0, t1, color="tab:brown", alpha=0.18, lw=0, label=label if (i == 0 and k == 0) else None)
         ax.plot(res.t, res.u[:, i] / scale, lw=1.2, color=f"C{i}")
-        lim = res.limits[i]
-        if np.isfinite(lim) and lim > 0:
-            for sgn in (1, -1):
-                ax.axhline(sgn * lim / scale, ls="--", lw=0.8, color="0.4")
+        push, pull = res.capacities(i)          # a cylinder pulls with its annulus
+        if np.isfinite(push) and push > 0:
+            ax.axhline(push / scale, ls="--", lw=0.8, color="0.4")
+            ax.axhline(-pull / scale, ls="--", lw=0.8, color="0.4")
+        for t0, _ in (phases or {}).values():
+            ax.axvline(t0, color="0.6", lw=0.6, ls=":")
         ax.set_ylabel(f"{n}\n[{unit}]", fontsize=8)
         ax.grid(alpha=0.3)
+    for name, (t0, t1) in (phases or {}).items():
+        axes[0, 0].text(0.5 * (t0 + t1), 1.02, name, transform=axes[0, 0].get_xaxis_transform(), ha="center",
+                        fontsize=7, color="0.3")
+    if shade:
+        axes[0, 0].legend(fontsize=7, loc="lower right")
     axes[-1, 0].set_xlabel("time [s]")
-    fig.suptitle(title or f"{model.name}: actuator forces ({res.case}; dashed: effort limits)", fontsize=10)
+    fig.suptitle(title or f"{model.name}: actuator forces ({res.case}; dashed: push and pull capacity)",
+                 fontsize=10)
     fig.tight_layout()
     out["forces_png"] = _save(fig, outdir / "actuator_forces.png")
     fig, axes = plt.subplots(1, p, figsize=(3.2 * p, 3.2), squeeze=False)
     for i, (ax, n) in enumerate(zip(axes[0], res.names)):
-        scale, unit = (1e3, "kN") if res.units[i] == "N" else (1.0, "N·m")
-        su = "m" if res.units[i] == "N" else "rad"
+        scale, unit = _scaled(res.units[i])
         ax.plot(res.s[:, i], res.u[:, i] / scale, lw=1.0, color=f"C{i}")
-        ax.set_xlabel(f"{n} [{su}]", fontsize=8)
+        ax.set_xlabel(f"{n} [{su[n]}]", fontsize=8)
         ax.set_ylabel(f"force [{unit}]", fontsize=8)
         ax.grid(alpha=0.3)
     fig.suptitle(f"{model.name}: force vs stroke", fontsize=10)

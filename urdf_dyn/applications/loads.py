@@ -1,0 +1,169 @@
+"""External loads along a motion, as the wrenches ``f_ext`` that RNEA and closed-loop inverse dynamics take:
+{link: (N, 6)} [n; f] in the link frame about the link origin (N m, N), Featherstone's order.
+
+A force f and a moment n given at a point p in a frame F (the link's own frame, the world = root frame, or
+any named frame: another link or a ``Frame`` fixed to a link, such as a bucket's cutting edge) become, in
+the link frame L (RBDA eq. 2.13, the force transform): f_L = R_Lᵀ R_F f, n_L = R_Lᵀ R_F n + r × f_L with
+r = the point in L coordinates.
+
+A payload of mass m(t) at a point c of a link (the soil in a bucket) is the wrench of the force
+m(t) (g − a_c) at c, with a_c the point's acceleration from the kinematics: for a constant m this equals
+adding the point mass to the link's inertia (``Model.with_payload``; ``tests/test_loads.py``). a_c is
+computed from batched forward kinematics by directional differences, a_c = J q̈ + q̇ᵀ(∂²p/∂q²)q̇ =
+[p(q + εq̈) − p(q − εq̈)]/(2ε) + [p(q + εq̇) − 2p(q) + p(q − εq̇)]/ε² (error O(ε²), ε scaled to the state).
+
+Time profiles: ``profile(t, t_knots, values)`` interpolates waypoints linearly (numpy.interp);
+``phase_times`` and ``phase_mask`` turn named motion phases (one per segment) into time windows, so that a
+load follows its phase when a duration changes.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from urdf_dyn.algorithms.kinematics import body_poses
+
+__all__ = ["Frame", "frame_poses", "point_wrench", "point_positions", "point_acceleration", "payload_wrench",
+           "profile", "phase_times", "phase_mask", "add_wrenches"]
+
+
+@dataclass(frozen=True)
+class Frame:
+    """A frame fixed to ``link``: origin ``xyz`` [m] and orientation ``rpy`` [rad] (URDF convention) in the
+    link frame."""
+    link: str
+    xyz: tuple = (0.0, 0.0, 0.0)
+    rpy: tuple = (0.0, 0.0, 0.0)
+
+    def pose(self) -> np.ndarray:
+        r, p, y = self.rpy
+        cr, sr, cp, sp, cy, sy = np.cos(r), np.sin(r), np.cos(p), np.sin(p), np.cos(y), np.sin(y)
+        T = np.eye(4)
+        T[:3, :3] = [[cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
+                     [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
+                     [-sp, cp * sr, cp * cr]]
+        T[:3, 3] = self.xyz
+        return T
+
+
+def _link_poses(model, Q, link):
+    lf = model.link(link)
+    return body_poses(model, np.atleast_2d(Q))[:, lf.body] @ lf.T_body_link
+
+
+def frame_poses(model, Q, frame, frames=None) -> np.ndarray:
+    """Poses (N, 4, 4) in the world (root) frame of ``frame``: ``"world"``, a link name, a ``Frame``, or a
+    name in ``frames`` ({name: Frame}). Raises KeyError naming what is known."""
+    Q = np.atleast_2d(Q)
+    if isinstance(frame, Frame):
+        return _link_poses(model, Q, frame.link) @ frame.pose()
+    if frame == "world":
+        return np.broadcast_to(np.eye(4), (Q.shape[0], 4, 4)).copy()
+    if frames and frame in frames:
+        return frame_poses(model, Q, frames[frame])
+    if frame in model.links:
+        return _link_poses(model, Q, frame)
+    raise KeyError(f"unknown frame {frame!r}; use 'world', a link ({', '.join(model.links)})"
+                   + (f" or a named frame ({', '.join(frames)})" if frames else ""))
+
+
+def point_wrench(model, Q, link, force, point=(0.0, 0.0, 0.0), moment=None, frame=None, frames=None):
+    """Wrench (N, 6) [n; f] on ``link`` in its frame about its origin, of a force (3,) or (N, 3) [N] and a
+    moment [N m] expressed in ``frame`` (default the link itself; ``"world"``, a link, a ``Frame`` or a name
+    in ``frames``) acting at ``point`` (3,) or (N, 3) [m] given in that frame."""
+    Q = np.atleast_2d(Q)
+    N = Q.shape[0]
+    TL = _link_poses(model, Q, link)
+    f = np.broadcast_to(np.asarray(force, float), (N, 3))
+    n = np.zeros((N, 3)) if moment is None else np.broadcast_to(np.asarray(moment, float), (N, 3))
+    p = np.broadcast_to(np.asarray(point, float), (N, 3))
+    if frame is None or frame == link:
+        fL, nL, r = f, n, p
+    else:
+        TF = frame_poses(model, Q, frame, frames)
+        R = np.einsum("nji,njk->nik", TL[:, :3, :3], TF[:, :3, :3])           # R_Lᵀ R_F
+        fL = np.einsum("nij,nj->ni", R, f)
+        nL = np.einsum("nij,nj->ni", R, n)
+        pw = np.einsum("nij,nj->ni", TF[:, :3, :3], p) + TF[:, :3, 3]
+        r = np.einsum("nji,nj->ni", TL[:, :3, :3], pw - TL[:, :3, 3])
+    return np.hstack([nL + np.cross(r, fL), fL])
+
+
+def point_positions(model, Q, link, point) -> np.ndarray:
+    """World positions (N, 3) [m] of a point (3,) [m] fixed in ``link``."""
+    T = _link_poses(model, Q, link)
+    return np.einsum("nij,j->ni", T[:, :3, :3], np.asarray(point, float)) + T[:, :3, 3]
+
+
+def point_acceleration(model, Q, QD, QDD, link, point) -> np.ndarray:
+    """Acceleration (N, 3) [m/s²] in world coordinates of a point (3,) [m] fixed in ``link`` (module
+    docstring: directional differences of batched forward kinematics)."""
+    Q, QD, QDD = (np.atleast_2d(np.asarray(x, float)) for x in (Q, QD, QDD))
+
+    def scaled(V, base):
+        return base / (1.0 + np.linalg.norm(V, axis=1))         # ε |V| ≤ base [rad | m]
+
+    e1 = scaled(QDD, 1e-4)[:, None]
+    e2 = scaled(QD, 1e-4)[:, None]
+    p = lambda X: point_positions(model, X, link, point)  # noqa: E731
+    p0 = p(Q)
+    a1 = (p(Q + e1 * QDD) - p(Q - e1 * QDD)) / (2 * e1)
+    a2 = (p(Q + e2 * QD) - 2 * p0 + p(Q - e2 * QD)) / e2 ** 2
+    return a1 + a2
+
+
+def payload_wrench(model, Q, QD, QDD, link, com, mass) -> np.ndarray:
+    """Wrench (N, 6) on ``link`` of a point payload of ``mass`` [kg] (scalar or (N,)) at ``com`` (3,) [m]
+    in the link frame: force m (g − a_c) at c, g = ``model.gravity``."""
+    Q = np.atleast_2d(Q)
+    m = np.broadcast_to(np.asarray(mass, float), (Q.shape[0],))
+    a = point_acceleration(model, Q, QD, QDD, link, com)
+    f = m[:, None] * (np.asarray(model.gravity, float)[None, :] - a)
+    TL = _link_poses(model, Q, link)
+    fL = np.einsum("nji,nj->ni", TL[:, :3, :3], f)                  # world force in link axes
+    r = np.broadcast_to(np.asarray(com, float), fL.shape)
+    return np.hstack([np.cross(r, fL), fL])
+
+
+def profile(t, t_knots, values) -> np.ndarray:
+    """Values (N,) or (N, k) at times t (N,) [s], linear between the knots (t_knots (K,) increasing, values
+    (K,) or (K, k)), held constant outside them."""
+    t_knots = np.asarray(t_knots, float)
+    V = np.asarray(values, float)
+    if V.ndim == 1:
+        return np.interp(t, t_knots, V)
+    return np.column_stack([np.interp(t, t_knots, V[:, j]) for j in range(V.shape[1])])
+
+
+def phase_times(names, durations) -> dict:
+    """{phase name: (start, end)} [s] for one name per motion segment (a name used twice spans from its
+    first start to its last end). Raises ValueError when the counts differ."""
+    if len(names) != len(durations):
+        raise ValueError(f"{len(names)} phase names for {len(durations)} segments")
+    ends = np.cumsum(durations)
+    starts = ends - np.asarray(durations, float)
+    out = {}
+    for n, a, b in zip(names, starts, ends):
+        out[n] = (min(out[n][0], a), max(out[n][1], b)) if n in out else (float(a), float(b))
+    return out
+
+
+def phase_mask(t, windows, during) -> np.ndarray:
+    """(N,) bool: t inside any of the phases ``during`` (a name or a list) of ``windows`` ({name: (a, b)})."""
+    t = np.asarray(t, float)
+    names = [during] if isinstance(during, str) else list(during)
+    m = np.zeros(len(t), bool)
+    for n in names:
+        a, b = windows[n]
+        m |= (t >= a - 1e-12) & (t <= b + 1e-12)
+    return m
+
+
+def add_wrenches(*dicts) -> dict:
+    """Sum of {link: (N, 6)} wrench mappings."""
+    out = {}
+    for d in dicts:
+        for k, v in (d or {}).items():
+            out[k] = out[k] + v if k in out else np.array(v, float)
+    return out
