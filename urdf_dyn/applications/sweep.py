@@ -34,7 +34,7 @@ from urdf_dyn.io.files import atomic_path
 from urdf_dyn.launch.document import Launch, build_model, validate
 from urdf_dyn.launch.registry import get_job, run_document
 
-__all__ = ["Case", "parse_path", "set_path", "expand", "make_cases", "case_hash", "run_case", "case_metrics",
+__all__ = ["Case", "parse_path", "set_path", "expand", "sweep_axes", "make_cases", "case_hash", "run_case", "case_metrics",
            "execute", "local_cluster"]
 
 _SEG = re.compile(r"([^.\[\]]+)|\[(-?\d+)\]")
@@ -131,6 +131,16 @@ def expand(parameters: dict, zip_groups=(), combine="product") -> list:
         else:
             axes.append([{k: x} for x in vals[k]])
     return [dict(kv for part in combo for kv in part.items()) for combo in itertools.product(*axes)]
+
+
+def sweep_axes(parameters, zip_groups=(), combine="product") -> dict:
+    """The independent axes of a sweep: {first parameter of each axis: the parameters zipped with it}."""
+    names = list(parameters)
+    if combine == "zip":
+        return {names[0]: names[1:]}
+    grouped = {k: list(g) for g in zip_groups for k in g}
+    return {k: [x for x in grouped.get(k, [k]) if x != k] for k in names
+            if k not in grouped or grouped[k][0] == k}
 
 
 @dataclass

@@ -116,7 +116,7 @@ def run_sweep(launch, out_dir=None, progress=None, echo=print, scheduler=None, w
     """Run a validated ``job: sweep`` launch (see the module docstring); ``scheduler``/``workers`` override
     the file's. Returns (SweepResult, {output: path}). Raises LaunchError for a bad sweep before any case
     runs, and KeyboardInterrupt after writing the tables of the finished cases when interrupted."""
-    from urdf_dyn.applications.sweep import execute, expand, load_record, make_cases, parse_path
+    from urdf_dyn.applications.sweep import execute, expand, load_record, make_cases, parse_path, sweep_axes
     from urdf_dyn.applications.sweep_results import (envelope, plot_heatmap, plot_peaks, results_table,
                                                      write_summary, write_table)
     s = launch.doc.sweep
@@ -165,8 +165,9 @@ def run_sweep(launch, out_dir=None, progress=None, echo=print, scheduler=None, w
         with atomic_path(p) as tmp:
             Path(tmp).write_text(json.dumps(env, indent=1, default=str))
         written["envelope"] = str(p)
-        plots = plot_peaks(records, names, outdir)
-        hm = plot_heatmap(records, names, outdir)
+        axes = sweep_axes(params, s.zip, s.combine)
+        plots = plot_peaks(records, names, outdir, axes=axes)
+        hm = plot_heatmap(records, names, outdir, axes=axes)
         plots += [hm] if hm else []
         written.update({Path(x).stem: x for x in plots})
         written["summary"] = write_summary(outdir / "summary.md", records, names, env, stats,

@@ -88,7 +88,8 @@ def _kind(metric: str) -> str:
 def envelope(records, params) -> list:
     """The worst case of every metric (``WORST``: the largest peak, RMS, pressure, pin load and pump flow;
     the smallest limit and stability margin) over the cases that finished. Each entry: metric, worst
-    ("max" | "min"), value, case, hash and params {path: value}."""
+    ("max" | "min"), value, case (the first that reaches it), hash, params {path: value} and equal_cases
+    (how many other cases reach the same value, to 1e-9 relative)."""
     ok = [r for r in records if r["status"] == "ok"]
     out = []
     for m in _metric_names(ok):
@@ -99,8 +100,9 @@ def envelope(records, params) -> list:
         if not vals:
             continue
         v, r = (max if how == "max" else min)(vals, key=lambda x: x[0])
+        ties = sum(abs(x - v) <= 1e-9 * max(abs(v), 1e-300) for x, _ in vals) - 1
         out.append({"metric": m, "worst": how, "value": v, "case": r["index"], "hash": r["hash"],
-                    "params": {p: r["params"].get(p) for p in params}})
+                    "params": {p: r["params"].get(p) for p in params}, "equal_cases": ties})
     return out
 
 
@@ -130,8 +132,9 @@ def envelope_table(env, units) -> str:
     lines = ["| quantity | worst | case | parameters |", "|---|---:|---:|---|"]
     for e in env:
         ps = ", ".join(f"{k} = {v}" for k, v in e["params"].items())
+        more = f" (+{e['equal_cases']} equal)" if e.get("equal_cases") else ""
         lines.append(f"| {e['metric']} ({e['worst']}) | {_fmt(e['metric'], e['value'], units)} | "
-                     f"{e['case']} | {ps} |")
+                     f"{e['case']}{more} | {ps} |")
     return "\n".join(lines)
 
 
@@ -152,10 +155,15 @@ def _actuators(records):
     return names, units
 
 
-def plot_peaks(records, params, out_dir, title="") -> list:
-    """For each swept parameter, ``peak_vs_<param>.png``: one panel per actuator, the peak |u| of every case
-    (kN or kN m) against the parameter, the worst over the other parameters joined by a line, the limit
-    dashed. With two parameters the points are coloured by the other one. Returns the paths."""
+def _axes(params, axes):
+    return axes if axes is not None else {p: [] for p in params}
+
+
+def plot_peaks(records, params, out_dir, title="", axes=None) -> list:
+    """For each axis of the sweep (``axes``: {parameter: the parameters zipped with it}; default every
+    parameter alone), ``peak_vs_<param>.png``: one panel per actuator, the peak |u| of every case (kN or
+    kN m) against the parameter, the worst over the other axes joined by a line, the limit dashed. With two
+    axes the points are coloured by the other one. Returns the paths."""
     from urdf_dyn.applications.report import _pyplot, _save
     plt = _pyplot()
     ok = [r for r in records if r["status"] == "ok"]
@@ -163,15 +171,16 @@ def plot_peaks(records, params, out_dir, title="") -> list:
     if not ok or not acts:
         return []
     paths = []
-    for p in params:
+    axes = _axes(params, axes)
+    for p, partners in axes.items():
         x, ticks = _axis_values([r["params"][p] for r in ok])
-        others = [q for q in params if q != p]
+        others = [q for q in axes if q != p]
         n = len(acts)
         ncol = 2 if n > 1 else 1
         nrow = math.ceil(n / ncol)
-        fig, axes = plt.subplots(nrow, ncol, figsize=(5.2 * ncol, 2.9 * nrow + 0.6), squeeze=False)
+        fig, grid = plt.subplots(nrow, ncol, figsize=(5.2 * ncol, 2.9 * nrow + 0.6), squeeze=False)
         for k, a in enumerate(acts):
-            ax = axes[k // ncol, k % ncol]
+            ax = grid[k // ncol, k % ncol]
             y = np.array([r["metrics"].get(f"peak[{a}]") or np.nan for r in ok]) / 1e3
             unit = "kN" if units.get(a, "N") == "N" else "kN m"
             if len(others) == 1:
@@ -190,13 +199,13 @@ def plot_peaks(records, params, out_dir, title="") -> list:
                 ax.axhline(lim / 1e3, ls="--", lw=0.9, color="0.35", label="limit")
             ax.set_title(a, fontsize=9)
             ax.set_ylabel(f"peak |u| [{unit}]", fontsize=8)
-            ax.set_xlabel(p, fontsize=8)
+            ax.set_xlabel(p + (f" (with {', '.join(partners)})" if partners else ""), fontsize=8)
             if ticks:
                 ax.set_xticks(range(len(ticks)), labels=ticks, fontsize=7)
             ax.grid(alpha=0.3)
             ax.legend(fontsize=7)
         for k in range(n, nrow * ncol):
-            axes[k // ncol, k % ncol].axis("off")
+            grid[k // ncol, k % ncol].axis("off")
         fig.suptitle(f"{title}peak actuator force against {p} ({len(ok)} cases)", fontsize=10)
         fig.tight_layout()
         safe = "".join(c if c.isalnum() or c in "_-" else "_" for c in p)
@@ -204,16 +213,18 @@ def plot_peaks(records, params, out_dir, title="") -> list:
     return paths
 
 
-def plot_heatmap(records, params, out_dir, title=""):
-    """``heatmap_peak.png`` for a two-parameter sweep: per actuator, peak |u| over the grid of the two
-    parameters (worst over repeats), each cell labelled. None unless exactly two parameters."""
+def plot_heatmap(records, params, out_dir, title="", axes=None):
+    """``heatmap_peak.png`` for a sweep with two axes (``axes`` as in ``plot_peaks``): per actuator, peak |u|
+    over the grid of the two axes' first parameters (worst over repeats), each cell labelled. None unless
+    there are exactly two axes."""
     from urdf_dyn.applications.report import _pyplot, _save
     ok = [r for r in records if r["status"] == "ok"]
     acts, units = _actuators(ok)
-    if len(params) != 2 or not ok or not acts:
+    axes = _axes(params, axes)
+    if len(axes) != 2 or not ok or not acts:
         return None
     plt = _pyplot()
-    px, py = params
+    px, py = axes
     kx = [json.dumps(r["params"][px]) for r in ok]
     ky = [json.dumps(r["params"][py]) for r in ok]
     xs = sorted(set(kx), key=lambda s: (not isinstance(json.loads(s), (int, float)), json.loads(s)
@@ -223,9 +234,9 @@ def plot_heatmap(records, params, out_dir, title=""):
     n = len(acts)
     ncol = 2 if n > 1 else 1
     nrow = math.ceil(n / ncol)
-    fig, axes = plt.subplots(nrow, ncol, figsize=(5.4 * ncol, 3.4 * nrow + 0.6), squeeze=False)
+    fig, grid = plt.subplots(nrow, ncol, figsize=(5.4 * ncol, 3.4 * nrow + 0.6), squeeze=False)
     for k, a in enumerate(acts):
-        ax = axes[k // ncol, k % ncol]
+        ax = grid[k // ncol, k % ncol]
         Z = np.full((len(ys), len(xs)), np.nan)
         for r, a_x, a_y in zip(ok, kx, ky):
             v = r["metrics"].get(f"peak[{a}]")
@@ -245,11 +256,11 @@ def plot_heatmap(records, params, out_dir, title=""):
                                 color="black" if Z[i, j] > lo + 0.6 * (hi - lo) else "white")
         ax.set_xticks(range(len(xs)), labels=[str(json.loads(s)) for s in xs], fontsize=7, rotation=30)
         ax.set_yticks(range(len(ys)), labels=[str(json.loads(s)) for s in ys], fontsize=7)
-        ax.set_xlabel(px, fontsize=8)
-        ax.set_ylabel(py, fontsize=8)
+        ax.set_xlabel(px + (f" (with {', '.join(axes[px])})" if axes[px] else ""), fontsize=8)
+        ax.set_ylabel(py + (f"\n(with {', '.join(axes[py])})" if axes[py] else ""), fontsize=8)
         ax.set_title(a, fontsize=9)
     for k in range(n, nrow * ncol):
-        axes[k // ncol, k % ncol].axis("off")
+        grid[k // ncol, k % ncol].axis("off")
     fig.suptitle(f"{title}peak actuator force over {px} × {py}", fontsize=10)
     fig.tight_layout()
     return _save(fig, Path(out_dir) / "heatmap_peak.png")
