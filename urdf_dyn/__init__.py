@@ -54,7 +54,8 @@ _EXPORTS = {
     "spline_motion": "urdf_dyn.applications.motion", "csv_motion": "urdf_dyn.applications.motion",
     "consistent_motion": "urdf_dyn.applications.motion", "CoordinateMotion": "urdf_dyn.applications.motion",
     "load_from_args": "urdf_dyn.cli.main",
-    "run_launch": "urdf_dyn.launch.registry",
+    "run_launch": "urdf_dyn.launch.registry", "run_document": "urdf_dyn.launch.registry",
+    "run_sweep_file": "urdf_dyn.applications.sweep_job",
     # errors and warnings
     "UrdfDynError": "urdf_dyn.errors", "ModelError": "urdf_dyn.errors", "ModelWarning": "urdf_dyn.errors",
     "XMLError": "urdf_dyn.errors", "XacroError": "urdf_dyn.errors", "PackageNotFoundError": "urdf_dyn.errors",

@@ -29,12 +29,13 @@ from pathlib import Path
 
 import numpy as np
 
+from urdf_dyn.applications.sweep_results import case_metrics
 from urdf_dyn.errors import LaunchError
 from urdf_dyn.io.files import atomic_path
 from urdf_dyn.launch.document import Launch, build_model, validate
 from urdf_dyn.launch.registry import get_job, run_document
 
-__all__ = ["Case", "parse_path", "set_path", "expand", "sweep_axes", "make_cases", "case_hash", "run_case", "case_metrics",
+__all__ = ["Case", "parse_path", "set_path", "expand", "sweep_axes", "make_cases", "case_hash", "run_case",
            "execute", "local_cluster"]
 
 _SEG = re.compile(r"([^.\[\]]+)|\[(-?\d+)\]")
@@ -249,93 +250,6 @@ def _cached_model(data: dict, base_path: Path):
         return _MODELS[key], False
     _MODELS[key] = build_model(Launch(base_path, data))
     return _MODELS[key], True
-
-
-def _finite(x):
-    x = float(x)
-    return x if np.isfinite(x) else None
-
-
-def _reduce(v, how):
-    """min or max over a number, an array or a {name: array} mapping; None if there is nothing numeric."""
-    if isinstance(v, dict):
-        parts = [_reduce(x, how) for x in v.values()]
-        parts = [p for p in parts if p is not None]
-        return (min if how == "min" else max)(parts) if parts else None
-    try:
-        a = np.asarray(v, float)
-    except (TypeError, ValueError):
-        return None
-    if a.size == 0 or not np.isfinite(a).any():
-        return None
-    return float(np.nanmin(a) if how == "min" else np.nanmax(a))
-
-
-_SKIP = ("limit", "rated", "avail", "allow", "max_pump", "capacity")
-
-
-def _optional(res, report: dict, word: str, how: str):
-    """The first quantity named like ``word`` on the result object, else in its JSON report (issue 13's
-    stability margin and pump flow): (value, where it was found), or (None, None)."""
-    for name in sorted(dir(res)):
-        if word in name.lower() and not name.startswith("_") and not any(s in name.lower() for s in _SKIP):
-            v = _reduce(getattr(res, name), how)
-            if v is not None:
-                return v, f"SizingResult.{name}"
-
-    def walk(node, path):
-        if isinstance(node, dict):
-            for k, v in node.items():
-                p = f"{path}.{k}" if path else str(k)
-                if word in str(k).lower() and not any(s in str(k).lower() for s in _SKIP):
-                    r = _reduce(v, how)
-                    if r is not None:
-                        return r, p
-                found = walk(v, p)
-                if found:
-                    return found
-        return None
-
-    return walk(report, "") or (None, None)
-
-
-def case_metrics(res, written=None) -> dict:
-    """Scalar results of one sizing case: for each actuator peak |u|, RMS u, limit, margin 1 − peak/limit
-    (< 0: over the limit), peak power, peak cap/rod pressures; per loop joint peak pin force and moment;
-    the minimum stability margin and peak pump flow when the job reports them (None otherwise). Units:
-    N or N m (``units``), W, bar. Also ``units`` {actuator: unit} and ``sources`` of the optional ones."""
-    out, units = {}, {}
-    if not hasattr(res, "summary"):
-        return {"units": {}, "sources": {}}
-    for r in res.summary():
-        n, lim = r["name"], r["limit"]
-        has = np.isfinite(lim) and lim > 0
-        units[n] = r["unit"]
-        out[f"peak[{n}]"] = _finite(r["peak"])
-        out[f"rms[{n}]"] = _finite(r["rms"])
-        out[f"limit[{n}]"] = _finite(lim) if has else None
-        out[f"margin[{n}]"] = _finite(1.0 - r["peak"] / lim) if has else None
-        out[f"peak_power[{n}]"] = _finite(r["peak_power"])
-    for n, (cap, rod) in (getattr(res, "pressures", None) or {}).items():
-        out[f"p_cap_max_bar[{n}]"] = _finite(np.max(cap))
-        out[f"p_rod_max_bar[{n}]"] = _finite(np.max(rod))
-    for k, v in (getattr(res, "pin_force", None) or {}).items():
-        out[f"pin_force[{k}]"] = _finite(np.max(v))
-    for k, v in (getattr(res, "pin_moment", None) or {}).items():
-        out[f"pin_moment[{k}]"] = _finite(np.max(v))
-    report = {}
-    for key, path in (written or {}).items():
-        if str(path).endswith(".json") and "report" in str(key) + Path(str(path)).name:
-            try:
-                report = json.loads(Path(path).read_text())
-            except (OSError, ValueError):
-                pass
-    sources = {}
-    for col, word, how in (("stability_margin_min", "stabil", "min"), ("pump_flow_peak", "flow", "max")):
-        out[col], sources[col] = _optional(res, report, word, how)
-    out["units"] = units
-    out["sources"] = sources
-    return out
 
 
 def _one_line(e: BaseException) -> str:
