@@ -146,14 +146,23 @@ def sweep_axes(parameters, zip_groups=(), combine="product") -> dict:
 
 @dataclass
 class Case:
-    """One load case: its index in the sweep, the swept values {path: value}, the resolved launch document,
-    the file its relative paths are resolved against, the job name and the hash that keys its results."""
+    """One load case: its index in the sweep, the swept values {path: value}, the file its relative paths
+    are resolved against, the job name, the hash that keys its results and the base document it shares
+    with the other cases; ``data`` is its resolved launch document, built when asked (a million cases hold
+    a million small parameter dicts, not a million documents)."""
     index: int
     params: dict
-    data: dict
     base_path: str
     job: str
     hash: str
+    base: dict
+
+    @property
+    def data(self) -> dict:
+        doc = copy.deepcopy(self.base)
+        for p, v in self.params.items():
+            set_path(doc, p, v)
+        return doc
 
 
 def _file_digest(path: Path) -> str:
@@ -225,7 +234,7 @@ def make_cases(base: dict, base_path, job: str, combos: list, fixed: dict = None
             raise LaunchError(f"{sweep_file}: {where}.parameters: cases {checked[h]} and {i} are the same "
                               "document (a repeated value?)")
         checked[h] = i
-        cases.append(Case(i, dict(combo), doc, str(base_file), job, h))
+        cases.append(Case(i, dict(combo), str(base_file), job, h, base))
     return cases
 
 
