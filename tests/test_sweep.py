@@ -18,9 +18,9 @@ pytest.importorskip("distributed")
 pytest.importorskip("pyarrow")
 
 from urdf_dyn.applications.sweep import expand, parse_path, set_path, sweep_axes  # noqa: E402
-from urdf_dyn.applications.sweep_job import run_sweep_file  # noqa: E402
+from urdf_dyn.applications.sweep_job import SweepDocument, plan_sweep, run_sweep_file  # noqa: E402
 from urdf_dyn.errors import LaunchError  # noqa: E402
-from urdf_dyn.launch import run_launch  # noqa: E402
+from urdf_dyn.launch import read_launch, run_launch, validate  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 EXCAVATOR = ROOT / "robots" / "excavator.urdf"
@@ -93,6 +93,18 @@ def test_paths_and_expansion():
     with pytest.raises(ValueError, match="different numbers"):
         expand({"a": [1, 2], "b": [3]}, combine="zip")
     assert sweep_axes({"a": 0, "b": 0, "c": 0}, [["a", "c"]]) == {"a": ["c"], "b": []}
+
+
+def test_the_example_sweep_file_is_valid():
+    """launch/excavator_sweep.launch.yaml: 4 payloads x 3 swing times, every case accepted by job: size."""
+    launch = read_launch(ROOT / "launch" / "excavator_sweep.launch.yaml")
+    validate(launch, SweepDocument, job="sweep")
+    cases, params, axes = plan_sweep(launch)
+    assert len(cases) == 12 and len({c.hash for c in cases}) == 12
+    assert axes == {"payload.mass": [], "motion.durations[2]": ["motion.durations[4]", "payload.until"]}
+    c = cases[-1]
+    assert c.data["payload"]["mass"] == 2700 and c.data["motion"]["durations"][2:5:2] == [4.8, 4.8]
+    assert c.data["motion"]["dt"] == 0.02 and "outputs" not in c.data
 
 
 @pytest.mark.parametrize("params, sweep, message", [

@@ -44,7 +44,7 @@ from urdf_dyn.launch.document import (FiniteFloat, OutputsSection, PositiveFloat
                                       read_launch, validate)
 from urdf_dyn.launch.registry import Job, get_job
 
-__all__ = ["SweepDocument", "SweepResult", "run_sweep", "run_sweep_file", "JOB"]
+__all__ = ["SweepDocument", "SweepResult", "plan_sweep", "run_sweep", "run_sweep_file", "JOB"]
 
 
 class RangeSpec(Section):
@@ -112,13 +112,11 @@ def _base_document(launch):
     return data, path
 
 
-def run_sweep(launch, out_dir=None, progress=None, echo=print, scheduler=None, workers=None):
-    """Run a validated ``job: sweep`` launch (see the module docstring); ``scheduler``/``workers`` override
-    the file's. Returns (SweepResult, {output: path}). Raises LaunchError for a bad sweep before any case
-    runs, and KeyboardInterrupt after writing the tables of the finished cases when interrupted."""
-    from urdf_dyn.applications.sweep import execute, expand, load_record, make_cases, parse_path, sweep_axes
-    from urdf_dyn.applications.sweep_results import (envelope, plot_heatmap, plot_peaks, results_table,
-                                                     write_summary, write_table)
+def plan_sweep(launch):
+    """The cases of a validated ``job: sweep`` launch, each checked against its job's schema, without
+    running any: (cases, {parameter: values spec}, axes {parameter: parameters zipped with it}). Raises
+    LaunchError naming ``sweep.<key>``."""
+    from urdf_dyn.applications.sweep import expand, make_cases, parse_path, sweep_axes
     s = launch.doc.sweep
     try:
         get_job(s.job)
@@ -141,6 +139,19 @@ def run_sweep(launch, out_dir=None, progress=None, echo=print, scheduler=None, w
         raise launch.err(key, str(e).removeprefix("zip: ")) from None
     base, base_path = _base_document(launch)
     cases = make_cases(base, base_path, s.job, combos, fixed=s.set, source=launch.path)
+    return cases, params, sweep_axes(params, s.zip, s.combine)
+
+
+def run_sweep(launch, out_dir=None, progress=None, echo=print, scheduler=None, workers=None):
+    """Run a validated ``job: sweep`` launch (see the module docstring); ``scheduler``/``workers`` override
+    the file's. Returns (SweepResult, {output: path}). Raises LaunchError for a bad sweep before any case
+    runs, and KeyboardInterrupt after writing the tables of the finished cases when interrupted."""
+    from urdf_dyn.applications.sweep import execute, load_record
+    from urdf_dyn.applications.sweep_results import (envelope, plot_heatmap, plot_peaks, results_table,
+                                                     write_summary, write_table)
+    s = launch.doc.sweep
+    cases, params, axes = plan_sweep(launch)
+    base_path = Path(cases[0].base_path)
     outdir = output_dir(launch, out_dir)
     scheduler = scheduler or s.scheduler
     workers = s.workers if workers is None else workers
@@ -165,7 +176,6 @@ def run_sweep(launch, out_dir=None, progress=None, echo=print, scheduler=None, w
         with atomic_path(p) as tmp:
             Path(tmp).write_text(json.dumps(env, indent=1, default=str))
         written["envelope"] = str(p)
-        axes = sweep_axes(params, s.zip, s.combine)
         plots = plot_peaks(records, names, outdir, axes=axes)
         hm = plot_heatmap(records, names, outdir, axes=axes)
         plots += [hm] if hm else []
