@@ -172,12 +172,16 @@ def _file_digest(path: Path) -> str:
         return "missing"
 
 
-def case_hash(job: str, data: dict, base_path) -> str:
+def case_hash(job: str, data: dict, base_path, digests: dict = None) -> str:
     """16 hex digits of SHA-256 over the job name, the document without ``outputs`` (canonical JSON) and the
-    bytes of the robot file it names: equal hashes mean equal results."""
+    bytes of the robot file it names (not the files a xacro includes): equal hashes mean equal results.
+    ``digests``: {path: SHA-256} remembered between calls, so a sweep reads the robot file once."""
     doc = {k: v for k, v in data.items() if k not in ("outputs", "job")}
     robot = (Path(base_path).parent / str((data.get("robot") or {}).get("file", ""))).resolve()
-    text = json.dumps({"job": job, "doc": doc, "robot_sha256": _file_digest(robot)}, sort_keys=True,
+    digests = {} if digests is None else digests
+    if robot not in digests:
+        digests[robot] = _file_digest(robot)
+    text = json.dumps({"job": job, "doc": doc, "robot_sha256": digests[robot]}, sort_keys=True,
                       default=str, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
@@ -216,7 +220,7 @@ def make_cases(base: dict, base_path, job: str, combos: list, fixed: dict = None
     except LaunchError as e:
         msg = str(e).removeprefix(f"{base_file}: ")
         raise LaunchError(f"{sweep_file}: {msg} (in the base document of the sweep)") from None
-    cases, checked = [], {}
+    cases, checked, digests = [], {}, {}
     for i, combo in enumerate(combos):
         doc = copy.deepcopy(base)
         for p, v in combo.items():
@@ -229,7 +233,7 @@ def make_cases(base: dict, base_path, job: str, combos: list, fixed: dict = None
             near = [p for p in combo if _related(p, key)] or list(combo)
             what = ", ".join(f"{where}.parameters.{p} = {combo[p]!r}" for p in near)
             raise LaunchError(f"{sweep_file}: {what}: {msg}") from None
-        h = case_hash(job, doc, base_file)
+        h = case_hash(job, doc, base_file, digests)
         if h in checked:
             raise LaunchError(f"{sweep_file}: {where}.parameters: cases {checked[h]} and {i} are the same "
                               "document (a repeated value?)")
