@@ -51,11 +51,12 @@ def _reduce(v, how):
 _SKIP = ("limit", "rated", "avail", "allow", "max_pump", "capacity")
 
 
-def _optional(res, report: dict, word: str, how: str):
+def _optional(res, report: dict, words: tuple, how: str):
     """The first quantity named like ``word`` on the result object, else in its JSON report (issue 13's
     stability margin and pump flow): (value, where it was found), or (None, None)."""
     for name in sorted(dir(res)):
-        if word in name.lower() and not name.startswith("_") and not any(s in name.lower() for s in _SKIP):
+        if any(w in name.lower() for w in words) and not name.startswith("_") \
+                and not any(s in name.lower() for s in _SKIP):
             v = _reduce(getattr(res, name), how)
             if v is not None:
                 return v, f"SizingResult.{name}"
@@ -64,7 +65,7 @@ def _optional(res, report: dict, word: str, how: str):
         if isinstance(node, dict):
             for k, v in node.items():
                 p = f"{path}.{k}" if path else str(k)
-                if word in str(k).lower() and not any(s in str(k).lower() for s in _SKIP):
+                if any(w in str(k).lower() for w in words) and not any(s in str(k).lower() for s in _SKIP):
                     r = _reduce(v, how)
                     if r is not None:
                         return r, p
@@ -93,13 +94,15 @@ def case_metrics(res, written=None) -> dict:
         out[f"limit[{n}]"] = _finite(lim) if has else None
         out[f"margin[{n}]"] = _finite(1.0 - r["peak"] / lim) if has else None
         out[f"peak_power[{n}]"] = _finite(r["peak_power"])
-    for n, (cap, rod) in (getattr(res, "pressures", None) or {}).items():
-        out[f"p_cap_max_bar[{n}]"] = _finite(np.max(cap))
-        out[f"p_rod_max_bar[{n}]"] = _finite(np.max(rod))
-    for k, v in (getattr(res, "pin_force", None) or {}).items():
-        out[f"pin_force[{k}]"] = _finite(np.max(v))
-    for k, v in (getattr(res, "pin_moment", None) or {}).items():
-        out[f"pin_moment[{k}]"] = _finite(np.max(v))
+    try:  # read defensively: the sizing job's result grows (issue 13); a changed shape loses a column only
+        for n, (cap, rod) in (getattr(res, "pressures", None) or {}).items():
+            out[f"p_cap_max_bar[{n}]"] = _finite(np.max(cap))
+            out[f"p_rod_max_bar[{n}]"] = _finite(np.max(rod))
+    except (TypeError, ValueError):
+        pass
+    for attr, col in (("pin_force", "pin_force"), ("pin_moment", "pin_moment")):
+        for k, v in (getattr(res, attr, None) or {}).items():
+            out[f"{col}[{k}]"] = _reduce(v, "max")
     report = {}
     for key, path in (written or {}).items():
         if str(path).endswith(".json") and "report" in str(key) + Path(str(path)).name:
@@ -108,7 +111,8 @@ def case_metrics(res, written=None) -> dict:
             except (OSError, ValueError):
                 pass
     sources = {}
-    for col, word, how in (("stability_margin_min", "stabil", "min"), ("pump_flow_peak", "flow", "max")):
+    for col, word, how in (("stability_margin_min", ("stabil", "tipping"), "min"),
+                            ("pump_flow_peak", ("flow",), "max")):
         out[col], sources[col] = _optional(res, report, word, how)
     out["units"] = units
     out["sources"] = sources
