@@ -23,6 +23,7 @@ LAYERS = {
     "urdf_dyn.launch": 7,
     "urdf_dyn.applications.simulate_job": 8, "urdf_dyn.applications.sizing_job": 8,
     "urdf_dyn.applications.sizing_schema": 8, "urdf_dyn.gauss.job": 8,
+    "urdf_dyn.applications.sweep": 8, "urdf_dyn.applications.sweep_job": 8,
     "urdf_dyn.cli": 9,
 }
 

@@ -73,7 +73,8 @@ _EXPORTS = {
     "size_motion": "urdf_dyn.applications.sizing", "Cylinder": "urdf_dyn.applications.sizing",
     "hydraulics": "urdf_dyn.applications.hydraulics", "HydraulicMotor": "urdf_dyn.applications.hydraulics",
     "load_from_args": "urdf_dyn.cli.main",
-    "run_launch": "urdf_dyn.launch.registry",
+    "run_launch": "urdf_dyn.launch.registry", "run_document": "urdf_dyn.launch.registry",
+    "run_sweep_file": "urdf_dyn.applications.sweep_job",
     # errors and warnings
     "UrdfDynError": "urdf_dyn.errors", "ModelError": "urdf_dyn.errors", "ModelWarning": "urdf_dyn.errors",
     "XMLError": "urdf_dyn.errors", "XacroError": "urdf_dyn.errors", "PackageNotFoundError": "urdf_dyn.errors",

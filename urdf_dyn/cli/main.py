@@ -271,6 +271,14 @@ def cmd_size(args):
     return 0
 
 
+def cmd_sweep(args):
+    from urdf_dyn.applications.sweep_job import run_sweep_file
+    if args.workers is not None and args.workers < 0:
+        raise UrdfDynError(f"--workers: expected 0 or more, got {args.workers}")
+    run_sweep_file(args.launch_file, out_dir=args.out_dir, scheduler=args.scheduler, workers=args.workers)
+    return 0
+
+
 def cmd_view(args):
     """Lazy: the core never imports the viewer package, only this command does, when it runs."""
     try:
@@ -354,6 +362,12 @@ def main(argv=None) -> int:
     s.add_argument("launch_file")
     s.add_argument("--out-dir", help="override outputs.directory")
     s.set_defaults(func=cmd_size)
+    s = sub.add_parser("sweep", help="load-case sweep on Dask: a table per case, the envelope, plots")
+    s.add_argument("launch_file", help="launch file with a sweep: section")
+    s.add_argument("--scheduler", metavar="tcp://HOST:PORT", help="an existing Dask scheduler (default: a LocalCluster)")
+    s.add_argument("--workers", type=int, metavar="N", help="LocalCluster processes (default: one per core; 0: no Dask)")
+    s.add_argument("--out-dir", help="override outputs.directory")
+    s.set_defaults(func=cmd_sweep)
     args = p.parse_args(_join_negative_vectors(sys.argv[1:] if argv is None else list(argv)))
     if not args.debug:
         warnings.showwarning = _one_line_warning

@@ -96,6 +96,7 @@ class Launch:
     data: dict
     doc: object = None
     outputs: dict = field(default_factory=dict)
+    model: object = None  #: a Model of ``robot`` already loaded (a sweep worker's cache); build_model returns it
 
     def err(self, key, msg) -> LaunchError:
         """A LaunchError naming this file and ``key`` (a dotted path such as ``solver.rtol``)."""
@@ -275,7 +276,9 @@ def joint_vector(launch, model, value, key, default=None):
 
 
 def build_model(launch):
-    """Load the robot named by ``robot`` (paths relative to the launch file)."""
+    """Load the robot named by ``robot`` (paths relative to the launch file); ``launch.model`` if already set."""
+    if launch.model is not None:
+        return launch.model
     from urdf_dyn.loading import load
     r = launch.doc.robot if launch.doc is not None else RobotSection.model_validate(launch.data["robot"])
     base = launch.path.parent

@@ -11,12 +11,14 @@ from __future__ import annotations
 import importlib
 import json
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable
 
 from urdf_dyn.errors import LaunchError
-from urdf_dyn.launch.document import read_launch, validate
+from urdf_dyn.launch.document import Launch, read_launch, validate
 
-__all__ = ["Job", "BUILTIN_JOBS", "register_job", "get_job", "job_names", "run_launch", "launch_schema"]
+__all__ = ["Job", "BUILTIN_JOBS", "register_job", "get_job", "job_names", "run_launch", "run_document",
+           "launch_schema"]
 
 
 @dataclass(frozen=True)
@@ -33,6 +35,7 @@ BUILTIN_JOBS = {
     "simulate": "urdf_dyn.applications.simulate_job",
     "size": "urdf_dyn.applications.sizing_job",
     "gauss": "urdf_dyn.gauss.job",
+    "sweep": "urdf_dyn.applications.sweep_job",
 }
 _REGISTERED: dict = {}
 
@@ -65,7 +68,17 @@ def run_launch(path, out_dir=None, progress=None, echo=print, job=None):
     Returns what the job returns (for ``simulate``: (Trajectory, outputs); ``size``: (SizingResult,
     outputs)). Raises LaunchError / ModelError for bad input; SimulationError after saving what was
     computed."""
-    launch = read_launch(path)
+    return _run(read_launch(path), out_dir, progress, echo, job)
+
+
+def run_document(data: dict, base_path, out_dir=None, progress=None, echo=print, job=None, model=None):
+    """Run a launch document given as a mapping (e.g. one case of a sweep) as ``run_launch`` runs a file;
+    relative paths in it resolve against ``base_path`` (the launch file it came from). ``model``: the
+    robot's Model if already loaded (it must be the one ``robot`` names). Same returns and errors."""
+    return _run(Launch(Path(base_path), data, model=model), out_dir, progress, echo, job)
+
+
+def _run(launch, out_dir, progress, echo, job):
     name = job or launch.data.get("job") or ("size" if launch.data.get("motion") else "simulate")
     if not isinstance(name, str):
         raise launch.err("job", f"expected a job name, got {name!r}")
