@@ -96,14 +96,15 @@ def test_paths_and_expansion():
 
 
 def test_the_example_sweep_file_is_valid():
-    """launch/excavator_sweep.launch.yaml: 4 payloads x 3 swing times, every case accepted by job: size."""
+    """launch/excavator_sweep.launch.yaml: 4 soils x 3 swing times, every case accepted by job: size."""
     launch = read_launch(ROOT / "launch" / "excavator_sweep.launch.yaml")
     validate(launch, SweepDocument, job="sweep")
     cases, params, axes = plan_sweep(launch)
     assert len(cases) == 12 and len({c.hash for c in cases}) == 12
-    assert axes == {"payload.mass": [], "motion.durations[2]": ["motion.durations[4]", "payload.until"]}
+    assert axes == {"soil.preset": [], "motion.durations[2]": ["motion.durations[4]"]}
     c = cases[-1]
-    assert c.data["payload"]["mass"] == 2700 and c.data["motion"]["durations"][2:5:2] == [4.8, 4.8]
+    assert c.data["soil"]["preset"] == "gravel" and c.data["motion"]["durations"][2:5:2] == [4.8, 4.8]
+    assert c.data["iso6015"] is None and c.data["lift_chart"] is None
     assert c.data["motion"]["dt"] == 0.02 and "outputs" not in c.data
 
 
