@@ -495,18 +495,37 @@ ratios where the target is a ratio.
 
 ## Why the misses, and what would close them
 
+- **Main-job dynamics (≤ 0.3 s) and closed-loop ID (≤ 2× mj_inverse).** Both run in one compiled call per
+  trajectory now (`constraints._path`): 26–60× less than the readable path in the same process, but
+  still over target. cProfile of `size_motion` on the 14 601 samples (5 calls): 2.42 s of 2.72 s inside
+  the compiled `actuation_path`, the rest Python bookkeeping. Inside it, per sample (excavator, R = 20
+  constraint rows, r = 8), timed one by one: the loop geometry (transforms, K, δ) ≈ 4–8 µs, the velocity
+  terms ≈ 1–2 µs, the re-check of the independent set with G, g ≈ 2–3 µs, the minimum-norm loop
+  forces λ ≈ 5–9 µs (planar loops make 12 of the 20 rows redundant), RNEA ≈ 1 µs. What would close
+  it: evaluate K only on the r independent rows and δ on the others only at a re-check; form λ on the
+  independent rows and spread it over the redundant ones once per set (C depends on q only); and keep the
+  per-sample workspaces out of the loop (a few µs of allocation per sample today). MuJoCo's `mj_inverse`
+  on the same machine works in generalized coordinates with 4 equality constraints and a sparse solver.
+- **`fast_qdd` (≤ 3× mj_forward).** From 41 µs to ≈ 20 µs with the loop terms rewritten as (E, r)
+  compositions; the rest is CRBA + dense Cholesky of H and K H⁻¹ Kᵀ on 20 rows, where MuJoCo factorises
+  once in its sparse form; the same row reduction as above would apply.
 - **Single calls of small robots (ID/FD/H).** The kernels themselves take ~1 µs (UR5 RNEA); the floor is
   the call from Python: numba's dispatcher type-checks each of the 9–11 array arguments (≈ 0.2 µs each)
   before entering compiled code, and the wrapper's shape checks. Pinocchio's whole call is ~1 µs through one
   C++ binding. Closing it needs one argument instead of eleven: the model's arrays in one numba structref
   (or a per-model compiled entry point), which is the next step; it was not done in this round.
-- **Start-up.** A warm run of the job is dominated by imports (yourdfpy → trimesh, scipy.interpolate,
-  matplotlib for the PNGs), not by the dynamics (well under a second): see the import column. The first run
-  adds numba's compilation of the kernels the job uses (the closed-loop path was rewritten without LAPACK
-  calls so that it compiles in seconds, not tens of seconds).
-- **Animation.** With one palette and a lookup table the encoding is a fraction of the total; the rest
-  is rendering (trimesh's scene draw and pyglet text layout of the HUD, ~30 ms/frame on this loaded
-  machine): the viewer would have to keep its HUD labels between frames and draw fewer of them.
+- **Start-up.** A warm run of the job spends well under a second in the dynamics; the rest is Python
+  start-up and imports. cProfile of one warm run (9.8 s under load): imports 6.9 s, of which yourdfpy →
+  trimesh 2.1 s (io/, the URDF reader), scipy.interpolate 1.6 s (the motion splines), matplotlib 1.4 s
+  (the PNG plots); the URDF parse 3.0 s cumulative with its imports. Closing it is for io/ and the report
+  (import trimesh only for meshes; plots in a child process or lazily). The first run adds numba's
+  compilation of the kernels the job calls (kernels compile lazily, only when called; the closed-loop
+  path has no LAPACK wrappers to compile); ahead-of-time compilation would be the remaining step.
+- **Animation.** With one palette and a lookup table the encoding is a fraction of the total; the rest is
+  rendering, ~32 ms/frame on this loaded machine. cProfile of one export (221 frames): `render` 7.1 s, of
+  which the viewer's `on_draw` 5.6 s — trimesh's scene draw 2.3 s and pyglet's text layout of the HUD
+  2.2 s (2 210 label updates, ~1 ms each). Closing it is for the viewer (`viewer/window.py`): keep HUD
+  labels whose text did not change, one label per frame instead of ten.
 - **Batched ID of the 30-link chain.** Per body our kernel still costs ~1.3× Pinocchio's (6×6 inertia
   products where Pinocchio uses a compact rigid-body inertia).
 - **Closed-loop FD methods.** The five public methods stay readable Python around numpy/LAPACK because they
