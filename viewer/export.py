@@ -106,7 +106,8 @@ def _palette_lut(frames):
 
     The palette is Pillow's median cut (255 colours) of a mosaic of up to 16 frames taken evenly through
     the animation; the table maps each 5-bit-per-channel colour cell to the palette entry nearest its
-    centre, so mapping a frame is one array lookup instead of a per-frame quantisation."""
+    centre (or to the palette colour the cell holds), so mapping a frame is one array lookup instead of a
+    per-frame quantisation."""
     from PIL import Image
     step = max(1, len(frames) // 16)
     mosaic = np.concatenate([f[::2, ::2] for f in frames[::step]], axis=0)
@@ -118,6 +119,8 @@ def _palette_lut(frames):
     for i in range(0, len(cells), 4096):
         d = ((cells[i:i + 4096, None, :] - palette[None, :, :]) ** 2).sum(-1)
         lut[i:i + 4096] = np.argmin(d, axis=1)
+    # a cell that holds a palette colour maps to it (exact colours stay exact: no two distinct frames merge)
+    lut[((palette[:, 0] >> 3) << 10) | ((palette[:, 1] >> 3) << 5) | (palette[:, 2] >> 3)] = np.arange(len(palette))
     return palette.astype(np.uint8), lut
 
 

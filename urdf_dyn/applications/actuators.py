@@ -309,7 +309,7 @@ def _compiled(model, Q, QD, QDD, acts, w, rtol, check, fx):
     fb = _f_ext_body(model, fx, N) if fx else model.f_ext_zero
     TAU, U, RES, LAM = np.zeros((N, n)), np.zeros((N, p)), np.zeros((N, n)), np.zeros((N, nrows))
     RANK, info = np.zeros(N, np.int64), np.zeros(3, np.int64)
-    GALL, FALL = np.zeros((N, n, n)), np.zeros(N, np.int64)
+    GALL, FALL = np.empty((N, n, n)), np.zeros(N, np.int64)   # G is read back only where FALL
     _path.actuation_path(model.parent, model.jtype, model.axis, model.X_tree, model.I, model.a0, *lp, row_loop,
                          row_T, nrows, act_col, Q, QD, QDD, np.ascontiguousarray(fb), tau_a, pref,
                          np.ascontiguousarray(w, float), rtol, check, 1e-6, TAU, U, RES, LAM, RANK, GALL, FALL, info)

@@ -119,9 +119,9 @@ def _lu_solve(LU, perm, b, x):
 
 
 @njit(cache=True)
-def _explicit(K, k, rows, dep, free, rtol, check, G, g):
+def _explicit(K, k, rows, dep, free, rtol, check, G, g, LU, perm):
     """G (n × nf), g (n,) of RBDA §8.8 for the set (rows, dep, free); returns False when ``check`` finds
-    the set no longer serves (as ``explicit_from_set``)."""
+    the set no longer serves (as ``explicit_from_set``). LU (r×r), perm (r,) receive K_d's factors."""
     n = K.shape[1]
     r = rows.shape[0]
     nf = free.shape[0]
@@ -134,11 +134,9 @@ def _explicit(K, k, rows, dep, free, rtol, check, G, g):
     for c in range(nf):
         G[free[c], c] = 1.0
     if r:
-        LU = np.empty((r, r))
         for i in range(r):
             for j in range(r):
                 LU[i, j] = K[rows[i], dep[j]]
-        perm = np.empty(r, np.int64)
         dmin = _lu(LU, perm)
         if check and not dmin > rtol * kmax:
             return False
@@ -267,20 +265,13 @@ def _forces(A, bb, Wi, u):
 
 
 @njit(cache=True)
-def _loop_lambda(K, rows, dep, f, lam):
+def _loop_lambda(K, rows, dep, f, lam, LU, perm):
     """Minimum-norm λ with Kᵀλ = f (least squares if f is outside the row space of K), through the
     independent rows K_r = K[rows] (RBDA §8.8): every row is K_i = c_i K_r with c_i = K_i[dep] K_d⁻¹, so
     Kᵀλ = K_rᵀ ν with ν = Cᵀλ; ν = K_d⁻ᵀ f[dep] when f lies in the row space, else (K_r K_rᵀ)⁻¹ K_r f;
-    then λ = C (CᵀC)⁻¹ ν. Returns False if K_d is singular."""
+    then λ = C (CᵀC)⁻¹ ν. LU, perm: K_d's factors from ``_explicit``. Returns False if a factor fails."""
     R, n = K.shape
     r = rows.shape[0]
-    LU = np.empty((r, r))
-    for i in range(r):
-        for j in range(r):
-            LU[i, j] = K[rows[i], dep[j]]
-    perm = np.empty(r, np.int64)
-    if _lu(LU, perm) == 0.0:
-        return False
     b = np.empty(r)
     nu = np.empty(r)
     for j in range(r):
@@ -316,11 +307,22 @@ def _loop_lambda(K, rows, dep, f, lam):
             lam[rows[i]] = nu[i]
         return True
     C = np.empty((R, r))
+    M = np.zeros((r, r))
+    for i in range(r):
+        M[i, i] = 1.0                         # the independent rows' own c_i are unit vectors
     for i in range(R):
         for j in range(r):
             b[j] = K[i, dep[j]]
         _lu_solve_t(LU, perm, b, C[i])
-    M = np.ascontiguousarray(C.T) @ C
+    for i in range(R):
+        red = True                            # rows of the set contribute e_j e_jᵀ (added above)
+        for j in range(r):
+            if rows[j] == i:
+                red = False
+        if red:
+            for a in range(r):
+                for c in range(r):
+                    M[a, c] += C[i, a] * C[i, c]
     L, ratio = _chol_ratio(M)
     if ratio == 0.0:
         return False

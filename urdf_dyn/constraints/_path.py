@@ -90,22 +90,19 @@ def motion_path(parent, jtype, axis, X_tree, lp_p, lp_s, lp_XP, lp_XS, lp_axis, 
         if not e <= close_tol:
             info[0], info[1] = 1, i
             return
-        if not _explicit(K, k, rows, dep, idx, rtol, True, G, g):
+        if not _explicit(K, k, rows, dep, idx, rtol, True, G, g, LU, perm):
             if not _choose_given(K, dep, rtol, rows):
                 info[0], info[1] = 2, i
                 return
-            _explicit(K, k, rows, dep, idx, rtol, False, G, g)
+            _explicit(K, k, rows, dep, idx, rtol, False, G, g, LU, perm)
         for j in range(n):
             s = 0.0
             for c in range(nf):
                 s += G[j, c] * YD[i, c]
             qd[j] = s
         loop_velocity(parent, qd, lp_p, lp_s, row_loop, ws, k, vJ)
-        for a in range(nd):                     # g[dep] = K_d⁻¹ k[rows] (G is unchanged: K depends on q only)
-            for c in range(nd):
-                LU[a, c] = K[rows[a], dep[c]]
+        for a in range(nd):                     # g[dep] = K_d⁻¹ k[rows] (K_d's factors from _explicit)
             b[a] = k[rows[a]]
-        _lu(LU, perm)
         _lu_solve(LU, perm, b, x)
         for j in range(n):
             g[j] = 0.0
@@ -165,6 +162,8 @@ def actuation_path(parent, jtype, axis, X_tree, I, a0, lp_p, lp_s, lp_XP, lp_XS,
     info[0], info[1] = 0, 0
     G = np.eye(n)
     g = np.zeros(n)
+    LUd = np.empty((0, 0))
+    permd = np.empty(0, np.int64)
     _rnea(parent, jtype, axis, X_tree, I, a0, Q, QD, QDD, f_ext, TAU, 0, N)    # τ of every sample at once
     for i in range(N):
         q, qd, qdd = Q[i], QD[i], QDD[i]
@@ -201,7 +200,7 @@ def actuation_path(parent, jtype, axis, X_tree, I, a0, lp_p, lp_s, lp_XP, lp_XS,
         if R:
             ok = False
             if r >= 0:
-                ok = _explicit(K, k, rows, dep, free, rtol, True, G, g)
+                ok = _explicit(K, k, rows, dep, free, rtol, True, G, g, LUd, permd)
             if not ok:
                 A = K.copy()
                 r2 = _cp_lu(A, pref, rtol, prow, pcol, pfree)
@@ -214,7 +213,9 @@ def actuation_path(parent, jtype, axis, X_tree, I, a0, lp_p, lp_s, lp_XP, lp_XS,
                 free = pfree[:n - r].copy()
                 G = np.zeros((n, n - r))
                 g = np.zeros(n)
-                _explicit(K, k, rows, dep, free, rtol, False, G, g)
+                LUd = np.empty((r, r))
+                permd = np.empty(r, np.int64)
+                _explicit(K, k, rows, dep, free, rtol, False, G, g, LUd, permd)
         nf = G.shape[1]
         for j in range(n):
             for c in range(nf):
@@ -259,7 +260,7 @@ def actuation_path(parent, jtype, axis, X_tree, I, a0, lp_p, lp_s, lp_XP, lp_XS,
                 for c in range(p):
                     s -= B[j, c] * U[i, c]
                 f[j] = s
-            if not _loop_lambda(K, rows, dep, f, lam):
+            if not _loop_lambda(K, rows, dep, f, lam, LUd, permd):
                 FALL[i] = 1
                 continue
             for a in range(R):
