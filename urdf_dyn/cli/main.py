@@ -147,20 +147,29 @@ def _f(x):
 
 
 def _closed_loop_state(m, q, qd, qdd=None):
-    """Assemble q (nearest closure), project q̇ onto K q̇ = 0 and q̈ onto K q̈ = k (least squares); return
-    them and a note saying how far each moved."""
-    from urdf_dyn.constraints.assembly import assemble, project_velocity
-    from urdf_dyn.constraints.loops import loop_constraints
-    qa = assemble(m, q)
-    qda = project_velocity(m, qa, qd)
-    note = (f"closed loops ({len(m.loops)} loop joints, {len(m.mimic)} mimic): q assembled (max change "
-            f"{np.abs(qa - q).max():.3g}), q̇ projected (max change {np.abs(qda - qd).max():.3g})")
-    if qdd is not None:
-        K, k = loop_constraints(m, qa, qda)
-        qdda = qdd + np.linalg.lstsq(K, k - K @ qdd, rcond=1e-9)[0] if K.size else qdd
-        note += f", q̈ projected onto K q̈ = k (max change {np.abs(qdda - qdd).max():.3g})"
-        return qa, qda, qdda, note
-    return qa, qda, None, note
+    """The state a closed-loop command evaluates: q assembled (the nearest closure, holding the independent
+    coordinates), and q̇ = G ẏ, q̈ = G ÿ + g from the values given for the independent coordinates y
+    (RBDA §8.8: the URDF's independent="true" joints, else those complete pivoting picks). Returns
+    (q, q̇, q̈ or None, a note naming y and how far q moved)."""
+    from urdf_dyn.constraints.assembly import assemble
+    from urdf_dyn.constraints.explicit import explicit_constraint
+    zero = np.zeros(m.nv)
+    try:
+        ec = explicit_constraint(m, m.q_initial(), zero, independent=m.independent or None)
+    except ValueError:
+        ec = explicit_constraint(m, m.q_initial(), zero)
+    y = list(ec.independent)
+    qa = assemble(m, q, hold=y)
+    ec = explicit_constraint(m, qa, zero, independent=y)
+    idx = [m.joint_index(j) for j in y]
+    qda = ec.G @ qd[idx]
+    note = (f"closed loops ({len(m.loops)} loop joints, {len(m.mimic)} mimic): independent coordinates "
+            f"{', '.join(y)}; q assembled holding them (max change {np.abs(qa - q).max():.3g}), q̇ = G ẏ"
+            + (", q̈ = G ÿ + g" if qdd is not None else ""))
+    if qdd is None:
+        return qa, qda, None, note
+    ec = explicit_constraint(m, qa, qda, independent=y)
+    return qa, qda, ec.G @ qdd[idx] + ec.g, note
 
 
 def _print_loop_answer(m, note, kind, values, names, units, loop_forces, as_json, extra=None):
@@ -175,7 +184,8 @@ def _print_loop_answer(m, note, kind, values, names, units, loop_forces, as_json
     for j, v, u in zip(names, values, units):
         print(f"{j:<{w}}  {kind} = {v: .9g} {u}")
     for k, f in loop_forces.items():
-        print(f"loop {k}: wrench [n; f] on the successor in Fp = {np.array2string(np.asarray(f), precision=5)} (N m, N)")
+        print(f"loop {k}: wrench [n; f] on the successor in Fp = [{', '.join(f'{x:.6g}' for x in np.asarray(f))}] "
+              "(N m, N)")
 
 
 def cmd_id(args):
@@ -305,7 +315,8 @@ def main(argv=None) -> int:
     for k in ("q", "qd", "qdd"):
         s.add_argument(f"--{k}", help="values in joint order ('0,0.5,...') or 'joint=value,...'; default 0")
     s.add_argument("--tree", action="store_true", help="closed-loop robots: the spanning tree's τ, loops ignored "
-                   "(default: the actuator forces of RBDA eq. 8.63 at the assembled state)")
+                   "(default: the actuator forces of RBDA eq. 8.63 at the assembled state, q̇ and q̈ from the "
+                   "values of the independent coordinates)")
     s.set_defaults(func=cmd_id)
     s = sub.add_parser("fd", help="forward dynamics: qdd = FD(q, qd, tau)")
     _model_args(s)
