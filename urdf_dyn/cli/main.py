@@ -91,6 +91,9 @@ def _print_named(model, kind, values, as_json, extra=None):
         out.update(extra or {})
         print(json.dumps(out, indent=2))
         return
+    if not model.nv:
+        print(f"{model.name} has no movable joints: nothing to compute")
+        return
     w = max(len(j) for j in model.joint_names)
     for j, v, u in zip(model.joint_names, values, units):
         print(f"{j:<{w}}  {kind} = {v: .9g} {u}")
@@ -203,6 +206,16 @@ def cmd_id(args):
     return 0
 
 
+def _singular(m, q):
+    """The error for a singular joint-space inertia: names the joints that move no mass."""
+    from urdf_dyn.algorithms.dynamics import mass_matrix
+    d = np.diag(mass_matrix(m, q))
+    still = [j for j, x in zip(m.joint_names, d) if not x > 1e-12 * max(d.max(initial=0.0), 1.0)]
+    return UrdfDynError(f"{m.source}: fd: the joint-space inertia H is singular"
+                        + (f": joint(s) {', '.join(still)} move no mass or inertia (massless links)" if still else "")
+                        + "; their acceleration is undefined: give those links an <inertial>, or use urdf-dyn id")
+
+
 def cmd_fd(args):
     from urdf_dyn.algorithms.dynamics import forward_dynamics
     m = load_from_args(args)
@@ -210,11 +223,20 @@ def cmd_fd(args):
     if m.has_constraints and not args.tree:
         from urdf_dyn.constraints.forward import constrained_forward_dynamics
         q, qd, _, note = _closed_loop_state(m, q, qd)
-        res = constrained_forward_dynamics(m, q, qd, tau)
+        try:
+            res = constrained_forward_dynamics(m, q, qd, tau)
+        except np.linalg.LinAlgError:
+            raise _singular(m, q) from None
         _print_loop_answer(m, note, "qdd", res.qdd, m.joint_names, _units(m, "qdd"), res.loop_forces, args.json,
                            {"q": q.tolist(), "qd": qd.tolist()})
         return 0
-    _print_named(m, "qdd", forward_dynamics(m, q, qd, tau, algorithm=args.algorithm), args.json)
+    try:
+        qdd = forward_dynamics(m, q, qd, tau, algorithm=args.algorithm)
+    except np.linalg.LinAlgError:
+        qdd = None
+    if qdd is None or not np.all(np.isfinite(qdd)):
+        raise _singular(m, q)
+    _print_named(m, "qdd", qdd, args.json)
     return 0
 
 
