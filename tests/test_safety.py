@@ -243,3 +243,18 @@ def test_demo_motion_moves_every_closed_loop_robot(path):
         mo = demo_motion(m)
     assert len(mo) > 10 and np.ptp(mo.q, axis=0).max() > 0.05
     assert max(np.abs(v).max() for v in ud.loop_residuals(m, mo.q[len(mo) // 2]).values()) < 1e-6
+
+
+def test_demo_motion_moves_a_mimic_gripper():
+    """Two fingers coupled by <mimic>, both with transmissions: the demo drives one, the other follows."""
+    from urdf_dyn_viewer.playback import demo_motion
+    inertial = '<inertial><mass value="0.1"/><inertia ixx="1e-4" iyy="1e-4" izz="1e-4" ixy="0" ixz="0" iyz="0"/></inertial>'
+    tr = ''.join(f'<transmission name="t{j}"><joint name="{j}"/></transmission>' for j in ("a", "b"))
+    m = ud.load(f'<robot name="g"><link name="base"/><link name="fa">{inertial}</link><link name="fb">{inertial}</link>'
+                '<joint name="a" type="prismatic"><parent link="base"/><child link="fa"/><axis xyz="1 0 0"/>'
+                '<limit lower="0" upper="0.04" effort="10" velocity="1"/></joint>'
+                '<joint name="b" type="prismatic"><parent link="base"/><child link="fb"/><axis xyz="1 0 0"/>'
+                '<limit lower="-0.04" upper="0" effort="10" velocity="1"/><mimic joint="a" multiplier="-1"/></joint>'
+                f'{tr}</robot>')
+    mo = demo_motion(m)
+    assert np.ptp(mo.q[:, 0]) > 0.01 and np.allclose(mo.q[:, 1], -mo.q[:, 0], atol=1e-9)
