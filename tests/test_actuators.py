@@ -181,13 +181,27 @@ def test_sizing_launch_writes_the_report(tmp_path):
         assert k in written
     text = (tmp_path / "out" / "sizing_report.md").read_text()
     assert "boom_cyl" in text and "bar" in text and "h_link_bucket_pin" in text
-    # cap-side pressure = force / (2 · π D²/4) for the two boom cylinders while pushing
+    # pressures against tabulated cylinder areas (hydraulic cylinder tables: 120 mm bore, piston area
+    # 113.10 cm²; 120/85 mm, annulus 56.35 cm²), two boom cylinders in parallel; a push loads only the cap
+    # side, a pull only the rod side
     i = res.names.index("boom_cyl")
-    push = res.u[:, i] > 0
-    assert np.allclose(res.pressures["boom_cyl"][0][push], res.u[push, i] / (2 * np.pi * 0.12 ** 2 / 4) / 1e5)
+    cap, rod = res.pressures["boom_cyl"]
+    push, pull = res.u[:, i] > 0, res.u[:, i] < 0
+    assert push.any() and np.allclose(cap[push] * 1e5 * 2 * 113.10e-4, res.u[push, i], rtol=2e-4)
+    assert np.all(rod[push] == 0) and np.all(cap[pull] == 0)
+    if pull.any():
+        assert np.allclose(rod[pull] * 1e5 * 2 * 56.35e-4, -res.u[pull, i], rtol=2e-4)
     # the boom cylinder's force is carried by its eye pin: |pin force| = |u| (a two-force member would give
     # equality; barrel and rod weights make it approximate)
     assert np.allclose(res.pin_force["boom_cylinder_eye"], np.abs(res.u[:, i]), rtol=0.02)
+
+
+def test_cylinder_pressures_match_a_worked_example():
+    """350 bar on a 120 mm bore pushes π (0.06 m)² · 350e5 Pa = 395.8 kN; on the 120/85 mm annulus it
+    pulls 197.2 kN (cylinder force tables); two cylinders in parallel share the force."""
+    from urdf_dyn.applications.sizing import Cylinder
+    cap, rod = Cylinder(0.12, 0.085, 2).pressures([2 * 395.84e3, -2 * 197.23e3, 0.0])
+    assert np.allclose(cap, [350.0, 0.0, 0.0], rtol=1e-4) and np.allclose(rod, [0.0, 350.0, 0.0], rtol=1e-4)
 
 
 def test_recorded_csv_motion_sizes_like_the_same_spline(tmp_path):

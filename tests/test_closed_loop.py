@@ -66,6 +66,35 @@ def test_five_methods_agree(name):
     assert worst <= 1e-8
 
 
+@pytest.mark.parametrize("name", [n for n in sorted(ROBOTS) if n != "shared_excavator"])
+def test_every_method_matches_pinocchio_constraint_dynamics(name):
+    """Accelerations of every method and the pin forces against an independent reference: Pinocchio's
+    constraintDynamics with a point contact per loop, its loop frames read from the URDF (tests/reference.py),
+    so that an error in urdf_dyn's K, k or λ cannot pass because the five methods share it. Pinocchio's
+    proximal solver stops at an absolute residual, hence the looser bound on the excavator's 10⁵ N pin forces.
+    (The MuJoCo-derived shared excavator is left out: there q̈ agrees to 8e-7 but the split of its pin forces
+    does not — open question, see issue 15's report; its tree is checked against MuJoCo below.)"""
+    pytest.importorskip("pinocchio")
+    from reference import PinLoops
+    model = ud.load(ROBOTS[name])
+    ref = PinLoops(ROBOTS[name], model.joint_names)
+    worst_a, worst_f = 0.0, 0.0
+    for q, qd, tau in random_consistent_states(model, 4, seed=7 + len(name)):
+        qdd_ref, f_ref = ref.accelerations(q, qd, tau)
+        scale = np.linalg.norm(qdd_ref) + 1e-3
+        for m in METHODS:
+            r = constrained_forward_dynamics(model, q, qd, tau, loop_solver=m, passive=False)
+            worst_a = max(worst_a, np.linalg.norm(r.qdd - qdd_ref) / scale)
+            if m == "nullspace":
+                for lp, f in f_ref.items():
+                    ours = np.asarray(r.loop_forces[lp])[-3:]
+                    err = min(np.linalg.norm(ours - f), np.linalg.norm(ours + f))  # sign: on Fs or on Fp
+                    worst_f = max(worst_f, err / (np.linalg.norm(f) + 1e-9 * np.abs(tau).max() + 1e-12))
+    print(f"{name}: vs pin.constraintDynamics, q̈ {worst_a:.2e}, pin forces {worst_f:.2e} (relative)")
+    assert worst_a <= 1e-10
+    assert worst_f <= 1e-5
+
+
 @pytest.mark.parametrize("name, expect", [
     ("crank_slider", (3, 5, 2, 1)), ("four_bar", (3, 5, 2, 1)), ("four_bar_spherical", (3, 3, 2, 1)),
     ("rbda_fig8_3", (4, 5, 2, 2)), pytest.param("shared_excavator", (12, 20, 8, 4), marks=needs_shared)])

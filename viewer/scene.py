@@ -119,6 +119,23 @@ def _primitive(geom):
     return None, None
 
 
+MAX_TEXTURE = 512
+
+
+def _shrink_textures(mesh):
+    """Textures larger than MAX_TEXTURE pixels are scaled down: trimesh's viewer re-encodes every texture
+    as PNG when it uploads a mesh (20 s for ANYmal C's 2048² textures); a 640×480 view shows no more."""
+    mat = getattr(getattr(mesh, "visual", None), "material", None)
+    for attr in ("image", "baseColorTexture"):
+        img = getattr(mat, attr, None)
+        if img is not None and hasattr(img, "size") and max(img.size) > MAX_TEXTURE:
+            k = MAX_TEXTURE / max(img.size)
+            try:
+                setattr(mat, attr, img.resize((max(1, int(img.size[0] * k)), max(1, int(img.size[1] * k)))))
+            except (AttributeError, TypeError, ValueError):  # a material that does not take a new image
+                pass
+
+
 class _MeshCache:
     def __init__(self):
         self.meshes = {}
@@ -128,6 +145,7 @@ class _MeshCache:
             loaded = trimesh.load(path, force="mesh", process=False)
             if not isinstance(loaded, trimesh.Trimesh) or loaded.is_empty:
                 raise ValueError("no triangles in the file")
+            _shrink_textures(loaded)
             self.meshes[path] = loaded
         return self.meshes[path].copy()
 

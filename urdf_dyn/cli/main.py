@@ -91,6 +91,9 @@ def _print_named(model, kind, values, as_json, extra=None):
         out.update(extra or {})
         print(json.dumps(out, indent=2))
         return
+    if not model.nv:
+        print(f"{model.name} has no movable joints: nothing to compute")
+        return
     w = max(len(j) for j in model.joint_names)
     for j, v, u in zip(model.joint_names, values, units):
         print(f"{j:<{w}}  {kind} = {v: .9g} {u}")
@@ -147,20 +150,29 @@ def _f(x):
 
 
 def _closed_loop_state(m, q, qd, qdd=None):
-    """Assemble q (nearest closure), project q̇ onto K q̇ = 0 and q̈ onto K q̈ = k (least squares); return
-    them and a note saying how far each moved."""
-    from urdf_dyn.constraints.assembly import assemble, project_velocity
-    from urdf_dyn.constraints.loops import loop_constraints
-    qa = assemble(m, q)
-    qda = project_velocity(m, qa, qd)
-    note = (f"closed loops ({len(m.loops)} loop joints, {len(m.mimic)} mimic): q assembled (max change "
-            f"{np.abs(qa - q).max():.3g}), q̇ projected (max change {np.abs(qda - qd).max():.3g})")
-    if qdd is not None:
-        K, k = loop_constraints(m, qa, qda)
-        qdda = qdd + np.linalg.lstsq(K, k - K @ qdd, rcond=1e-9)[0] if K.size else qdd
-        note += f", q̈ projected onto K q̈ = k (max change {np.abs(qdda - qdd).max():.3g})"
-        return qa, qda, qdda, note
-    return qa, qda, None, note
+    """The state a closed-loop command evaluates: q assembled (the nearest closure, holding the independent
+    coordinates), and q̇ = G ẏ, q̈ = G ÿ + g from the values given for the independent coordinates y
+    (RBDA §8.8: the URDF's independent="true" joints, else those complete pivoting picks). Returns
+    (q, q̇, q̈ or None, a note naming y and how far q moved)."""
+    from urdf_dyn.constraints.assembly import assemble
+    from urdf_dyn.constraints.explicit import explicit_constraint
+    zero = np.zeros(m.nv)
+    try:
+        ec = explicit_constraint(m, m.q_initial(), zero, independent=m.independent or None)
+    except ValueError:
+        ec = explicit_constraint(m, m.q_initial(), zero)
+    y = list(ec.independent)
+    qa = assemble(m, q, hold=y)
+    ec = explicit_constraint(m, qa, zero, independent=y)
+    idx = [m.joint_index(j) for j in y]
+    qda = ec.G @ qd[idx]
+    note = (f"closed loops ({len(m.loops)} loop joints, {len(m.mimic)} mimic): independent coordinates "
+            f"{', '.join(y)}; q assembled holding them (max change {np.abs(qa - q).max():.3g}), q̇ = G ẏ"
+            + (", q̈ = G ÿ + g" if qdd is not None else ""))
+    if qdd is None:
+        return qa, qda, None, note
+    ec = explicit_constraint(m, qa, qda, independent=y)
+    return qa, qda, ec.G @ qdd[idx] + ec.g, note
 
 
 def _print_loop_answer(m, note, kind, values, names, units, loop_forces, as_json, extra=None):
@@ -175,7 +187,8 @@ def _print_loop_answer(m, note, kind, values, names, units, loop_forces, as_json
     for j, v, u in zip(names, values, units):
         print(f"{j:<{w}}  {kind} = {v: .9g} {u}")
     for k, f in loop_forces.items():
-        print(f"loop {k}: wrench [n; f] on the successor in Fp = {np.array2string(np.asarray(f), precision=5)} (N m, N)")
+        print(f"loop {k}: wrench [n; f] on the successor in Fp = [{', '.join(f'{x:.6g}' for x in np.asarray(f))}] "
+              "(N m, N)")
 
 
 def cmd_id(args):
@@ -193,6 +206,16 @@ def cmd_id(args):
     return 0
 
 
+def _singular(m, q):
+    """The error for a singular joint-space inertia: names the joints that move no mass."""
+    from urdf_dyn.algorithms.dynamics import mass_matrix
+    d = np.diag(mass_matrix(m, q))
+    still = [j for j, x in zip(m.joint_names, d) if not x > 1e-12 * max(d.max(initial=0.0), 1.0)]
+    return UrdfDynError(f"{m.source}: fd: the joint-space inertia H is singular"
+                        + (f": joint(s) {', '.join(still)} move no mass or inertia (massless links)" if still else "")
+                        + "; their acceleration is undefined: give those links an <inertial>, or use urdf-dyn id")
+
+
 def cmd_fd(args):
     from urdf_dyn.algorithms.dynamics import forward_dynamics
     m = load_from_args(args)
@@ -200,11 +223,20 @@ def cmd_fd(args):
     if m.has_constraints and not args.tree:
         from urdf_dyn.constraints.forward import constrained_forward_dynamics
         q, qd, _, note = _closed_loop_state(m, q, qd)
-        res = constrained_forward_dynamics(m, q, qd, tau)
+        try:
+            res = constrained_forward_dynamics(m, q, qd, tau)
+        except np.linalg.LinAlgError:
+            raise _singular(m, q) from None
         _print_loop_answer(m, note, "qdd", res.qdd, m.joint_names, _units(m, "qdd"), res.loop_forces, args.json,
                            {"q": q.tolist(), "qd": qd.tolist()})
         return 0
-    _print_named(m, "qdd", forward_dynamics(m, q, qd, tau, algorithm=args.algorithm), args.json)
+    try:
+        qdd = forward_dynamics(m, q, qd, tau, algorithm=args.algorithm)
+    except np.linalg.LinAlgError:
+        qdd = None
+    if qdd is None or not np.all(np.isfinite(qdd)):
+        raise _singular(m, q)
+    _print_named(m, "qdd", qdd, args.json)
     return 0
 
 
@@ -313,7 +345,8 @@ def main(argv=None) -> int:
     for k in ("q", "qd", "qdd"):
         s.add_argument(f"--{k}", help="values in joint order ('0,0.5,...') or 'joint=value,...'; default 0")
     s.add_argument("--tree", action="store_true", help="closed-loop robots: the spanning tree's τ, loops ignored "
-                   "(default: the actuator forces of RBDA eq. 8.63 at the assembled state)")
+                   "(default: the actuator forces of RBDA eq. 8.63 at the assembled state, q̇ and q̈ from the "
+                   "values of the independent coordinates)")
     s.set_defaults(func=cmd_id)
     s = sub.add_parser("fd", help="forward dynamics: qdd = FD(q, qd, tau)")
     _model_args(s)
