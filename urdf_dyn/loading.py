@@ -5,6 +5,9 @@ The readers in ``urdf_dyn.io`` only parse; this module adds the checks that need
 """
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 from urdf_dyn.constraints.assembly import check_assembly
 from urdf_dyn.io.urdf import parse_urdf
 
@@ -15,7 +18,10 @@ def load(source, package_dirs=None, xacro_args=None, gravity=(0.0, 0.0, -9.81)):
     """Load a robot description into a Model.
 
     Args:
-        source: path of a ``.urdf`` or ``.xacro`` file, or the XML text itself (a string starting with ``<``).
+        source: path of a ``.urdf`` or ``.xacro`` file, an SDF model (``.sdf``: cycles are cut into loops by
+            ``urdf_dyn.io.sdf``), an MJCF model (``.xml`` whose root is ``<mujoco>``, or ``.mjcf``: ``connect`` and
+            ``weld`` equalities become loops, ``urdf_dyn.io.mjcf``; needs the ``[mujoco]`` extra), or URDF
+            text itself (a string starting with ``<``).
         package_dirs: where ``package://`` and ``$(find pkg)`` point: a mapping {package: folder}, or a list of
             folders containing packages. ``ROS_PACKAGE_PATH`` and the folders above the file are searched too.
         xacro_args: mapping of xacro arguments (``name:=value``).
@@ -29,7 +35,39 @@ def load(source, package_dirs=None, xacro_args=None, gravity=(0.0, 0.0, -9.81)):
         the file, line and element at fault — also when the ``<loop>`` elements cannot be assembled near the
         initial configuration.
     """
-    model = parse_urdf(source, package_dirs=package_dirs, xacro_args=xacro_args, gravity=gravity)
+    kind = _kind(source)
+    if kind == "sdf":
+        from urdf_dyn.io.sdf import parse_sdf
+        model = parse_sdf(source, package_dirs=package_dirs, gravity=gravity)
+    elif kind == "mjcf":
+        from urdf_dyn.io.mjcf import parse_mjcf
+        model = parse_mjcf(source, gravity=gravity)
+    else:
+        model = parse_urdf(source, package_dirs=package_dirs, xacro_args=xacro_args, gravity=gravity)
     if model.loops:
         check_assembly(model)
     return model
+
+
+def _kind(source) -> str:
+    """'sdf', 'mjcf' or 'urdf' from the file suffix (an ``.xml`` file by its root element)."""
+    if isinstance(source, bytes) or (isinstance(source, str) and source.lstrip().startswith("<")):
+        return "urdf"
+    path = Path(os.fspath(source))
+    suffix = path.suffix.lower()
+    if suffix == ".sdf":
+        return "sdf"
+    if suffix == ".mjcf":
+        return "mjcf"
+    if suffix == ".xml" and path.is_file():
+        with open(path, "rb") as f:
+            head = f.read(4096)
+        body = head.split(b"?>", 1)[-1] if head.lstrip().startswith(b"<?") else head
+        text = body.decode("utf-8", "replace")
+        while "<!--" in text and text.lstrip().startswith("<!--"):  # skip leading comments
+            text = text.split("-->", 1)[-1]
+        if text.lstrip().startswith("<mujoco"):
+            return "mjcf"
+        if text.lstrip().startswith("<sdf"):
+            return "sdf"
+    return "urdf"
