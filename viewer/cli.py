@@ -83,10 +83,14 @@ def _motion(model, args, single_frame):
         p = Path(args.traj)
         if not p.is_file():
             raise ViewerError(f"--traj {args.traj}: file not found")
-        if p.suffix.lower() != ".npz":
-            raise ViewerError(f"--traj {args.traj}: expected a .npz written by urdf-dyn simulate/launch")
+        if p.suffix.lower() not in (".npz", ".mcap"):
+            raise ViewerError(f"--traj {args.traj}: expected a .npz or .mcap written by urdf-dyn simulate/launch")
         try:
-            traj = Trajectory.load(p)
+            if p.suffix.lower() == ".mcap":  # a ROS 2 bag: /joint_states (urdf_dyn.io.mcap)
+                from urdf_dyn import read_mcap
+                traj = Trajectory(**read_mcap(p))
+            else:
+                traj = Trajectory.load(p)
         except (OSError, ValueError, KeyError) as e:
             raise ViewerError(f"--traj {args.traj}: not a urdf-dyn trajectory ({e})") from None
         return motion_from_trajectory(model, traj, label=str(p))

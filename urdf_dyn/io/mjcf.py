@@ -175,7 +175,7 @@ def _equalities(mujoco, m, name, robot, bodies, jnames, nm):
         ename = mujoco.mj_id2name(m, OE, e) or (f"{mujoco.mjtEq(int(m.eq_type[e])).name[5:].lower()}_"
                                                 f"{bodies[m.eq_obj1id[e]]}__{bodies[m.eq_obj2id[e]]}"
                                                 if int(m.eq_type[e]) < 2 else f"equality_{e}")
-        et, d =  mujoco.mjtEq(int(m.eq_type[e])), m.eq_data[e]
+        et, d = mujoco.mjtEq(int(m.eq_type[e])), m.eq_data[e]
         if hasattr(m, "eq_objtype") and et in (mujoco.mjtEq.mjEQ_CONNECT, mujoco.mjtEq.mjEQ_WELD) \
                 and int(m.eq_objtype[e]) != int(mujoco.mjtObj.mjOBJ_BODY):
             raise UnsupportedError(f"equality {ename!r}: connect/weld between sites is not read; use bodies", file=name)
