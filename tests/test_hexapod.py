@@ -129,3 +129,24 @@ def test_original_upu_file_has_mobility_five():
     m = ud.load(src)
     assert len(m.loops) == 5 and all(lp.type == "revolute" for lp in m.loops)
     assert ud.mobility(m, m.q_initial()).dof == 5
+
+
+def test_hexapod_launch_sizes_six_legs(tmp_path):
+    """launch/hexapod_motion.launch.yaml (job: size): the plate moves in all six freedoms and the six legs
+    are sized; written without the animation to keep the test fast."""
+    import yaml
+    from urdf_dyn.launch import run_launch
+    data = yaml.safe_load((ROOT / "launch" / "hexapod_motion.launch.yaml").read_text())
+    data["robot"]["file"] = str(SDF)
+    data["outputs"] = {"directory": str(tmp_path)}
+    f = tmp_path / "hexapod.launch.yaml"
+    f.write_text(yaml.safe_dump(data))
+    res, written = run_launch(f, out_dir=tmp_path, progress=False, echo=lambda *a: None)
+    assert res.case == "properly actuated" and list(res.names) == LEGS
+    model = ud.load(SDF)
+    Q = np.load(written["motion_npz"])["q"]
+    T = ud.forward_kinematics(model, Q)["platform_link"]
+    span = np.ptp(T[:, :3, 3], axis=0)
+    rot = np.ptp(Rotation.from_matrix(T[:, :3, :3]).as_euler("xyz"), axis=0)
+    assert (span > 0.1).all() and (rot > np.radians(5)).all(), (span, rot)
+    assert (tmp_path / "sizing_report.md").is_file() and (tmp_path / "pin_loads.csv").is_file()
