@@ -108,10 +108,18 @@ def test_export_file_and_mimic_weld(tmp_path):
 
 
 def test_prismatic_loop_is_refused_clearly():
-    model = ud.load(ROOT / "robots" / "crank_slider.urdf")
-    if all(lp.type in ("revolute", "spherical", "fixed", "continuous") for lp in model.loops):
-        pytest.skip("crank_slider has no prismatic loop")
-    with pytest.raises(ud.UnsupportedError, match="MuJoCo"):
+    """MuJoCo has no prismatic equality: a loop cut at a prismatic pair cannot be exported."""
+    urdf = """<robot name="pl">
+  <link name="base"/>
+  <link name="a"><inertial><mass value="1"/><inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <link name="b"><inertial><mass value="1"/><inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <joint name="ja" type="continuous"><parent link="base"/><child link="a"/><axis xyz="0 0 1"/></joint>
+  <joint name="jb" type="continuous"><parent link="base"/><child link="b"/><origin xyz="1 0 0"/><axis xyz="0 0 1"/></joint>
+  <loop name="slot" type="prismatic"><predecessor link="a"><origin xyz="0.5 0 0"/></predecessor><successor link="b"/>
+    <axis xyz="1 0 0"/></loop>
+</robot>"""
+    model = ud.load(urdf)
+    with pytest.raises(ud.UnsupportedError, match="'slot' of type 'prismatic' has no MuJoCo equality"):
         ud.to_mjspec(model)
 
 

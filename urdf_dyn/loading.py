@@ -50,24 +50,25 @@ def load(source, package_dirs=None, xacro_args=None, gravity=(0.0, 0.0, -9.81)):
 
 
 def _kind(source) -> str:
-    """'sdf', 'mjcf' or 'urdf' from the file suffix (an ``.xml`` file by its root element)."""
+    """'sdf', 'mjcf' or 'urdf' from the file suffix (XML text and ``.xml`` files by their root element)."""
     if isinstance(source, bytes) or (isinstance(source, str) and source.lstrip().startswith("<")):
-        return "urdf"
-    path = Path(os.fspath(source))
-    suffix = path.suffix.lower()
-    if suffix == ".sdf":
-        return "sdf"
-    if suffix == ".mjcf":
-        return "mjcf"
-    if suffix == ".xml" and path.is_file():
+        head = source if isinstance(source, bytes) else source[:4096].encode()
+    else:
+        path = Path(os.fspath(source))
+        suffix = path.suffix.lower()
+        if suffix in (".sdf", ".mjcf"):
+            return suffix[1:]
+        if suffix != ".xml" or not path.is_file():
+            return "urdf"
         with open(path, "rb") as f:
             head = f.read(4096)
-        body = head.split(b"?>", 1)[-1] if head.lstrip().startswith(b"<?") else head
-        text = body.decode("utf-8", "replace")
-        while "<!--" in text and text.lstrip().startswith("<!--"):  # skip leading comments
-            text = text.split("-->", 1)[-1]
-        if text.lstrip().startswith("<mujoco"):
-            return "mjcf"
-        if text.lstrip().startswith("<sdf"):
-            return "sdf"
+    # the root element decides for XML text and .xml files
+    body = head.split(b"?>", 1)[-1] if head.lstrip().startswith(b"<?") else head
+    text = body.decode("utf-8", "replace").lstrip()
+    while text.startswith("<!--"):  # skip leading comments
+        text = text.split("-->", 1)[-1].lstrip()
+    if text.startswith("<mujoco"):
+        return "mjcf"
+    if text.startswith("<sdf"):
+        return "sdf"
     return "urdf"
