@@ -14,7 +14,7 @@ from _robots import ROOT
 
 mujoco = pytest.importorskip("mujoco", reason="MuJoCo (the [test]/[mujoco] extra) is the oracle")
 SHARED = Path(os.environ.get("URDF_DYN_SHARED", _robots.SHARED))
-ROBOTS = ["puma560.urdf", "four_bar.urdf", "four_bar_spherical.urdf", "excavator.urdf", "rbda_fig8_3.urdf",
+ROBOTS = ["puma560.urdf", "crank_slider.urdf", "four_bar.urdf", "four_bar_spherical.urdf", "excavator.urdf", "rbda_fig8_3.urdf",
           "stewart.sdf"]
 
 
@@ -156,3 +156,13 @@ def test_mjcf_errors_name_the_file(tmp_path):
     bad.write_text('<mujoco><worldbody><body name="b"><joint type="hinge" axis="0 0 0"/></body></worldbody></mujoco>')
     with pytest.raises(ud.ModelError, match="bad.xml"):
         ud.load(bad)
+
+
+def test_cli_export_writes_an_mjcf_mujoco_loads(tmp_path, capsys):
+    from urdf_dyn.cli import main
+    out = tmp_path / "excavator.xml"
+    assert main(["export", str(ROOT / "robots" / "excavator.urdf"), "--mjcf", str(out)]) == 0
+    assert "8 equalities, 4 actuators" in capsys.readouterr().out  # 4 revolute loops × 2 connects
+    m = mujoco.MjModel.from_xml_path(str(out))
+    assert m.neq == 8 and m.nu == 4 and m.njnt == 12
+    assert main(["export", str(ROOT / "robots" / "excavator.urdf"), "--mjcf", str(out), "--solref", "x"]) == 2

@@ -35,6 +35,17 @@ def _quat(R):
     return [w, x, y, z]
 
 
+def _set_coef(joint, attr, value):
+    """Set a joint's damping or stiffness: a scalar (MuJoCo 3) or the linear coefficient of MuJoCo 4's
+    polynomial (the higher coefficients stay 0)."""
+    if np.ndim(getattr(joint, attr)):
+        coef = np.zeros(np.shape(getattr(joint, attr)))
+        coef[0] = value
+        setattr(joint, attr, coef)
+    else:
+        setattr(joint, attr, float(value))
+
+
 def _inertia(I6):
     """mass, centre of mass c (3,), rotational inertia about c (3×3) of a 6×6 spatial inertia (RBDA eq. 2.63)."""
     m = I6[3, 3]
@@ -100,15 +111,10 @@ def to_mjspec(model, q_ref=None, solref=(0.0002, 1.0), solimp=(0.9999, 0.9999, 0
             j.range = [lo, up]
         else:
             j.limited = mujoco.mjtLimited.mjLIMITED_FALSE
-        if np.ndim(j.damping):  # MuJoCo 4: damping polynomial coefficients
-            dmp = np.zeros(np.shape(j.damping))
-            dmp[0] = model.damping[i - 1]
-            j.damping = dmp
-        else:
-            j.damping = float(model.damping[i - 1])
+        _set_coef(j, "damping", model.damping[i - 1])
         j.frictionloss = float(model.friction[i - 1])
         if model.spring_stiffness is not None and model.spring_stiffness[i - 1]:
-            j.stiffness = float(model.spring_stiffness[i - 1])
+            _set_coef(j, "stiffness", model.spring_stiffness[i - 1])
             j.springref = float(model.spring_reference[i - 1])
         bodies[i] = b
 
