@@ -78,6 +78,7 @@ class _Sdf:
 
     def nums(self, el, n, owner=None):
         try:
+            # a stray '"' after a number (the Stewart SDF writes <length>1.929"</length>) is ignored
             vals = [float(t) for t in (el.text or "").replace('"', " ").split()]
         except ValueError:
             raise self.err(owner if owner is not None else el, f"<{el.tag}>{el.text}</{el.tag}>: not a number") from None
