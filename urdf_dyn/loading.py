@@ -5,7 +5,9 @@ The readers in ``urdf_dyn.io`` only parse; this module adds the checks that need
 """
 from __future__ import annotations
 
+import io
 import os
+import re
 from pathlib import Path
 
 from urdf_dyn.constraints.assembly import check_assembly
@@ -52,7 +54,8 @@ def load(source, package_dirs=None, xacro_args=None, gravity=(0.0, 0.0, -9.81)):
 def _kind(source) -> str:
     """'sdf', 'mjcf' or 'urdf' from the file suffix (XML text and ``.xml`` files by their root element)."""
     if isinstance(source, bytes) or (isinstance(source, str) and source.lstrip().startswith("<")):
-        head = source if isinstance(source, bytes) else source[:4096].encode()
+        data = source if isinstance(source, bytes) else source.encode()
+        stream = io.BytesIO(re.sub(rb"^\s*<\?\s+xml[^>]*\?>", b"", data, count=1))  # '<? xml ?>': see io.sdf
     else:
         path = Path(os.fspath(source))
         suffix = path.suffix.lower()
@@ -60,15 +63,18 @@ def _kind(source) -> str:
             return suffix[1:]
         if suffix != ".xml" or not path.is_file():
             return "urdf"
-        with open(path, "rb") as f:
-            head = f.read(4096)
-    # the root element decides for XML text and .xml files
-    body = head.split(b"?>", 1)[-1] if head.lstrip().startswith(b"<?") else head
-    text = body.decode("utf-8", "replace").lstrip()
-    while text.startswith("<!--"):  # skip leading comments
-        text = text.split("-->", 1)[-1].lstrip()
-    if text.startswith("<mujoco"):
-        return "mjcf"
-    if text.startswith("<sdf"):
-        return "sdf"
-    return "urdf"
+        stream = path
+    return {"mujoco": "mjcf", "sdf": "sdf"}.get(_root_tag(stream), "urdf")
+
+
+def _root_tag(stream):
+    """The root element's tag, read incrementally (comments and declarations skipped); None if the XML is
+    broken (the reader then reports it with its line)."""
+    from lxml import etree
+    try:
+        for _, el in etree.iterparse(stream, events=("start",), resolve_entities=False, no_network=True,
+                                     load_dtd=False):
+            return el.tag if isinstance(el.tag, str) else None
+    except etree.XMLSyntaxError:
+        return None
+    return None
