@@ -166,3 +166,11 @@ def test_cli_export_writes_an_mjcf_mujoco_loads(tmp_path, capsys):
     m = mujoco.MjModel.from_xml_path(str(out))
     assert m.neq == 8 and m.nu == 4 and m.njnt == 12
     assert main(["export", str(ROOT / "robots" / "excavator.urdf"), "--mjcf", str(out), "--solref", "x"]) == 2
+
+
+def test_missing_mujoco_is_a_clear_error(monkeypatch):
+    import sys
+    model = ud.load(ROOT / "robots" / "four_bar.urdf")
+    monkeypatch.setitem(sys.modules, "mujoco", None)  # import mujoco now raises ImportError
+    with pytest.raises(ud.ModelError, match=r"pip install 'urdf_dyn\[mujoco\]'"):
+        ud.to_mjspec(model)
