@@ -39,6 +39,9 @@ _EXPORTS = {
     "forward_kinematics": "urdf_dyn.algorithms.kinematics", "link_pose": "urdf_dyn.algorithms.kinematics",
     "link_jacobian": "urdf_dyn.algorithms.kinematics", "body_poses": "urdf_dyn.algorithms.kinematics",
     "PackageResolver": "urdf_dyn.io.packages",
+    "parse_sdf": "urdf_dyn.io.sdf", "cut_joints": "urdf_dyn.io.sdf", "parse_mjcf": "urdf_dyn.io.mjcf",
+    "export_mjcf": "urdf_dyn.io.mjcf_export", "to_mjspec": "urdf_dyn.io.mjcf_export",
+    "write_mcap": "urdf_dyn.io.mcap", "read_mcap": "urdf_dyn.io.mcap",
     # closed loops
     "loop_constraints": "urdf_dyn.constraints.loops", "loop_residuals": "urdf_dyn.constraints.loops",
     "loop_jacobian": "urdf_dyn.constraints.loops", "mobility": "urdf_dyn.constraints.loops",

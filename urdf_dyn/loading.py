@@ -5,6 +5,11 @@ The readers in ``urdf_dyn.io`` only parse; this module adds the checks that need
 """
 from __future__ import annotations
 
+import io
+import os
+import re
+from pathlib import Path
+
 from urdf_dyn.constraints.assembly import check_assembly
 from urdf_dyn.io.urdf import parse_urdf
 
@@ -15,7 +20,10 @@ def load(source, package_dirs=None, xacro_args=None, gravity=(0.0, 0.0, -9.81), 
     """Load a robot description into a Model.
 
     Args:
-        source: path of a ``.urdf`` or ``.xacro`` file, or the XML text itself (a string starting with ``<``).
+        source: path of a ``.urdf`` or ``.xacro`` file, an SDF model (``.sdf``: cycles are cut into loops by
+            ``urdf_dyn.io.sdf``), an MJCF model (``.xml`` whose root is ``<mujoco>``, or ``.mjcf``: ``connect`` and
+            ``weld`` equalities become loops, ``urdf_dyn.io.mjcf``; needs the ``[mujoco]`` extra), or URDF
+            text itself (a string starting with ``<``).
         package_dirs: where ``package://`` and ``$(find pkg)`` point: a mapping {package: folder}, or a list of
             folders containing packages. ``ROS_PACKAGE_PATH`` and the folders above the file are searched too.
         xacro_args: mapping of xacro arguments (``name:=value``).
@@ -34,8 +42,45 @@ def load(source, package_dirs=None, xacro_args=None, gravity=(0.0, 0.0, -9.81), 
         the file, line and element at fault — also when the ``<loop>`` elements cannot be assembled near the
         initial configuration.
     """
-    model = parse_urdf(source, package_dirs=package_dirs, xacro_args=xacro_args, gravity=gravity,
-                       trust_xacro=trust_xacro, strict=strict)
+    kind = _kind(source)
+    if kind == "sdf":
+        from urdf_dyn.io.sdf import parse_sdf
+        model = parse_sdf(source, package_dirs=package_dirs, gravity=gravity)
+    elif kind == "mjcf":
+        from urdf_dyn.io.mjcf import parse_mjcf
+        model = parse_mjcf(source, gravity=gravity)
+    else:
+        model = parse_urdf(source, package_dirs=package_dirs, xacro_args=xacro_args, gravity=gravity,
+                           trust_xacro=trust_xacro, strict=strict)
     if model.loops:
         check_assembly(model)
     return model
+
+
+def _kind(source) -> str:
+    """'sdf', 'mjcf' or 'urdf' from the file suffix (XML text and ``.xml`` files by their root element)."""
+    if isinstance(source, bytes) or (isinstance(source, str) and source.lstrip().startswith("<")):
+        data = source if isinstance(source, bytes) else source.encode()
+        stream = io.BytesIO(re.sub(rb"^\s*<\?\s+xml[^>]*\?>", b"", data, count=1))  # '<? xml ?>': see io.sdf
+    else:
+        path = Path(os.fspath(source))
+        suffix = path.suffix.lower()
+        if suffix in (".sdf", ".mjcf"):
+            return suffix[1:]
+        if suffix != ".xml" or not path.is_file():
+            return "urdf"
+        stream = path
+    return {"mujoco": "mjcf", "sdf": "sdf"}.get(_root_tag(stream), "urdf")
+
+
+def _root_tag(stream):
+    """The root element's tag, read incrementally (comments and declarations skipped); None if the XML is
+    broken (the reader then reports it with its line)."""
+    from lxml import etree
+    try:
+        for _, el in etree.iterparse(stream, events=("start",), resolve_entities=False, no_network=True,
+                                     load_dtd=False):
+            return el.tag if isinstance(el.tag, str) else None
+    except etree.XMLSyntaxError:
+        return None
+    return None

@@ -86,13 +86,20 @@ def _read_trajectory(args):
     p = Path(args.traj)
     if not p.is_file():
         raise ViewerError(f"--traj {args.traj}: file not found")
-    if p.suffix.lower() not in (".npz", ".csv"):
+    if p.suffix.lower() not in (".npz", ".csv", ".mcap"):
         raise ViewerError(f"--traj {args.traj}: expected a .npz or .csv trajectory written by urdf-dyn "
-                          "simulate/launch")
+                          "simulate/launch, or a .mcap ROS 2 bag")
     try:
+        if p.suffix.lower() == ".mcap":  # a ROS 2 bag: /joint_states (urdf_dyn.io.mcap)
+            from urdf_dyn import read_mcap
+            return Trajectory(**read_mcap(p))
         return Trajectory.load(p)  # bounded; StateError names the file and the array or column
     except OSError as e:
         raise ViewerError(f"--traj {args.traj}: cannot read ({e})") from None
+    except (ValueError, KeyError) as e:
+        if p.suffix.lower() != ".mcap":
+            raise
+        raise ViewerError(f"--traj {args.traj}: not a urdf-dyn trajectory bag ({e})") from None
 
 
 def _motion(model, args, single_frame, traj=None):

@@ -43,12 +43,16 @@ class Trajectory:
         return len(self.t)
 
     def save(self, path):
-        """Write to ``.npz`` or ``.csv`` (chosen by the suffix), atomically."""
+        """Write to ``.npz``, ``.csv`` or ``.mcap`` (a ROS 2 bag: ``urdf_dyn.io.mcap``), chosen by the suffix,
+        atomically."""
         path = str(path)
         if path.endswith(".csv"):
             return self.save_csv(path)
+        if path.endswith(".mcap"):
+            from urdf_dyn.io.mcap import write_mcap
+            return write_mcap(path, self)
         if not path.endswith(".npz"):
-            raise ValueError(f"unknown trajectory format for {path!r}: use .npz or .csv")
+            raise ValueError(f"unknown trajectory format for {path!r}: use .npz, .csv or .mcap")
         with atomic_path(path) as tmp:
             with open(tmp, "wb") as fh:
                 extra = {} if self.residuals is None else dict(residuals=self.residuals,

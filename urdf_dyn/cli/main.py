@@ -379,7 +379,8 @@ def main(argv=None) -> int:
     s.add_argument("--package-dir", action="append", default=[], metavar="DIR|PKG=DIR")
     s.add_argument("--xacro-arg", action="append", default=[], metavar="NAME:=VALUE")
     s.add_argument("--trust-xacro", action="store_true", help="evaluate xacro expressions as Python (RUNS CODE)")
-    s.add_argument("--traj", help="trajectory .npz or .csv (urdf-dyn simulate/launch output)")
+    s.add_argument("--traj", help="trajectory .npz, .csv (urdf-dyn simulate/launch output) or .mcap (ROS 2 bag)")
+    s.add_argument("--traj", help="trajectory .npz (urdf-dyn simulate/launch output) or .mcap (ROS 2 bag)")
     s.add_argument("--q", help="a single pose: values in joint order or 'joint=value,...'")
     s.add_argument("--out", help="write instead of opening a window: .png (one frame), .gif or .mp4")
     s.add_argument("--fps", type=float, default=30.0, help="frames per second of the animation")
@@ -401,6 +402,26 @@ def main(argv=None) -> int:
     s.add_argument("--workers", type=int, metavar="N", help="LocalCluster processes (default: one per core; 0: no Dask)")
     s.add_argument("--out-dir", help="override outputs.directory")
     s.set_defaults(func=cmd_sweep)
+    # -- urdf-dyn export (issue 18): the model for another simulator ----------------------------------------
+    s = sub.add_parser("export", help="write the model for MuJoCo: --mjcf out.xml (loops as equalities)")
+    _model_args(s)
+    s.add_argument("--mjcf", required=True, metavar="OUT.xml", help="MJCF file to write (needs the [mujoco] extra)")
+    s.add_argument("--solref", default="0.0002,1", help="equalities' solref: timeconst [s],dampratio")
+
+    def cmd_export(args):
+        from urdf_dyn.constraints.assembly import assemble
+        from urdf_dyn.io.mjcf_export import export_mjcf
+        model = load_from_args(args)
+        try:
+            solref = tuple(float(x) for x in args.solref.split(","))
+        except ValueError:
+            raise UrdfDynError(f"--solref {args.solref!r}: expected two numbers 'timeconst,dampratio'") from None
+        q = assemble(model, model.q_initial()) if model.loops else model.q_initial()
+        mj = export_mjcf(model, args.mjcf, q_ref=q, solref=solref)
+        print(f"wrote {args.mjcf}: {mj.nbody - 1} bodies, {mj.njnt} joints, {mj.neq} equalities, "
+              f"{mj.nu} actuators (MuJoCo qpos = urdf_dyn q)")
+        return 0
+    s.set_defaults(func=cmd_export)
     args = p.parse_args(_join_negative_vectors(sys.argv[1:] if argv is None else list(argv)))
     if not args.debug:
         warnings.showwarning = _one_line_warning

@@ -1,0 +1,253 @@
+"""MJCF (MuJoCo) → Model: the kinematic tree of ``<body>``/``<joint>`` plus the ``connect`` and ``weld``
+equalities as loop joints, ``joint`` equalities as mimic couplings, joint actuators as transmissions.
+
+MuJoCo's own compiler reads the file (defaults, ``childclass``, angle units, ``euler`` sequences,
+``fullinertia`` → principal axes, ``connect`` anchors on body2 are all resolved by it), so the reader only
+translates the compiled ``mjModel``; it needs the ``[mujoco]`` extra (``pip install 'urdf_dyn[mujoco]'``).
+Compiler errors become a ModelError naming the file and MuJoCo's line.
+
+Translation (q = qpos − qpos0, i.e. q = 0 is the configuration written in the file, where MuJoCo's
+compiler closes the ``connect`` anchors and ``weld`` poses):
+
+- a body without joints is fixed to its parent; a ``hinge`` → revolute (continuous when unlimited); a
+  ``slide`` → prismatic; several joints in one body → a chain through massless links ``<body>__j<k>``;
+  ``ball`` and ``free`` joints are refused (UnsupportedError);
+- every MJCF body frame stays a URDF link of the same name (a joint away from the body origin moves a
+  massless link ``<body>__joint`` to which the body is fixed);
+- inertias from ``body_mass``, ``body_ipos``, ``body_iquat``, ``body_inertia`` (the compiled principal axes);
+- ``connect`` → a spherical ``<loop>`` (Fp at the anchor in body1, Fs at the compiled anchor in body2);
+  ``weld`` → a fixed loop (Fp = relpose of body2 in body1, Fs = body2's frame); ``joint`` equality with a
+  linear polynomial → ``<mimic>`` (q1 = c1·q2 + c0); other equalities are refused;
+- actuators on joints → ``<transmission>`` with the gear as mechanical reduction; damping, frictionloss,
+  stiffness/springref → ``<dynamics>`` and Gazebo springs; joint ranges shifted by qpos0.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+from pathlib import Path
+
+import numpy as np
+from lxml import etree
+
+from urdf_dyn.errors import ModelError, UnsupportedError
+from urdf_dyn.io._urdf_text import add_inertial, add_loop, fmt, origin
+from urdf_dyn.io.urdf import parse_urdf
+
+__all__ = ["parse_mjcf", "mjcf_to_urdf", "require_mujoco"]
+
+
+def require_mujoco(what="MJCF import"):
+    """Import mujoco, or raise a ModelError saying how to install it."""
+    try:
+        import mujoco
+    except ImportError:
+        raise ModelError(f"{what} needs MuJoCo: pip install 'urdf_dyn[mujoco]'") from None
+    return mujoco
+
+
+def _quat_T(pos, quat_wxyz):
+    from scipy.spatial.transform import Rotation
+    T = np.eye(4)
+    w, x, y, z = quat_wxyz
+    T[:3, :3] = Rotation.from_quat([x, y, z, w]).as_matrix()
+    T[:3, 3] = pos
+    return T
+
+
+def _compile(source):
+    mujoco = require_mujoco()
+    if isinstance(source, str) and source.lstrip().startswith("<"):
+        name, loader = "<string>", (lambda: mujoco.MjModel.from_xml_string(source))
+    else:
+        path = Path(os.fspath(source))
+        if not path.is_file():
+            raise ModelError("file not found" if not path.exists() else "not a file", file=str(path))
+        name, loader = str(path), (lambda: mujoco.MjModel.from_xml_path(str(path)))
+    try:
+        return mujoco, loader(), name
+    except ValueError as e:
+        msg = " ".join(str(e).split())
+        m = re.search(r"line (\d+)", msg)
+        raise ModelError(f"MuJoCo could not compile the MJCF: {msg}", file=name,
+                         line=int(m.group(1)) if m else None) from None
+
+
+def mjcf_to_urdf(source):
+    """Translate an MJCF file (path or XML text) into URDF text with ``<loop>`` elements.
+
+    Returns:
+        (urdf_text, display name). Raises ModelError/UnsupportedError naming the file and the MJCF element.
+    """
+    mujoco, m, name = _compile(source)
+    nm = lambda obj, i: mujoco.mj_id2name(m, obj, i) or f"{mujoco.mjtObj(obj).name[6:].lower()}_{i}"  # noqa: E731
+    OB, OJ = mujoco.mjtObj.mjOBJ_BODY, mujoco.mjtObj.mjOBJ_JOINT
+
+    def unsupported(msg):
+        return UnsupportedError(msg, file=name)
+
+    robot = etree.Element("robot", name=m.names[:m.names.index(b"\0")].decode() or "mjcf_model")
+    robot.append(etree.Comment(f" translated from MJCF {name} by urdf_dyn.io.mjcf; q = qpos - qpos0 "))
+    bodies = [nm(OB, b) for b in range(m.nbody)]
+    if len(set(bodies)) != len(bodies):
+        raise ModelError("MJCF body names must be unique", file=name)
+    for b in range(m.nbody):
+        el = etree.SubElement(robot, "link", name=bodies[b])
+        if b and m.body_mass[b] > 0:
+            add_inertial(el, m.body_mass[b], _quat_T(m.body_ipos[b], m.body_iquat[b]), np.diag(m.body_inertia[b]))
+        _visuals(mujoco, m, b, el)
+    jnames = {}
+    for b in range(1, m.nbody):
+        parent = bodies[m.body_parentid[b]]
+        T_pb = _quat_T(m.body_pos[b], m.body_quat[b])
+        adr, num = m.body_jntadr[b], m.body_jntnum[b]
+        prev, T_prev, p_prev = parent, T_pb, np.zeros(3)
+        if num == 0:
+            el = etree.SubElement(robot, "joint", name=f"{bodies[b]}__fixed", type="fixed")
+            etree.SubElement(el, "parent", link=parent)
+            etree.SubElement(el, "child", link=bodies[b])
+            origin(el, T_pb)
+            continue
+        for k in range(num):
+            j = adr + k
+            jt = int(m.jnt_type[j])
+            jn = nm(OJ, j)
+            if jt not in (int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_SLIDE)):
+                kind = "free" if jt == int(mujoco.mjtJoint.mjJNT_FREE) else "ball"
+                raise unsupported(f"<joint name=\"{jn}\" type=\"{kind}\"> in body {bodies[b]!r}: urdf_dyn trees have "
+                                  "hinge and slide joints (a ball joint can close a loop: use a connect equality)")
+            jnames[j] = jn
+            p = np.asarray(m.jnt_pos[j], float)
+            last = k == num - 1
+            child = (bodies[b] if not p.any() else f"{bodies[b]}__joint") if last else f"{bodies[b]}__j{k}"
+            if child != bodies[b]:
+                etree.SubElement(robot, "link", name=child)
+            limited = bool(m.jnt_limited[j]) if hasattr(m, "jnt_limited") else bool(m.jnt_range[j].any())
+            hinge = jt == int(mujoco.mjtJoint.mjJNT_HINGE)
+            utype = ("revolute" if limited else "continuous") if hinge else "prismatic"
+            el = etree.SubElement(robot, "joint", name=jn, type=utype)
+            etree.SubElement(el, "parent", link=prev)
+            etree.SubElement(el, "child", link=child)
+            T_o = np.eye(4)
+            T_o[:3, 3] = p - p_prev
+            origin(el, (T_prev if k == 0 else np.eye(4)) @ T_o)
+            etree.SubElement(el, "axis", xyz=fmt(m.jnt_axis[j]))
+            q0 = m.qpos0[m.jnt_qposadr[j]]
+            attrs = {}
+            if limited:
+                attrs.update(lower=m.jnt_range[j][0] - q0, upper=m.jnt_range[j][1] - q0)
+            if attrs or not hinge:
+                etree.SubElement(el, "limit", **{k_: repr(float(v)) for k_, v in attrs.items()})
+            dof = m.jnt_dofadr[j]
+            if m.dof_damping[dof] or m.dof_frictionloss[dof]:
+                etree.SubElement(el, "dynamics", damping=repr(float(m.dof_damping[dof])),
+                                 friction=repr(float(m.dof_frictionloss[dof])))
+            if m.jnt_stiffness[j]:
+                g = etree.SubElement(robot, "gazebo", reference=jn)
+                etree.SubElement(g, "springStiffness").text = repr(float(m.jnt_stiffness[j]))
+                etree.SubElement(g, "springReference").text = repr(float(m.qpos_spring[m.jnt_qposadr[j]] - q0))
+            prev, T_prev, p_prev = child, np.eye(4), p
+        if prev != bodies[b]:
+            el = etree.SubElement(robot, "joint", name=f"{bodies[b]}__fixed", type="fixed")
+            etree.SubElement(el, "parent", link=prev)
+            etree.SubElement(el, "child", link=bodies[b])
+            T = np.eye(4)
+            T[:3, 3] = -p_prev
+            origin(el, T)
+    _equalities(mujoco, m, name, robot, bodies, jnames, nm)
+    for a in range(m.nu):
+        if int(m.actuator_trntype[a]) != int(mujoco.mjtTrn.mjTRN_JOINT):
+            raise unsupported(f"actuator {nm(mujoco.mjtObj.mjOBJ_ACTUATOR, a)!r}: only joint transmissions are read")
+        tr = etree.SubElement(robot, "transmission", name=nm(mujoco.mjtObj.mjOBJ_ACTUATOR, a))
+        etree.SubElement(tr, "type").text = "transmission_interface/SimpleTransmission"
+        etree.SubElement(etree.SubElement(tr, "actuator", name=nm(mujoco.mjtObj.mjOBJ_ACTUATOR, a)),
+                         "mechanicalReduction").text = repr(float(m.actuator_gear[a][0]))
+        etree.SubElement(tr, "joint", name=jnames[m.actuator_trnid[a][0]])
+    return etree.tostring(robot, pretty_print=True).decode(), name
+
+
+def _equalities(mujoco, m, name, robot, bodies, jnames, nm):
+    data = mujoco.MjData(m)
+    mujoco.mj_kinematics(m, data)  # at qpos0
+    OE = mujoco.mjtObj.mjOBJ_EQUALITY
+    for e in range(m.neq):
+        ename = mujoco.mj_id2name(m, OE, e) or (f"{mujoco.mjtEq(int(m.eq_type[e])).name[5:].lower()}_"
+                                                f"{bodies[m.eq_obj1id[e]]}__{bodies[m.eq_obj2id[e]]}"
+                                                if int(m.eq_type[e]) < 2 else f"equality_{e}")
+        et, d = mujoco.mjtEq(int(m.eq_type[e])), m.eq_data[e]
+        if hasattr(m, "eq_objtype") and et in (mujoco.mjtEq.mjEQ_CONNECT, mujoco.mjtEq.mjEQ_WELD) \
+                and int(m.eq_objtype[e]) != int(mujoco.mjtObj.mjOBJ_BODY):
+            raise UnsupportedError(f"equality {ename!r}: connect/weld between sites is not read; use bodies", file=name)
+        if et == mujoco.mjtEq.mjEQ_CONNECT:
+            b1, b2 = m.eq_obj1id[e], m.eq_obj2id[e]
+            TP, TS = np.eye(4), np.eye(4)
+            TP[:3, 3], TS[:3, 3] = d[0:3], d[3:6]
+            add_loop(robot, ename, "spherical", bodies[b1], TP, bodies[b2], TS)
+        elif et == mujoco.mjtEq.mjEQ_WELD:
+            b1, b2 = m.eq_obj1id[e], m.eq_obj2id[e]
+            if np.linalg.norm(d[6:10]) > 0:
+                TP = _quat_T(d[3:6], d[6:10] / np.linalg.norm(d[6:10]))
+            else:
+                T1 = _quat_T(data.xpos[b1], data.xquat[b1])
+                T2 = _quat_T(data.xpos[b2], data.xquat[b2])
+                TP = np.linalg.inv(T1) @ T2
+            add_loop(robot, ename, "fixed", bodies[b1], TP, bodies[b2], np.eye(4))
+        elif et == mujoco.mjtEq.mjEQ_JOINT:
+            j1, j2 = m.eq_obj1id[e], m.eq_obj2id[e]
+            if j2 < 0 or np.any(d[2:5]):
+                raise UnsupportedError(f"joint equality {ename!r}: only q1 = c0 + c1 q2 (a mimic) is read", file=name)
+            for el in robot.findall("joint"):
+                if el.get("name") == jnames[j1]:
+                    etree.SubElement(el, "mimic", joint=jnames[j2], multiplier=repr(float(d[1])),
+                                     offset=repr(float(d[0])))
+        else:
+            raise UnsupportedError(f"equality {ename!r} of type {et.name}: urdf_dyn reads connect, "
+                                   "weld and joint equalities", file=name)
+
+
+def _visuals(mujoco, m, b, link_el):
+    """Boxes, spheres, cylinders and capsules (as cylinders) of body ``b`` as URDF visuals."""
+    G = mujoco.mjtGeom
+    for g in range(m.ngeom):
+        if m.geom_bodyid[g] != b:
+            continue
+        t, s = G(int(m.geom_type[g])), m.geom_size[g]
+        vis = etree.Element("visual")
+        origin(vis, _quat_T(m.geom_pos[g], m.geom_quat[g]))
+        geo = etree.SubElement(vis, "geometry")
+        if t == G.mjGEOM_BOX:
+            etree.SubElement(geo, "box", size=fmt(2 * s))
+        elif t == G.mjGEOM_SPHERE:
+            etree.SubElement(geo, "sphere", radius=repr(float(s[0])))
+        elif t in (G.mjGEOM_CYLINDER, G.mjGEOM_CAPSULE):
+            etree.SubElement(geo, "cylinder", radius=repr(float(s[0])), length=repr(float(2 * s[1])))
+        else:
+            continue
+        mat = etree.SubElement(vis, "material", name=f"geom{g}")
+        etree.SubElement(mat, "color", rgba=fmt(m.geom_rgba[g]))
+        link_el.append(vis)
+
+
+def parse_mjcf(source, gravity=(0.0, 0.0, -9.81)):
+    """Read an MJCF model with ``connect``/``weld`` loops into a Model (no solver runs; ``urdf_dyn.load``
+    checks that the loops close).
+
+    Args:
+        source: path of an MJCF ``.xml`` file, or its text.
+        gravity: (3,) [m/s²] in the world frame (the MJCF ``<option gravity>`` is not read).
+
+    Returns:
+        A Model: tree joints named as the MJCF joints (q = qpos − qpos0), loops named after the equalities
+        (``connect_<body1>__<body2>``, ``weld_...`` when unnamed), ``source`` the MJCF file.
+
+    Raises:
+        ModelError (MuJoCo missing or a compiler error, with its line), UnsupportedError (ball/free joints,
+        tendon or flex equalities, site transmissions).
+    """
+    text, name = mjcf_to_urdf(source)
+    try:
+        model = parse_urdf(text, gravity=gravity)
+    except ModelError as e:
+        raise type(e)(f"{e.reason} (in the URDF translation)", file=name, element=e.element) from None
+    return dataclasses.replace(model, source=name)
