@@ -380,7 +380,6 @@ def main(argv=None) -> int:
     s.add_argument("--xacro-arg", action="append", default=[], metavar="NAME:=VALUE")
     s.add_argument("--trust-xacro", action="store_true", help="evaluate xacro expressions as Python (RUNS CODE)")
     s.add_argument("--traj", help="trajectory .npz, .csv (urdf-dyn simulate/launch output) or .mcap (ROS 2 bag)")
-    s.add_argument("--traj", help="trajectory .npz (urdf-dyn simulate/launch output) or .mcap (ROS 2 bag)")
     s.add_argument("--q", help="a single pose: values in joint order or 'joint=value,...'")
     s.add_argument("--out", help="write instead of opening a window: .png (one frame), .gif or .mp4")
     s.add_argument("--fps", type=float, default=30.0, help="frames per second of the animation")
