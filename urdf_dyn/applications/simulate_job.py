@@ -85,12 +85,12 @@ class Solver(Section):
     residual_tol: Optional[PositiveFloat] = Field(1e-3, description="stop when a loop opens past this [m, rad]")
 
 
-_TrajName = Annotated[str, Field(pattern=r"(?i)\.(npz|csv)$", description="a .npz or .csv file name")]
+_TrajName = Annotated[str, Field(pattern=r"(?i)\.(npz|csv|mcap)$", description="a .npz, .csv or .mcap (ROS 2 bag) file name")]
 
 
 class SimulateOutputs(OutputsSection):
     trajectory: Union[_TrajName, list[_TrajName]] = Field(["trajectory.npz", "trajectory.csv"],
-                                                          description=".npz and/or .csv")
+                                                          description=".npz, .csv and/or .mcap")
     torques_csv: str = "joint_torques.csv"
     plot: str = "joint_torques.png"
     report: str = "torque_report.md"
