@@ -98,8 +98,10 @@ def _close(model, q, hold, free, rcond=1e-8, maxit=25):
     x = np.array(q, float)
     for _ in range(maxit):
         st = LoopState(model, x)
-        K, d = st.K_k()[0], st.deltas()
-        dx = np.linalg.lstsq(K[:, free], -d, rcond=rcond)[0]
+        d = st.deltas()
+        if np.max(np.abs(d), initial=0.0) <= 1e-14:     # closed to rounding (e.g. composed group poses)
+            return x
+        dx = np.linalg.lstsq(st.K_k()[0][:, free], -d, rcond=rcond)[0]
         x[free] += dx
         if np.max(np.abs(dx), initial=0.0) <= 1e-13 * (1.0 + np.max(np.abs(x[free]), initial=0.0)):
             if np.max(np.abs(LoopState(model, x).deltas()), initial=0.0) <= 1e-9:
@@ -218,13 +220,15 @@ class StrokeMap:
     so the branch of q0 is tracked continuously. The joints each sweep moves form that cylinder's group
     (an excavator's loops close within the boom, stick or bucket linkage, so the groups are disjoint).
     ``pose(values)`` starts from the group values of the nearest sweep samples and re-assembles, which
-    stays on the branch. Raises ModelError if a pose cannot be assembled."""
+    stays on the branch; the assembled group values are remembered per (cylinder, stroke), so that a grid
+    over the strokes assembles each group once per stroke value and composes the rest. Raises ModelError if a pose cannot be assembled."""
 
     def __init__(self, model, q0, strokes, hold, step=0.01, margin=1e-3):
         self.model, self.q0, self.hold = model, np.asarray(q0, float).copy(), tuple(hold)
         self.idx, self.values, self.poses, self.groups = {}, {}, {}, {}
         held = [model.joint_index(j) for j in self.hold]
         self._free = [i for i in range(model.nv) if i not in held]
+        self._done = {}                                   # (cylinder, stroke) -> assembled group values
         for c in strokes:
             i = model.joint_index(c)
             lo, hi = model.lower[i] + margin, model.upper[i] - margin
@@ -251,13 +255,20 @@ class StrokeMap:
         """Assembled q (nv,) with the given strokes {cylinder: value [m]} (others as in ``q`` or q0)."""
         q = (self.q0 if q is None else np.asarray(q, float)).copy()
         for c, x in values.items():
-            v, P = self.values[c], self.poses[c]
-            j = int(np.clip(np.searchsorted(v, x), 1, len(v) - 1))
-            w = (x - v[j - 1]) / (v[j] - v[j - 1])
-            g = self.groups[c]
-            q[g] = (1 - w) * P[j - 1, g] + w * P[j, g]
+            g, known = self.groups[c], self._done.get((c, float(x)))
+            if known is not None:
+                q[g] = known
+            else:
+                v, P = self.values[c], self.poses[c]
+                j = int(np.clip(np.searchsorted(v, x), 1, len(v) - 1))
+                w = (x - v[j - 1]) / (v[j] - v[j - 1])
+                q[g] = (1 - w) * P[j - 1, g] + w * P[j, g]
             q[self.idx[c]] = x
-        return _close(self.model, q, self.hold, self._free)
+        q = _close(self.model, q, self.hold, self._free)
+        if len(self._done) < 100_000:
+            for c, x in values.items():
+                self._done[(c, float(x))] = q[self.groups[c]]
+        return q
 
 
 def digging_forces(model, cylinders, relief_pressure=35e6, tip=("bucket", (1.47, 0.0, 0.0)),
