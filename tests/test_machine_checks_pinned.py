@@ -18,6 +18,7 @@ EXC = ROOT / "robots" / "excavator.urdf"
 CYL = {"boom_cyl": Cylinder(0.120, 0.085, 2), "stick_cyl": Cylinder(0.140, 0.100, 1),
        "bucket_cyl": Cylinder(0.120, 0.085, 1)}
 RTOL = 1e-6
+ACTS = ("swing", "boom_cyl", "stick_cyl", "bucket_cyl")
 
 
 @pytest.fixture(scope="module")
@@ -64,3 +65,26 @@ def test_lift_chart_pinned(model):
         assert close(c.front[i, j], f) and close(c.side[i, j], s) and c.limiting[i, j] == lim, (i, j)
     assert np.count_nonzero(~np.isnan(c.front)) == 20      # reachable cells of Cat's 5 x 9 grid
     assert np.allclose(c.max_reach_m, MAX_REACH, rtol=RTOL, atol=0)
+
+
+def test_fast_levers_and_assembly_match_the_reference(model):
+    """The batched levers (``_levers``: J_tip from body poses, G from K's free columns) against
+    ``tip_lever`` (``link_jacobian`` and ``explicit_constraint``'s complete-pivot G, RBDA §8.8), and the
+    Gauss–Newton assembly of ``StrokeMap`` against ``assemble`` (scipy least squares), at random strokes."""
+    from urdf_dyn.applications.iso6015 import StrokeMap, _levers, tip_lever
+    from urdf_dyn.constraints.assembly import assemble
+    tip = ("bucket", (1.47, 0.0, 0.0))
+    smap = StrokeMap(model, model.q_initial(), ("boom_cyl", "stick_cyl", "bucket_cyl"), ACTS)
+    rng = np.random.default_rng(3)
+    Q = []
+    for _ in range(6):
+        x = {c: rng.uniform(*smap.limits(c)) for c in ("boom_cyl", "stick_cyl", "bucket_cyl")}
+        q = smap.pose(x)
+        ref = assemble(model, q + 1e-4 * (rng.random(model.nv) - 0.5) * (np.isin(
+            np.arange(model.nv), [model.joint_index(a) for a in ACTS]) == 0), hold=ACTS)
+        assert np.max(np.abs(q - ref)) <= 1e-9
+        Q.append(q)
+    for q, lv in zip(Q, _levers(model, np.array(Q), ACTS, tip)):
+        r = tip_lever(model, q, ACTS, tip)
+        assert np.allclose(lv.tip, r.tip, rtol=0, atol=1e-12)
+        assert np.max(np.abs(lv.J - r.J)) <= 1e-9 * np.max(np.abs(r.J))
