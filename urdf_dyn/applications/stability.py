@@ -55,15 +55,15 @@ def _skew(r):
 
 
 def _crm(v, m):
-    """v × m for motion vectors (N, 6) (RBDA eq. 2.31), row by row."""
-    return np.concatenate([np.cross(v[:, :3], m[:, :3]),
-                           np.cross(v[:, :3], m[:, 3:]) + np.cross(v[:, 3:], m[:, :3])], axis=1)
+    """v × m for motion vectors (..., 6) (RBDA eq. 2.31), row by row."""
+    return np.concatenate([np.cross(v[..., :3], m[..., :3]),
+                           np.cross(v[..., :3], m[..., 3:]) + np.cross(v[..., 3:], m[..., :3])], axis=-1)
 
 
 def _crf(v, f):
-    """v ×* f for a motion v and a force f (N, 6) (RBDA eq. 2.32), row by row."""
-    return np.concatenate([np.cross(v[:, :3], f[:, :3]) + np.cross(v[:, 3:], f[:, 3:]),
-                           np.cross(v[:, :3], f[:, 3:])], axis=1)
+    """v ×* f for a motion v and a force f (..., 6) (RBDA eq. 2.32), row by row."""
+    return np.concatenate([np.cross(v[..., :3], f[..., :3]) + np.cross(v[..., 3:], f[..., 3:]),
+                           np.cross(v[..., :3], f[..., 3:])], axis=-1)
 
 
 def track_footprint(length=3.65, gauge=2.38, shoe=0.79) -> np.ndarray:
@@ -89,35 +89,43 @@ def base_reaction(model, Q, QD=None, QDD=None, f_ext=None) -> np.ndarray:
     QD = np.zeros_like(Q) if QD is None else as_batch(QD, "QD", n, N)[0]
     QDD = np.zeros_like(Q) if QDD is None else as_batch(QDD, "QDD", n, N)[0]
     fx = _f_ext_body(model, f_ext, N)               # (1 or N, NB+1, 6) in body coordinates
-    # the sum in root coordinates, all N states at once: ^0X_i from the body poses (T_i = pose of body i),
-    # v_i = v_λ(i) + S_i q̇_i, a_i = a_λ(i) + S_i q̈_i + v_i × S_i q̇_i (RBDA Table 5.1 in base coordinates,
-    # a_0 = −a_grav), f_i = I_i a_i + v_i ×* I_i v_i with I_i = ^0X_i^* I_i ^iX_0 (eq. 2.66)
+    # the sum in root coordinates, all N states and bodies at once: ^0X_i from the body poses (T_i = pose of
+    # body i), S_i and I_i in root coordinates (eq. 2.66: I = ^0X_i^* I_i ^iX_0), then v_i = v_λ(i) + S_i q̇_i,
+    # a_i = a_λ(i) + S_i q̈_i + v_i × S_i q̇_i (RBDA Table 5.1 in base coordinates, a_0 = −a_grav) and
+    # f_i = I_i a_i + v_i ×* I_i v_i
+    NB = model.NB
     T = body_poses(model, Q)                          # (N, NB+1, 4, 4)
-    Ib, a0 = np.asarray(model.I), np.asarray(model.a0, float)
-    out = np.broadcast_to(Ib[0] @ a0, (N, 6)) - fx[:, 0]
-    v = np.zeros((N, model.NB + 1, 6))
-    a = np.zeros((N, model.NB + 1, 6))
-    a[:, 0] = a0
-    for i in range(1, model.NB + 1):
+    R, r = T[..., :3, :3], T[..., :3, 3]
+    Rt = np.swapaxes(R, -1, -2)
+    iX0 = np.zeros((N, NB + 1, 6, 6))                 # ^iX_0 = plux(Rᵀ, r)
+    iX0[..., :3, :3] = Rt
+    iX0[..., 3:, 3:] = Rt
+    iX0[..., 3:, :3] = -Rt @ _skew(r)
+    X0i = np.zeros_like(iX0)                          # ^0X_i = plux(R, −Rᵀ r)
+    X0i[..., :3, :3] = R
+    X0i[..., 3:, 3:] = R
+    X0i[..., 3:, :3] = _skew(r) @ R
+    Sb = np.zeros((NB + 1, 6))
+    for i in range(1, NB + 1):
+        Sb[i] = jcalc(model.jtype[i], model.axis[i], 0.0)[1]
+    S = (X0i @ Sb[..., None])[..., 0]                 # (N, NB+1, 6)
+    I0 = np.swapaxes(iX0, -1, -2) @ np.asarray(model.I) @ iX0
+    a = np.zeros((N, NB + 1, 6))
+    a[:, 0] = np.asarray(model.a0, float)
+    v = np.zeros((N, NB + 1, 6))
+    moving = bool(np.any(QD))
+    for i in range(1, NB + 1):
         p = model.parent[i]
-        R, r = T[:, i, :3, :3], T[:, i, :3, 3]
-        X0i = np.zeros((N, 6, 6))                     # ^0X_i = plux(R, −Rᵀ r): body i -> root coordinates
-        X0i[:, :3, :3] = R
-        X0i[:, 3:, 3:] = R
-        X0i[:, 3:, :3] = _skew(r) @ R
-        S = X0i @ jcalc(model.jtype[i], model.axis[i], 0.0)[1]            # (N, 6)
-        vJ = S * QD[:, i - 1, None]
-        v[:, i] = v[:, p] + vJ
-        a[:, i] = a[:, p] + S * QDD[:, i - 1, None] + _crm(v[:, i], vJ)
-        iX0 = np.zeros((N, 6, 6))                     # ^iX_0 = plux(Rᵀ, r)
-        iX0[:, :3, :3] = np.swapaxes(R, 1, 2)
-        iX0[:, 3:, 3:] = iX0[:, :3, :3]
-        iX0[:, 3:, :3] = -iX0[:, :3, :3] @ _skew(r)
-        I0 = np.swapaxes(iX0, 1, 2) @ Ib[i] @ iX0
-        Iv = np.einsum("nij,nj->ni", I0, v[:, i])
-        f = np.einsum("nij,nj->ni", I0, a[:, i]) + _crf(v[:, i], Iv)
-        fe = np.einsum("nji,nj->ni", iX0, fx[:, i])   # ^0X_i^* f_ext = (^iX_0)ᵀ f_ext
-        out = out + f - fe
+        a[:, i] = a[:, p] + S[:, i] * QDD[:, i - 1, None]
+        if moving:
+            vJ = S[:, i] * QD[:, i - 1, None]
+            v[:, i] = v[:, p] + vJ
+            a[:, i] += _crm(v[:, i], vJ)
+    f = (I0 @ a[..., None])[..., 0]
+    if moving:
+        f += _crf(v, (I0 @ v[..., None])[..., 0])
+    f -= (np.swapaxes(iX0, -1, -2) @ fx[..., None])[..., 0]    # ^0X_i^* f_ext = (^iX_0)ᵀ f_ext
+    out = f.sum(axis=1)
     if not np.all(np.isfinite(out)):
         raise StateError("the base reaction is not finite: the inputs are out of any physical range")
     return out[0] if single else out
