@@ -30,8 +30,9 @@ Caterpillar Performance Handbook ed. 47, p. 7-185 "Curl and Crowd Forces", cylin
 relief pressure × head-end area).
 
 Poses: the strokes are swept over their URDF joint limits (the cylinder strokes); every pose is assembled
-by least squares holding the strokes (``assemble``), warm-started from the neighbouring pose so that the
-assembly branch is tracked continuously. The envelope is the grid boom × stick × bucket stroke; the plot
+holding the strokes by Gauss–Newton on the loop residuals (K's free columns; ``assemble`` if it fails),
+warm-started from the neighbouring pose so that the assembly branch is tracked continuously; the levers of
+a whole sweep or grid are computed as one batch (``_levers``). The envelope is the grid boom × stick × bucket stroke; the plot
 shows, per tip position cell of the side view, the largest force any pose reaching it can exert.
 """
 from __future__ import annotations
@@ -40,9 +41,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from urdf_dyn.algorithms.kinematics import link_jacobian, link_pose
+from urdf_dyn.algorithms.kinematics import body_poses, link_jacobian, link_pose
 from urdf_dyn.constraints.assembly import assemble
 from urdf_dyn.constraints.explicit import explicit_constraint
+from urdf_dyn.constraints.loops import LoopState
 
 __all__ = ["TipLever", "tip_lever", "StrokeMap", "DiggingForces", "digging_forces", "CAT320_ISO6015"]
 
@@ -85,6 +87,63 @@ def tip_lever(model, q, actuators, tip=("bucket", (1.47, 0.0, 0.0))) -> TipLever
     Jt = J6[3:] + np.cross(J6[:3].T, r).T          # v_tip = v_origin + ω × r
     G = explicit_constraint(model, q, np.zeros(model.nv), independent=tuple(actuators)).G
     return TipLever(np.asarray(q, float).copy(), T[:3, 3] + r, tuple(actuators), Jt @ G)
+
+
+def _close(model, q, hold, free, rcond=1e-8, maxit=25):
+    """Assembled q (nv,) near the guess q holding the joints ``hold``: Gauss–Newton on the loop residuals
+    δ(q) = 0 over the ``free`` columns of K (RBDA §8.3; K = ∂δ/∂q, eq. 8.14), steps by least squares
+    (overconstrained planar loops have dependent rows). From a neighbouring assembled pose it converges in
+    two or three steps to the pose ``assemble`` finds (same branch, same solution to rounding); if it does
+    not converge, ``assemble`` (scipy least squares) decides."""
+    x = np.array(q, float)
+    for _ in range(maxit):
+        st = LoopState(model, x)
+        d = st.deltas()
+        if np.max(np.abs(d), initial=0.0) <= 1e-14:     # closed to rounding (e.g. composed group poses)
+            return x
+        dx = np.linalg.lstsq(st.K_k()[0][:, free], -d, rcond=rcond)[0]
+        x[free] += dx
+        if np.max(np.abs(dx), initial=0.0) <= 1e-13 * (1.0 + np.max(np.abs(x[free]), initial=0.0)):
+            if np.max(np.abs(LoopState(model, x).deltas()), initial=0.0) <= 1e-9:
+                return x
+            break
+    return assemble(model, q, hold=hold)
+
+
+def _levers(model, Q, actuators, tip, rcond=1e-8) -> list:
+    """TipLever at each assembled pose of Q (N, nv), batched: the same J_y = J_tip G as ``tip_lever``, with
+    J_tip from the body poses of the whole batch (v_tip = Σ_j S_j q̇_j along the tip's support path: ω × r
+    for revolute, the axis for prismatic joints) and G from the free columns of K (G_y = I, G_free =
+    −K_free⁺ K_y, which is eq. 8.42's G wherever the actuators are a valid independent set). Falls back to
+    ``tip_lever`` for joint types other than revolute and prismatic."""
+    Q = np.atleast_2d(np.asarray(Q, float))
+    acts = tuple(actuators)
+    link, p = tip[0], np.asarray(tip[1], float)
+    lf = model.link(link)
+    path, i = [], lf.body
+    while i > 0:
+        path.append(i)
+        i = model.parent[i]
+    if any(model.jtype[i] not in (0, 1) for i in path) or model.nv != model.NB:
+        return [tip_lever(model, q, acts, tip) for q in Q]
+    T = body_poses(model, Q)                                 # (N, NB+1, 4, 4)
+    TL = T[:, lf.body] @ np.asarray(lf.T_body_link)
+    P = TL[:, :3, :3] @ p + TL[:, :3, 3]                     # (N, 3) tip positions
+    Jt = np.zeros((len(Q), 3, model.nv))
+    for i in path:
+        a = T[:, i, :3, :3] @ np.asarray(model.axis[i], float)
+        Jt[:, :, i - 1] = np.cross(a, P - T[:, i, :3, 3]) if model.jtype[i] == 0 else a
+    yi = [model.joint_index(a) for a in acts]
+    free = [j for j in range(model.nv) if j not in yi]
+    out = []
+    for k, q in enumerate(Q):
+        G = np.zeros((model.nv, len(yi)))
+        G[yi, range(len(yi))] = 1.0
+        if model.has_constraints:
+            K = LoopState(model, q).K_k()[0]
+            G[free] = -np.linalg.lstsq(K[:, free], K[:, yi], rcond=rcond)[0]
+        out.append(TipLever(q.copy(), P[k], acts, Jt[k] @ G))
+    return out
 
 
 @dataclass
@@ -156,15 +215,20 @@ class StrokeMap:
     """Assembled poses as a function of the cylinder strokes, on one assembly branch.
 
     Each cylinder in ``strokes`` is swept alone from q0 over its URDF limits (less ``margin``) in steps of
-    at most ``step`` [m], each pose assembled from the previous one (``assemble`` holding the actuators),
+    at most ``step`` [m], each pose assembled from the previous one (Gauss–Newton on the loop residuals holding the actuators,
+    ``assemble`` as the fallback),
     so the branch of q0 is tracked continuously. The joints each sweep moves form that cylinder's group
     (an excavator's loops close within the boom, stick or bucket linkage, so the groups are disjoint).
     ``pose(values)`` starts from the group values of the nearest sweep samples and re-assembles, which
-    stays on the branch. Raises ModelError if a pose cannot be assembled."""
+    stays on the branch; the assembled group values are remembered per (cylinder, stroke), so that a grid
+    over the strokes assembles each group once per stroke value and composes the rest. Raises ModelError if a pose cannot be assembled."""
 
     def __init__(self, model, q0, strokes, hold, step=0.01, margin=1e-3):
         self.model, self.q0, self.hold = model, np.asarray(q0, float).copy(), tuple(hold)
         self.idx, self.values, self.poses, self.groups = {}, {}, {}, {}
+        held = [model.joint_index(j) for j in self.hold]
+        self._free = [i for i in range(model.nv) if i not in held]
+        self._done = {}                                   # (cylinder, stroke) -> assembled group values
         for c in strokes:
             i = model.joint_index(c)
             lo, hi = model.lower[i] + margin, model.upper[i] - margin
@@ -177,7 +241,7 @@ class StrokeMap:
                 for j in rng:
                     q = q.copy()
                     q[i] = v[j]
-                    q = assemble(model, q, hold=self.hold)
+                    q = _close(model, q, self.hold, self._free)
                     out[j] = q
             P = np.array(out)
             self.idx[c], self.values[c], self.poses[c] = i, v, P
@@ -191,13 +255,20 @@ class StrokeMap:
         """Assembled q (nv,) with the given strokes {cylinder: value [m]} (others as in ``q`` or q0)."""
         q = (self.q0 if q is None else np.asarray(q, float)).copy()
         for c, x in values.items():
-            v, P = self.values[c], self.poses[c]
-            j = int(np.clip(np.searchsorted(v, x), 1, len(v) - 1))
-            w = (x - v[j - 1]) / (v[j] - v[j - 1])
-            g = self.groups[c]
-            q[g] = (1 - w) * P[j - 1, g] + w * P[j, g]
+            g, known = self.groups[c], self._done.get((c, float(x)))
+            if known is not None:
+                q[g] = known
+            else:
+                v, P = self.values[c], self.poses[c]
+                j = int(np.clip(np.searchsorted(v, x), 1, len(v) - 1))
+                w = (x - v[j - 1]) / (v[j] - v[j - 1])
+                q[g] = (1 - w) * P[j - 1, g] + w * P[j, g]
             q[self.idx[c]] = x
-        return assemble(self.model, q, hold=self.hold)
+        q = _close(self.model, q, self.hold, self._free)
+        if len(self._done) < 100_000:
+            for c, x in values.items():
+                self._done[(c, float(x))] = q[self.groups[c]]
+        return q
 
 
 def digging_forces(model, cylinders, relief_pressure=35e6, tip=("bucket", (1.47, 0.0, 0.0)),
@@ -246,7 +317,7 @@ def digging_forces(model, cylinders, relief_pressure=35e6, tip=("bucket", (1.47,
     # 1-D sweeps for the ISO positions: bucket stroke first (stick, boom as in q0), then the stick stroke
     fine = {c: np.linspace(*smap.limits(c), 4 * k) for c, k in zip((boom, stick, bucket), n)}
     qs_b = [smap.pose({bucket: x}) for x in fine[bucket]]
-    lv_b = [tip_lever(model, q, acts, tip) for q in qs_b]
+    lv_b = _levers(model, qs_b, acts, tip)
     Fb = np.array([force(lv, bucket) for lv in lv_b])
     kb = int(np.argmax(Fb))
 
@@ -254,35 +325,40 @@ def digging_forces(model, cylinders, relief_pressure=35e6, tip=("bucket", (1.47,
         return {o: f / (cylinders[o].cap_area if f > 0 else cylinders[o].annulus_area) / 1e5
                 for o, f in lv.holding_forces(c, F).items() if o in cylinders}
 
-    def worst(lv, c):
-        return max((abs(v) for v in bar(lv, c, lv.tip_force(c, u[c])).values()), default=0.0)
+    def least_holding(lvs, c):
+        # the lever whose holding cylinders need the least pressure: smallest maximum, ties (within 1e-9,
+        # e.g. boom strokes that do not change the largest holding pressure) broken by the next largest
+        P = [sorted((abs(v) for v in bar(lv, c, lv.tip_force(c, u[c])).values()), reverse=True) or [0.0]
+             for lv in lvs]
+        top = min(x[0] for x in P)
+        tied = [k for k in range(len(lvs)) if P[k][0] <= top * (1 + 1e-9)]
+        return lvs[min(tied, key=lambda k: P[k][1:])]
 
     coarse = {c: np.linspace(*smap.limits(c), k) for c, k in zip((boom, stick, bucket), n)}
     # the bucket force does not depend on the (locked) boom and stick strokes: among them take the pose
     # whose holding cylinders need the least pressure (SAE J1179 §3.3: no holding circuit over its limit)
     cands = [smap.pose({boom: xb, stick: xs, bucket: fine[bucket][kb]}) for xb in coarse[boom] for xs in coarse[stick]]
-    lvs = [tip_lever(model, q, acts, tip) for q in cands]
-    lv_bk = lvs[min(range(len(lvs)), key=lambda k: worst(lvs[k], bucket))]
+    lvs = _levers(model, cands, acts, tip)
+    lv_bk = least_holding(lvs, bucket)
     # the arm force: stick stroke swept with the bucket at its ISO position; the boom stroke (the arm force
     # does not depend on it) chosen for the least holding pressure
     qs_s = [smap.pose({stick: x}, q=lv_bk.q) for x in fine[stick]]
-    lv_s = [tip_lever(model, q, acts, tip) for q in qs_s]
+    lv_s = _levers(model, qs_s, acts, tip)
     Fs = np.array([force(lv, stick) for lv in lv_s])
     ks = int(np.argmax(Fs))
     cands = [smap.pose({boom: xb}, q=qs_s[ks]) for xb in coarse[boom]]
-    lvs = [tip_lever(model, q, acts, tip) for q in cands]
-    lv_sk = lvs[min(range(len(lvs)), key=lambda k: worst(lvs[k], stick))]
+    lvs = _levers(model, cands, acts, tip)
+    lv_sk = least_holding(lvs, stick)
     Fb_iso, Fs_iso = force(lv_bk, bucket), force(lv_sk, stick)
 
     # envelope grid over the three strokes
     tips, GB, GS = [], [], []
-    for xb in coarse[boom]:
-        for xs in coarse[stick]:
-            for xk in coarse[bucket]:
-                lv = tip_lever(model, smap.pose({boom: xb, stick: xs, bucket: xk}), acts, tip)
-                tips.append(lv.tip)
-                GB.append(force(lv, bucket))
-                GS.append(force(lv, stick))
+    grid = [smap.pose({boom: xb, stick: xs, bucket: xk})
+            for xb in coarse[boom] for xs in coarse[stick] for xk in coarse[bucket]]
+    for lv in _levers(model, grid, acts, tip):
+        tips.append(lv.tip)
+        GB.append(force(lv, bucket))
+        GS.append(force(lv, stick))
     pivots = {}
     for nm in ("boom", "stick", "bucket"):
         if nm in model.links:

@@ -44,7 +44,7 @@ import scipy.optimize
 
 from urdf_dyn.algorithms.kinematics import link_pose
 from urdf_dyn.applications.actuators import actuator_forces
-from urdf_dyn.applications.iso6015 import StrokeMap, tip_lever
+from urdf_dyn.applications.iso6015 import StrokeMap, _levers
 from urdf_dyn.applications.stability import base_reaction
 
 __all__ = ["without_links", "LiftPoint", "lift_point", "LiftChart", "lift_chart", "CAT320_RADII", "CAT320_HEIGHTS"]
@@ -284,7 +284,7 @@ def lift_chart(model, radii=CAT320_RADII, heights=CAT320_HEIGHTS, footprint=(1.8
             return np.array([n[0] - r, n[2] - h])
 
         def jac(x):
-            lv = tip_lever(m, smap.pose({boom: x[0], stick: x[1]}), acts, (link, p))
+            lv = _levers(m, smap.pose({boom: x[0], stick: x[1]}), acts, (link, p))[0]
             return lv.J[[0, 2]][:, [acts.index(boom), acts.index(stick)]]
 
         sol = scipy.optimize.least_squares(res, x0, jac=jac, bounds=(lo, hi), xtol=1e-12, ftol=1e-12,
@@ -303,7 +303,7 @@ def lift_chart(model, radii=CAT320_RADII, heights=CAT320_HEIGHTS, footprint=(1.8
             return nose(smap.pose({boom: x[0], stick: x[1]}))
 
         def jac(x):
-            lv = tip_lever(m, smap.pose({boom: x[0], stick: x[1]}), acts, (link, p))
+            lv = _levers(m, smap.pose({boom: x[0], stick: x[1]}), acts, (link, p))[0]
             return lv.J[:, [acts.index(boom), acts.index(stick)]]
 
         sol = scipy.optimize.minimize(lambda x: -xz(x)[0], x0, jac=lambda x: -jac(x)[0], method="SLSQP",

@@ -34,7 +34,7 @@ import numpy as np
 
 from urdf_dyn.algorithms.dynamics import _f_ext_body
 from urdf_dyn.algorithms.joints import jcalc
-from urdf_dyn.algorithms.spatial import crf, crm
+from urdf_dyn.algorithms.kinematics import body_poses
 from urdf_dyn._checks import as_batch
 from urdf_dyn.errors import StateError
 
@@ -44,6 +44,26 @@ __all__ = ["StabilityWarning", "track_footprint", "base_reaction", "center_of_pr
 
 class StabilityWarning(UserWarning):
     """The centre of pressure leaves the support polygon (the machine tips), or the machine lifts off."""
+
+
+def _skew(r):
+    """(N, 3, 3) cross-product matrices of r (N, 3)."""
+    S = np.zeros(r.shape[:-1] + (3, 3))
+    S[..., 0, 1], S[..., 0, 2], S[..., 1, 2] = -r[..., 2], r[..., 1], -r[..., 0]
+    S[..., 1, 0], S[..., 2, 0], S[..., 2, 1] = r[..., 2], -r[..., 1], r[..., 0]
+    return S
+
+
+def _crm(v, m):
+    """v × m for motion vectors (..., 6) (RBDA eq. 2.31), row by row."""
+    return np.concatenate([np.cross(v[..., :3], m[..., :3]),
+                           np.cross(v[..., :3], m[..., 3:]) + np.cross(v[..., 3:], m[..., :3])], axis=-1)
+
+
+def _crf(v, f):
+    """v ×* f for a motion v and a force f (..., 6) (RBDA eq. 2.32), row by row."""
+    return np.concatenate([np.cross(v[..., :3], f[..., :3]) + np.cross(v[..., 3:], f[..., 3:]),
+                           np.cross(v[..., :3], f[..., 3:])], axis=-1)
 
 
 def track_footprint(length=3.65, gauge=2.38, shoe=0.79) -> np.ndarray:
@@ -69,26 +89,43 @@ def base_reaction(model, Q, QD=None, QDD=None, f_ext=None) -> np.ndarray:
     QD = np.zeros_like(Q) if QD is None else as_batch(QD, "QD", n, N)[0]
     QDD = np.zeros_like(Q) if QDD is None else as_batch(QDD, "QDD", n, N)[0]
     fx = _f_ext_body(model, f_ext, N)               # (1 or N, NB+1, 6) in body coordinates
-    parent, jtype, axis = model.parent, model.jtype, np.asarray(model.axis)
-    Xt, Ib, a0 = np.asarray(model.X_tree), np.asarray(model.I), np.asarray(model.a0)
-    out = np.zeros((N, 6))
-    for k in range(N):
-        fe = fx[0] if fx.shape[0] == 1 else fx[k]
-        X0 = [np.eye(6)] + [None] * model.NB          # ^iX_0
-        v = [np.zeros(6)] + [None] * model.NB
-        a = [a0.copy()] + [None] * model.NB
-        tot = Ib[0] @ a0 - fe[0]
-        for i in range(1, model.NB + 1):
-            XJ, S = jcalc(jtype[i], axis[i], Q[k, i - 1])
-            Xup = XJ @ Xt[i]
-            p = parent[i]
-            vJ = S * QD[k, i - 1]
-            v[i] = Xup @ v[p] + vJ
-            a[i] = Xup @ a[p] + S * QDD[k, i - 1] + crm(v[i]) @ vJ
-            X0[i] = Xup @ X0[p]
-            f = Ib[i] @ a[i] + crf(v[i]) @ (Ib[i] @ v[i]) - fe[i]
-            tot = tot + X0[i].T @ f                    # ^0X_i^* f = (^iX_0)ᵀ f
-        out[k] = tot
+    # the sum in root coordinates, all N states and bodies at once: ^0X_i from the body poses (T_i = pose of
+    # body i), S_i and I_i in root coordinates (eq. 2.66: I = ^0X_i^* I_i ^iX_0), then v_i = v_λ(i) + S_i q̇_i,
+    # a_i = a_λ(i) + S_i q̈_i + v_i × S_i q̇_i (RBDA Table 5.1 in base coordinates, a_0 = −a_grav) and
+    # f_i = I_i a_i + v_i ×* I_i v_i
+    NB = model.NB
+    T = body_poses(model, Q)                          # (N, NB+1, 4, 4)
+    R, r = T[..., :3, :3], T[..., :3, 3]
+    Rt = np.swapaxes(R, -1, -2)
+    iX0 = np.zeros((N, NB + 1, 6, 6))                 # ^iX_0 = plux(Rᵀ, r)
+    iX0[..., :3, :3] = Rt
+    iX0[..., 3:, 3:] = Rt
+    iX0[..., 3:, :3] = -Rt @ _skew(r)
+    X0i = np.zeros_like(iX0)                          # ^0X_i = plux(R, −Rᵀ r)
+    X0i[..., :3, :3] = R
+    X0i[..., 3:, 3:] = R
+    X0i[..., 3:, :3] = _skew(r) @ R
+    Sb = np.zeros((NB + 1, 6))
+    for i in range(1, NB + 1):
+        Sb[i] = jcalc(model.jtype[i], model.axis[i], 0.0)[1]
+    S = (X0i @ Sb[..., None])[..., 0]                 # (N, NB+1, 6)
+    I0 = np.swapaxes(iX0, -1, -2) @ np.asarray(model.I) @ iX0
+    a = np.zeros((N, NB + 1, 6))
+    a[:, 0] = np.asarray(model.a0, float)
+    v = np.zeros((N, NB + 1, 6))
+    moving = bool(np.any(QD))
+    for i in range(1, NB + 1):
+        p = model.parent[i]
+        a[:, i] = a[:, p] + S[:, i] * QDD[:, i - 1, None]
+        if moving:
+            vJ = S[:, i] * QD[:, i - 1, None]
+            v[:, i] = v[:, p] + vJ
+            a[:, i] += _crm(v[:, i], vJ)
+    f = (I0 @ a[..., None])[..., 0]
+    if moving:
+        f += _crf(v, (I0 @ v[..., None])[..., 0])
+    f -= (np.swapaxes(iX0, -1, -2) @ fx[..., None])[..., 0]    # ^0X_i^* f_ext = (^iX_0)ᵀ f_ext
+    out = f.sum(axis=1)
     if not np.all(np.isfinite(out)):
         raise StateError("the base reaction is not finite: the inputs are out of any physical range")
     return out[0] if single else out
