@@ -41,6 +41,7 @@ from typing import Optional, Union
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from urdf_dyn.applications.report import _pyplot, _save
 from urdf_dyn.errors import LaunchError
 from urdf_dyn.io.files import atomic_path
 
@@ -275,20 +276,6 @@ def format_motor_table(sz: MotorSizing) -> str:
                      f"{r.rms_torque:.4g} | {r.peak_speed:.4g} | {r.peak_power:.4g} | {cur} | "
                      f"{pct(r.envelope_use)} | {pct(r.thermal_use)} | {'' if r.ok else 'OVER'} |")
     return "\n".join(lines)
-
-
-def _pyplot():
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    return plt
-
-
-def _save(fig, path):
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, dpi=110, format="png")
-    _pyplot().close(fig)
-    return str(path)
 
 
 def plot_operating_points(sz: MotorSizing, path, title="motor operating points"):
