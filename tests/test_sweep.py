@@ -108,30 +108,31 @@ def test_the_example_sweep_file_is_valid():
     assert c.data["motion"]["dt"] == 0.02 and "outputs" not in c.data
 
 
-def test_optional_quantities_are_read_from_the_result_or_its_json_report(tmp_path):
-    """The stability margin and pump flow of issue 13's sizing job, whichever way it reports them. Oracle:
-    the minimum and maximum of the arrays given."""
+def test_machine_quantities_come_from_the_sizing_reports_keys(tmp_path):
+    """The stability margin and pump flow are read from the sizing report's documented keys
+    (stability.min_margin_m, hydraulics.peak_flow_L_min), never guessed from similar names: the footprint
+    corners and the pumps' capacity in the same report must not be taken for them."""
     from urdf_dyn.applications.sweep_results import case_metrics
 
-    class Result:  # SizingResult's summary() and maps, plus two quantities the current job does not have
+    class Result:  # SizingResult's summary() and maps
         names = ("boom_cyl",)
         pressures = {"boom_cyl": (np.array([0.0, 120.0]), np.array([30.0, 0.0]))}
         pin_force = {"eye": np.array([1.0, 5.0, 2.0])}
         pin_moment = {"eye": np.array([0.0, 0.0, 0.0])}
-        stability_margin = {"front": np.array([0.9, 0.35, 0.5]), "side": np.array([0.7, 0.6])}
-        pump_flow_limit = 430.0  # a limit is not the peak
 
         def summary(self):
             return [{"name": "boom_cyl", "unit": "N", "peak": 4e5, "rms": 2e5, "limit": 8e5, "peak_power": 1e5}]
 
     m = case_metrics(Result())
-    assert m["stability_margin_min"] == 0.35 and m["sources"]["stability_margin_min"] == "SizingResult.stability_margin"
-    assert m["pump_flow_peak"] is None
+    assert m["stability_margin_min"] is None and m["pump_flow_peak"] is None
     assert m["margin[boom_cyl]"] == 0.5 and m["pin_force[eye]"] == 5.0 and m["p_cap_max_bar[boom_cyl]"] == 120.0
     rep = tmp_path / "sizing_report.json"
-    rep.write_text(json.dumps({"hydraulics": {"pump_flow_lpm": [100.0, 410.5, 380.0], "pump_flow_limit_lpm": 429}}))
+    rep.write_text(json.dumps({
+        "stability": {"min_margin_m": 0.402, "t_min_margin_s": 2.3, "footprint_m": [[1.825, -1.585], [-1.825, 1.585]]},
+        "hydraulics": {"peak_flow_L_min": 421.0, "pump_flow_L_min": 429.0, "relief_Pa": 3.5e7}}))
     m = case_metrics(Result(), {"report_json": str(rep)})
-    assert m["pump_flow_peak"] == 410.5 and m["sources"]["pump_flow_peak"] == "hydraulics.pump_flow_lpm"
+    assert m["stability_margin_min"] == 0.402 and m["pump_flow_peak"] == 421.0
+    assert m["sources"]["stability_margin_min"] == "sizing_report.json:stability.min_margin_m"
 
 
 @pytest.mark.parametrize("params, sweep, message", [

@@ -299,13 +299,15 @@ def run_case(job: str, data: dict, base_path: str, case_dir) -> dict:
 # ---------------------------------------------------------------------------------------------------------
 def local_cluster(workers=None):
     """An embedded ``dask.distributed.LocalCluster``: ``workers`` processes (default one per core), one
-    thread each, no dashboard, quiet logs."""
+    thread each, no dashboard. Its own logs are silenced below CRITICAL: a case that fails is recorded with
+    its error by the sweep, and the workers' heartbeat errors while the cluster shuts down (a race inside
+    distributed) would otherwise print tracebacks to the user's terminal."""
     import logging
 
     from distributed import LocalCluster
     n = int(workers or os.cpu_count() or 1)
     return LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
-                        silence_logs=logging.ERROR)
+                        silence_logs=logging.CRITICAL)
 
 
 def _record_path(out_dir, h) -> Path:

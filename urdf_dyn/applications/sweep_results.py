@@ -48,33 +48,20 @@ def _reduce(v, how):
     return float(np.nanmin(a) if how == "min" else np.nanmax(a))
 
 
-_SKIP = ("limit", "rated", "avail", "allow", "max_pump", "capacity")
+#: the sizing report's keys (``sizing_report.json``, issue 13) of the optional whole-machine quantities
+REPORT_KEYS = {"stability_margin_min": ("stability", "min_margin_m"),
+               "pump_flow_peak": ("hydraulics", "peak_flow_L_min")}
 
 
-def _optional(res, report: dict, words: tuple, how: str):
-    """The first quantity named like ``word`` on the result object, else in its JSON report (issue 13's
-    stability margin and pump flow): (value, where it was found), or (None, None)."""
-    for name in sorted(dir(res)):
-        if any(w in name.lower() for w in words) and not name.startswith("_") \
-                and not any(s in name.lower() for s in _SKIP):
-            v = _reduce(getattr(res, name), how)
-            if v is not None:
-                return v, f"SizingResult.{name}"
-
-    def walk(node, path):
-        if isinstance(node, dict):
-            for k, v in node.items():
-                p = f"{path}.{k}" if path else str(k)
-                if any(w in str(k).lower() for w in words) and not any(s in str(k).lower() for s in _SKIP):
-                    r = _reduce(v, how)
-                    if r is not None:
-                        return r, p
-                found = walk(v, p)
-                if found:
-                    return found
-        return None
-
-    return walk(report, "") or (None, None)
+def _from_report(report: dict, keys: tuple):
+    """The value at ``keys`` in the sizing report, as a finite float, or None when the job did not compute it
+    (no ``stability:``/``hydraulics:`` section)."""
+    node = report
+    for k in keys:
+        if not isinstance(node, dict) or k not in node:
+            return None
+        node = node[k]
+    return _reduce(node, "max")
 
 
 def case_metrics(res, written=None) -> dict:
@@ -111,9 +98,9 @@ def case_metrics(res, written=None) -> dict:
             except (OSError, ValueError):
                 pass
     sources = {}
-    for col, word, how in (("stability_margin_min", ("stabil", "tipping"), "min"),
-                            ("pump_flow_peak", ("flow",), "max")):
-        out[col], sources[col] = _optional(res, report, word, how)
+    for col, keys in REPORT_KEYS.items():
+        out[col] = _from_report(report, keys)
+        sources[col] = "sizing_report.json:" + ".".join(keys) if out[col] is not None else None
     out["units"] = units
     out["sources"] = sources
     return out
