@@ -223,21 +223,30 @@ def ladder(rows, quick):
 
 def dig_cycle(dt):
     """The main job's motion (launch/excavator_dig.launch.yaml) at sampling step dt, and its models per
-    sample (1.8 t payload between the launch file's from and until)."""
+    sample: a 1.8 t payload at the soil payload's centroid from the end of the `curl` phase to the middle of
+    the `dump` phase (the main job builds its payload up continuously from the soil it cuts, as an external
+    wrench; a rigid payload group keeps this benchmark's work the same as before that change)."""
     import yaml
     d = yaml.safe_load((ROOT / "launch" / "excavator_dig.launch.yaml").read_text())
     model = ud.load(ROOT / "robots" / "excavator.urdf")
     names = d["motion"]["independent"]
     way = [[w[n] for n in names] for w in d["motion"]["waypoints"]]
     mo = ud.spline_motion(names, way, d["motion"]["durations"], dt=dt, kind=d["motion"]["type"])
-    pl = d["payload"]
+    pl = d.get("payload") or {"link": "bucket", "mass": 1800.0, "com": d["soil"]["payload"]["com"]}
+    if "from" in pl:
+        t0, t1 = pl["from"], pl["until"]
+    else:
+        ph, du = d["motion"]["phases"], d["motion"]["durations"]
+        ends = np.cumsum(du)
+        t0 = ends[ph.index("curl")]
+        t1 = ends[ph.index("dump")] - 0.5 * du[ph.index("dump")]
     loaded = model.with_payload(pl["link"], pl["mass"], pl["com"])
-    models = [loaded if pl["from"] <= t <= pl["until"] else model for t in mo.t]
+    models = [loaded if t0 <= t <= t1 else model for t in mo.t]
     return model, mo, models
 
 
 def trajectory_dynamics(rows, quick):
-    """Main-job dynamics: consistent_motion + size_motion over the 14.6 s cycle at 1 ms, compiled path vs
+    """Main-job dynamics: consistent_motion + size_motion over the main job's cycle at 1 ms, compiled path vs
     the readable reference path (per sample, on the first samples of the same motion)."""
     from urdf_dyn.applications.sizing import size_motion
     import warnings
