@@ -225,6 +225,27 @@ def _axis_values(values):
     return np.array([cats.index(k) for k in keyed], float), cats
 
 
+def _levels(keys):
+    """The distinct JSON-encoded parameter values in ``keys``, numbers first in numeric order, then the rest
+    in text order."""
+    def order(s):
+        v = json.loads(s)
+        num = isinstance(v, (int, float))
+        return (not num, v if num else s)
+    return sorted(set(keys), key=order)
+
+
+def _figure_grid(plt, n, width, height):
+    """A figure with one axes per actuator (n), two columns when n > 1, the spare cell blanked:
+    (fig, axes grid, columns)."""
+    ncol = 2 if n > 1 else 1
+    nrow = math.ceil(n / ncol)
+    fig, grid = plt.subplots(nrow, ncol, figsize=(width * ncol, height * nrow + 0.6), squeeze=False)
+    for k in range(n, nrow * ncol):
+        grid[k // ncol, k % ncol].axis("off")
+    return fig, grid, ncol
+
+
 def _actuators(records):
     names = [m[5:-1] for m in _metric_names(records) if m.startswith("peak[")]
     units = {}
@@ -253,10 +274,7 @@ def plot_peaks(records, params, out_dir, title="", axes=None) -> list:
     for p, partners in axes.items():
         x, ticks = _axis_values([r["params"][p] for r in ok])
         others = [q for q in axes if q != p]
-        n = len(acts)
-        ncol = 2 if n > 1 else 1
-        nrow = math.ceil(n / ncol)
-        fig, grid = plt.subplots(nrow, ncol, figsize=(5.2 * ncol, 2.9 * nrow + 0.6), squeeze=False)
+        fig, grid, ncol = _figure_grid(plt, len(acts), 5.2, 2.9)
         for k, a in enumerate(acts):
             ax = grid[k // ncol, k % ncol]
             y = np.array([r["metrics"].get(f"peak[{a}]") or np.nan for r in ok]) / 1e3
@@ -282,8 +300,6 @@ def plot_peaks(records, params, out_dir, title="", axes=None) -> list:
                 ax.set_xticks(range(len(ticks)), labels=ticks, fontsize=7)
             ax.grid(alpha=0.3)
             ax.legend(fontsize=7)
-        for k in range(n, nrow * ncol):
-            grid[k // ncol, k % ncol].axis("off")
         fig.suptitle(f"{title}peak actuator force against {p} ({len(ok)} cases)", fontsize=10)
         fig.tight_layout()
         safe = "".join(c if c.isalnum() or c in "_-" else "_" for c in p)
@@ -305,14 +321,8 @@ def plot_heatmap(records, params, out_dir, title="", axes=None):
     px, py = axes
     kx = [json.dumps(r["params"][px]) for r in ok]
     ky = [json.dumps(r["params"][py]) for r in ok]
-    xs = sorted(set(kx), key=lambda s: (not isinstance(json.loads(s), (int, float)), json.loads(s)
-                                        if isinstance(json.loads(s), (int, float)) else s))
-    ys = sorted(set(ky), key=lambda s: (not isinstance(json.loads(s), (int, float)), json.loads(s)
-                                        if isinstance(json.loads(s), (int, float)) else s))
-    n = len(acts)
-    ncol = 2 if n > 1 else 1
-    nrow = math.ceil(n / ncol)
-    fig, grid = plt.subplots(nrow, ncol, figsize=(5.4 * ncol, 3.4 * nrow + 0.6), squeeze=False)
+    xs, ys = _levels(kx), _levels(ky)
+    fig, grid, ncol = _figure_grid(plt, len(acts), 5.4, 3.4)
     for k, a in enumerate(acts):
         ax = grid[k // ncol, k % ncol]
         Z = np.full((len(ys), len(xs)), np.nan)
@@ -337,8 +347,6 @@ def plot_heatmap(records, params, out_dir, title="", axes=None):
         ax.set_xlabel(px + (f" (with {', '.join(axes[px])})" if axes[px] else ""), fontsize=8)
         ax.set_ylabel(py + (f"\n(with {', '.join(axes[py])})" if axes[py] else ""), fontsize=8)
         ax.set_title(a, fontsize=9)
-    for k in range(n, nrow * ncol):
-        grid[k // ncol, k % ncol].axis("off")
     fig.suptitle(f"{title}peak actuator force over {px} × {py}", fontsize=10)
     fig.tight_layout()
     return _save(fig, Path(out_dir) / "heatmap_peak.png")
