@@ -3,7 +3,6 @@ and the comparison with the tree + ``<loop>`` model.
 """
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Literal, Optional
 
@@ -88,12 +87,7 @@ def _tidy(x, tol=1e-12):
 
 
 def _num(launch, v, key, positive=False):
-    try:
-        x = float(v)
-    except (TypeError, ValueError):
-        raise launch.err(key, f"{v!r} is not a number") from None
-    if not math.isfinite(x):
-        raise launch.err(key, f"{v!r} is not finite")
+    x = number(launch, v, key)
     if positive and not x > 0:
         raise launch.err(key, f"must be > 0, got {x}")
     return x
