@@ -30,10 +30,11 @@ def as_batch(x, name: str, n: int, N=None):
 
 
 def batch_states(model, **arrays):
-    """Check several joint-space arrays of one call together: equal batch sizes (or a broadcast single)."""
+    """Check several joint-space arrays of one call together: equal batch sizes (or a broadcast single).
+    The array named ``q`` has nq columns (positions), every other nv (velocities, accelerations, forces)."""
     out, single, N = {}, True, 1
     for k, v in arrays.items():
-        a, s = as_batch(v, k, model.nv)
+        a, s = as_batch(v, k, model.nq if k == "q" else model.nv)
         out[k] = a
         single &= s
         N = max(N, a.shape[0])
@@ -41,7 +42,7 @@ def batch_states(model, **arrays):
         if a.shape[0] != N:
             if a.shape[0] != 1:
                 raise StateError(f"{k} has {a.shape[0]} rows but another argument has {N}")
-            out[k] = np.ascontiguousarray(np.broadcast_to(a, (N, model.nv)))
+            out[k] = np.ascontiguousarray(np.broadcast_to(a, (N, a.shape[1])))
     return out, single, N
 
 

@@ -49,7 +49,7 @@ class PackageNotFoundError(ModelError):
 
 
 class UnsupportedError(ModelError):
-    """Valid URDF that urdf_dyn does not model (floating and planar tree joints)."""
+    """Valid input that urdf_dyn does not model (e.g. floating_base=True on an SDF or MJCF file)."""
 
 
 class ModelWarning(UserWarning):

@@ -16,7 +16,8 @@ from urdf_dyn.io.urdf import parse_urdf
 __all__ = ["load"]
 
 
-def load(source, package_dirs=None, xacro_args=None, gravity=(0.0, 0.0, -9.81), trust_xacro=False, strict=False):
+def load(source, package_dirs=None, xacro_args=None, gravity=(0.0, 0.0, -9.81), trust_xacro=False, strict=False,
+         floating_base=False):
     """Load a robot description into a Model.
 
     Args:
@@ -33,6 +34,9 @@ def load(source, package_dirs=None, xacro_args=None, gravity=(0.0, 0.0, -9.81), 
             comparisons, math functions and xacro properties only (``urdf_dyn.io.xacro_safe``).
         strict: refuse what urdfdom and Pinocchio accept and urdf_dyn otherwise loads with a located
             ``ModelWarning`` (XML quirks, near-PSD inertias, unknown metadata; README "Errors and warnings").
+        floating_base: give the root link a 6-dof floating joint ``root_joint`` (Pinocchio's
+            ``JointModelFreeFlyer`` root) — for legged robots whose file has none. Then nq = nv + 1 and
+            q = (x, y, z, qx, qy, qz, qw, joints...); see ``urdf_dyn.algorithms.configuration``. URDF only.
 
     Returns:
         An immutable ``urdf_dyn.Model``.
@@ -43,6 +47,9 @@ def load(source, package_dirs=None, xacro_args=None, gravity=(0.0, 0.0, -9.81), 
         initial configuration.
     """
     kind = _kind(source)
+    if floating_base and kind != "urdf":
+        from urdf_dyn.errors import UnsupportedError
+        raise UnsupportedError(f"floating_base=True is implemented for URDF files; this is {kind.upper()}")
     if kind == "sdf":
         from urdf_dyn.io.sdf import parse_sdf
         model = parse_sdf(source, package_dirs=package_dirs, gravity=gravity)
@@ -51,7 +58,7 @@ def load(source, package_dirs=None, xacro_args=None, gravity=(0.0, 0.0, -9.81), 
         model = parse_mjcf(source, gravity=gravity)
     else:
         model = parse_urdf(source, package_dirs=package_dirs, xacro_args=xacro_args, gravity=gravity,
-                           trust_xacro=trust_xacro, strict=strict)
+                           trust_xacro=trust_xacro, strict=strict, floating_base=floating_base)
     if model.loops:
         check_assembly(model)
     return model

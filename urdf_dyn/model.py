@@ -5,8 +5,13 @@ body i is the child link of one movable URDF joint i (revolute, continuous or pr
 inertia of every link attached to it by ``fixed`` joints. Every URDF link stays addressable through
 ``model.links[name]`` as (body, pose of the link frame in the body frame).
 
-Arrays are indexed by body, length NB+1 with entry 0 for the base; joint-space vectors (q, q̇, τ, limits)
-have length nv = NB and follow ``model.joint_names``. Algorithms never mutate a Model: its arrays are
+Arrays are indexed by body, length NB+1 with entry 0 for the base; velocity-space vectors (q̇, q̈, τ, limits)
+have length nv = NB and follow ``model.joint_names``. A floating (free-flyer) or planar joint is NB = 6 or 3
+kernel bodies, one per velocity coordinate (``algorithms.joints``), named ``<joint>.x, .y, .z, .rx, .ry,
+.rz`` (floating) or ``<joint>.x, .y, .rz`` (planar) in ``joint_names``. Positions q have nq ≥ nv entries named
+by ``model.q_names``: a floating joint's are (x, y, z, qx, qy, qz, qw) — position [m] of the child link in
+the parent frame and its orientation as a unit quaternion, Pinocchio's layout — so nq = nv + 1 per floating
+joint; ``model.neutral()`` is the zero configuration. Algorithms never mutate a Model: its arrays are
 read-only, and derived models (e.g. with a payload) are new objects.
 """
 from __future__ import annotations
@@ -19,6 +24,7 @@ from typing import Mapping
 
 import numpy as np
 
+from urdf_dyn.algorithms.joints import FREE as _FREE, PLANAR as _PLANAR, q_indices
 from urdf_dyn.algorithms.spatial import mcI, pose_to_plux
 
 __all__ = ["LinkFrame", "Mimic", "Transmission", "LoopJoint", "Model", "Data", "Coupling"]
@@ -171,11 +177,55 @@ class Model:
         return bool(self.loops or self.mimic or self.couplings)
 
     def q_initial(self) -> np.ndarray:
-        """q (nv,) of ``<initial_configuration>`` (zeros for joints it does not name)."""
-        q = np.zeros(self.nv)
+        """q (nq,) of ``<initial_configuration>`` (``neutral()`` for the joints it does not name)."""
+        q = self.neutral()
         for j, v in self.initial_configuration.items():
-            q[self.joint_index(j)] = v
+            q[self.q_index(j)] = v
         return q
+
+    def neutral(self) -> np.ndarray:
+        """The zero configuration q (nq,): zeros, with the identity quaternion (0, 0, 0, 1) of every
+        floating joint (Pinocchio's ``neutral``)."""
+        q = np.zeros(self.nq)
+        for i in np.flatnonzero(np.asarray(self.jtype) == _FREE):
+            q[self.iq[i] + 6] = 1.0
+        return q
+
+    @property
+    def is_fixed_base(self) -> bool:
+        """True when every tree joint has one degree of freedom (nq = nv, q̇ = v): no floating or planar joint."""
+        return not np.any(np.isin(np.asarray(self.jtype), (_FREE, _PLANAR)))
+
+    @functools.cached_property
+    def iq(self) -> np.ndarray:
+        """(NB+1,) index in q of each body's first position coordinate; −1 for the base and for the
+        sub-bodies of a multi-dof joint (``algorithms.joints.q_indices``)."""
+        return _frozen(q_indices(np.asarray(self.jtype, np.int64)), np.int64)
+
+    @functools.cached_property
+    def q_names(self) -> tuple:
+        """(nq,) names of the position coordinates: the joint names for 1-dof joints, ``<joint>.x … .qw``
+        for a floating joint, ``<joint>.x, .y, .rz`` for a planar joint."""
+        out = []
+        for i in range(1, self.NB + 1):
+            t, name = int(self.jtype[i]), self.joint_names[i - 1]
+            base = name.rsplit(".", 1)[0]
+            if t == _FREE:
+                out += [f"{base}.{c}" for c in ("x", "y", "z", "qx", "qy", "qz", "qw")]
+            elif t == _PLANAR:
+                out += [f"{base}.{c}" for c in ("x", "y", "rz")]
+            elif self.iq[i] >= 0:
+                out.append(name)
+        return tuple(out)
+
+    def q_index(self, name: str) -> int:
+        """Index in q of 1-dof joint ``name`` (equals ``joint_index`` on a fixed-base model). Raises
+        KeyError naming the known joints."""
+        i = self.joint_index(name)
+        k = int(self.iq[i + 1])
+        if k < 0 or int(self.jtype[i + 1]) in (_FREE, _PLANAR):
+            raise KeyError(f"{name!r} is a coordinate of a multi-dof joint; its position is q[{self.iq[i + 1]}...]")
+        return k
 
     # -- sizes -----------------------------------------------------------------------------------------
     @property
@@ -185,12 +235,12 @@ class Model:
 
     @property
     def nq(self) -> int:
-        """Number of joint positions (one per tree joint)."""
-        return self.NB
+        """Number of joint positions: nv plus one per floating joint (its quaternion)."""
+        return self.NB + int(np.count_nonzero(np.asarray(self.jtype) == _FREE))
 
     @property
     def nv(self) -> int:
-        """Number of joint velocities (equals nq: every tree joint has one degree of freedom)."""
+        """Number of joint velocities: one per kernel body."""
         return self.NB
 
     @property
@@ -211,9 +261,10 @@ class Model:
 
     @property
     def actuated_joints(self) -> tuple:
-        """Tree joints driven by a ``<transmission>``; all tree joints if the URDF declares none."""
+        """Tree joints driven by a ``<transmission>``; if the URDF declares none, every tree joint except the
+        coordinates of a floating joint (a free-flying base is not driven)."""
         if not self.transmissions:
-            return self.joint_names
+            return tuple(j for j, t in zip(self.joint_names, self.joint_types) if t != "floating")
         named = {j for t in self.transmissions for j in t.joints}
         return tuple(j for j in self.joint_names if j in named)
 

@@ -18,10 +18,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from urdf_dyn.algorithms.joints import jcalc, joint_pose
+from urdf_dyn.algorithms.joints import FREE, PLANAR, PRISMATIC, REVOLUTE, SUB_R, is_sub, jcalc, joint_pose, q_indices
 from urdf_dyn.algorithms.spatial import crm
-
-REVOLUTE = 0
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -47,11 +45,13 @@ def _mtv(E, x, out):  # out = Eᵀ x
 
 
 @njit(cache=True)
-def _xup(jtype, axis, q, Et, rt, E, r):
+def _xup(jtype, axis, q, iq, Et, rt, E, r):
     """^iX_λ(i) = X_J(q) X_tree as (E, r), by the composition rule plux(E1, r1)·plux(E2, r2) =
-    plux(E1 E2, r2 + E2ᵀ r1) (RBDA §2.8)."""
+    plux(E1 E2, r2 + E2ᵀ r1) (RBDA §2.8). q is the state's position row, iq this body's first coordinate in
+    it (``joints.q_indices``)."""
     if jtype == REVOLUTE:
-        c, s = np.cos(q), np.sin(q)
+        qi = q[iq]
+        c, s = np.cos(qi), np.sin(qi)
         x, y, z = axis[0], axis[1], axis[2]
         t = 1.0 - c
         # E_J = R(axis, q)ᵀ (Rodrigues), then E = E_J E_tree
@@ -65,12 +65,26 @@ def _xup(jtype, axis, q, Et, rt, E, r):
             E[2, j] = EJ20 * a0 + EJ21 * a1 + EJ22 * a2
         for j in range(3):
             r[j] = rt[j]
-    else:  # prismatic: X_J = xlt(axis q): E = E_tree, r = r_tree + E_treeᵀ axis q
+    elif jtype == PRISMATIC:  # X_J = xlt(axis q): E = E_tree, r = r_tree + E_treeᵀ axis q
+        qi = q[iq]
         for i in range(3):
             for j in range(3):
                 E[i, j] = Et[i, j]
         for j in range(3):
-            r[j] = rt[j] + (Et[0, j] * axis[0] + Et[1, j] * axis[1] + Et[2, j] * axis[2]) * q
+            r[j] = rt[j] + (Et[0, j] * axis[0] + Et[1, j] * axis[1] + Et[2, j] * axis[2]) * qi
+    elif jtype == FREE or jtype == PLANAR:  # X_J = rot(Rᵀ) xlt(p): E = Rᵀ E_tree, r = r_tree + E_treeᵀ p
+        T = joint_pose(jtype, axis, q, iq)
+        for i in range(3):
+            for j in range(3):
+                E[i, j] = T[0, i] * Et[0, j] + T[1, i] * Et[1, j] + T[2, i] * Et[2, j]
+        for j in range(3):
+            r[j] = rt[j] + Et[0, j] * T[0, 3] + Et[1, j] * T[1, 3] + Et[2, j] * T[2, 3]
+    else:  # sub-body of a multi-dof joint: X_J = 1
+        for i in range(3):
+            for j in range(3):
+                E[i, j] = Et[i, j]
+        for j in range(3):
+            r[j] = rt[j]
 
 
 @njit(cache=True, inline="always")
@@ -151,10 +165,22 @@ def _split_tree(X_tree):
 def _S(jtype, axis, S):
     for k in range(6):
         S[k] = 0.0
-    if jtype == REVOLUTE:
+    if jtype == REVOLUTE or jtype == SUB_R:
         S[0], S[1], S[2] = axis[0], axis[1], axis[2]
     else:
         S[3], S[4], S[5] = axis[0], axis[1], axis[2]
+
+
+@njit(cache=True, inline="always")
+def _group_base(jtype, xv, vb_parent, out):
+    """The velocity the joint's velocity-product term is formed with (``joints`` module docstring): X v_λ
+    (``xv``, before S q̇ is added) for a joint's first body, the same vector for its sub-bodies."""
+    if is_sub(jtype):
+        for k in range(6):
+            out[k] = vb_parent[k]
+    else:
+        for k in range(6):
+            out[k] = xv[k]
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -178,21 +204,25 @@ def _rnea(parent, jtype, axis, X_tree, I, a0, q, qd, qdd, f_ext, tau, n0, n1):
     w2 = np.zeros(6)
     t1 = np.zeros(3)
     t2 = np.zeros(3)
+    vb = np.zeros((NB + 1, 6))
+    iq = q_indices(jtype)
     for i in range(1, NB + 1):
         _S(jtype[i], axis[i], S[i])
     for n in range(n0, n1):
         nf = n if f_ext.shape[0] > 1 else 0
+        qn = q[n]
         a[0] = a0
         for i in range(1, NB + 1):
             p = parent[i]
-            _xup(jtype[i], axis[i], q[n, i - 1], Et[i], rt[i], E[i], r[i])
+            _xup(jtype[i], axis[i], qn, iq[i], Et[i], rt[i], E[i], r[i])
             _xmv(E[i], r[i], v[p], v[i], t1)                       # v_i = X v_λ + S q̇
-            _xmv(E[i], r[i], a[p], a[i], t1)                       # a_i = X a_λ + S q̈ + v_i × S q̇
+            _group_base(jtype[i], v[i], vb[p], vb[i])
+            _xmv(E[i], r[i], a[p], a[i], t1)                       # a_i = X a_λ + S q̈ + (X v_λ) × S q̇
             qdi, qddi = qd[n, i - 1], qdd[n, i - 1]
             for k in range(6):
                 v[i, k] += S[i, k] * qdi
                 w1[k] = S[i, k] * qdi
-            _crm_mul(v[i], w1, w2)
+            _crm_mul(vb[i], w1, w2)
             for k in range(6):
                 a[i, k] += S[i, k] * qddi + w2[k]
             _Imul(I[i], a[i], f[i])                                 # f_i = I a + v ×* I v − f_ext
@@ -252,11 +282,13 @@ def _crba(parent, jtype, axis, X_tree, I, q, H, n0, n1):
     Ms = np.zeros((6, 6))
     t1 = np.zeros(3)
     t2 = np.zeros(3)
+    iq = q_indices(jtype)
     for i in range(1, NB + 1):
         _S(jtype[i], axis[i], S[i])
     for n in range(n0, n1):
+        qn = q[n]
         for i in range(1, NB + 1):
-            _xup(jtype[i], axis[i], q[n, i - 1], Et[i], rt[i], E[i], r[i])
+            _xup(jtype[i], axis[i], qn, iq[i], Et[i], rt[i], E[i], r[i])
             IC[i] = I[i]
         for i in range(NB, 0, -1):
             if parent[i] != 0:
@@ -306,18 +338,22 @@ def _aba(parent, jtype, axis, X_tree, I, a0, q, qd, tau, f_ext, qdd, n0, n1):
     t2 = np.zeros(3)
     Xs = np.zeros((6, 6))
     Ms = np.zeros((6, 6))
+    vb = np.zeros((NB + 1, 6))
+    iq = q_indices(jtype)
     for i in range(1, NB + 1):
         _S(jtype[i], axis[i], S[i])
     for n in range(n0, n1):
         nf = n if f_ext.shape[0] > 1 else 0
+        qn = q[n]
         for i in range(1, NB + 1):
             p = parent[i]
-            _xup(jtype[i], axis[i], q[n, i - 1], Et[i], rt[i], E[i], r[i])
+            _xup(jtype[i], axis[i], qn, iq[i], Et[i], rt[i], E[i], r[i])
             _xmv(E[i], r[i], v[p], v[i], t1)
+            _group_base(jtype[i], v[i], vb[p], vb[i])
             for k in range(6):
                 w1[k] = S[i, k] * qd[n, i - 1]
                 v[i, k] += w1[k]
-            _crm_mul(v[i], w1, c[i])                              # c_i = v_i × S q̇
+            _crm_mul(vb[i], w1, c[i])                             # c_i = (X v_λ) × S q̇
             IA[i] = I[i]
             _Imul(I[i], v[i], w1)
             _crf_mul(v[i], w1, pA[i])                             # p^A_i = v ×* I v − f_ext
@@ -356,12 +392,17 @@ def _aba(parent, jtype, axis, X_tree, I, a0, q, qd, tau, f_ext, qdd, n0, n1):
 
 
 @njit(cache=True)
-def _finite_rows(q, qd, x):
-    """True if the first rows of q, qd, x (1, n) hold only finite numbers."""
-    for j in range(q.shape[1]):
-        if not (np.isfinite(q[0, j]) and np.isfinite(qd[0, j]) and np.isfinite(x[0, j])):
+def _finite_row(x):
+    for j in range(x.shape[1]):
+        if not np.isfinite(x[0, j]):
             return False
     return True
+
+
+@njit(cache=True)
+def _finite_rows(q, qd, x):
+    """True if the first rows of q (1, nq), qd and x (1, nv) hold only finite numbers."""
+    return _finite_row(q) and _finite_row(qd) and _finite_row(x)
 
 
 @njit(cache=True)
@@ -488,10 +529,11 @@ def ltl_solve(lam, H, b, x):
 def body_poses(parent, jtype, axis, T_tree, q, T):
     """Forward kinematics: writes T (N, NB+1, 4, 4), the pose of every body frame in the base frame."""
     N, NB = q.shape[0], parent.shape[0] - 1
+    iq = q_indices(jtype)
     for n in range(N):
         T[n, 0] = np.eye(4)
         for i in range(1, NB + 1):
-            T[n, i] = T[n, parent[i]] @ T_tree[i] @ joint_pose(jtype[i], axis[i], q[n, i - 1])
+            T[n, i] = T[n, parent[i]] @ T_tree[i] @ joint_pose(jtype[i], axis[i], q[n], iq[i])
 
 
 @njit(cache=True)
@@ -500,13 +542,17 @@ def tree_motion(parent, jtype, axis, X_tree, q, qd, X0, v, avp, S):
     accelerations a^vp (RBDA eq. 8.13; q̈ = 0, no gravity), both in body coordinates, and motion subspaces
     S (NB+1, 6) in body coordinates."""
     NB = parent.shape[0] - 1
+    iq = q_indices(jtype)
+    vb = np.zeros((NB + 1, 6))
     X0[0] = np.eye(6)
     v[0] = 0.0
     avp[0] = 0.0
     for i in range(1, NB + 1):
-        XJ, S[i] = jcalc(jtype[i], axis[i], q[i - 1])
+        XJ, S[i] = jcalc(jtype[i], axis[i], q, iq[i])
         Xup = XJ @ X_tree[i]
         X0[i] = Xup @ X0[parent[i]]
         vJ = S[i] * qd[i - 1]
-        v[i] = Xup @ v[parent[i]] + vJ
-        avp[i] = Xup @ avp[parent[i]] + crm(v[i]) @ vJ
+        xv = Xup @ v[parent[i]]
+        _group_base(jtype[i], xv, vb[parent[i]], vb[i])
+        v[i] = xv + vJ
+        avp[i] = Xup @ avp[parent[i]] + crm(vb[i]) @ vJ

@@ -1,9 +1,11 @@
 """Tree dynamics: inverse dynamics (RNEA), joint-space inertia (CRBA), bias forces, forward dynamics (ABA
 or CRBA + LᵀL), energy.  Equation of motion (RBDA eq. 3.1): H(q) q̈ + C(q, q̇) = τ.
 
-Every function accepts one state (arrays of shape (nv,)) or a batch of N states ((N, nv)) and returns
-results of the matching shape. Units: q [rad | m], q̇ [rad/s | m/s], q̈ [rad/s² | m/s²], τ [N m | N] in the
-order of ``model.joint_names``. Gravity is ``model.gravity`` in the base (root link) frame.
+Every function accepts one state (q of shape (nq,), the others (nv,)) or a batch of N states ((N, nq),
+(N, nv)) and returns results of the matching shape. Units: q [rad | m], q̇ [rad/s | m/s], q̈ [rad/s² | m/s²],
+τ [N m | N] in the order of ``model.joint_names`` (q in the order of ``model.q_names``; nq = nv without a
+floating joint). On a floating or planar joint q̇, q̈ and τ are the child link's spatial velocity,
+acceleration and force in its own frame, linear part first (Pinocchio's free-flyer convention). Gravity is ``model.gravity`` in the base (root link) frame.
 
 External forces ``f_ext`` are a mapping {link name: wrench}, each wrench (6,) or (N, 6) = [n; f]
 (torque [N m] about the link origin, then force [N]), expressed in the link frame — Pinocchio's LOCAL
@@ -23,14 +25,14 @@ __all__ = ["inverse_dynamics", "mass_matrix", "bias_force", "gravity_torques", "
 
 
 def _plain(model, *xs):
-    """The arguments as (1, nv) views if each is already a C-contiguous float64 (nv,) array, else None
-    (then the general, checking path runs)."""
-    nv = model.nv
+    """The arguments (q first, then velocity-space arrays) as (1, n) views if each is already a C-contiguous
+    float64 (nq,) / (nv,) array, else None (then the general, checking path runs)."""
     out = []
-    for x in xs:
-        if type(x) is not np.ndarray or x.dtype != np.float64 or x.shape != (nv,) or not x.flags.c_contiguous:
+    for k, x in enumerate(xs):
+        n = model.nq if k == 0 else model.nv
+        if type(x) is not np.ndarray or x.dtype != np.float64 or x.shape != (n,) or not x.flags.c_contiguous:
             return None
-        out.append(x.reshape(1, nv))
+        out.append(x.reshape(1, n))
     return out
 
 
@@ -80,14 +82,14 @@ def bias_force(model, q, qd, f_ext=None):
     """Bias force C(q, q̇) (nv,) or (N, nv) [N m | N]: Coriolis, centrifugal, gravity and external forces;
     the τ that gives q̈ = 0 (RBDA §5.3, eq. 3.1)."""
     s, single, _ = batch_states(model, q=q, qd=qd)
-    C = inverse_dynamics(model, s["q"], s["qd"], np.zeros_like(s["q"]), f_ext)
+    C = inverse_dynamics(model, s["q"], s["qd"], np.zeros_like(s["qd"]), f_ext)
     return C[0] if single else C
 
 
 def gravity_torques(model, q):
     """Gravity torques g(q) = C(q, 0) (nv,) or (N, nv) [N m | N]: the joint forces that hold the robot still."""
     q = np.asarray(q, float)
-    return bias_force(model, q, np.zeros_like(q))
+    return bias_force(model, q, np.zeros(q.shape[:-1] + (model.nv,)))
 
 
 def mass_matrix(model, q):

@@ -1,8 +1,24 @@
 """Tree joint models: jcalc (RBDA §4.4, Table 4.1; joint models of §3.5).
 
-A tree joint with one degree of freedom is described by its type code and its unit ``axis`` (3,) in the
-joint (child link) frame, exactly as URDF's ``<axis>``. URDF ``revolute`` and ``continuous`` share
-``REVOLUTE``; ``prismatic`` is ``PRISMATIC``. ``fixed`` joints never reach jcalc: the loader merges them.
+A tree joint is described by its type code and a unit ``axis`` (3,) in the joint (child link) frame, as
+URDF's ``<axis>``. URDF ``revolute`` and ``continuous`` share ``REVOLUTE``; ``prismatic`` is ``PRISMATIC``.
+``fixed`` joints never reach jcalc: the loader merges them.
+
+Multi-degree-of-freedom joints (URDF ``floating``, ``planar``) are laid out as one kernel body per velocity
+coordinate, so that every kernel keeps one motion-subspace column per body (nv = NB):
+
+- the **head** body (``FREE`` or ``PLANAR``) carries the joint transform X_J(q) computed from all the joint's
+  position coordinates (7 for FREE: position (3,) in the parent frame and unit quaternion (x, y, z, w),
+  Pinocchio's ``JointModelFreeFlyer`` layout; 3 for PLANAR: x, y [m] and θ [rad] about the joint frame's
+  z axis, the loader rotating the joint frame so that z is the URDF axis);
+- each following coordinate is a massless **sub-body** (``SUB_R`` / ``SUB_P``) with X_J = X_tree = 1 and one
+  unit column of the joint's constant motion subspace in the successor frame. Velocity coordinates are the
+  successor body's own spatial velocity (Pinocchio's LOCAL convention): FREE (v_x, v_y, v_z, ω_x, ω_y, ω_z),
+  PLANAR (v_x, v_y, ω_z); the link itself is the last sub-body.
+
+Because S is constant in the successor frame, c_J = 0 and the velocity-product term of the whole joint is
+(X v_λ) × v_J (RBDA eq. 3.34/3.40 with S̊ = 0); the kernels therefore form it with the velocity of the
+joint's predecessor (``group_base``), not with the partial sums of the sub-bodies.
 """
 from __future__ import annotations
 
@@ -11,52 +27,128 @@ from numba import njit
 
 from urdf_dyn.algorithms.spatial import rodrigues, skew
 
-__all__ = ["REVOLUTE", "PRISMATIC", "TYPE_CODES", "jcalc", "joint_pose", "LOOP_TYPES", "loop_subspaces"]
+__all__ = ["REVOLUTE", "PRISMATIC", "FREE", "PLANAR", "SUB_R", "SUB_P", "TYPE_CODES", "NQ", "jcalc",
+           "joint_pose", "q_indices", "is_sub", "LOOP_TYPES", "loop_subspaces", "quat_to_matrix"]
 
 REVOLUTE = 0
 PRISMATIC = 1
+FREE = 2    # head of a floating joint: X_J from (p, quat); S = [0; e_x]
+PLANAR = 3  # head of a planar joint: X_J from (x, y, θ); S = [0; e_x]
+SUB_R = 4   # sub-body: X_J = 1, S = [axis; 0]
+SUB_P = 5   # sub-body: X_J = 1, S = [0; axis]
 
-#: URDF joint type name -> jcalc type code, for the types the tree supports with one degree of freedom.
+#: URDF joint type name -> jcalc type code, for the types that are one kernel body.
 TYPE_CODES = {"revolute": REVOLUTE, "continuous": REVOLUTE, "prismatic": PRISMATIC}
+#: number of position coordinates read by each type code (sub-bodies read none)
+NQ = {REVOLUTE: 1, PRISMATIC: 1, FREE: 7, PLANAR: 3, SUB_R: 0, SUB_P: 0}
 
 
 @njit(cache=True)
-def jcalc(jtype, axis, q):
-    """Joint transform and motion subspace (RBDA Table 4.1).
+def is_sub(jtype):
+    """True for the sub-bodies of a multi-dof joint (they continue the joint of the body before them)."""
+    return jtype == SUB_R or jtype == SUB_P
+
+
+@njit(cache=True)
+def q_indices(jtype):
+    """(NB+1,) index in q of the first position coordinate of each body (−1 for the base and for
+    sub-bodies). With only 1-dof joints this is i − 1."""
+    out = np.full(jtype.shape[0], -1, np.int64)
+    k = 0
+    for i in range(1, jtype.shape[0]):
+        t = jtype[i]
+        if t == FREE:
+            out[i] = k
+            k += 7
+        elif t == PLANAR:
+            out[i] = k
+            k += 3
+        elif t == SUB_R or t == SUB_P:
+            pass
+        else:
+            out[i] = k
+            k += 1
+    return out
+
+
+@njit(cache=True)
+def quat_to_matrix(x, y, z, w):
+    """Rotation matrix (3×3) of the quaternion (x, y, z, w), normalised first (Pinocchio's order)."""
+    n = np.sqrt(x * x + y * y + z * z + w * w)
+    x, y, z, w = x / n, y / n, z / n, w / n
+    R = np.empty((3, 3))
+    R[0, 0] = 1 - 2 * (y * y + z * z)
+    R[0, 1] = 2 * (x * y - z * w)
+    R[0, 2] = 2 * (x * z + y * w)
+    R[1, 0] = 2 * (x * y + z * w)
+    R[1, 1] = 1 - 2 * (x * x + z * z)
+    R[1, 2] = 2 * (y * z - x * w)
+    R[2, 0] = 2 * (x * z - y * w)
+    R[2, 1] = 2 * (y * z + x * w)
+    R[2, 2] = 1 - 2 * (x * x + y * y)
+    return R
+
+
+@njit(cache=True)
+def joint_pose(jtype, axis, q, iq):
+    """Homogeneous pose (4×4) of the joint's successor frame in its predecessor frame; the joint's position
+    coordinates start at q[iq] (see ``q_indices``)."""
+    T = np.eye(4)
+    if jtype == REVOLUTE:
+        T[:3, :3] = rodrigues(axis, q[iq])
+    elif jtype == PRISMATIC:
+        T[:3, 3] = axis * q[iq]
+    elif jtype == FREE:
+        T[:3, :3] = quat_to_matrix(q[iq + 3], q[iq + 4], q[iq + 5], q[iq + 6])
+        T[0, 3], T[1, 3], T[2, 3] = q[iq], q[iq + 1], q[iq + 2]
+    elif jtype == PLANAR:
+        c, s = np.cos(q[iq + 2]), np.sin(q[iq + 2])
+        T[0, 0], T[0, 1], T[1, 0], T[1, 1] = c, -s, s, c
+        T[0, 3], T[1, 3] = q[iq], q[iq + 1]
+    return T
+
+
+@njit(cache=True)
+def _motion_subspace(jtype, axis):
+    S = np.zeros(6)
+    if jtype == REVOLUTE or jtype == SUB_R:
+        S[:3] = axis
+    else:
+        S[3:] = axis
+    return S
+
+
+@njit(cache=True)
+def jcalc(jtype, axis, q, iq):
+    """Joint transform and motion subspace column (RBDA Table 4.1).
 
     Args:
-        jtype: ``REVOLUTE`` or ``PRISMATIC``.
-        axis: (3,) unit axis in the joint frame.
-        q: joint position [rad or m].
+        jtype: a type code above.
+        axis: (3,) unit axis in the joint frame (the S column of a head or sub-body).
+        q: (nq,) joint positions [rad | m | quaternion]; iq: index of this joint's first coordinate.
 
     Returns:
         X_J (6×6): Plücker transform from the joint's predecessor frame to its successor frame.
-        S (6,): motion subspace (constant in this frame), ``[axis; 0]`` or ``[0; axis]``.
+        S (6,): motion subspace column (constant in this frame), ``[axis; 0]`` or ``[0; axis]``.
     """
     X = np.zeros((6, 6))
-    S = np.zeros(6)
     if jtype == REVOLUTE:
-        E = rodrigues(axis, q).T  # coordinate transform = transpose of the pose rotation
+        E = rodrigues(axis, q[iq]).T  # coordinate transform = transpose of the pose rotation
         X[:3, :3] = E
         X[3:, 3:] = E
-        S[:3] = axis
-    else:
+    elif jtype == PRISMATIC:
         X[:3, :3] = np.eye(3)
         X[3:, 3:] = np.eye(3)
-        X[3:, :3] = -skew(axis * q)
-        S[3:] = axis
-    return X, S
-
-
-@njit(cache=True)
-def joint_pose(jtype, axis, q):
-    """Homogeneous pose (4×4) of the joint's successor frame in its predecessor frame."""
-    T = np.eye(4)
-    if jtype == REVOLUTE:
-        T[:3, :3] = rodrigues(axis, q)
+        X[3:, :3] = -skew(axis * q[iq])
+    elif jtype == FREE or jtype == PLANAR:
+        T = joint_pose(jtype, axis, q, iq)
+        E = np.ascontiguousarray(T[:3, :3].T)
+        X[:3, :3] = E
+        X[3:, 3:] = E
+        X[3:, :3] = -E @ skew(np.ascontiguousarray(T[:3, 3]))
     else:
-        T[:3, 3] = axis * q
-    return T
+        X[:, :] = np.eye(6)
+    return X, _motion_subspace(jtype, axis)
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -5,13 +5,14 @@ import numpy as np
 
 from urdf_dyn.algorithms import _kernels as K
 from urdf_dyn._checks import batch_states
+from urdf_dyn.algorithms.joints import REVOLUTE, SUB_R
 from urdf_dyn.algorithms.spatial import inv_plux, pose_to_plux
 
 __all__ = ["forward_kinematics", "link_pose", "link_jacobian", "body_poses"]
 
 
 def body_poses(model, q):
-    """Poses (N, NB+1, 4, 4) of every body frame in the base frame for a batch q (N, nv)."""
+    """Poses (N, NB+1, 4, 4) of every body frame in the base frame for a batch q (N, nq)."""
     q = np.ascontiguousarray(q, float)
     T = np.zeros((q.shape[0], model.NB + 1, 4, 4))
     K.body_poses(model.parent, model.jtype, model.axis, model.T_tree, q, T)
@@ -40,7 +41,8 @@ def link_pose(model, q, link: str) -> np.ndarray:
 
 
 def link_jacobian(model, q, link: str, frame: str = "local") -> np.ndarray:
-    """Jacobian J (6, nv) mapping q̇ to the spatial velocity [ω; v] of ``link``, for one state q (nv,).
+    """Jacobian J (6, nv) mapping the joint velocities (nv,) to the spatial velocity [ω; v] of ``link``, for
+    one state q (nq,).
 
     frame:
         ``"local"``: in the link frame (v = velocity of the link origin, link axes).
@@ -50,7 +52,7 @@ def link_jacobian(model, q, link: str, frame: str = "local") -> np.ndarray:
     Raises KeyError (unknown link), ValueError (unknown frame), StateError (bad q)."""
     s, single, _ = batch_states(model, q=q)
     if not single:
-        raise ValueError("link_jacobian takes one state q of shape (nv,)")
+        raise ValueError("link_jacobian takes one state q of shape (nq,)")
     lf = model.link(link)
     T = body_poses(model, s["q"])[0]
     T_link = T[lf.body] @ lf.T_body_link
@@ -59,7 +61,7 @@ def link_jacobian(model, q, link: str, frame: str = "local") -> np.ndarray:
     i = lf.body
     while i > 0:
         S = np.zeros(6)
-        if model.jtype[i] == 0:
+        if model.jtype[i] in (REVOLUTE, SUB_R):
             S[:3] = model.axis[i]
         else:
             S[3:] = model.axis[i]

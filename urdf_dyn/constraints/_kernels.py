@@ -9,7 +9,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from urdf_dyn.algorithms._kernels import _S, _crba, _crm_mul, _rnea, _split_tree, _xmv, _xup
+from urdf_dyn.algorithms._kernels import _S, _crba, _crm_mul, _group_base, _rnea, _split_tree, _xmv, _xup
+from urdf_dyn.algorithms.joints import SUB_R, is_sub, q_indices
 
 
 @njit(cache=True)
@@ -72,12 +73,13 @@ def _inv_motion(E, r, m, out):
 @njit(cache=True)
 def loop_work(NB, R):
     """Workspace of ``loop_geometry``/``loop_velocity`` for NB bodies and R rows: (E, r, E0, r0, S, S0, T0,
-    v0, a0), allocated once per trajectory."""
+    v0, a0, sub), allocated once per trajectory; sub (NB+1,) marks the sub-bodies of multi-dof joints."""
     E0 = np.zeros((NB + 1, 3, 3))
     for a_ in range(3):
         E0[0, a_, a_] = 1.0
     return (np.zeros((NB + 1, 3, 3)), np.zeros((NB + 1, 3)), E0, np.zeros((NB + 1, 3)), np.zeros((NB + 1, 6)),
-            np.zeros((NB + 1, 6)), np.zeros((R, 6)), np.zeros((NB + 1, 6)), np.zeros((NB + 1, 6)))
+            np.zeros((NB + 1, 6)), np.zeros((R, 6)), np.zeros((NB + 1, 6)), np.zeros((NB + 1, 6)),
+            np.zeros(NB + 1, np.bool_))
 
 
 @njit(cache=True)
@@ -89,10 +91,13 @@ def loop_geometry(parent, jtype, axis, Et, rt, q, lp_p, lp_s, lp_XP, lp_XS, lp_a
     E, r_, E0, r0, S, S0, T0 = ws[0], ws[1], ws[2], ws[3], ws[4], ws[5], ws[6]
     NB = parent.shape[0] - 1
     n = NB
+    iq = q_indices(jtype)
+    sub = ws[9]
     for i in range(1, NB + 1):
         p_ = parent[i]
+        sub[i] = is_sub(jtype[i])
         _S(jtype[i], axis[i], S[i])
-        _xup(jtype[i], axis[i], q[i - 1], Et[i], rt[i], E[i], r_[i])
+        _xup(jtype[i], axis[i], q, iq[i], Et[i], rt[i], E[i], r_[i])
         _compose(E[i], r_[i], E0[p_], r0[p_], E0[i], r0[i])   # ^iX_0 = ^iX_λ ^λX_0
         _inv_motion(E0[i], r0[i], S[i], S0[i])                  # column i of J in base coordinates
     R = K.shape[0]
@@ -163,18 +168,21 @@ def loop_geometry(parent, jtype, axis, Et, rt, q, lp_p, lp_s, lp_XP, lp_XS, lp_a
 @njit(cache=True)
 def loop_velocity(parent, qd, lp_p, lp_s, row_loop, ws, k, vJ):
     """The velocity part at q̇, after ``loop_geometry`` at q: k (R,) and Tᵀ v_J (R,) (RBDA eqs. 8.15–8.17).
-    In base coordinates v_i = v_λ + s_i q̇_i and a^vp_i = a^vp_λ + v_i × s_i q̇_i (s_i moves with body i);
+    In base coordinates v_i = v_λ + s_i q̇_i and a^vp_i = a^vp_λ + v_λ × s_i q̇_i (s_i moves with body i; the
+    sub-bodies of a multi-dof joint use the joint's v_λ, ``joints`` module docstring);
     k = −t0ᵀ[(a^vp_s − a^vp_p) − v_p × (v_s − v_p)], Tᵀv_J = t0ᵀ(v_s − v_p)."""
-    S0, T0, v0, a0 = ws[5], ws[6], ws[7], ws[8]
+    S0, T0, v0, a0, sub = ws[5], ws[6], ws[7], ws[8], ws[9]
     NB = parent.shape[0] - 1
     w1 = np.zeros(6)
     w2 = np.zeros(6)
+    vb = np.zeros((NB + 1, 6))
     for i in range(1, NB + 1):
         p_ = parent[i]
+        _group_base(SUB_R if sub[i] else 0, v0[p_], vb[p_], vb[i])
         for c in range(6):
             w1[c] = S0[i, c] * qd[i - 1]
             v0[i, c] = v0[p_, c] + w1[c]
-        _crm_mul(v0[i], w1, w2)
+        _crm_mul(vb[i], w1, w2)
         for c in range(6):
             a0[i, c] = a0[p_, c] + w2[c]
     dv = np.zeros(6)

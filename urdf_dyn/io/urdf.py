@@ -27,7 +27,7 @@ import numpy as np
 from lxml import etree
 
 from urdf_dyn.errors import ModelError, ModelWarning, UnsupportedError, XacroError, XMLError
-from urdf_dyn.algorithms.joints import TYPE_CODES
+from urdf_dyn.algorithms.joints import FREE, PLANAR, SUB_P, SUB_R, TYPE_CODES
 from urdf_dyn.model import LinkFrame, Mimic, Model, Transmission, _frozen
 from urdf_dyn.io.packages import PackageResolver
 from urdf_dyn.io.urdf_plus import coupling_followers, read_couplings, read_transmissions
@@ -248,9 +248,6 @@ class _Checker:
                 raise self.err(el, "joint has no type attribute")
             if t not in KNOWN_JOINT_TYPES:
                 raise self.err(el, f"unknown joint type {t!r} (URDF types: {', '.join(KNOWN_JOINT_TYPES)})")
-            if t in ("floating", "planar"):
-                raise self.err(el, f"unsupported joint type {t!r}: urdf_dyn models fixed-base trees with "
-                                   "revolute, continuous, prismatic and fixed joints", UnsupportedError)
             for tag in ("parent", "child"):
                 sub = el.find(tag)
                 if sub is None or not sub.get("link"):
@@ -385,7 +382,7 @@ def _link_inertia(link):
 
 
 def parse_urdf(source, package_dirs=None, xacro_args=None, gravity=(0.0, 0.0, -9.81), trust_xacro=False,
-               strict=False) -> Model:
+               strict=False, floating_base=False) -> Model:
     """Read a URDF/xacro robot description into a Model (no solver runs here: ``urdf_dyn.load`` adds the
     check that the loops can be assembled).
 
@@ -400,6 +397,12 @@ def parse_urdf(source, package_dirs=None, xacro_args=None, gravity=(0.0, 0.0, -9
         strict: refuse (ModelError) what urdfdom and Pinocchio accept and urdf_dyn otherwise repairs or
             ignores with a located ``ModelWarning``: XML quirks, near-PSD inertias, a mimic naming a missing
             joint, a reduction that is not a number.
+        floating_base: give the root link a floating joint named ``root_joint`` to a fixed ``universe`` body
+            (Pinocchio's ``JointModelFreeFlyer`` root), for legged robots whose file has no floating joint.
+
+    ``floating`` joints (6 dof, positions (x, y, z, qx, qy, qz, qw)) and ``planar`` joints (3 dof in the plane
+    normal to ``<axis>``, positions (x, y, θ)) become one kernel body per velocity coordinate
+    (``urdf_dyn.algorithms.joints``); their ``<limit>`` is ignored, as by urdfdom.
 
     Returns:
         An immutable Model (see ``urdf_dyn.model``).
@@ -438,6 +441,7 @@ def parse_urdf(source, package_dirs=None, xacro_args=None, gravity=(0.0, 0.0, -9
     parent, jtype, axis, T_tree, I_body = [-1], [-1], [np.zeros(3)], [np.eye(4)], [np.zeros((6, 6))]
     body_names, joint_names, joint_types, lim_rows = [root_link], [], [], []
     links, masses = {}, {}
+    urdf_joint_of = {}  # joint_names entry -> URDF joint name (None for floating_base's root_joint)
 
     def attach(link_name, body, T_body_link):
         links[link_name] = LinkFrame(body, _frozen(T_body_link))
@@ -446,7 +450,40 @@ def parse_urdf(source, package_dirs=None, xacro_args=None, gravity=(0.0, 0.0, -9
         X = pose_to_plux(np.ascontiguousarray(T_body_link))
         I_body[body] = I_body[body] + X.T @ I_link @ X
 
-    attach(root_link, 0, np.eye(4))
+    def add_body(pbody, code, a, T, bname, jname, jtname, row, urdf_name):
+        parent.append(pbody)
+        jtype.append(code)
+        axis.append(np.asarray(a, float))
+        T_tree.append(T)
+        I_body.append(np.zeros((6, 6)))
+        body_names.append(bname)
+        joint_names.append(jname)
+        joint_types.append(jtname)
+        lim_rows.append(row)
+        urdf_joint_of[jname] = urdf_name
+        return len(parent) - 1
+
+    def add_multi(pbody, T, a, jname, jtname, child, urdf_name):
+        """A floating / planar joint: a head body and its sub-bodies (``algorithms.joints``); returns the
+        body of the child link and the link's pose in that body."""
+        free = jtname == "floating"
+        R = np.eye(4)
+        if not free:  # rotate the joint frame so that its z axis is the plane normal <axis>
+            R[:3, :3] = _frame_with_z(a)
+        coords = _FREE_COORDS if free else _PLANAR_COORDS
+        b = pbody
+        for k, (c, code, ax) in enumerate(coords):
+            last = k == len(coords) - 1
+            b = add_body(b, code, ax, T @ R if k == 0 else np.eye(4), child if last else f"{jname}.{c}",
+                         f"{jname}.{c}", jtname, (-np.inf, np.inf, np.inf, np.inf, 0.0, 0.0), urdf_name)
+        return b, np.linalg.inv(R)
+
+    if floating_base:
+        body_names[0] = "universe"
+        b, T_bl0 = add_multi(0, np.eye(4), None, "root_joint", "floating", root_link, None)
+        attach(root_link, b, T_bl0)
+    else:
+        attach(root_link, 0, np.eye(4))
     stack = [root_link]
     while stack:  # depth-first, document order among siblings
         ln = stack.pop()
@@ -461,14 +498,10 @@ def parse_urdf(source, package_dirs=None, xacro_args=None, gravity=(0.0, 0.0, -9
                 continue
             a = np.array([1.0, 0.0, 0.0]) if j.axis is None else np.asarray(j.axis, float)
             a = a / np.linalg.norm(a)
-            parent.append(body)
-            jtype.append(TYPE_CODES[j.type])
-            axis.append(a)
-            T_tree.append(T_bl @ origin)
-            I_body.append(np.zeros((6, 6)))
-            body_names.append(j.child)
-            joint_names.append(j.name)
-            joint_types.append(j.type)
+            if j.type in ("floating", "planar"):
+                b, T_link = add_multi(body, T_bl @ origin, a, j.name, j.type, j.child, j.name)
+                attach(j.child, b, T_link)
+                continue
             lim = j.limit
             lo = -np.inf if (lim is None or lim.lower is None or j.type == "continuous") else lim.lower
             up = np.inf if (lim is None or lim.upper is None or j.type == "continuous") else lim.upper
@@ -476,8 +509,9 @@ def parse_urdf(source, package_dirs=None, xacro_args=None, gravity=(0.0, 0.0, -9
             eff = np.inf if (lim is None or lim.effort is None) else lim.effort
             dmp = 0.0 if (j.dynamics is None or j.dynamics.damping is None) else j.dynamics.damping
             fr = 0.0 if (j.dynamics is None or j.dynamics.friction is None) else j.dynamics.friction
-            lim_rows.append((lo, up, vel, eff, dmp, fr))
-            attach(j.child, len(parent) - 1, np.eye(4))
+            b = add_body(body, TYPE_CODES[j.type], a, T_bl @ origin, j.child, j.name, j.type,
+                         (lo, up, vel, eff, dmp, fr), j.name)
+            attach(j.child, b, np.eye(4))
         # the DFS visits children after this loop: they were pushed above, in document order
 
     # The loop above appends bodies in breadth order within a link but pushes children for a depth-first
@@ -498,7 +532,8 @@ def parse_urdf(source, package_dirs=None, xacro_args=None, gravity=(0.0, 0.0, -9
     # URDF+: independent="true" joints are preferred as independent coordinates; in a file that marks some
     # joints independent="false" (rotors, passive loop joints), the unmarked joints are independent too
     # (generalized_rbda's default is true), so only the "false" ones become dependent.
-    flags = {j: (joints_el[j].get("independent") or "").lower() for j in joint_names}
+    flags = {j: (joints_el[urdf_joint_of[j]].get("independent") or "").lower() if urdf_joint_of[j] else ""
+             for j in joint_names}
     default = "true" if "false" in flags.values() else "false"
     independent = tuple(j for j in joint_names if (flags[j] or default) == "true")
     init = _initial_configuration(root, joint_names, chk)
@@ -677,6 +712,24 @@ def _loops(root, model, chk):
             effort=vals["effort"], velocity=vals["velocity"], damping=dmp["damping"], friction=dmp["friction"],
             line=el.sourceline or 0))
     return tuple(loops)
+
+
+#: (coordinate, type code, axis) of the kernel bodies of a floating and a planar joint (``algorithms.joints``)
+_FREE_COORDS = (("x", FREE, (1, 0, 0)), ("y", SUB_P, (0, 1, 0)), ("z", SUB_P, (0, 0, 1)),
+                ("rx", SUB_R, (1, 0, 0)), ("ry", SUB_R, (0, 1, 0)), ("rz", SUB_R, (0, 0, 1)))
+_PLANAR_COORDS = (("x", PLANAR, (1, 0, 0)), ("y", SUB_P, (0, 1, 0)), ("rz", SUB_R, (0, 0, 1)))
+
+
+def _frame_with_z(n):
+    """A rotation (3×3) whose z column is the unit vector n, the identity for n = z (Pinocchio's planar
+    joint is always in the joint frame's x-y plane)."""
+    n = np.asarray(n, float) / np.linalg.norm(n)
+    if abs(n[2] - 1.0) < 1e-12:
+        return np.eye(3)
+    t = np.array([1.0, 0, 0]) if abs(n[0]) < 0.9 else np.array([0, 1.0, 0])
+    x = np.cross(t, n)
+    x /= np.linalg.norm(x)
+    return np.column_stack([x, np.cross(n, x), n])
 
 
 def _dfs_order(parent):
