@@ -17,7 +17,7 @@ import numpy as np
 
 from urdf_dyn.algorithms.joints import FREE, PLANAR
 
-__all__ = ["integrate", "difference", "qdot", "normalize", "joint_groups"]
+__all__ = ["integrate", "difference", "qdot", "normalize", "joint_groups", "joint_positions"]
 
 
 def joint_groups(model):
@@ -188,3 +188,16 @@ def normalize(model, q):
         if t == FREE:
             Q[:, k + 3:k + 7] /= np.linalg.norm(Q[:, k + 3:k + 7], axis=1, keepdims=True)
     return Q[0] if single else Q
+
+
+def joint_positions(model, q):
+    """Positions of the 1-dof joints laid out over the velocity coordinates, (nv,) or (N, nv): q itself on a
+    fixed-base model; zeros at the coordinates of floating and planar joints (for springs, limits and
+    other per-joint laws that only 1-dof joints have)."""
+    q = np.asarray(q, float)
+    if model.is_fixed_base:
+        return q
+    iq, iv = _plain_map(model)
+    out = np.zeros(q.shape[:-1] + (model.nv,))
+    out[..., iv] = q[..., iq]
+    return out

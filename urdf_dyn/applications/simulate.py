@@ -18,6 +18,7 @@ from urdf_dyn.constraints.forward import fast_qdd
 from urdf_dyn.constraints.passive import passive_forces
 from urdf_dyn.model import Data
 from urdf_dyn.applications.controllers import Passive
+from urdf_dyn.algorithms.configuration import normalize, qdot
 from urdf_dyn.algorithms.dynamics import forward_dynamics, kinetic_energy, potential_energy
 from urdf_dyn.errors import SimulationError, StateError
 
@@ -26,8 +27,10 @@ __all__ = ["Trajectory", "simulate", "MAX_SAMPLES"]
 
 @dataclass
 class Trajectory:
-    """Sampled motion. t (N,) [s]; q, qd, qdd, tau (N, nv) in the order of ``joint_names``; energy (N,) [J]
-    = kinetic + gravitational potential; ``meta``: how it was made (solver, tolerances, status)."""
+    """Sampled motion. t (N,) [s]; qd, qdd, tau (N, nv) in the order of ``joint_names``; q (N, nq) in the order
+    of ``q_names`` (empty: the same as ``joint_names``, nq = nv); energy (N,) [J] = kinetic + gravitational
+    potential; ``meta``: how it was made (solver, tolerances, status; ``quaternion_drift``: the largest
+    |‖quat‖ − 1| of a floating joint before the samples were normalised)."""
     t: np.ndarray
     q: np.ndarray
     qd: np.ndarray
@@ -38,6 +41,12 @@ class Trajectory:
     meta: dict = field(default_factory=dict)
     residuals: np.ndarray = None   # (N, n_loops) ‖δ_k‖ per loop joint [m, rad], closed loops only
     loop_names: tuple = ()
+    q_names: tuple = ()
+
+    @property
+    def q_columns(self) -> tuple:
+        """Names of the columns of q (``q_names``, or ``joint_names`` when nq = nv)."""
+        return tuple(self.q_names) or tuple(self.joint_names)
 
     def __len__(self):
         return len(self.t)
@@ -57,13 +66,16 @@ class Trajectory:
             with open(tmp, "wb") as fh:
                 extra = {} if self.residuals is None else dict(residuals=self.residuals,
                                                                  loop_names=np.array(self.loop_names))
+                if self.q_names:
+                    extra["q_names"] = np.array(self.q_names)
                 np.savez(fh, t=self.t, q=self.q, qd=self.qd, qdd=self.qdd, tau=self.tau, energy=self.energy,
                          joint_names=np.array(self.joint_names), meta=np.array(repr(self.meta)), **extra)
         return path
 
     def save_csv(self, path):
         """CSV with a header row: t, q[<joint>]..., qd[...]..., qdd[...]..., tau[...]..., energy."""
-        header = ["t"] + [f"{k}[{j}]" for k in ("q", "qd", "qdd", "tau") for j in self.joint_names] + ["energy"]
+        header = (["t"] + [f"q[{j}]" for j in self.q_columns]
+                  + [f"{k}[{j}]" for k in ("qd", "qdd", "tau") for j in self.joint_names] + ["energy"])
         cols = [self.t, self.q, self.qd, self.qdd, self.tau, self.energy]
         if self.residuals is not None:
             header += [f"residual[{n}]" for n in self.loop_names]
@@ -186,12 +198,16 @@ def _read_csv(p, max_samples):
     A = np.array(data, float).reshape(len(data), len(header))
     if "q" not in cols or "energy" not in cols:
         raise StateError(f"{p}: not a urdf-dyn trajectory CSV: needs columns t, q[joint]..., energy")
-    names = tuple(n for n, _ in cols["q"])
-    out = {"t": A[:, cols["t"]], "energy": A[:, cols["energy"]], "joint_names": np.array(names)}
-    for k in ("q", "qd", "qdd", "tau"):
+    qnames = tuple(n for n, _ in cols["q"])
+    names = tuple(n for n, _ in cols.get("qd", cols["q"]))
+    out = {"t": A[:, cols["t"]], "energy": A[:, cols["energy"]], "joint_names": np.array(names),
+           "q": A[:, [i for _, i in cols["q"]]]}
+    if qnames != names:
+        out["q_names"] = np.array(qnames)
+    for k in ("qd", "qdd", "tau"):
         got = cols.get(k, [])
         if [n for n, _ in got] != list(names):
-            raise StateError(f"{p}: the {k}[...] columns must name the joints of q[...] in the same order")
+            raise StateError(f"{p}: the {k}[...] columns must name the joints of qd[...] in the same order")
         out[k] = A[:, [i for _, i in got]]
     if "residual" in cols:
         out["residuals"] = A[:, [i for _, i in cols["residual"]]]
@@ -205,10 +221,12 @@ def _from_arrays(cls, p, z):
         raise StateError(f"{p}: array 't' must be 1-D numbers, got shape {t.shape} of {t.dtype}")
     N = len(t)
     names = tuple(str(s) for s in np.atleast_1d(z["joint_names"]))
+    qnames = tuple(str(s) for s in np.atleast_1d(z["q_names"])) if "q_names" in z else ()
     for k in ("q", "qd", "qdd", "tau"):
         a = np.asarray(z[k])
-        if a.shape != (N, len(names)) or a.dtype.kind not in "fi":
-            raise StateError(f"{p}: array {k!r} must be numbers of shape ({N}, {len(names)}) (samples x joints), "
+        n = len(qnames or names) if k == "q" else len(names)
+        if a.shape != (N, n) or a.dtype.kind not in "fi":
+            raise StateError(f"{p}: array {k!r} must be numbers of shape ({N}, {n}) (samples x joints), "
                              f"got {a.shape} of {a.dtype}")
     e = np.asarray(z["energy"])
     if e.shape != (N,):
@@ -225,24 +243,29 @@ def _from_arrays(cls, p, z):
     f = (lambda a: np.array(a, float))
     return cls(t=f(t), q=f(z["q"]), qd=f(z["qd"]), qdd=f(z["qdd"]), tau=f(z["tau"]), energy=f(e),
                joint_names=names, meta={"loaded_from": str(p)}, residuals=None if res is None else f(res),
-               loop_names=lnames if res is not None else ())
+               loop_names=lnames if res is not None else (), q_names=qnames)
 
 
 def _trajectory(model, controller, t, X, passive, meta, data=None):
-    nv = model.nv
+    nq, nv = model.nq, model.nv
     t = np.asarray(t, float)
-    X = np.asarray(X, float).reshape(len(t), 2 * nv)
-    q, qd = X[:, :nv].copy(), X[:, nv:].copy()
+    X = np.asarray(X, float).reshape(len(t), nq + nv)
+    q, qd = X[:, :nq].copy(), X[:, nq:].copy()
+    qn = () if model.is_fixed_base else model.q_names
     if len(t) == 0:
         z = np.zeros((0, nv))
-        return Trajectory(t, z, z, z, z, np.zeros(0), model.joint_names, meta)
+        return Trajectory(t, np.zeros((0, nq)), z, z, z, np.zeros(0), model.joint_names, meta, q_names=qn)
+    if not model.is_fixed_base:
+        q0 = q
+        q = normalize(model, q0)
+        meta["quaternion_drift"] = float(np.abs(np.linalg.norm(q0 - q, axis=1)).max()) if len(q) else 0.0
     tau = np.array([controller(ti, qi, qdi) for ti, qi, qdi in zip(t, q, qd)]).reshape(len(t), nv)
     energy = np.atleast_1d(kinetic_energy(model, q, qd) + potential_energy(model, q))
     if model.has_constraints:
         return _closed_loop_samples(model, t, q, qd, tau, energy, passive, meta, data)
     applied = tau + (passive_forces(model, q, qd) if passive else 0.0)
     qdd = forward_dynamics(model, q, qd, applied)
-    return Trajectory(t, q, qd, qdd, tau, energy, model.joint_names, meta)
+    return Trajectory(t, q, qd, qdd, tau, energy, model.joint_names, meta, q_names=qn)
 
 
 def simulate(model, q0, qd0=None, duration=1.0, controller=None, dt_out=0.01, integrator="DOP853", rtol=1e-8,
@@ -251,7 +274,9 @@ def simulate(model, q0, qd0=None, duration=1.0, controller=None, dt_out=0.01, in
     """Integrate the tree's forward dynamics (ABA) from (q0, qd0) for ``duration`` seconds.
 
     Args:
-        q0, qd0: (nv,) initial state [rad | m, rad/s | m/s]; qd0 defaults to zero.
+        q0, qd0: (nq,), (nv,) initial state [rad | m, rad/s | m/s]; qd0 defaults to zero. With a floating or
+            planar joint the state integrated is (q, v) with q̇ = ``configuration.qdot(q, v)``; the
+            quaternion is normalised at every sample and its drift recorded in ``meta``.
         controller: callable (t, q, qd) -> τ (nv,), e.g. ``controllers.ComputedTorque``; default passive.
         dt_out: output sample period [s]. integrator: a scipy ``solve_ivp`` method name ("DOP853", "RK45",
             "Radau", "LSODA", ...); rtol, atol: its tolerances; max_step [s].
@@ -274,9 +299,10 @@ def simulate(model, q0, qd0=None, duration=1.0, controller=None, dt_out=0.01, in
     """
     from tqdm.auto import tqdm
 
-    nv = model.nv
-    q0 = as_batch(q0, "q0", nv)[0][0]
+    nq, nv = model.nq, model.nv
+    q0 = as_batch(q0, "q0", nq)[0][0]
     qd0 = np.zeros(nv) if qd0 is None else as_batch(qd0, "qd0", nv)[0][0]
+    fixed = model.is_fixed_base
     if not (np.isfinite(duration) and np.isfinite(dt_out) and duration > 0 and dt_out > 0):
         raise ValueError(f"duration and dt_out must be > 0 (got {duration}, {dt_out})")
     controller = controller or Passive(model)
@@ -290,17 +316,18 @@ def simulate(model, q0, qd0=None, duration=1.0, controller=None, dt_out=0.01, in
         qd0 = project_velocity(model, q0, qd0)
 
     def rhs(t, x):
-        q, qd = x[:nv], x[nv:]
+        q, qd = x[:nq], x[nq:]
         tau = np.asarray(controller(t, q, qd), float)
+        dq = qd if fixed else qdot(model, q, qd)
         if loops:
             if loop_solver == "fast":
-                return np.concatenate([qd, fast_qdd(model, q, qd, tau, t_stab, passive=passive, data=data)])
+                return np.concatenate([dq, fast_qdd(model, q, qd, tau, t_stab, passive=passive, data=data)])
             from urdf_dyn.constraints.forward import constrained_forward_dynamics
-            return np.concatenate([qd, constrained_forward_dynamics(model, q, qd, tau, loop_solver=loop_solver,
+            return np.concatenate([dq, constrained_forward_dynamics(model, q, qd, tau, loop_solver=loop_solver,
                                                                     t_stab=t_stab, passive=passive).qdd])
         if passive:
             tau = tau + passive_forces(model, q, qd)
-        return np.concatenate([qd, forward_dynamics(model, q, qd, tau)])
+        return np.concatenate([dq, forward_dynamics(model, q, qd, tau)])
 
     try:
         solver_cls = integrate._ivp.ivp.METHODS[integrator] if isinstance(integrator, str) else integrator
@@ -336,7 +363,7 @@ def simulate(model, q0, qd0=None, duration=1.0, controller=None, dt_out=0.01, in
                     xs.append(dense(t_out[k]))
                     k += 1
             if loops and residual_tol is not None:
-                worst = _worst_residual(model, solver.y[:nv])
+                worst = _worst_residual(model, solver.y[:nq])
                 if worst[1] > residual_tol:
                     failure = (f"loop {worst[0]!r} opened: residual {worst[1]:.3g} > {residual_tol:g} at "
                                f"t = {solver.t:.6g} s (stiff or singular mechanism? try a smaller t_stab or rtol)")
@@ -383,7 +410,8 @@ def _closed_loop_samples(model, t, q, qd, tau, energy, passive, meta, data=None)
         res[i] = [np.linalg.norm(d[bounds[j]:bounds[j + 1]]) for j in range(L)]
         ranks[i] = numerical_rank(K)[0]
     _warn_variable_mobility(model, t, ranks, meta)
-    return Trajectory(t, q, qd, qdd, tau, energy, model.joint_names, meta, res, tuple(lp.name for lp in model.loops))
+    return Trajectory(t, q, qd, qdd, tau, energy, model.joint_names, meta, res, tuple(lp.name for lp in model.loops),
+                      q_names=() if model.is_fixed_base else model.q_names)
 
 
 def _warn_variable_mobility(model, t, ranks, meta):

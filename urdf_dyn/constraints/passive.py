@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from urdf_dyn.algorithms.configuration import joint_positions
 from urdf_dyn.constraints.loops import LoopState
 
 __all__ = ["passive_forces"]
@@ -17,8 +18,8 @@ def passive_forces(model, q, qd):
     joints, and the damping of 1-dof loop joints (``<loop>``'s ``<dynamics damping>``), which acts along
     the loop joint's axis S between its bodies: τ += −b (bᵀq̇) b with b = (^{Fp}X_0 (J_s − J_p))ᵀ S."""
     tau = -np.asarray(model.damping) * qd
-    if model.spring_stiffness is not None:
-        tau = tau - np.asarray(model.spring_stiffness) * (q - np.asarray(model.spring_reference))
+    if model.spring_stiffness is not None and np.any(model.spring_stiffness):
+        tau = tau - np.asarray(model.spring_stiffness) * (joint_positions(model, q) - np.asarray(model.spring_reference))
     damped = [lp for lp in model.loops if lp.damping > 0 and lp.S.shape[1] == 1]
     if damped:
         st = LoopState(model, q)
