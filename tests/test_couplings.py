@@ -216,7 +216,8 @@ def test_coupling_errors_are_located():
 
 def _fixed_torso_copy(name):
     """TEST-ONLY transformed copy: the file's ``floating`` root joint replaced by ``fixed`` (torso held in
-    space), until floating bases exist (issue 16 item 1). Everything else is the file's text."""
+    space); kept as a regression oracle beside the floating model (tests/test_floating_base.py). Everything
+    else is the file's text."""
     xml = (RBDA / name).read_text()
     assert xml.count('type="floating"') == 1
     return xml.replace('type="floating"', 'type="fixed"')
@@ -295,7 +296,6 @@ URDF_PLUS_REFUSED = {
     # loops, so it does not need an assembled pose)
     "robot-models/six_bar.urdf": "cannot be assembled near the initial configuration",
 }
-FLOATING = "unsupported joint type 'floating'"  # waits for floating bases (issue 16 item 1)
 
 
 @pytest.mark.parametrize("rel", URDF_PLUS)
@@ -307,12 +307,12 @@ def test_every_urdf_plus_file_loads_or_states_why(rel):
         try:
             model = ud.load(path)
         except ud.ModelError as e:
-            why = URDF_PLUS_REFUSED.get(rel, FLOATING)
-            assert why in str(e), f"{rel}: refused for another reason: {e}"
-            assert (why == FLOATING) == ('type="floating"' in path.read_text())
+            assert rel in URDF_PLUS_REFUSED, f"{rel}: Pinocchio loads it, urdf_dyn refuses: {e}"
+            assert URDF_PLUS_REFUSED[rel] in str(e), f"{rel}: refused for another reason: {e}"
             return
-    assert rel not in URDF_PLUS_REFUSED and 'type="floating"' not in path.read_text()
+    assert rel not in URDF_PLUS_REFUSED
     assert len(model.couplings) == path.read_text().count("<coupling ")
+    assert model.is_fixed_base == ('type="floating"' not in path.read_text())
 
 
 @pytest.mark.parametrize("name", list(HAND))

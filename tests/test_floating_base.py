@@ -314,3 +314,62 @@ def test_bad_floating_state_is_refused():
         urdf_dyn.inverse_dynamics(model, np.zeros(11), np.zeros(11), np.zeros(11))
     with pytest.raises(urdf_dyn.UnsupportedError):
         urdf_dyn.load("robots/stewart.sdf", floating_base=True)
+
+
+@pytest.mark.skipif(not RBDA.is_dir(), reason="../shared/data/generalized_rbda is absent")
+@pytest.mark.parametrize("name", ["mini_cheetah.urdf", "mit_humanoid.urdf"])
+def test_floating_urdf_plus_with_couplings(name):
+    """URDF+ robots with a floating root and rotor couplings (Mini Cheetah: 12 couplings; MIT humanoid: 18):
+    mobility 6 + the link joints; coupled FD equals Pinocchio's free-flyer tree dynamics projected by the
+    hand-written coupling matrix G (base coordinates independent), G(GᵀHG)⁻¹Gᵀ(τ − C); a passive fall in
+    free space conserves energy and keeps the couplings and the unit quaternion."""
+    from test_couplings import _hand_relations_from_text
+    model, pm = _load(RBDA / name, floating_base=False)
+    xml = (RBDA / name).read_text()
+    rel = _hand_relations_from_text(xml) if name == "mini_cheetah.urdf" else None
+    mob = urdf_dyn.mobility(model, model.q_initial())
+    ncoup = len(model.couplings)
+    assert mob.dof == model.nv - ncoup
+    print(f"{name}: nq {model.nq}, nv {model.nv}, couplings {ncoup}, mobility {mob.dof} = 6 + {mob.dof - 6}")
+    br = Bridge(model, pm)
+    pd = pm.createData()
+    P = br.perm()
+    rng = np.random.default_rng(7)
+    ec = urdf_dyn.explicit_constraint(model, model.q_initial(), np.zeros(model.nv))
+    G = ec.G
+    if rel is not None:  # the hand-written G spans the same motions as urdf_dyn's
+        indep = [j for j in model.joint_names if j not in rel]
+        Gh = np.zeros((model.nv, len(indep)))
+        for c, j in enumerate(indep):
+            Gh[model.joint_index(j), c] = 1.0
+        for dep, lead in rel.items():
+            for j, coef in lead.items():
+                Gh[model.joint_index(dep), indep.index(j)] = coef
+        assert np.allclose(G @ np.linalg.lstsq(G, Gh, rcond=None)[0], Gh, atol=1e-12)
+        G = Gh
+    y = rng.uniform(-0.5, 0.5, G.shape[1])
+    q = model.neutral()
+    q[:3] = (0.1, -0.2, 0.4)
+    quat = rng.standard_normal(4)
+    q[3:7] = quat / np.linalg.norm(quat)
+    dq = G @ y  # 1-dof joint positions satisfying the (linear) couplings; base part unused
+    iq = np.asarray(model.iq)
+    for i in range(7, model.NB + 1):
+        q[iq[i]] = dq[i - 1]
+    qd, tau = G @ rng.uniform(-1, 1, G.shape[1]), rng.standard_normal(model.nv)
+    qp = br.q(q)
+    Hp = pin.crba(pm, pd, qp)
+    Hp = (np.triu(Hp) + np.triu(Hp, 1).T)[np.ix_(P, P)]
+    C = br.from_pin(pin.rnea(pm, pd, qp, br.v(qd), np.zeros(model.nv)))
+    want = G @ np.linalg.solve(G.T @ Hp @ G, G.T @ (tau - C))
+    for solver in ("nullspace", "lambda", "direct"):
+        got = urdf_dyn.constrained_forward_dynamics(model, q, qd, tau, loop_solver=solver, passive=False).qdd
+        assert _rel(got, want) < 1e-9, (solver, _rel(got, want))
+    traj = urdf_dyn.simulate(model, q, qd, 0.3, passive=False, rtol=1e-10, atol=1e-12, dt_out=0.05)
+    drift = np.ptp(traj.energy)
+    K = urdf_dyn.loop_constraints(model, q, np.zeros(model.nv))[0]
+    from urdf_dyn.algorithms.configuration import joint_positions
+    print(f"{name}: passive fall 0.3 s, energy drift {drift:.1e} J of {np.abs(traj.energy).max():.3g} J")
+    assert drift < 1e-6 * np.abs(traj.energy).max()
+    assert np.abs(joint_positions(model, traj.q) @ K.T).max() < 1e-6
+    assert traj.meta["quaternion_drift"] < 1e-8

@@ -395,7 +395,7 @@ def _closed_loop_samples(model, t, q, qd, tau, energy, passive, meta, data=None)
     from urdf_dyn.constraints.forward import constrained_forward_dynamics
     from urdf_dyn.constraints.loops import LoopState, numerical_rank
     N, L = len(t), len(model.loops)
-    qdd, res, ranks = np.zeros_like(q), np.zeros((N, L)), np.zeros(N, int)
+    qdd, res, ranks = np.zeros_like(qd), np.zeros((N, L)), np.zeros(N, int)
     bounds = np.cumsum([0] + [lp.nc for lp in model.loops])
     t_stab = meta["t_stab"]
     for i in range(N):

@@ -17,33 +17,38 @@ def assemble(model, q_guess=None, hold=(), tol=1e-6, max_nfev=200):
     their values in ``q_guess`` (default: ``<initial_configuration>``). Starting from a guess near the wanted
     branch keeps that branch; the step is bounded to stay near it.
 
-    Returns q (nv,). Raises ModelError if the loops cannot be closed (residual above ``tol`` [m, rad]),
+    Returns q (nq,). Raises ModelError if the loops cannot be closed (residual above ``tol`` [m, rad]),
     naming the worst loop — e.g. a held joint value out of the mechanism's reach. ``tol`` sits above the
     ~1e-9 that rounding in a file leaves in overconstrained (planar) loops, which no q can remove."""
     from urdf_dyn._checks import one_state
     one_state("assemble", q_guess=q_guess)
     n = model.nv
-    q0 = model.q_initial() if q_guess is None else as_batch(q_guess, "q_guess", n)[0][0]
+    q0 = model.q_initial() if q_guess is None else as_batch(q_guess, "q_guess", model.nq)[0][0]
     held = [model.joint_index(j) for j in hold]
-    free = [i for i in range(n) if i not in held]
+    # the unknowns are the 1-dof joints' positions: a floating or planar joint moves both ends of every loop
+    # and coupling below it alike, so its coordinates (zero columns of K) are kept where q_guess puts them
+    iq = np.asarray(model.iq)
+    one_dof = [i - 1 for i in range(1, model.NB + 1) if iq[i] >= 0 and model.jtype[i] in (0, 1)]
+    free = [i for i in one_dof if i not in held]
+    free_q = [int(iq[i + 1]) for i in free]
     if not model.has_constraints:
         return q0.copy()
 
     def fun(x):
         q = q0.copy()
-        q[free] = x
+        q[free_q] = x
         return LoopState(model, q).deltas()
 
     def jac(x):
         q = q0.copy()
-        q[free] = x
+        q[free_q] = x
         K, _ = loop_constraints(model, q, np.zeros(n))
         return K[:, free]
 
-    sol = scipy.optimize.least_squares(fun, q0[free], jac=jac, method="trf", xtol=1e-15, ftol=1e-15,
+    sol = scipy.optimize.least_squares(fun, q0[free_q], jac=jac, method="trf", xtol=1e-15, ftol=1e-15,
                                        gtol=1e-15, max_nfev=max_nfev, x_scale="jac")
     q = q0.copy()
-    q[free] = sol.x
+    q[free_q] = sol.x
     res = LoopState(model, q).deltas()
     if np.max(np.abs(res), initial=0.0) > tol:
         worst = _worst_loop(model, q)

@@ -157,7 +157,8 @@ def constrained_forward_dynamics(model, q, qd, tau, loop_solver="nullspace", t_s
     """Closed-loop forward dynamics at one state (RBDA §8.3–8.5, §8.13).
 
     Args:
-        q, qd, tau: (nv,) spanning-tree joint positions [rad | m], velocities and forces [N m | N].
+        q, qd, tau: (nq,), (nv,), (nv,) spanning-tree joint positions [rad | m], velocities and forces
+            [N m | N] (nq = nv + 1 per floating joint, ``urdf_dyn.model``).
         loop_solver: one of ``METHODS`` (module docstring).
         t_stab: Baumgarte time constant [s] (RBDA §8.3); None for the exact constraint K q̈ = k.
         rtol: relative tolerance for ranks and pseudo-inverses (overconstrained loops).
@@ -170,7 +171,7 @@ def constrained_forward_dynamics(model, q, qd, tau, loop_solver="nullspace", t_s
     from urdf_dyn._checks import one_state
     one_state("constrained_forward_dynamics", q=q, qd=qd, tau=tau)
     n = model.nv
-    q = as_batch(q, "q", n)[0][0]
+    q = as_batch(q, "q", model.nq)[0][0]
     qd = as_batch(qd, "qd", n)[0][0]
     tau = as_batch(tau, "tau", n)[0][0]
     if loop_solver not in METHODS:
@@ -232,7 +233,8 @@ def fast_qdd(model, q, qd, tau, t_stab=None, rtol=1e-6, passive=True, data=None)
     if passive:
         tau = tau + passive_forces(model, q, qd)
     pack = model.loop_pack
-    if pack is not None and not (model.mimic or model.couplings) and data.loop_rows is not None:
+    if (pack is not None and not (model.mimic or model.couplings) and data.loop_rows is not None
+            and model.is_fixed_base):
         n = model.nv
         qdd = np.empty((1, n))
         status = _LK.cl_qdd(model.parent, model.jtype, model.axis, model.X_tree, model.I, model.a0,
@@ -250,7 +252,7 @@ def qdd_from_terms(model, q, qd, tau, K, k, rtol=1e-6, data=None):
     """q̈ from H q̈ + C = τ + Kᵀλ, K q̈ = k for given K, k (RBDA §8.5 method 2, ``_lambda_solve``). τ already
     holds every applied force. ``data`` (a ``urdf_dyn.Data``) keeps the independent row set between calls."""
     n = model.nv
-    q2, qd2 = q.reshape(1, n), qd.reshape(1, n)
+    q2, qd2 = q.reshape(1, model.nq), qd.reshape(1, n)
     H = np.zeros((1, n, n))
     _Kn._crba(model.parent, model.jtype, model.axis, model.X_tree, model.I, q2, H, 0, 1)
     C = np.zeros((1, n))

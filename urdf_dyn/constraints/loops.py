@@ -25,6 +25,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from urdf_dyn.algorithms.configuration import joint_positions
+
 from urdf_dyn.algorithms import _kernels as _K
 from urdf_dyn.constraints import _kernels as _LK
 from urdf_dyn.constraints.couplings import coupling_rows
@@ -192,13 +194,13 @@ class LoopState:
         return out
 
     def deltas(self):
-        """δ for all loops (concatenated), then the mimic and coupling rows A q − b."""
+        """δ for all loops (concatenated), then the mimic and coupling rows A q − b (q of the 1-dof joints)."""
         m = self.model
         fast = self._compiled()
         out = [fast[3]] if fast is not None else [self.delta(lp) for lp in m.loops]
         cr = coupling_rows(m)
         if len(cr):
-            out.append(cr.A @ self.q - cr.b)
+            out.append(cr.A @ joint_positions(m, self.q) - cr.b)
         return np.concatenate(out) if out else np.zeros(0)
 
 
