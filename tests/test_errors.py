@@ -29,8 +29,6 @@ CASES = {
     "dup_joint": (robot(OK_LINK + '<link name="c"/>' + OK_JOINT +
                         OK_JOINT.replace('"b"', '"c"')), ud.ModelError, "duplicate joint name 'j'"),
     "unknown_type": (robot(OK_LINK + OK_JOINT.replace("revolute", "hinge")), ud.ModelError, "unknown joint type 'hinge'"),
-    "floating": (robot(OK_LINK + OK_JOINT.replace("revolute", "floating")), ud.UnsupportedError, "unsupported joint type 'floating'"),
-    "planar": (robot(OK_LINK + OK_JOINT.replace("revolute", "planar")), ud.UnsupportedError, "unsupported joint type 'planar'"),
     "unknown_child": (robot(OK_LINK + OK_JOINT.replace('child link="b"', 'child link="zz"')), ud.ModelError, "unknown child link 'zz'"),
     "unknown_parent": (robot(OK_LINK + OK_JOINT.replace('parent link="a"', 'parent link="zz"')), ud.ModelError, "unknown parent link 'zz'"),
     "no_child": (robot(OK_LINK + '<joint name="j" type="fixed"><parent link="a"/></joint>'), ud.ModelError, "no <child"),

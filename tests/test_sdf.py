@@ -144,3 +144,59 @@ def test_cli_info_reads_sdf(capsys):
     assert main(["info", str(ROOT / "robots" / "stewart.sdf")]) == 0
     out = capsys.readouterr().out
     assert "top_ball2_joint" in out
+
+
+GEARBOX_SDF = """<?xml version="1.0"?>
+<sdf version="1.6"><model name="geared">
+  <link name="base"><inertial><mass>5</mass><inertia><ixx>1</ixx><iyy>1</iyy><izz>1</izz></inertia></inertial></link>
+  <link name="motor"><pose>0 0 0.1 0 0 0</pose><inertial><mass>0.3</mass>
+    <inertia><ixx>1e-3</ixx><iyy>1e-3</iyy><izz>2e-3</izz></inertia></inertial></link>
+  <link name="output"><pose>0.2 0 0 0 0 0</pose><inertial><pose>0.3 0 0 0 0 0</pose><mass>2</mass>
+    <inertia><ixx>0.01</ixx><iyy>0.05</iyy><izz>0.05</izz></inertia></inertial></link>
+  <joint name="world_fix" type="fixed"><parent>world</parent><child>base</child></joint>
+  <joint name="ip" type="revolute"><parent>base</parent><child>motor</child>
+    <axis><xyz>0 0 1</xyz><limit><lower>-1e16</lower><upper>1e16</upper></limit></axis></joint>
+  <joint name="op" type="revolute"><parent>base</parent><child>output</child>
+    <axis><xyz>0 0 -1</xyz><limit><lower>-2</lower><upper>2</upper></limit></axis></joint>
+  <joint name="gear" type="gearbox"><parent>motor</parent><child>output</child>
+    <gearbox_reference_body>base</gearbox_reference_body><gearbox_ratio>0.25</gearbox_ratio>
+    <axis><xyz>0 0 1</xyz></axis><axis2><xyz>0 0 1</xyz></axis2></joint>
+</model></sdf>"""
+
+
+def _angle_about_z(T_ref, T):
+    R = np.linalg.inv(T_ref)[:3, :3] @ T[:3, :3]
+    return float(np.arctan2(R[1, 0], R[0, 0]))
+
+
+def test_gearbox_joint_is_a_coupling_with_the_sdformat_sign():
+    """SDFormat: θ_2 = −gearbox_ratio · θ_1, θ_1 (θ_2) the angle of the parent (child) link from the reference
+    body about axis (axis2). Checked by forward kinematics on configurations the coupling admits: the output
+    joint's axis is −z here, so the coupling must read q_op = +0.25 q_ip."""
+    m = ud.load(GEARBOX_SDF)
+    (c,) = m.couplings
+    assert c.name == "gear"
+    q = np.zeros(m.nq)
+    for theta_1 in (0.4, -1.3):
+        ec = ud.explicit_constraint(m, q, np.zeros(m.nv))
+        y = np.zeros(ec.G.shape[1])
+        y[0] = theta_1 / ec.G[m.joint_index("ip"), 0]
+        qc = ec.G @ y                                   # a motion the coupling admits, from q = 0
+        fk = ud.forward_kinematics(m, qc)
+        th1 = _angle_about_z(fk["base"], fk["motor"])
+        th2 = _angle_about_z(fk["base"], fk["output"])
+        assert th1 == pytest.approx(theta_1, abs=1e-12)
+        assert th2 == pytest.approx(-0.25 * th1, abs=1e-12)
+    # the reflected inertia: the motor's 2e-3 kg m² seen at the output through the 1:4 gear adds 16 × 2e-3
+    H = ud.mass_matrix(m, np.zeros(m.nq))
+    G = ud.explicit_constraint(m, np.zeros(m.nq), np.zeros(m.nv)).G
+    Gi = G / G[m.joint_index("op"), 0]                  # per unit output rotation
+    out_alone = H[m.joint_index("op"), m.joint_index("op")]
+    assert float(Gi[:, 0] @ H @ Gi[:, 0]) == pytest.approx(out_alone + 16 * 2e-3, rel=1e-12)
+
+
+def test_gearbox_needs_joints_on_the_reference_body():
+    bad = GEARBOX_SDF.replace("<gearbox_reference_body>base</gearbox_reference_body>",
+                              "<gearbox_reference_body>motor</gearbox_reference_body>")
+    with pytest.raises(ud.UnsupportedError, match=r"<string>:\d+: .*gear.*must hang on the reference body"):
+        ud.load(bad)

@@ -38,6 +38,8 @@ _EXPORTS = {
     "potential_energy": "urdf_dyn.algorithms.dynamics",
     "forward_kinematics": "urdf_dyn.algorithms.kinematics", "link_pose": "urdf_dyn.algorithms.kinematics",
     "link_jacobian": "urdf_dyn.algorithms.kinematics", "body_poses": "urdf_dyn.algorithms.kinematics",
+    "integrate": "urdf_dyn.algorithms.configuration", "difference": "urdf_dyn.algorithms.configuration",
+    "qdot": "urdf_dyn.algorithms.configuration", "normalize": "urdf_dyn.algorithms.configuration",
     "PackageResolver": "urdf_dyn.io.packages",
     "parse_sdf": "urdf_dyn.io.sdf", "cut_joints": "urdf_dyn.io.sdf", "parse_mjcf": "urdf_dyn.io.mjcf",
     "export_mjcf": "urdf_dyn.io.mjcf_export", "to_mjspec": "urdf_dyn.io.mjcf_export",

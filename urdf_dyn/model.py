@@ -218,6 +218,27 @@ class Model:
                 out.append(name)
         return tuple(out)
 
+    @functools.cached_property
+    def is_linear(self) -> np.ndarray:
+        """(nv,) bool: True where the velocity coordinate is a translation (m/s; force in N), False for a
+        rotation (rad/s; N m) — prismatic joints and the linear coordinates of floating and planar joints."""
+        from urdf_dyn.algorithms.joints import PRISMATIC, SUB_P
+        return _frozen(np.isin(np.asarray(self.jtype[1:]), (PRISMATIC, _FREE, _PLANAR, SUB_P)), bool)
+
+    @functools.cached_property
+    def q_units(self) -> tuple:
+        """(nq,) unit of each position coordinate (``q_names``): "m", "rad", or "1" for quaternion components."""
+        out = []
+        for i in range(1, self.NB + 1):
+            t = int(self.jtype[i])
+            if t == _FREE:
+                out += ["m"] * 3 + ["1"] * 4
+            elif t == _PLANAR:
+                out += ["m", "m", "rad"]
+            elif self.iq[i] >= 0:
+                out.append("m" if self.is_linear[i - 1] else "rad")
+        return tuple(out)
+
     def q_index(self, name: str) -> int:
         """Index in q of 1-dof joint ``name`` (equals ``joint_index`` on a fixed-base model). Raises
         KeyError naming the known joints."""

@@ -28,7 +28,7 @@ from numba import njit
 from urdf_dyn.algorithms.spatial import rodrigues, skew
 
 __all__ = ["REVOLUTE", "PRISMATIC", "FREE", "PLANAR", "SUB_R", "SUB_P", "TYPE_CODES", "NQ", "jcalc",
-           "joint_pose", "q_indices", "is_sub", "LOOP_TYPES", "loop_subspaces", "quat_to_matrix"]
+           "joint_pose", "q_indices", "is_sub", "motion_subspace", "LOOP_TYPES", "loop_subspaces", "quat_to_matrix"]
 
 REVOLUTE = 0
 PRISMATIC = 1
@@ -109,7 +109,8 @@ def joint_pose(jtype, axis, q, iq):
 
 
 @njit(cache=True)
-def _motion_subspace(jtype, axis):
+def motion_subspace(jtype, axis):
+    """Motion subspace column S (6,) of a body of type ``jtype`` with ``axis`` (constant in the successor frame)."""
     S = np.zeros(6)
     if jtype == REVOLUTE or jtype == SUB_R:
         S[:3] = axis
@@ -148,7 +149,7 @@ def jcalc(jtype, axis, q, iq):
         X[3:, :3] = -E @ skew(np.ascontiguousarray(T[:3, 3]))
     else:
         X[:, :] = np.eye(6)
-    return X, _motion_subspace(jtype, axis)
+    return X, motion_subspace(jtype, axis)
 
 
 # ---------------------------------------------------------------------------------------------------------

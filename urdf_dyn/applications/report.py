@@ -36,7 +36,7 @@ def torque_table(model, traj):
     rows = []
     for k, j in enumerate(traj.joint_names):
         i = model.joint_index(j)
-        unit = "N" if model.joint_types[i] == "prismatic" else "N m"
+        unit = "N" if model.is_linear[i] else "N m"
         tau = traj.tau[:, k]
         rows.append(TorqueRow(j, unit, float(np.max(np.abs(tau))) if len(tau) else 0.0,
                               float(np.sqrt(np.mean(tau ** 2))) if len(tau) else 0.0,
@@ -78,9 +78,9 @@ def plot_motion(model, traj, path):
     rows = 2 if traj.residuals is not None else 1
     fig, axes = plt.subplots(rows, 1, figsize=(8, 3.2 * rows + 0.5), sharex=True, squeeze=False)
     ax = axes[0, 0]
-    for k, j in enumerate(traj.joint_names):
-        unit = "m" if model.joint_types[model.joint_index(j)] == "prismatic" else "rad"
-        ax.plot(traj.t, traj.q[:, k], lw=1.2, label=f"{j} [{unit}]")
+    units = dict(zip(model.q_names, model.q_units))
+    for k, j in enumerate(traj.q_columns):
+        ax.plot(traj.t, traj.q[:, k], lw=1.2, label=f"{j} [{units.get(j, '')}]")
     ax.set_ylabel("q")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7, ncol=2)
@@ -105,7 +105,7 @@ def plot_torques(model, traj, path, title=None):
     fig, axes = plt.subplots(n, 1, figsize=(8, 1.6 * n + 0.8), sharex=True, squeeze=False)
     for k, (ax, j) in enumerate(zip(axes[:, 0], traj.joint_names)):
         i = model.joint_index(j)
-        unit = "N" if model.joint_types[i] == "prismatic" else "N·m"
+        unit = "N" if model.is_linear[i] else "N·m"
         ax.plot(traj.t, traj.tau[:, k], lw=1.2, color=f"C{k % 10}")
         lim = model.effort_limit[i]
         if np.isfinite(lim) and lim > 0 and lim < 10 * max(1e-9, np.max(np.abs(traj.tau[:, k]))):

@@ -203,6 +203,8 @@ def _read_csv(p, max_samples):
     out = {"t": A[:, cols["t"]], "energy": A[:, cols["energy"]], "joint_names": np.array(names),
            "q": A[:, [i for _, i in cols["q"]]]}
     if qnames != names:
+        if len(qnames) == len(names):  # nq = nv: the same joints in the same order
+            raise StateError(f"{p}: the qd[...] columns must name the joints of q[...] in the same order")
         out["q_names"] = np.array(qnames)
     for k in ("qd", "qdd", "tau"):
         got = cols.get(k, [])

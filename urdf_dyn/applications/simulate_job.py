@@ -150,7 +150,7 @@ def run_simulate(launch, out_dir=None, progress=None, echo=print):
     from urdf_dyn.applications.simulate import simulate
     from urdf_dyn.errors import SimulationError
     q0_default = ref(0.0)[0] if ref is not None else model.q_initial()
-    q0 = joint_vector(launch, model, doc.initial_state.q, "initial_state.q", q0_default)
+    q0 = joint_vector(launch, model, doc.initial_state.q, "initial_state.q", q0_default, positions=True)
     qd0 = joint_vector(launch, model, doc.initial_state.qd, "initial_state.qd")
     duration = doc.duration or (ref.t_end if ref is not None else 2.0)
     s = doc.solver

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from urdf_dyn.algorithms.dynamics import _f_ext_body
-from urdf_dyn.algorithms.joints import jcalc
+from urdf_dyn.algorithms.joints import motion_subspace
 from urdf_dyn.algorithms.kinematics import body_poses
 from urdf_dyn._checks import as_batch
 from urdf_dyn.errors import StateError
@@ -107,7 +107,7 @@ def base_reaction(model, Q, QD=None, QDD=None, f_ext=None) -> np.ndarray:
     X0i[..., 3:, :3] = _skew(r) @ R
     Sb = np.zeros((NB + 1, 6))
     for i in range(1, NB + 1):
-        Sb[i] = jcalc(model.jtype[i], model.axis[i], 0.0)[1]
+        Sb[i] = motion_subspace(model.jtype[i], model.axis[i])
     S = (X0i @ Sb[..., None])[..., 0]                 # (N, NB+1, 6)
     I0 = np.swapaxes(iX0, -1, -2) @ np.asarray(model.I) @ iX0
     a = np.zeros((N, NB + 1, 6))

@@ -24,6 +24,9 @@ def _model_args(p):
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
     p.add_argument("--trust-xacro", action="store_true",
                    help="evaluate xacro ${...}/$(eval) as Python: RUNS CODE from the file (default: arithmetic only)")
+    p.add_argument("--floating-base", action="store_true",
+                   help="give the root link a 6-dof floating joint 'root_joint' (Pinocchio's free-flyer); then q has "
+                        "nq = nv + 1 entries: x y z qx qy qz qw, then the joints")
 
 
 def load_from_args(args):
@@ -47,33 +50,38 @@ def load_from_args(args):
         k, v = a.split(":=", 1)
         xargs[k] = v
     return load(getattr(args, "file", None) or args.robot, package_dirs=pk_map or pk_dirs or None, xacro_args=xargs,
-                trust_xacro=bool(getattr(args, "trust_xacro", False)))
+                trust_xacro=bool(getattr(args, "trust_xacro", False)),
+                floating_base=bool(getattr(args, "floating_base", False)))
 
 
 def _vector(model, text, name, default_zero=True):
-    """Parse '0.1,0.2 ...' (joint order) or 'joint=value,...' into (nv,)."""
+    """Parse '0.1,0.2 ...' (coordinate order) or 'joint=value,...' into (nq,) for --q (``model.q_names``,
+    unnamed entries at ``model.neutral()``), (nv,) otherwise (``model.joint_names``)."""
+    is_q = name in ("q", "q0")
+    names = model.q_names if is_q else model.joint_names
+    base = model.neutral() if is_q else np.zeros(model.nv)
     if text is None:
         if default_zero:
-            return np.zeros(model.nv)
+            return base
         raise StateError(f"--{name} is required")
     items = [t for t in text.replace(",", " ").split() if t]
-    out = np.zeros(model.nv)
+    out = base
     if items and all("=" in t for t in items):
         for t in items:
             j, v = t.split("=", 1)
+            if j not in names:
+                raise StateError(f"--{name}: no movable joint named {j!r}; joints are: {', '.join(names)}")
             try:
-                out[model.joint_index(j)] = float(v)
-            except KeyError as e:
-                raise StateError(f"--{name}: {e.args[0]}") from None
+                out[names.index(j)] = float(v)
             except ValueError:
                 raise StateError(f"--{name}: {v!r} is not a number") from None
         return out
     try:
         vals = [float(t) for t in items]
     except ValueError:
-        raise StateError(f"--{name}: expected {model.nv} numbers or joint=value pairs, got {text!r}") from None
-    if len(vals) != model.nv:
-        raise StateError(f"--{name}: expected {model.nv} values (joints: {', '.join(model.joint_names)}), "
+        raise StateError(f"--{name}: expected {len(names)} numbers or joint=value pairs, got {text!r}") from None
+    if len(vals) != len(names):
+        raise StateError(f"--{name}: expected {len(names)} values (coordinates: {', '.join(names)}), "
                          f"got {len(vals)}")
     return np.array(vals)
 
@@ -81,7 +89,9 @@ def _vector(model, text, name, default_zero=True):
 def _units(model, kind):
     rot = {"q": "rad", "qd": "rad/s", "qdd": "rad/s^2", "tau": "N m"}
     lin = {"q": "m", "qd": "m/s", "qdd": "m/s^2", "tau": "N"}
-    return [lin[kind] if t == "prismatic" else rot[kind] for t in model.joint_types]
+    if kind == "q":
+        return list(model.q_units)
+    return [lin[kind] if linear else rot[kind] for linear in model.is_linear]
 
 
 def _print_named(model, kind, values, as_json, extra=None):

@@ -8,7 +8,9 @@ An SDF ``<model>`` is a graph of links and joints that may hold cycles (a Stewar
 reader chooses the cut joints itself:
 
 - the root is the link attached to ``world`` by a joint, else the model's first link (the canonical link);
-  the root is fixed to the world (urdf_dyn models fixed-base mechanisms);
+  the root is fixed to the world unless that joint moves (revolute, prismatic: the URDF root is then a
+  ``world`` link) or ``floating_base=True`` (a floating joint; a moving joint to the world, such as a test
+  stand's slider, is then dropped with a ModelWarning);
 - a spanning tree is grown by breadth-first search from the root, over the joints in document order; a joint
   walked from child to parent becomes a tree joint with the SDF child as parent and the axis reversed, so
   that q keeps the SDF sign (R(−a, q) = R(a, q)ᵀ);
@@ -19,8 +21,12 @@ reader chooses the cut joints itself:
   links ``<joint>__rx``, ``<joint>__ry`` (Featherstone's tree joints have one degree of freedom);
 - every SDF link frame stays addressable (``model.links``, ``forward_kinematics``): where a joint frame is not
   its child link's frame, the joint moves a massless link ``<child>__joint`` to which the link is fixed;
-- ``revolute2``, ``screw`` and ``gearbox`` joints, nested models and ``<frame>`` references are refused with
-  an UnsupportedError.
+- a ``gearbox`` joint (SDFormat: θ_2 = −gearbox_ratio · θ_1, θ_1 the angle of the parent link and θ_2 that
+  of the child link from the ``gearbox_reference_body``, about ``axis`` and ``axis2``) is not a kinematic
+  joint: it becomes a URDF+ rolling ``<coupling>`` between the two revolute joints that attach the parent
+  and the child to the reference body (each must be one revolute joint on that body, as on Cassie);
+- ``revolute2`` and ``screw`` joints, nested models and ``<frame>`` references are refused with an
+  UnsupportedError.
 
 Conventions (SDFormat 1.4–1.9): link poses are in the model frame (or ``relative_to`` a link); a joint's pose
 is in its child link frame; a joint axis is in the joint frame (the model frame in SDF 1.4, with
@@ -129,7 +135,7 @@ def _version(root):
         return (1, 6)
 
 
-def sdf_to_urdf(source):
+def sdf_to_urdf(source, floating_base=False):
     """Translate an SDF file into URDF text with ``<loop>`` elements (see the module docstring).
 
     Args:
@@ -180,15 +186,15 @@ def sdf_to_urdf(source):
                 raise doc.err(el, "chained relative_to poses are not supported", UnsupportedError)
             T_link[n] = T_link[rel] @ doc.pose(el.find("pose"))
 
-    joints, world_child = [], None
+    joints, world_child, gearboxes = [], None, []
     for el in model.findall("joint"):
         n, t = el.get("name"), el.get("type")
         if not n:
             raise doc.err(el, "<joint> without a name attribute")
         if any(j["name"] == n for j in joints):
             raise doc.err(el, f"duplicate joint name {n!r}")
-        if t not in _LOOP_TYPES:
-            cls = UnsupportedError if t in ("revolute2", "screw", "gearbox") else ModelError
+        if t not in _LOOP_TYPES and t != "gearbox":
+            cls = UnsupportedError if t in ("revolute2", "screw") else ModelError
             raise doc.err(el, f"joint type {t!r} is not supported (types: {', '.join(_LOOP_TYPES)})", cls)
         ends = {}
         for tag in ("parent", "child"):
@@ -244,20 +250,59 @@ def sdf_to_urdf(source):
             limits["lower"], limits["upper"] = -np.inf, np.inf
         dynamics = {k: doc.num(dyn, k, 0.0) for k in ("damping", "friction", "spring_stiffness", "spring_reference")}
         j = dict(name=n, type=t, el=el, TJ=TJ, axis=axes[0], axis2=axes[1], limits=limits, dynamics=dynamics, **ends)
+        if t == "gearbox":
+            ref = (el.findtext("gearbox_reference_body") or "").strip()
+            if ref not in links:
+                raise doc.err(el, f"<gearbox_reference_body> {ref!r} is not a link of this model")
+            if axes[0] is None or axes[1] is None:
+                raise doc.err(el, "a gearbox joint needs <axis> and <axis2>")
+            j["reference"], j["ratio"] = ref, doc.num(el, "gearbox_ratio", 1.0)
+            gearboxes.append(j)
+            continue
         if ends["parent"] == "world":
             if world_child is not None:
                 raise doc.err(el, "two joints attach the model to the world")
             world_child = j
         else:
             joints.append(j)
-    return _build(doc, model, links, T_link, joints, world_child)
+    if world_child is not None and floating_base and world_child["type"] != "fixed":
+        import warnings
+
+        from urdf_dyn.errors import ModelWarning
+        warnings.warn(f"{doc.name}:{world_child['el'].sourceline}: <joint name=\"{world_child['name']}\">: the "
+                      f"{world_child['type']} joint to the world is replaced by the floating base", ModelWarning,
+                      stacklevel=3)
+        world_child = None
+    return _build(doc, model, links, T_link, joints, world_child, gearboxes)
 
 
-def _build(doc, model, links, T_link, joints, world_child):
+def _gearbox_coupling(doc, robot, g, joints):
+    """A URDF+ rolling ``<coupling>`` for SDF gearbox joint ``g`` (module docstring): with q_1, q_2 the
+    revolute joints from the reference body to the gearbox's parent and child, and s_k = ±1 the sign of their
+    axes along the gearbox's ``axis``/``axis2`` (model frame), θ_2 = −r θ_1 is q_2 = (−r s_1 s_2) q_1, the
+    coupling's "successor turns ratio times the predecessor" with predecessor = parent, successor = child."""
+    def attach(link, axis_g):
+        for j in joints:
+            if {j["parent"], j["child"]} == {g["reference"], link} and j["type"] in ("revolute", "continuous"):
+                a_model = j["TJ"][:3, :3] @ j["axis"]
+                s = 1.0 if a_model @ (g["TJ"][:3, :3] @ axis_g) > 0 else -1.0
+                return s if j["parent"] == g["reference"] else -s  # q measured from the reference body
+        raise doc.err(g["el"], f"gearbox: link {link!r} must hang on the reference body {g['reference']!r} by one "
+                               "revolute joint", UnsupportedError)
+    s1, s2 = attach(g["parent"], g["axis"]), attach(g["child"], g["axis2"])
+    el = etree.SubElement(robot, "coupling", name=g["name"], type="rolling")
+    el.append(etree.Comment(f" SDF gearbox, line {g['el'].sourceline}: theta_2 = -{g['ratio']!r} theta_1 "))
+    etree.SubElement(el, "predecessor", link=g["parent"])
+    etree.SubElement(el, "successor", link=g["child"])
+    etree.SubElement(el, "ratio", value=repr(float(-g["ratio"] * s1 * s2)))
+
+
+def _build(doc, model, links, T_link, joints, world_child, gearboxes=()):
     root_link = world_child["child"] if world_child else next(iter(links))
-    if world_child and world_child["type"] != "fixed":
-        raise doc.err(world_child["el"], "the joint to the world must be fixed (urdf_dyn models fixed-base "
-                                         "mechanisms)", UnsupportedError)
+    moving_root = world_child is not None and world_child["type"] != "fixed"
+    if moving_root and world_child["type"] not in _TREE_TYPES:
+        raise doc.err(world_child["el"], f"a {world_child['type']} joint to the world is not supported (fixed, "
+                                         "revolute, continuous, prismatic)", UnsupportedError)
     adj = {n: [] for n in links}
     for j in joints:
         adj[j["parent"]].append(j)
@@ -283,6 +328,11 @@ def _build(doc, model, links, T_link, joints, world_child):
     robot.append(etree.Comment(f" translated from SDF {doc.name}; root {root_link}; cut joints (loops): "
                                f"{', '.join(j['name'] for j in cut) or 'none'} "))
     link_el = {n: etree.SubElement(robot, "link", name=n) for n in links}
+    if moving_root:  # a moving joint to the world (e.g. a test stand's slider): the world is the URDF root
+        etree.SubElement(robot, "link", name="world")
+        frame["world"] = np.eye(4)
+        world_child["reversed"] = False
+        tree.insert(0, ("world", root_link, world_child))
     springs = []
     for parent, child, j in tree:
         TJ, a = j["TJ"], j["axis"]
@@ -343,6 +393,8 @@ def _build(doc, model, links, T_link, joints, world_child):
         add_loop(robot, j["name"], _LOOP_TYPES[j["type"]], j["parent"], T_P, j["child"], T_S,
                  axis=j["axis"] if j["axis"] is not None else (1.0, 0.0, 0.0), axis2=j["axis2"] if
                  j["type"] == "universal" else None, limits=lim)
+    for g in gearboxes:
+        _gearbox_coupling(doc, robot, g, joints)
     for jn, k, ref in springs:
         g = etree.SubElement(robot, "gazebo", reference=jn)
         etree.SubElement(g, "springStiffness").text = repr(float(k))
@@ -404,7 +456,7 @@ def _inertial_and_visuals(doc, sdf_link, urdf_link, T):
                     pass
 
 
-def parse_sdf(source, package_dirs=None, gravity=(0.0, 0.0, -9.81)):
+def parse_sdf(source, package_dirs=None, gravity=(0.0, 0.0, -9.81), floating_base=False):
     """Read an SDF model (closed chains included) into a Model, without solving anything (``urdf_dyn.load``
     adds the check that the loops close).
 
@@ -412,6 +464,7 @@ def parse_sdf(source, package_dirs=None, gravity=(0.0, 0.0, -9.81)):
         source: path of a ``.sdf`` file, or the SDF text.
         package_dirs: folders for ``model://`` mesh URIs (read as ``package://``).
         gravity: (3,) [m/s²] in the root link frame.
+        floating_base: a 6-dof floating joint between the world and the root link (``urdf_dyn.load``).
 
     Returns:
         A Model whose ``loops`` are the cut SDF joints (``cut_joints(model)``), with ``source`` the SDF file.
@@ -419,9 +472,9 @@ def parse_sdf(source, package_dirs=None, gravity=(0.0, 0.0, -9.81)):
     Raises:
         ModelError, XMLError, UnsupportedError naming the SDF file, line and element.
     """
-    text, name, _ = sdf_to_urdf(source)
+    text, name, _ = sdf_to_urdf(source, floating_base=floating_base)
     try:
-        model = parse_urdf(text, package_dirs=package_dirs, gravity=gravity)
+        model = parse_urdf(text, package_dirs=package_dirs, gravity=gravity, floating_base=floating_base)
     except ModelError as e:  # a check of the URDF layer: name the SDF file
         raise type(e)(f"{e.reason} (in the URDF translation)", file=name, element=e.element) from None
     return dataclasses.replace(model, source=name)

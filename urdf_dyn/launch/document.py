@@ -69,6 +69,8 @@ class RobotSection(Section):
     xacro_args: Optional[dict[str, Union[str, int, float, bool]]] = Field(None, description="xacro arguments")
     gravity: tuple[FiniteFloat, FiniteFloat, FiniteFloat] = Field(
         (0.0, 0.0, -9.81), description="gravitational acceleration [m/s²] in the root-link frame")
+    floating_base: bool = Field(False, description="give the root link a 6-dof floating joint 'root_joint' "
+                                "(Pinocchio's free-flyer); q then names root_joint.x ... root_joint.qw")
 
 
 class OutputsSection(Section):
@@ -256,23 +258,29 @@ def unknown_name(kind, name, known) -> str:
     return f"unknown {kind} {name!r} ({hint}{kind}s: {', '.join(known)})"
 
 
-def joint_vector(launch, model, value, key, default=None):
-    """A joint-space vector (nv,) from a {joint: value} mapping, a list in joint order or a scalar; joints not
-    named keep ``default`` (zeros). Raises LaunchError naming ``key`` for unknown joints or a wrong length."""
-    out = np.zeros(model.nv) if default is None else np.array(default, float)
+def joint_vector(launch, model, value, key, default=None, positions=False):
+    """A joint-space vector (nv,) — or, with ``positions``, a configuration (nq,) named by ``model.q_names``
+    — from a {joint: value} mapping, a list in joint order or a scalar; joints not named keep ``default``
+    (zeros; ``model.neutral()`` for positions). Raises LaunchError naming ``key`` for unknown joints or a
+    wrong length."""
+    names = model.q_names if positions else model.joint_names
+    n = len(names)
+    out = (model.neutral() if positions else np.zeros(n)) if default is None else np.array(default, float)
     if value is None:
         return out
     if isinstance(value, dict):
         for j, v in value.items():
-            if j not in model.joint_names:
-                raise launch.err(key, unknown_name("joint", j, model.joint_names))
-            out[model.joint_index(j)] = number(launch, v, f"{key}.{j}")
+            if j not in names:
+                raise launch.err(key, unknown_name("joint", j, names))
+            out[names.index(j)] = number(launch, v, f"{key}.{j}")
         return out
     if isinstance(value, (list, tuple)):
-        if len(value) != model.nv:
-            raise launch.err(key, f"expected {model.nv} values (one per joint), got {len(value)}")
+        if len(value) != n:
+            raise launch.err(key, f"expected {n} values (one per joint), got {len(value)}")
         return np.array([number(launch, v, f"{key}[{i}]") for i, v in enumerate(value)])
-    return np.full(model.nv, number(launch, value, key))
+    if positions and not model.is_fixed_base:
+        raise launch.err(key, "a single number cannot set a floating joint's quaternion: give {joint: value}")
+    return np.full(n, number(launch, value, key))
 
 
 def build_model(launch):
@@ -290,7 +298,8 @@ def build_model(launch):
     elif isinstance(pkg, (list, str)):
         pkg = [str((base / p).resolve()) for p in ([pkg] if isinstance(pkg, str) else pkg)]
     xargs = {k: str(v) for k, v in (r.xacro_args or {}).items()}
-    return load(base / r.file, package_dirs=pkg, xacro_args=xargs or None, gravity=list(r.gravity))
+    return load(base / r.file, package_dirs=pkg, xacro_args=xargs or None, gravity=list(r.gravity),
+                floating_base=r.floating_base)
 
 
 def output_dir(launch, out_dir=None) -> Path:
