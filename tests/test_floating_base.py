@@ -312,8 +312,10 @@ def test_bad_floating_state_is_refused():
     assert (model.nq, model.nv) == (12, 11)
     with pytest.raises(urdf_dyn.StateError, match=r"\(12,\)"):
         urdf_dyn.inverse_dynamics(model, np.zeros(11), np.zeros(11), np.zeros(11))
-    with pytest.raises(urdf_dyn.UnsupportedError):
-        urdf_dyn.load(urdf_dyn.export_mjcf(model, "/tmp/_fb.xml") and "/tmp/_fb.xml", floating_base=True)
+    with pytest.raises(urdf_dyn.UnsupportedError, match="floating_base=True"):
+        urdf_dyn.load("<mujoco><worldbody/></mujoco>", floating_base=True)
+    with pytest.raises(urdf_dyn.UnsupportedError, match="MJCF export of floating"):
+        urdf_dyn.to_mjspec(model)
 
 
 @pytest.mark.skipif(not RBDA.is_dir(), reason="../shared/data/generalized_rbda is absent")

@@ -191,7 +191,7 @@ class Model:
             q[self.iq[i] + 6] = 1.0
         return q
 
-    @property
+    @functools.cached_property
     def is_fixed_base(self) -> bool:
         """True when every tree joint has one degree of freedom (nq = nv, q̇ = v): no floating or planar joint."""
         return not np.any(np.isin(np.asarray(self.jtype), (_FREE, _PLANAR)))
@@ -254,7 +254,7 @@ class Model:
         """Number of moving bodies."""
         return len(self.parent) - 1
 
-    @property
+    @functools.cached_property
     def nq(self) -> int:
         """Number of joint positions: nv plus one per floating joint (its quaternion)."""
         return self.NB + int(np.count_nonzero(np.asarray(self.jtype) == _FREE))
@@ -308,6 +308,14 @@ class Model:
     def a0(self) -> np.ndarray:
         """−a_grav (6,): the fictitious base acceleration RNEA and ABA start from (RBDA §5.3)."""
         return _frozen(-self.a_grav)
+
+    @functools.cached_property
+    def kernel_pack(self) -> tuple:
+        """(ib, fb): the tree arrays packed into one int64 and one float64 array for the compiled kernels
+        (``algorithms._kernels.pack``), so that a single call type-checks two arguments, not nine."""
+        from urdf_dyn.algorithms._kernels import pack
+        ib, fb = pack(self.parent, self.jtype, self.axis, self.X_tree, self.I, self.a0)
+        return _frozen(ib, np.int64), _frozen(fb)
 
     @functools.cached_property
     def f_ext_zero(self) -> np.ndarray:

@@ -171,6 +171,15 @@ def _S(jtype, axis, S):
         S[3], S[4], S[5] = axis[0], axis[1], axis[2]
 
 
+@njit(cache=True)
+def _subspaces(jtype, axis):
+    """S (NB+1, 6): every body's motion subspace column."""
+    S = np.zeros((jtype.shape[0], 6))
+    for i in range(1, jtype.shape[0]):
+        _S(jtype[i], axis[i], S[i])
+    return S
+
+
 @njit(cache=True, inline="always")
 def _group_base(jtype, xv, vb_parent, out):
     """The velocity the joint's velocity-product term is formed with (``joints`` module docstring): X v_λ
@@ -192,11 +201,18 @@ def _rnea(parent, jtype, axis, X_tree, I, a0, q, qd, qdd, f_ext, tau, n0, n1):
 
     a0 (6,) is the base acceleration −a_grav; f_ext (Nf, NB+1, 6) external forces in body coordinates
     (Nf = 1 or N). Writes tau (N, NB)."""
-    NB = parent.shape[0] - 1
     Et, rt = _split_tree(X_tree)
+    _rnea_c(parent, jtype, q_indices(jtype), axis, Et, rt, _subspaces(jtype, axis), I, a0, q, qd, qdd, f_ext, tau,
+            n0, n1)
+
+
+@njit(cache=True)
+def _rnea_c(parent, jtype, iq, axis, Et, rt, S, I, a0, q, qd, qdd, f_ext, tau, n0, n1):
+    """RNEA on the precomputed model arrays (``Model.kernel_pack``): iq (NB+1,) q indices, Et (NB+1, 3, 3),
+    rt (NB+1, 3) the tree transforms as (E, r), S (NB+1, 6) motion subspaces."""
+    NB = parent.shape[0] - 1
     E = np.zeros((NB + 1, 3, 3))
     r = np.zeros((NB + 1, 3))
-    S = np.zeros((NB + 1, 6))
     v = np.zeros((NB + 1, 6))
     a = np.zeros((NB + 1, 6))
     f = np.zeros((NB + 1, 6))
@@ -205,9 +221,6 @@ def _rnea(parent, jtype, axis, X_tree, I, a0, q, qd, qdd, f_ext, tau, n0, n1):
     t1 = np.zeros(3)
     t2 = np.zeros(3)
     vb = np.zeros((NB + 1, 6))
-    iq = q_indices(jtype)
-    for i in range(1, NB + 1):
-        _S(jtype[i], axis[i], S[i])
     for n in range(n0, n1):
         nf = n if f_ext.shape[0] > 1 else 0
         qn = q[n]
@@ -270,11 +283,16 @@ def _xt_I_x(E, r, IA, out, X, M):
 def _crba(parent, jtype, axis, X_tree, I, q, H, n0, n1):
     """Composite-rigid-body algorithm, RBDA Table 6.2, for states n0 ≤ n < n1. Writes the joint-space
     inertia H (N, NB, NB)."""
-    NB = parent.shape[0] - 1
     Et, rt = _split_tree(X_tree)
+    _crba_c(parent, jtype, q_indices(jtype), axis, Et, rt, _subspaces(jtype, axis), I, q, H, n0, n1)
+
+
+@njit(cache=True)
+def _crba_c(parent, jtype, iq, axis, Et, rt, S, I, q, H, n0, n1):
+    """CRBA on the precomputed model arrays (see ``_rnea_c``)."""
+    NB = parent.shape[0] - 1
     E = np.zeros((NB + 1, 3, 3))
     r = np.zeros((NB + 1, 3))
-    S = np.zeros((NB + 1, 6))
     IC = np.zeros((NB + 1, 6, 6))
     F = np.zeros(6)
     G = np.zeros(6)
@@ -282,9 +300,6 @@ def _crba(parent, jtype, axis, X_tree, I, q, H, n0, n1):
     Ms = np.zeros((6, 6))
     t1 = np.zeros(3)
     t2 = np.zeros(3)
-    iq = q_indices(jtype)
-    for i in range(1, NB + 1):
-        _S(jtype[i], axis[i], S[i])
     for n in range(n0, n1):
         qn = q[n]
         for i in range(1, NB + 1):
@@ -317,11 +332,17 @@ def _crba(parent, jtype, axis, X_tree, I, q, H, n0, n1):
 @njit(cache=True)
 def _aba(parent, jtype, axis, X_tree, I, a0, q, qd, tau, f_ext, qdd, n0, n1):
     """Articulated-body forward dynamics, RBDA Table 7.1, for states n0 ≤ n < n1. Writes qdd (N, NB)."""
-    NB = parent.shape[0] - 1
     Et, rt = _split_tree(X_tree)
+    _aba_c(parent, jtype, q_indices(jtype), axis, Et, rt, _subspaces(jtype, axis), I, a0, q, qd, tau, f_ext, qdd,
+           n0, n1)
+
+
+@njit(cache=True)
+def _aba_c(parent, jtype, iq, axis, Et, rt, S, I, a0, q, qd, tau, f_ext, qdd, n0, n1):
+    """ABA on the precomputed model arrays (see ``_rnea_c``)."""
+    NB = parent.shape[0] - 1
     E = np.zeros((NB + 1, 3, 3))
     r = np.zeros((NB + 1, 3))
-    S = np.zeros((NB + 1, 6))
     v = np.zeros((NB + 1, 6))
     c = np.zeros((NB + 1, 6))
     IA = np.zeros((NB + 1, 6, 6))
@@ -339,9 +360,6 @@ def _aba(parent, jtype, axis, X_tree, I, a0, q, qd, tau, f_ext, qdd, n0, n1):
     Xs = np.zeros((6, 6))
     Ms = np.zeros((6, 6))
     vb = np.zeros((NB + 1, 6))
-    iq = q_indices(jtype)
-    for i in range(1, NB + 1):
-        _S(jtype[i], axis[i], S[i])
     for n in range(n0, n1):
         nf = n if f_ext.shape[0] > 1 else 0
         qn = q[n]
@@ -405,22 +423,85 @@ def _finite_rows(q, qd, x):
     return _finite_row(q) and _finite_row(qd) and _finite_row(x)
 
 
+@njit(cache=True, inline="always")
+def _unpack(ib, fb):
+    """The model arrays packed by ``Model.kernel_pack`` (two flat arrays, so that a call from Python type-checks
+    two arguments instead of nine): ib = [parent | jtype | iq], fb = [axis | E_tree | r_tree | S | I | a0]."""
+    n = ib.shape[0] // 3
+    parent, jtype, iq = ib[:n], ib[n:2 * n], ib[2 * n:]
+    o = 0
+    axis = fb[o:o + 3 * n].reshape((n, 3))
+    o += 3 * n
+    Et = fb[o:o + 9 * n].reshape((n, 3, 3))
+    o += 9 * n
+    rt = fb[o:o + 3 * n].reshape((n, 3))
+    o += 3 * n
+    S = fb[o:o + 6 * n].reshape((n, 6))
+    o += 6 * n
+    I = fb[o:o + 36 * n].reshape((n, 6, 6))
+    o += 36 * n
+    return parent, jtype, iq, axis, Et, rt, S, I, fb[o:o + 6]
+
+
+def pack(parent, jtype, axis, X_tree, I, a0):
+    """(ib, fb) for ``_unpack`` (called once per Model by ``Model.kernel_pack``)."""
+    jtype = np.ascontiguousarray(jtype, np.int64)
+    Et, rt = _split_tree(np.ascontiguousarray(X_tree, float))
+    ib = np.concatenate([np.asarray(parent, np.int64), jtype, q_indices(jtype)])
+    axis = np.ascontiguousarray(axis, float)
+    fb = np.concatenate([axis.ravel(), Et.ravel(), rt.ravel(), _subspaces(jtype, axis).ravel(),
+                         np.asarray(I, float).ravel(), np.asarray(a0, float).ravel()])
+    return ib, fb
+
+
 @njit(cache=True)
-def rnea1(parent, jtype, axis, X_tree, I, a0, q, qd, qdd, f_ext, tau):
-    """One state with status: 0 ok, 1 non-finite input, 2 non-finite result (the caller explains)."""
+def _rnea_p(ib, fb, q, qd, qdd, f_ext, tau, n0, n1):
+    parent, jtype, iq, axis, Et, rt, S, I, a0 = _unpack(ib, fb)
+    _rnea_c(parent, jtype, iq, axis, Et, rt, S, I, a0, q, qd, qdd, f_ext, tau, n0, n1)
+
+
+@njit(cache=True)
+def _crba_p(ib, fb, q, H, n0, n1):
+    parent, jtype, iq, axis, Et, rt, S, I, a0 = _unpack(ib, fb)
+    _crba_c(parent, jtype, iq, axis, Et, rt, S, I, q, H, n0, n1)
+
+
+@njit(cache=True)
+def _aba_p(ib, fb, q, qd, tau, f_ext, qdd, n0, n1):
+    parent, jtype, iq, axis, Et, rt, S, I, a0 = _unpack(ib, fb)
+    _aba_c(parent, jtype, iq, axis, Et, rt, S, I, a0, q, qd, tau, f_ext, qdd, n0, n1)
+
+
+@njit(cache=True)
+def rnea1(ib, fb, q, qd, qdd, tau):
+    """One state, no external force, with status: 0 ok, 1 non-finite input, 2 non-finite result (the caller
+    explains). q (1, nq); qd, qdd, tau (1, nv)."""
     if not _finite_rows(q, qd, qdd):
         return 1
-    _rnea(parent, jtype, axis, X_tree, I, a0, q, qd, qdd, f_ext, tau, 0, 1)
-    return 0 if _finite_rows(tau, tau, tau) else 2
+    _rnea_p(ib, fb, q, qd, qdd, np.zeros((1, ib.shape[0] // 3, 6)), tau, 0, 1)
+    return 0 if _finite_row(tau) else 2
 
 
 @njit(cache=True)
-def aba1(parent, jtype, axis, X_tree, I, a0, q, qd, tau, f_ext, qdd):
+def aba1(ib, fb, q, qd, tau, qdd):
     """One state with status, as rnea1."""
     if not _finite_rows(q, qd, tau):
         return 1
-    _aba(parent, jtype, axis, X_tree, I, a0, q, qd, tau, f_ext, qdd, 0, 1)
-    return 0 if _finite_rows(qdd, qdd, qdd) else 2
+    _aba_p(ib, fb, q, qd, tau, np.zeros((1, ib.shape[0] // 3, 6)), qdd, 0, 1)
+    return 0 if _finite_row(qdd) else 2
+
+
+@njit(cache=True)
+def crba1(ib, fb, q, H):
+    """One state with status, as rnea1. H (1, nv, nv)."""
+    if not _finite_row(q):
+        return 1
+    _crba_p(ib, fb, q, H, 0, 1)
+    for i in range(H.shape[1]):
+        for j in range(H.shape[2]):
+            if not np.isfinite(H[0, i, j]):
+                return 2
+    return 0
 
 
 #: batches at least this large are split over the CPU cores (numba prange over chunks)
@@ -428,24 +509,24 @@ PARALLEL_MIN_BATCH = 512
 
 
 @njit(cache=True, parallel=True)
-def _rnea_par(parent, jtype, axis, X_tree, I, a0, q, qd, qdd, f_ext, tau, chunks):
+def _rnea_par(ib, fb, q, qd, qdd, f_ext, tau, chunks):
     N = q.shape[0]
     for c in prange(chunks):
-        _rnea(parent, jtype, axis, X_tree, I, a0, q, qd, qdd, f_ext, tau, c * N // chunks, (c + 1) * N // chunks)
+        _rnea_p(ib, fb, q, qd, qdd, f_ext, tau, c * N // chunks, (c + 1) * N // chunks)
 
 
 @njit(cache=True, parallel=True)
-def _crba_par(parent, jtype, axis, X_tree, I, q, H, chunks):
+def _crba_par(ib, fb, q, H, chunks):
     N = q.shape[0]
     for c in prange(chunks):
-        _crba(parent, jtype, axis, X_tree, I, q, H, c * N // chunks, (c + 1) * N // chunks)
+        _crba_p(ib, fb, q, H, c * N // chunks, (c + 1) * N // chunks)
 
 
 @njit(cache=True, parallel=True)
-def _aba_par(parent, jtype, axis, X_tree, I, a0, q, qd, tau, f_ext, qdd, chunks):
+def _aba_par(ib, fb, q, qd, tau, f_ext, qdd, chunks):
     N = q.shape[0]
     for c in prange(chunks):
-        _aba(parent, jtype, axis, X_tree, I, a0, q, qd, tau, f_ext, qdd, c * N // chunks, (c + 1) * N // chunks)
+        _aba_p(ib, fb, q, qd, tau, f_ext, qdd, c * N // chunks, (c + 1) * N // chunks)
 
 
 def _chunks(N):
@@ -453,31 +534,32 @@ def _chunks(N):
     return 4 * numba.get_num_threads() if N >= PARALLEL_MIN_BATCH else 0
 
 
-def rnea(parent, jtype, axis, X_tree, I, a0, q, qd, qdd, f_ext, tau):
-    """RNEA over a batch (Table 5.1); large batches run on every core. Writes tau (N, NB)."""
+def rnea(ib, fb, q, qd, qdd, f_ext, tau):
+    """RNEA over a batch (Table 5.1) on ``Model.kernel_pack``; large batches run on every core. Writes tau
+    (N, nv)."""
     c = _chunks(q.shape[0])
     if c:
-        _rnea_par(parent, jtype, axis, X_tree, I, a0, q, qd, qdd, f_ext, tau, c)
+        _rnea_par(ib, fb, q, qd, qdd, f_ext, tau, c)
     else:
-        _rnea(parent, jtype, axis, X_tree, I, a0, q, qd, qdd, f_ext, tau, 0, q.shape[0])
+        _rnea_p(ib, fb, q, qd, qdd, f_ext, tau, 0, q.shape[0])
 
 
-def crba(parent, jtype, axis, X_tree, I, q, H):
-    """CRBA over a batch (Table 6.2); large batches run on every core. Writes H (N, NB, NB)."""
+def crba(ib, fb, q, H):
+    """CRBA over a batch (Table 6.2); large batches run on every core. Writes H (N, nv, nv)."""
     c = _chunks(q.shape[0])
     if c:
-        _crba_par(parent, jtype, axis, X_tree, I, q, H, c)
+        _crba_par(ib, fb, q, H, c)
     else:
-        _crba(parent, jtype, axis, X_tree, I, q, H, 0, q.shape[0])
+        _crba_p(ib, fb, q, H, 0, q.shape[0])
 
 
-def aba(parent, jtype, axis, X_tree, I, a0, q, qd, tau, f_ext, qdd):
-    """ABA over a batch (Table 7.1); large batches run on every core. Writes qdd (N, NB)."""
+def aba(ib, fb, q, qd, tau, f_ext, qdd):
+    """ABA over a batch (Table 7.1); large batches run on every core. Writes qdd (N, nv)."""
     c = _chunks(q.shape[0])
     if c:
-        _aba_par(parent, jtype, axis, X_tree, I, a0, q, qd, tau, f_ext, qdd, c)
+        _aba_par(ib, fb, q, qd, tau, f_ext, qdd, c)
     else:
-        _aba(parent, jtype, axis, X_tree, I, a0, q, qd, tau, f_ext, qdd, 0, q.shape[0])
+        _aba_p(ib, fb, q, qd, tau, f_ext, qdd, 0, q.shape[0])
 
 
 @njit(cache=True)

@@ -67,14 +67,12 @@ def inverse_dynamics(model, q, qd, qdd, f_ext=None):
     Raises StateError for arrays of the wrong shape or with NaN/inf."""
     fast = _plain(model, q, qd, qdd) if f_ext is None else None
     if fast is not None:  # one plain state: checks happen inside the kernel
-        a0, fz = model.a0, model.f_ext_zero
         tau = np.empty((1, model.nv))
-        if K.rnea1(model.parent, model.jtype, model.axis, model.X_tree, model.I, a0, *fast, fz, tau) == 0:
+        if K.rnea1(*model.kernel_pack, *fast, tau) == 0:
             return tau[0]
     s, single, N = batch_states(model, q=q, qd=qd, qdd=qdd)
     tau = np.zeros((N, model.nv))
-    K.rnea(model.parent, model.jtype, model.axis, model.X_tree, model.I, model.a0, s["q"], s["qd"],
-           s["qdd"], _f_ext_body(model, f_ext, N), tau)
+    K.rnea(*model.kernel_pack, s["q"], s["qd"], s["qdd"], _f_ext_body(model, f_ext, N), tau)
     return _out(tau, single, "inverse dynamics")
 
 
@@ -96,13 +94,13 @@ def mass_matrix(model, q):
     """Joint-space inertia matrix H(q), (nv, nv) or (N, nv, nv) [kg m² | kg]: CRBA, RBDA Table 6.2.
     Symmetric positive definite for a model whose every body has positive mass or inertia."""
     fast = _plain(model, q)
-    if fast is not None and np.isfinite(q).all():
+    if fast is not None:  # one plain state: checks happen inside the kernel
         H = np.zeros((1, model.nv, model.nv))
-        K._crba(model.parent, model.jtype, model.axis, model.X_tree, model.I, fast[0], H, 0, 1)
-        return _out(H, True, "mass matrix")
+        if K.crba1(*model.kernel_pack, fast[0], H) == 0:
+            return H[0]
     s, single, N = batch_states(model, q=q)
     H = np.zeros((N, model.nv, model.nv))
-    K.crba(model.parent, model.jtype, model.axis, model.X_tree, model.I, s["q"], H)
+    K.crba(*model.kernel_pack, s["q"], H)
     return _out(H, single, "mass matrix")
 
 
@@ -122,22 +120,19 @@ def forward_dynamics(model, q, qd, tau, f_ext=None, algorithm="aba"):
     positive definite (a body without mass and inertia at the end of a chain)."""
     fast = _plain(model, q, qd, tau) if (f_ext is None and algorithm == "aba") else None
     if fast is not None:  # one plain state: checks happen inside the kernel
-        a0, fz = model.a0, model.f_ext_zero
         qdd = np.empty((1, model.nv))
-        if K.aba1(model.parent, model.jtype, model.axis, model.X_tree, model.I, a0, *fast, fz, qdd) == 0:
+        if K.aba1(*model.kernel_pack, *fast, qdd) == 0:
             return qdd[0]
     s, single, N = batch_states(model, q=q, qd=qd, tau=tau)
     fb = _f_ext_body(model, f_ext, N)
     qdd = np.zeros((N, model.nv))
     if algorithm == "aba":
-        K.aba(model.parent, model.jtype, model.axis, model.X_tree, model.I, model.a0, s["q"], s["qd"],
-              s["tau"], fb, qdd)
+        K.aba(*model.kernel_pack, s["q"], s["qd"], s["tau"], fb, qdd)
     elif algorithm == "crba":
         H = np.zeros((N, model.nv, model.nv))
-        K.crba(model.parent, model.jtype, model.axis, model.X_tree, model.I, s["q"], H)
+        K.crba(*model.kernel_pack, s["q"], H)
         C = np.zeros((N, model.nv))
-        K.rnea(model.parent, model.jtype, model.axis, model.X_tree, model.I, model.a0, s["q"], s["qd"],
-               np.zeros((N, model.nv)), fb, C)
+        K.rnea(*model.kernel_pack, s["q"], s["qd"], np.zeros((N, model.nv)), fb, C)
         if not K.ltl_solve(coordinate_parents(model), H, s["tau"] - C, qdd):
             raise np.linalg.LinAlgError("joint-space inertia H is not positive definite: a chain ends in a "
                                         "body with no mass or inertia")

@@ -134,7 +134,7 @@ def constrained_inverse_dynamics(model, q, qd, qdd, check=True, tol=1e-6, passiv
     from urdf_dyn._checks import one_state
     one_state("constrained_inverse_dynamics", q=q, qd=qd, qdd=qdd)
     n = model.nv
-    q, qd, qdd = (as_batch(x, nm, n)[0][0] for x, nm in ((q, "q"), (qd, "qd"), (qdd, "qdd")))
+    q, qd, qdd = (as_batch(x, nm, model.nq if nm == "q" else n)[0][0] for x, nm in ((q, "q"), (qd, "qd"), (qdd, "qdd")))
     _, _, _, tau, ec = _closed_loop_id(model, q, qd, qdd, check, tol, passive, f_ext)
     return tau, (ec.G if ec is not None else np.eye(n))
 
@@ -200,7 +200,7 @@ def actuator_forces(model, q, qd, qdd, actuated=None, weights=None, bounds=None,
     Raises StateError for inconsistent states or a rank of K that changes along the trajectory; KeyError
     for unknown actuator names. Warns (ActuationWarning) when under-actuated or over a limit."""
     n = model.nv
-    Q, single = as_batch(q, "q", n)
+    Q, single = as_batch(q, "q", model.nq)
     QD = as_batch(qd, "qd", n, Q.shape[0])[0]
     QDD = as_batch(qdd, "qdd", n, Q.shape[0])[0]
     acts = actuators_of(model, actuated)
@@ -221,7 +221,7 @@ def actuator_forces(model, q, qd, qdd, actuated=None, weights=None, bounds=None,
         if wr.shape not in ((6,), (Q.shape[0], 6)):
             raise StateError(f"f_ext[{link!r}] must have shape (6,) or ({Q.shape[0]}, 6), got {wr.shape}")
         fx[link] = np.broadcast_to(wr, (Q.shape[0], 6))
-    fast = (compiled and bounds is None and not model.mimic and
+    fast = (compiled and bounds is None and not model.mimic and model.is_fixed_base and
             (not model.loops or model.loop_pack is not None) and not any(lp.damping > 0 for lp in model.loops))
     if fast:
         U, R, TAU, lam, ranks, dof = _compiled(model, Q, QD, QDD, acts, w, rtol, check, fx)
@@ -252,7 +252,7 @@ def actuator_forces(model, q, qd, qdd, actuated=None, weights=None, bounds=None,
 
 def _reference(model, Q, QD, QDD, acts, w, bounds, rtol, check, fx):
     """The readable path, state by state: K, k, δ, G, g once per state (``_closed_loop_id``)."""
-    N, n = Q.shape
+    N, n = Q.shape[0], model.nv
     p = len(acts)
     data = Data(model)
     U, R, TAU, LAM, ranks, dof = np.zeros((N, p)), None, np.zeros((N, n)), np.zeros((N, model.nc)), np.zeros(N, int), None

@@ -74,8 +74,13 @@ def to_mjspec(model, q_ref=None, solref=(0.0002, 1.0), solimp=(0.9999, 0.9999, 0
 
     Raises:
         ModelError if MuJoCo is not installed; UnsupportedError for loop types MuJoCo cannot express
-        (prismatic, cylindrical, universal, planar loops; actuated loop joints).
+        (prismatic, cylindrical, universal, planar loops; actuated loop joints) and, not yet written, for
+        floating and planar tree joints.
     """
+    if not model.is_fixed_base:
+        bad = sorted({t for t in model.joint_types if t in ("floating", "planar")})
+        raise UnsupportedError(f"MJCF export of {' and '.join(bad)} joints is not implemented yet (a floating "
+                               "joint would be a <freejoint>)", file=model.source)
     mujoco = require_mujoco("MJCF export")
     q_ref = model.q_initial() if q_ref is None else np.asarray(q_ref, float)
     T_world = body_poses(model, q_ref[None, :])[0]
