@@ -131,6 +131,38 @@ def tree_per_call(rows, quick):
             rows.append((name, model.nv, what, o, p))
 
 
+def floating_per_call(rows, quick):
+    """Free-flyer robots (issue 16): urdf_dyn with floating_base=True against Pinocchio's JointModelFreeFlyer
+    model of the same file, one call, the same state (q, v, a laid out by joint name; the base block is the
+    same layout in both)."""
+    import pinocchio as pin
+    n, rep = (300, 3) if quick else (3000, 7)
+    for name, file in (("Talos (free-flyer)", "talos_full_v2.urdf"), ("Solo-12 (free-flyer)", "solo12.urdf")):
+        path = erd_path(file)
+        model = ud.load(path, package_dirs=erd_package_dirs(), floating_base=True)
+        pm = pin.buildModelFromUrdf(str(path), pin.JointModelFreeFlyer())
+        pd = pm.createData()
+        qp = pin.neutral(pm)
+        rng = np.random.default_rng(0)
+        vp, ap = rng.uniform(-1, 1, (2, pm.nv))
+        q, v, a = np.zeros(model.nq), np.zeros(model.nv), np.zeros(model.nv)
+        q[:7], v[:6], a[:6] = qp[:7], vp[:6], ap[:6]
+        for k in range(2, pm.njoints):
+            j = pm.joints[k]
+            if j.nq != 1:
+                break
+            q[model.q_index(pm.names[k])] = qp[j.idx_q]
+            v[model.joint_index(pm.names[k])] = vp[j.idx_v]
+            a[model.joint_index(pm.names[k])] = ap[j.idx_v]
+        else:
+            for what, ours, peer in (
+                    ("ID", lambda: ud.inverse_dynamics(model, q, v, a), lambda: pin.rnea(pm, pd, qp, vp, ap)),
+                    ("H", lambda: ud.mass_matrix(model, q), lambda: pin.crba(pm, pd, qp)),
+                    ("FD (ABA)", lambda: ud.forward_dynamics(model, q, v, a), lambda: pin.aba(pm, pd, qp, vp, ap))):
+                o, p = timeit(ours, n, rep), timeit(peer, n, rep)
+                rows.append((name, model.nv, what, o, p))
+
+
 def batched_id(rows, quick):
     import pinocchio as pin
     robots = {"UR5": ud.load(erd_path("ur5_robot.urdf"), package_dirs=erd_package_dirs()),
@@ -552,6 +584,7 @@ def main():
     per, bat, thr, cl, traj, cid, anim, start, wall, gro, lad, mem = ([] for _ in range(12))
     sections = (("tree per call", lambda: tree_per_call(per, args.quick)),
                 ("batched ID", lambda: batched_id(bat, args.quick)),
+                ("floating per call", lambda: floating_per_call(per, args.quick)),
                 ("batched ID threads", lambda: batched_threads(thr, args.quick)),
                 ("closed-loop FD", lambda: closed_loop_fd(cl, args.quick)),
                 ("trajectory dynamics", lambda: trajectory_dynamics(traj, args.quick)),

@@ -289,30 +289,63 @@ def _crba(parent, jtype, axis, X_tree, I, q, H, n0, n1):
 
 @njit(cache=True)
 def _crba_c(parent, jtype, iq, axis, Et, rt, S, I, q, H, n0, n1):
-    """CRBA on the precomputed model arrays (see ``_rnea_c``)."""
+    """CRBA on the precomputed model arrays (see ``_rnea_c``). Composite inertias are rigid-body inertias, so
+    they are kept as (m, h = m c, Ī about the body origin) and moved to the parent by RBDA eq. 2.66 in that
+    form (Table 2.5): with g = Eᵀh, h_λ = g + m r, Ī_λ = EᵀĪE − (r gᵀ + g rᵀ) − m r rᵀ + (2 g·r + m r·r) 1."""
     NB = parent.shape[0] - 1
     E = np.zeros((NB + 1, 3, 3))
     r = np.zeros((NB + 1, 3))
-    IC = np.zeros((NB + 1, 6, 6))
+    mC = np.zeros(NB + 1)
+    hC = np.zeros((NB + 1, 3))
+    JC = np.zeros((NB + 1, 3, 3))
     F = np.zeros(6)
     G = np.zeros(6)
-    Xs = np.zeros((6, 6))
-    Ms = np.zeros((6, 6))
+    M = np.zeros((3, 3))
+    g = np.zeros(3)
     t1 = np.zeros(3)
     t2 = np.zeros(3)
     for n in range(n0, n1):
         qn = q[n]
         for i in range(1, NB + 1):
             _xup(jtype[i], axis[i], qn, iq[i], Et[i], rt[i], E[i], r[i])
-            IC[i] = I[i]
+            Ii = I[i]
+            mC[i] = Ii[3, 3]
+            hC[i, 0], hC[i, 1], hC[i, 2] = Ii[2, 4], Ii[0, 5], Ii[1, 3]
+            for a_ in range(3):
+                for b_ in range(3):
+                    JC[i, a_, b_] = Ii[a_, b_]
         for i in range(NB, 0, -1):
-            if parent[i] != 0:
-                _xt_I_x(E[i], r[i], IC[i], IC[parent[i]], Xs, Ms)        # I^c_λ += Xᵀ I^c_i X
+            p = parent[i]
+            if p == 0:
+                continue
+            Ei, ri, m = E[i], r[i], mC[i]                                    # I^c_λ += Xᵀ I^c_i X
+            _mtv(Ei, hC[i], g)
+            for a_ in range(3):                                              # M = Ī E
+                for b_ in range(3):
+                    M[a_, b_] = JC[i, a_, 0] * Ei[0, b_] + JC[i, a_, 1] * Ei[1, b_] + JC[i, a_, 2] * Ei[2, b_]
+            gr = g[0] * ri[0] + g[1] * ri[1] + g[2] * ri[2]
+            rr = ri[0] * ri[0] + ri[1] * ri[1] + ri[2] * ri[2]
+            diag = 2.0 * gr + m * rr
+            for a_ in range(3):
+                for b_ in range(3):
+                    v_ = (Ei[0, a_] * M[0, b_] + Ei[1, a_] * M[1, b_] + Ei[2, a_] * M[2, b_]
+                          - ri[a_] * g[b_] - g[a_] * ri[b_] - m * ri[a_] * ri[b_])
+                    if a_ == b_:
+                        v_ += diag
+                    JC[p, a_, b_] += v_
+            for a_ in range(3):
+                hC[p, a_] += g[a_] + m * ri[a_]
+            mC[p] += m
         for i in range(1, NB + 1):
-            _Imul(IC[i], S[i], F)                                          # F = I^c_i S_i
+            Si, h, J, m = S[i], hC[i], JC[i], mC[i]                          # F = I^c_i S_i
+            _cross(h, Si[3:], t1)                                            # h × v
+            _cross(h, Si[:3], t2)                                            # h × ω
+            for a_ in range(3):
+                F[a_] = J[a_, 0] * Si[0] + J[a_, 1] * Si[1] + J[a_, 2] * Si[2] + t1[a_]
+                F[3 + a_] = m * Si[3 + a_] - t2[a_]
             acc = 0.0
             for k in range(6):
-                acc += S[i, k] * F[k]
+                acc += Si[k] * F[k]
             H[n, i - 1, i - 1] = acc
             j = i
             while parent[j] > 0:
