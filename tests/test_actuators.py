@@ -354,3 +354,5 @@ def test_actuation_plan_refuses_bad_states():
     with pytest.raises(ud.StateError, match="do not satisfy the loop constraints"):
         plan.forces(q, z, z)
     assert np.isfinite(ud.ActuationPlan(model, check=False).forces(q, z, z)).all()
+    with pytest.raises(ud.StateError, match="array of numbers"):
+        plan.forces(np.array(["a", "b", "c"]), z, z)

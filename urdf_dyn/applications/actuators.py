@@ -266,7 +266,8 @@ class ActuationPlan:
     included); it only skips the per-call set-up and the pin loads' bookkeeping. Where the compiled path does
     not apply (``<mimic>``, ``<coupling>``, a universal or damped loop joint), and at a state where it
     defers to the reference's SVD (A not clearly of full rank) or meets a non-finite value, it calls
-    ``actuator_forces`` itself, which then also raises its errors.
+    ``actuator_forces`` itself, which then also raises its errors. A plan reuses its work arrays: one plan
+    per thread (each controller builds its own).
 
     Args:
         model: the Model. actuated, weights, rtol, check: as ``actuator_forces`` (no ``bounds``, no
@@ -297,13 +298,14 @@ class ActuationPlan:
         self._kernel = _path.actuation_path
         static, pref = _path_inputs(model, self.acts)
         nrows = static[8]
-        self._X = np.zeros((3, 1, n))                     # q, q̇, q̈ of the one state
+        self._X = np.zeros((3, 1, n))                     # q, q̇, q̈ of the one state (C-contiguous rows)
         self._TAU, self._U = np.zeros((1, n)), np.zeros((1, p))
         self._RANK, self._FALL, self._info = np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(3, np.int64)
-        self._head = (model.parent, model.jtype, model.axis, model.X_tree, model.I, model.a0, *static)
-        self._tail = (model.f_ext_zero, None, pref, self.weights, self.rtol, self.check, 1e-6, self._TAU, self._U,
-                      np.zeros((1, n)), np.zeros((1, nrows)), self._RANK, np.empty((1, n, n)), self._FALL,
-                      self._info)
+        # actuation_path's arguments: (model, loop rows, actuator columns) + (Q, QD, QDD, f_ext) + (τᵃ) + the rest
+        self._head = (model.parent, model.jtype, model.axis, model.X_tree, model.I, model.a0, *static,
+                      self._X[0], self._X[1], self._X[2], model.f_ext_zero)
+        self._tail = (pref, self.weights, self.rtol, self.check, 1e-6, self._TAU, self._U, np.zeros((1, n)),
+                      np.zeros((1, nrows)), self._RANK, np.empty((1, n, n)), self._FALL, self._info)
         if len(self._loop):                               # B's loop columns: rows S_cᵀ ^{Fp}X_0 (J_s − J_p)
             row_loop, row_T = static[6][nrows:], np.ascontiguousarray(static[7][nrows:])
             self._bcols = (static[:6], row_loop, row_T, np.zeros((len(row_loop), n)), np.zeros(len(row_loop)),
@@ -318,15 +320,17 @@ class ActuationPlan:
     def forces(self, q, qd, qdd):
         """Actuator forces u (p,) [N | N m] at one consistent state (class docstring)."""
         self._state(q, qd, qdd)
-        if self.compiled:
-            X = self._X
-            X[0, 0], X[1, 0], X[2, 0] = q, qd, qdd
-            if np.isfinite(X).all():
-                tau_a = passive_forces(self.model, X[0], X[1])
-                self._FALL[0] = 0
-                self._kernel(*self._head, X[0], X[1], X[2], *self._tail[:1], tau_a, *self._tail[2:])
-                if self._info[0] == 0 and not self._FALL[0] and np.isfinite(self._TAU).all():
-                    return self._U[0].copy()
+        X = self._X if self.compiled else None
+        try:
+            if X is not None:
+                X[0, 0], X[1, 0], X[2, 0] = q, qd, qdd
+        except (TypeError, ValueError):        # not numbers: actuator_forces names the argument
+            X = None
+        if X is not None and np.isfinite(X).all():
+            self._FALL[0] = 0
+            self._kernel(*self._head, passive_forces(self.model, X[0], X[1]), *self._tail)
+            if self._info[0] == 0 and not self._FALL[0] and np.isfinite(self._TAU).all():
+                return self._U[0].copy()
         return actuator_forces(self.model, q, qd, qdd, self.actuated, self.weights, rtol=self.rtol,
                                check=self.check, warn=False).u
 
