@@ -277,7 +277,7 @@ class ActuationPlan:
         joint_forces(q, qd, qdd) -> τ = B u (nv,) [N m | N]: the generalised forces the actuators apply
             (tree actuators: u on their joint; actuated loop joints: the column (^{Fp}X_0 (J_s − J_p))ᵀ S).
     Raises StateError for a state of the wrong shape (and, from ``actuator_forces``, a non-finite or —
-    with ``check`` — inconsistent one); KeyError for an unknown actuator name."""
+    with ``check`` — inconsistent one); KeyError for an unknown actuator name; ValueError for a weight ≤ 0."""
 
     def __init__(self, model, actuated=None, weights=None, rtol=1e-6, check=True):
         self.model, self.actuated, self.rtol, self.check = model, actuated, float(rtol), bool(check)
