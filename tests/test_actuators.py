@@ -248,3 +248,111 @@ def test_external_wrench_balanced_by_actuators_virtual_work():
         qd = G @ rng.normal(size=G.shape[1])
         power = du @ qd[idx] + w @ (J @ qd)
         assert abs(power) <= 1e-7 * (np.abs(du) @ np.abs(qd[idx]) + 1.0)
+
+
+# -- ActuationPlan: the single-state path a controller calls at every integrator step -----------------------
+STEWART_LEGS = [f"piston{i}_prismatic_joint" for i in range(1, 7)]
+PLAN_CASES = {  # name: (model factory, actuators, expected case)
+    "excavator": (lambda: ud.load(EXC), None, "properly actuated"),
+    "four_bar": (lambda: ud.load(ROOT / "robots" / "four_bar.urdf"), None, None),
+    "crank_slider": (lambda: ud.load(CASES["crank_slider"][0]), None, "properly actuated"),
+    "crank_slider_redundant": (lambda: ud.load(CASES["crank_slider"][0]), ["crank", "slider"],
+                               "redundantly actuated"),
+    "fig8_3_under": (lambda: ud.load(CASES["rbda_fig8_3"][0]), ["joint3"], "under-actuated"),
+    "fig8_3_loop_actuator": (fig83_cut_at_the_cylinder, ["cylinder", "joint4"], "properly actuated"),
+    "hexapod": (lambda: ud.load(ROOT / "robots" / "stewart.sdf"), STEWART_LEGS, "properly actuated"),
+}
+
+
+def falling_states(model, n=3, seed=0):
+    """Consistent (q, q̇, q̈): assembled near the initial pose, a projected random velocity, and the free
+    (τ = 0) closed-loop acceleration with K q̈ = k exactly (no Baumgarte term)."""
+    rng = np.random.default_rng(seed)
+    for _ in range(n):
+        q = assemble(model, model.q_initial() + 0.03 * rng.standard_normal(model.nv))
+        qd = project_velocity(model, q, 0.5 * rng.standard_normal(model.nv))
+        yield q, qd, constrained_forward_dynamics(model, q, qd, np.zeros(model.nv), passive=True).qdd
+    z = np.zeros(model.nv)
+    yield assemble(model, model.q_initial()), z, z                     # at rest: gravity compensation
+
+
+@pytest.mark.parametrize("name", sorted(PLAN_CASES))
+def test_actuation_plan_equals_the_reference_actuator_forces(name):
+    """ActuationPlan.forces against the readable reference (actuator_forces(compiled=False): numpy LU/SVD, the
+    LoopState Jacobians) to 1e-9 relative, and bit for bit against the compiled batch path it shares; its
+    joint forces τ = B u against the reference's actuation_matrix. Properly (excavator, crank-slider, four-bar,
+    Stewart), redundantly (crank-slider driven at crank and slider) and under-actuated (Fig. 8.3, cylinder
+    only) machines, tree actuators and an actuated loop joint."""
+    import warnings
+    make, acts, case = PLAN_CASES[name]
+    model = make()
+    plan = ud.ActuationPlan(model, acts)
+    assert plan.compiled
+    du, dtau, su, stau = [], [], [], []
+    for q, qd, qdd in falling_states(model):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ActuationWarning)
+            ref = actuator_forces(model, q, qd, qdd, actuated=acts, compiled=False)
+            comp = actuator_forces(model, q, qd, qdd, actuated=acts)
+        assert case is None or ref.case == case
+        u = plan.forces(q, qd, qdd)
+        assert np.array_equal(u, comp.u)
+        tau_ref = actuation_matrix(model, q, actuators_of(model, acts)) @ ref.u
+        tau = plan.joint_forces(q, qd, qdd)
+        du.append(np.abs(u - ref.u).max())
+        dtau.append(np.abs(tau - tau_ref).max())
+        su.append(np.abs(ref.u).max())
+        stau.append(np.abs(tau_ref).max())
+    # relative to the largest force of the robot's states (the crank-slider at rest needs none: u ~ 1e-15)
+    worst = max(max(du) / max(su), max(dtau) / max(stau))
+    print(f"{name}: ActuationPlan vs reference, largest relative difference {worst:.1e}")
+    assert max(su) > 1e-3 and worst <= 1e-9
+
+
+GEARS = """<robot name="gears"><link name="b"/>
+  <joint name="j" type="continuous"><parent link="b"/><child link="l"/><axis xyz="0 1 0"/></joint>
+  <link name="l"><inertial><origin xyz="0.4 0 0"/><mass value="2"/>
+    <inertia ixx="0.01" ixy="0" ixz="0" iyy="0.02" iyz="0" izz="0.01"/></inertial></link>
+  <joint name="jr" type="continuous"><parent link="b"/><child link="r"/><axis xyz="0 1 0"/></joint>
+  <link name="r"><inertial><origin xyz="0.1 0 0.05"/><mass value="0.5"/>
+    <inertia ixx="0.001" ixy="0" ixz="0" iyy="0.002" iyz="0" izz="0.001"/></inertial></link>
+  <coupling name="c"><predecessor link="l"/><successor link="r"/><ratio value="3"/></coupling></robot>"""
+
+
+def test_coupled_gears_minimum_norm_statics_by_hand():
+    """A URDF+ <coupling> (jr turns 3 × j) with both joints driven: at rest the minimum-norm actuator torques
+    are u = G (GᵀG)⁻¹ Gᵀ g(q), G = [1, 3]ᵀ written by hand, g the tree's gravity torques. The compiled
+    path used to drop the coupling rows and answer the tree's g itself; ActuationPlan falls back to the
+    reference for such models."""
+    model = ud.load(GEARS)
+    G = np.array([1.0, 3.0])
+    plan = ud.ActuationPlan(model)
+    assert not plan.compiled
+    z = np.zeros(2)
+    for a in (0.3, -1.1, 2.0):
+        q = np.array([a, 3 * a])
+        g = ud.gravity_torques(model, q)
+        u_hand = G * (G @ g) / (G @ G)
+        assert abs(G @ g) > 0.1                                        # a real load
+        for u in (actuator_forces(model, q, z, z).u, actuator_forces(model, q, z, z, compiled=False).u,
+                  plan.forces(q, z, z), plan.joint_forces(q, z, z)):
+            assert np.allclose(u, u_hand, rtol=1e-12, atol=1e-12), (u, u_hand)
+
+
+def test_actuation_plan_refuses_bad_states():
+    model = ud.load(CASES["crank_slider"][0])
+    plan = ud.ActuationPlan(model)
+    z = np.zeros(3)
+    with pytest.raises(ud.StateError, match=r"q must have shape \(3,\)"):
+        plan.forces(np.zeros(2), z, z)
+    with pytest.raises(ud.StateError, match="qdd must have shape"):
+        plan.forces(model.q_initial(), z, np.zeros((2, 3)))
+    with pytest.raises(ud.StateError, match="non-finite"):
+        plan.forces(model.q_initial(), np.array([np.nan, 0, 0]), z)
+    q = model.q_initial().copy()
+    q[2] += 0.01                                                       # the loop is open by 1 cm
+    with pytest.raises(ud.StateError, match="do not satisfy the loop constraints"):
+        plan.forces(q, z, z)
+    assert np.isfinite(ud.ActuationPlan(model, check=False).forces(q, z, z)).all()
+    with pytest.raises(ud.StateError, match="array of numbers"):
+        plan.forces(np.array(["a", "b", "c"]), z, z)

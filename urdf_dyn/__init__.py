@@ -56,7 +56,7 @@ _EXPORTS = {
     # applications
     "constrained_inverse_dynamics": "urdf_dyn.applications.actuators",
     "actuator_forces": "urdf_dyn.applications.actuators", "actuators_of": "urdf_dyn.applications.actuators",
-    "ActuationWarning": "urdf_dyn.applications.actuators",
+    "ActuationWarning": "urdf_dyn.applications.actuators", "ActuationPlan": "urdf_dyn.applications.actuators",
     "simulate": "urdf_dyn.applications.simulate", "Trajectory": "urdf_dyn.applications.simulate",
     "Passive": "urdf_dyn.applications.controllers", "Constant": "urdf_dyn.applications.controllers",
     "GravityCompensation": "urdf_dyn.applications.controllers",

@@ -36,7 +36,7 @@ from urdf_dyn.errors import StateError
 from urdf_dyn.model import Data
 
 __all__ = ["Actuator", "actuators_of", "actuation_matrix", "constrained_inverse_dynamics", "actuator_forces",
-           "ActuatorForces", "ActuationWarning"]
+           "ActuatorForces", "ActuationWarning", "ActuationPlan"]
 
 
 class ActuationWarning(UserWarning):
@@ -221,9 +221,7 @@ def actuator_forces(model, q, qd, qdd, actuated=None, weights=None, bounds=None,
         if wr.shape not in ((6,), (Q.shape[0], 6)):
             raise StateError(f"f_ext[{link!r}] must have shape (6,) or ({Q.shape[0]}, 6), got {wr.shape}")
         fx[link] = np.broadcast_to(wr, (Q.shape[0], 6))
-    fast = (compiled and bounds is None and not model.mimic and model.is_fixed_base and
-            (not model.loops or model.loop_pack is not None) and not any(lp.damping > 0 for lp in model.loops))
-    if fast:
+    if compiled and bounds is None and _compiled_applies(model):
         U, R, TAU, lam, ranks, dof = _compiled(model, Q, QD, QDD, acts, w, rtol, check, fx)
         LF = _loop_forces(model, lam.T) if model.has_constraints else {}
     else:
@@ -248,6 +246,111 @@ def actuator_forces(model, q, qd, qdd, actuated=None, weights=None, bounds=None,
         LF = {k: v[0] for k, v in LF.items()}
     return ActuatorForces(tuple(a.name for a in acts), tuple(a.unit for a in acts), limits, U, case, rank, dof,
                           R, LF, over, TAU)
+
+
+def _compiled_applies(model):
+    """True when ``constraints._path.actuation_path`` covers the model: no ``<mimic>`` and no URDF+
+    ``<coupling>`` (their rows are not in the compiled loop terms), no universal loop (configuration-dependent
+    T), no damped loop joint (its passive force needs the loop Jacobian), a fixed base (q̇ = v)."""
+    return (not model.mimic and not model.couplings and model.is_fixed_base
+            and (not model.loops or model.loop_pack is not None)
+            and not any(lp.damping > 0 for lp in model.loops))
+
+
+class ActuationPlan:
+    """Actuator forces (RBDA eq. 8.63) at one state after another — a controller's or a simulator's call —
+    with everything that depends only on the model and the actuator set prepared once: the actuators, the
+    packed loop rows and the actuator columns of ``constraints._path.actuation_path``, and its work arrays.
+
+    ``forces(q, q̇, q̈)`` equals ``actuator_forces(model, q, q̇, q̈, actuated, weights, rtol=rtol,
+    check=check).u`` bit for bit (the same compiled path on the same inputs, URDF damping and springs
+    included); it only skips the per-call set-up and the pin loads' bookkeeping. Where the compiled path does
+    not apply (``<mimic>``, ``<coupling>``, a universal or damped loop joint), and at a state where it
+    defers to the reference's SVD (A not clearly of full rank) or meets a non-finite value, it calls
+    ``actuator_forces`` itself, which then also raises its errors. A plan reuses its work arrays: one plan
+    per thread (each controller builds its own).
+
+    Args:
+        model: the Model. actuated, weights, rtol, check: as ``actuator_forces`` (no ``bounds``, no
+            ``f_ext``; no warnings are issued).
+    Methods:
+        forces(q, qd, qdd) -> u (p,) [N | N m]: q, q̇, q̈ (nv,) one consistent state.
+        joint_forces(q, qd, qdd) -> τ = B u (nv,) [N m | N]: the generalised forces the actuators apply
+            (tree actuators: u on their joint; actuated loop joints: the column (^{Fp}X_0 (J_s − J_p))ᵀ S).
+    Raises StateError for a state of the wrong shape (and, from ``actuator_forces``, a non-finite or —
+    with ``check`` — inconsistent one); KeyError for an unknown actuator name; ValueError for a weight ≤ 0."""
+
+    def __init__(self, model, actuated=None, weights=None, rtol=1e-6, check=True):
+        self.model, self.actuated, self.rtol, self.check = model, actuated, float(rtol), bool(check)
+        self.acts = actuators_of(model, actuated)
+        p, n = len(self.acts), model.nv
+        w = np.ones(p) if weights is None else np.broadcast_to(np.asarray(weights, float), (p,))
+        if np.any(w <= 0):
+            raise ValueError("actuator weights must be > 0")
+        self.weights = np.ascontiguousarray(w, float)
+        self.compiled = _compiled_applies(model)
+        cols = np.array([model.joint_index(a.joint) if a.kind == "joint" else -1 for a in self.acts], np.int64)
+        self._tree = np.flatnonzero(cols >= 0)            # actuators on tree joints: τ[col] = u
+        self._tree_cols = cols[self._tree]
+        self._loop = np.flatnonzero(cols < 0)             # actuated loop joints: τ += B_c u_c
+        if not self.compiled:
+            return
+        from urdf_dyn.constraints import _path
+        self._kernel = _path.actuation_path
+        static, pref = _path_inputs(model, self.acts)
+        nrows = static[8]
+        self._X = np.zeros((3, 1, n))                     # q, q̇, q̈ of the one state (C-contiguous rows)
+        self._TAU, self._U = np.zeros((1, n)), np.zeros((1, p))
+        self._RANK, self._FALL, self._info = np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(3, np.int64)
+        # actuation_path's arguments: (model, loop rows, actuator columns) + (Q, QD, QDD, f_ext) + (τᵃ) + the rest
+        self._head = (model.parent, model.jtype, model.axis, model.X_tree, model.I, model.a0, *static,
+                      self._X[0], self._X[1], self._X[2], model.f_ext_zero)
+        self._tail = (pref, self.weights, self.rtol, self.check, 1e-6, self._TAU, self._U, np.zeros((1, n)),
+                      np.zeros((1, nrows)), self._RANK, np.empty((1, n, n)), self._FALL, self._info)
+        if len(self._loop):                               # B's loop columns: rows S_cᵀ ^{Fp}X_0 (J_s − J_p)
+            row_loop, row_T = static[6][nrows:], np.ascontiguousarray(static[7][nrows:])
+            self._bcols = (static[:6], row_loop, row_T, np.zeros((len(row_loop), n)), np.zeros(len(row_loop)),
+                           np.zeros(len(row_loop)), np.zeros(len(row_loop)))
+
+    def _state(self, q, qd, qdd):
+        n = self.model.nv
+        for name, x in (("q", q), ("qd", qd), ("qdd", qdd)):
+            if np.shape(x) != (n,):
+                raise StateError(f"{name} must have shape ({n},), one state; got {np.shape(x)}")
+
+    def forces(self, q, qd, qdd):
+        """Actuator forces u (p,) [N | N m] at one consistent state (class docstring)."""
+        self._state(q, qd, qdd)
+        X = self._X if self.compiled else None
+        try:
+            if X is not None:
+                X[0, 0], X[1, 0], X[2, 0] = q, qd, qdd
+        except (TypeError, ValueError):        # not numbers: actuator_forces names the argument
+            X = None
+        if X is not None and np.isfinite(X).all():
+            self._FALL[0] = 0
+            self._kernel(*self._head, passive_forces(self.model, X[0], X[1]), *self._tail)
+            if self._info[0] == 0 and not self._FALL[0] and np.isfinite(self._TAU).all():
+                return self._U[0].copy()
+        return actuator_forces(self.model, q, qd, qdd, self.actuated, self.weights, rtol=self.rtol,
+                               check=self.check, warn=False).u
+
+    def joint_forces(self, q, qd, qdd):
+        """τ = B u (nv,) [N m | N]: the actuators' generalised forces at one consistent state."""
+        u = self.forces(q, qd, qdd)
+        tau = np.zeros(self.model.nv)
+        tau[self._tree_cols] = u[self._tree]
+        if len(self._loop):
+            if self.compiled:
+                from urdf_dyn.constraints._kernels import loop_terms
+                lp, row_loop, row_T, Bt, k, vJ, dl = self._bcols
+                m = self.model
+                loop_terms(m.parent, m.jtype, m.axis, m.X_tree, np.ascontiguousarray(q, float), np.zeros(m.nv), *lp,
+                           row_loop, row_T, Bt, k, vJ, dl)
+                tau += Bt.T @ u[self._loop]
+            else:
+                tau += actuation_matrix(self.model, q, [self.acts[c] for c in self._loop]) @ u[self._loop]
+        return tau
 
 
 def _reference(model, Q, QD, QDD, acts, w, bounds, rtol, check, fx):
@@ -278,12 +381,12 @@ def _reference(model, Q, QD, QDD, acts, w, bounds, rtol, check, fx):
     return U, (R if R is not None else np.zeros((0, 0))), TAU, LAM, ranks, (dof or 0)
 
 
-def _compiled(model, Q, QD, QDD, acts, w, rtol, check, fx):
-    """The compiled path (``constraints._path.actuation_path``), every state in one call."""
-    from urdf_dyn.algorithms.dynamics import _f_ext_body
-    from urdf_dyn.constraints import _path
-    N, n = Q.shape
-    p = len(acts)
+def _path_inputs(model, acts):
+    """The inputs of ``constraints._path.actuation_path`` that depend only on the model and the actuators, in
+    its argument order: (lp_p, lp_s, lp_XP, lp_XS, lp_axis, lp_mode, row_loop, row_T, nrows, act_col), and
+    pref (nv,) bool, the independent coordinates that complete pivoting takes last (RBDA §8.8). row_loop and
+    row_T hold the constraint rows, then one row (the motion axis S in Fp) per actuated loop joint."""
+    n, p = model.nv, len(acts)
     pack = model.loop_pack if model.loops else None
     nrows = len(pack["row_loop"]) if pack is not None else 0
     loops = {lp.name: i for i, lp in enumerate(model.loops)}
@@ -305,14 +408,25 @@ def _compiled(model, Q, QD, QDD, acts, w, rtol, check, fx):
               np.zeros((0, 3)), np.zeros(0, np.int64))
     pref = np.zeros(n, np.bool_)
     pref[[model.joint_index(j) for j in model.independent]] = True
+    return (*lp, row_loop, row_T, nrows, act_col), pref
+
+
+def _compiled(model, Q, QD, QDD, acts, w, rtol, check, fx):
+    """The compiled path (``constraints._path.actuation_path``), every state in one call."""
+    from urdf_dyn.algorithms.dynamics import _f_ext_body
+    from urdf_dyn.constraints import _path
+    N, n = Q.shape
+    p = len(acts)
+    static, pref = _path_inputs(model, acts)
+    nrows = static[8]
     tau_a = np.ascontiguousarray(np.broadcast_to(passive_forces(model, Q, QD), (N, n)))
     fb = _f_ext_body(model, fx, N) if fx else model.f_ext_zero
     TAU, U, RES, LAM = np.zeros((N, n)), np.zeros((N, p)), np.zeros((N, n)), np.zeros((N, nrows))
     RANK, info = np.zeros(N, np.int64), np.zeros(3, np.int64)
     GALL, FALL = np.empty((N, n, n)), np.zeros(N, np.int64)   # G is read back only where FALL
-    _path.actuation_path(model.parent, model.jtype, model.axis, model.X_tree, model.I, model.a0, *lp, row_loop,
-                         row_T, nrows, act_col, Q, QD, QDD, np.ascontiguousarray(fb), tau_a, pref,
-                         np.ascontiguousarray(w, float), rtol, check, 1e-6, TAU, U, RES, LAM, RANK, GALL, FALL, info)
+    _path.actuation_path(model.parent, model.jtype, model.axis, model.X_tree, model.I, model.a0, *static, Q, QD,
+                         QDD, np.ascontiguousarray(fb), tau_a, pref, np.ascontiguousarray(w, float), rtol, check,
+                         1e-6, TAU, U, RES, LAM, RANK, GALL, FALL, info)
     if info[0] == 1:
         i = int(info[1])
         st, K, k = constraint_terms(model, Q[i], QD[i])

@@ -35,28 +35,39 @@ class Constant:
         return self.tau.copy()
 
 
-def _through_actuators(model, q, qd, qdd):
-    """τ = B u with u the actuator forces that produce q̈ (projected onto K q̈ = k) at (q, q̇): RBDA eq. 8.63."""
-    from urdf_dyn.applications.actuators import actuation_matrix, actuator_forces, actuators_of
+def _through_actuators(model, plan, q, qd, qdd):
+    """τ = B u with u the actuator forces that produce q̈ (projected onto K q̈ = k) at (q, q̇): RBDA eq. 8.63.
+    ``plan``: the model's ``ActuationPlan`` (built once per controller, not per call)."""
     from urdf_dyn.constraints.loops import loop_constraints
     K, k = loop_constraints(model, q, qd)
     if K.size:
         qdd = qdd + np.linalg.lstsq(K, k - K @ qdd, rcond=1e-9)[0]
-    af = actuator_forces(model, q, qd, qdd, check=False, warn=False)
-    return actuation_matrix(model, q, actuators_of(model)) @ af.u
+    return plan.joint_forces(q, qd, qdd)
+
+
+def _plan(model):
+    """The ``ActuationPlan`` of a closed-loop model's default actuators (no consistency check: a simulator's
+    state drifts by its Baumgarte-corrected residual), or None for a tree."""
+    if not model.has_constraints:
+        return None
+    from urdf_dyn.applications.actuators import ActuationPlan
+    return ActuationPlan(model, check=False)
 
 
 class GravityCompensation:
     """Holds the robot against gravity; it then moves only by its initial velocity. Tree: τ = g(q).
     Closed loops: the actuator forces that hold the machine at rest at q, τ = B u (module docstring); passive
-    joints get none."""
+    joints get none. At rest (q̇ = 0) the loops' velocity term k is zero, so q̈ = 0 already satisfies
+    K q̈ = k and no projection is needed: one compiled call per state (``ActuationPlan``)."""
 
     def __init__(self, model):
         self.model = model
+        self._plan = _plan(model)
+        self._rest = np.zeros(model.nv)
 
     def __call__(self, t, q, qd):
-        if self.model.has_constraints:
-            return _through_actuators(self.model, q, np.zeros_like(q), np.zeros_like(q))
+        if self._plan is not None:
+            return self._plan.joint_forces(q, self._rest, self._rest)
         return gravity_torques(self.model, q)
 
 
@@ -69,10 +80,11 @@ class ComputedTorque:
     def __init__(self, model, trajectory, kp=100.0, kd=20.0):
         self.model, self.trajectory = model, trajectory
         self.kp, self.kd = np.asarray(kp, float), np.asarray(kd, float)
+        self._plan = _plan(model)
 
     def __call__(self, t, q, qd):
         qr, qdr, qddr = self.trajectory(t)
         a = qddr + self.kd * (qdr - qd) + self.kp * (qr - q)
         if self.model.has_constraints:
-            return _through_actuators(self.model, q, qd, a)
+            return _through_actuators(self.model, self._plan, q, qd, a)
         return inverse_dynamics(self.model, q, qd, a)
