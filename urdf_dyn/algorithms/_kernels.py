@@ -442,20 +442,6 @@ def _aba_c(parent, jtype, iq, axis, Et, rt, S, I, a0, q, qd, tau, f_ext, qdd, n0
                 a[i, k] = w1[k] + S[i, k] * qdd[n, i - 1]
 
 
-@njit(cache=True)
-def _finite_row(x):
-    for j in range(x.shape[1]):
-        if not np.isfinite(x[0, j]):
-            return False
-    return True
-
-
-@njit(cache=True)
-def _finite_rows(q, qd, x):
-    """True if the first rows of q (1, nq), qd and x (1, nv) hold only finite numbers."""
-    return _finite_row(q) and _finite_row(qd) and _finite_row(x)
-
-
 @njit(cache=True, inline="always")
 def _unpack(ib, fb):
     """The model arrays packed by ``Model.kernel_pack`` (two flat arrays, so that a call from Python type-checks
@@ -506,33 +492,46 @@ def _aba_p(ib, fb, q, qd, tau, f_ext, qdd, n0, n1):
 
 
 @njit(cache=True)
+def _finite(x):
+    for j in range(x.shape[0]):
+        if not np.isfinite(x[j]):
+            return False
+    return True
+
+
+@njit(cache=True)
 def rnea1(ib, fb, q, qd, qdd, tau):
     """One state, no external force, with status: 0 ok, 1 non-finite input, 2 non-finite result (the caller
-    explains). q (1, nq); qd, qdd, tau (1, nv)."""
-    if not _finite_rows(q, qd, qdd):
+    explains). q (nq,); qd, qdd, tau (nv,), all C-contiguous."""
+    if not (_finite(q) and _finite(qd) and _finite(qdd)):
         return 1
-    _rnea_p(ib, fb, q, qd, qdd, np.zeros((1, ib.shape[0] // 3, 6)), tau, 0, 1)
-    return 0 if _finite_row(tau) else 2
+    nv = qd.shape[0]
+    _rnea_p(ib, fb, q.reshape((1, q.shape[0])), qd.reshape((1, nv)), qdd.reshape((1, nv)),
+            np.zeros((1, ib.shape[0] // 3, 6)), tau.reshape((1, nv)), 0, 1)
+    return 0 if _finite(tau) else 2
 
 
 @njit(cache=True)
 def aba1(ib, fb, q, qd, tau, qdd):
     """One state with status, as rnea1."""
-    if not _finite_rows(q, qd, tau):
+    if not (_finite(q) and _finite(qd) and _finite(tau)):
         return 1
-    _aba_p(ib, fb, q, qd, tau, np.zeros((1, ib.shape[0] // 3, 6)), qdd, 0, 1)
-    return 0 if _finite_row(qdd) else 2
+    nv = qd.shape[0]
+    _aba_p(ib, fb, q.reshape((1, q.shape[0])), qd.reshape((1, nv)), tau.reshape((1, nv)),
+           np.zeros((1, ib.shape[0] // 3, 6)), qdd.reshape((1, nv)), 0, 1)
+    return 0 if _finite(qdd) else 2
 
 
 @njit(cache=True)
 def crba1(ib, fb, q, H):
-    """One state with status, as rnea1. H (1, nv, nv)."""
-    if not _finite_row(q):
+    """One state with status, as rnea1. H (nv, nv)."""
+    if not _finite(q):
         return 1
-    _crba_p(ib, fb, q, H, 0, 1)
-    for i in range(H.shape[1]):
-        for j in range(H.shape[2]):
-            if not np.isfinite(H[0, i, j]):
+    nv = H.shape[0]
+    _crba_p(ib, fb, q.reshape((1, q.shape[0])), H.reshape((1, nv, nv)), 0, 1)
+    for i in range(nv):
+        for j in range(nv):
+            if not np.isfinite(H[i, j]):
                 return 2
     return 0
 

@@ -24,16 +24,18 @@ __all__ = ["inverse_dynamics", "mass_matrix", "bias_force", "gravity_torques", "
            "kinetic_energy", "potential_energy", "coordinate_parents"]
 
 
+_F8 = np.dtype(np.float64)
+
+
 def _plain(model, *xs):
-    """The arguments (q first, then velocity-space arrays) as (1, n) views if each is already a C-contiguous
-    float64 (nq,) / (nv,) array, else None (then the general, checking path runs)."""
-    out = []
-    for k, x in enumerate(xs):
-        n = model.nq if k == 0 else model.nv
-        if type(x) is not np.ndarray or x.dtype != np.float64 or x.shape != (n,) or not x.flags.c_contiguous:
-            return None
-        out.append(x.reshape(1, n))
-    return out
+    """True if the arguments (q first, then velocity-space arrays) are C-contiguous float64 (nq,) / (nv,)
+    arrays, which the single-state kernels take as they are (else the general, checking path runs)."""
+    n = model.nq
+    for x in xs:
+        if x.__class__ is not np.ndarray or x.dtype is not _F8 or x.shape != (n,) or not x.flags.c_contiguous:
+            return False
+        n = model.nv
+    return True
 
 
 def _out(x, single, what="result"):
@@ -65,11 +67,10 @@ def inverse_dynamics(model, q, qd, qdd, f_ext=None):
     """Joint forces τ (nv,) or (N, nv) [N m | N] that produce q̈ at (q, q̇): RNEA, RBDA Table 5.1.
 
     Raises StateError for arrays of the wrong shape or with NaN/inf."""
-    fast = _plain(model, q, qd, qdd) if f_ext is None else None
-    if fast is not None:  # one plain state: checks happen inside the kernel
-        tau = np.empty((1, model.nv))
-        if K.rnea1(*model.kernel_pack, *fast, tau) == 0:
-            return tau[0]
+    if f_ext is None and _plain(model, q, qd, qdd):  # one plain state: checks happen inside the kernel
+        tau = np.empty(model.nv)
+        if K.rnea1(*model.kernel_pack, q, qd, qdd, tau) == 0:
+            return tau
     s, single, N = batch_states(model, q=q, qd=qd, qdd=qdd)
     tau = np.zeros((N, model.nv))
     K.rnea(*model.kernel_pack, s["q"], s["qd"], s["qdd"], _f_ext_body(model, f_ext, N), tau)
@@ -93,11 +94,10 @@ def gravity_torques(model, q):
 def mass_matrix(model, q):
     """Joint-space inertia matrix H(q), (nv, nv) or (N, nv, nv) [kg m² | kg]: CRBA, RBDA Table 6.2.
     Symmetric positive definite for a model whose every body has positive mass or inertia."""
-    fast = _plain(model, q)
-    if fast is not None:  # one plain state: checks happen inside the kernel
-        H = np.zeros((1, model.nv, model.nv))
-        if K.crba1(*model.kernel_pack, fast[0], H) == 0:
-            return H[0]
+    if _plain(model, q):  # one plain state: checks happen inside the kernel
+        H = np.zeros((model.nv, model.nv))
+        if K.crba1(*model.kernel_pack, q, H) == 0:
+            return H
     s, single, N = batch_states(model, q=q)
     H = np.zeros((N, model.nv, model.nv))
     K.crba(*model.kernel_pack, s["q"], H)
@@ -118,11 +118,10 @@ def forward_dynamics(model, q, qd, tau, f_ext=None, algorithm="aba"):
 
     Raises StateError for bad arrays; ValueError for an unknown algorithm; np.linalg.LinAlgError if H is not
     positive definite (a body without mass and inertia at the end of a chain)."""
-    fast = _plain(model, q, qd, tau) if (f_ext is None and algorithm == "aba") else None
-    if fast is not None:  # one plain state: checks happen inside the kernel
-        qdd = np.empty((1, model.nv))
-        if K.aba1(*model.kernel_pack, *fast, qdd) == 0:
-            return qdd[0]
+    if f_ext is None and algorithm == "aba" and _plain(model, q, qd, tau):  # checks happen inside the kernel
+        qdd = np.empty(model.nv)
+        if K.aba1(*model.kernel_pack, q, qd, tau, qdd) == 0:
+            return qdd
     s, single, N = batch_states(model, q=q, qd=qd, tau=tau)
     fb = _f_ext_body(model, f_ext, N)
     qdd = np.zeros((N, model.nv))
