@@ -44,7 +44,7 @@ def _mtv(E, x, out):  # out = Eᵀ x
         out[i] = E[0, i] * x[0] + E[1, i] * x[1] + E[2, i] * x[2]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _xup(jtype, axis, q, iq, Et, rt, E, r):
     """^iX_λ(i) = X_J(q) X_tree as (E, r), by the composition rule plux(E1, r1)·plux(E2, r2) =
     plux(E1 E2, r2 + E2ᵀ r1) (RBDA §2.8). q is the state's position row, iq this body's first coordinate in
@@ -144,6 +144,32 @@ def _Imul(I, v, out):
         out[i] = acc
 
 
+@njit(cache=True, inline="always")
+def _Imul_rb(m, h, J, v, out, t):
+    """out = I v for a rigid-body inertia kept as (m, h = m c, Ī about the origin): [Ī ω + h × v; m v − h × ω]
+    (RBDA eq. 2.63), 24 multiply-adds instead of 36; t (3,) scratch."""
+    _cross(h, v[3:], t)
+    for k in range(3):
+        out[k] = J[k, 0] * v[0] + J[k, 1] * v[1] + J[k, 2] * v[2] + t[k]
+    _cross(h, v[:3], t)
+    for k in range(3):
+        out[3 + k] = m * v[3 + k] - t[k]
+
+
+@njit(cache=True)
+def _rigid_body_form(I):
+    """(m (NB+1,), h (NB+1, 3), Ī (NB+1, 3, 3)) of spatial inertias I (NB+1, 6, 6) = [[Ī, h×], [h×ᵀ, m 1]]."""
+    n = I.shape[0]
+    m, h, J = np.zeros(n), np.zeros((n, 3)), np.zeros((n, 3, 3))
+    for i in range(n):
+        m[i] = I[i, 3, 3]
+        h[i, 0], h[i, 1], h[i, 2] = I[i, 2, 4], I[i, 0, 5], I[i, 1, 3]
+        for a in range(3):
+            for b in range(3):
+                J[i, a, b] = I[i, a, b]
+    return m, h, J
+
+
 @njit(cache=True)
 def _split_tree(X_tree):
     """(E, r) of every X_tree (NB+1, 6, 6)."""
@@ -200,16 +226,18 @@ def _rnea(parent, jtype, axis, X_tree, I, a0, q, qd, qdd, f_ext, tau, n0, n1):
     """Recursive Newton-Euler inverse dynamics, RBDA Table 5.1, for states n0 ≤ n < n1.
 
     a0 (6,) is the base acceleration −a_grav; f_ext (Nf, NB+1, 6) external forces in body coordinates
-    (Nf = 1 or N). Writes tau (N, NB)."""
+    (Nf = 1 or N; 0 for none). Writes tau (N, NB)."""
     Et, rt = _split_tree(X_tree)
-    _rnea_c(parent, jtype, q_indices(jtype), axis, Et, rt, _subspaces(jtype, axis), I, a0, q, qd, qdd, f_ext, tau,
-            n0, n1)
+    mI, hI, JI = _rigid_body_form(I)
+    _rnea_c(parent, jtype, q_indices(jtype), axis, Et, rt, _subspaces(jtype, axis), mI, hI, JI, a0, q, qd, qdd,
+            f_ext, tau, n0, n1)
 
 
 @njit(cache=True)
-def _rnea_c(parent, jtype, iq, axis, Et, rt, S, I, a0, q, qd, qdd, f_ext, tau, n0, n1):
+def _rnea_c(parent, jtype, iq, axis, Et, rt, S, mI, hI, JI, a0, q, qd, qdd, f_ext, tau, n0, n1):
     """RNEA on the precomputed model arrays (``Model.kernel_pack``): iq (NB+1,) q indices, Et (NB+1, 3, 3),
-    rt (NB+1, 3) the tree transforms as (E, r), S (NB+1, 6) motion subspaces."""
+    rt (NB+1, 3) the tree transforms as (E, r), S (NB+1, 6) motion subspaces, the inertias as (m, h, Ī)
+    (``_rigid_body_form``)."""
     NB = parent.shape[0] - 1
     E = np.zeros((NB + 1, 3, 3))
     r = np.zeros((NB + 1, 3))
@@ -221,28 +249,41 @@ def _rnea_c(parent, jtype, iq, axis, Et, rt, S, I, a0, q, qd, qdd, f_ext, tau, n
     t1 = np.zeros(3)
     t2 = np.zeros(3)
     vb = np.zeros((NB + 1, 6))
+    nfx = f_ext.shape[0]  # 0: no external forces
     for n in range(n0, n1):
-        nf = n if f_ext.shape[0] > 1 else 0
+        nf = n if nfx > 1 else 0
         qn = q[n]
         a[0] = a0
         for i in range(1, NB + 1):
             p = parent[i]
-            _xup(jtype[i], axis[i], qn, iq[i], Et[i], rt[i], E[i], r[i])
+            ji = jtype[i]
+            _xup(ji, axis[i], qn, iq[i], Et[i], rt[i], E[i], r[i])
             _xmv(E[i], r[i], v[p], v[i], t1)                       # v_i = X v_λ + S q̇
-            _group_base(jtype[i], v[i], vb[p], vb[i])
             _xmv(E[i], r[i], a[p], a[i], t1)                       # a_i = X a_λ + S q̈ + (X v_λ) × S q̇
             qdi, qddi = qd[n, i - 1], qdd[n, i - 1]
             for k in range(6):
-                v[i, k] += S[i, k] * qdi
                 w1[k] = S[i, k] * qdi
-            _crm_mul(vb[i], w1, w2)
+            if is_sub(ji):                                          # the joint's X v_λ (module docstring)
+                for k in range(6):
+                    vb[i, k] = vb[p, k]
+                _crm_mul(vb[i], w1, w2)
+            else:
+                if ji == FREE or ji == PLANAR:
+                    for k in range(6):
+                        vb[i, k] = v[i, k]
+                _crm_mul(v[i], w1, w2)
             for k in range(6):
+                v[i, k] += w1[k]
                 a[i, k] += S[i, k] * qddi + w2[k]
-            _Imul(I[i], a[i], f[i])                                 # f_i = I a + v ×* I v − f_ext
-            _Imul(I[i], v[i], w1)
+            _Imul_rb(mI[i], hI[i], JI[i], a[i], f[i], t1)           # f_i = I a + v ×* I v − f_ext
+            _Imul_rb(mI[i], hI[i], JI[i], v[i], w1, t1)
             _crf_mul(v[i], w1, w2)
-            for k in range(6):
-                f[i, k] += w2[k] - f_ext[nf, i, k]
+            if nfx:
+                for k in range(6):
+                    f[i, k] += w2[k] - f_ext[nf, i, k]
+            else:
+                for k in range(6):
+                    f[i, k] += w2[k]
         for i in range(NB, 0, -1):
             acc = 0.0
             for k in range(6):
@@ -393,8 +434,9 @@ def _aba_c(parent, jtype, iq, axis, Et, rt, S, I, a0, q, qd, tau, f_ext, qdd, n0
     Xs = np.zeros((6, 6))
     Ms = np.zeros((6, 6))
     vb = np.zeros((NB + 1, 6))
+    nfx = f_ext.shape[0]  # 0: no external forces
     for n in range(n0, n1):
-        nf = n if f_ext.shape[0] > 1 else 0
+        nf = n if nfx > 1 else 0
         qn = q[n]
         for i in range(1, NB + 1):
             p = parent[i]
@@ -408,8 +450,9 @@ def _aba_c(parent, jtype, iq, axis, Et, rt, S, I, a0, q, qd, tau, f_ext, qdd, n0
             IA[i] = I[i]
             _Imul(I[i], v[i], w1)
             _crf_mul(v[i], w1, pA[i])                             # p^A_i = v ×* I v − f_ext
-            for k in range(6):
-                pA[i, k] -= f_ext[nf, i, k]
+            if nfx:
+                for k in range(6):
+                    pA[i, k] -= f_ext[nf, i, k]
         for i in range(NB, 0, -1):
             _Imul(IA[i], S[i], U[i])                              # U = I^A S
             acc = 0.0
@@ -445,7 +488,8 @@ def _aba_c(parent, jtype, iq, axis, Et, rt, S, I, a0, q, qd, tau, f_ext, qdd, n0
 @njit(cache=True, inline="always")
 def _unpack(ib, fb):
     """The model arrays packed by ``Model.kernel_pack`` (two flat arrays, so that a call from Python type-checks
-    two arguments instead of nine): ib = [parent | jtype | iq], fb = [axis | E_tree | r_tree | S | I | a0]."""
+    two arguments instead of nine): ib = [parent | jtype | iq], fb = [axis | E_tree | r_tree | S | I | a0 | m |
+    h | Ī]."""
     n = ib.shape[0] // 3
     parent, jtype, iq = ib[:n], ib[n:2 * n], ib[2 * n:]
     o = 0
@@ -459,7 +503,14 @@ def _unpack(ib, fb):
     o += 6 * n
     I = fb[o:o + 36 * n].reshape((n, 6, 6))
     o += 36 * n
-    return parent, jtype, iq, axis, Et, rt, S, I, fb[o:o + 6]
+    a0 = fb[o:o + 6]
+    o += 6
+    mI = fb[o:o + n]
+    o += n
+    hI = fb[o:o + 3 * n].reshape((n, 3))
+    o += 3 * n
+    JI = fb[o:o + 9 * n].reshape((n, 3, 3))
+    return parent, jtype, iq, axis, Et, rt, S, I, a0, mI, hI, JI
 
 
 def pack(parent, jtype, axis, X_tree, I, a0):
@@ -468,26 +519,28 @@ def pack(parent, jtype, axis, X_tree, I, a0):
     Et, rt = _split_tree(np.ascontiguousarray(X_tree, float))
     ib = np.concatenate([np.asarray(parent, np.int64), jtype, q_indices(jtype)])
     axis = np.ascontiguousarray(axis, float)
+    I = np.ascontiguousarray(I, float)
+    mI, hI, JI = _rigid_body_form(I)
     fb = np.concatenate([axis.ravel(), Et.ravel(), rt.ravel(), _subspaces(jtype, axis).ravel(),
-                         np.asarray(I, float).ravel(), np.asarray(a0, float).ravel()])
+                         I.ravel(), np.asarray(a0, float).ravel(), mI, hI.ravel(), JI.ravel()])
     return ib, fb
 
 
 @njit(cache=True)
 def _rnea_p(ib, fb, q, qd, qdd, f_ext, tau, n0, n1):
-    parent, jtype, iq, axis, Et, rt, S, I, a0 = _unpack(ib, fb)
-    _rnea_c(parent, jtype, iq, axis, Et, rt, S, I, a0, q, qd, qdd, f_ext, tau, n0, n1)
+    parent, jtype, iq, axis, Et, rt, S, I, a0, mI, hI, JI = _unpack(ib, fb)
+    _rnea_c(parent, jtype, iq, axis, Et, rt, S, mI, hI, JI, a0, q, qd, qdd, f_ext, tau, n0, n1)
 
 
 @njit(cache=True)
 def _crba_p(ib, fb, q, H, n0, n1):
-    parent, jtype, iq, axis, Et, rt, S, I, a0 = _unpack(ib, fb)
+    parent, jtype, iq, axis, Et, rt, S, I, a0, mI, hI, JI = _unpack(ib, fb)
     _crba_c(parent, jtype, iq, axis, Et, rt, S, I, q, H, n0, n1)
 
 
 @njit(cache=True)
 def _aba_p(ib, fb, q, qd, tau, f_ext, qdd, n0, n1):
-    parent, jtype, iq, axis, Et, rt, S, I, a0 = _unpack(ib, fb)
+    parent, jtype, iq, axis, Et, rt, S, I, a0, mI, hI, JI = _unpack(ib, fb)
     _aba_c(parent, jtype, iq, axis, Et, rt, S, I, a0, q, qd, tau, f_ext, qdd, n0, n1)
 
 
@@ -507,7 +560,7 @@ def rnea1(ib, fb, q, qd, qdd, tau):
         return 1
     nv = qd.shape[0]
     _rnea_p(ib, fb, q.reshape((1, q.shape[0])), qd.reshape((1, nv)), qdd.reshape((1, nv)),
-            np.zeros((1, ib.shape[0] // 3, 6)), tau.reshape((1, nv)), 0, 1)
+            np.zeros((0, ib.shape[0] // 3, 6)), tau.reshape((1, nv)), 0, 1)
     return 0 if _finite(tau) else 2
 
 
@@ -518,7 +571,7 @@ def aba1(ib, fb, q, qd, tau, qdd):
         return 1
     nv = qd.shape[0]
     _aba_p(ib, fb, q.reshape((1, q.shape[0])), qd.reshape((1, nv)), tau.reshape((1, nv)),
-           np.zeros((1, ib.shape[0] // 3, 6)), qdd.reshape((1, nv)), 0, 1)
+           np.zeros((0, ib.shape[0] // 3, 6)), qdd.reshape((1, nv)), 0, 1)
     return 0 if _finite(qdd) else 2
 
 

@@ -47,7 +47,7 @@ def _out(x, single, what="result"):
 def _f_ext_body(model, f_ext, N):
     """External link wrenches -> (Nf, NB+1, 6) forces in body coordinates."""
     if not f_ext:
-        return np.zeros((1, model.NB + 1, 6))
+        return np.zeros((0, model.NB + 1, 6))  # the kernels' "no external forces"
     rows = [np.asarray(w, float) for w in f_ext.values()]
     Nf = max(1 if r.ndim == 1 else r.shape[0] for r in rows)
     if Nf not in (1, N):

@@ -43,7 +43,7 @@ TYPE_CODES = {"revolute": REVOLUTE, "continuous": REVOLUTE, "prismatic": PRISMAT
 NQ = {REVOLUTE: 1, PRISMATIC: 1, FREE: 7, PLANAR: 3, SUB_R: 0, SUB_P: 0}
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def is_sub(jtype):
     """True for the sub-bodies of a multi-dof joint (they continue the joint of the body before them)."""
     return jtype == SUB_R or jtype == SUB_P

@@ -88,7 +88,7 @@ def base_reaction(model, Q, QD=None, QDD=None, f_ext=None) -> np.ndarray:
     N = Q.shape[0]
     QD = np.zeros_like(Q) if QD is None else as_batch(QD, "QD", n, N)[0]
     QDD = np.zeros_like(Q) if QDD is None else as_batch(QDD, "QDD", n, N)[0]
-    fx = _f_ext_body(model, f_ext, N)               # (1 or N, NB+1, 6) in body coordinates
+    fx = _f_ext_body(model, f_ext, N)               # (0 = none, 1 or N, NB+1, 6) in body coordinates
     # the sum in root coordinates, all N states and bodies at once: ^0X_i from the body poses (T_i = pose of
     # body i), S_i and I_i in root coordinates (eq. 2.66: I = ^0X_i^* I_i ^iX_0), then v_i = v_λ(i) + S_i q̇_i,
     # a_i = a_λ(i) + S_i q̈_i + v_i × S_i q̇_i (RBDA Table 5.1 in base coordinates, a_0 = −a_grav) and
@@ -124,7 +124,8 @@ def base_reaction(model, Q, QD=None, QDD=None, f_ext=None) -> np.ndarray:
     f = (I0 @ a[..., None])[..., 0]
     if moving:
         f += _crf(v, (I0 @ v[..., None])[..., 0])
-    f -= (np.swapaxes(iX0, -1, -2) @ fx[..., None])[..., 0]    # ^0X_i^* f_ext = (^iX_0)ᵀ f_ext
+    if fx.shape[0]:
+        f -= (np.swapaxes(iX0, -1, -2) @ fx[..., None])[..., 0]    # ^0X_i^* f_ext = (^iX_0)ᵀ f_ext
     out = f.sum(axis=1)
     if not np.all(np.isfinite(out)):
         raise StateError("the base reaction is not finite: the inputs are out of any physical range")
