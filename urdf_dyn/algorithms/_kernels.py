@@ -293,31 +293,43 @@ def _rnea_c(parent, jtype, iq, axis, Et, rt, S, mI, hI, JI, a0, q, qd, qdd, f_ex
                 _xtf_add(E[i], r[i], f[i], f[parent[i]], t1, t2)    # f_λ += Xᵀ f_i
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _xt_I_x(E, r, IA, out, X, M):
-    """out += Xᵀ IA X for X = (E, r) = [[E, 0], [−E r×, E]] (RBDA eq. 2.66's transform of an inertia);
+    """out += Xᵀ IA X for X = (E, r) = [[E, 0], [−E r×, E]] and a symmetric IA = [[A, B], [Bᵀ, C]] (RBDA
+    eq. 2.66's transform of an inertia, in 3×3 blocks): with A' = EᵀAE, B' = EᵀBE, C' = EᵀCE,
+    out += [[A' − B' r× + r× B'ᵀ − r× C' r×, B' + r× C'], [(B' + r× C')ᵀ, C']].
     X and M are (6, 6) scratch arrays, so nothing is allocated."""
+    # M = IA-block congruences: M[:3,:3] = A', M[:3,3:] = B', M[3:,3:] = C' (via X as 3×3 scratch rows)
+    for blk in range(3):
+        ro = 0 if blk < 2 else 3
+        co = 0 if blk == 0 else 3
+        for i in range(3):              # X[i, j] = (block E)_ij
+            for j in range(3):
+                X[i, j] = IA[ro + i, co + 0] * E[0, j] + IA[ro + i, co + 1] * E[1, j] + IA[ro + i, co + 2] * E[2, j]
+        for i in range(3):
+            for j in range(3):
+                M[ro + i, co + j] = E[0, i] * X[0, j] + E[1, i] * X[1, j] + E[2, i] * X[2, j]
+    # P = r× C' (rows of X[3:, 3:]), Q = r× B'ᵀ (X[3:, :3])
+    for j in range(3):
+        c0, c1, c2 = M[3, 3 + j], M[4, 3 + j], M[5, 3 + j]
+        X[3, 3 + j] = r[1] * c2 - r[2] * c1
+        X[4, 3 + j] = r[2] * c0 - r[0] * c2
+        X[5, 3 + j] = r[0] * c1 - r[1] * c0
+        b0, b1, b2 = M[j, 3], M[j, 4], M[j, 5]  # column j of B'ᵀ = row j of B'
+        X[3, j] = r[1] * b2 - r[2] * b1
+        X[4, j] = r[2] * b0 - r[0] * b2
+        X[5, j] = r[0] * b1 - r[1] * b0
     for i in range(3):
         for j in range(3):
-            X[i, j] = E[i, j]
-            X[3 + i, 3 + j] = E[i, j]
-            X[i, 3 + j] = 0.0
-    for i in range(3):  # −E r× : column j of r× is r × e_j
-        X[3 + i, 0] = -(E[i, 1] * r[2] - E[i, 2] * r[1])
-        X[3 + i, 1] = -(E[i, 2] * r[0] - E[i, 0] * r[2])
-        X[3 + i, 2] = -(E[i, 0] * r[1] - E[i, 1] * r[0])
-    for i in range(6):
-        for j in range(6):
-            acc = 0.0
-            for k in range(6):
-                acc += IA[i, k] * X[k, j]
-            M[i, j] = acc
-    for i in range(6):
-        for j in range(6):
-            acc = 0.0
-            for k in range(6):
-                acc += X[k, i] * M[k, j]
-            out[i, j] += acc
+            # (B' r×)_ij = Σ_k B'_ik (r×)_kj
+            br = M[i, 3 + (j + 1) % 3] * r[(j + 2) % 3] - M[i, 3 + (j + 2) % 3] * r[(j + 1) % 3]
+            # (r× C' r×)_ij = (P r×)_ij with P = r× C'
+            pr = X[3 + i, 3 + (j + 1) % 3] * r[(j + 2) % 3] - X[3 + i, 3 + (j + 2) % 3] * r[(j + 1) % 3]
+            out[i, j] += M[i, j] - br + X[3 + i, j] - pr
+            v = M[i, 3 + j] + X[3 + i, 3 + j]
+            out[i, 3 + j] += v
+            out[3 + j, i] += v
+            out[3 + i, 3 + j] += M[3 + i, 3 + j]
 
 
 @njit(cache=True)
