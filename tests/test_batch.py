@@ -5,7 +5,7 @@ import pytest
 
 import urdf_dyn as ud
 from _robots import UR5E_XACRO
-from urdf_dyn.algorithms import _kernels
+from urdf_dyn.algorithms import _calls
 
 
 @pytest.fixture(scope="module")
@@ -20,7 +20,7 @@ def test_parallel_batches_match_pinocchio_and_single_calls(ur5e):
     pm = pin.buildModelFromXML(ur5e.urdf_xml)
     pd = pm.createData()
     perm = [ur5e.joint_index(pm.names[i]) for i in range(1, pm.njoints)]
-    N = _kernels.PARALLEL_MIN_BATCH + 37  # parallel, and not a multiple of the chunk count
+    N = _calls.PARALLEL_MIN_BATCH + 37  # parallel, and not a multiple of the chunk count
     rng = np.random.default_rng(9)
     Q, QD, QDD = rng.uniform(-np.pi, np.pi, (3, N, 6))
     tau = ud.inverse_dynamics(ur5e, Q, QD, QDD)
@@ -39,7 +39,7 @@ def test_parallel_batches_match_pinocchio_and_single_calls(ur5e):
 
 
 def test_external_forces_in_a_parallel_batch(ur5e):
-    N = _kernels.PARALLEL_MIN_BATCH + 5
+    N = _calls.PARALLEL_MIN_BATCH + 5
     rng = np.random.default_rng(3)
     Q = rng.uniform(-1, 1, (N, 6))
     W = rng.normal(size=(N, 6))

@@ -312,8 +312,8 @@ class Model:
     @functools.cached_property
     def kernel_pack(self) -> tuple:
         """(ib, fb): the tree arrays packed into one int64 and one float64 array for the compiled kernels
-        (``algorithms._kernels.pack``), so that a single call type-checks two arguments, not nine."""
-        from urdf_dyn.algorithms._kernels import pack
+        (``algorithms._calls.pack``), so that a single call type-checks two arguments, not nine."""
+        from urdf_dyn.algorithms._calls import pack
         ib, fb = pack(self.parent, self.jtype, self.axis, self.X_tree, self.I, self.a0)
         return _frozen(ib, np.int64), _frozen(fb)
 

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from urdf_dyn.algorithms import _kernels as K
+from urdf_dyn.algorithms import _calls as K
+from urdf_dyn.algorithms._kernels import ltl_solve
 from urdf_dyn._checks import batch_states
 from urdf_dyn.errors import StateError
 from urdf_dyn.algorithms.spatial import pose_to_plux
@@ -132,7 +133,7 @@ def forward_dynamics(model, q, qd, tau, f_ext=None, algorithm="aba"):
         K.crba(*model.kernel_pack, s["q"], H)
         C = np.zeros((N, model.nv))
         K.rnea(*model.kernel_pack, s["q"], s["qd"], np.zeros((N, model.nv)), fb, C)
-        if not K.ltl_solve(coordinate_parents(model), H, s["tau"] - C, qdd):
+        if not ltl_solve(coordinate_parents(model), H, s["tau"] - C, qdd):
             raise np.linalg.LinAlgError("joint-space inertia H is not positive definite: a chain ends in a "
                                         "body with no mass or inertia")
     else:
