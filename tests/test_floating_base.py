@@ -307,13 +307,18 @@ def test_qdot_is_the_derivative_of_integrate():
     assert np.abs(fd - qdot(model, q, v)).max() < 1e-8
 
 
+RBDA_FLOAT_TEXT = """<robot name="f"><link name="BASE"/><link name="body"><inertial><mass value="1"/>
+  <inertia ixx="1" iyy="1" izz="1" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <joint name="free" type="floating"><parent link="BASE"/><child link="body"/></joint></robot>"""
+
+
 def test_bad_floating_state_is_refused():
     model = urdf_dyn.load(PLANAR_URDF, floating_base=True)
     assert (model.nq, model.nv) == (12, 11)
     with pytest.raises(urdf_dyn.StateError, match=r"\(12,\)"):
         urdf_dyn.inverse_dynamics(model, np.zeros(11), np.zeros(11), np.zeros(11))
-    with pytest.raises(urdf_dyn.UnsupportedError, match="floating_base=True"):
-        urdf_dyn.load("<mujoco><worldbody/></mujoco>", floating_base=True)
+    with pytest.raises(urdf_dyn.UnsupportedError, match="already has a floating joint"):
+        urdf_dyn.load(RBDA_FLOAT_TEXT.replace("BASE", "base"), floating_base=True)
     with pytest.raises(urdf_dyn.UnsupportedError, match="MJCF export of floating"):
         urdf_dyn.to_mjspec(model)
 

@@ -174,3 +174,61 @@ def test_missing_mujoco_is_a_clear_error(monkeypatch):
     monkeypatch.setitem(sys.modules, "mujoco", None)  # import mujoco now raises ImportError
     with pytest.raises(ud.ModelError, match=r"pip install 'urdf_dyn\[mujoco\]'"):
         ud.to_mjspec(model)
+
+
+FREE_MJCF = """<mujoco model="hopper3d">
+  <worldbody>
+    <body name="torso" pos="0.1 -0.2 0.8" quat="0.9238795 0 0.3826834 0">
+      <freejoint name="root"/>
+      <inertial pos="0.02 0 0.05" mass="4" diaginertia="0.1 0.2 0.15"/>
+      <body name="thigh" pos="0 0.1 -0.1">
+        <joint name="hip" type="hinge" axis="0 1 0"/>
+        <inertial pos="0 0 -0.2" mass="1.5" diaginertia="0.02 0.02 0.004"/>
+        <body name="shin" pos="0 0 -0.4">
+          <joint name="knee" type="hinge" axis="1 0 0" range="-2 0.1"/>
+          <inertial pos="0 0.01 -0.2" mass="0.8" diaginertia="0.01 0.012 0.002"/>
+        </body>
+      </body>
+    </body>
+  </worldbody>
+</mujoco>"""
+
+
+def test_freejoint_imports_as_a_floating_joint_equal_to_mujoco():
+    """A ``<freejoint>`` becomes a floating joint whose origin is the body's pose in the file. Oracle: MuJoCo on
+    the same file, at random poses: with MuJoCo's qvel = T v (its free-joint linear velocity is in the world
+    frame, ours in the body frame: T = diag(R_body, 1, 1)), the mass matrix is Tᵀ M T and the gravity forces
+    Tᵀ qfrc_bias (at zero velocity); body poses equal MuJoCo's xpos/xmat."""
+    model = ud.load(FREE_MJCF)
+    assert (model.nq, model.nv) == (9, 8) and model.joint_types[0] == "floating"
+    m = mujoco.MjModel.from_xml_string(FREE_MJCF)
+    d = mujoco.MjData(m)
+    T0 = np.eye(4)
+    T0[:3, 3] = m.body_pos[1]
+    R0 = np.zeros(9)
+    mujoco.mju_quat2Mat(R0, m.body_quat[1])
+    T0[:3, :3] = R0.reshape(3, 3)
+    rng = np.random.default_rng(4)
+    for _ in range(3):
+        quat = rng.normal(size=4)
+        quat /= np.linalg.norm(quat)                        # MuJoCo order (w, x, y, z)
+        d.qpos[:] = np.r_[rng.uniform(-1, 1, 3), quat, rng.uniform(-1, 0.1, 2)]
+        d.qvel[:] = 0
+        mujoco.mj_forward(m, d)
+        Rw = d.xmat[1].reshape(3, 3)
+        Mw = np.eye(4)
+        Mw[:3, :3], Mw[:3, 3] = Rw, d.xpos[1]
+        Mq = np.linalg.inv(T0) @ Mw                        # the floating joint's pose, relative to its origin
+        from scipy.spatial.transform import Rotation
+        q = np.r_[Mq[:3, 3], Rotation.from_matrix(Mq[:3, :3]).as_quat(), d.qpos[7:] - m.qpos0[7:]]
+        for b, link in ((1, "torso"), (2, "thigh"), (3, "shin")):
+            T = ud.link_pose(model, q, link)
+            assert np.allclose(T[:3, 3], d.xpos[b], atol=1e-12) and np.allclose(T[:3, :3], d.xmat[b].reshape(3, 3), atol=1e-12)
+        Tm = np.eye(model.nv)
+        Tm[:3, :3] = Rw
+        M = np.zeros((m.nv, m.nv))
+        mujoco.mj_fullM(m, d, M)
+        assert np.allclose(ud.mass_matrix(model, q), Tm.T @ M @ Tm, rtol=1e-10, atol=1e-12)
+        assert np.allclose(ud.gravity_torques(model, q), Tm.T @ d.qfrc_bias, rtol=1e-10, atol=1e-10)
+    with pytest.raises(ud.UnsupportedError, match="already has a floating joint"):
+        ud.load(FREE_MJCF, floating_base=True)

@@ -36,8 +36,8 @@ def load(source, package_dirs=None, xacro_args=None, gravity=(0.0, 0.0, -9.81), 
             ``ModelWarning`` (XML quirks, near-PSD inertias, unknown metadata; README "Errors and warnings").
         floating_base: give the root link a 6-dof floating joint ``root_joint`` (Pinocchio's
             ``JointModelFreeFlyer`` root) — for legged robots whose file has none. Then nq = nv + 1 and
-            q = (x, y, z, qx, qy, qz, qw, joints...); see ``urdf_dyn.algorithms.configuration``. URDF and
-            SDF (an MJCF ``<freejoint>`` is not read yet: UnsupportedError).
+            q = (x, y, z, qx, qy, qz, qw, joints...); see ``urdf_dyn.algorithms.configuration``. Refused
+            (UnsupportedError) when the root link already has a floating joint (an MJCF ``<freejoint>``).
 
     Returns:
         An immutable ``urdf_dyn.Model``.
@@ -48,15 +48,12 @@ def load(source, package_dirs=None, xacro_args=None, gravity=(0.0, 0.0, -9.81), 
         initial configuration.
     """
     kind = _kind(source)
-    if floating_base and kind == "mjcf":
-        from urdf_dyn.errors import UnsupportedError
-        raise UnsupportedError(f"floating_base=True is implemented for URDF files; this is {kind.upper()}")
     if kind == "sdf":
         from urdf_dyn.io.sdf import parse_sdf
         model = parse_sdf(source, package_dirs=package_dirs, gravity=gravity, floating_base=floating_base)
     elif kind == "mjcf":
         from urdf_dyn.io.mjcf import parse_mjcf
-        model = parse_mjcf(source, gravity=gravity)
+        model = parse_mjcf(source, gravity=gravity, floating_base=floating_base)
     else:
         model = parse_urdf(source, package_dirs=package_dirs, xacro_args=xacro_args, gravity=gravity,
                            trust_xacro=trust_xacro, strict=strict, floating_base=floating_base)

@@ -11,7 +11,10 @@ compiler closes the ``connect`` anchors and ``weld`` poses):
 
 - a body without joints is fixed to its parent; a ``hinge`` → revolute (continuous when unlimited); a
   ``slide`` → prismatic; several joints in one body → a chain through massless links ``<body>__j<k>``;
-  ``ball`` and ``free`` joints are refused (UnsupportedError);
+  a ``free`` joint (``<freejoint>``) → a floating joint whose origin is the body's pose in the file, so that
+  q = (0, 0, 0, 0, 0, 0, 1) is that pose (MuJoCo's qpos holds the world pose and (w, x, y, z); its qvel the
+  world-frame linear velocity — urdf_dyn's is the body frame's, ``docs/floating_base.md``); ``ball`` joints are
+  refused (UnsupportedError);
 - every MJCF body frame stays a URDF link of the same name (a joint away from the body origin moves a
   massless link ``<body>__joint`` to which the body is fixed);
 - inertias from ``body_mass``, ``body_ipos``, ``body_iquat``, ``body_inertia`` (the compiled principal axes);
@@ -109,6 +112,14 @@ def mjcf_to_urdf(source):
             etree.SubElement(el, "child", link=bodies[b])
             origin(el, T_pb)
             continue
+        if num == 1 and int(m.jnt_type[adr]) == int(mujoco.mjtJoint.mjJNT_FREE):
+            # a free joint: a URDF floating joint whose origin is the body's pose in the file (q = 0 there)
+            jnames[adr] = nm(OJ, adr)
+            el = etree.SubElement(robot, "joint", name=jnames[adr], type="floating")
+            etree.SubElement(el, "parent", link=parent)
+            etree.SubElement(el, "child", link=bodies[b])
+            origin(el, T_pb)
+            continue
         for k in range(num):
             j = adr + k
             jt = int(m.jnt_type[j])
@@ -116,7 +127,7 @@ def mjcf_to_urdf(source):
             if jt not in (int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_SLIDE)):
                 kind = "free" if jt == int(mujoco.mjtJoint.mjJNT_FREE) else "ball"
                 raise unsupported(f"<joint name=\"{jn}\" type=\"{kind}\"> in body {bodies[b]!r}: urdf_dyn trees have "
-                                  "hinge and slide joints (a ball joint can close a loop: use a connect equality)")
+                                  "hinge, slide and free joints (a ball joint can close a loop: use a connect equality)")
             jnames[j] = jn
             p = np.asarray(m.jnt_pos[j], float)
             last = k == num - 1
@@ -229,13 +240,15 @@ def _visuals(mujoco, m, b, link_el):
         link_el.append(vis)
 
 
-def parse_mjcf(source, gravity=(0.0, 0.0, -9.81)):
+def parse_mjcf(source, gravity=(0.0, 0.0, -9.81), floating_base=False):
     """Read an MJCF model with ``connect``/``weld`` loops into a Model (no solver runs; ``urdf_dyn.load``
     checks that the loops close).
 
     Args:
         source: path of an MJCF ``.xml`` file, or its text.
         gravity: (3,) [m/s²] in the world frame (the MJCF ``<option gravity>`` is not read).
+        floating_base: a floating joint between the world and the root body (``urdf_dyn.load``); an MJCF robot
+            usually has its own ``<freejoint>`` instead.
 
     Returns:
         A Model: tree joints named as the MJCF joints (q = qpos − qpos0), loops named after the equalities
@@ -247,7 +260,7 @@ def parse_mjcf(source, gravity=(0.0, 0.0, -9.81)):
     """
     text, name = mjcf_to_urdf(source)
     try:
-        model = parse_urdf(text, gravity=gravity)
+        model = parse_urdf(text, gravity=gravity, floating_base=floating_base)
     except ModelError as e:
         raise type(e)(f"{e.reason} (in the URDF translation)", file=name, element=e.element) from None
     return dataclasses.replace(model, source=name)

@@ -479,6 +479,9 @@ def parse_urdf(source, package_dirs=None, xacro_args=None, gravity=(0.0, 0.0, -9
         return b, np.linalg.inv(R)
 
     if floating_base:
+        if any(j.type == "floating" for j in children[root_link]):
+            raise UnsupportedError(f"floating_base=True: the root link {root_link!r} already has a floating joint "
+                                   "below it; load the file without floating_base", file=display)
         body_names[0] = "universe"
         b, T_bl0 = add_multi(0, np.eye(4), None, "root_joint", "floating", root_link, None)
         attach(root_link, b, T_bl0)
