@@ -107,6 +107,17 @@ def erd_package_dirs():
     return [str(p)]
 
 
+def _per_call(rows, name, model, pm, pd, ours, theirs, n, rep):
+    """One row per algorithm (ID, H, FD) of one robot: urdf_dyn and Pinocchio on the same state."""
+    import pinocchio as pin
+    (q, v, a), (qp, vp, ap) = ours, theirs
+    for what, f, peer in (
+            ("ID", lambda: ud.inverse_dynamics(model, q, v, a), lambda: pin.rnea(pm, pd, qp, vp, ap)),
+            ("H", lambda: ud.mass_matrix(model, q), lambda: pin.crba(pm, pd, qp)),
+            ("FD (ABA)", lambda: ud.forward_dynamics(model, q, v, a), lambda: pin.aba(pm, pd, qp, vp, ap))):
+        rows.append((name, model.nv, what, timeit(f, n, rep), timeit(peer, n, rep)))
+
+
 def tree_per_call(rows, quick):
     import pinocchio as pin
     n, rep = (300, 3) if quick else (3000, 7)
@@ -123,12 +134,7 @@ def tree_per_call(rows, quick):
         if pm.nq != pm.nv:
             continue
         qp, vp, ap = q[perm], qd[perm], qdd[perm]
-        for what, ours, peer in (
-                ("ID", lambda: ud.inverse_dynamics(model, q, qd, qdd), lambda: pin.rnea(pm, pd, qp, vp, ap)),
-                ("H", lambda: ud.mass_matrix(model, q), lambda: pin.crba(pm, pd, qp)),
-                ("FD (ABA)", lambda: ud.forward_dynamics(model, q, qd, qdd), lambda: pin.aba(pm, pd, qp, vp, ap))):
-            o, p = timeit(ours, n, rep), timeit(peer, n, rep)
-            rows.append((name, model.nv, what, o, p))
+        _per_call(rows, name, model, pm, pd, (q, qd, qdd), (qp, vp, ap), n, rep)
 
 
 def floating_per_call(rows, quick):
@@ -155,12 +161,7 @@ def floating_per_call(rows, quick):
             v[model.joint_index(pm.names[k])] = vp[j.idx_v]
             a[model.joint_index(pm.names[k])] = ap[j.idx_v]
         else:
-            for what, ours, peer in (
-                    ("ID", lambda: ud.inverse_dynamics(model, q, v, a), lambda: pin.rnea(pm, pd, qp, vp, ap)),
-                    ("H", lambda: ud.mass_matrix(model, q), lambda: pin.crba(pm, pd, qp)),
-                    ("FD (ABA)", lambda: ud.forward_dynamics(model, q, v, a), lambda: pin.aba(pm, pd, qp, vp, ap))):
-                o, p = timeit(ours, n, rep), timeit(peer, n, rep)
-                rows.append((name, model.nv, what, o, p))
+            _per_call(rows, name, model, pm, pd, (q, v, a), (qp, vp, ap), n, rep)
 
 
 def batched_id(rows, quick):

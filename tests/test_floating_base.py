@@ -330,7 +330,7 @@ def test_floating_urdf_plus_with_couplings(name):
     mobility 6 + the link joints; coupled FD equals Pinocchio's free-flyer tree dynamics projected by the
     hand-written coupling matrix G (base coordinates independent), G(GᵀHG)⁻¹Gᵀ(τ − C); a passive fall in
     free space conserves energy and keeps the couplings and the unit quaternion."""
-    from test_couplings import _hand_relations_from_text
+    from test_couplings import _hand_G, _hand_relations_from_text
     model, pm = _load(RBDA / name, floating_base=False)
     xml = (RBDA / name).read_text()
     rel = _hand_relations_from_text(xml) if name == "mini_cheetah.urdf" else None
@@ -345,13 +345,7 @@ def test_floating_urdf_plus_with_couplings(name):
     ec = urdf_dyn.explicit_constraint(model, model.q_initial(), np.zeros(model.nv))
     G = ec.G
     if rel is not None:  # the hand-written G spans the same motions as urdf_dyn's
-        indep = [j for j in model.joint_names if j not in rel]
-        Gh = np.zeros((model.nv, len(indep)))
-        for c, j in enumerate(indep):
-            Gh[model.joint_index(j), c] = 1.0
-        for dep, lead in rel.items():
-            for j, coef in lead.items():
-                Gh[model.joint_index(dep), indep.index(j)] = coef
+        Gh = _hand_G(model, rel)[0]
         assert np.allclose(G @ np.linalg.lstsq(G, Gh, rcond=None)[0], Gh, atol=1e-12)
         G = Gh
     y = rng.uniform(-0.5, 0.5, G.shape[1])
