@@ -116,21 +116,29 @@ def _write_gif(path, frames, fps):
 def render_gif(viewer, times, path, fps):
     """Render ``viewer`` at ``times`` [s] into a looping GIF at ``path``: the palette from PALETTE_SAMPLES
     frames spread through the motion (drawn first), then every frame drawn once, read from the framebuffer
-    as B, G, R, A and mapped to palette indices (``gif.GifWriter.add_bgra``). Returns the number of frames."""
+    as B, G, R, A and mapped to palette indices (``gif.GifWriter.add_bgra``); without force arrows (whose
+    lengths depend on the frames drawn before) the sample frames are kept and not drawn again. Returns the
+    number of frames."""
     from .gif import PALETTE_SAMPLES, GifWriter, palette_lut
     _check_out(path)
     times = np.asarray(times, float)
     if not len(times):
         raise ViewerError(f"{path}: no frames to write")
-    pick = np.unique(np.linspace(0, len(times) - 1, min(PALETTE_SAMPLES, len(times))).round().astype(int))
-    writer = GifWriter(*palette_lut(list(render_frames(viewer, times[pick]))), fps)
-    viewer.reset_scales()  # force arrows scale by the largest value seen so far: forget the samples
-    for t in times:
+
+    def draw(t):
         viewer.playback.seek(t)
         viewer.robot.set_q(viewer.playback.q, graph=False)
         viewer.switch_to()
         viewer.on_draw()
-        writer.add_bgra(viewer.read_bgra())
+        return viewer.read_bgra()
+
+    pick = np.unique(np.linspace(0, len(times) - 1, min(PALETTE_SAMPLES, len(times))).round().astype(int))
+    samples = {int(k): draw(times[k]) for k in pick}
+    writer = GifWriter(*palette_lut([f[::-1, :, 2::-1] for f in samples.values()]), fps)
+    keep = viewer.forces is None or not (viewer.flags["actuators"] or viewer.flags["pins"])
+    viewer.reset_scales()  # force arrows scale by the largest value seen so far: forget the samples
+    for k, t in enumerate(times):
+        writer.add_bgra(samples[k] if keep and k in samples else draw(t))
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.stem}.tmp{os.getpid()}.gif")
