@@ -479,18 +479,23 @@ ratios where the target is a ratio.
   before entering compiled code, and the wrapper's shape checks. Pinocchio's whole call is ~1 µs through one
   C++ binding. Closing it needs one argument instead of eleven: the model's arrays in one numba structref
   (or a per-model compiled entry point), which is the next step; it was not done in this round.
-- **Start-up.** A warm run of the job spends well under a second in the dynamics; the rest is Python
-  start-up and imports. cProfile of one warm run (9.8 s under load): imports 6.9 s, of which yourdfpy →
-  trimesh 2.1 s (io/, the URDF reader), scipy.interpolate 1.6 s (the motion splines), matplotlib 1.4 s
-  (the PNG plots); the URDF parse 3.0 s cumulative with its imports. Closing it is for io/ and the report
-  (import trimesh only for meshes; plots in a child process or lazily). The first run adds numba's
-  compilation of the kernels the job calls (kernels compile lazily, only when called; the closed-loop
-  path has no LAPACK wrappers to compile); ahead-of-time compilation would be the remaining step.
-- **Animation.** With one palette and a lookup table the encoding is a fraction of the total; the rest is
-  rendering, ~32 ms/frame on this loaded machine. cProfile of one export (221 frames): `render` 7.1 s, of
-  which the viewer's `on_draw` 5.6 s — trimesh's scene draw 2.3 s and pyglet's text layout of the HUD
-  2.2 s (2 210 label updates, ~1 ms each). Closing it is for the viewer (`viewer/window.py`): keep HUD
-  labels whose text did not change, one label per frame instead of ten.
+- **Start-up.** A warm run of the job spends well under a second in the dynamics. `python -X importtime`
+  of the job: imports ≈ 1.3 s — numba 0.3 s (plus ≈ 0.3 s registering its targets when the first cached
+  kernel loads), scipy 0.3–0.6 s (whichever module imports it first pays: `scipy.interpolate` alone adds
+  40 ms once `scipy.optimize` is in), matplotlib + pyplot 0.3–0.5 s, pydantic 0.1 s; the URDF reader no
+  longer imports yourdfpy → trimesh → networkx, shapely, rtree (≈ 0.4 s: `io/urdf_elements.py` reads the
+  elements as yourdfpy did, bit for bit). cProfile of the job in process: the seven PNG plots ≈ 35–40 %
+  (`tight_layout` a quarter of that, PNG encoding 6 %, importing pyplot 10 %), lift chart + ISO 6015
+  ≈ 20 % (Python solvers: `iso6015._close` 5 431 calls, `lift_chart.solve` 45), soil ≈ 5 %
+  (`soil.failure_angle`), loading the robot ≈ 5 %. What would close it: the plots without `tight_layout` (fixed margins) or in a
+  second process, the machine checks on the compiled kernels, and `scipy.optimize` imported only by the
+  functions that solve. The first run adds numba's compilation of the kernels the job calls.
+- **Animation.** The robot is drawn from static GPU buffers, one draw per body (`viewer/meshes.py`),
+  the heads-up text from pyglet's glyph atlas in one draw (`viewer/text.py`), the frames read as B, G, R,
+  A and mapped to one palette by a compiled loop (`viewer/gif.py`). What is left per frame (≈ 3.3 ms):
+  llvmpipe's vertex and raster work ≈ 2 ms, the overlays' Python ≈ 1 ms, the mapping 0.3 ms; per
+  animation: Pillow's LZW encoding ≈ 0.3 s and the first call's set-up ≈ 0.7 s (importing trimesh 0.5 s,
+  pyglet's GL and fonts 0.3 s, the EGL context).
 - **Batched ID of the 30-link chain.** Per body our kernel still costs ~1.3× Pinocchio's (6×6 inertia
   products where Pinocchio uses a compact rigid-body inertia).
 - **Closed-loop FD methods.** The five public methods stay readable Python around numpy/LAPACK because they
