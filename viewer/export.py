@@ -61,7 +61,7 @@ def render_frames(viewer, times):
     """Yield the pixels (h, w, 3) of ``viewer`` at each time [s]."""
     for t in times:
         viewer.playback.seek(t)
-        viewer.robot.set_q(viewer.playback.q)
+        viewer.robot.set_q(viewer.playback.q, graph=False)
         yield viewer.render()
 
 
