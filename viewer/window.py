@@ -84,6 +84,16 @@ def look_at_fit(points, fov_deg, rotation, pad=1.05, top=0.0):
     c = 0.5 * (points.min(axis=0) + points.max(axis=0))
     d = float(np.dot(T[:3, 3] - c, T[:3, 2]))
     T[:3, 3] += T[:3, 1] * d * ty * top  # move the camera up: the points move down by `top` (NDC units / 2)
+    # the shift above is exact only at the centre's depth: points nearer the camera move further and can
+    # leave the picture at the bottom; step back along the view axis until every point is inside
+    tx = math.tan(math.radians(fx) / 2)
+    for _ in range(40):
+        pc = (points - T[:3, 3]) @ T[:3, :3]           # camera frame: x right, y up, -z forward
+        z = np.maximum(-pc[:, 2], 1e-9)
+        x, y = pc[:, 0] / (z * tx), pc[:, 1] / (z * ty)
+        if np.all(np.abs(x) <= 1.0) and np.all(y >= -1.0) and np.all(y <= 1.0 - 2.0 * top):
+            break
+        T[:3, 3] += T[:3, 2] * 0.05 * d
     return T
 
 
