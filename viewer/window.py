@@ -463,7 +463,12 @@ class RobotViewer(SceneViewer):
 
     def read_pixels(self):
         """The frame's pixels (height, width, 3) uint8 RGB, top row first."""
-        return self.read_bgra()[::-1, :, 2::-1].copy()
+        w, h = self.get_framebuffer_size() if hasattr(self, "get_framebuffer_size") else (self.width, self.height)
+        out = np.empty((h, w, 3), np.uint8)
+        gl.glPixelStorei(gl.GL_PACK_ALIGNMENT, 1)
+        gl.glBindBuffer(gl.GL_PIXEL_PACK_BUFFER, 0)
+        gl.glReadPixels(0, 0, w, h, gl.GL_RGB, gl.GL_UNSIGNED_BYTE, out.ctypes.data_as(ctypes.c_void_p))
+        return out[::-1].copy()
 
     def read_bgra(self):
         """The frame's pixels (height, width, 4) uint8 in OpenGL's order (bottom row first) and in B, G, R, A
