@@ -484,3 +484,117 @@ def test_gif_delays_add_up_to_the_motion_time(tmp_path):
     assert im.n_frames == 31 and set(delays) <= {30, 40} and sum(delays) == 1030  # 31 frames at 30 fps
     with pytest.raises(ViewerError, match="format"):
         write_frames(tmp_path / "a.avi", iter(frames), fps=30)
+
+
+# -- the fast drawing paths (issue 14) against the reference ones -------------------------------------------
+def test_body_buffers_draw_what_trimesh_draws(gl):
+    """The robot drawn from BodyMeshes (static buffers, one transform per body, closed meshes culled) against
+    trimesh's own SceneViewer.on_draw (one vertex list per visual, posed through the scene graph)."""
+    from pyglet import gl as G
+    from trimesh.viewer.windowed import SceneViewer
+    m = ud.load(EXCAVATOR)
+    v = _viewer(m, demo_motion(m, duration=1.0, dt=0.1), size=(320, 240))
+    try:
+        for name, geom in v.scene.geometry.items():  # trimesh's vertex lists (the viewer keeps textured ones only)
+            SceneViewer.add_geometry(v, name, geom, smooth=False)
+        for q in (v.playback.motion.q[0], v.playback.motion.q[-1]):
+            v.robot.set_q(q)  # updates the scene graph too
+            v.switch_to()
+            v._draw_scene()
+            G.glFinish()
+            ours = v.read_pixels().astype(float)
+            SceneViewer.on_draw(v)
+            G.glFinish()
+            ref = v.read_pixels().astype(float)
+            assert _drawn(ref) > 0.05
+            differ = np.abs(ours - ref).sum(-1) > 30
+            assert differ.mean() < 0.005, differ.mean()  # silhouette pixels at most
+    finally:
+        v.close()
+
+
+def test_glyph_text_matches_pyglet_labels(gl):
+    """The heads-up text from the glyph atlas (one draw) against pyglet Labels of the same lines."""
+    import pyglet
+    from pyglet import gl as G
+    from urdf_dyn_viewer.window import FONT_NAMES, FONT_SIZE
+    m = ud.load(FOUR_BAR)
+    v = _viewer(m, m.q_initial(), size=(320, 240))
+    lines = [("four_bar   t =   0.123 s / 1.000 s   x1", (20, 20, 30, 255)),
+             ("crank_joint  q =   +1.2346 rad |δ| = 3.1e-07 · ‖x‖", (0, 150, 0, 255))]
+    try:
+        imgs = []
+        for use_labels in (False, True):
+            v.switch_to()
+            G.glClear(G.GL_COLOR_BUFFER_BIT | G.GL_DEPTH_BUFFER_BIT)
+            G.glDisable(G.GL_LIGHTING)
+            G.glDisable(G.GL_DEPTH_TEST)
+            G.glMatrixMode(G.GL_PROJECTION)
+            G.glPushMatrix()
+            G.glLoadIdentity()
+            G.glOrtho(0, v.width, 0, v.height, -1, 1)
+            G.glMatrixMode(G.GL_MODELVIEW)
+            G.glPushMatrix()
+            G.glLoadIdentity()
+            for k, (text, rgba) in enumerate(lines):
+                y = v.height - 4 - 13 * k
+                if use_labels:
+                    pyglet.text.Label(text, font_name=FONT_NAMES, font_size=FONT_SIZE, x=6, y=y, anchor_x="left",
+                                      anchor_y="top", color=rgba).draw()
+                else:
+                    v.text.add(text, 6, y, rgba)
+            if use_labels:
+                pyglet.text.Label("bottom anchored", font_name=FONT_NAMES, font_size=FONT_SIZE, x=40, y=60,
+                                  anchor_y="bottom", color=(200, 0, 0, 255)).draw()
+            else:
+                v.text.add("bottom anchored", 40, 60, (200, 0, 0, 255), anchor_y="bottom")
+            v.text.draw()
+            G.glPopMatrix()
+            G.glMatrixMode(G.GL_PROJECTION)
+            G.glPopMatrix()
+            G.glMatrixMode(G.GL_MODELVIEW)
+            G.glEnable(G.GL_DEPTH_TEST)
+            G.glEnable(G.GL_LIGHTING)
+            G.glFinish()
+            imgs.append(v.read_pixels().astype(float))
+        ink = np.abs(imgs[1] - BG).sum(-1) > 30
+        assert ink.sum() > 300  # the labels wrote text
+        assert np.abs(imgs[0] - imgs[1]).max() <= 2  # the same glyphs at the same pixels
+    finally:
+        v.close()
+
+
+def test_gif_of_a_loop_robot_has_every_frame_and_shows_the_robot(tmp_path, gl):
+    """A GIF through the fast path (BGRA reads mapped through one palette): the frame count of a 2.5 s motion
+    at 8 fps (0, 1/8, ..., 2.5 s: 21 frames), every frame showing the excavator where the camera projects its
+    bounding box, and each frame equal, up to the palette, to the RGB frame of the same pose drawn directly."""
+    from PIL import Image
+    from urdf_dyn_viewer.export import render_motion
+    m = ud.load(EXCAVATOR)
+    motion = demo_motion(m, duration=2.5, dt=0.05)
+    out = render_motion(m, motion, tmp_path / "dig.gif", fps=8, size=(320, 240))
+    frames = _gif_frames(out)
+    assert len(frames) == 21 and frames[0].shape == (240, 320, 3)
+    assert Image.open(out).info.get("loop") == 0
+    v = _viewer(m, motion, size=(320, 240))
+    try:
+        for k in (0, 10, 20):
+            v.playback.seek(k / 8)
+            v.robot.set_q(v.playback.q)
+            direct = v.render().astype(float)
+            gif = frames[k]
+            assert np.mean(np.abs(gif - direct)) < 3 and np.mean(np.abs(gif - direct).sum(-1) > 60) < 0.002
+            # the robot: URDF yellow (CAT yellow body) pixels inside the projected bounding box of the visuals
+            pts = v.robot.points(v.robot.q[None])
+            uv = np.array([v.project(p) for p in pts])
+            x0, y0 = uv.min(axis=0)
+            x1, y1 = uv.max(axis=0)
+            r, g, b = gif[..., 0], gif[..., 1], gif[..., 2]
+            yellow = (r > 150) & (g > 100) & (b < 80)
+            ys, xs = np.nonzero(yellow)
+            assert len(xs) > 500
+            rows_gl = gif.shape[0] - 1 - ys
+            assert np.mean((xs >= x0 - 2) & (xs <= x1 + 2) & (rows_gl >= y0 - 2) & (rows_gl <= y1 + 2)) > 0.99
+        assert max(np.mean(np.abs(frames[0] - f).sum(-1) > 30) for f in frames) > 0.01  # it moves
+    finally:
+        v.close()

@@ -8,6 +8,9 @@ Modules (importing this package imports none of them, and no GL):
     forces    ForceSource: actuator and pin (loop-joint) forces per sample, as arrows
     backend   select(headless): pyglet window vs offscreen EGL, decided before pyglet.gl is imported
     window    RobotViewer (trimesh's SceneViewer + loop overlay, arrows, heads-up text), play()
+    meshes    BodyMeshes: the visuals in static GPU buffers, one draw per body
+    text      GlyphText: screen text from pyglet's glyph atlas, one draw per frame
+    gif       one palette for a whole animation, frames mapped from the framebuffer, GIF writing
     export    render_trajectory / render_motion to .png, .gif, .mp4 (offscreen)
     cli       run_view(args) for ``urdf-dyn view``
 """

@@ -12,7 +12,7 @@ import numpy as np
 
 from .backend import ViewerError, select
 
-__all__ = ["offscreen_viewer", "frame_times", "render_frames", "write_frames", "render_trajectory",
+__all__ = ["offscreen_viewer", "frame_times", "render_frames", "write_frames", "render_gif", "render_trajectory",
            "render_motion", "FORMATS"]
 
 FORMATS = (".png", ".gif", ".mp4")
@@ -61,7 +61,7 @@ def render_frames(viewer, times):
     """Yield the pixels (h, w, 3) of ``viewer`` at each time [s]."""
     for t in times:
         viewer.playback.seek(t)
-        viewer.robot.set_q(viewer.playback.q)
+        viewer.robot.set_q(viewer.playback.q, graph=False)
         yield viewer.render()
 
 
@@ -101,52 +101,54 @@ def write_frames(path, frames, fps):
     return n
 
 
-def _palette_lut(frames):
-    """One palette for the whole animation and a lookup table from 15-bit RGB to its index.
-
-    The palette is Pillow's median cut (255 colours) of a mosaic of up to 16 frames taken evenly through
-    the animation; the table maps each 5-bit-per-channel colour cell to the palette entry nearest its
-    centre (or to the palette colour the cell holds), so mapping a frame is one array lookup instead of a
-    per-frame quantisation."""
-    from PIL import Image
-    step = max(1, len(frames) // 16)
-    mosaic = np.concatenate([f[::2, ::2] for f in frames[::step]], axis=0)
-    pal = Image.fromarray(mosaic).quantize(colors=255, method=Image.Quantize.MEDIANCUT)
-    palette = np.array(pal.getpalette()[:3 * 255], np.int32).reshape(-1, 3)
-    c = np.arange(32, dtype=np.int32) * 8 + 4
-    cells = np.stack(np.meshgrid(c, c, c, indexing="ij"), -1).reshape(-1, 3)
-    lut = np.empty(len(cells), np.uint8)
-    for i in range(0, len(cells), 4096):
-        d = ((cells[i:i + 4096, None, :] - palette[None, :, :]) ** 2).sum(-1)
-        lut[i:i + 4096] = np.argmin(d, axis=1)
-    # a cell that holds a palette colour maps to it (exact colours stay exact: no two distinct frames merge)
-    lut[((palette[:, 0] >> 3) << 10) | ((palette[:, 1] >> 3) << 5) | (palette[:, 2] >> 3)] = np.arange(len(palette))
-    return palette.astype(np.uint8), lut
-
-
 def _write_gif(path, frames, fps):
-    """A looping GIF through Pillow with ONE palette for every frame (``_palette_lut``): each frame is
-    rendered once, mapped through the lookup table and written as a paletted image, so Pillow does not
-    quantise frame by frame. GIF delays are whole centiseconds: each frame gets the rounded difference of
-    the rounded frame times, so the total duration stays right at any fps."""
-    from PIL import Image
-
+    """A looping GIF of RGB frames with ONE palette for all of them (``gif.palette_lut``, ``gif.GifWriter``)."""
+    from .gif import GifWriter, palette_lut
     frames = [np.ascontiguousarray(f[..., :3]) for f in frames]
     if not frames:
         raise ViewerError(f"{path}: no frames to write")
-    palette, lut = _palette_lut(frames)
-    flat = palette.reshape(-1).tolist()
-    images = []
-    for k, f in enumerate(frames):
-        f = f.astype(np.uint16)
-        cell = ((f[..., 0] >> 3) << 10) | ((f[..., 1] >> 3) << 5) | (f[..., 2] >> 3)
-        im = Image.fromarray(lut[cell], mode="P")
-        im.putpalette(flat)
-        im.info["duration"] = 10 * (round((k + 1) * 100.0 / fps) - round(k * 100.0 / fps))  # ms
-        images.append(im)
-    images[0].save(path, format="GIF", save_all=True, append_images=images[1:], loop=0, optimize=False,
-                   duration=[im.info["duration"] for im in images])
-    return len(images)
+    writer = GifWriter(*palette_lut(frames), fps)
+    for f in frames:
+        writer.add_rgb(f)
+    return writer.save(path)
+
+
+def render_gif(viewer, times, path, fps):
+    """Render ``viewer`` at ``times`` [s] into a looping GIF at ``path``: the palette from PALETTE_SAMPLES
+    frames spread through the motion (drawn first), then every frame drawn once, read from the framebuffer
+    as B, G, R, A and mapped to palette indices (``gif.GifWriter.add_bgra``); without force arrows (whose
+    lengths depend on the frames drawn before) the sample frames are kept and not drawn again. Returns the
+    number of frames."""
+    from .gif import PALETTE_SAMPLES, GifWriter, palette_lut
+    _check_out(path)
+    times = np.asarray(times, float)
+    if not len(times):
+        raise ViewerError(f"{path}: no frames to write")
+
+    def draw(t):
+        viewer.playback.seek(t)
+        viewer.robot.set_q(viewer.playback.q, graph=False)
+        viewer.switch_to()
+        viewer.on_draw()
+        return viewer.read_bgra()
+
+    pick = np.unique(np.linspace(0, len(times) - 1, min(PALETTE_SAMPLES, len(times))).round().astype(int))
+    samples = {int(k): draw(times[k]) for k in pick}
+    writer = GifWriter(*palette_lut([f[::-1, :, 2::-1] for f in samples.values()]), fps)
+    keep = viewer.forces is None or not (viewer.flags["actuators"] or viewer.flags["pins"])
+    viewer.reset_scales()  # force arrows scale by the largest value seen so far: forget the samples
+    for k, t in enumerate(times):
+        writer.add_bgra(samples[k] if keep and k in samples else draw(t))
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.stem}.tmp{os.getpid()}.gif")
+    try:
+        n = writer.save(tmp)
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+    return n
 
 
 def render_motion(model, motion, path, fps=30.0, size=(640, 480), speed=1.0, show=None, loops=True,
@@ -162,8 +164,11 @@ def render_motion(model, motion, path, fps=30.0, size=(640, 480), speed=1.0, sho
     v = offscreen_viewer(robot, pb, size=size, show=show, loops=loops, actuator_arrows=actuator_arrows,
                          pin_arrows=pin_arrows, loop_tol=loop_tol, hud=hud, forces=forces)
     try:
-        times = [pb.t0] if Path(path).suffix.lower() == ".png" else frame_times(pb.t0, pb.t1, fps, speed)
-        write_frames(path, render_frames(v, times), fps)
+        if Path(path).suffix.lower() == ".gif":
+            render_gif(v, frame_times(pb.t0, pb.t1, fps, speed), path, fps)
+        else:
+            times = [pb.t0] if Path(path).suffix.lower() == ".png" else frame_times(pb.t0, pb.t1, fps, speed)
+            write_frames(path, render_frames(v, times), fps)
     finally:
         v.close()
     return Path(path)

@@ -285,7 +285,8 @@ def _has_colors(mesh):
 class RobotScene:
     """A ``trimesh.Scene`` of ``model``'s visuals with node transforms driven by forward kinematics.
 
-    ``set_q(q)`` poses the scene; ``body_T`` then holds the body poses (NB+1, 4, 4) used for it, and
+    ``set_q(q)`` poses the scene; ``body_T`` then holds the body poses (NB+1, 4, 4) used for it, ``visual_T``
+    the visuals' poses (n_visuals, 4, 4), and
     ``loop_frames()`` / ``loop_residuals()`` the loop-closure data of the same pose."""
 
     def __init__(self, model, visuals=None, resolver=None):
@@ -306,6 +307,7 @@ class RobotScene:
         self._corners = np.array([trimesh.bounds.corners(v.mesh.bounds) for v in self.visuals]).reshape(-1, 8, 3)
         self.q = None
         self.body_T = None
+        self.visual_T = None
         self.set_q(model.q_initial())
 
     # -- posing ------------------------------------------------------------------------------------------
@@ -314,15 +316,17 @@ class RobotScene:
         T = body_poses(self.model, np.atleast_2d(np.asarray(Q, float)))
         return T[:, self._body] @ self._M
 
-    def set_q(self, q):
-        """Pose the scene at joint positions q (nv,)."""
+    def set_q(self, q, graph=True):
+        """Pose the scene at joint positions q (nv,): ``body_T`` and ``visual_T``, and the trimesh scene graph's
+        node transforms unless ``graph=False`` (the viewer draws from ``visual_T``; an export skips them)."""
         q = np.asarray(q, float).reshape(self.model.nv)
         self.q = q
         self.body_T = body_poses(self.model, q[None])[0]
-        W = self.body_T[self._body] @ self._M
-        g = self.scene.graph
-        for node, w in zip(self.nodes, W):
-            g.update(frame_to=node, matrix=w)
+        W = self.visual_T = self.body_T[self._body] @ self._M
+        if graph:
+            g = self.scene.graph
+            for node, w in zip(self.nodes, W):
+                g.update(frame_to=node, matrix=w)
         return self
 
     def points(self, Q):
@@ -341,8 +345,13 @@ class RobotScene:
         return [(lp, T[lp.p] @ lp.T_P, T[lp.s] @ lp.T_S) for lp in self.model.loops]
 
     def loop_residuals(self):
-        """{loop name: ||δ_k||} [m, rad] at the current pose (RBDA eq. 8.23, urdf_dyn.loops)."""
+        """{loop name: ||δ_k||} [m, rad] at the current pose (RBDA eq. 8.23: ``urdf_dyn.loops.LoopState.deltas``,
+        the compiled loop terms, whose rows come loop by loop, n^c_k rows each)."""
         if not self.model.loops:
             return {}
-        st = LoopState(self.model, self.q)
-        return {lp.name: float(np.linalg.norm(st.delta(lp))) for lp in self.model.loops}
+        d = LoopState(self.model, self.q).deltas()
+        out, k = {}, 0
+        for lp in self.model.loops:
+            out[lp.name] = float(np.linalg.norm(d[k:k + lp.nc]))
+            k += lp.nc
+        return out

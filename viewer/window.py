@@ -22,7 +22,9 @@ import pyglet
 from pyglet import gl
 from trimesh.viewer.windowed import SceneViewer
 
+from .meshes import BodyMeshes, gl_matrices
 from .scene import RobotScene
+from .text import GlyphText
 
 __all__ = ["RobotViewer", "KEYS_HELP", "residual_rgb", "look_at_fit", "play"]
 
@@ -35,6 +37,7 @@ PIN_RGB = (0.0, 0.65, 0.85)
 TEXT_RGBA = (20, 20, 30, 255)
 LINE_H = 13
 FONT_SIZE = 9
+FONT_NAMES = ("DejaVu Sans Mono", "Courier New", "monospace")
 
 KEYS_HELP = """keys:
   space      play / pause            right/left  step one sample (pauses)
@@ -81,6 +84,16 @@ def look_at_fit(points, fov_deg, rotation, pad=1.05, top=0.0):
     c = 0.5 * (points.min(axis=0) + points.max(axis=0))
     d = float(np.dot(T[:3, 3] - c, T[:3, 2]))
     T[:3, 3] += T[:3, 1] * d * ty * top  # move the camera up: the points move down by `top` (NDC units / 2)
+    # the shift above is exact only at the centre's depth: points nearer the camera move further and can
+    # leave the picture at the bottom; step back along the view axis until every point is inside
+    tx = math.tan(math.radians(fx) / 2)
+    for _ in range(40):
+        pc = (points - T[:3, 3]) @ T[:3, :3]           # camera frame: x right, y up, -z forward
+        z = np.maximum(-pc[:, 2], 1e-9)
+        x, y = pc[:, 0] / (z * tx), pc[:, 1] / (z * ty)
+        if np.all(np.abs(x) <= 1.0) and np.all(y >= -1.0) and np.all(y <= 1.0 - 2.0 * top):
+            break
+        T[:3, 3] += T[:3, 2] * 0.05 * d
     return T
 
 
@@ -125,7 +138,6 @@ class RobotViewer(SceneViewer):
         self.frames_drawn = 0
         self.max_frames = None   # play(): close after this many frames (tests), saving `screenshot` first
         self.screenshot = None
-        self._labels = []
         self._world_labels = []
         self._fmax = {}
         w, h = int(size[0]), int(size[1])
@@ -165,10 +177,21 @@ class RobotViewer(SceneViewer):
                 err = e
         if err is not None:
             raise err
+        self.switch_to()
+        textured = {k: (self.vertex_list[v.name], self.textures.get(v.name)) for k, v in enumerate(robot.visuals)
+                    if v.name in self.vertex_list}
+        self.meshes = BodyMeshes(robot, textured)
+        self.text = GlyphText(FONT_NAMES, FONT_SIZE)
+        self._ground = self._ground_lines()
         self.on_resize(w, h)  # headless windows never receive on_resize: set the perspective ourselves
         self.set_time(playback.time)
 
     # -- GL state --------------------------------------------------------------------------------------
+    def add_geometry(self, name, geometry, **kwargs):
+        """trimesh's upload of one geometry, kept for textured meshes only: ``BodyMeshes`` holds the rest."""
+        if getattr(getattr(geometry, "visual", None), "kind", None) == "texture":
+            super().add_geometry(name, geometry, **kwargs)
+
     def init_gl(self):
         super().init_gl()
         gl.glEnable(gl.GL_NORMALIZE)  # scaled nodes otherwise render white (DESIGN §6)
@@ -195,6 +218,10 @@ class RobotViewer(SceneViewer):
             self.playback.seek(time)
         self.robot.set_q(self.playback.q)
 
+    def reset_scales(self):
+        """Forget the largest force seen so far (arrow lengths are scaled by it)."""
+        self._fmax = {}
+
     def tick(self, dt):
         """Advance the clock by wall-clock ``dt`` [s] and pose the robot (the player's scheduled call)."""
         self.playback.advance(dt)
@@ -202,7 +229,7 @@ class RobotViewer(SceneViewer):
 
     # -- drawing -----------------------------------------------------------------------------------------
     def on_draw(self):
-        super().on_draw()
+        self._draw_scene()
         self._world_labels = []
         gl.glDisable(gl.GL_LIGHTING)
         gl.glDisable(gl.GL_TEXTURE_2D)
@@ -224,7 +251,27 @@ class RobotViewer(SceneViewer):
                 imageio.imwrite(self.screenshot, self.read_pixels())
             pyglet.clock.schedule_once(lambda dt: self.close(), 0.0)
 
-    def _draw_ground(self):
+    def _draw_scene(self):
+        """The robot (what trimesh's SceneViewer.on_draw draws, from static buffers: ``BodyMeshes``),
+        trimesh's world axis and grid when toggled on."""
+        gl.glClear(gl.GL_COLOR_BUFFER_BIT | gl.GL_DEPTH_BUFFER_BIT)
+        gl.glLoadIdentity()
+        gl.glMultMatrixf((gl.GLfloat * 16)(*gl_matrices(np.linalg.inv(self.scene.camera_transform)[None])[0]))
+        if self._axis and not self.view["axis"] == "without_world":
+            self._axis.draw(mode=gl.GL_TRIANGLES)
+        if self._grid:
+            self._grid.draw(mode=gl.GL_LINES)
+        robot = self.robot
+        self.meshes.draw(robot.body_T, robot.visual_T, cull=bool(self.view.get("cull")))
+        if self._axis and self.view["axis"] in ("all", "without_world"):
+            for T in gl_matrices(robot.visual_T):
+                gl.glPushMatrix()
+                gl.glMultMatrixf((gl.GLfloat * 16)(*T))
+                self._axis.draw(mode=gl.GL_TRIANGLES)
+                gl.glPopMatrix()
+
+    def _ground_lines(self):
+        """Vertices (n, 3) float32 of the ground grid's lines: z = 0 of the base frame, under the motion."""
         lo, hi = self._points.min(axis=0), self._points.max(axis=0)
         c = 0.5 * (lo + hi)
         half = 0.75 * max(hi[0] - lo[0], hi[1] - lo[1], 0.5 * self.extent)
@@ -232,45 +279,38 @@ class RobotViewer(SceneViewer):
         n = int(math.ceil(half / step))
         x0, y0 = round(c[0] / step) * step, round(c[1] / step) * step
         z = self.ground_z - 1e-4 * self.extent
+        k = np.arange(-n, n + 1) * step
+        one = np.ones_like(k)
+        segs = [np.stack([x0 + k, y0 - n * step * one, z * one], -1), np.stack([x0 + k, y0 + n * step * one, z * one], -1),
+                np.stack([x0 - n * step * one, y0 + k, z * one], -1), np.stack([x0 + n * step * one, y0 + k, z * one], -1)]
+        return np.ascontiguousarray(np.stack(segs, 1).reshape(-1, 3), dtype=np.float32)
+
+    def _draw_ground(self):
         gl.glLineWidth(1.0)
         gl.glColor4f(0.70, 0.72, 0.76, 1.0)
-        gl.glBegin(gl.GL_LINES)
-        for k in range(-n, n + 1):
-            gl.glVertex3f(x0 + k * step, y0 - n * step, z)
-            gl.glVertex3f(x0 + k * step, y0 + n * step, z)
-            gl.glVertex3f(x0 - n * step, y0 + k * step, z)
-            gl.glVertex3f(x0 + n * step, y0 + k * step, z)
-        gl.glEnd()
-
-    def _triad(self, T, length, width):
-        gl.glLineWidth(width)
-        gl.glBegin(gl.GL_LINES)
-        o = T[:3, 3]
-        for axis, rgb in ((0, (0.85, 0.30, 0.25)), (1, (0.30, 0.70, 0.30)), (2, (0.25, 0.35, 0.90))):
-            gl.glColor4f(*rgb, 1.0)
-            gl.glVertex3f(*o)
-            gl.glVertex3f(*(o + length * T[:3, axis]))
-        gl.glEnd()
+        _lines(self._ground, gl.GL_LINES)
 
     def _draw_loops(self):
         res = self.robot.loop_residuals()
         self._residuals = res
         L = 0.06 * self.extent
-        for lp, Fp, Fs in self.robot.loop_frames():
-            self._triad(Fp, L, 2.5)
-            self._triad(Fs, 0.6 * L, 1.5)
-            rgb = residual_rgb(res[lp.name], self.loop_tol)
-            gl.glLineWidth(4.0)
-            gl.glColor4f(*rgb, 1.0)
-            gl.glBegin(gl.GL_LINES)
-            gl.glVertex3f(*Fp[:3, 3])
-            gl.glVertex3f(*Fs[:3, 3])
-            gl.glEnd()
-            gl.glPointSize(9.0)
-            gl.glBegin(gl.GL_POINTS)
-            gl.glVertex3f(*Fp[:3, 3])
-            gl.glVertex3f(*Fs[:3, 3])
-            gl.glEnd()
+        frames = self.robot.loop_frames()
+        axes_rgb = np.array([(0.85, 0.30, 0.25, 1.0), (0.30, 0.70, 0.30, 1.0), (0.25, 0.35, 0.90, 1.0)], np.float32)
+        for which, (length, width) in enumerate(((L, 2.5), (0.6 * L, 1.5))):  # triads of Fp (long), Fs (short)
+            T = np.array([f[1 + which] for f in frames])                      # (n, 4, 4)
+            o = T[:, None, :3, 3]
+            tips = o + length * T[:, :3, :3].transpose(0, 2, 1)               # (n, 3 axes, 3)
+            v = np.stack([np.broadcast_to(o, tips.shape), tips], 2).reshape(-1, 3)
+            gl.glLineWidth(width)
+            _lines(v, gl.GL_LINES, np.repeat(np.tile(axes_rgb, (len(frames), 1)), 2, axis=0))
+        ends = np.array([(Fp[:3, 3], Fs[:3, 3]) for _, Fp, Fs in frames]).reshape(-1, 3)
+        rgb = np.array([(*residual_rgb(res[lp.name], self.loop_tol), 1.0) for lp, _, _ in frames], np.float32)
+        rgb = np.repeat(rgb, 2, axis=0)
+        gl.glLineWidth(4.0)
+        _lines(ends, gl.GL_LINES, rgb)
+        gl.glPointSize(9.0)
+        _lines(ends, gl.GL_POINTS, rgb)
+        for lp, Fp, Fs in frames:
             if res[lp.name] > self.loop_tol:
                 mid = 0.5 * (Fp[:3, 3] + Fs[:3, 3])
                 self._world_labels.append((mid, f"{lp.name}: |δ| = {res[lp.name]:.3g}", (200, 0, 0, 255)))
@@ -360,23 +400,6 @@ class RobotViewer(SceneViewer):
                 lines.append((f"{lp.name:>22s}  {r:9.2e}  {'closed' if ok else 'OPEN'}", col))
         return lines
 
-    def _label(self, i):
-        while len(self._labels) <= i:
-            self._labels.append(pyglet.text.Label("", font_name=("DejaVu Sans Mono", "Courier New", "monospace"),
-                                                  font_size=FONT_SIZE, anchor_x="left", anchor_y="top"))
-        return self._labels[i]
-
-    def _set_label(self, lab, text, x, y, rgba, anchor_y="top"):
-        if lab.text != text:
-            lab.text = text
-        if lab.color != rgba:
-            lab.color = rgba
-        if (lab.x, lab.y) != (x, y):
-            lab.x, lab.y = x, y
-        if lab.anchor_y != anchor_y:
-            lab.anchor_y = anchor_y
-        lab.draw()
-
     def project(self, p):
         """Window pixel coordinates (x, y) of a base-frame point, or None behind the camera."""
         cam = self.scene.camera
@@ -416,18 +439,16 @@ class RobotViewer(SceneViewer):
         gl.glMatrixMode(gl.GL_MODELVIEW)
         gl.glPushMatrix()
         gl.glLoadIdentity()
-        i = 0
         if lines:
             line_h = LINE_H
             width = 12 + int(0.62 * 1.3333 * FONT_SIZE * max(len(t) for t, _ in lines))
             gl.glColor4f(1.0, 1.0, 1.0, 0.6)
             gl.glRecti(0, h, min(w, width), h - line_h * len(lines) - 8)
             for k, (text, rgba) in enumerate(lines):
-                self._set_label(self._label(i), text, 6, h - 4 - k * line_h, rgba)
-                i += 1
+                self.text.add(text, 6, h - 4 - k * line_h, rgba)
         for x, y, text, rgba in placed:
-            self._set_label(self._label(i), text, x, y, rgba, anchor_y="bottom")
-            i += 1
+            self.text.add(text, x, y, rgba, anchor_y="bottom")
+        self.text.draw()
         gl.glPopMatrix()
         gl.glMatrixMode(gl.GL_PROJECTION)
         gl.glPopMatrix()
@@ -441,11 +462,23 @@ class RobotViewer(SceneViewer):
         return self.read_pixels()
 
     def read_pixels(self):
+        """The frame's pixels (height, width, 3) uint8 RGB, top row first."""
         w, h = self.get_framebuffer_size() if hasattr(self, "get_framebuffer_size") else (self.width, self.height)
-        buf = (ctypes.c_ubyte * (w * h * 3))()
+        out = np.empty((h, w, 3), np.uint8)
         gl.glPixelStorei(gl.GL_PACK_ALIGNMENT, 1)
-        gl.glReadPixels(0, 0, w, h, gl.GL_RGB, gl.GL_UNSIGNED_BYTE, buf)
-        return np.frombuffer(buf, np.uint8).reshape(h, w, 3)[::-1].copy()
+        gl.glBindBuffer(gl.GL_PIXEL_PACK_BUFFER, 0)
+        gl.glReadPixels(0, 0, w, h, gl.GL_RGB, gl.GL_UNSIGNED_BYTE, out.ctypes.data_as(ctypes.c_void_p))
+        return out[::-1].copy()
+
+    def read_bgra(self):
+        """The frame's pixels (height, width, 4) uint8 in OpenGL's order (bottom row first) and in B, G, R, A
+        order: the framebuffer's own layout, read without conversion (4× faster than RGB on llvmpipe)."""
+        w, h = self.get_framebuffer_size() if hasattr(self, "get_framebuffer_size") else (self.width, self.height)
+        out = np.empty((h, w, 4), np.uint8)
+        gl.glPixelStorei(gl.GL_PACK_ALIGNMENT, 4)
+        gl.glBindBuffer(gl.GL_PIXEL_PACK_BUFFER, 0)
+        gl.glReadPixels(0, 0, w, h, gl.GL_BGRA, gl.GL_UNSIGNED_BYTE, out.ctypes.data_as(ctypes.c_void_p))
+        return out
 
     # -- keys ----------------------------------------------------------------------------------------------
     def on_key_press(self, symbol, modifiers):
@@ -492,6 +525,24 @@ class RobotViewer(SceneViewer):
             return super().on_key_press(symbol, modifiers)
         self.robot.set_q(pb.q)
         return pyglet.event.EVENT_HANDLED
+
+
+def _lines(v, mode, rgba=None):
+    """Draw vertices v (n, 3) as ``mode`` (GL_LINES, GL_POINTS) from client memory, in one colour (the current
+    one) or one per vertex (``rgba`` (n, 4) float)."""
+    v = np.ascontiguousarray(v, dtype=np.float32)
+    gl.glPushClientAttrib(gl.GL_CLIENT_VERTEX_ARRAY_BIT)
+    gl.glBindBuffer(gl.GL_ARRAY_BUFFER, 0)
+    gl.glEnableClientState(gl.GL_VERTEX_ARRAY)
+    gl.glVertexPointer(3, gl.GL_FLOAT, 0, v.ctypes.data_as(ctypes.c_void_p))
+    if rgba is not None:
+        rgba = np.ascontiguousarray(rgba, dtype=np.float32)
+        gl.glEnableClientState(gl.GL_COLOR_ARRAY)
+        gl.glColorPointer(4, gl.GL_FLOAT, 0, rgba.ctypes.data_as(ctypes.c_void_p))
+    gl.glDrawArrays(mode, 0, len(v))
+    gl.glPopClientAttrib()
+    if rgba is not None:  # a colour array leaves the current colour undefined
+        gl.glColor4f(1.0, 1.0, 1.0, 1.0)
 
 
 def play(viewer, fps=30.0, max_frames=None, screenshot=None):
