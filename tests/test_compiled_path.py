@@ -130,8 +130,10 @@ def test_kernels_equal_their_references():
         k = K @ rng.normal(size=n)                  # consistent right side
         G, g = explicit_from_set(K, k, rows, dep, free)
         G2, g2 = np.zeros((n, n - r)), np.zeros(n)
-        assert _linalg._explicit(K, k, rows.astype(np.int64), dep.astype(np.int64), free.astype(np.int64), 1e-6,
-                                 True, G2, g2, np.empty((r, r)), np.empty(r, np.int64))
+        rows64 = rows.astype(np.int64)
+        assert _linalg._explicit(K, k, rows64, dep.astype(np.int64), free.astype(np.int64),
+                                 _linalg._complement(rows64, m), 1e-6, True, G2, g2, np.empty((r, r)),
+                                 np.empty(r, np.int64), np.empty((r + 1, n - r + 1)))
         assert rel(G2, G) < 1e-12 and rel(g2, g) < 1e-12
         assert np.abs(K @ G).max() < 1e-9 * np.abs(K).max() * np.abs(G).max()   # oracle: K G = 0
 
