@@ -180,3 +180,74 @@ def test_size_motion_payload_groups_and_f_ext_equal_the_reference():
             for k, f in ref.loop_forces.items():
                 assert abs(res.pin_force[k][i] - np.linalg.norm(f[3:])) <= 1e-9 * max(1.0, np.abs(ref.tau_ID).max())
     assert res.u.shape == (len(Q), 4) and abs(res.u[20] - res.u[0]).max() > 0
+
+
+@pytest.mark.parametrize("path", CASES)
+def test_fast_qdd_compiled_equals_reference(path):
+    """The simulator's compiled step (``cl_qdd``: method 2 on the independent rows, Baumgarte terms, tree
+    passive forces added in the kernel) against the reference method 2 (``loop_solver="lambda"``), at
+    consistent states and at states opened by 1e-4 (where Baumgarte acts), with and without passive
+    forces; the compiled branch must actually run (Data remembers the rows after the first call).
+    Oracle: K q̈ = k_stab on every row, the dropped redundant ones included (to 1e-6 relative: the shared
+    MJCF-derived excavator's out-of-plane rows carry ~1e-9 rounding and are not exactly consistent)."""
+    from urdf_dyn.constraints.forward import constrained_forward_dynamics, fast_qdd
+    from urdf_dyn.constraints.loops import constraint_terms
+    import urdf_dyn.constraints._kernels as LK
+    model = ud.load(path)
+    q0, mo = _motion(model, dt=0.05)
+    Q, QD, QDD = ud.consistent_motion(model, mo, q_start=q0)
+    rng = np.random.default_rng(4)
+    data = ud.Data(model)
+    calls = []
+    orig = LK.cl_qdd
+
+    def spy(*a):
+        calls.append(orig(*a))
+        return calls[-1]
+    LK.cl_qdd = spy
+    try:
+        for i in range(0, len(Q), 5):
+            for dq in (0.0, 1e-4):
+                q, qd = Q[i] + dq, QD[i]
+                tau = rng.normal(scale=100.0, size=model.nv)
+                for passive in (True, False):
+                    ref = constrained_forward_dynamics(model, q, qd, tau, loop_solver="lambda", t_stab=0.1,
+                                                       passive=passive).qdd
+                    fast = fast_qdd(model, q, qd, tau, t_stab=0.1, passive=passive, data=data)
+                    assert np.linalg.norm(fast - ref) <= 1e-9 * max(1.0, np.linalg.norm(ref))
+                    _, K, k = constraint_terms(model, q, qd, 0.1)
+                    assert np.linalg.norm(K @ fast - k) <= 1e-6 * (np.linalg.norm(k) + np.linalg.norm(K) * np.linalg.norm(fast))
+    finally:
+        LK.cl_qdd = orig
+    assert calls and calls.count(0) >= len(calls) - 2       # the compiled branch ran (and succeeded)
+
+
+def test_fast_qdd_passive_forces_in_the_kernel():
+    """Tree damping and joint springs added inside ``cl_qdd`` equal ``passive_forces`` added outside:
+    a model with damping and springs (a copy of the four-bar with them set) against the reference."""
+    import dataclasses
+    from urdf_dyn.constraints.forward import constrained_forward_dynamics, fast_qdd
+    base = ud.load(ROOT / "robots" / "crank_slider.urdf")
+    n = base.nv
+    rng = np.random.default_rng(6)
+    model = dataclasses.replace(base, damping=rng.uniform(0.5, 2.0, n), spring_stiffness=rng.uniform(10, 50, n),
+                                spring_reference=rng.uniform(-0.2, 0.2, n))
+    q = ud.assemble(model, model.q_initial())
+    ec = ud.explicit_constraint(model, q, np.zeros(n))
+    qd = ec.G @ rng.normal(size=ec.G.shape[1])
+    tau = rng.normal(size=n)
+    data = ud.Data(model)
+    fast_qdd(model, q, qd, tau, t_stab=0.1, data=data)           # first call: chooses the rows
+    assert data.loop_rows is not None
+    ref = constrained_forward_dynamics(model, q, qd, tau, loop_solver="lambda", t_stab=0.1).qdd
+    import urdf_dyn.constraints._kernels as LK
+    calls, orig = [], LK.cl_qdd
+    LK.cl_qdd = lambda *a: calls.append(orig(*a)) or calls[-1]
+    try:
+        fast = fast_qdd(model, q, qd, tau, t_stab=0.1, data=data)
+    finally:
+        LK.cl_qdd = orig
+    assert calls == [0]                                          # the compiled branch ran
+    assert np.linalg.norm(fast - ref) <= 1e-9 * max(1.0, np.linalg.norm(ref))
+    off = constrained_forward_dynamics(model, q, qd, tau, loop_solver="lambda", t_stab=0.1, passive=False).qdd
+    assert np.linalg.norm(off - ref) > 1e-3 * np.linalg.norm(ref)   # the passive forces matter here

@@ -252,46 +252,91 @@ def _chol_solve(L, b):
         b[i] = s / L[i, i]
 
 
+@njit(cache=True, inline="always")
+def _fwd(L, b):
+    """b ← L⁻¹ b in place (L lower triangular)."""
+    n = L.shape[0]
+    for i in range(n):
+        s = b[i]
+        for k in range(i):
+            s -= L[i, k] * b[k]
+        b[i] = s / L[i, i]
+
+
+@njit(cache=True, inline="always")
+def _bwd(L, b):
+    """b ← L⁻ᵀ b in place (L lower triangular)."""
+    n = L.shape[0]
+    for i in range(n - 1, -1, -1):
+        s = b[i]
+        for k in range(i + 1, n):
+            s -= L[k, i] * b[k]
+        b[i] = s / L[i, i]
+
+
 @njit(cache=True)
-def cl_qdd(parent, jtype, axis, X_tree, I, a0, q, qd, tau, lp_p, lp_s, lp_XP, lp_XS, lp_axis, lp_mode, row_loop,
-           row_T, rows, alpha, rtol, qdd):
-    """Closed-loop q̈ by RBDA §8.5 method 2 restricted to the independent constraint rows ``rows``, with
-    Baumgarte terms (α = 1/T_stab, 0 for none), all compiled. q, qd, tau (1, n). Returns 0 on success,
-    1 if the row subset no longer spans the constraints here (the caller then uses the pseudo-inverse)."""
-    n = q.shape[1]
+def cl_qdd(parent, jtype, axis, X_tree, I, a0, q, qd, tau, damping, stiffness, q_ref, lp_p, lp_s, lp_XP, lp_XS,
+           lp_axis, lp_mode, row_loop, row_T, rows, alpha, rtol, qdd):
+    """Closed-loop q̈ by RBDA §8.5 method 2 restricted to the independent constraint rows ``rows`` (K_r),
+    with Baumgarte terms (α = 1/T_stab, 0 for none), all compiled. q, qd, tau, qdd (n,). The tree joints'
+    passive forces −b q̇ − k (q − q_ref) (``constraints.passive.passive_forces``) are added to τ: damping
+    (n,) or (0,) for none, stiffness and q_ref (n,) or (0,). With H = L Lᵀ (Cholesky) and
+    Y = L⁻¹ K_rᵀ, z = L⁻¹ (τ − C):
+
+        A = K_r H⁻¹ K_rᵀ = Yᵀ Y,   A λ = k_r − Yᵀ z,   q̈ = L⁻ᵀ (z + Y λ)
+
+    (one forward solve per row and one backward solve in all, where H⁻¹ K_rᵀ would take two per row).
+    Returns 0 on success, 1 if the row subset no longer spans the constraints here (the caller then uses
+    the pseudo-inverse)."""
+    n = q.shape[0]
     R = row_loop.shape[0]
+    m = rows.shape[0]
+    q2 = np.empty((1, n))
+    qd2 = np.empty((1, n))
+    for i in range(n):
+        q2[0, i] = q[i]
+        qd2[0, i] = qd[i]
     K = np.zeros((R, n))
     k = np.zeros(R)
     vJ = np.zeros(R)
     dl = np.zeros(R)
-    loop_terms(parent, jtype, axis, X_tree, q[0], qd[0], lp_p, lp_s, lp_XP, lp_XS, lp_axis, lp_mode, row_loop,
+    loop_terms(parent, jtype, axis, X_tree, q, qd, lp_p, lp_s, lp_XP, lp_XS, lp_axis, lp_mode, row_loop,
                row_T, K, k, vJ, dl)
     for r in range(R):
         k[r] = k[r] - 2.0 * alpha * vJ[r] - alpha * alpha * dl[r]
     H = np.zeros((1, n, n))
-    _crba(parent, jtype, axis, X_tree, I, q, H, 0, 1)
+    _crba(parent, jtype, axis, X_tree, I, q2, H, 0, 1)
     C = np.zeros((1, n))
-    _rnea(parent, jtype, axis, X_tree, I, a0, q, qd, np.zeros((1, n)), np.zeros((1, parent.shape[0], 6)), C, 0, 1)
+    _rnea(parent, jtype, axis, X_tree, I, a0, q2, qd2, np.zeros((1, n)), np.zeros((1, parent.shape[0], 6)), C, 0, 1)
     L = np.zeros((n, n))
     if not _chol(H[0], L):
         return 1
-    a = np.zeros(n)
+    z = np.empty(n)
     for i in range(n):
-        a[i] = tau[0, i] - C[0, i]
-    _chol_solve(L, a)                                   # a = H⁻¹ (τ − C)
-    m = rows.shape[0]
-    HK = np.zeros((m, n))                               # rows of (H⁻¹ K_rᵀ)ᵀ
+        z[i] = tau[i] - C[0, i]
+    for i in range(damping.shape[0]):
+        z[i] -= damping[i] * qd[i]
+    for i in range(stiffness.shape[0]):
+        z[i] -= stiffness[i] * (q[i] - q_ref[i])
+    _fwd(L, z)                                          # z = L⁻¹ (τ − C)
+    Y = np.empty((m, n))                                # rows: (L⁻¹ K_rᵀ)ᵀ
     for j in range(m):
         for i in range(n):
-            HK[j, i] = K[rows[j], i]
-        _chol_solve(L, HK[j])
-    A = np.zeros((m, m))
+            Y[j, i] = K[rows[j], i]
+        _fwd(L, Y[j])
+    A = np.empty((m, m))
+    lam = np.empty(m)
     for i in range(m):
-        for j in range(m):
+        for j in range(i + 1):
             s = 0.0
             for c in range(n):
-                s += K[rows[i], c] * HK[j, c]
+                s += Y[i, c] * Y[j, c]
             A[i, j] = s
+            A[j, i] = s
+        s = k[rows[i]]
+        for c in range(n):
+            s -= Y[i, c] * z[c]
+        lam[i] = s
     LA = np.zeros((m, m))
     if m and not _chol(A, LA):
         return 1
@@ -301,18 +346,14 @@ def cl_qdd(parent, jtype, axis, X_tree, I, a0, q, qd, tau, lp_p, lp_s, lp_XP, lp
         dmin = min(dmin, LA[i, i])
     if m and dmin <= np.sqrt(rtol) * dmax:
         return 1
-    lam = np.zeros(m)
-    for i in range(m):
-        s = k[rows[i]]
-        for c in range(n):
-            s -= K[rows[i], c] * a[c]
-        lam[i] = s
     _chol_solve(LA, lam)
+    for j in range(m):
+        lj = lam[j]
+        for i in range(n):
+            z[i] += Y[j, i] * lj
+    _bwd(L, z)
     for i in range(n):
-        s = a[i]
-        for j in range(m):
-            s += HK[j, i] * lam[j]
-        qdd[0, i] = s
+        qdd[i] = z[i]
     # every row, the dropped ones included, must hold: ‖K q̈ − k‖ small against ‖k‖ + ‖K‖‖q̈‖
     res = 0.0
     nk = 0.0
@@ -321,12 +362,12 @@ def cl_qdd(parent, jtype, axis, X_tree, I, a0, q, qd, tau, lp_p, lp_s, lp_XP, lp
     for r in range(R):
         s = -k[r]
         for c in range(n):
-            s += K[r, c] * qdd[0, c]
+            s += K[r, c] * z[c]
             nK += K[r, c] * K[r, c]
         res += s * s
         nk += k[r] * k[r]
     for c in range(n):
-        nq += qdd[0, c] * qdd[0, c]
+        nq += z[c] * z[c]
     if np.sqrt(res) > 1e-7 * (np.sqrt(nk) + np.sqrt(nK) * np.sqrt(nq)):
         return 1
     return 0

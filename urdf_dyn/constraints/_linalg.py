@@ -141,11 +141,12 @@ def _lu_solve_cols(LU, X, m):
 
 
 @njit(cache=True)
-def _explicit(K, k, rows, dep, free, red, rtol, check, G, g, LU, perm, X):
+def _explicit(K, k, rows, dep, free, red, rtol, check, G, g, LU, perm, X, kmax=-1.0):
     """G (n × nf), g (n,) of RBDA §8.8 for the set (rows, dep, free); returns False when ``check`` finds
     the set no longer serves (as ``explicit_from_set``: a pivot of K_d at or below rtol·max|K|, or
     max|K G| > rtol·max|K|·max(1, max|G|)). LU (r×r), perm (r,) receive K_d's factors; X ((r+1) × (nf+1))
-    is scratch: G's dependent rows and g's are found in one sweep, −K_d⁻¹ [K_i, −k_rows].
+    is scratch: G's dependent rows and g's are found in one sweep, −K_d⁻¹ [K_i, −k_rows]. kmax: max|K| if
+    the caller has it (its consistency check passes over K), else −1.
 
     The check of K G runs over the rows ``red`` outside the set: on the set's rows K G is the residual
     of the LU solve, at most ~r·ε·(growth ≤ 2^(r−1))·max|K|·max|G|, which stays orders of magnitude under
@@ -154,10 +155,11 @@ def _explicit(K, k, rows, dep, free, red, rtol, check, G, g, LU, perm, X):
     R, n = K.shape
     r = rows.shape[0]
     nf = free.shape[0]
-    kmax = 0.0
-    for i in range(R):
-        for j in range(n):
-            kmax = max(kmax, abs(K[i, j]))
+    if kmax < 0.0:
+        kmax = 0.0
+        for i in range(R):
+            for j in range(n):
+                kmax = max(kmax, abs(K[i, j]))
     for c in range(nf):
         g[free[c]] = 0.0
         for c2 in range(nf):
@@ -298,17 +300,18 @@ def _forces(A, bb, Wi, u, Aw, M, L, y, iperm):
 
 
 @njit(cache=True)
-def _loop_lambda(K, rows, dep, red, f, lam, LU, perm, C, Ct, M, L, nu, w):
+def _loop_lambda(K, rows, dep, red, f, lam, LU, perm, C, Ct, M, L, nu, w, nz):
     """Minimum-norm λ with Kᵀλ = f (least squares if f is outside the row space of K), through the
     independent rows K_r = K[rows] (RBDA §8.8): every row is K_i = c_i K_r with c_i = K_i[dep] K_d⁻¹, so
     Kᵀλ = K_rᵀ ν with ν = Cᵀλ; ν = K_d⁻ᵀ f[dep] when f lies in the row space, else (K_r K_rᵀ)⁻¹ K_r f;
     then λ = C (CᵀC)⁻¹ ν, where the rows of the set have c_i = e_i, so CᵀC = 1 + Σ_{i ∉ set} c_iᵀ c_i.
     LU, perm: K_d's factors from ``_explicit``; red (R − r,): the rows outside the set. Scratch: C
-    ((R−r) × r), Ct (r × (R−r)), M, L (r × r), nu (r,), w (max(r, n),). The c_i of all redundant rows
-    are found in one sweep of K_dᵀ's triangular factors. Returns False if a factor fails."""
+    ((R−r) × r), Ct (r × (R−r)), M, L (r × r), nu (r,), w (max(r, n),), nz (R−r,) int. The c_i of all
+    redundant rows are found in one sweep of K_dᵀ's triangular factors; a row with K_i[dep] exactly zero
+    (the out-of-plane rows of a planar loop) has c_i = 0 exactly and λ_i = 0, and is left out of the
+    sweep. Returns False if a factor fails."""
     R, n = K.shape
     r = rows.shape[0]
-    nr = red.shape[0]
     for j in range(r):
         w[j] = f[dep[j]]
     _lu_solve_t(LU, perm, w, nu)
@@ -338,14 +341,23 @@ def _loop_lambda(K, rows, dep, red, f, lam, LU, perm, C, Ct, M, L, nu, w):
         if _chol_ratio(M, L) == 0.0:
             return False
         _chol_solve(L, nu)
+    nr = 0
+    for m in range(red.shape[0]):            # the redundant rows with c_i ≠ 0
+        i = red[m]
+        lam[i] = 0.0
+        for j in range(r):
+            if K[i, dep[j]] != 0.0:
+                nz[nr] = i
+                nr += 1
+                break
     if nr == 0:
         for i in range(r):
             lam[rows[i]] = nu[i]
         return True
-    for j in range(r):                       # Ct = K_d⁻ᵀ K[red, dep]ᵀ: Uᵀ Y = B, Lᵀ Z = Y, rows by P
+    for j in range(r):                       # Ct = K_d⁻ᵀ K[nz, dep]ᵀ: Uᵀ Y = B, Lᵀ Z = Y, rows by P
         dj = dep[j]
         for m in range(nr):
-            Ct[j, m] = K[red[m], dj]
+            Ct[j, m] = K[nz[m], dj]
     for i in range(r):
         for c in range(i):
             fc = LU[c, i]
@@ -384,7 +396,7 @@ def _loop_lambda(K, rows, dep, red, f, lam, LU, perm, C, Ct, M, L, nu, w):
         s = 0.0
         for j in range(r):
             s += C[m, j] * w[j]
-        lam[red[m]] = s
+        lam[nz[m]] = s
     for j in range(r):
         lam[rows[j]] = w[j]
     return True

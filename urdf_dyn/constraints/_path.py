@@ -189,7 +189,7 @@ def actuation_path(parent, jtype, axis, X_tree, I, a0, lp_p, lp_s, lp_XP, lp_XS,
     permd = np.empty(0, np.int64)
     X = np.empty((1, n + 1))
     A, bb, Aw, M, L, y, iperm = _forces_work(n, p)
-    C, Ct, Mr, Lr, nu, w = _lambda_work(R, 0, n)
+    C, Ct, Mr, Lr, nu, w, nz = _lambda_work(R, 0, n)
     _rnea(parent, jtype, axis, X_tree, I, a0, Q, QD, QDD, f_ext, TAU, 0, N)    # τ of every sample at once
     for i in range(N):
         q, qd, qdd = Q[i], QD[i], QDD[i]
@@ -198,19 +198,23 @@ def actuation_path(parent, jtype, axis, X_tree, I, a0, lp_p, lp_s, lp_XP, lp_XS,
                           row_T, ws, Ke, dl)
             if check:
                 loop_velocity(parent, qd, lp_p, lp_s, row_loop, ws, ke, vJ)
+        kmax = -1.0
         if check and R:
             d = 0.0
             v = 0.0
             ac = 0.0
             sc = 0.0
             sc2 = 0.0
+            kmax = 0.0
             for a in range(R):
                 d = max(d, abs(dl[a]))
                 s1 = 0.0
                 s2 = -k[a]
                 for j in range(n):
-                    s1 += K[a, j] * qd[j]
-                    s2 += K[a, j] * qdd[j]
+                    kaj = K[a, j]
+                    s1 += kaj * qd[j]
+                    s2 += kaj * qdd[j]
+                    kmax = max(kmax, abs(kaj))
                 v = max(v, abs(s1))
                 ac = max(ac, abs(s2))
             for j in range(n):
@@ -223,7 +227,7 @@ def actuation_path(parent, jtype, axis, X_tree, I, a0, lp_p, lp_s, lp_XP, lp_XS,
         if R:
             ok = False
             if r >= 0:
-                ok = _explicit(K, k, rows, dep, free, red, rtol, True, G, g, LUd, permd, X)
+                ok = _explicit(K, k, rows, dep, free, red, rtol, True, G, g, LUd, permd, X, kmax)
             if not ok:
                 Ac = K.copy()
                 r2 = _cp_lu(Ac, pref, rtol, prow, pcol, pfree)
@@ -241,7 +245,7 @@ def actuation_path(parent, jtype, axis, X_tree, I, a0, lp_p, lp_s, lp_XP, lp_XS,
                 permd = np.empty(r, np.int64)
                 X = np.empty((r + 1, nf + 1))
                 A, bb, Aw, M, L, y, iperm = _forces_work(nf, p)
-                C, Ct, Mr, Lr, nu, w = _lambda_work(R, r, n)
+                C, Ct, Mr, Lr, nu, w, nz = _lambda_work(R, r, n)
                 _explicit(K, k, rows, dep, free, red, rtol, False, G, g, LUd, permd, X)
         for j in range(n):
             for c in range(nf):
@@ -288,7 +292,7 @@ def actuation_path(parent, jtype, axis, X_tree, I, a0, lp_p, lp_s, lp_XP, lp_XS,
                     e = R - 1 - jc
                     for j in range(n):
                         f[j] -= Ke[e, j] * U[i, c]
-            if not _loop_lambda(K, rows, dep, red, f, lam, LUd, permd, C, Ct, Mr, Lr, nu, w):
+            if not _loop_lambda(K, rows, dep, red, f, lam, LUd, permd, C, Ct, Mr, Lr, nu, w, nz):
                 FALL[i] = 1
                 continue
             for a in range(R):
@@ -306,6 +310,6 @@ def _forces_work(m, p):
 
 @njit(cache=True)
 def _lambda_work(R, r, n):
-    """Scratch of ``_linalg._loop_lambda`` for R rows of rank r and n coordinates: (C, Ct, M, L, nu, w)."""
+    """Scratch of ``_linalg._loop_lambda`` for R rows of rank r and n coordinates: (C, Ct, M, L, nu, w, nz)."""
     return (np.zeros((R - r, r)), np.zeros((r, R - r)), np.zeros((r, r)), np.zeros((r, r)), np.zeros(r),
-            np.zeros(max(r, n)))
+            np.zeros(max(r, n)), np.zeros(R - r, np.int64))
