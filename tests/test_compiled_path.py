@@ -251,3 +251,31 @@ def test_fast_qdd_passive_forces_in_the_kernel():
     assert np.linalg.norm(fast - ref) <= 1e-9 * max(1.0, np.linalg.norm(ref))
     off = constrained_forward_dynamics(model, q, qd, tau, loop_solver="lambda", t_stab=0.1, passive=False).qdd
     assert np.linalg.norm(off - ref) > 1e-3 * np.linalg.norm(ref)   # the passive forces matter here
+
+
+@pytest.mark.parametrize("name, actuated", [("crank_slider", ["slider"]), ("excavator", ["boom", "boom_cyl_pin"])])
+def test_rank_deficient_actuation_falls_back_to_the_reference(name, actuated):
+    """Where A = Gᵀ B is not clearly of full rank the compiled path hands the sample (with its G) back to
+    the reference's SVD: the results must still equal the reference, and the fallback must have run."""
+    import urdf_dyn.applications.actuators as act
+    model = ud.load(ROOT / "robots" / f"{name}.urdf")
+    q0, mo = _motion(model, dt=0.05)
+    Q, QD, QDD = ud.consistent_motion(model, mo, q_start=q0)
+    calls, orig = [], act._solve_one
+    act._solve_one = lambda *a, **k: calls.append(1) or orig(*a, **k)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ActuationWarning)
+            a = ud.actuator_forces(model, Q, QD, QDD, actuated=actuated)
+    finally:
+        act._solve_one = orig
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ActuationWarning)
+        b = ud.actuator_forces(model, Q, QD, QDD, actuated=actuated, compiled=False)
+    assert calls                                                # the fallback ran
+    # (near the slider's dead point the pseudo-inverse gives u ~ 1e17 in both: compare relative to it)
+    scale = max(1.0, np.abs(b.tau_ID).max(), np.abs(b.u).max())
+    assert a.case == b.case and np.abs(a.u - b.u).max() <= 1e-9 * scale
+    assert np.abs(a.residual - b.residual).max() <= 1e-9 * scale
+    for k in b.loop_forces:
+        assert np.abs(a.loop_forces[k] - b.loop_forces[k]).max() <= 1e-9 * scale

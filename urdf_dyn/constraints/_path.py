@@ -149,9 +149,10 @@ def actuation_path(parent, jtype, axis, X_tree, I, a0, lp_p, lp_s, lp_XP, lp_XS,
     The first ``nrows`` rows of (row_loop, row_T) are the constraint rows; the others are the motion axes
     S of actuated loop joints, whose rows are B's columns. act_col (p,): tree joint of each actuator, or
     −(1 + its extra row) for a loop actuator. f_ext (Nf, NB+1, 6) body-frame wrenches, Nf = 1 or N;
-    tau_a (N, n) the known passive forces. GALL (N, n, n) receives G (first n − r columns); FALL[i] = 1
-    where A is not clearly of full rank or λ could not be formed: the caller redoes those samples with
-    the reference's SVD. info (3,): (0 ok | 1 state violates the loops | 3 the rank of K changed, sample
+    tau_a (N, n) the known passive forces. FALL[i] = 1 where A is not clearly of full rank or λ could not
+    be formed, and GALL[i] (of (N, n, n)) then receives G (first n − r columns): the caller redoes those
+    samples with the reference's SVD. GALL is written nowhere else, so that its pages are never touched
+    in the usual case (no fallback). info (3,): (0 ok | 1 state violates the loops | 3 the rank of K changed, sample
     index, n − r). RES is (N, n); its first n − r columns are written.
 
     A tree actuator's column of B is a unit vector, so its column of A = Gᵀ B is a row of G; a loop
@@ -248,9 +249,6 @@ def actuation_path(parent, jtype, axis, X_tree, I, a0, lp_p, lp_s, lp_XP, lp_XS,
                 C, Ct, Mr, Lr, nu, w, nz = _lambda_work(R, r, n)
                 _explicit(K, k, rows, dep, free, red, rtol, False, G, g, LUd, permd, X)
         for j in range(n):
-            for c in range(nf):
-                GALL[i, j, c] = G[j, c]
-        for j in range(n):
             TAU[i, j] -= tau_a[i, j]
         for a in range(nf):
             s = 0.0
@@ -271,7 +269,7 @@ def actuation_path(parent, jtype, axis, X_tree, I, a0, lp_p, lp_s, lp_XP, lp_XS,
                     A[a, c] = s
         rk = _forces(A, bb, Wi, u, Aw, M, L, y, iperm) if (p and nf) else 0
         if rk < 0:
-            FALL[i] = 1
+            _fall(i, G, GALL, FALL)
             continue
         RANK[i] = rk
         for c in range(p):
@@ -293,11 +291,20 @@ def actuation_path(parent, jtype, axis, X_tree, I, a0, lp_p, lp_s, lp_XP, lp_XS,
                     for j in range(n):
                         f[j] -= Ke[e, j] * U[i, c]
             if not _loop_lambda(K, rows, dep, red, f, lam, LUd, permd, C, Ct, Mr, Lr, nu, w, nz):
-                FALL[i] = 1
+                _fall(i, G, GALL, FALL)
                 continue
             for a in range(R):
                 LAM[i, a] = lam[a]
     info[2] = nf
+
+
+@njit(cache=True)
+def _fall(i, G, GALL, FALL):
+    """Sample i falls back to the reference: FALL[i] = 1 and its G into GALL[i]."""
+    FALL[i] = 1
+    for j in range(G.shape[0]):
+        for c in range(G.shape[1]):
+            GALL[i, j, c] = G[j, c]
 
 
 @njit(cache=True)
