@@ -279,3 +279,33 @@ def test_rank_deficient_actuation_falls_back_to_the_reference(name, actuated):
     assert np.abs(a.residual - b.residual).max() <= 1e-9 * scale
     for k in b.loop_forces:
         assert np.abs(a.loop_forces[k] - b.loop_forces[k]).max() <= 1e-9 * scale
+
+
+def test_recheck_decides_as_the_reference():
+    """The re-check of an independent set (``_explicit`` with check, which tests K G only on the rows
+    outside the set) accepts and rejects exactly where ``explicit_from_set`` (every row) does: K of rank r
+    (serves), K whose redundant rows leave the row space by ε (the rank grew: rejected above the
+    tolerance, accepted below it), K_d made near-singular (rejected)."""
+    rng = np.random.default_rng(8)
+    m, n, r = 9, 7, 4
+    for trial in range(40):
+        K = rng.normal(size=(m, r)) @ rng.normal(size=(r, n))
+        k = rng.normal(size=m)
+        _, dep, free, rows = complete_pivot_lu(K)
+        kind = trial % 4
+        if kind == 1:       # a redundant row leaves the row space
+            red = [i for i in range(m) if i not in set(rows.tolist())]
+            K[red[trial % len(red)]] += 10.0 ** rng.uniform(-9, -3) * rng.normal(size=n) * np.abs(K).max()
+        elif kind == 2:     # K_d near-singular: a dependent column nearly equal to another
+            K[:, dep[0]] = K[:, dep[1]] * (1 + 10.0 ** rng.uniform(-12, -4))
+        elif kind == 3:     # scaled
+            K *= 10.0 ** rng.uniform(-3, 3)
+        ref = explicit_from_set(K, k, rows, dep, free, 1e-6, check=True)
+        rows64 = rows.astype(np.int64)
+        G2, g2 = np.zeros((n, n - r)), np.zeros(n)
+        ok = _linalg._explicit(K, k, rows64, dep.astype(np.int64), free.astype(np.int64),
+                               _linalg._complement(rows64, m), 1e-6, True, G2, g2, np.empty((r, r)),
+                               np.empty(r, np.int64), np.empty((r + 1, n - r + 1)))
+        assert ok == (ref is not None), (trial, kind)
+        if ok:
+            assert rel(G2, ref[0]) < 1e-10 and rel(g2, ref[1]) < 1e-10

@@ -291,27 +291,52 @@ def cl_qdd(parent, jtype, axis, X_tree, I, a0, q, qd, tau, damping, stiffness, q
     n = q.shape[0]
     R = row_loop.shape[0]
     m = rows.shape[0]
-    q2 = np.empty((1, n))
-    qd2 = np.empty((1, n))
+    nb = parent.shape[0]
+    # every workspace carved from one zeroed buffer (one allocation instead of sixteen)
+    buf = np.zeros(n * (7 + 2 * n + m) + R * (n + 3) + 6 * nb + m * (2 * m + 1))
+    o = 0
+    q2 = buf[o:o + n].reshape((1, n))
+    o += n
+    qd2 = buf[o:o + n].reshape((1, n))
+    o += n
+    zero_n = buf[o:o + n].reshape((1, n))
+    o += n
+    zero_f = buf[o:o + 6 * nb].reshape((1, nb, 6))
+    o += 6 * nb
+    K = buf[o:o + R * n].reshape((R, n))
+    o += R * n
+    k = buf[o:o + R]
+    o += R
+    vJ = buf[o:o + R]
+    o += R
+    dl = buf[o:o + R]
+    o += R
+    H = buf[o:o + n * n].reshape((1, n, n))
+    o += n * n
+    L = buf[o:o + n * n].reshape((n, n))
+    o += n * n
+    C = buf[o:o + n].reshape((1, n))
+    o += n
+    z = buf[o:o + n]
+    o += n
+    Y = buf[o:o + m * n].reshape((m, n))                # rows: (L⁻¹ K_rᵀ)ᵀ
+    o += m * n
+    A = buf[o:o + m * m].reshape((m, m))
+    o += m * m
+    LA = buf[o:o + m * m].reshape((m, m))
+    o += m * m
+    lam = buf[o:o + m]
     for i in range(n):
         q2[0, i] = q[i]
         qd2[0, i] = qd[i]
-    K = np.zeros((R, n))
-    k = np.zeros(R)
-    vJ = np.zeros(R)
-    dl = np.zeros(R)
     loop_terms(parent, jtype, axis, X_tree, q, qd, lp_p, lp_s, lp_XP, lp_XS, lp_axis, lp_mode, row_loop,
                row_T, K, k, vJ, dl)
     for r in range(R):
         k[r] = k[r] - 2.0 * alpha * vJ[r] - alpha * alpha * dl[r]
-    H = np.zeros((1, n, n))
     _crba(parent, jtype, axis, X_tree, I, q2, H, 0, 1)
-    C = np.zeros((1, n))
-    _rnea(parent, jtype, axis, X_tree, I, a0, q2, qd2, np.zeros((1, n)), np.zeros((1, parent.shape[0], 6)), C, 0, 1)
-    L = np.zeros((n, n))
+    _rnea(parent, jtype, axis, X_tree, I, a0, q2, qd2, zero_n, zero_f, C, 0, 1)
     if not _chol(H[0], L):
         return 1
-    z = np.empty(n)
     for i in range(n):
         z[i] = tau[i] - C[0, i]
     for i in range(damping.shape[0]):
@@ -319,13 +344,10 @@ def cl_qdd(parent, jtype, axis, X_tree, I, a0, q, qd, tau, damping, stiffness, q
     for i in range(stiffness.shape[0]):
         z[i] -= stiffness[i] * (q[i] - q_ref[i])
     _fwd(L, z)                                          # z = L⁻¹ (τ − C)
-    Y = np.empty((m, n))                                # rows: (L⁻¹ K_rᵀ)ᵀ
     for j in range(m):
         for i in range(n):
             Y[j, i] = K[rows[j], i]
         _fwd(L, Y[j])
-    A = np.empty((m, m))
-    lam = np.empty(m)
     for i in range(m):
         for j in range(i + 1):
             s = 0.0
@@ -337,7 +359,6 @@ def cl_qdd(parent, jtype, axis, X_tree, I, a0, q, qd, tau, damping, stiffness, q
         for c in range(n):
             s -= Y[i, c] * z[c]
         lam[i] = s
-    LA = np.zeros((m, m))
     if m and not _chol(A, LA):
         return 1
     dmax, dmin = 0.0, np.inf
