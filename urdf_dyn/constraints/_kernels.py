@@ -317,15 +317,14 @@ def cl_qdd(parent, jtype, axis, X_tree, I, a0, q, qd, tau, damping, stiffness, q
     o += n * n
     C = buf[o:o + n].reshape((1, n))
     o += n
-    z = buf[o:o + n]
-    o += n
-    Y = buf[o:o + m * n].reshape((m, n))                # rows: (L⁻¹ K_rᵀ)ᵀ
-    o += m * n
+    W = buf[o:o + n * (m + 1)].reshape((n, m + 1))      # [τ − C, K_rᵀ], then L⁻¹ of it: [z, Y]
+    o += n * (m + 1)
     A = buf[o:o + m * m].reshape((m, m))
     o += m * m
     LA = buf[o:o + m * m].reshape((m, m))
     o += m * m
     lam = buf[o:o + m]
+    z = buf[o + m:o + m + n]
     for i in range(n):
         q2[0, i] = q[i]
         qd2[0, i] = qd[i]
@@ -338,27 +337,33 @@ def cl_qdd(parent, jtype, axis, X_tree, I, a0, q, qd, tau, damping, stiffness, q
     if not _chol(H[0], L):
         return 1
     for i in range(n):
-        z[i] = tau[i] - C[0, i]
+        W[i, 0] = tau[i] - C[0, i]
+        for j in range(m):
+            W[i, 1 + j] = K[rows[j], i]
     for i in range(damping.shape[0]):
-        z[i] -= damping[i] * qd[i]
+        W[i, 0] -= damping[i] * qd[i]
     for i in range(stiffness.shape[0]):
-        z[i] -= stiffness[i] * (q[i] - q_ref[i])
-    _fwd(L, z)                                          # z = L⁻¹ (τ − C)
-    for j in range(m):
-        for i in range(n):
-            Y[j, i] = K[rows[j], i]
-        _fwd(L, Y[j])
-    for i in range(m):
-        for j in range(i + 1):
-            s = 0.0
-            for c in range(n):
-                s += Y[i, c] * Y[j, c]
-            A[i, j] = s
-            A[j, i] = s
-        s = k[rows[i]]
-        for c in range(n):
-            s -= Y[i, c] * z[c]
-        lam[i] = s
+        W[i, 0] -= stiffness[i] * (q[i] - q_ref[i])
+    for i in range(n):                                  # W ← L⁻¹ W, every right-hand side in one sweep
+        for c in range(i):
+            f = L[i, c]
+            for j in range(m + 1):
+                W[i, j] -= f * W[c, j]
+        d = 1.0 / L[i, i]
+        for j in range(m + 1):
+            W[i, j] *= d
+    for a in range(m):
+        lam[a] = k[rows[a]]
+    for i in range(n):                                  # A = Yᵀ Y (lower half), k_r − Yᵀ z
+        zi = W[i, 0]
+        for a in range(m):
+            wa = W[i, 1 + a]
+            lam[a] -= wa * zi
+            for b in range(a + 1):
+                A[a, b] += wa * W[i, 1 + b]
+    for a in range(m):
+        for b in range(a):
+            A[b, a] = A[a, b]
     if m and not _chol(A, LA):
         return 1
     dmax, dmin = 0.0, np.inf
@@ -368,10 +373,11 @@ def cl_qdd(parent, jtype, axis, X_tree, I, a0, q, qd, tau, damping, stiffness, q
     if m and dmin <= np.sqrt(rtol) * dmax:
         return 1
     _chol_solve(LA, lam)
-    for j in range(m):
-        lj = lam[j]
-        for i in range(n):
-            z[i] += Y[j, i] * lj
+    for i in range(n):
+        s = W[i, 0]
+        for j in range(m):
+            s += W[i, 1 + j] * lam[j]
+        z[i] = s
     _bwd(L, z)
     for i in range(n):
         qdd[i] = z[i]
