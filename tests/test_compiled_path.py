@@ -309,3 +309,45 @@ def test_recheck_decides_as_the_reference():
         assert ok == (ref is not None), (trial, kind)
         if ok:
             assert rel(G2, ref[0]) < 1e-10 and rel(g2, ref[1]) < 1e-10
+
+
+def test_errors_of_the_compiled_motion_equal_the_reference():
+    """A stroke out of reach and coordinates that cannot serve: the compiled path raises what the
+    reference raises, at the same time and with the same residual (the residual of Newton's last iterate,
+    not of the last good sample)."""
+    import re
+    model = ud.load(ROOT / "robots" / "excavator.urdf")
+    q0 = ud.assemble(model, model.q_initial())
+    names = ["swing", "boom_cyl", "stick_cyl", "bucket_cyl"]
+    y0 = [q0[model.joint_index(n)] for n in names]
+    y1 = list(y0)
+    y1[1] += 3.0                                   # 3 m beyond the boom cylinder's stroke
+    mo = ud.spline_motion(names, [y0, y1], [1.0], dt=0.01)
+    msgs = []
+    for compiled in (True, False):
+        with pytest.raises(ud.ModelError, match="cannot be closed") as e:
+            ud.consistent_motion(model, mo, compiled=compiled)
+        msgs.append(str(e.value))
+    t, res = zip(*(re.search(r"t = ([\d.]+) s.*residual ([\d.e+-]+)", m).groups() for m in msgs))
+    assert t[0] == t[1] and float(res[0]) > 1e-3 and abs(float(res[0]) - float(res[1])) <= 1e-3 * float(res[1])
+    bad = ["boom", "boom_cyl", "stick_cyl", "bucket_cyl"]     # boom and its cylinder: swing is left without a row
+    mo = ud.spline_motion(bad, [[q0[model.joint_index(n)] for n in bad]] * 2, [1.0], dt=0.1)
+    for compiled in (True, False):
+        with pytest.raises(ValueError, match="cannot serve as independent coordinates"):
+            ud.consistent_motion(model, mo, compiled=compiled)
+
+
+def test_inconsistent_state_is_refused_by_both_paths():
+    """A state that violates the loops (q̇ off K q̇ = 0) is refused with StateError by the compiled path, as
+    by the reference, naming the same check."""
+    model = ud.load(ROOT / "robots" / "excavator.urdf")
+    q0, mo = _motion(model, dt=0.05)
+    Q, QD, QDD = ud.consistent_motion(model, mo, q_start=q0)
+    QD = QD.copy()
+    QD[7, 1] += 0.3
+    msgs = []
+    for compiled in (True, False):
+        with pytest.raises(ud.StateError) as e:
+            ud.actuator_forces(model, Q, QD, QDD, compiled=compiled, warn=False)
+        msgs.append(str(e.value))
+    assert msgs[0] == msgs[1]

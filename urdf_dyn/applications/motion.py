@@ -179,11 +179,9 @@ def _compiled(model, motion, idx, q0, Q, QD, QDD):
                       pack["XS"], pack["axis"], pack["mode"], pack["row_loop"], pack["row_T"], idx, dep,
                       f(motion.t, float), f(motion.y, float), f(motion.yd, float), f(motion.ydd, float), q0,
                       1e-6, NEWTON_TOL, NEWTON_MAXIT, CLOSE_TOL, Q, QD, QDD, info)
-    if info[0] == 1:
+    if info[0] == 1:            # Q[i] holds Newton's last iterate there
         i = int(info[1])
-        from urdf_dyn.constraints.loops import LoopState as _LS
-        q = Q[i - 1] if i else q0
-        raise _not_closed(model, motion, i, float(np.abs(_LS(model, q).deltas()).max(initial=0.0)))
+        raise _not_closed(model, motion, i, float(np.abs(LoopState(model, Q[i]).deltas()).max(initial=0.0)))
     if info[0] == 2:
         K = LoopState(model, Q[max(int(info[1]) - 1, 0)]).K_k()[0]
         choose_independent(model, K, independent=motion.names)      # raises ValueError naming the coordinates

@@ -33,7 +33,8 @@ def motion_path(parent, jtype, axis, X_tree, lp_p, lp_s, lp_XP, lp_XS, lp_axis, 
     at each sample, Newton on the independent rows (K_d Δq_dep = −δ_rows) from the previous samples'
     states extrapolated to third order (``_predict``; q₀ at the first, already assembled), which tracks
     the branch; then q̇ = G ẏ and q̈ = G ÿ + g (RBDA §8.8). The row set is chosen once and re-checked.
-    info (2,): (0 ok | 1 loops not closed | 2 coordinates cannot serve, sample index)."""
+    info (2,): (0 ok | 1 loops not closed, Q[i] then holds Newton's last iterate | 2 coordinates cannot
+    serve, sample index)."""
     N = t.shape[0]
     n = q0.shape[0]
     R = row_loop.shape[0]
@@ -90,6 +91,8 @@ def motion_path(parent, jtype, axis, X_tree, lp_p, lp_s, lp_XP, lp_XS, lp_axis, 
             e = max(e, abs(dl[c]))
         if not e <= close_tol:
             info[0], info[1] = 1, i
+            for j in range(n):                  # the last iterate, for the caller's message
+                Q[i, j] = q[j]
             return
         if not _explicit(K, k, rows, dep, idx, red, rtol, True, G, g, LU, perm, X):
             if not _choose_given(K, dep, rtol, rows):
