@@ -141,12 +141,12 @@ def _lu_solve_cols(LU, X, m):
 
 
 @njit(cache=True)
-def _explicit(K, k, rows, dep, free, red, rtol, check, G, g, LU, perm, X, kmax=-1.0):
+def _explicit(K, k, rows, dep, free, red, rtol, check, G, g, LU, perm, X, kmax):
     """G (n × nf), g (n,) of RBDA §8.8 for the set (rows, dep, free); returns False when ``check`` finds
     the set no longer serves (as ``explicit_from_set``: a pivot of K_d at or below rtol·max|K|, or
     max|K G| > rtol·max|K|·max(1, max|G|)). LU (r×r), perm (r,) receive K_d's factors; X ((r+1) × (nf+1))
     is scratch: G's dependent rows and g's are found in one sweep, −K_d⁻¹ [K_i, −k_rows]. kmax: max|K| if
-    the caller has it (its consistency check passes over K), else −1.
+    the caller has it (its consistency check passes over K), else −1 (found here).
 
     The check of K G runs over the rows ``red`` outside the set: on the set's rows K G is the residual
     of the LU solve, at most ~r·ε·(growth ≤ 2^(r−1))·max|K|·max|G|, which stays orders of magnitude under

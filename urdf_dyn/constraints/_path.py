@@ -94,12 +94,12 @@ def motion_path(parent, jtype, axis, X_tree, lp_p, lp_s, lp_XP, lp_XS, lp_axis, 
             for j in range(n):                  # the last iterate, for the caller's message
                 Q[i, j] = q[j]
             return
-        if not _explicit(K, k, rows, dep, idx, red, rtol, True, G, g, LU, perm, X):
+        if not _explicit(K, k, rows, dep, idx, red, rtol, True, G, g, LU, perm, X, -1.0):
             if not _choose_given(K, dep, rtol, rows):
                 info[0], info[1] = 2, i
                 return
             red = _complement(rows, R)
-            _explicit(K, k, rows, dep, idx, red, rtol, False, G, g, LU, perm, X)
+            _explicit(K, k, rows, dep, idx, red, rtol, False, G, g, LU, perm, X, -1.0)
         for j in range(n):
             s = 0.0
             for c in range(nf):
@@ -250,7 +250,7 @@ def actuation_path(parent, jtype, axis, X_tree, I, a0, lp_p, lp_s, lp_XP, lp_XS,
                 X = np.empty((r + 1, nf + 1))
                 A, bb, Aw, M, L, y, iperm = _forces_work(nf, p)
                 C, Ct, Mr, Lr, nu, w, nz = _lambda_work(R, r, n)
-                _explicit(K, k, rows, dep, free, red, rtol, False, G, g, LUd, permd, X)
+                _explicit(K, k, rows, dep, free, red, rtol, False, G, g, LUd, permd, X, -1.0)
         for j in range(n):
             TAU[i, j] -= tau_a[i, j]
         for a in range(nf):
