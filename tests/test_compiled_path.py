@@ -130,8 +130,10 @@ def test_kernels_equal_their_references():
         k = K @ rng.normal(size=n)                  # consistent right side
         G, g = explicit_from_set(K, k, rows, dep, free)
         G2, g2 = np.zeros((n, n - r)), np.zeros(n)
-        assert _linalg._explicit(K, k, rows.astype(np.int64), dep.astype(np.int64), free.astype(np.int64), 1e-6,
-                                 True, G2, g2, np.empty((r, r)), np.empty(r, np.int64))
+        rows64 = rows.astype(np.int64)
+        assert _linalg._explicit(K, k, rows64, dep.astype(np.int64), free.astype(np.int64),
+                                 _linalg._complement(rows64, m), 1e-6, True, G2, g2, np.empty((r, r)),
+                                 np.empty(r, np.int64), np.empty((r + 1, n - r + 1)), -1.0)
         assert rel(G2, G) < 1e-12 and rel(g2, g) < 1e-12
         assert np.abs(K @ G).max() < 1e-9 * np.abs(K).max() * np.abs(G).max()   # oracle: K G = 0
 
@@ -178,3 +180,174 @@ def test_size_motion_payload_groups_and_f_ext_equal_the_reference():
             for k, f in ref.loop_forces.items():
                 assert abs(res.pin_force[k][i] - np.linalg.norm(f[3:])) <= 1e-9 * max(1.0, np.abs(ref.tau_ID).max())
     assert res.u.shape == (len(Q), 4) and abs(res.u[20] - res.u[0]).max() > 0
+
+
+@pytest.mark.parametrize("path", CASES)
+def test_fast_qdd_compiled_equals_reference(path):
+    """The simulator's compiled step (``cl_qdd``: method 2 on the independent rows, Baumgarte terms, tree
+    passive forces added in the kernel) against the reference method 2 (``loop_solver="lambda"``), at
+    consistent states and at states opened by 1e-4 (where Baumgarte acts), with and without passive
+    forces; the compiled branch must actually run (Data remembers the rows after the first call).
+    Oracle: K q̈ = k_stab on every row, the dropped redundant ones included (to 1e-6 relative: the shared
+    MJCF-derived excavator's out-of-plane rows carry ~1e-9 rounding and are not exactly consistent)."""
+    from urdf_dyn.constraints.forward import constrained_forward_dynamics, fast_qdd
+    from urdf_dyn.constraints.loops import constraint_terms
+    import urdf_dyn.constraints._kernels as LK
+    model = ud.load(path)
+    q0, mo = _motion(model, dt=0.05)
+    Q, QD, QDD = ud.consistent_motion(model, mo, q_start=q0)
+    rng = np.random.default_rng(4)
+    data = ud.Data(model)
+    calls = []
+    orig = LK.cl_qdd
+
+    def spy(*a):
+        calls.append(orig(*a))
+        return calls[-1]
+    LK.cl_qdd = spy
+    try:
+        for i in range(0, len(Q), 5):
+            for dq in (0.0, 1e-4):
+                q, qd = Q[i] + dq, QD[i]
+                tau = rng.normal(scale=100.0, size=model.nv)
+                for passive in (True, False):
+                    ref = constrained_forward_dynamics(model, q, qd, tau, loop_solver="lambda", t_stab=0.1,
+                                                       passive=passive).qdd
+                    fast = fast_qdd(model, q, qd, tau, t_stab=0.1, passive=passive, data=data)
+                    assert np.linalg.norm(fast - ref) <= 1e-9 * max(1.0, np.linalg.norm(ref))
+                    _, K, k = constraint_terms(model, q, qd, 0.1)
+                    assert np.linalg.norm(K @ fast - k) <= 1e-6 * (np.linalg.norm(k) + np.linalg.norm(K) * np.linalg.norm(fast))
+    finally:
+        LK.cl_qdd = orig
+    assert calls and calls.count(0) >= len(calls) - 2       # the compiled branch ran (and succeeded)
+
+
+def test_fast_qdd_passive_forces_in_the_kernel():
+    """Tree damping and joint springs added inside ``cl_qdd`` equal ``passive_forces`` added outside:
+    a model with damping and springs (a copy of the four-bar with them set) against the reference."""
+    import dataclasses
+    from urdf_dyn.constraints.forward import constrained_forward_dynamics, fast_qdd
+    base = ud.load(ROOT / "robots" / "crank_slider.urdf")
+    n = base.nv
+    rng = np.random.default_rng(6)
+    model = dataclasses.replace(base, damping=rng.uniform(0.5, 2.0, n), spring_stiffness=rng.uniform(10, 50, n),
+                                spring_reference=rng.uniform(-0.2, 0.2, n))
+    q = ud.assemble(model, model.q_initial())
+    ec = ud.explicit_constraint(model, q, np.zeros(n))
+    qd = ec.G @ rng.normal(size=ec.G.shape[1])
+    tau = rng.normal(size=n)
+    data = ud.Data(model)
+    fast_qdd(model, q, qd, tau, t_stab=0.1, data=data)           # first call: chooses the rows
+    assert data.loop_rows is not None
+    ref = constrained_forward_dynamics(model, q, qd, tau, loop_solver="lambda", t_stab=0.1).qdd
+    import urdf_dyn.constraints._kernels as LK
+    calls, orig = [], LK.cl_qdd
+    LK.cl_qdd = lambda *a: calls.append(orig(*a)) or calls[-1]
+    try:
+        fast = fast_qdd(model, q, qd, tau, t_stab=0.1, data=data)
+    finally:
+        LK.cl_qdd = orig
+    assert calls == [0]                                          # the compiled branch ran
+    assert np.linalg.norm(fast - ref) <= 1e-9 * max(1.0, np.linalg.norm(ref))
+    off = constrained_forward_dynamics(model, q, qd, tau, loop_solver="lambda", t_stab=0.1, passive=False).qdd
+    assert np.linalg.norm(off - ref) > 1e-3 * np.linalg.norm(ref)   # the passive forces matter here
+
+
+@pytest.mark.parametrize("name, actuated", [("crank_slider", ["slider"]), ("excavator", ["boom", "boom_cyl_pin"])])
+def test_rank_deficient_actuation_falls_back_to_the_reference(name, actuated):
+    """Where A = Gᵀ B is not clearly of full rank the compiled path hands the sample (with its G) back to
+    the reference's SVD: the results must still equal the reference, and the fallback must have run."""
+    import urdf_dyn.applications.actuators as act
+    model = ud.load(ROOT / "robots" / f"{name}.urdf")
+    q0, mo = _motion(model, dt=0.05)
+    Q, QD, QDD = ud.consistent_motion(model, mo, q_start=q0)
+    calls, orig = [], act._solve_one
+    act._solve_one = lambda *a, **k: calls.append(1) or orig(*a, **k)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ActuationWarning)
+            a = ud.actuator_forces(model, Q, QD, QDD, actuated=actuated)
+    finally:
+        act._solve_one = orig
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ActuationWarning)
+        b = ud.actuator_forces(model, Q, QD, QDD, actuated=actuated, compiled=False)
+    assert calls                                                # the fallback ran
+    # (near the slider's dead point the pseudo-inverse gives u ~ 1e17 in both: compare relative to it)
+    scale = max(1.0, np.abs(b.tau_ID).max(), np.abs(b.u).max())
+    assert a.case == b.case and np.abs(a.u - b.u).max() <= 1e-9 * scale
+    assert np.abs(a.residual - b.residual).max() <= 1e-9 * scale
+    for k in b.loop_forces:
+        assert np.abs(a.loop_forces[k] - b.loop_forces[k]).max() <= 1e-9 * scale
+
+
+def test_recheck_decides_as_the_reference():
+    """The re-check of an independent set (``_explicit`` with check, which tests K G only on the rows
+    outside the set) accepts and rejects exactly where ``explicit_from_set`` (every row) does: K of rank r
+    (serves), K whose redundant rows leave the row space by ε (the rank grew: rejected above the
+    tolerance, accepted below it), K_d made near-singular (rejected)."""
+    rng = np.random.default_rng(8)
+    m, n, r = 9, 7, 4
+    for trial in range(40):
+        K = rng.normal(size=(m, r)) @ rng.normal(size=(r, n))
+        k = rng.normal(size=m)
+        _, dep, free, rows = complete_pivot_lu(K)
+        kind = trial % 4
+        if kind == 1:       # a redundant row leaves the row space
+            red = [i for i in range(m) if i not in set(rows.tolist())]
+            K[red[trial % len(red)]] += 10.0 ** rng.uniform(-9, -3) * rng.normal(size=n) * np.abs(K).max()
+        elif kind == 2:     # K_d near-singular: a dependent column nearly equal to another
+            K[:, dep[0]] = K[:, dep[1]] * (1 + 10.0 ** rng.uniform(-12, -4))
+        elif kind == 3:     # scaled
+            K *= 10.0 ** rng.uniform(-3, 3)
+        ref = explicit_from_set(K, k, rows, dep, free, 1e-6, check=True)
+        rows64 = rows.astype(np.int64)
+        G2, g2 = np.zeros((n, n - r)), np.zeros(n)
+        ok = _linalg._explicit(K, k, rows64, dep.astype(np.int64), free.astype(np.int64),
+                               _linalg._complement(rows64, m), 1e-6, True, G2, g2, np.empty((r, r)),
+                               np.empty(r, np.int64), np.empty((r + 1, n - r + 1)), -1.0)
+        assert ok == (ref is not None), (trial, kind)
+        if ok:
+            assert rel(G2, ref[0]) < 1e-10 and rel(g2, ref[1]) < 1e-10
+
+
+def test_errors_of_the_compiled_motion_equal_the_reference():
+    """A stroke out of reach and coordinates that cannot serve: the compiled path raises what the
+    reference raises, at the same time and with the same residual (the residual of Newton's last iterate,
+    not of the last good sample)."""
+    import re
+    model = ud.load(ROOT / "robots" / "excavator.urdf")
+    q0 = ud.assemble(model, model.q_initial())
+    names = ["swing", "boom_cyl", "stick_cyl", "bucket_cyl"]
+    y0 = [q0[model.joint_index(n)] for n in names]
+    y1 = list(y0)
+    y1[1] += 3.0                                   # 3 m beyond the boom cylinder's stroke
+    mo = ud.spline_motion(names, [y0, y1], [1.0], dt=0.01)
+    msgs = []
+    for compiled in (True, False):
+        with pytest.raises(ud.ModelError, match="cannot be closed") as e:
+            ud.consistent_motion(model, mo, compiled=compiled)
+        msgs.append(str(e.value))
+    t, res = zip(*(re.search(r"t = ([\d.]+) s.*residual ([\d.e+-]+)", m).groups() for m in msgs))
+    assert t[0] == t[1] and float(res[0]) > 1e-3 and abs(float(res[0]) - float(res[1])) <= 1e-3 * float(res[1])
+    bad = ["boom", "boom_cyl", "stick_cyl", "bucket_cyl"]     # boom and its cylinder: swing is left without a row
+    mo = ud.spline_motion(bad, [[q0[model.joint_index(n)] for n in bad]] * 2, [1.0], dt=0.1)
+    for compiled in (True, False):
+        with pytest.raises(ValueError, match="cannot serve as independent coordinates"):
+            ud.consistent_motion(model, mo, compiled=compiled)
+
+
+def test_inconsistent_state_is_refused_by_both_paths():
+    """A state that violates the loops (q̇ off K q̇ = 0) is refused with StateError by the compiled path, as
+    by the reference, naming the same check."""
+    model = ud.load(ROOT / "robots" / "excavator.urdf")
+    q0, mo = _motion(model, dt=0.05)
+    Q, QD, QDD = ud.consistent_motion(model, mo, q_start=q0)
+    QD = QD.copy()
+    QD[7, 1] += 0.3
+    msgs = []
+    for compiled in (True, False):
+        with pytest.raises(ud.StateError) as e:
+            ud.actuator_forces(model, Q, QD, QDD, compiled=compiled, warn=False)
+        msgs.append(str(e.value))
+    assert msgs[0] == msgs[1]

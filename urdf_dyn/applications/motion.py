@@ -82,8 +82,8 @@ def consistent_motion(model, motion: CoordinateMotion, q_start=None, progress=No
 
     The first sample is assembled by least squares (``assemble``) from ``q_start`` (default the URDF's
     initial configuration), which picks the branch; every later one by Newton's method on the
-    independent constraint rows, K_d Δq_dep = −δ_rows, from the previous state extrapolated to second
-    order, so the branch is tracked. Then q̇ = G ẏ and q̈ = G ÿ + g (RBDA §8.8), with the row set chosen
+    independent constraint rows, K_d Δq_dep = −δ_rows, from the previous states extrapolated to third
+    order (``_predict``), so the branch is tracked. Then q̇ = G ẏ and q̈ = G ÿ + g (RBDA §8.8), with the row set chosen
     once by complete pivoting and re-checked at each sample. ``compiled`` (default) runs every sample in
     one compiled call (``constraints._path.motion_path``) when the model allows it (no ``<mimic>``, no
     universal loop); False runs the readable reference, which the tests hold it to.
@@ -121,6 +121,19 @@ def _not_closed(model, motion, i, res):
                       file=model.source)
 
 
+def _predict(t, Q, QD, QDD, i):
+    """Newton's starting point at sample i > 0: the previous state extrapolated by Taylor's series to third
+    order, q + h q̇ + h²/2 q̈ + h³/6 q⃛, with q⃛ the backward difference of q̈ (second order at i = 1). At
+    1 ms on the dig cycle it lands within 1e-12 of the assembled state at 95 % of the samples (second
+    order: 0.1 %), so that most samples need no Newton step. The compiled copy is
+    ``constraints._path._predict``."""
+    h = t[i] - t[i - 1]
+    q = Q[i - 1] + h * QD[i - 1] + 0.5 * h * h * QDD[i - 1]
+    if i >= 2:
+        q = q + h * h * h / 6.0 / (t[i - 1] - t[i - 2]) * (QDD[i - 1] - QDD[i - 2])
+    return q
+
+
 def _reference(model, motion, idx, q, Q, QD, QDD, progress):
     """The readable path: Newton on the rows chosen by ``choose_independent``, then ``explicit_constraint``."""
     from tqdm.auto import tqdm
@@ -131,8 +144,7 @@ def _reference(model, motion, idx, q, Q, QD, QDD, progress):
     for i in tqdm(range(len(motion.t)), disable=None if progress is None else not progress, leave=False,
                   unit="sample", desc="assembling"):
         if i > 0:
-            h = motion.t[i] - motion.t[i - 1]
-            q = Q[i - 1] + h * QD[i - 1] + 0.5 * h * h * QDD[i - 1]
+            q = _predict(motion.t, Q, QD, QDD, i)
         q[idx] = motion.y[i]
         for it in range(NEWTON_MAXIT + 1):
             st = LoopState(model, q, np.zeros(n))
@@ -167,11 +179,9 @@ def _compiled(model, motion, idx, q0, Q, QD, QDD):
                       pack["XS"], pack["axis"], pack["mode"], pack["row_loop"], pack["row_T"], idx, dep,
                       f(motion.t, float), f(motion.y, float), f(motion.yd, float), f(motion.ydd, float), q0,
                       1e-6, NEWTON_TOL, NEWTON_MAXIT, CLOSE_TOL, Q, QD, QDD, info)
-    if info[0] == 1:
+    if info[0] == 1:            # Q[i] holds Newton's last iterate there
         i = int(info[1])
-        from urdf_dyn.constraints.loops import LoopState as _LS
-        q = Q[i - 1] if i else q0
-        raise _not_closed(model, motion, i, float(np.abs(_LS(model, q).deltas()).max(initial=0.0)))
+        raise _not_closed(model, motion, i, float(np.abs(LoopState(model, Q[i]).deltas()).max(initial=0.0)))
     if info[0] == 2:
         K = LoopState(model, Q[max(int(info[1]) - 1, 0)]).K_k()[0]
         choose_independent(model, K, independent=motion.names)      # raises ValueError naming the coordinates

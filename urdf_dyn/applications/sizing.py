@@ -97,13 +97,13 @@ def size_motion(model, t, Q, QD, QDD, actuated=None, cylinders=None, weights=Non
     Q, QD, QDD = (np.asarray(x, float) for x in (Q, QD, QDD))
     # one batched call per distinct model (e.g. empty and loaded bucket): the compiled path runs each
     # group in one call; the samples keep their order
-    groups = {}
-    for i in range(N):
-        groups.setdefault(id(model if models is None else models[i]), []).append(i)
+    if models is None:
+        groups = {id(model): (model, np.arange(N))}
+    else:
+        keys = np.fromiter(map(id, models), np.int64, N)
+        groups = {k: (models[int(np.argmax(keys == k))], np.flatnonzero(keys == k)) for k in dict.fromkeys(keys.tolist())}
     parts = []
-    for ids in groups.values():
-        m = model if models is None else models[ids[0]]
-        ix = np.array(ids)
+    for m, ix in groups.values():
         fx = {k: np.broadcast_to(np.asarray(v, float), (N, 6))[ix] for k, v in f_ext.items()} if f_ext else None
         parts.append((ix, actuator_forces(m, Q[ix], QD[ix], QDD[ix], actuated=actuated, weights=weights,
                                           bounds=bounds, warn=False, f_ext=fx)))
@@ -120,8 +120,9 @@ def size_motion(model, t, Q, QD, QDD, actuated=None, cylinders=None, weights=Non
     S = np.column_stack([Q[:, j] if j is not None else np.full(N, np.nan) for j in idx]).reshape(N, -1)
     SD = np.column_stack([QD[:, j] if j is not None else np.full(N, np.nan) for j in idx]).reshape(N, -1)
     power = U * np.nan_to_num(SD)
-    pin_f = {k: np.linalg.norm(v[:, 3:], axis=1) for k, v in LF.items()}
-    pin_m = {k: np.linalg.norm(v[:, :3], axis=1) for k, v in LF.items()}
+    sq = {k: v * v for k, v in LF.items()}
+    pin_f = {k: np.sqrt(v[:, 3] + v[:, 4] + v[:, 5]) for k, v in sq.items()}
+    pin_m = {k: np.sqrt(v[:, 0] + v[:, 1] + v[:, 2]) for k, v in sq.items()}
     rank = min(af.rank_Gu for _, af in parts)
     cases = {af.case for _, af in parts}
     case = a0.case if len(cases) == 1 else " / ".join(sorted(cases))

@@ -260,47 +260,118 @@ def _chol_solve(L, b):
         b[i] = s / L[i, i]
 
 
+@njit(cache=True, inline="always")
+def _fwd(L, b):
+    """b ← L⁻¹ b in place (L lower triangular)."""
+    n = L.shape[0]
+    for i in range(n):
+        s = b[i]
+        for k in range(i):
+            s -= L[i, k] * b[k]
+        b[i] = s / L[i, i]
+
+
+@njit(cache=True, inline="always")
+def _bwd(L, b):
+    """b ← L⁻ᵀ b in place (L lower triangular)."""
+    n = L.shape[0]
+    for i in range(n - 1, -1, -1):
+        s = b[i]
+        for k in range(i + 1, n):
+            s -= L[k, i] * b[k]
+        b[i] = s / L[i, i]
+
+
 @njit(cache=True)
-def cl_qdd(parent, jtype, axis, X_tree, I, a0, q, qd, tau, lp_p, lp_s, lp_XP, lp_XS, lp_axis, lp_mode, row_loop,
-           row_T, rows, alpha, rtol, qdd):
-    """Closed-loop q̈ by RBDA §8.5 method 2 restricted to the independent constraint rows ``rows``, with
-    Baumgarte terms (α = 1/T_stab, 0 for none), all compiled. q, qd, tau (1, n). Returns 0 on success,
-    1 if the row subset no longer spans the constraints here (the caller then uses the pseudo-inverse)."""
-    n = q.shape[1]
+def cl_qdd(parent, jtype, axis, X_tree, I, a0, q, qd, tau, damping, stiffness, q_ref, lp_p, lp_s, lp_XP, lp_XS,
+           lp_axis, lp_mode, row_loop, row_T, rows, alpha, rtol, qdd):
+    """Closed-loop q̈ by RBDA §8.5 method 2 restricted to the independent constraint rows ``rows`` (K_r),
+    with Baumgarte terms (α = 1/T_stab, 0 for none), all compiled. q, qd, tau, qdd (n,). The tree joints'
+    passive forces −b q̇ − k (q − q_ref) (``constraints.passive.passive_forces``) are added to τ: damping
+    (n,) or (0,) for none, stiffness and q_ref (n,) or (0,). With H = L Lᵀ (Cholesky) and
+    Y = L⁻¹ K_rᵀ, z = L⁻¹ (τ − C):
+
+        A = K_r H⁻¹ K_rᵀ = Yᵀ Y,   A λ = k_r − Yᵀ z,   q̈ = L⁻ᵀ (z + Y λ)
+
+    (one forward solve per row and one backward solve in all, where H⁻¹ K_rᵀ would take two per row).
+    Returns 0 on success, 1 if the row subset no longer spans the constraints here (the caller then uses
+    the pseudo-inverse)."""
+    n = q.shape[0]
     R = row_loop.shape[0]
-    K = np.zeros((R, n))
-    k = np.zeros(R)
-    vJ = np.zeros(R)
-    dl = np.zeros(R)
-    loop_terms(parent, jtype, axis, X_tree, q[0], qd[0], lp_p, lp_s, lp_XP, lp_XS, lp_axis, lp_mode, row_loop,
+    m = rows.shape[0]
+    nb = parent.shape[0]
+    # every workspace carved from one zeroed buffer (one allocation instead of sixteen)
+    buf = np.zeros(n * (7 + 2 * n + m) + R * (n + 3) + 6 * nb + m * (2 * m + 1))
+    o = 0
+    q2 = buf[o:o + n].reshape((1, n))
+    o += n
+    qd2 = buf[o:o + n].reshape((1, n))
+    o += n
+    zero_n = buf[o:o + n].reshape((1, n))
+    o += n
+    zero_f = buf[o:o + 6 * nb].reshape((1, nb, 6))
+    o += 6 * nb
+    K = buf[o:o + R * n].reshape((R, n))
+    o += R * n
+    k = buf[o:o + R]
+    o += R
+    vJ = buf[o:o + R]
+    o += R
+    dl = buf[o:o + R]
+    o += R
+    H = buf[o:o + n * n].reshape((1, n, n))
+    o += n * n
+    L = buf[o:o + n * n].reshape((n, n))
+    o += n * n
+    C = buf[o:o + n].reshape((1, n))
+    o += n
+    W = buf[o:o + n * (m + 1)].reshape((n, m + 1))      # [τ − C, K_rᵀ], then L⁻¹ of it: [z, Y]
+    o += n * (m + 1)
+    A = buf[o:o + m * m].reshape((m, m))
+    o += m * m
+    LA = buf[o:o + m * m].reshape((m, m))
+    o += m * m
+    lam = buf[o:o + m]
+    z = buf[o + m:o + m + n]
+    for i in range(n):
+        q2[0, i] = q[i]
+        qd2[0, i] = qd[i]
+    loop_terms(parent, jtype, axis, X_tree, q, qd, lp_p, lp_s, lp_XP, lp_XS, lp_axis, lp_mode, row_loop,
                row_T, K, k, vJ, dl)
     for r in range(R):
         k[r] = k[r] - 2.0 * alpha * vJ[r] - alpha * alpha * dl[r]
-    H = np.zeros((1, n, n))
-    _crba(parent, jtype, axis, X_tree, I, q, H, 0, 1)
-    C = np.zeros((1, n))
-    _rnea(parent, jtype, axis, X_tree, I, a0, q, qd, np.zeros((1, n)), np.zeros((1, parent.shape[0], 6)), C, 0, 1)
-    L = np.zeros((n, n))
+    _crba(parent, jtype, axis, X_tree, I, q2, H, 0, 1)
+    _rnea(parent, jtype, axis, X_tree, I, a0, q2, qd2, zero_n, zero_f, C, 0, 1)
     if not _chol(H[0], L):
         return 1
-    a = np.zeros(n)
     for i in range(n):
-        a[i] = tau[0, i] - C[0, i]
-    _chol_solve(L, a)                                   # a = H⁻¹ (τ − C)
-    m = rows.shape[0]
-    HK = np.zeros((m, n))                               # rows of (H⁻¹ K_rᵀ)ᵀ
-    for j in range(m):
-        for i in range(n):
-            HK[j, i] = K[rows[j], i]
-        _chol_solve(L, HK[j])
-    A = np.zeros((m, m))
-    for i in range(m):
+        W[i, 0] = tau[i] - C[0, i]
         for j in range(m):
-            s = 0.0
-            for c in range(n):
-                s += K[rows[i], c] * HK[j, c]
-            A[i, j] = s
-    LA = np.zeros((m, m))
+            W[i, 1 + j] = K[rows[j], i]
+    for i in range(damping.shape[0]):
+        W[i, 0] -= damping[i] * qd[i]
+    for i in range(stiffness.shape[0]):
+        W[i, 0] -= stiffness[i] * (q[i] - q_ref[i])
+    for i in range(n):                                  # W ← L⁻¹ W, every right-hand side in one sweep
+        for c in range(i):
+            f = L[i, c]
+            for j in range(m + 1):
+                W[i, j] -= f * W[c, j]
+        d = 1.0 / L[i, i]
+        for j in range(m + 1):
+            W[i, j] *= d
+    for a in range(m):
+        lam[a] = k[rows[a]]
+    for i in range(n):                                  # A = Yᵀ Y (lower half), k_r − Yᵀ z
+        zi = W[i, 0]
+        for a in range(m):
+            wa = W[i, 1 + a]
+            lam[a] -= wa * zi
+            for b in range(a + 1):
+                A[a, b] += wa * W[i, 1 + b]
+    for a in range(m):
+        for b in range(a):
+            A[b, a] = A[a, b]
     if m and not _chol(A, LA):
         return 1
     dmax, dmin = 0.0, np.inf
@@ -309,18 +380,15 @@ def cl_qdd(parent, jtype, axis, X_tree, I, a0, q, qd, tau, lp_p, lp_s, lp_XP, lp
         dmin = min(dmin, LA[i, i])
     if m and dmin <= np.sqrt(rtol) * dmax:
         return 1
-    lam = np.zeros(m)
-    for i in range(m):
-        s = k[rows[i]]
-        for c in range(n):
-            s -= K[rows[i], c] * a[c]
-        lam[i] = s
     _chol_solve(LA, lam)
     for i in range(n):
-        s = a[i]
+        s = W[i, 0]
         for j in range(m):
-            s += HK[j, i] * lam[j]
-        qdd[0, i] = s
+            s += W[i, 1 + j] * lam[j]
+        z[i] = s
+    _bwd(L, z)
+    for i in range(n):
+        qdd[i] = z[i]
     # every row, the dropped ones included, must hold: ‖K q̈ − k‖ small against ‖k‖ + ‖K‖‖q̈‖
     res = 0.0
     nk = 0.0
@@ -329,12 +397,12 @@ def cl_qdd(parent, jtype, axis, X_tree, I, a0, q, qd, tau, lp_p, lp_s, lp_XP, lp
     for r in range(R):
         s = -k[r]
         for c in range(n):
-            s += K[r, c] * qdd[0, c]
+            s += K[r, c] * z[c]
             nK += K[r, c] * K[r, c]
         res += s * s
         nk += k[r] * k[r]
     for c in range(n):
-        nq += qdd[0, c] * qdd[0, c]
+        nq += z[c] * z[c]
     if np.sqrt(res) > 1e-7 * (np.sqrt(nk) + np.sqrt(nK) * np.sqrt(nq)):
         return 1
     return 0

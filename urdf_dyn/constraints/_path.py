@@ -11,7 +11,8 @@ Each function here is the compiled copy of a readable reference, and tests hold 
 
 K, k, Tᵀv_J and δ come from ``constraints._kernels.loop_geometry`` and ``loop_velocity`` (one workspace per
 trajectory); τ from ``algorithms._kernels._rnea``. No LAPACK call is compiled in: the small factorisations
-are written out in ``constraints._linalg``, which keeps the first compilation short.
+are written out in ``constraints._linalg``, which keeps the first compilation short. Nothing is allocated
+per sample: every workspace is made before the loop over samples (or when the independent set is chosen).
 """
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from numba import njit
 
 from urdf_dyn.algorithms._kernels import _rnea, _split_tree
 from urdf_dyn.constraints._kernels import loop_geometry, loop_velocity, loop_work
-from urdf_dyn.constraints._linalg import _choose_given, _cp_lu, _explicit, _forces, _loop_lambda, _lu, _lu_solve
+from urdf_dyn.constraints._linalg import _choose_given, _complement, _cp_lu, _explicit, _forces, _loop_lambda, _lu, _lu_solve
 
 __all__ = ["motion_path", "actuation_path"]
 
@@ -29,10 +30,11 @@ __all__ = ["motion_path", "actuation_path"]
 def motion_path(parent, jtype, axis, X_tree, lp_p, lp_s, lp_XP, lp_XS, lp_axis, lp_mode, row_loop, row_T, idx,
                 dep, t, Y, YD, YDD, q0, rtol, newton_tol, maxit, close_tol, Q, QD, QDD, info):
     """Consistent (Q, QD, QDD) (N, n) for a motion of the independent coordinates idx (Y, YD, YDD (N, k)):
-    at each sample, Newton on the independent rows (K_d Δq_dep = −δ_rows) from the previous sample's
-    state extrapolated to second order (q₀ at the first, already assembled), which tracks the branch;
-    then q̇ = G ẏ and q̈ = G ÿ + g (RBDA §8.8). The row set is chosen once and re-checked. info (2,):
-    (0 ok | 1 loops not closed | 2 coordinates cannot serve, sample index)."""
+    at each sample, Newton on the independent rows (K_d Δq_dep = −δ_rows) from the previous samples'
+    states extrapolated to third order (``_predict``; q₀ at the first, already assembled), which tracks
+    the branch; then q̇ = G ẏ and q̈ = G ÿ + g (RBDA §8.8). The row set is chosen once and re-checked.
+    info (2,): (0 ok | 1 loops not closed, Q[i] then holds Newton's last iterate | 2 coordinates cannot
+    serve, sample index)."""
     N = t.shape[0]
     n = q0.shape[0]
     R = row_loop.shape[0]
@@ -47,19 +49,18 @@ def motion_path(parent, jtype, axis, X_tree, lp_p, lp_s, lp_XP, lp_XS, lp_axis, 
     q = q0.copy()
     qd = np.zeros(n)
     rows = np.empty(nd, np.int64)
+    red = np.empty(R - nd, np.int64)
     chosen = False
     LU = np.empty((nd, nd))
     perm = np.empty(nd, np.int64)
+    X = np.empty((nd + 1, nf + 1))
     b = np.empty(nd)
     x = np.empty(nd)
     G = np.zeros((n, nf))
     g = np.zeros(n)
     info[0], info[1] = 0, 0
     for i in range(N):
-        if i > 0:
-            h = t[i] - t[i - 1]
-            for j in range(n):
-                q[j] = Q[i - 1, j] + h * QD[i - 1, j] + 0.5 * h * h * QDD[i - 1, j]
+        _predict(t, Q, QD, QDD, i, q)
         for c in range(nf):
             q[idx[c]] = Y[i, c]
         for it in range(maxit + 1):
@@ -69,6 +70,7 @@ def motion_path(parent, jtype, axis, X_tree, lp_p, lp_s, lp_XP, lp_XS, lp_axis, 
                 if not _choose_given(K, dep, rtol, rows):
                     info[0], info[1] = 2, i
                     return
+                red = _complement(rows, R)
                 chosen = True
             e = 0.0
             for c in range(nd):
@@ -89,12 +91,15 @@ def motion_path(parent, jtype, axis, X_tree, lp_p, lp_s, lp_XP, lp_XS, lp_axis, 
             e = max(e, abs(dl[c]))
         if not e <= close_tol:
             info[0], info[1] = 1, i
+            for j in range(n):                  # the last iterate, for the caller's message
+                Q[i, j] = q[j]
             return
-        if not _explicit(K, k, rows, dep, idx, rtol, True, G, g, LU, perm):
+        if not _explicit(K, k, rows, dep, idx, red, rtol, True, G, g, LU, perm, X, -1.0):
             if not _choose_given(K, dep, rtol, rows):
                 info[0], info[1] = 2, i
                 return
-            _explicit(K, k, rows, dep, idx, rtol, False, G, g, LU, perm)
+            red = _complement(rows, R)
+            _explicit(K, k, rows, dep, idx, red, rtol, False, G, g, LU, perm, X, -1.0)
         for j in range(n):
             s = 0.0
             for c in range(nf):
@@ -118,6 +123,23 @@ def motion_path(parent, jtype, axis, X_tree, lp_p, lp_s, lp_XP, lp_XS, lp_axis, 
 
 
 @njit(cache=True)
+def _predict(t, Q, QD, QDD, i, q):
+    """Newton's starting point at sample i > 0 (q unchanged at i = 0): the previous state extrapolated
+    by Taylor's series to third order, q + h q̇ + h²/2 q̈ + h³/6 q⃛, with q⃛ the backward difference of q̈
+    (from the second sample on; second order at the first). Mirrors ``applications.motion._predict``."""
+    if i == 0:
+        return
+    n = q.shape[0]
+    h = t[i] - t[i - 1]
+    for j in range(n):
+        q[j] = Q[i - 1, j] + h * QD[i - 1, j] + 0.5 * h * h * QDD[i - 1, j]
+    if i >= 2:
+        c = h * h * h / 6.0 / (t[i - 1] - t[i - 2])
+        for j in range(n):
+            q[j] += c * (QDD[i - 1, j] - QDD[i - 2, j])
+
+
+@njit(cache=True)
 def actuation_path(parent, jtype, axis, X_tree, I, a0, lp_p, lp_s, lp_XP, lp_XS, lp_axis, lp_mode, row_loop,
                    row_T, nrows, act_col, Q, QD, QDD, f_ext, tau_a, pref, W, rtol, check, tol, TAU, U, RES, LAM,
                    RANK, GALL, FALL, info):
@@ -130,10 +152,14 @@ def actuation_path(parent, jtype, axis, X_tree, I, a0, lp_p, lp_s, lp_XP, lp_XS,
     The first ``nrows`` rows of (row_loop, row_T) are the constraint rows; the others are the motion axes
     S of actuated loop joints, whose rows are B's columns. act_col (p,): tree joint of each actuator, or
     −(1 + its extra row) for a loop actuator. f_ext (Nf, NB+1, 6) body-frame wrenches, Nf = 1 or N;
-    tau_a (N, n) the known passive forces. GALL (N, n, n) receives G (first n − r columns); FALL[i] = 1
-    where A is not clearly of full rank or λ could not be formed: the caller redoes those samples with
-    the reference's SVD. info (3,): (0 ok | 1 state violates the loops | 3 the rank of K changed, sample
-    index, n − r). RES is (N, n); its first n − r columns are written."""
+    tau_a (N, n) the known passive forces. FALL[i] = 1 where A is not clearly of full rank or λ could not
+    be formed, and GALL[i] (of (N, n, n)) then receives G (first n − r columns): the caller redoes those
+    samples with the reference's SVD. GALL is written nowhere else, so that its pages are never touched
+    in the usual case (no fallback). info (3,): (0 ok | 1 state violates the loops | 3 the rank of K changed, sample
+    index, n − r). RES is (N, n); its first n − r columns are written.
+
+    A tree actuator's column of B is a unit vector, so its column of A = Gᵀ B is a row of G; a loop
+    actuator's is its loop-joint row of the loop Jacobian."""
     N, n = Q.shape
     RA = row_loop.shape[0]
     R = nrows
@@ -144,8 +170,8 @@ def actuation_path(parent, jtype, axis, X_tree, I, a0, lp_p, lp_s, lp_XP, lp_XS,
     ke = np.zeros(RA)
     vJ = np.zeros(RA)
     dl = np.zeros(RA)
-    K = np.zeros((R, n))
-    k = np.zeros(R)
+    K = Ke[:R]                      # views: the constraint rows, then the loop actuators' rows
+    k = ke[:R]
     nmax = min(R, n)
     prow = np.empty(nmax, np.int64)
     pcol = np.empty(nmax, np.int64)
@@ -154,7 +180,7 @@ def actuation_path(parent, jtype, axis, X_tree, I, a0, lp_p, lp_s, lp_XP, lp_XS,
     rows = np.empty(0, np.int64)
     dep = np.empty(0, np.int64)
     free = np.arange(n)
-    B = np.zeros((n, p))
+    red = np.empty(0, np.int64)
     Wi = 1.0 / np.sqrt(W)
     f = np.zeros(n)
     lam = np.zeros(R)
@@ -162,32 +188,37 @@ def actuation_path(parent, jtype, axis, X_tree, I, a0, lp_p, lp_s, lp_XP, lp_XS,
     info[0], info[1] = 0, 0
     G = np.eye(n)
     g = np.zeros(n)
+    nf = n
     LUd = np.empty((0, 0))
     permd = np.empty(0, np.int64)
+    X = np.empty((1, n + 1))
+    A, bb, Aw, M, L, y, iperm = _forces_work(n, p)
+    C, Ct, Mr, Lr, nu, w, nz = _lambda_work(R, 0, n)
     _rnea(parent, jtype, axis, X_tree, I, a0, Q, QD, QDD, f_ext, TAU, 0, N)    # τ of every sample at once
     for i in range(N):
         q, qd, qdd = Q[i], QD[i], QDD[i]
         if RA:
             loop_geometry(parent, jtype, axis, Et, rt, q, lp_p, lp_s, lp_XP, lp_XS, lp_axis, lp_mode, row_loop,
                           row_T, ws, Ke, dl)
-            loop_velocity(parent, qd, lp_p, lp_s, row_loop, ws, ke, vJ)
-        for a in range(R):
-            k[a] = ke[a]
-            for j in range(n):
-                K[a, j] = Ke[a, j]
+            if check:
+                loop_velocity(parent, qd, lp_p, lp_s, row_loop, ws, ke, vJ)
+        kmax = -1.0
         if check and R:
             d = 0.0
             v = 0.0
             ac = 0.0
             sc = 0.0
             sc2 = 0.0
+            kmax = 0.0
             for a in range(R):
                 d = max(d, abs(dl[a]))
                 s1 = 0.0
                 s2 = -k[a]
                 for j in range(n):
-                    s1 += K[a, j] * qd[j]
-                    s2 += K[a, j] * qdd[j]
+                    kaj = K[a, j]
+                    s1 += kaj * qd[j]
+                    s2 += kaj * qdd[j]
+                    kmax = max(kmax, abs(kaj))
                 v = max(v, abs(s1))
                 ac = max(ac, abs(s2))
             for j in range(n):
@@ -200,10 +231,10 @@ def actuation_path(parent, jtype, axis, X_tree, I, a0, lp_p, lp_s, lp_XP, lp_XS,
         if R:
             ok = False
             if r >= 0:
-                ok = _explicit(K, k, rows, dep, free, rtol, True, G, g, LUd, permd)
+                ok = _explicit(K, k, rows, dep, free, red, rtol, True, G, g, LUd, permd, X, kmax)
             if not ok:
-                A = K.copy()
-                r2 = _cp_lu(A, pref, rtol, prow, pcol, pfree)
+                Ac = K.copy()
+                r2 = _cp_lu(Ac, pref, rtol, prow, pcol, pfree)
                 if r >= 0 and r2 != r:
                     info[0], info[1] = 3, i
                     return
@@ -211,40 +242,37 @@ def actuation_path(parent, jtype, axis, X_tree, I, a0, lp_p, lp_s, lp_XP, lp_XS,
                 rows = prow[:r].copy()
                 dep = pcol[:r].copy()
                 free = pfree[:n - r].copy()
-                G = np.zeros((n, n - r))
-                g = np.zeros(n)
+                red = _complement(rows, R)
+                nf = n - r
+                G = np.zeros((n, nf))
                 LUd = np.empty((r, r))
                 permd = np.empty(r, np.int64)
-                _explicit(K, k, rows, dep, free, rtol, False, G, g, LUd, permd)
-        nf = G.shape[1]
-        for j in range(n):
-            for c in range(nf):
-                GALL[i, j, c] = G[j, c]
+                X = np.empty((r + 1, nf + 1))
+                A, bb, Aw, M, L, y, iperm = _forces_work(nf, p)
+                C, Ct, Mr, Lr, nu, w, nz = _lambda_work(R, r, n)
+                _explicit(K, k, rows, dep, free, red, rtol, False, G, g, LUd, permd, X, -1.0)
         for j in range(n):
             TAU[i, j] -= tau_a[i, j]
-        for c in range(p):
-            if act_col[c] >= 0:
-                for j in range(n):
-                    B[j, c] = 1.0 if j == act_col[c] else 0.0
-            else:
-                e = R - 1 - act_col[c]
-                for j in range(n):
-                    B[j, c] = Ke[e, j]
-        A = np.zeros((nf, p))
-        bb = np.zeros(nf)
         for a in range(nf):
             s = 0.0
             for j in range(n):
                 s += G[j, a] * TAU[i, j]
             bb[a] = s
-            for c in range(p):
-                s = 0.0
-                for j in range(n):
-                    s += G[j, a] * B[j, c]
-                A[a, c] = s
-        rk = _forces(A, bb, Wi, u) if (p and nf) else 0
+        for c in range(p):
+            jc = act_col[c]
+            if jc >= 0:
+                for a in range(nf):
+                    A[a, c] = G[jc, a]
+            else:
+                e = R - 1 - jc
+                for a in range(nf):
+                    s = 0.0
+                    for j in range(n):
+                        s += G[j, a] * Ke[e, j]
+                    A[a, c] = s
+        rk = _forces(A, bb, Wi, u, Aw, M, L, y, iperm) if (p and nf) else 0
         if rk < 0:
-            FALL[i] = 1
+            _fall(i, G, GALL, FALL)
             continue
         RANK[i] = rk
         for c in range(p):
@@ -256,13 +284,42 @@ def actuation_path(parent, jtype, axis, X_tree, I, a0, lp_p, lp_s, lp_XP, lp_XS,
             RES[i, a] = s
         if R:
             for j in range(n):
-                s = TAU[i, j]
-                for c in range(p):
-                    s -= B[j, c] * U[i, c]
-                f[j] = s
-            if not _loop_lambda(K, rows, dep, f, lam, LUd, permd):
-                FALL[i] = 1
+                f[j] = TAU[i, j]
+            for c in range(p):              # f = τ_ID − B u
+                jc = act_col[c]
+                if jc >= 0:
+                    f[jc] -= U[i, c]
+                else:
+                    e = R - 1 - jc
+                    for j in range(n):
+                        f[j] -= Ke[e, j] * U[i, c]
+            if not _loop_lambda(K, rows, dep, red, f, lam, LUd, permd, C, Ct, Mr, Lr, nu, w, nz):
+                _fall(i, G, GALL, FALL)
                 continue
             for a in range(R):
                 LAM[i, a] = lam[a]
-    info[2] = G.shape[1]
+    info[2] = nf
+
+
+@njit(cache=True)
+def _fall(i, G, GALL, FALL):
+    """Sample i falls back to the reference: FALL[i] = 1 and its G into GALL[i]."""
+    FALL[i] = 1
+    for j in range(G.shape[0]):
+        for c in range(G.shape[1]):
+            GALL[i, j, c] = G[j, c]
+
+
+@njit(cache=True)
+def _forces_work(m, p):
+    """Scratch of ``_linalg._forces`` for A (m × p): (A, b, Aw, M, L, y, iperm)."""
+    s = min(m, p)
+    return (np.zeros((m, p)), np.zeros(m), np.zeros((m, p)), np.zeros((s, s)), np.zeros((s, s)),
+            np.zeros(max(m, p)), np.zeros(m, np.int64))
+
+
+@njit(cache=True)
+def _lambda_work(R, r, n):
+    """Scratch of ``_linalg._loop_lambda`` for R rows of rank r and n coordinates: (C, Ct, M, L, nu, w, nz)."""
+    return (np.zeros((R - r, r)), np.zeros((r, R - r)), np.zeros((r, r)), np.zeros((r, r)), np.zeros(r),
+            np.zeros(max(r, n)), np.zeros(R - r, np.int64))

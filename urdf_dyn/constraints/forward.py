@@ -228,24 +228,35 @@ def fast_qdd(model, q, qd, tau, t_stab=None, rtol=1e-6, passive=True, data=None)
     A = K H⁻¹ Kᵀ and λ = A⁺ b by a symmetric eigendecomposition with the same relative tolerance as
     ``constrained_forward_dynamics(loop_solver="lambda")``, which the tests compare it with. ``data``: a
     ``urdf_dyn.Data`` of ``model`` reused along a motion (it remembers the independent loop rows, which
-    lets the compiled path run from the second call on)."""
+    lets the compiled path ``constraints._kernels.cl_qdd`` run from the second call on; it adds the tree
+    joints' passive forces itself, so only models with damped loop joints pay for ``passive_forces``)."""
     data = Data(model) if data is None else data
+    rows = data.loop_rows
+    pack = model.loop_pack
+    if rows is not None and pack is not None and not (model.mimic or model.couplings) and model.is_fixed_base:
+        if not passive:
+            b = ks = qr = _NONE
+        elif any(lp.damping > 0 for lp in model.loops):
+            b = None
+        else:
+            b = model.damping
+            ks = _NONE if model.spring_stiffness is None else model.spring_stiffness
+            qr = _NONE if model.spring_stiffness is None else model.spring_reference
+        if b is not None:
+            qdd = np.empty(model.nv)
+            if _LK.cl_qdd(model.parent, model.jtype, model.axis, model.X_tree, model.I, model.a0, q, qd, tau, b,
+                          ks, qr, pack["p"], pack["s"], pack["XP"], pack["XS"], pack["axis"], pack["mode"],
+                          pack["row_loop"], pack["row_T"], rows, 0.0 if t_stab is None else 1.0 / t_stab, rtol,
+                          qdd) == 0:
+                return qdd
     if passive:
         tau = tau + passive_forces(model, q, qd)
-    pack = model.loop_pack
-    if (pack is not None and not (model.mimic or model.couplings) and data.loop_rows is not None
-            and model.is_fixed_base):
-        n = model.nv
-        qdd = np.empty((1, n))
-        status = _LK.cl_qdd(model.parent, model.jtype, model.axis, model.X_tree, model.I, model.a0,
-                            q.reshape(1, n), qd.reshape(1, n), np.ascontiguousarray(tau, float).reshape(1, n),
-                            pack["p"], pack["s"], pack["XP"], pack["XS"], pack["axis"], pack["mode"],
-                            pack["row_loop"], pack["row_T"], data.loop_rows, 0.0 if t_stab is None else 1.0 / t_stab,
-                            rtol, qdd)
-        if status == 0:
-            return qdd[0]
     _, K, k = constraint_terms(model, q, qd, t_stab)
     return qdd_from_terms(model, q, qd, tau, K, k, rtol, data)
+
+
+#: "no such passive force" for ``cl_qdd``
+_NONE = np.zeros(0)
 
 
 def qdd_from_terms(model, q, qd, tau, K, k, rtol=1e-6, data=None):
