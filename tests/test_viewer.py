@@ -598,3 +598,26 @@ def test_gif_of_a_loop_robot_has_every_frame_and_shows_the_robot(tmp_path, gl):
         assert max(np.mean(np.abs(frames[0] - f).sum(-1) > 30) for f in frames) > 0.01  # it moves
     finally:
         v.close()
+
+
+def test_bgra_frames_map_to_the_palette_cells_of_their_rgb(tmp_path):
+    """The compiled mapping of framebuffer reads (B, G, R, A, bottom row first) against the 15-bit cell of the
+    same pixels as RGB top row first, computed with numpy; and compiled from an empty numba cache without any
+    warning (a fresh process with warnings as errors)."""
+    from urdf_dyn_viewer.gif import GifWriter
+    rng = np.random.default_rng(3)
+    rgb = rng.integers(0, 256, (37, 53, 3), dtype=np.uint8)
+    bgra = np.concatenate([rgb[::-1, :, ::-1], np.full((37, 53, 1), 255, np.uint8)], axis=-1)
+    lut = rng.integers(0, 255, 32768).astype(np.uint8)
+    w = GifWriter(np.zeros((255, 3), np.uint8), lut, 10)
+    w.add_bgra(bgra)
+    r, g, b = (rgb[..., k].astype(np.int64) for k in range(3))
+    assert np.array_equal(w.frames[0], lut[((r >> 3) << 10) | ((g >> 3) << 5) | (b >> 3)])
+    code = ("import warnings; warnings.simplefilter('error')\n"
+            "import numpy as np\n"
+            "from urdf_dyn_viewer.gif import _bgra_indices\n"
+            "out = _bgra_indices(np.zeros((2, 3, 4), np.uint8), np.arange(32768).astype(np.uint8), np.empty((2, 3), np.uint8))\n"
+            "assert out.shape == (2, 3)\n")
+    r = subprocess.run([sys.executable, "-c", code], env=_env(NUMBA_CACHE_DIR=str(tmp_path / "numba")),
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and not r.stderr.strip(), r.stderr

@@ -1,8 +1,8 @@
 """The robot's visuals in static GPU buffers, drawn with one transform per body.
 
 trimesh's SceneViewer draws one vertex list per visual, with a scene-graph look-up, cache checks and a
-matrix push per node: on Mesa's llvmpipe each draw call costs ~50 µs of driver time, and the excavator has
-55 visuals. Here every untextured visual is baked once into its body's frame (the visual's origin and the
+matrix push per node: ≈ 5 ms a frame for the excavator's 55 visuals on Mesa's llvmpipe (measured), where this
+module takes ≈ 1.5 ms including the rasterisation. Here every untextured visual is baked once into its body's frame (the visual's origin and the
 link's pose in the body applied to vertices and normals) and all of them go into ONE vertex buffer
 (positions, normals, colours interleaved) and one index buffer, in runs of one body each; a frame then
 costs one ``glMultMatrixf`` + ``glDrawElements`` per run (14 for the excavator). The data per vertex are

@@ -439,6 +439,9 @@ class RobotViewer(SceneViewer):
         gl.glMatrixMode(gl.GL_MODELVIEW)
         gl.glPushMatrix()
         gl.glLoadIdentity()
+        gl.glPushAttrib(gl.GL_POLYGON_BIT)  # text and its panel stay filled in wireframe mode (key w)
+        gl.glPolygonMode(gl.GL_FRONT_AND_BACK, gl.GL_FILL)
+        gl.glDisable(gl.GL_CULL_FACE)
         if lines:
             line_h = LINE_H
             width = 12 + int(0.62 * 1.3333 * FONT_SIZE * max(len(t) for t, _ in lines))
@@ -449,6 +452,7 @@ class RobotViewer(SceneViewer):
         for x, y, text, rgba in placed:
             self.text.add(text, x, y, rgba, anchor_y="bottom")
         self.text.draw()
+        gl.glPopAttrib()
         gl.glPopMatrix()
         gl.glMatrixMode(gl.GL_PROJECTION)
         gl.glPopMatrix()
