@@ -424,12 +424,15 @@ def parse_urdf(source, package_dirs=None, xacro_args=None, gravity=(0.0, 0.0, -9
     chk = _Checker(display, strict)
     links_el, joints_el, root_link = chk.check(root)
 
-    from urdf_dyn.io.urdf_elements import read_robot  # yourdfpy's element reading, without importing trimesh
+    import yourdfpy
     text = etree.tostring(root)
     try:
-        robot = read_robot(root)
+        urdf = yourdfpy.URDF.load(io.BytesIO(text), build_scene_graph=False, load_meshes=False,
+                                  build_collision_scene_graph=False, load_collision_meshes=False,
+                                  mesh_dir=str(path.parent) if path else "")
     except Exception as e:  # anything the checks above did not anticipate
-        raise ModelError(f"could not read the description: {e}", file=display) from e
+        raise ModelError(f"yourdfpy could not read the description: {e}", file=display) from e
+    robot = urdf.robot
     lby = {l.name: l for l in robot.links}
     children = defaultdict(list)
     for j in robot.joints:
