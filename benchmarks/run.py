@@ -522,9 +522,9 @@ ratios where the target is a ratio.
 - **Start-up.** A warm run of the job spends well under a second in the dynamics. `python -X importtime`
   of the job: imports ≈ 1.3 s — numba 0.3 s (plus ≈ 0.3 s registering its targets when the first cached
   kernel loads), scipy 0.3–0.6 s (whichever module imports it first pays: `scipy.interpolate` alone adds
-  40 ms once `scipy.optimize` is in), matplotlib + pyplot 0.3–0.5 s, pydantic 0.1 s; the URDF reader no
-  longer imports yourdfpy → trimesh → networkx, shapely, rtree (≈ 0.4 s: `io/urdf_elements.py` reads the
-  elements as yourdfpy did, bit for bit). cProfile of the job in process: the seven PNG plots ≈ 35–40 %
+  40 ms once `scipy.optimize` is in), matplotlib + pyplot 0.3–0.5 s, pydantic 0.1 s, yourdfpy → trimesh → networkx,
+  shapely, rtree ≈ 0.4 s (kept: the standards prefer the maintained URDF library to a faster reader of our own;
+  a hand-written element reader that saved this was tried and withdrawn). cProfile of the job in process: the seven PNG plots ≈ 35–40 %
   (`tight_layout` a quarter of that, PNG encoding 6 %, importing pyplot 10 %), lift chart + ISO 6015
   ≈ 20 % (Python solvers: `iso6015._close` 5 431 calls, `lift_chart.solve` 45), soil ≈ 5 %
   (`soil.failure_angle`), loading the robot ≈ 5 %. What would close it: the plots without `tight_layout` (fixed margins) or in a
