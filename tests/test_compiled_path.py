@@ -216,7 +216,8 @@ def test_fast_qdd_compiled_equals_reference(path):
                     fast = fast_qdd(model, q, qd, tau, t_stab=0.1, passive=passive, data=data)
                     assert np.linalg.norm(fast - ref) <= 1e-9 * max(1.0, np.linalg.norm(ref))
                     _, K, k = constraint_terms(model, q, qd, 0.1)
-                    assert np.linalg.norm(K @ fast - k) <= 1e-6 * (np.linalg.norm(k) + np.linalg.norm(K) * np.linalg.norm(fast))
+                    scale = np.linalg.norm(k) + np.linalg.norm(K) * np.linalg.norm(fast)
+                    assert np.linalg.norm(K @ fast - k) <= 1e-6 * scale
     finally:
         LK.cl_qdd = orig
     assert calls and calls.count(0) >= len(calls) - 2       # the compiled branch ran (and succeeded)
@@ -351,3 +352,32 @@ def test_inconsistent_state_is_refused_by_both_paths():
             ud.actuator_forces(model, Q, QD, QDD, compiled=compiled, warn=False)
         msgs.append(str(e.value))
     assert msgs[0] == msgs[1]
+
+
+def test_fast_qdd_with_a_damped_loop_joint_uses_the_reference(tmp_path):
+    """A damped loop joint is not handled inside ``cl_qdd``: fast_qdd must then take the reference path
+    (passive_forces with the loop damper) even with the rows remembered, and still equal method 2."""
+    from urdf_dyn.constraints.forward import constrained_forward_dynamics, fast_qdd
+    import urdf_dyn.constraints._kernels as LK
+    text = (ROOT / "robots" / "crank_slider.urdf").read_text().replace(
+        '<axis xyz="0 -1 0"/>\n  </loop>', '<axis xyz="0 -1 0"/>\n    <dynamics damping="0.3"/>\n  </loop>')
+    f = tmp_path / "damped.urdf"
+    f.write_text(text)
+    model = ud.load(f)
+    assert any(lp.damping > 0 for lp in model.loops)
+    q = ud.assemble(model, model.q_initial())
+    qd = ud.explicit_constraint(model, q, np.zeros(model.nv)).G @ np.array([2.0])
+    tau = np.zeros(model.nv)
+    data = ud.Data(model)
+    fast_qdd(model, q, qd, tau, t_stab=0.1, data=data)
+    assert data.loop_rows is not None
+    calls, orig = [], LK.cl_qdd
+    LK.cl_qdd = lambda *a: calls.append(orig(*a)) or calls[-1]
+    try:
+        fast = fast_qdd(model, q, qd, tau, t_stab=0.1, data=data)
+    finally:
+        LK.cl_qdd = orig
+    ref = constrained_forward_dynamics(model, q, qd, tau, loop_solver="lambda", t_stab=0.1).qdd
+    off = constrained_forward_dynamics(model, q, qd, tau, loop_solver="lambda", t_stab=0.1, passive=False).qdd
+    assert calls == [] and np.linalg.norm(fast - ref) <= 1e-9 * max(1.0, np.linalg.norm(ref))
+    assert np.linalg.norm(off - ref) > 1e-6 * np.linalg.norm(ref)          # the damper matters here

@@ -101,7 +101,8 @@ def size_motion(model, t, Q, QD, QDD, actuated=None, cylinders=None, weights=Non
         groups = {id(model): (model, np.arange(N))}
     else:
         keys = np.fromiter(map(id, models), np.int64, N)
-        groups = {k: (models[int(np.argmax(keys == k))], np.flatnonzero(keys == k)) for k in dict.fromkeys(keys.tolist())}
+        groups = {k: (models[int(np.argmax(keys == k))], np.flatnonzero(keys == k))
+                  for k in dict.fromkeys(keys.tolist())}
     parts = []
     for m, ix in groups.values():
         fx = {k: np.broadcast_to(np.asarray(v, float), (N, 6))[ix] for k, v in f_ext.items()} if f_ext else None

@@ -21,7 +21,8 @@ from numba import njit
 
 from urdf_dyn.algorithms._kernels import _rnea, _split_tree
 from urdf_dyn.constraints._kernels import loop_geometry, loop_velocity, loop_work
-from urdf_dyn.constraints._linalg import _choose_given, _complement, _cp_lu, _explicit, _forces, _loop_lambda, _lu, _lu_solve
+from urdf_dyn.constraints._linalg import (_choose_given, _complement, _cp_lu, _explicit, _forces, _loop_lambda, _lu,
+                                         _lu_solve)
 
 __all__ = ["motion_path", "actuation_path"]
 
@@ -126,14 +127,14 @@ def motion_path(parent, jtype, axis, X_tree, lp_p, lp_s, lp_XP, lp_XS, lp_axis, 
 def _predict(t, Q, QD, QDD, i, q):
     """Newton's starting point at sample i > 0 (q unchanged at i = 0): the previous state extrapolated
     by Taylor's series to third order, q + h q̇ + h²/2 q̈ + h³/6 q⃛, with q⃛ the backward difference of q̈
-    (from the second sample on; second order at the first). Mirrors ``applications.motion._predict``."""
+    (second order at the first sample and after a repeated time). Mirrors ``applications.motion._predict``."""
     if i == 0:
         return
     n = q.shape[0]
     h = t[i] - t[i - 1]
     for j in range(n):
         q[j] = Q[i - 1, j] + h * QD[i - 1, j] + 0.5 * h * h * QDD[i - 1, j]
-    if i >= 2:
+    if i >= 2 and t[i - 1] > t[i - 2]:
         c = h * h * h / 6.0 / (t[i - 1] - t[i - 2])
         for j in range(n):
             q[j] += c * (QDD[i - 1, j] - QDD[i - 2, j])

@@ -234,16 +234,18 @@ def fast_qdd(model, q, qd, tau, t_stab=None, rtol=1e-6, passive=True, data=None)
     rows = data.loop_rows
     pack = model.loop_pack
     if rows is not None and pack is not None and not (model.mimic or model.couplings) and model.is_fixed_base:
-        if not passive:
-            b = ks = qr = _NONE
-        elif any(lp.damping > 0 for lp in model.loops):
-            b = None
-        else:
-            b = model.damping
-            ks = _NONE if model.spring_stiffness is None else model.spring_stiffness
-            qr = _NONE if model.spring_stiffness is None else model.spring_reference
+        b = ks = qr = _NONE
+        if passive:
+            for lp in model.loops:
+                if lp.damping > 0:              # damped loop joints: passive_forces and the reference
+                    b = None
+                    break
+            else:
+                b = model.damping
+                if model.spring_stiffness is not None:
+                    ks, qr = model.spring_stiffness, model.spring_reference
         if b is not None:
-            qdd = np.empty(model.nv)
+            qdd = np.empty(q.shape[0])
             if _LK.cl_qdd(model.parent, model.jtype, model.axis, model.X_tree, model.I, model.a0, q, qd, tau, b,
                           ks, qr, pack["p"], pack["s"], pack["XP"], pack["XS"], pack["axis"], pack["mode"],
                           pack["row_loop"], pack["row_T"], rows, 0.0 if t_stab is None else 1.0 / t_stab, rtol,
