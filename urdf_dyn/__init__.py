@@ -19,11 +19,33 @@ from __future__ import annotations
 import importlib
 import os
 
+#: the modules holding compiled (numba) code; a kernel compiled into another embeds the callee's code, and
+#: numba's cache checks only the caller's own file, so the cache folder is keyed by all of these together
+_KERNEL_MODULES = ("algorithms/spatial.py", "algorithms/joints.py", "algorithms/_kernels.py", "algorithms/_calls.py",
+                   "constraints/_kernels.py", "constraints/_linalg.py", "constraints/_path.py")
+
+
+def _kernel_key() -> str:
+    """A short digest of the kernel modules' sizes and modification times (one ``stat`` each)."""
+    import hashlib
+    here = os.path.dirname(os.path.abspath(__file__))
+    h = hashlib.sha1()
+    for rel in _KERNEL_MODULES:
+        try:
+            st = os.stat(os.path.join(here, rel))
+            h.update(f"{rel}:{st.st_size}:{st.st_mtime_ns};".encode())
+        except OSError:
+            h.update(rel.encode())
+    return h.hexdigest()[:12]
+
+
 # Compiled kernels are cached where any install can write (a site-packages tree may be read-only): the
-# user's cache folder, unless NUMBA_CACHE_DIR says otherwise. Set before numba is first imported.
+# user's cache folder, unless NUMBA_CACHE_DIR says otherwise, in a subfolder per version of the kernel
+# modules (so that an upgrade or an edit never runs a caller compiled against an older callee). Set before
+# numba is first imported.
 os.environ.setdefault("NUMBA_CACHE_DIR", os.path.join(os.environ.get("XDG_CACHE_HOME") or
                                                       os.path.join(os.path.expanduser("~"), ".cache"),
-                                                      "urdf_dyn", "numba"))
+                                                      "urdf_dyn", "numba", _kernel_key()))
 
 __version__ = "0.1.0"
 

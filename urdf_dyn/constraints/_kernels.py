@@ -10,7 +10,7 @@ import numpy as np
 from numba import njit
 
 from urdf_dyn.algorithms._kernels import _S, _crba, _crm_mul, _group_base, _rnea, _split_tree, _xmv, _xup
-from urdf_dyn.algorithms.joints import SUB_R, is_sub, q_indices
+from urdf_dyn.algorithms.joints import FREE, PLANAR, SUB_R, is_sub
 
 
 @njit(cache=True)
@@ -73,13 +73,14 @@ def _inv_motion(E, r, m, out):
 @njit(cache=True)
 def loop_work(NB, R):
     """Workspace of ``loop_geometry``/``loop_velocity`` for NB bodies and R rows: (E, r, E0, r0, S, S0, T0,
-    v0, a0, sub), allocated once per trajectory; sub (NB+1,) marks the sub-bodies of multi-dof joints."""
+    v0, a0, sub, iq, vb), allocated once per trajectory; sub (NB+1,) marks the sub-bodies of multi-dof joints,
+    iq (NB+1,) holds the q indices (``joints.q_indices``), vb (NB+1, 6) the joints' X v_λ."""
     E0 = np.zeros((NB + 1, 3, 3))
     for a_ in range(3):
         E0[0, a_, a_] = 1.0
     return (np.zeros((NB + 1, 3, 3)), np.zeros((NB + 1, 3)), E0, np.zeros((NB + 1, 3)), np.zeros((NB + 1, 6)),
             np.zeros((NB + 1, 6)), np.zeros((R, 6)), np.zeros((NB + 1, 6)), np.zeros((NB + 1, 6)),
-            np.zeros(NB + 1, np.bool_))
+            np.zeros(NB + 1, np.bool_), np.full(NB + 1, -1, np.int64), np.zeros((NB + 1, 6)))
 
 
 @njit(cache=True)
@@ -91,11 +92,16 @@ def loop_geometry(parent, jtype, axis, Et, rt, q, lp_p, lp_s, lp_XP, lp_XS, lp_a
     E, r_, E0, r0, S, S0, T0 = ws[0], ws[1], ws[2], ws[3], ws[4], ws[5], ws[6]
     NB = parent.shape[0] - 1
     n = NB
-    iq = q_indices(jtype)
-    sub = ws[9]
+    sub, iq = ws[9], ws[10]
+    k_ = 0
+    for i in range(1, NB + 1):                                 # q indices (joints.q_indices), in place
+        t_ = jtype[i]
+        sub[i] = is_sub(t_)
+        if not sub[i]:
+            iq[i] = k_
+            k_ += 7 if t_ == FREE else (3 if t_ == PLANAR else 1)
     for i in range(1, NB + 1):
         p_ = parent[i]
-        sub[i] = is_sub(jtype[i])
         _S(jtype[i], axis[i], S[i])
         _xup(jtype[i], axis[i], q, iq[i], Et[i], rt[i], E[i], r_[i])
         _compose(E[i], r_[i], E0[p_], r0[p_], E0[i], r0[i])   # ^iX_0 = ^iX_λ ^λX_0
@@ -171,11 +177,10 @@ def loop_velocity(parent, qd, lp_p, lp_s, row_loop, ws, k, vJ):
     In base coordinates v_i = v_λ + s_i q̇_i and a^vp_i = a^vp_λ + v_λ × s_i q̇_i (s_i moves with body i; the
     sub-bodies of a multi-dof joint use the joint's v_λ, ``joints`` module docstring);
     k = −t0ᵀ[(a^vp_s − a^vp_p) − v_p × (v_s − v_p)], Tᵀv_J = t0ᵀ(v_s − v_p)."""
-    S0, T0, v0, a0, sub = ws[5], ws[6], ws[7], ws[8], ws[9]
+    S0, T0, v0, a0, sub, vb = ws[5], ws[6], ws[7], ws[8], ws[9], ws[11]
     NB = parent.shape[0] - 1
     w1 = np.zeros(6)
     w2 = np.zeros(6)
-    vb = np.zeros((NB + 1, 6))
     for i in range(1, NB + 1):
         p_ = parent[i]
         _group_base(SUB_R if sub[i] else 0, v0[p_], vb[p_], vb[i])
