@@ -493,51 +493,45 @@ def verdicts(per, bat, thr, cl, traj, cid, anim, start, wall, mem):
 
 WHY = """## Reading these numbers
 
-The machine (2 cores) was shared with six other developers' builds and test runs while this ran (load
-average 4–7): absolute times are inflated and noisy, by up to 2–4× against a quiet machine. What carries
-over is the ratio to the peer measured in the same process a moment apart, and the verdicts use those
-ratios where the target is a ratio.
+The machine has 2 cores and is shared; the run's 1-minute load average is in the header. What carries over
+between runs is the ratio to the peer measured in the same process a moment apart, and the verdicts use
+those ratios where the target is a ratio.
 
 ## Why the misses, and what would close them
 
-- **Main-job dynamics (≤ 0.3 s) and closed-loop ID (≤ 2× mj_inverse).** Both run in one compiled call per
-  trajectory now (`constraints._path`): 26–60× less than the readable path in the same process, but
-  still over target. cProfile of `size_motion` on the 14 601 samples (5 calls): 2.42 s of 2.72 s inside
-  the compiled `actuation_path`, the rest Python bookkeeping. Inside it, per sample (excavator, R = 20
-  constraint rows, r = 8), timed one by one: the loop geometry (transforms, K, δ) ≈ 4–8 µs, the velocity
-  terms ≈ 1–2 µs, the re-check of the independent set with G, g ≈ 2–3 µs, the minimum-norm loop
-  forces λ ≈ 5–9 µs (planar loops make 12 of the 20 rows redundant), RNEA ≈ 1 µs. What would close
-  it: evaluate K only on the r independent rows and δ on the others only at a re-check; form λ on the
-  independent rows and spread it over the redundant ones once per set (C depends on q only); and keep the
-  per-sample workspaces out of the loop (a few µs of allocation per sample today). MuJoCo's `mj_inverse`
-  on the same machine works in generalized coordinates with 4 equality constraints and a sparse solver.
-- **`fast_qdd` (≤ 3× mj_forward).** From 41 µs to ≈ 20 µs with the loop terms rewritten as (E, r)
-  compositions; the rest is CRBA + dense Cholesky of H and K H⁻¹ Kᵀ on 20 rows, where MuJoCo factorises
-  once in its sparse form; the same row reduction as above would apply.
-- **Single calls of small robots (ID/FD/H).** The kernels themselves take ~1 µs (UR5 RNEA); the floor is
-  the call from Python: numba's dispatcher type-checks each of the 9–11 array arguments (≈ 0.2 µs each)
-  before entering compiled code, and the wrapper's shape checks. Pinocchio's whole call is ~1 µs through one
-  C++ binding. Closing it needs one argument instead of eleven: the model's arrays in one numba structref
-  (or a per-model compiled entry point), which is the next step; it was not done in this round.
-- **Start-up.** A warm run of the job spends well under a second in the dynamics. `python -X importtime`
-  of the job: imports ≈ 1.3 s — numba 0.3 s (plus ≈ 0.3 s registering its targets when the first cached
-  kernel loads), scipy 0.3–0.6 s (whichever module imports it first pays: `scipy.interpolate` alone adds
-  40 ms once `scipy.optimize` is in), matplotlib + pyplot 0.3–0.5 s, pydantic 0.1 s, yourdfpy → trimesh → networkx,
-  shapely, rtree ≈ 0.4 s (kept: the standards prefer the maintained URDF library to a faster reader of our own;
-  a hand-written element reader that saved this was tried and withdrawn). cProfile of the job in process: the seven PNG plots ≈ 35–40 %
-  (`tight_layout` a quarter of that, PNG encoding 6 %, importing pyplot 10 %), lift chart + ISO 6015
-  ≈ 20 % (Python solvers: `iso6015._close` 5 431 calls, `lift_chart.solve` 45), soil ≈ 5 %
-  (`soil.failure_angle`), loading the robot ≈ 5 %. What would close it: the plots without `tight_layout` (fixed margins) or in a
-  second process, the machine checks on the compiled kernels, and `scipy.optimize` imported only by the
-  functions that solve. The first run adds numba's compilation of the kernels the job calls.
-- **Animation.** The robot is drawn from static GPU buffers, one draw per body (`viewer/meshes.py`),
+- **Closed-loop ID (≤ 2× mj_inverse).** Per sample (shared excavator, 12 actuators), timed stage by stage
+  inside `constraints._path.actuation_path` before `_xup` was inlined: RNEA 1.9 µs, loop geometry +
+  velocity terms 3.1 µs, the independent set's re-check with G, g 0.9 µs, the minimum-norm loop forces λ
+  0.95 µs, actuator forces and residual 0.7 µs, A and b 0.1 µs (8.0 µs); inlining `_xup` then saved 0.76 µs
+  per RNEA and 0.67 µs per loop-geometry call. What is left against MuJoCo: it works in generalized
+  coordinates with 4 equality constraints and never forms K's 20 rows (12 of them redundant for the planar
+  loops); evaluating K and δ on the r = 8 independent rows only, the redundant rows checked at a re-check,
+  is the next step. The public one-state call is Python around that kernel (`actuator_forces`, ≈ 100 µs:
+  argument checks, the actuator list, the result object); `ActuationPlan` is the fast single-state path
+  (the controllers use it).
+- **Single calls of small robots (ID/FD/H ≤ 2× Pinocchio).** One UR5 RNEA state costs ≈ 0.56 µs in the
+  batch kernel, less than Pinocchio's 0.69 µs. A single call adds ≈ 1.2 µs inside numba (the dispatcher's
+  type checks of 6 arguments, unpacking the model's two packed arrays into views, ten small work arrays)
+  and ≈ 1 µs of Python (the plain-array test of q, q̇, q̈ and the result array), where Pinocchio's whole
+  call is one C++ binding of ≈ 0.9 µs. What would close it: a compiled entry point per Model whose model
+  arrays are compile-time constants (one argument per state array, no unpacking), at the price of one
+  compilation per robot.
+- **Batched ID (≤ 0.7× rneaInParallel).** At 0.80× (1 thread) and 0.85× (2 threads): the per-body work is
+  now at Pinocchio's level (`_xup` inlined, inertias as (m, h, Ī)); what remains is the revolute joint's
+  generic-axis rotation (Pinocchio specialises x, y, z axes) and the per-chunk set-up.
+- **Start-up (≤ 3 s warm without the animation).** `python -X importtime` of the job: imports ≈ 1.3 s —
+  numba 0.3 s (plus ≈ 0.3 s registering its targets when the first cached kernel loads), scipy 0.3–0.6 s,
+  matplotlib + pyplot 0.3–0.5 s, pydantic 0.1 s, yourdfpy → trimesh → networkx, shapely, rtree ≈ 0.4 s
+  (kept: the standards prefer the maintained URDF library to a faster reader of our own; a hand-written
+  element reader that saved this was tried and withdrawn). cProfile of the job in process: the seven PNG
+  plots ≈ 35–40 % (`tight_layout` a quarter of that), lift chart + ISO 6015 ≈ 20 % (Python solvers:
+  `iso6015._close` 5 431 calls, `lift_chart.solve` 45), soil ≈ 5 %, loading the robot ≈ 5 %. What would
+  close it: the plots with fixed margins or in a second process, the machine checks on the compiled kernels,
+  and `scipy.optimize` imported only by the functions that solve. The first run adds numba's compilation
+  of the kernels the job calls (≈ 40 s CPU).
+- **Animation (met).** The robot is drawn from static GPU buffers, one draw per body (`viewer/meshes.py`),
   the heads-up text from pyglet's glyph atlas in one draw (`viewer/text.py`), the frames read as B, G, R,
-  A and mapped to one palette by a compiled loop (`viewer/gif.py`). What is left per frame (≈ 3.3 ms):
-  llvmpipe's vertex and raster work ≈ 2 ms, the overlays' Python ≈ 1 ms, the mapping 0.3 ms; per
-  animation: Pillow's LZW encoding ≈ 0.3 s and the first call's set-up ≈ 0.7 s (importing trimesh 0.5 s,
-  pyglet's GL and fonts 0.3 s, the EGL context).
-- **Batched ID of the 30-link chain.** Per body our kernel still costs ~1.3× Pinocchio's (6×6 inertia
-  products where Pinocchio uses a compact rigid-body inertia).
+  A and mapped to one palette by a compiled loop (`viewer/gif.py`).
 - **Closed-loop FD methods.** The five public methods stay readable Python around numpy/LAPACK because they
   also return λ, ranks and diagnostics; they are the references the compiled paths are tested against.
 """
