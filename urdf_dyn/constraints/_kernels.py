@@ -253,11 +253,7 @@ def _chol(A, L):
 def _chol_solve(L, b):
     """Solve L Lᵀ x = b in place (b is overwritten with x)."""
     n = L.shape[0]
-    for i in range(n):
-        s = b[i]
-        for k in range(i):
-            s -= L[i, k] * b[k]
-        b[i] = s / L[i, i]
+    _fwd(L, b)
     for i in range(n - 1, -1, -1):
         s = b[i]
         for k in range(i + 1, n):
