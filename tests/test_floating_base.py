@@ -321,6 +321,19 @@ def test_bad_floating_state_is_refused():
         urdf_dyn.load(RBDA_FLOAT_TEXT.replace("BASE", "base"), floating_base=True)
     with pytest.raises(urdf_dyn.UnsupportedError, match="MJCF export of floating"):
         urdf_dyn.to_mjspec(model)
+    zero_quat, z = np.zeros(12), np.zeros(11)                  # q = 0 is not a configuration: quat = 0
+    for call in (lambda: urdf_dyn.inverse_dynamics(model, zero_quat, z, z),      # (H does not depend on the
+                 lambda: urdf_dyn.forward_dynamics(model, zero_quat, z, z),      # base's pose: not checked)
+                 lambda: urdf_dyn.mass_matrix(model, zero_quat[None])):
+        with pytest.raises(urdf_dyn.StateError, match="quaternion .* of floating joint 'root_joint', is zero"):
+            call()
+    # floating the massless root of a planar base: the free joint's x, y and yaw move nothing the planar joint
+    # does not already move, so H is singular and forward dynamics says so
+    with pytest.raises(np.linalg.LinAlgError, match="zero articulated inertia"):
+        urdf_dyn.forward_dynamics(model, model.neutral(), z, z)
+    motion = urdf_dyn.spline_motion(["lift"], [[0.0], [0.1]], [0.1], dt=0.05)
+    with pytest.raises(urdf_dyn.UnsupportedError, match="fixed-base machines"):
+        urdf_dyn.consistent_motion(model, motion, progress=False)
 
 
 @pytest.mark.skipif(not RBDA.is_dir(), reason="../shared/data/generalized_rbda is absent")

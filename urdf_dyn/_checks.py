@@ -38,12 +38,27 @@ def batch_states(model, **arrays):
         out[k] = a
         single &= s
         N = max(N, a.shape[0])
+    if "q" in out and not model.is_fixed_base:
+        _check_quaternions(model, out["q"])
     for k, a in out.items():
         if a.shape[0] != N:
             if a.shape[0] != 1:
                 raise StateError(f"{k} has {a.shape[0]} rows but another argument has {N}")
             out[k] = np.ascontiguousarray(np.broadcast_to(a, (N, a.shape[1])))
     return out, single, N
+
+
+def _check_quaternions(model, Q):
+    """StateError naming the joint when a floating joint's quaternion in Q (N, nq) is (nearly) zero."""
+    jt = np.asarray(model.jtype)
+    for i in np.flatnonzero(jt == 2):  # algorithms.joints.FREE
+        k = int(model.iq[i])
+        norms = np.linalg.norm(Q[:, k + 3:k + 7], axis=1)
+        if np.any(norms < 1e-12):
+            name = model.joint_names[i - 1].rsplit(".", 1)[0]
+            raise StateError(f"q[{k + 3}:{k + 7}], the quaternion (qx, qy, qz, qw) of floating joint {name!r}, is "
+                             f"zero at row {int(np.argmax(norms < 1e-12))}: give a unit quaternion (model.neutral() "
+                             "has (0, 0, 0, 1))")
 
 
 def one_state(func: str, **arrays):

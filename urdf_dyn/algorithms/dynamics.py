@@ -121,13 +121,21 @@ def forward_dynamics(model, q, qd, tau, f_ext=None, algorithm="aba"):
     positive definite (a body without mass and inertia at the end of a chain)."""
     if f_ext is None and algorithm == "aba" and _plain(model, q, qd, tau):  # checks happen inside the kernel
         qdd = np.empty(model.nv)
-        if K.aba1(*model.kernel_pack, q, qd, tau, qdd) == 0:
-            return qdd
+        try:
+            if K.aba1(*model.kernel_pack, q, qd, tau, qdd) == 0:
+                return qdd
+        except ZeroDivisionError:  # a zero articulated inertia; the general path below explains
+            pass
     s, single, N = batch_states(model, q=q, qd=qd, tau=tau)
     fb = _f_ext_body(model, f_ext, N)
     qdd = np.zeros((N, model.nv))
     if algorithm == "aba":
-        K.aba(*model.kernel_pack, s["q"], s["qd"], s["tau"], fb, qdd)
+        try:
+            K.aba(*model.kernel_pack, s["q"], s["qd"], s["tau"], fb, qdd)
+        except ZeroDivisionError:
+            raise np.linalg.LinAlgError("forward dynamics: a joint moves a body with zero articulated inertia (H is "
+                                        "singular: a massless link at the end of a chain, or a massless body "
+                                        "whose joint moves nothing else)") from None
     elif algorithm == "crba":
         H = np.zeros((N, model.nv, model.nv))
         K.crba(*model.kernel_pack, s["q"], H)

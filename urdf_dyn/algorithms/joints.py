@@ -75,6 +75,8 @@ def q_indices(jtype):
 def quat_to_matrix(x, y, z, w):
     """Rotation matrix (3×3) of the quaternion (x, y, z, w), normalised first (Pinocchio's order)."""
     n = np.sqrt(x * x + y * y + z * z + w * w)
+    if not n > 0.0:  # a zero quaternion is no rotation: NaN, which the callers report (never a ZeroDivisionError)
+        n = np.nan
     x, y, z, w = x / n, y / n, z / n, w / n
     R = np.empty((3, 3))
     R[0, 0] = 1 - 2 * (y * y + z * z)

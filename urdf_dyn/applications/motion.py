@@ -88,7 +88,12 @@ def consistent_motion(model, motion: CoordinateMotion, q_start=None, progress=No
     one compiled call (``constraints._path.motion_path``) when the model allows it (no ``<mimic>``, no
     universal loop); False runs the readable reference, which the tests hold it to.
     Raises ModelError naming the time at which the loops cannot be closed (a stroke out of reach), and
-    ValueError if the named coordinates cannot serve as independent coordinates."""
+    ValueError if the named coordinates cannot serve as independent coordinates; UnsupportedError for a
+    model with a floating or planar joint (q has nq ≠ nv entries there: not written yet)."""
+    if not model.is_fixed_base:
+        from urdf_dyn.errors import UnsupportedError
+        raise UnsupportedError(f"{model.name}: consistent_motion is written for fixed-base machines (q̇ = v); "
+                               "this model has a floating or planar joint", file=model.source)
     n = model.nv
     idx = np.array([model.joint_index(j) for j in motion.names], np.int64)
     N = len(motion.t)
