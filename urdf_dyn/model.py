@@ -24,7 +24,7 @@ from typing import Mapping
 
 import numpy as np
 
-from urdf_dyn.algorithms.joints import FREE as _FREE, PLANAR as _PLANAR, q_indices
+from urdf_dyn.algorithms.joints import FREE as _FREE, PLANAR as _PLANAR, PRISMATIC, SUB_P, q_indices
 from urdf_dyn.algorithms.spatial import mcI, pose_to_plux
 
 __all__ = ["LinkFrame", "Mimic", "Transmission", "LoopJoint", "Model", "Data", "Coupling"]
@@ -187,14 +187,30 @@ class Model:
         """The zero configuration q (nq,): zeros, with the identity quaternion (0, 0, 0, 1) of every
         floating joint (Pinocchio's ``neutral``)."""
         q = np.zeros(self.nq)
-        for i in np.flatnonzero(np.asarray(self.jtype) == _FREE):
-            q[self.iq[i] + 6] = 1.0
+        for kind, k, _, _ in self.multi_dof_joints:
+            if kind == "floating":
+                q[k + 6] = 1.0
         return q
+
+    @functools.cached_property
+    def multi_dof_joints(self) -> tuple:
+        """The floating and planar joints: ((kind "floating" | "planar", index of the first position in q,
+        index of the first velocity in v, joint name), ...) in tree order."""
+        return tuple(("floating" if int(self.jtype[i]) == _FREE else "planar", int(self.iq[i]), i - 1,
+                      self.joint_names[i - 1].rsplit(".", 1)[0])
+                     for i in range(1, self.NB + 1) if int(self.jtype[i]) in (_FREE, _PLANAR))
+
+    @functools.cached_property
+    def one_dof_indices(self) -> tuple:
+        """(q indices (k,), v indices (k,)) of the 1-dof joints, whose position and velocity are q[i] and
+        v[j] with q̇ = v (every joint on a fixed-base model)."""
+        rows = [i for i in range(1, self.NB + 1) if self.iq[i] >= 0 and int(self.jtype[i]) not in (_FREE, _PLANAR)]
+        return _frozen(np.asarray(self.iq)[rows], np.int64), _frozen(np.asarray(rows, int) - 1, np.int64)
 
     @functools.cached_property
     def is_fixed_base(self) -> bool:
         """True when every tree joint has one degree of freedom (nq = nv, q̇ = v): no floating or planar joint."""
-        return not np.any(np.isin(np.asarray(self.jtype), (_FREE, _PLANAR)))
+        return not self.multi_dof_joints
 
     @functools.cached_property
     def iq(self) -> np.ndarray:
@@ -222,7 +238,6 @@ class Model:
     def is_linear(self) -> np.ndarray:
         """(nv,) bool: True where the velocity coordinate is a translation (m/s; force in N), False for a
         rotation (rad/s; N m) — prismatic joints and the linear coordinates of floating and planar joints."""
-        from urdf_dyn.algorithms.joints import PRISMATIC, SUB_P
         return _frozen(np.isin(np.asarray(self.jtype[1:]), (PRISMATIC, _FREE, _PLANAR, SUB_P)), bool)
 
     @functools.cached_property
@@ -257,7 +272,7 @@ class Model:
     @functools.cached_property
     def nq(self) -> int:
         """Number of joint positions: nv plus one per floating joint (its quaternion)."""
-        return self.NB + int(np.count_nonzero(np.asarray(self.jtype) == _FREE))
+        return self.NB + sum(kind == "floating" for kind, *_ in self.multi_dof_joints)
 
     @property
     def nv(self) -> int:

@@ -18,7 +18,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from urdf_dyn.algorithms.joints import FREE, PLANAR, PRISMATIC, REVOLUTE, SUB_R, is_sub, jcalc, joint_pose, q_indices
+from urdf_dyn.algorithms.joints import FREE, PLANAR, PRISMATIC, REVOLUTE, is_sub, jcalc, joint_pose, q_indices
+from urdf_dyn.algorithms.joints import write_subspace as _S
 from urdf_dyn.algorithms.spatial import crm
 
 
@@ -185,16 +186,6 @@ def _split_tree(X_tree):
         r[i, 1] = -(X_tree[i, 0, 0] * X_tree[i, 3, 2] + X_tree[i, 1, 0] * X_tree[i, 4, 2] + X_tree[i, 2, 0] * X_tree[i, 5, 2])
         r[i, 2] = -(X_tree[i, 0, 1] * X_tree[i, 3, 0] + X_tree[i, 1, 1] * X_tree[i, 4, 0] + X_tree[i, 2, 1] * X_tree[i, 5, 0])
     return E, r
-
-
-@njit(cache=True, inline="always")
-def _S(jtype, axis, S):
-    for k in range(6):
-        S[k] = 0.0
-    if jtype == REVOLUTE or jtype == SUB_R:
-        S[0], S[1], S[2] = axis[0], axis[1], axis[2]
-    else:
-        S[3], S[4], S[5] = axis[0], axis[1], axis[2]
 
 
 @njit(cache=True)

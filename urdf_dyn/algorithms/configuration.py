@@ -15,23 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from urdf_dyn.algorithms.joints import FREE, PLANAR
-
-__all__ = ["integrate", "difference", "qdot", "normalize", "joint_groups", "joint_positions"]
-
-
-def joint_groups(model):
-    """The multi-dof joints of ``model``: list of (type code, q index, v index) of every FREE / PLANAR head."""
-    jt = np.asarray(model.jtype)
-    return [(int(jt[i]), int(model.iq[i]), i - 1) for i in range(1, model.NB + 1) if jt[i] in (FREE, PLANAR)]
-
-
-def _plain_map(model):
-    """Indices (q positions, v positions) of the 1-dof joints, where q̇ = v."""
-    iq = np.asarray(model.iq)
-    jt = np.asarray(model.jtype)
-    rows = [i for i in range(1, model.NB + 1) if iq[i] >= 0 and jt[i] not in (FREE, PLANAR)]
-    return iq[rows], np.asarray(rows, int) - 1
+__all__ = ["integrate", "difference", "qdot", "normalize", "joint_positions"]
 
 
 def _batch(x, n, name):
@@ -109,10 +93,10 @@ def integrate(model, q, v, dt=1.0):
     single = single and sv
     Q, V = _common(Q, V)
     Q, V = Q.copy(), V * dt
-    iq, iv = _plain_map(model)
+    iq, iv = model.one_dof_indices
     Q[:, iq] += V[:, iv]
-    for t, k, j in joint_groups(model):
-        if t == FREE:
+    for kind, k, j, _ in model.multi_dof_joints:
+        if kind == "floating":
             R0 = Rotation.from_quat(Q[:, k + 3:k + 7])
             lin, ang = V[:, j:j + 3], V[:, j + 3:j + 6]
             Q[:, k:k + 3] += R0.apply(np.einsum("nij,nj->ni", _V(ang), lin))
@@ -137,10 +121,10 @@ def difference(model, q0, q1):
     A, B = _common(A, B)
     single = single and s1
     out = np.zeros((A.shape[0], model.nv))
-    iq, iv = _plain_map(model)
+    iq, iv = model.one_dof_indices
     out[:, iv] = B[:, iq] - A[:, iq]
-    for t, k, j in joint_groups(model):
-        if t == FREE:
+    for kind, k, j, _ in model.multi_dof_joints:
+        if kind == "floating":
             R0, R1 = Rotation.from_quat(A[:, k + 3:k + 7]), Rotation.from_quat(B[:, k + 3:k + 7])
             ang = (R0.inv() * R1).as_rotvec()
             dp = R0.inv().apply(B[:, k:k + 3] - A[:, k:k + 3])
@@ -165,10 +149,10 @@ def qdot(model, q, v):
     V, s1 = _batch(v, model.nv, "v")
     Q, V = _common(Q, V)
     out = np.zeros(Q.shape)
-    iq, iv = _plain_map(model)
+    iq, iv = model.one_dof_indices
     out[:, iq] = V[:, iv]
-    for t, k, j in joint_groups(model):
-        if t == FREE:
+    for kind, k, j, _ in model.multi_dof_joints:
+        if kind == "floating":
             quat = Q[:, k + 3:k + 7]
             out[:, k:k + 3] = Rotation.from_quat(quat).apply(V[:, j:j + 3])
             qv, qw, w = quat[:, :3], quat[:, 3:], V[:, j + 3:j + 6]
@@ -184,8 +168,8 @@ def normalize(model, q):
     """q with every floating joint's quaternion scaled to unit length (a copy)."""
     Q, single = _batch(q, model.nq, "q")
     Q = Q.copy()
-    for t, k, _ in joint_groups(model):
-        if t == FREE:
+    for kind, k, _, _ in model.multi_dof_joints:
+        if kind == "floating":
             Q[:, k + 3:k + 7] /= np.linalg.norm(Q[:, k + 3:k + 7], axis=1, keepdims=True)
     return Q[0] if single else Q
 
@@ -197,7 +181,7 @@ def joint_positions(model, q):
     q = np.asarray(q, float)
     if model.is_fixed_base:
         return q
-    iq, iv = _plain_map(model)
+    iq, iv = model.one_dof_indices
     out = np.zeros(q.shape[:-1] + (model.nv,))
     out[..., iv] = q[..., iq]
     return out

@@ -28,7 +28,7 @@ from numba import njit
 from urdf_dyn.algorithms.spatial import rodrigues, skew
 
 __all__ = ["REVOLUTE", "PRISMATIC", "FREE", "PLANAR", "SUB_R", "SUB_P", "TYPE_CODES", "NQ", "jcalc",
-           "joint_pose", "q_indices", "is_sub", "motion_subspace", "LOOP_TYPES", "loop_subspaces", "quat_to_matrix"]
+           "joint_pose", "q_indices", "is_sub", "motion_subspace", "write_subspace", "LOOP_TYPES", "loop_subspaces", "quat_to_matrix"]
 
 REVOLUTE = 0
 PRISMATIC = 1
@@ -110,14 +110,23 @@ def joint_pose(jtype, axis, q, iq):
     return T
 
 
+@njit(cache=True, inline="always")
+def write_subspace(jtype, axis, S):
+    """S (6,) ← the motion subspace column of a body of type ``jtype`` with ``axis``: [axis; 0] for a
+    rotation, [0; axis] for a translation (constant in the successor frame)."""
+    for k in range(6):
+        S[k] = 0.0
+    if jtype == REVOLUTE or jtype == SUB_R:
+        S[0], S[1], S[2] = axis[0], axis[1], axis[2]
+    else:
+        S[3], S[4], S[5] = axis[0], axis[1], axis[2]
+
+
 @njit(cache=True)
 def motion_subspace(jtype, axis):
-    """Motion subspace column S (6,) of a body of type ``jtype`` with ``axis`` (constant in the successor frame)."""
+    """Motion subspace column S (6,) of a body of type ``jtype`` with ``axis`` (``write_subspace``)."""
     S = np.zeros(6)
-    if jtype == REVOLUTE or jtype == SUB_R:
-        S[:3] = axis
-    else:
-        S[3:] = axis
+    write_subspace(jtype, axis, S)
     return S
 
 

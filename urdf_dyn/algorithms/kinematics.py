@@ -5,7 +5,7 @@ import numpy as np
 
 from urdf_dyn.algorithms import _kernels as K
 from urdf_dyn._checks import batch_states
-from urdf_dyn.algorithms.joints import REVOLUTE, SUB_R
+from urdf_dyn.algorithms.joints import motion_subspace
 from urdf_dyn.algorithms.spatial import inv_plux, pose_to_plux
 
 __all__ = ["forward_kinematics", "link_pose", "link_jacobian", "body_poses"]
@@ -60,11 +60,7 @@ def link_jacobian(model, q, link: str, frame: str = "local") -> np.ndarray:
     J0 = np.zeros((6, model.nv))
     i = lf.body
     while i > 0:
-        S = np.zeros(6)
-        if model.jtype[i] in (REVOLUTE, SUB_R):
-            S[:3] = model.axis[i]
-        else:
-            S[3:] = model.axis[i]
+        S = motion_subspace(model.jtype[i], model.axis[i])
         J0[:, i - 1] = inv_plux(pose_to_plux(np.ascontiguousarray(T[i]))) @ S
         i = model.parent[i]
     if frame == "world":

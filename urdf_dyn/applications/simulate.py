@@ -260,7 +260,7 @@ def _trajectory(model, controller, t, X, passive, meta, data=None):
     if not model.is_fixed_base:
         q0 = q
         q = normalize(model, q0)
-        meta["quaternion_drift"] = float(np.abs(np.linalg.norm(q0 - q, axis=1)).max()) if len(q) else 0.0
+        meta["quaternion_drift"] = float(np.linalg.norm(q0 - q, axis=1).max()) if len(q) else 0.0
     tau = np.array([controller(ti, qi, qdi) for ti, qi, qdi in zip(t, q, qd)]).reshape(len(t), nv)
     energy = np.atleast_1d(kinetic_energy(model, q, qd) + potential_energy(model, q))
     if model.has_constraints:

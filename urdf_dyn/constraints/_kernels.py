@@ -252,13 +252,8 @@ def _chol(A, L):
 @njit(cache=True)
 def _chol_solve(L, b):
     """Solve L Lᵀ x = b in place (b is overwritten with x)."""
-    n = L.shape[0]
     _fwd(L, b)
-    for i in range(n - 1, -1, -1):
-        s = b[i]
-        for k in range(i + 1, n):
-            s -= L[k, i] * b[k]
-        b[i] = s / L[i, i]
+    _bwd(L, b)
 
 
 @njit(cache=True, inline="always")

@@ -27,10 +27,9 @@ def assemble(model, q_guess=None, hold=(), tol=1e-6, max_nfev=200):
     held = [model.joint_index(j) for j in hold]
     # the unknowns are the 1-dof joints' positions: a floating or planar joint moves both ends of every loop
     # and coupling below it alike, so its coordinates (zero columns of K) are kept where q_guess puts them
-    iq = np.asarray(model.iq)
-    one_dof = [i - 1 for i in range(1, model.NB + 1) if iq[i] >= 0 and model.jtype[i] in (0, 1)]
-    free = [i for i in one_dof if i not in held]
-    free_q = [int(iq[i + 1]) for i in free]
+    qi, vi = model.one_dof_indices
+    free_q = [int(k) for k, j in zip(qi, vi) if j not in held]
+    free = [int(j) for j in vi if j not in held]
     if not model.has_constraints:
         return q0.copy()
 
