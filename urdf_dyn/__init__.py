@@ -43,9 +43,13 @@ def _kernel_key() -> str:
 # user's cache folder, unless NUMBA_CACHE_DIR says otherwise, in a subfolder per version of the kernel
 # modules (so that an upgrade or an edit never runs a caller compiled against an older callee). Set before
 # numba is first imported.
-os.environ.setdefault("NUMBA_CACHE_DIR", os.path.join(os.environ.get("XDG_CACHE_HOME") or
-                                                      os.path.join(os.path.expanduser("~"), ".cache"),
-                                                      "urdf_dyn", "numba", _kernel_key()))
+if "NUMBA_CACHE_DIR" not in os.environ:
+    os.environ["NUMBA_CACHE_DIR"] = os.path.join(os.environ.get("XDG_CACHE_HOME") or
+                                                 os.path.join(os.path.expanduser("~"), ".cache"),
+                                                 "urdf_dyn", "numba", _kernel_key())
+    import sys as _sys
+    if "numba" in _sys.modules:     # imported before us: numba read its config already; the kernels' caches
+        _sys.modules["numba"].config.CACHE_DIR = os.environ["NUMBA_CACHE_DIR"]   # are made at their import
 
 __version__ = "0.1.0"
 
