@@ -132,7 +132,7 @@ def test_kernels_equal_their_references():
         G2, g2 = np.zeros((n, n - r)), np.zeros(n)
         rows64 = rows.astype(np.int64)
         assert _linalg._explicit(K, k, rows64, dep.astype(np.int64), free.astype(np.int64),
-                                 _linalg._complement(rows64, m), 1e-6, True, G2, g2, np.empty((r, r)),
+                                 _linalg._complement(rows64, m), 1e-6, G2, g2, np.empty((r, r)),
                                  np.empty(r, np.int64), np.empty((r + 1, n - r + 1)), -1.0)
         assert rel(G2, G) < 1e-12 and rel(g2, g) < 1e-12
         assert np.abs(K @ G).max() < 1e-9 * np.abs(K).max() * np.abs(G).max()   # oracle: K G = 0
@@ -305,7 +305,7 @@ def test_recheck_decides_as_the_reference():
         rows64 = rows.astype(np.int64)
         G2, g2 = np.zeros((n, n - r)), np.zeros(n)
         ok = _linalg._explicit(K, k, rows64, dep.astype(np.int64), free.astype(np.int64),
-                               _linalg._complement(rows64, m), 1e-6, True, G2, g2, np.empty((r, r)),
+                               _linalg._complement(rows64, m), 1e-6, G2, g2, np.empty((r, r)),
                                np.empty(r, np.int64), np.empty((r + 1, n - r + 1)), -1.0)
         assert ok == (ref is not None), (trial, kind)
         if ok:

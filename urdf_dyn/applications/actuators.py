@@ -329,7 +329,7 @@ class ActuationPlan:
             X = None
         if X is not None and np.isfinite(X).all():
             self._FALL[0] = 0
-            self._kernel(*self._head, passive_forces(self.model, X[0], X[1]), *self._tail)
+            self._kernel(*self._head, _read_only(passive_forces(self.model, X[0], X[1])), *self._tail)
             if self._info[0] == 0 and not self._FALL[0] and np.isfinite(self._TAU).all():
                 return self._U[0].copy()
         return actuator_forces(self.model, q, qd, qdd, self.actuated, self.weights, rtol=self.rtol,
@@ -408,7 +408,17 @@ def _path_inputs(model, acts):
               np.zeros((0, 3)), np.zeros(0, np.int64))
     pref = np.zeros(n, np.bool_)
     pref[[model.joint_index(j) for j in model.independent]] = True
-    return (*lp, row_loop, row_T, nrows, act_col), pref
+    return (*lp, _read_only(row_loop), _read_only(row_T), nrows, act_col), pref
+
+
+def _read_only(a):
+    """A read-only view of a (the caller's array keeps its own flag). The compiled path's model-side inputs,
+    τᵃ and f_ext are read-only like the Model's packed arrays: numba compiles a kernel once per combination
+    of writable and read-only arguments, and each variant of ``actuation_path`` costs ≈ 10 s on the first
+    run."""
+    v = a.view()
+    v.setflags(write=False)
+    return v
 
 
 def _compiled(model, Q, QD, QDD, acts, w, rtol, check, fx):
@@ -419,13 +429,13 @@ def _compiled(model, Q, QD, QDD, acts, w, rtol, check, fx):
     p = len(acts)
     static, pref = _path_inputs(model, acts)
     nrows = static[8]
-    tau_a = np.ascontiguousarray(np.broadcast_to(passive_forces(model, Q, QD), (N, n)))
-    fb = _f_ext_body(model, fx, N) if fx else model.f_ext_zero
+    tau_a = _read_only(np.ascontiguousarray(np.broadcast_to(passive_forces(model, Q, QD), (N, n))))
+    fb = _read_only(np.ascontiguousarray(_f_ext_body(model, fx, N))) if fx else model.f_ext_zero
     TAU, U, RES, LAM = np.zeros((N, n)), np.zeros((N, p)), np.zeros((N, n)), np.zeros((N, nrows))
     RANK, info = np.zeros(N, np.int64), np.zeros(3, np.int64)
     GALL, FALL = np.empty((N, n, n)), np.zeros(N, np.int64)   # G is read back only where FALL
     _path.actuation_path(model.parent, model.jtype, model.axis, model.X_tree, model.I, model.a0, *static, Q, QD,
-                         QDD, np.ascontiguousarray(fb), tau_a, pref, np.ascontiguousarray(w, float), rtol, check,
+                         QDD, fb, tau_a, pref, np.ascontiguousarray(w, float), rtol, check,
                          1e-6, TAU, U, RES, LAM, RANK, GALL, FALL, info)
     if info[0] == 1:
         i = int(info[1])

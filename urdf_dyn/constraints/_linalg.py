@@ -141,10 +141,11 @@ def _lu_solve_cols(LU, X, m):
 
 
 @njit(cache=True)
-def _explicit(K, k, rows, dep, free, red, rtol, check, G, g, LU, perm, X, kmax):
-    """G (n × nf), g (n,) of RBDA §8.8 for the set (rows, dep, free); returns False when ``check`` finds
-    the set no longer serves (as ``explicit_from_set``: a pivot of K_d at or below rtol·max|K|, or
-    max|K G| > rtol·max|K|·max(1, max|G|)). LU (r×r), perm (r,) receive K_d's factors; X ((r+1) × (nf+1))
+def _explicit(K, k, rows, dep, free, red, rtol, G, g, LU, perm, X, kmax):
+    """G (n × nf), g (n,) of RBDA §8.8 for the set (rows, dep, free); returns False when the check (made for
+    rtol ≥ 0; rtol < 0 skips it) finds the set no longer serves (as ``explicit_from_set``: a pivot of K_d at
+    or below rtol·max|K|, or max|K G| > rtol·max|K|·max(1, max|G|)). A float switch, not a bool: numba
+    compiles a function once per literal bool it is called with. LU (r×r), perm (r,) receive K_d's factors; X ((r+1) × (nf+1))
     is scratch: G's dependent rows and g's are found in one sweep, −K_d⁻¹ [K_i, −k_rows]. kmax: max|K| if
     the caller has it (its consistency check passes over K), else −1 (found here).
 
@@ -155,6 +156,7 @@ def _explicit(K, k, rows, dep, free, red, rtol, check, G, g, LU, perm, X, kmax):
     R, n = K.shape
     r = rows.shape[0]
     nf = free.shape[0]
+    check = rtol >= 0.0
     if kmax < 0.0:
         kmax = 0.0
         for i in range(R):

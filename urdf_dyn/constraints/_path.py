@@ -95,12 +95,12 @@ def motion_path(parent, jtype, axis, X_tree, lp_p, lp_s, lp_XP, lp_XS, lp_axis, 
             for j in range(n):                  # the last iterate, for the caller's message
                 Q[i, j] = q[j]
             return
-        if not _explicit(K, k, rows, dep, idx, red, rtol, True, G, g, LU, perm, X, -1.0):
+        if not _explicit(K, k, rows, dep, idx, red, rtol, G, g, LU, perm, X, -1.0):
             if not _choose_given(K, dep, rtol, rows):
                 info[0], info[1] = 2, i
                 return
             red = _complement(rows, R)
-            _explicit(K, k, rows, dep, idx, red, rtol, False, G, g, LU, perm, X, -1.0)
+            _explicit(K, k, rows, dep, idx, red, -1.0, G, g, LU, perm, X, -1.0)
         for j in range(n):
             s = 0.0
             for c in range(nf):
@@ -194,7 +194,7 @@ def actuation_path(parent, jtype, axis, X_tree, I, a0, lp_p, lp_s, lp_XP, lp_XS,
     permd = np.empty(0, np.int64)
     X = np.empty((1, n + 1))
     A, bb, Aw, M, L, y, iperm = _forces_work(n, p)
-    C, Ct, Mr, Lr, nu, w, nz = _lambda_work(R, 0, n)
+    C, Ct, Mr, Lr, nu, w, nz = _lambda_work(R, max(r, 0), n)   # r, not a literal 0: one compiled variant
     _rnea(parent, jtype, axis, X_tree, I, a0, Q, QD, QDD, f_ext, TAU, 0, N)    # τ of every sample at once
     for i in range(N):
         q, qd, qdd = Q[i], QD[i], QDD[i]
@@ -232,7 +232,7 @@ def actuation_path(parent, jtype, axis, X_tree, I, a0, lp_p, lp_s, lp_XP, lp_XS,
         if R:
             ok = False
             if r >= 0:
-                ok = _explicit(K, k, rows, dep, free, red, rtol, True, G, g, LUd, permd, X, kmax)
+                ok = _explicit(K, k, rows, dep, free, red, rtol, G, g, LUd, permd, X, kmax)
             if not ok:
                 Ac = K.copy()
                 r2 = _cp_lu(Ac, pref, rtol, prow, pcol, pfree)
@@ -251,7 +251,7 @@ def actuation_path(parent, jtype, axis, X_tree, I, a0, lp_p, lp_s, lp_XP, lp_XS,
                 X = np.empty((r + 1, nf + 1))
                 A, bb, Aw, M, L, y, iperm = _forces_work(nf, p)
                 C, Ct, Mr, Lr, nu, w, nz = _lambda_work(R, r, n)
-                _explicit(K, k, rows, dep, free, red, rtol, False, G, g, LUd, permd, X, -1.0)
+                _explicit(K, k, rows, dep, free, red, -1.0, G, g, LUd, permd, X, -1.0)
         for j in range(n):
             TAU[i, j] -= tau_a[i, j]
         for a in range(nf):

@@ -85,16 +85,19 @@ def check_assembly(model, tol=1e-6):
     """Raise ModelError, naming the file, line and ``<loop>`` element, if the loops of ``model`` cannot be
     closed near its initial configuration (``<initial_configuration>``; residual above ``tol`` [m, rad]
     after ``assemble``). Returns None when they can."""
-    st = LoopState(model, model.q_initial())
-    if not model.loops or max(float(np.abs(st.delta(lp)).max()) for lp in model.loops) <= tol:
+    if not model.loops:
+        return
+    gap = [float(np.abs(d).max()) for d in LoopState(model, model.q_initial()).loop_deltas()]
+    if max(gap) <= tol:
         return
     try:
         assemble(model, model.q_initial(), tol=tol)
         return
     except ModelError:
         pass
-    worst = max(model.loops, key=lambda lp: float(np.abs(st.delta(lp)).max()))
+    i = int(np.argmax(gap))
+    worst = model.loops[i]
     raise ModelError(f"the loops cannot be assembled near the initial configuration (loop {worst.name!r} "
-                     f"is open by {np.abs(st.delta(worst)).max():.3g} m/rad there): check the <predecessor>/"
+                     f"is open by {gap[i]:.3g} m/rad there): check the <predecessor>/"
                      "<successor> origins, or give an <initial_configuration> close to an assembled pose",
                      file=model.source, line=worst.line or None, element=f'<loop name="{worst.name}">')

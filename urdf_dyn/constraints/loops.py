@@ -193,6 +193,14 @@ class LoopState:
             out[0] = rot_u
         return out
 
+    def loop_deltas(self):
+        """[δ_k (n^c,) of each loop joint, in ``model.loops`` order] (RBDA eq. 8.23), from the compiled kernel
+        where it applies (``_compiled``: the rows are packed loop by loop), else from ``delta``."""
+        fast = self._compiled()
+        if fast is None:
+            return [self.delta(lp) for lp in self.model.loops]
+        return np.split(fast[3], np.cumsum([lp.nc for lp in self.model.loops])[:-1])
+
     def deltas(self):
         """δ for all loops (concatenated), then the mimic and coupling rows A q − b (q of the 1-dof joints)."""
         m = self.model
