@@ -185,10 +185,10 @@ class DiggingForces:
     def plot_envelope(self, path, title=None):
         """PNG: digging force over the side-view reach envelope (bucket left, stick right): each cell shows
         the largest force of the poses whose tip lies in it; the ISO positions are marked. Returns path."""
-        from urdf_dyn.applications.report import _pyplot, _save
-        plt = _pyplot()
+        from urdf_dyn.applications.report import _figure, _save
         x, z = self.grid_tip[:, 0], self.grid_tip[:, 2]
-        fig, axes = plt.subplots(1, 2, figsize=(11, 5.6), sharey=True, layout="constrained")
+        fig, axes = _figure((11, 5.6), 1, 2, sharey=True, left=0.7, right=0.1, top=0.65, bottom=0.55, wspace=0.5)
+        axes = axes[0]
         for ax, F, iso, tipiso, lab in ((axes[0], self.grid_bucket_N, self.bucket_N, self.bucket_tip, "bucket"),
                                         (axes[1], self.grid_arm_N, self.arm_N, self.arm_tip, "arm (stick)")):
             hb = ax.hexbin(x, z, C=F / 1e3, reduce_C_function=np.max, gridsize=28, cmap="viridis", mincnt=1)

@@ -199,9 +199,9 @@ class LiftChart:
     def plot(self, path, title=None):
         """PNG: rated load over (radius, height) for over front and over side; hydraulically limited cells
         hatched. Returns path."""
-        from urdf_dyn.applications.report import _pyplot, _save
-        plt = _pyplot()
-        fig, axes = plt.subplots(1, 2, figsize=(12, 5.2), sharey=True)
+        from urdf_dyn.applications.report import _figure, _save
+        fig, axes = _figure((12, 5.2), 1, 2, sharey=True, left=0.85, right=0.1, top=0.55, bottom=0.6, wspace=0.5)
+        axes = axes[0]
         vmax = np.nanmax(np.r_[self.front.ravel(), self.side.ravel(), 1.0])
         for ax, V, S, lab in ((axes[0], self.front, self.front_star, "over front"),
                               (axes[1], self.side, self.side_star, "over side")):
@@ -220,7 +220,6 @@ class LiftChart:
             fig.colorbar(im, ax=ax, label="rated load [t]", shrink=0.85)
         axes[0].set_ylabel("load-point height [m]")
         fig.suptitle(title or "ISO 10567 rated lift capacity at the stick nose, without bucket", fontsize=10)
-        fig.tight_layout()
         return _save(fig, path)
 
 

@@ -178,7 +178,7 @@ def write_sizing(model, res: SizingResult, outdir, title=None, phases=None, shad
     returns {name: path}. Every CSV column and plot axis names its unit (kN, kN·m, m, rad, kW, bar).
     ``phases``: {name: (t0, t1)} [s] labelled on the force plot; ``shade``: [(t0, t1, label)] shaded there
     (e.g. the bucket in the soil)."""
-    from urdf_dyn.applications.report import _pyplot, _save
+    from urdf_dyn.applications.report import _figure, _save
     outdir = Path(outdir)
     out = {}
     su = {n: ("m" if u == "N" else "rad") for n, u in zip(res.names, res.units)}
@@ -202,9 +202,8 @@ def write_sizing(model, res: SizingResult, outdir, title=None, phases=None, shad
                 w.writerows(np.column_stack([res.t] + [v / 1e3 for v in res.pin_force.values()]
                                             + [v / 1e3 for v in res.pin_moment.values()]).tolist())
         out["pin_loads_csv"] = str(outdir / "pin_loads.csv")
-    plt = _pyplot()
     p = len(res.names)
-    fig, axes = plt.subplots(p, 1, figsize=(8, 1.7 * p + 1.0), sharex=True, squeeze=False)
+    fig, axes = _figure((8, 1.7 * p + 1.0), p, 1, sharex=True, left=0.95, top=0.6, hspace=0.25)
     for i, (ax, n) in enumerate(zip(axes[:, 0], res.names)):
         scale, unit = _scaled(res.units[i])
         for k, (t0, t1, label) in enumerate(shade or ()):
@@ -226,9 +225,8 @@ def write_sizing(model, res: SizingResult, outdir, title=None, phases=None, shad
     axes[-1, 0].set_xlabel("time [s]")
     fig.suptitle(title or f"{model.name}: actuator forces ({res.case}; dashed: push and pull capacity)",
                  fontsize=10)
-    fig.tight_layout()
     out["forces_png"] = _save(fig, outdir / "actuator_forces.png")
-    fig, axes = plt.subplots(1, p, figsize=(3.2 * p, 3.2), squeeze=False)
+    fig, axes = _figure((3.2 * p, 3.2), 1, p, left=0.75, right=0.15, top=0.45, bottom=0.55, wspace=0.75)
     for i, (ax, n) in enumerate(zip(axes[0], res.names)):
         scale, unit = _scaled(res.units[i])
         ax.plot(res.s[:, i], res.u[:, i] / scale, lw=1.0, color=f"C{i}")
@@ -236,6 +234,5 @@ def write_sizing(model, res: SizingResult, outdir, title=None, phases=None, shad
         ax.set_ylabel(f"force [{unit}]", fontsize=8)
         ax.grid(alpha=0.3)
     fig.suptitle(f"{model.name}: force vs stroke", fontsize=10)
-    fig.tight_layout()
     out["stroke_png"] = _save(fig, outdir / "force_vs_stroke.png")
     return out
