@@ -267,29 +267,43 @@ def lift_chart(model, radii=CAT320_RADII, heights=CAT320_HEIGHTS, footprint=(1.8
         P = link_pose(m, q, link)
         return P[:3, :3] @ p + P[:3, 3]
 
-    # coarse map of the stick nose over the two strokes, for the starting guesses
-    cand = []
+    # coarse map of the stick nose over the two strokes, for the starting guesses (each stroke assembled once,
+    # the poses composed: StrokeMap.compose)
+    grid = [(sb, ss) for sb in np.linspace(lo[0], hi[0], 13) for ss in np.linspace(lo[1], hi[1], 13)]
     for sb in np.linspace(lo[0], hi[0], 13):
-        for ss in np.linspace(lo[1], hi[1], 13):
-            cand.append((nose(smap.pose({boom: sb, stick: ss})), np.array([sb, ss])))
+        smap.pose({boom: sb})
+    for ss in np.linspace(lo[1], hi[1], 13):
+        smap.pose({stick: ss})
+    levers = _levers(m, smap.compose([{boom: sb, stick: ss} for sb, ss in grid]), acts, (link, p), hold=acts)
+    cand = [(lv.tip, np.array(x)) for lv, x in zip(levers, grid)]
+    cols = [acts.index(boom), acts.index(stick)]
+    memo = {}
+
+    def at(x):
+        """(q, nose (3,), d nose / d (boom, stick) (3, 2)) at strokes x, each pose assembled and its lever
+        computed once (the solvers ask for the value and the Jacobian at the same x)."""
+        key = (float(x[0]), float(x[1]))
+        if key not in memo:
+            if len(memo) > 10_000:
+                memo.clear()
+            lv = _levers(m, smap.pose({boom: key[0], stick: key[1]}), acts, (link, p))[0]
+            memo[key] = (lv.q, lv.tip, lv.J[:, cols])
+        return memo[key]
 
     def solve(r, h):
         x0 = min(cand, key=lambda c: np.hypot(c[0][0] - r, c[0][2] - h))[1]
-        state = {}
 
         def res(x):
-            state["q"] = smap.pose({boom: x[0], stick: x[1]})
-            n = nose(state["q"])
+            n = at(x)[1]
             return np.array([n[0] - r, n[2] - h])
 
         def jac(x):
-            lv = _levers(m, smap.pose({boom: x[0], stick: x[1]}), acts, (link, p))[0]
-            return lv.J[[0, 2]][:, [acts.index(boom), acts.index(stick)]]
+            return at(x)[2][[0, 2]]
 
         sol = scipy.optimize.least_squares(res, x0, jac=jac, bounds=(lo, hi), xtol=1e-12, ftol=1e-12,
                                            gtol=1e-12, max_nfev=100)
-        e = res(sol.x)
-        return state["q"] if np.max(np.abs(e)) <= tol else None
+        q, n, _ = at(sol.x)
+        return q if max(abs(n[0] - r), abs(n[2] - h)) <= tol else None
 
     def max_reach(h):
         """Largest radius of the stick nose at height h: max x s.t. z = h (SLSQP over the two strokes)."""
@@ -297,21 +311,13 @@ def lift_chart(model, radii=CAT320_RADII, heights=CAT320_HEIGHTS, footprint=(1.8
         if not near:
             return None
         x0 = max(near, key=lambda c: c[0][0])[1]
-
-        def xz(x):
-            return nose(smap.pose({boom: x[0], stick: x[1]}))
-
-        def jac(x):
-            lv = _levers(m, smap.pose({boom: x[0], stick: x[1]}), acts, (link, p))[0]
-            return lv.J[:, [acts.index(boom), acts.index(stick)]]
-
-        sol = scipy.optimize.minimize(lambda x: -xz(x)[0], x0, jac=lambda x: -jac(x)[0], method="SLSQP",
+        sol = scipy.optimize.minimize(lambda x: -at(x)[1][0], x0, jac=lambda x: -at(x)[2][0], method="SLSQP",
                                       bounds=list(zip(lo, hi)),
-                                      constraints=[dict(type="eq", fun=lambda x: xz(x)[2] - h,
-                                                        jac=lambda x: jac(x)[2][None])],
+                                      constraints=[dict(type="eq", fun=lambda x: at(x)[1][2] - h,
+                                                        jac=lambda x: at(x)[2][2][None])],
                                       options=dict(ftol=1e-10, maxiter=100))
-        q = smap.pose({boom: sol.x[0], stick: sol.x[1]})
-        return q if abs(nose(q)[2] - h) <= tol else None
+        q, n, _ = at(sol.x)
+        return q.copy() if abs(n[2] - h) <= tol else None
 
     nh, nr = len(heights), len(radii)
     F, S = np.full((nh, nr), np.nan), np.full((nh, nr), np.nan)
