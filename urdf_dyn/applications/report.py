@@ -4,13 +4,94 @@ sizing_report.json, soil, pump-flow, digging-envelope, lift-chart and ZMP plots)
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
 from urdf_dyn.io.files import atomic_path
 
 __all__ = ["TorqueRow", "torque_table", "format_table", "plot_torques", "plot_motion", "plot_soil",
-           "plot_pump_flow", "write_sizing_report"]
+           "plot_pump_flow", "write_sizing_report", "sizing_plot", "PlotWorker"]
+
+
+def _worker_allowed() -> bool:
+    """A plot worker process only where it can be forked (Linux): a spawned worker would re-run a user's
+    script that calls the job without an ``if __name__ == "__main__"`` guard; only from the main thread of
+    the main process (not in a sweep's Dask worker, thread or process); and not when the environment
+    variable URDF_DYN_PLOT_WORKER is 0."""
+    import multiprocessing
+    import os
+    import sys
+    import threading
+    return (os.environ.get("URDF_DYN_PLOT_WORKER", "1") != "0" and sys.platform.startswith("linux")
+            and "fork" in multiprocessing.get_all_start_methods()
+            and threading.current_thread() is threading.main_thread() and multiprocessing.parent_process() is None)
+
+
+def _plot_worker_init():
+    """The worker's start: what every plot needs, imported while the job still computes."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.backends.backend_agg  # noqa: F401
+    import matplotlib.figure  # noqa: F401
+
+
+class PlotWorker:
+    """Draws a job's plots in one worker process (``concurrent.futures.ProcessPoolExecutor``, forked when the
+    job starts, so that importing matplotlib there overlaps the job's own work), concurrently with the rest
+    of the job; or in the caller when ``parallel`` is False or no worker can run (``_worker_allowed``; or a
+    process pool cannot start here).
+
+    ``submit(path, fn, *args)`` returns str(path) at once (``fn(*args)`` must write ``path``; the function
+    and its arguments are pickled: module-level functions, methods of result dataclasses); ``wait()`` waits
+    for every plot and raises the first plot's error (a plot whose worker died is drawn in the caller).
+    ``close()`` ends the worker; ``wait`` does too."""
+
+    def __init__(self, parallel=True):
+        self._ex, self._jobs = None, []
+        if parallel and _worker_allowed():
+            try:
+                import multiprocessing
+                import sys
+                from concurrent.futures import ProcessPoolExecutor
+                for f in (sys.stdout, sys.stderr):    # the forked worker must not write what is buffered again
+                    f.flush()
+                self._ex = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork"),
+                                               initializer=_plot_worker_init)
+                self._ex.submit(int)                   # start the worker now
+            except Exception:  # noqa: BLE001 - no process support here (OSError, PermissionError, ...)
+                self._ex = None
+
+    @property
+    def parallel(self) -> bool:
+        """Whether the plots are drawn by a worker process."""
+        return self._ex is not None
+
+    def submit(self, path, fn, *args):
+        """Draw ``fn(*args)`` (which writes ``path``); returns str(path)."""
+        if self._ex is None:
+            return fn(*args)
+        self._jobs.append((self._ex.submit(fn, *args), fn, args))
+        return str(path)
+
+    def wait(self):
+        """Wait for every plot submitted; raise the first error; end the worker."""
+        from concurrent.futures.process import BrokenProcessPool
+        try:
+            for fut, fn, args in self._jobs:
+                try:
+                    fut.result()
+                except BrokenProcessPool:
+                    fn(*args)
+        finally:
+            self.close()
+
+    def close(self):
+        """End the worker (pending plots are cancelled)."""
+        if self._ex is not None:
+            self._ex.shutdown(wait=True, cancel_futures=True)
+            self._ex = None
+        self._jobs = []
 
 
 @dataclass
@@ -227,17 +308,44 @@ def _jsonable(x):
     return x
 
 
+#: the sizing report's plots: output key -> (file name, what draws it)
+_SIZING_PLOTS = {"soil_png": "soil.png", "pump_flow_png": "pump_flow.png", "envelope_png": "digging_envelope.png",
+                 "lift_chart_png": "lift_chart.png", "zmp_png": "zmp.png"}
+
+
+def sizing_plot(plots, key, outdir, obj, t=None, windows=None) -> str:
+    """Submit one plot of the sizing report to ``plots`` (a ``PlotWorker``) as soon as its data exist; returns
+    its path. ``key``: "soil_png" (obj: the soil info {soil, cut, mass}; t (N,) [s]), "pump_flow_png"
+    (a HydraulicsResult), "envelope_png" (DiggingForces), "lift_chart_png" (LiftChart), "zmp_png"
+    (StabilityResult); ``windows``: the phases {name: (t0, t1)} [s]."""
+    path = Path(outdir) / _SIZING_PLOTS[key]
+    if key == "soil_png":
+        return plots.submit(path, plot_soil, t, obj, path, windows)
+    if key == "pump_flow_png":
+        return plots.submit(path, plot_pump_flow, obj, path, windows)
+    if key == "envelope_png":
+        return plots.submit(path, obj.plot_envelope, path)
+    return plots.submit(path, obj.plot, path)
+
+
+def _plot(plots, plotted, key, outdir, obj, t=None, windows=None):
+    return plotted[key] if key in plotted else sizing_plot(plots, key, outdir, obj, t, windows)
+
+
 def write_sizing_report(model, launch_path, res, outdir, head, table, windows=None, soil=None, hydraulics=None,
-                        machine=None, f_ext=None) -> dict:
+                        machine=None, f_ext=None, plots=None, plotted=None) -> dict:
     """sizing_report.md and sizing_report.json (keys: ``actuators.<name>.peak|rms|...``,
     ``iso6015.bucket_digging_force_N``, ``iso6015.arm_digging_force_N``, ``lift_capacity``,
     ``stability.min_margin_m``, ``hydraulics.peak_flow_L_min``, ``soil``), and the plots soil.png,
-    pump_flow.png, digging_envelope.png, lift_chart.png, zmp.png for what was computed. Returns
-    {output: path}."""
+    pump_flow.png, digging_envelope.png, lift_chart.png, zmp.png for what was computed (through ``plots``,
+    a ``PlotWorker``, when given: then they are complete after its ``wait()``), except those in ``plotted``
+    ({output: path} submitted earlier with ``sizing_plot``). Returns {output: path}."""
     import json
     from pathlib import Path
     outdir = Path(outdir)
     machine = machine or {}
+    plots = plots or PlotWorker(parallel=False)
+    plotted = plotted or {}
     out = {}
     md = [f"# {model.name}: actuator sizing", "", f"launch: `{launch_path}`", "", head, ""]
     if windows:
@@ -276,7 +384,7 @@ def write_sizing_report(model, launch_path, res, outdir, head, table, windows=No
                           tool_friction_angle_deg=np.degrees(s.tool_friction_angle), cohesion_Pa=s.cohesion,
                           adhesion_Pa=s.adhesion, source=s.source, max_depth_m=c.depth.max(),
                           peak_force_N=c.magnitude.max(), volume_m3=c.volume.max(), peak_payload_kg=soil["mass"].max())
-        out["soil_png"] = plot_soil(res.t, soil, outdir / "soil.png", windows)
+        out["soil_png"] = _plot(plots, plotted, "soil_png", outdir, soil, res.t, windows)
     if hydraulics is not None:
         h = hydraulics
         md += ["## Hydraulics (urdf_dyn.applications.hydraulics)", "",
@@ -285,7 +393,7 @@ def write_sizing_report(model, launch_path, res, outdir, head, table, windows=No
                "the valve section can receive.", "", h.table(), ""]
         md += [f"- **{w}**" for w in h.warnings()] + ([""] if h.warnings() else [])
         js["hydraulics"] = h.to_dict()
-        out["pump_flow_png"] = plot_pump_flow(h, outdir / "pump_flow.png", windows)
+        out["pump_flow_png"] = _plot(plots, plotted, "pump_flow_png", outdir, h, res.t, windows)
         import csv
         from urdf_dyn.io.files import atomic_path as _ap
         with _ap(outdir / "hydraulics.csv") as tmp:
@@ -307,12 +415,12 @@ def write_sizing_report(model, launch_path, res, outdir, head, table, windows=No
                              data_sheet_bucket_N=d.reference.get("bucket_N"), data_sheet_arm_N=d.reference.get("arm_N"),
                              relief_Pa=d.relief_pressure, bucket_tip_m=d.bucket_tip, arm_tip_m=d.arm_tip,
                              holding_bar=d.holding_bar)
-        out["envelope_png"] = d.plot_envelope(outdir / "digging_envelope.png")
+        out["envelope_png"] = _plot(plots, plotted, "envelope_png", outdir, d)
     if "lift_chart" in machine:
         lc = machine["lift_chart"]
         md += ["## ISO 10567 lift capacity (urdf_dyn.applications.lift_chart)", "", lc.to_markdown(), ""]
         js["lift_capacity"] = lc.grid()
-        out["lift_chart_png"] = lc.plot(outdir / "lift_chart.png")
+        out["lift_chart_png"] = _plot(plots, plotted, "lift_chart_png", outdir, lc)
     if "stability" in machine:
         st = machine["stability"]
         md += ["## Stability (urdf_dyn.applications.stability)", "",
@@ -321,7 +429,7 @@ def write_sizing_report(model, launch_path, res, outdir, head, table, windows=No
                ""]
         js["stability"] = dict(min_margin_m=st.min_margin, t_min_margin_s=st.t_min, outside=bool(np.any(st.outside)),
                                footprint_m=st.footprint)
-        out["zmp_png"] = st.plot(outdir / "zmp.png")
+        out["zmp_png"] = _plot(plots, plotted, "zmp_png", outdir, st)
     rep = outdir / "sizing_report.md"
     with atomic_path(rep) as tmp:
         Path(tmp).write_text("\n".join(md) + "\n")
