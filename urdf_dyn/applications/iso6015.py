@@ -116,6 +116,28 @@ def _cross(a, b):
                      a[:, 0] * b[:, 1] - a[:, 1] * b[:, 0]], axis=1)
 
 
+def _tip_jacobian(model, Q, tip):
+    """Tip positions P (N, 3) [m] and linear Jacobians J_tip (N, 3, nv) in root coordinates at poses Q (N, nv),
+    from the body poses of the whole batch (v_tip = Σ_j S_j q̇_j along the tip's support path: ω × r for
+    revolute, the axis for prismatic joints); None for other joint types on the path or nq ≠ nv."""
+    link, p = tip[0], np.asarray(tip[1], float)
+    lf = model.link(link)
+    path, i = [], lf.body
+    while i > 0:
+        path.append(i)
+        i = model.parent[i]
+    if any(model.jtype[i] not in (0, 1) for i in path) or model.nv != model.NB:
+        return None
+    T = body_poses(model, Q)                                 # (N, NB+1, 4, 4)
+    TL = T[:, lf.body] @ np.asarray(lf.T_body_link)
+    P = TL[:, :3, :3] @ p + TL[:, :3, 3]
+    Jt = np.zeros((len(Q), 3, model.nv))
+    for i in path:
+        a = T[:, i, :3, :3] @ np.asarray(model.axis[i], float)
+        Jt[:, :, i - 1] = _cross(a, P - T[:, i, :3, 3]) if model.jtype[i] == 0 else a
+    return P, Jt
+
+
 def _levers(model, Q, actuators, tip, rcond=1e-8, hold=None) -> list:
     """TipLever at each assembled pose of Q (N, nv), batched: the same J_y = J_tip G as ``tip_lever``, with
     J_tip from the body poses of the whole batch (v_tip = Σ_j S_j q̇_j along the tip's support path: ω × r
@@ -127,12 +149,6 @@ def _levers(model, Q, actuators, tip, rcond=1e-8, hold=None) -> list:
     joint types other than revolute and prismatic."""
     Q = np.array(np.atleast_2d(np.asarray(Q, float)))
     acts = tuple(actuators)
-    link, p = tip[0], np.asarray(tip[1], float)
-    lf = model.link(link)
-    path, i = [], lf.body
-    while i > 0:
-        path.append(i)
-        i = model.parent[i]
     yi = [model.joint_index(a) for a in acts]
     free = [j for j in range(model.nv) if j not in yi]
     if model.has_constraints:
@@ -143,15 +159,10 @@ def _levers(model, Q, actuators, tip, rcond=1e-8, hold=None) -> list:
                 Q[k] = _close(model, Q[k], hold, free)
                 st = LoopState(model, Q[k])
             Ks.append(st.K_k()[0])
-    if any(model.jtype[i] not in (0, 1) for i in path) or model.nv != model.NB:
+    PJ = _tip_jacobian(model, Q, tip)
+    if PJ is None:
         return [tip_lever(model, q, acts, tip) for q in Q]
-    T = body_poses(model, Q)                                 # (N, NB+1, 4, 4)
-    TL = T[:, lf.body] @ np.asarray(lf.T_body_link)
-    P = TL[:, :3, :3] @ p + TL[:, :3, 3]                     # (N, 3) tip positions
-    Jt = np.zeros((len(Q), 3, model.nv))
-    for i in path:
-        a = T[:, i, :3, :3] @ np.asarray(model.axis[i], float)
-        Jt[:, :, i - 1] = _cross(a, P - T[:, i, :3, 3]) if model.jtype[i] == 0 else a
+    P, Jt = PJ
     G = np.zeros((len(Q), model.nv, len(yi)))
     G[:, yi, range(len(yi))] = 1.0
     if model.has_constraints and len(Q):
@@ -240,7 +251,7 @@ class StrokeMap:
 
     def __init__(self, model, q0, strokes, hold, step=0.01, margin=1e-3):
         self.model, self.q0, self.hold = model, np.asarray(q0, float).copy(), tuple(hold)
-        self.idx, self.values, self.poses, self.groups = {}, {}, {}, {}
+        self.idx, self.values, self.poses, self.groups, self.slopes = {}, {}, {}, {}, {}
         held = [model.joint_index(j) for j in self.hold]
         self._free = [i for i in range(model.nv) if i not in held]
         self._done = {}                                   # (cylinder, stroke) -> assembled group values
@@ -250,25 +261,26 @@ class StrokeMap:
             k = max(2, int(np.ceil((hi - lo) / step)) + 1)
             v = np.linspace(lo, hi, k)
             k0 = int(np.argmin(np.abs(v - self.q0[i])))
-            P = np.empty((k, model.nv))
+            P, D = np.empty((k, model.nv)), np.empty((k, model.nv))
             for rng in (np.arange(k0, k), np.arange(k0, -1, -1)):
-                P[rng] = self._sweep(c, v[rng])
-            self.idx[c], self.values[c], self.poses[c] = i, v, P
+                P[rng], D[rng] = self._sweep(c, v[rng])
+            self.idx[c], self.values[c], self.poses[c], self.slopes[c] = i, v, P, D
             self.groups[c] = np.flatnonzero(np.ptp(P, axis=0) > 1e-12)
 
     def _sweep(self, c, x):
-        """Assembled poses (len(x), nv) along strokes x of cylinder c from q0, the others held: one call of
-        the compiled trajectory path (``consistent_motion``: the first pose by ``assemble``, then Newton from
-        the previous poses extrapolated with q̇ = G ẏ, q̈ = g, ẏ = ±1 m/m), which tracks q0's branch."""
+        """Assembled poses (len(x), nv) along strokes x of cylinder c from q0, the others held, and their
+        derivatives dq/dx (len(x), nv) (G's column of c, RBDA eq. 8.42): one call of the compiled trajectory
+        path (``consistent_motion``: the first pose by ``assemble``, then Newton from the previous poses
+        extrapolated with q̇ = G ẏ, q̈ = g, ẏ = ±1 m/m), which tracks q0's branch."""
         from urdf_dyn.applications.motion import CoordinateMotion, consistent_motion
         col = self.hold.index(c)
         Y = np.tile(self.q0[[self.model.joint_index(j) for j in self.hold]], (len(x), 1))
         Y[:, col] = x
         YD = np.zeros_like(Y)
         YD[:, col] = 1.0 if len(x) < 2 or x[1] > x[0] else -1.0
-        Q, _, _ = consistent_motion(self.model, CoordinateMotion(self.hold, np.abs(x - x[0]), Y, YD, np.zeros_like(Y)),
-                                    q_start=self.q0)
-        return Q
+        Q, QD, _ = consistent_motion(self.model, CoordinateMotion(self.hold, np.abs(x - x[0]), Y, YD,
+                                                                  np.zeros_like(Y)), q_start=self.q0)
+        return Q, QD * YD[0, col]
 
     def limits(self, c):
         """(lower, upper) stroke [m] swept for cylinder c."""
@@ -282,16 +294,44 @@ class StrokeMap:
             if known is not None:
                 q[g] = known
             else:
-                v, P = self.values[c], self.poses[c]
-                j = int(np.clip(np.searchsorted(v, x), 1, len(v) - 1))
-                w = (x - v[j - 1]) / (v[j] - v[j - 1])
-                q[g] = (1 - w) * P[j - 1, g] + w * P[j, g]
+                q[g] = self._hermite(c, x)[0][g]
             q[self.idx[c]] = x
         q = _close(self.model, q, self.hold, self._free)
         if len(self._done) < 100_000:
             for c, x in values.items():
                 self._done[(c, float(x))] = q[self.groups[c]]
         return q
+
+    def _hermite(self, c, x):
+        """Cubic Hermite interpolation of cylinder c's sweep at stroke x [m] from the poses and their
+        derivatives at the two nearest samples: (q (nv,), dq/dx (nv,)), within ~h⁴ (h ≤ ``step``) of the
+        assembled pose; q is only read on c's group."""
+        v, P, D = self.values[c], self.poses[c], self.slopes[c]
+        j = int(np.clip(np.searchsorted(v, x), 1, len(v) - 1))
+        h = v[j] - v[j - 1]
+        t = (x - v[j - 1]) / h
+        t2, t3 = t * t, t * t * t
+        q = (2 * t3 - 3 * t2 + 1) * P[j - 1] + (t3 - 2 * t2 + t) * h * D[j - 1] + (3 * t2 - 2 * t3) * P[j] \
+            + (t3 - t2) * h * D[j]
+        dq = ((6 * t2 - 6 * t) * (P[j - 1] - P[j]) / h + (3 * t2 - 4 * t + 1) * D[j - 1] + (3 * t2 - 2 * t) * D[j])
+        return q, dq
+
+    def interpolate(self, values: dict, q=None):
+        """A pose (nv,) with the given strokes {cylinder: value [m]} by cubic Hermite interpolation of the
+        sweeps (``_hermite``: not closed; within ~1e-10 of ``pose``'s for the 1 cm step) and the columns
+        of G {cylinder: dq/dx (nv,)} there: cheap evaluations for the solvers, whose results are then
+        assembled with ``pose``."""
+        q = (self.q0 if q is None else np.asarray(q, float)).copy()
+        cols = {}
+        for c, x in values.items():
+            g = self.groups[c]
+            qc, dq = self._hermite(c, float(x))
+            q[g] = qc[g]
+            q[self.idx[c]] = x
+            cols[c] = np.zeros(self.model.nv)
+            cols[c][g] = dq[g]
+            cols[c][self.idx[c]] = 1.0
+        return q, cols
 
     def compose(self, grid, q=None):
         """Poses (M, nv) for a list of stroke dicts (``pose``'s argument): a pose whose every stroke value

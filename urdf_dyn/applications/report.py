@@ -53,14 +53,17 @@ class PlotWorker:
             try:
                 import multiprocessing
                 import sys
+                import warnings
                 from concurrent.futures import ProcessPoolExecutor
                 for f in (sys.stdout, sys.stderr):    # the forked worker must not write what is buffered again
                     f.flush()
                 self._ex = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork"),
                                                initializer=_plot_worker_init)
-                self._ex.submit(int)                   # start the worker now
+                with warnings.catch_warnings():        # Python >= 3.12 warns of fork() beside threads (numba's
+                    warnings.simplefilter("ignore", DeprecationWarning)   # idle pool): the worker only plots
+                    self._ex.submit(int)               # start the worker now
             except Exception:  # noqa: BLE001 - no process support here (OSError, PermissionError, ...)
-                self._ex = None
+                self.close()
 
     @property
     def parallel(self) -> bool:
