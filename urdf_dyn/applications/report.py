@@ -29,11 +29,17 @@ def _worker_allowed() -> bool:
 
 
 def _plot_worker_init():
-    """The worker's start: what every plot needs, imported while the job still computes."""
+    """The worker's start: what every plot needs, imported while the job still computes — matplotlib, and
+    the modules of the results it will unpickle (``DiggingForces`` alone brings the loop solvers and scipy:
+    0.5 s, which would otherwise delay that plot)."""
+    import importlib
+
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.backends.backend_agg  # noqa: F401
     import matplotlib.figure  # noqa: F401
+    for m in ("sizing", "soil", "hydraulics", "iso6015", "lift_chart", "stability"):
+        importlib.import_module(f"urdf_dyn.applications.{m}")
 
 
 class PlotWorker:

@@ -222,11 +222,10 @@ def _wrench_csv(launch, key, path):
     return data
 
 
-def _machine(launch, model, cyl, frames, t, Q, QD, QDD, f_ext, echo, plots, outdir, plotted):
-    """ISO 6015, lift chart and stability, when asked, each plot submitted to ``plots`` as soon as its
-    result exists (its path put in ``plotted``). Returns {name: result}."""
-    import warnings
-
+def _machine(launch, model, cyl, frames, plots, outdir, plotted):
+    """ISO 6015 and the lift chart, when asked (they do not depend on the motion: computed first, so that
+    their plots are drawn while the motion is), each plot submitted to ``plots`` as soon as its result
+    exists (its path put in ``plotted``). Returns {name: result}."""
     from urdf_dyn.applications.report import sizing_plot
     doc = launch.doc
     out = {}
@@ -252,6 +251,17 @@ def _machine(launch, model, cyl, frames, t, Q, QD, QDD, f_ext, echo, plots, outd
         except (KeyError, ValueError) as e:
             raise launch.err("lift_chart", e.args[0]) from None
         plotted["lift_chart_png"] = sizing_plot(plots, "lift_chart_png", outdir, out["lift_chart"])
+    return out
+
+
+def _stability(launch, model, t, Q, QD, QDD, f_ext, echo, plots, outdir, plotted):
+    """The tipping margin along the motion, when asked (its plot submitted to ``plots``). Returns
+    {"stability": result} or {}."""
+    import warnings
+
+    from urdf_dyn.applications.report import sizing_plot
+    doc = launch.doc
+    out = {}
     if doc.stability is not None:
         from urdf_dyn.applications.stability import zmp_margin
         st = doc.stability
@@ -319,8 +329,10 @@ def _run_sizing(launch, out_dir, progress, echo, plots):
          + (f"; soil {doc.soil.preset}" if doc.soil else "") + f"; motion {t[-1]:g} s, "
          f"{len(t)} samples of {', '.join(motion.names)}")
     _early_checks(launch, model, frames, t, windows)
+    plotted = {}
+    machine = _machine(launch, model, cyl, frames, plots, outdir, plotted)
     Q, QD, QDD = consistent_motion(model, motion, progress=progress)
-    f_ext, soil_info, models, plotted = {}, None, None, {}
+    f_ext, soil_info, models = {}, None, None
     if doc.soil is not None:
         f_soil, soil_info = _soil(launch, model, frames, t, Q, QD, QDD, windows)
         f_ext = add_wrenches(f_ext, f_soil)
@@ -355,7 +367,7 @@ def _run_sizing(launch, out_dir, progress, echo, plots):
         except KeyError as e:
             raise launch.err("hydraulics", e.args[0]) from None
         plotted["pump_flow_png"] = sizing_plot(plots, "pump_flow_png", outdir, hyd, t, windows)
-    machine = _machine(launch, model, cyl, frames, t, Q, QD, QDD, f_ext, echo, plots, outdir, plotted)
+    machine.update(_stability(launch, model, t, Q, QD, QDD, f_ext, echo, plots, outdir, plotted))
     traj = Trajectory(t, Q, QD, QDD, np.zeros_like(Q), np.zeros(len(Q)), model.joint_names,
                       {"job": "size", "launch": str(launch.path)})
     written["motion_npz"] = traj.save(outdir / "motion.npz")
