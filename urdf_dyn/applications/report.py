@@ -29,17 +29,11 @@ def _worker_allowed() -> bool:
 
 
 def _plot_worker_init():
-    """The worker's start: what every plot needs, imported while the job still computes — matplotlib, and
-    the modules of the results it will unpickle (``DiggingForces`` alone brings the loop solvers and scipy:
-    0.5 s, which would otherwise delay that plot)."""
-    import importlib
-
+    """The worker's start: matplotlib, imported while the job still computes."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.backends.backend_agg  # noqa: F401
     import matplotlib.figure  # noqa: F401
-    for m in ("sizing", "soil", "hydraulics", "iso6015", "lift_chart", "stability"):
-        importlib.import_module(f"urdf_dyn.applications.{m}")
 
 
 class PlotWorker:
@@ -51,13 +45,18 @@ class PlotWorker:
     ``submit(path, fn, *args)`` returns str(path) at once (``fn(*args)`` must write ``path``; the function
     and its arguments are pickled: module-level functions, methods of result dataclasses); ``wait()`` waits
     for every plot and raises the first plot's error (a plot whose worker died is drawn in the caller).
-    ``close()`` ends the worker; ``wait`` does too."""
+    ``close()`` ends the worker; ``wait`` does too. ``preload``: modules the caller imports before the fork
+    — those of the results the worker will unpickle (``iso6015`` alone brings the loop solvers and scipy:
+    imported in the worker, 0.5 s would delay that plot; imported once here, the worker inherits them)."""
 
-    def __init__(self, parallel=True):
+    def __init__(self, parallel=True, preload=()):
         self._ex, self._jobs = None, []
         if parallel and _worker_allowed():
             try:
+                import importlib
                 import multiprocessing
+                for m in preload:
+                    importlib.import_module(m)
                 import sys
                 import warnings
                 from concurrent.futures import ProcessPoolExecutor

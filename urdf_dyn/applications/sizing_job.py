@@ -284,7 +284,8 @@ def run_sizing(launch, out_dir=None, progress=None, echo=print):
     ModelError / StateError for bad input. The plots are drawn by a worker process concurrently with the
     machine checks (``report.PlotWorker``; in this process where that cannot run)."""
     from urdf_dyn.applications.report import PlotWorker
-    plots = PlotWorker()
+    plots = PlotWorker(preload=[f"urdf_dyn.applications.{m}" for m in ("sizing", "soil", "hydraulics", "iso6015",
+                                                                         "lift_chart", "stability", "motion")])
     try:
         return _run_sizing(launch, out_dir, progress, echo, plots)
     finally:
