@@ -282,17 +282,17 @@ def run_sizing(launch, out_dir=None, progress=None, echo=print):
     """Run a validated ``job: size`` launch: motion -> consistent states -> loads -> actuator forces ->
     hydraulics, machine checks -> report. Returns (SizingResult, {output: path}). Raises LaunchError /
     ModelError / StateError for bad input. The plots are drawn by a worker process concurrently with the
-    machine checks (``report.PlotWorker``; in this process where that cannot run)."""
-    from urdf_dyn.applications.report import PlotWorker
-    plots = PlotWorker(preload=[f"urdf_dyn.applications.{m}" for m in ("sizing", "soil", "hydraulics", "iso6015",
-                                                                         "lift_chart", "stability", "motion")])
+    rest of the job (``report.PlotWorker``, started once the input has passed its cheap checks; in this
+    process where that cannot run)."""
+    workers = []
     try:
-        return _run_sizing(launch, out_dir, progress, echo, plots)
+        return _run_sizing(launch, out_dir, progress, echo, workers)
     finally:
-        plots.close()
+        for w in workers:
+            w.close()
 
 
-def _run_sizing(launch, out_dir, progress, echo, plots):
+def _run_sizing(launch, out_dir, progress, echo, workers):
     from urdf_dyn.applications.hydraulics import Motor, hydraulics, intervals
     from urdf_dyn.applications.loads import Frame, add_wrenches, payload_wrench
     from urdf_dyn.applications.motion import consistent_motion
@@ -330,6 +330,10 @@ def _run_sizing(launch, out_dir, progress, echo, plots):
          + (f"; soil {doc.soil.preset}" if doc.soil else "") + f"; motion {t[-1]:g} s, "
          f"{len(t)} samples of {', '.join(motion.names)}")
     _early_checks(launch, model, frames, t, windows)
+    from urdf_dyn.applications.report import PlotWorker
+    plots = PlotWorker(preload=[f"urdf_dyn.applications.{m}" for m in ("sizing", "soil", "hydraulics", "iso6015",
+                                                                         "lift_chart", "stability")])
+    workers.append(plots)
     plotted = {}
     machine = _machine(launch, model, cyl, frames, plots, outdir, plotted)
     Q, QD, QDD = consistent_motion(model, motion, progress=progress)
