@@ -147,8 +147,8 @@ def format_table(rows) -> str:
     return "\n".join(lines)
 
 
-#: resolution of the report plots [dots per inch]; PNG compression level (zlib 0–9: 1 writes ~4× faster than
-#: Pillow's default 6, for files ~1.3× larger)
+#: resolution of the report plots [dots per inch]; PNG compression level (zlib 0–9: 1 encodes the job's plots
+#: 1.4–1.6× faster than Pillow's default 6, for files 1.06–1.14× larger, measured on this machine)
 DPI = 100
 PNG_COMPRESS = 1
 
@@ -164,7 +164,7 @@ def _figure(size, rows=1, cols=1, *, left=0.8, right=0.2, top=0.55, bottom=0.5, 
             width_ratios=None, **kw):
     """A matplotlib ``Figure`` of ``size`` (w, h) [in] with a rows × cols grid of axes (returned (rows, cols))
     and fixed margins and gaps [in]: no pyplot (no figure manager to close) and no layout engine, whose
-    measuring pass (``tight_layout``) costs as much as drawing the figure. ``kw`` go to ``Figure.subplots``
+    measuring pass (``tight_layout``) costs nearly as much as drawing the figure. ``kw`` go to ``Figure.subplots``
     (sharex, sharey, ...)."""
     from matplotlib.figure import Figure
     w, h = size
