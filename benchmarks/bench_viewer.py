@@ -17,7 +17,9 @@ writes (21.1 s at 15 fps, 640x480: 318 frames), timed in a fresh process around 
 job calls it: the first call (viewer imports, EGL context, scene upload, the compiled palette mapping loaded
 from numba's cache) and a second one, then one more split into drawing + reading pixels and palette + GIF
 encoding. Start-up (``startup``): the main job without its animation in fresh processes, first with an empty
-numba cache (every kernel it uses is compiled), then warm (best of 3), wall time and the child's CPU time.
+numba cache (every kernel it uses is compiled), then warm (best of 3), wall time and the child's CPU time
+(its plot worker process included: ``report.PlotWorker`` draws the plots beside the job). The load average
+is printed with each figure: on a machine shared with other jobs, the wall times say little.
 Results go to a Markdown file.
 """
 from __future__ import annotations
@@ -189,8 +191,9 @@ print(t1 - t0, t2 - t0)
 
 def startup(warm_runs=3):
     """The main job without its animation in fresh processes: [(label, wall s, child CPU s, import of
-    urdf_dyn.cli.main s, in-process total s)] for the first run with an empty numba cache and ``warm_runs``
-    warm runs. The child's stderr must stay empty: no compiler or performance warning reaches the user."""
+    urdf_dyn.cli.main s, in-process total s, 1-min load average before the run)] for the first run with an
+    empty numba cache and ``warm_runs`` warm runs. The child's stderr must stay empty: no compiler or
+    performance warning reaches the user."""
     import yaml
     d = yaml.safe_load((ROOT / "launch" / "excavator_dig.launch.yaml").read_text())
     d["robot"]["file"] = str(ROOT / "robots" / "excavator.urdf")
@@ -202,6 +205,7 @@ def startup(warm_runs=3):
         env = dict(os.environ, NUMBA_CACHE_DIR=str(Path(tmp) / "numba_cache"))
         for label in ["first run (empty numba cache)"] + ["warm run"] * warm_runs:
             cpu0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+            load = os.getloadavg()[0]
             t0 = time.perf_counter()
             r = subprocess.run([sys.executable, "-c", STARTUP_CHILD.format(launch=str(f), out=str(Path(tmp) / "out"))],
                                capture_output=True, text=True, env=env, timeout=900)
@@ -211,7 +215,7 @@ def startup(warm_runs=3):
                 raise RuntimeError(f"{label}: exit {r.returncode}, stderr: {r.stderr[-2000:]}")
             imp, tot = (float(x) for x in r.stdout.split()[-2:])
             cpu = (cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime)
-            rows.append((label, wall, cpu, imp, tot))
+            rows.append((label, wall, cpu, imp, tot, load))
     return rows
 
 
@@ -238,8 +242,9 @@ def main(argv=None):
               f"second {gif['second']:.2f} s; draw + read {gif['draw']:.2f} s, palette + encode {gif['encode']:.2f} s",
               flush=True)
     start = startup() if "startup" in only else []
-    for label, wall, cpu, imp, tot in start:
-        print(f"{label:30s} {wall:6.2f} s wall   {cpu:6.2f} s CPU   import {imp:.2f} s   in-process {tot:.2f} s", flush=True)
+    for label, wall, cpu, imp, tot, load in start:
+        print(f"{label:30s} {wall:6.2f} s wall   {cpu:6.2f} s CPU   import {imp:.2f} s   in-process {tot:.2f} s   "
+              f"load {load:.1f}", flush=True)
     import imageio
     import pyglet
     import trimesh
@@ -295,10 +300,12 @@ def main(argv=None):
             "",
             "## Start-up: the main job without its animation, fresh processes (issue 14: <= 3 s warm)",
             "",
-            "| run | wall s | CPU s (user + sys) | `import urdf_dyn.cli.main` s | in-process total s |",
-            "|---|---:|---:|---:|---:|",
+            "| run | wall s | CPU s (user + sys, the plot worker included) | `import urdf_dyn.cli.main` s | "
+            "in-process total s | load average before |",
+            "|---|---:|---:|---:|---:|---:|",
         ]
-        lines += [f"| {label} | {wall:.2f} | {cpu:.2f} | {imp:.2f} | {tot:.2f} |" for label, wall, cpu, imp, tot in start]
+        lines += [f"| {label} | {wall:.2f} | {cpu:.2f} | {imp:.2f} | {tot:.2f} | {load:.1f} |"
+                  for label, wall, cpu, imp, tot, load in start]
         if warm:
             lines += ["", f"Best warm run {warm[1]:.2f} s wall: **{'met' if warm[1] <= 3.0 else 'missed'}**. "
                       "Nothing was written to stderr (no compiler or performance warning)."]

@@ -397,7 +397,7 @@ def startup(rows, quick):
     it uses is compiled), then warm runs (cache loaded). Wall time of the whole process
     (``bench_viewer.startup``, which also fails if anything reaches stderr)."""
     import bench_viewer
-    for label, wall, _cpu, imp, tot in bench_viewer.startup(warm_runs=1 if quick else 3):
+    for label, wall, _cpu, imp, tot, _load in bench_viewer.startup(warm_runs=1 if quick else 3):
         rows.append((label, wall, imp, tot))
 
 

@@ -88,3 +88,32 @@ def test_fast_levers_and_assembly_match_the_reference(model):
         r = tip_lever(model, q, ACTS, tip)
         assert np.allclose(lv.tip, r.tip, rtol=0, atol=1e-12)
         assert np.max(np.abs(lv.J - r.J)) <= 1e-9 * np.max(np.abs(r.J))
+
+
+def test_lift_chart_solvers_on_the_interpolated_map_keep_the_assembled_results(model):
+    """The lift chart's solvers run on poses interpolated from 1 mm sweeps (cubic Hermite with dq/dx from
+    the compiled path) and assemble only their results: they must land where the scipy solvers on assembled
+    poses of 7c99835 did (the pins above) to 5e-9 relative, not just 1e-6."""
+    c = lift_chart(model, cylinders=CYL, lift_pressure=38e6)
+    for (i, j), (f, s, lim) in CELLS.items():
+        assert abs(c.front[i, j] - f) <= 5e-9 * f and abs(c.side[i, j] - s) <= 5e-9 * s, (i, j)
+    assert np.allclose(c.max_reach_m, MAX_REACH, rtol=5e-9, atol=0)
+
+
+def test_stroke_sweeps_interpolate_to_assembled_poses_and_g_columns(model):
+    """StrokeMap's sweeps (compiled trajectory path) against independent evaluations: the Hermite
+    interpolation at random strokes against the pose assembled there (``pose``: Gauss-Newton on the loop
+    residuals), and its dq/dx columns against G of ``explicit_constraint`` (complete pivoting, RBDA §8.8)
+    at that assembled pose."""
+    from urdf_dyn.applications.iso6015 import StrokeMap
+    smap = StrokeMap(model, model.q_initial(), ("boom_cyl", "stick_cyl", "bucket_cyl"), ACTS, step=0.001)
+    rng = np.random.default_rng(5)
+    for _ in range(20):
+        x = {c: rng.uniform(*smap.limits(c)) for c in ("boom_cyl", "stick_cyl", "bucket_cyl")}
+        qi, cols = smap.interpolate(x)
+        q = smap.pose(x)
+        assert np.max(np.abs(qi - q)) <= 1e-9
+        G = ud.explicit_constraint(model, q, np.zeros(model.nv), independent=ACTS).G
+        for c, col in cols.items():
+            g = G[:, ACTS.index(c)]
+            assert np.max(np.abs(col - g)) <= 1e-6 * np.max(np.abs(g)), c

@@ -63,6 +63,23 @@ def test_n_factors_match_the_wedge_equilibrium(a, p, d):
     assert float(F) == pytest.approx(1.3 * P, rel=1e-10)
 
 
+def test_failure_angle_matches_a_scalar_minimiser():
+    """The vectorised bisection of dN_γ/dβ = 0 against scipy's bounded minimiser of N_γ itself (one call
+    per rake, as the code did before), for every preset and rakes over the range the path clips to."""
+    rakes = np.radians(np.linspace(15.0, 90.0, 31))
+    for soil in [*SOILS.values(), Soil("t", 1500.0, np.radians(45.0), np.radians(5.0))]:
+        ph, de = soil.friction_angle, soil.tool_friction_angle
+        beta = failure_angle(rakes, ph, de)
+        grid = np.radians(np.arange(0.25, 89.8, 0.25))
+        for a, b in zip(rakes, beta):
+            ng = lambda x: float(n_factors(a, ph, de, x)[0])  # noqa: E731
+            b0 = grid[int(np.argmin([ng(x) for x in grid]))]
+            r = minimize_scalar(ng, bounds=(b0 - np.radians(0.25), b0 + np.radians(0.25)), method="bounded",
+                                options={"xatol": 1e-11})
+            assert b == pytest.approx(r.x, abs=1e-6), (soil.name, np.degrees(a))
+            assert ng(b) <= ng(r.x) * (1 + 1e-12)
+
+
 @pytest.mark.parametrize("phi", [20.0, 30.0, 40.0])
 def test_vertical_smooth_wall_is_rankine_passive(phi):
     ph = np.radians(phi)

@@ -610,9 +610,15 @@ def test_bgra_frames_map_to_the_palette_cells_of_their_rgb(tmp_path):
     bgra = np.concatenate([rgb[::-1, :, ::-1], np.full((37, 53, 1), 255, np.uint8)], axis=-1)
     lut = rng.integers(0, 255, 32768).astype(np.uint8)
     w = GifWriter(np.zeros((255, 3), np.uint8), lut, 10)
-    w.add_bgra(bgra)
     r, g, b = (rgb[..., k].astype(np.int64) for k in range(3))
-    assert np.array_equal(w.frames[0], lut[((r >> 3) << 10) | ((g >> 3) << 5) | (b >> 3)])
+    assert np.array_equal(w.indices(bgra), lut[((r >> 3) << 10) | ((g >> 3) << 5) | (b >> 3)])
+    # the same frame through the worker thread: the GIF's one frame holds those indices
+    palette = rng.integers(0, 256, (255, 3)).astype(np.uint8)
+    w = GifWriter(palette, lut, 10)
+    w.add_bgra(bgra)
+    assert w.save(tmp_path / "one.gif") == 1
+    from PIL import Image
+    assert np.array_equal(np.asarray(Image.open(tmp_path / "one.gif")), w.indices(bgra))
     code = ("import warnings; warnings.simplefilter('error')\n"
             "import numpy as np\n"
             "from urdf_dyn_viewer.gif import _bgra_indices\n"

@@ -7,8 +7,19 @@ palette indices in one pass over its pixels — straight from the framebuffer's 
 first, by a small compiled loop — and Pillow only writes the LZW stream. GIF delays are whole centiseconds:
 each frame gets the rounded difference of the rounded frame times, so the total duration stays right at
 any fps.
+
+The mapping and Pillow's frame handling (difference boxes against the previous frame, then LZW) run in one
+worker thread (``concurrent.futures``) while the caller draws the next frames: the compiled mapping and
+Pillow's C code release the GIL, and so does the caller's ``glReadPixels``, so drawing and encoding overlap
+on two cores. Pillow collects the frames as they come (``save_all`` with a generator of frames) and writes
+the file when the last one has arrived.
 """
 from __future__ import annotations
+
+import io
+import queue
+import weakref
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 from numba import njit
@@ -40,7 +51,7 @@ def palette_lut(frames):
     return palette.astype(np.uint8), lut
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _bgra_indices(bgra, lut, out):  # pragma: no cover - compiled
     """out[i, j] = lut[cell of bgra[h - 1 - i, j]]: palette indices, top row first, of a framebuffer read
     as B, G, R, A bottom row first."""
@@ -52,41 +63,105 @@ def _bgra_indices(bgra, lut, out):  # pragma: no cover - compiled
     return out
 
 
+def _delay_ms(k, fps):
+    """Delay [ms] of frame k: the difference of the rounded frame times [cs] (module docstring)."""
+    return 10 * (round((k + 1) * 100.0 / fps) - round(k * 100.0 / fps))
+
+
+def _frames(items, palette, lut, fps):
+    """Pillow images (mode P, one palette, delay in ``info``) of the frames put on ``items`` (a queue of
+    ("bgra" | "index", array), ended by None), mapped to palette indices as they arrive."""
+    from PIL import Image
+    flat = palette.reshape(-1).tolist()
+    k = 0
+    while True:
+        item = items.get()
+        if item is None:
+            return
+        kind, a = item
+        idx = _bgra_indices(a, lut, np.empty(a.shape[:2], np.uint8)) if kind == "bgra" else a
+        im = Image.fromarray(idx)  # mode L; the palette makes it P
+        im.putpalette(flat)
+        im.info["duration"] = _delay_ms(k, fps)
+        k += 1
+        yield im
+
+
+def _encode(items, palette, lut, fps):
+    """GIF bytes of the frames put on ``items`` (``_frames``), looping, one global palette; b"" if none."""
+    frames = _frames(items, palette, lut, fps)
+    first = next(frames, None)
+    if first is None:
+        return b""
+    buf = io.BytesIO()
+    first.save(buf, format="GIF", save_all=True, append_images=frames, loop=0, optimize=False)
+    return buf.getvalue()
+
+
 class GifWriter:
-    """Collects frames as palette indices and writes a looping GIF.
+    """Collects frames and writes a looping GIF; the frames are mapped and encoded by a worker thread as
+    they are added (module docstring).
 
     Args:
         palette, lut: from ``palette_lut``.  fps: frames per second of the animation.
     """
 
     def __init__(self, palette, lut, fps):
-        self.palette = palette
+        self.palette = np.asarray(palette, np.uint8)
         self.lut = np.ascontiguousarray(lut, np.uint8)
         self.fps = float(fps)
-        self.frames = []
+        self.count = 0
+        self._items = queue.Queue(maxsize=16)     # bounds the frames waiting for the worker
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="gif")
+        self._job = self._pool.submit(_encode, self._items, self.palette, self.lut, self.fps)
+        # a writer dropped without save() must still end its worker (else the interpreter waits for it at exit)
+        self._end = weakref.finalize(self, GifWriter._stop, self._items, self._job, self._pool)
+
+    @staticmethod
+    def _stop(items, job, pool):
+        while not job.done():
+            try:
+                items.put(None, timeout=0.1)
+                break
+            except queue.Full:
+                continue
+        pool.shutdown(wait=False)
+
+    def _put(self, item):
+        while True:
+            if self._job.done():          # the worker failed: its exception is raised here
+                self._job.result()
+                raise RuntimeError("the GIF writer has already finished")
+            try:
+                self._items.put(item, timeout=0.1)
+                self.count += 1
+                return
+            except queue.Full:
+                continue
+
+    def indices(self, bgra):
+        """Palette indices (h, w) uint8, top row first, of a frame (h, w, 4) uint8 read as GL_BGRA (bottom
+        row first)."""
+        bgra = np.ascontiguousarray(bgra, np.uint8)
+        return _bgra_indices(bgra, self.lut, np.empty(bgra.shape[:2], np.uint8))
 
     def add_rgb(self, frame):
         """A frame (h, w, 3) uint8 RGB, top row first."""
         f = np.asarray(frame)[..., :3].astype(np.uint16)
-        self.frames.append(self.lut[((f[..., 0] >> 3) << 10) | ((f[..., 1] >> 3) << 5) | (f[..., 2] >> 3)])
+        self._put(("index", self.lut[((f[..., 0] >> 3) << 10) | ((f[..., 1] >> 3) << 5) | (f[..., 2] >> 3)]))
 
     def add_bgra(self, bgra):
-        """A frame (h, w, 4) uint8 as OpenGL reads GL_BGRA: bottom row first."""
-        bgra = np.ascontiguousarray(bgra, np.uint8)
-        self.frames.append(_bgra_indices(bgra, self.lut, np.empty(bgra.shape[:2], np.uint8)))
+        """A frame (h, w, 4) uint8 as OpenGL reads GL_BGRA: bottom row first (the array must not be changed
+        afterwards: the worker maps it later)."""
+        self._put(("bgra", np.ascontiguousarray(bgra, np.uint8)))
 
     def save(self, path):
-        """Write the GIF (looping, one global palette). Returns the number of frames."""
-        from PIL import Image
-        if not self.frames:
+        """Wait for the worker and write the GIF (looping, one global palette) to ``path``. Returns the
+        number of frames added. Raises ValueError if there are none."""
+        self._end()                               # no more frames; the worker finishes the file
+        data = self._job.result()
+        if not data:
             raise ValueError(f"{path}: no frames to write")
-        flat = self.palette.reshape(-1).tolist()
-        images, durations = [], []
-        for k, idx in enumerate(self.frames):
-            im = Image.fromarray(idx)  # mode L; the palette makes it P
-            im.putpalette(flat)
-            images.append(im)
-            durations.append(10 * (round((k + 1) * 100.0 / self.fps) - round(k * 100.0 / self.fps)))  # ms
-        images[0].save(path, format="GIF", save_all=True, append_images=images[1:], loop=0, optimize=False,
-                       duration=durations)
-        return len(images)
+        with open(path, "wb") as fh:
+            fh.write(data)
+        return self.count

@@ -110,14 +110,16 @@ def _close(model, q, hold, free, rcond=1e-8, maxit=25):
     return assemble(model, q, hold=hold)
 
 
-def _levers(model, Q, actuators, tip, rcond=1e-8) -> list:
-    """TipLever at each assembled pose of Q (N, nv), batched: the same J_y = J_tip G as ``tip_lever``, with
-    J_tip from the body poses of the whole batch (v_tip = Σ_j S_j q̇_j along the tip's support path: ω × r
-    for revolute, the axis for prismatic joints) and G from the free columns of K (G_y = I, G_free =
-    −K_free⁺ K_y, which is eq. 8.42's G wherever the actuators are a valid independent set). Falls back to
-    ``tip_lever`` for joint types other than revolute and prismatic."""
-    Q = np.atleast_2d(np.asarray(Q, float))
-    acts = tuple(actuators)
+def _cross(a, b):
+    """Row-wise a × b of (N, 3) arrays (np.cross costs ~10 µs a call in argument handling alone)."""
+    return np.stack([a[:, 1] * b[:, 2] - a[:, 2] * b[:, 1], a[:, 2] * b[:, 0] - a[:, 0] * b[:, 2],
+                     a[:, 0] * b[:, 1] - a[:, 1] * b[:, 0]], axis=1)
+
+
+def _tip_jacobian(model, Q, tip):
+    """Tip positions P (N, 3) [m] and linear Jacobians J_tip (N, 3, nv) in root coordinates at poses Q (N, nv),
+    from the body poses of the whole batch (v_tip = Σ_j S_j q̇_j along the tip's support path: ω × r for
+    revolute, the axis for prismatic joints); None for other joint types on the path or nq ≠ nv."""
     link, p = tip[0], np.asarray(tip[1], float)
     lf = model.link(link)
     path, i = [], lf.body
@@ -125,25 +127,49 @@ def _levers(model, Q, actuators, tip, rcond=1e-8) -> list:
         path.append(i)
         i = model.parent[i]
     if any(model.jtype[i] not in (0, 1) for i in path) or model.nv != model.NB:
-        return [tip_lever(model, q, acts, tip) for q in Q]
+        return None
     T = body_poses(model, Q)                                 # (N, NB+1, 4, 4)
     TL = T[:, lf.body] @ np.asarray(lf.T_body_link)
-    P = TL[:, :3, :3] @ p + TL[:, :3, 3]                     # (N, 3) tip positions
+    P = TL[:, :3, :3] @ p + TL[:, :3, 3]
     Jt = np.zeros((len(Q), 3, model.nv))
     for i in path:
         a = T[:, i, :3, :3] @ np.asarray(model.axis[i], float)
-        Jt[:, :, i - 1] = np.cross(a, P - T[:, i, :3, 3]) if model.jtype[i] == 0 else a
+        Jt[:, :, i - 1] = _cross(a, P - T[:, i, :3, 3]) if model.jtype[i] == 0 else a
+    return P, Jt
+
+
+def _levers(model, Q, actuators, tip, rcond=1e-8, hold=None) -> list:
+    """TipLever at each assembled pose of Q (N, nv), batched: the same J_y = J_tip G as ``tip_lever``, with
+    J_tip from the body poses of the whole batch (v_tip = Σ_j S_j q̇_j along the tip's support path: ω × r
+    for revolute, the axis for prismatic joints) and G from the free columns of K (G_y = I, G_free =
+    −K_free⁺ K_y, which is eq. 8.42's G wherever the actuators are a valid independent set; the
+    pseudo-inverses of the whole batch in one call). One loop evaluation per pose gives K and δ: with
+    ``hold`` (the held joints), a pose whose loops are open by more than 1e-12 is first closed (``_close``)
+    — so that composed poses (``StrokeMap.compose``) need no separate check. Falls back to ``tip_lever`` for
+    joint types other than revolute and prismatic."""
+    Q = np.array(np.atleast_2d(np.asarray(Q, float)))
+    acts = tuple(actuators)
     yi = [model.joint_index(a) for a in acts]
     free = [j for j in range(model.nv) if j not in yi]
-    out = []
-    for k, q in enumerate(Q):
-        G = np.zeros((model.nv, len(yi)))
-        G[yi, range(len(yi))] = 1.0
-        if model.has_constraints:
-            K = LoopState(model, q).K_k()[0]
-            G[free] = -np.linalg.lstsq(K[:, free], K[:, yi], rcond=rcond)[0]
-        out.append(TipLever(q.copy(), P[k], acts, Jt[k] @ G))
-    return out
+    if model.has_constraints:
+        Ks = []
+        for k in range(len(Q)):
+            st = LoopState(model, Q[k])
+            if hold is not None and np.max(np.abs(st.deltas()), initial=0.0) > 1e-12:
+                Q[k] = _close(model, Q[k], hold, free)
+                st = LoopState(model, Q[k])
+            Ks.append(st.K_k()[0])
+    PJ = _tip_jacobian(model, Q, tip)
+    if PJ is None:
+        return [tip_lever(model, q, acts, tip) for q in Q]
+    P, Jt = PJ
+    G = np.zeros((len(Q), model.nv, len(yi)))
+    G[:, yi, range(len(yi))] = 1.0
+    if model.has_constraints and len(Q):
+        K = np.array(Ks)                                     # (N, rows, nv)
+        G[:, free] = -np.linalg.pinv(K[:, :, free], rcond=rcond) @ K[:, :, yi]
+    J = Jt @ G
+    return [TipLever(Q[k].copy(), P[k], acts, J[k]) for k in range(len(Q))]
 
 
 @dataclass
@@ -185,10 +211,10 @@ class DiggingForces:
     def plot_envelope(self, path, title=None):
         """PNG: digging force over the side-view reach envelope (bucket left, stick right): each cell shows
         the largest force of the poses whose tip lies in it; the ISO positions are marked. Returns path."""
-        from urdf_dyn.applications.report import _pyplot, _save
-        plt = _pyplot()
+        from urdf_dyn.applications.report import _figure, _save
         x, z = self.grid_tip[:, 0], self.grid_tip[:, 2]
-        fig, axes = plt.subplots(1, 2, figsize=(11, 5.6), sharey=True, layout="constrained")
+        fig, axes = _figure((11, 5.6), 1, 2, sharey=True, left=0.7, right=0.1, top=0.65, bottom=0.55, wspace=0.5)
+        axes = axes[0]
         for ax, F, iso, tipiso, lab in ((axes[0], self.grid_bucket_N, self.bucket_N, self.bucket_tip, "bucket"),
                                         (axes[1], self.grid_arm_N, self.arm_N, self.arm_tip, "arm (stick)")):
             hb = ax.hexbin(x, z, C=F / 1e3, reduce_C_function=np.max, gridsize=28, cmap="viridis", mincnt=1)
@@ -214,10 +240,10 @@ class DiggingForces:
 class StrokeMap:
     """Assembled poses as a function of the cylinder strokes, on one assembly branch.
 
-    Each cylinder in ``strokes`` is swept alone from q0 over its URDF limits (less ``margin``) in steps of
-    at most ``step`` [m], each pose assembled from the previous one (Gauss–Newton on the loop residuals holding the actuators,
-    ``assemble`` as the fallback),
-    so the branch of q0 is tracked continuously. The joints each sweep moves form that cylinder's group
+    Each cylinder in ``strokes`` (one of ``hold``) is swept alone from q0 over its URDF limits (less
+    ``margin``) in steps of at most ``step`` [m], up and down from q0's stroke, each sweep one call of the
+    compiled trajectory path (``_sweep``: Newton from the previous poses), so the branch of q0 is tracked
+    continuously. The joints each sweep moves form that cylinder's group
     (an excavator's loops close within the boom, stick or bucket linkage, so the groups are disjoint).
     ``pose(values)`` starts from the group values of the nearest sweep samples and re-assembles, which
     stays on the branch; the assembled group values are remembered per (cylinder, stroke), so that a grid
@@ -225,7 +251,7 @@ class StrokeMap:
 
     def __init__(self, model, q0, strokes, hold, step=0.01, margin=1e-3):
         self.model, self.q0, self.hold = model, np.asarray(q0, float).copy(), tuple(hold)
-        self.idx, self.values, self.poses, self.groups = {}, {}, {}, {}
+        self.idx, self.values, self.poses, self.groups, self.slopes = {}, {}, {}, {}, {}
         held = [model.joint_index(j) for j in self.hold]
         self._free = [i for i in range(model.nv) if i not in held]
         self._done = {}                                   # (cylinder, stroke) -> assembled group values
@@ -235,17 +261,26 @@ class StrokeMap:
             k = max(2, int(np.ceil((hi - lo) / step)) + 1)
             v = np.linspace(lo, hi, k)
             k0 = int(np.argmin(np.abs(v - self.q0[i])))
-            out = [None] * k
-            for rng in (range(k0, k), range(k0, -1, -1)):
-                q = self.q0.copy()
-                for j in rng:
-                    q = q.copy()
-                    q[i] = v[j]
-                    q = _close(model, q, self.hold, self._free)
-                    out[j] = q
-            P = np.array(out)
-            self.idx[c], self.values[c], self.poses[c] = i, v, P
+            P, D = np.empty((k, model.nv)), np.empty((k, model.nv))
+            for rng in (np.arange(k0, k), np.arange(k0, -1, -1)):
+                P[rng], D[rng] = self._sweep(c, v[rng])
+            self.idx[c], self.values[c], self.poses[c], self.slopes[c] = i, v, P, D
             self.groups[c] = np.flatnonzero(np.ptp(P, axis=0) > 1e-12)
+
+    def _sweep(self, c, x):
+        """Assembled poses (len(x), nv) along strokes x of cylinder c from q0, the others held, and their
+        derivatives dq/dx (len(x), nv) (G's column of c, RBDA eq. 8.42): one call of the compiled trajectory
+        path (``consistent_motion``: the first pose by ``assemble``, then Newton from the previous poses
+        extrapolated with q̇ = G ẏ, q̈ = g, ẏ = ±1 m/m), which tracks q0's branch."""
+        from urdf_dyn.applications.motion import CoordinateMotion, consistent_motion
+        col = self.hold.index(c)
+        Y = np.tile(self.q0[[self.model.joint_index(j) for j in self.hold]], (len(x), 1))
+        Y[:, col] = x
+        YD = np.zeros_like(Y)
+        YD[:, col] = 1.0 if len(x) < 2 or x[1] > x[0] else -1.0
+        Q, QD, _ = consistent_motion(self.model, CoordinateMotion(self.hold, np.abs(x - x[0]), Y, YD,
+                                                                  np.zeros_like(Y)), q_start=self.q0)
+        return Q, QD * YD[0, col]
 
     def limits(self, c):
         """(lower, upper) stroke [m] swept for cylinder c."""
@@ -259,16 +294,63 @@ class StrokeMap:
             if known is not None:
                 q[g] = known
             else:
-                v, P = self.values[c], self.poses[c]
-                j = int(np.clip(np.searchsorted(v, x), 1, len(v) - 1))
-                w = (x - v[j - 1]) / (v[j] - v[j - 1])
-                q[g] = (1 - w) * P[j - 1, g] + w * P[j, g]
+                q[g] = self._hermite(c, x)[0][g]
             q[self.idx[c]] = x
         q = _close(self.model, q, self.hold, self._free)
         if len(self._done) < 100_000:
             for c, x in values.items():
                 self._done[(c, float(x))] = q[self.groups[c]]
         return q
+
+    def _hermite(self, c, x):
+        """Cubic Hermite interpolation of cylinder c's sweep at stroke x [m] from the poses and their
+        derivatives at the two nearest samples: (q (nv,), dq/dx (nv,)), within ~h⁴ (h ≤ ``step``) of the
+        assembled pose; q is only read on c's group."""
+        v, P, D = self.values[c], self.poses[c], self.slopes[c]
+        j = int(np.clip(np.searchsorted(v, x), 1, len(v) - 1))
+        h = v[j] - v[j - 1]
+        t = (x - v[j - 1]) / h
+        t2, t3 = t * t, t * t * t
+        q = (2 * t3 - 3 * t2 + 1) * P[j - 1] + (t3 - 2 * t2 + t) * h * D[j - 1] + (3 * t2 - 2 * t3) * P[j] \
+            + (t3 - t2) * h * D[j]
+        dq = ((6 * t2 - 6 * t) * (P[j - 1] - P[j]) / h + (3 * t2 - 4 * t + 1) * D[j - 1] + (3 * t2 - 2 * t) * D[j])
+        return q, dq
+
+    def interpolate(self, values: dict, q=None):
+        """A pose (nv,) with the given strokes {cylinder: value [m]} by cubic Hermite interpolation of the
+        sweeps (``_hermite``: not closed; measured within 5e-10 rad | m of ``pose``'s at a 1 mm step, 4e-6 at
+        1 cm near the stroke ends) and the columns
+        of G {cylinder: dq/dx (nv,)} there: cheap evaluations for the solvers, whose results are then
+        assembled with ``pose``."""
+        q = (self.q0 if q is None else np.asarray(q, float)).copy()
+        cols = {}
+        for c, x in values.items():
+            g = self.groups[c]
+            qc, dq = self._hermite(c, float(x))
+            q[g] = qc[g]
+            q[self.idx[c]] = x
+            cols[c] = np.zeros(self.model.nv)
+            cols[c][g] = dq[g]
+            cols[c][self.idx[c]] = 1.0
+        return q, cols
+
+    def compose(self, grid, q=None):
+        """Poses (M, nv) for a list of stroke dicts (``pose``'s argument): a pose whose every stroke value
+        was assembled before is composed from the remembered group values without a closing pass (the
+        loops close within each group, so it is closed to rounding); give the result to ``_levers`` with
+        ``hold`` to have any pose that is not closed closed there. The others go through ``pose``."""
+        base = (self.q0 if q is None else np.asarray(q, float))
+        out = np.empty((len(grid), self.model.nv))
+        for k, values in enumerate(grid):
+            known = [self._done.get((c, float(x))) for c, x in values.items()]
+            if all(v is not None for v in known):
+                out[k] = base
+                for (c, x), v in zip(values.items(), known):
+                    out[k, self.groups[c]] = v
+                    out[k, self.idx[c]] = x
+            else:
+                out[k] = self.pose(values, q)
+        return out
 
 
 def digging_forces(model, cylinders, relief_pressure=35e6, tip=("bucket", (1.47, 0.0, 0.0)),
@@ -313,12 +395,29 @@ def digging_forces(model, cylinders, relief_pressure=35e6, tip=("bucket", (1.47,
                 F = min(F, F * capacity(o, f) / abs(f))
         return F
 
+    def forces(lvs, c):  # force() of many levers at once
+        J = np.array([lv.J for lv in lvs]).reshape(len(lvs), 3, len(acts))
+        ci = acts.index(c)
+        n = np.linalg.norm(J[:, :, ci], axis=1)
+        F = u[c] / n
+        if holding_pressure is None:
+            return F
+        f_all = F[:, None] * np.einsum("mik,mi->mk", J, J[:, :, ci] / n[:, None])   # holding_forces
+        for k, o in enumerate(acts):
+            if k == ci or o not in cylinders:
+                continue
+            f = f_all[:, k]
+            cap = holding_pressure * np.where(f > 0, cylinders[o].cap_area, cylinders[o].annulus_area)
+            nz = f != 0
+            F = np.where(nz, np.minimum(F, F * cap / np.where(nz, np.abs(f), 1.0)), F)
+        return F
+
     smap = StrokeMap(model, q0, (boom, stick, bucket), acts, margin=margin)
     # 1-D sweeps for the ISO positions: bucket stroke first (stick, boom as in q0), then the stick stroke
     fine = {c: np.linspace(*smap.limits(c), 4 * k) for c, k in zip((boom, stick, bucket), n)}
     qs_b = [smap.pose({bucket: x}) for x in fine[bucket]]
     lv_b = _levers(model, qs_b, acts, tip)
-    Fb = np.array([force(lv, bucket) for lv in lv_b])
+    Fb = forces(lv_b, bucket)
     kb = int(np.argmax(Fb))
 
     def bar(lv, c, F):
@@ -337,14 +436,20 @@ def digging_forces(model, cylinders, relief_pressure=35e6, tip=("bucket", (1.47,
     coarse = {c: np.linspace(*smap.limits(c), k) for c, k in zip((boom, stick, bucket), n)}
     # the bucket force does not depend on the (locked) boom and stick strokes: among them take the pose
     # whose holding cylinders need the least pressure (SAE J1179 §3.3: no holding circuit over its limit)
-    cands = [smap.pose({boom: xb, stick: xs, bucket: fine[bucket][kb]}) for xb in coarse[boom] for xs in coarse[stick]]
-    lvs = _levers(model, cands, acts, tip)
+    for x in coarse[boom]:                 # each stroke of the grids assembled once, then composed
+        smap.pose({boom: x})
+    for x in coarse[stick]:
+        smap.pose({stick: x})
+    for x in coarse[bucket]:
+        smap.pose({bucket: x})
+    cands = smap.compose([{boom: xb, stick: xs, bucket: fine[bucket][kb]} for xb in coarse[boom] for xs in coarse[stick]])
+    lvs = _levers(model, cands, acts, tip, hold=acts)
     lv_bk = least_holding(lvs, bucket)
     # the arm force: stick stroke swept with the bucket at its ISO position; the boom stroke (the arm force
     # does not depend on it) chosen for the least holding pressure
     qs_s = [smap.pose({stick: x}, q=lv_bk.q) for x in fine[stick]]
     lv_s = _levers(model, qs_s, acts, tip)
-    Fs = np.array([force(lv, stick) for lv in lv_s])
+    Fs = forces(lv_s, stick)
     ks = int(np.argmax(Fs))
     cands = [smap.pose({boom: xb}, q=qs_s[ks]) for xb in coarse[boom]]
     lvs = _levers(model, cands, acts, tip)
@@ -352,13 +457,10 @@ def digging_forces(model, cylinders, relief_pressure=35e6, tip=("bucket", (1.47,
     Fb_iso, Fs_iso = force(lv_bk, bucket), force(lv_sk, stick)
 
     # envelope grid over the three strokes
-    tips, GB, GS = [], [], []
-    grid = [smap.pose({boom: xb, stick: xs, bucket: xk})
-            for xb in coarse[boom] for xs in coarse[stick] for xk in coarse[bucket]]
-    for lv in _levers(model, grid, acts, tip):
-        tips.append(lv.tip)
-        GB.append(force(lv, bucket))
-        GS.append(force(lv, stick))
+    grid = smap.compose([{boom: xb, stick: xs, bucket: xk}
+                         for xb in coarse[boom] for xs in coarse[stick] for xk in coarse[bucket]])
+    lvs = _levers(model, grid, acts, tip, hold=acts)
+    tips, GB, GS = [lv.tip for lv in lvs], forces(lvs, bucket), forces(lvs, stick)
     pivots = {}
     for nm in ("boom", "stick", "bucket"):
         if nm in model.links:

@@ -44,7 +44,7 @@ import scipy.optimize
 
 from urdf_dyn.algorithms.kinematics import link_pose
 from urdf_dyn.applications.actuators import actuator_forces
-from urdf_dyn.applications.iso6015 import StrokeMap, _levers
+from urdf_dyn.applications.iso6015 import StrokeMap, _levers, _tip_jacobian
 from urdf_dyn.applications.stability import base_reaction
 
 __all__ = ["without_links", "LiftPoint", "lift_point", "LiftChart", "lift_chart", "CAT320_RADII", "CAT320_HEIGHTS"]
@@ -199,9 +199,9 @@ class LiftChart:
     def plot(self, path, title=None):
         """PNG: rated load over (radius, height) for over front and over side; hydraulically limited cells
         hatched. Returns path."""
-        from urdf_dyn.applications.report import _pyplot, _save
-        plt = _pyplot()
-        fig, axes = plt.subplots(1, 2, figsize=(12, 5.2), sharey=True)
+        from urdf_dyn.applications.report import _figure, _save
+        fig, axes = _figure((12, 5.2), 1, 2, sharey=True, left=0.85, right=0.1, top=0.55, bottom=0.6, wspace=0.5)
+        axes = axes[0]
         vmax = np.nanmax(np.r_[self.front.ravel(), self.side.ravel(), 1.0])
         for ax, V, S, lab in ((axes[0], self.front, self.front_star, "over front"),
                               (axes[1], self.side, self.side_star, "over side")):
@@ -220,7 +220,6 @@ class LiftChart:
             fig.colorbar(im, ax=ax, label="rated load [t]", shrink=0.85)
         axes[0].set_ylabel("load-point height [m]")
         fig.suptitle(title or "ISO 10567 rated lift capacity at the stick nose, without bucket", fontsize=10)
-        fig.tight_layout()
         return _save(fig, path)
 
 
@@ -260,7 +259,7 @@ def lift_chart(model, radii=CAT320_RADII, heights=CAT320_HEIGHTS, footprint=(1.8
     acts = tuple(actuators)
     isw = m.joint_index(swing)
     q0 = m.q_initial() if q0 is None else np.asarray(q0, float)
-    smap = StrokeMap(m, q0, (boom, stick), acts)
+    smap = StrokeMap(m, q0, (boom, stick), acts, step=0.001)
     lo = np.array([smap.limits(boom)[0], smap.limits(stick)[0]])
     hi = np.array([smap.limits(boom)[1], smap.limits(stick)[1]])
 
@@ -268,29 +267,41 @@ def lift_chart(model, radii=CAT320_RADII, heights=CAT320_HEIGHTS, footprint=(1.8
         P = link_pose(m, q, link)
         return P[:3, :3] @ p + P[:3, 3]
 
-    # coarse map of the stick nose over the two strokes, for the starting guesses
-    cand = []
+    # coarse map of the stick nose over the two strokes, for the starting guesses (each stroke assembled once,
+    # the poses composed: StrokeMap.compose)
+    grid = [(sb, ss) for sb in np.linspace(lo[0], hi[0], 13) for ss in np.linspace(lo[1], hi[1], 13)]
     for sb in np.linspace(lo[0], hi[0], 13):
-        for ss in np.linspace(lo[1], hi[1], 13):
-            cand.append((nose(smap.pose({boom: sb, stick: ss})), np.array([sb, ss])))
+        smap.pose({boom: sb})
+    for ss in np.linspace(lo[1], hi[1], 13):
+        smap.pose({stick: ss})
+    levers = _levers(m, smap.compose([{boom: sb, stick: ss} for sb, ss in grid]), acts, (link, p), hold=acts)
+    cand = [(lv.tip, np.array(x)) for lv, x in zip(levers, grid)]
+    memo = {}
+
+    def at(x):
+        """(nose (3,), d nose / d (boom, stick) (3, 2)) at strokes x for the solvers, once per x (they ask for
+        the value and the Jacobian at the same x), at the pose interpolated from the 1 mm sweeps
+        (``StrokeMap.interpolate``: within 5e-10 of the assembled pose): the solvers run on this smooth map,
+        and their result is then assembled exactly (``assembled``)."""
+        key = (float(x[0]), float(x[1]))
+        if key not in memo:
+            if len(memo) > 10_000:
+                memo.clear()
+            q, G = smap.interpolate({boom: key[0], stick: key[1]})
+            P, Jt = _tip_jacobian(m, q[None], (link, p))
+            memo[key] = (P[0], Jt[0] @ np.column_stack([G[boom], G[stick]]))
+        return memo[key]
+
+    def assembled(x, target, axes):
+        """The assembled pose at strokes x, or None if its nose misses ``target`` on ``axes`` by > tol."""
+        q = smap.pose({boom: float(x[0]), stick: float(x[1])})
+        return q if np.max(np.abs(nose(q)[axes] - target)) <= tol else None
 
     def solve(r, h):
         x0 = min(cand, key=lambda c: np.hypot(c[0][0] - r, c[0][2] - h))[1]
-        state = {}
-
-        def res(x):
-            state["q"] = smap.pose({boom: x[0], stick: x[1]})
-            n = nose(state["q"])
-            return np.array([n[0] - r, n[2] - h])
-
-        def jac(x):
-            lv = _levers(m, smap.pose({boom: x[0], stick: x[1]}), acts, (link, p))[0]
-            return lv.J[[0, 2]][:, [acts.index(boom), acts.index(stick)]]
-
-        sol = scipy.optimize.least_squares(res, x0, jac=jac, bounds=(lo, hi), xtol=1e-12, ftol=1e-12,
-                                           gtol=1e-12, max_nfev=100)
-        e = res(sol.x)
-        return state["q"] if np.max(np.abs(e)) <= tol else None
+        sol = scipy.optimize.least_squares(lambda x: at(x)[0][[0, 2]] - (r, h), x0, jac=lambda x: at(x)[1][[0, 2]],
+                                           bounds=(lo, hi), xtol=1e-12, ftol=1e-12, gtol=1e-12, max_nfev=100)
+        return assembled(np.clip(sol.x, lo, hi), np.array([r, h]), [0, 2])
 
     def max_reach(h):
         """Largest radius of the stick nose at height h: max x s.t. z = h (SLSQP over the two strokes)."""
@@ -298,21 +309,12 @@ def lift_chart(model, radii=CAT320_RADII, heights=CAT320_HEIGHTS, footprint=(1.8
         if not near:
             return None
         x0 = max(near, key=lambda c: c[0][0])[1]
-
-        def xz(x):
-            return nose(smap.pose({boom: x[0], stick: x[1]}))
-
-        def jac(x):
-            lv = _levers(m, smap.pose({boom: x[0], stick: x[1]}), acts, (link, p))[0]
-            return lv.J[:, [acts.index(boom), acts.index(stick)]]
-
-        sol = scipy.optimize.minimize(lambda x: -xz(x)[0], x0, jac=lambda x: -jac(x)[0], method="SLSQP",
+        sol = scipy.optimize.minimize(lambda x: -at(x)[0][0], x0, jac=lambda x: -at(x)[1][0], method="SLSQP",
                                       bounds=list(zip(lo, hi)),
-                                      constraints=[dict(type="eq", fun=lambda x: xz(x)[2] - h,
-                                                        jac=lambda x: jac(x)[2][None])],
+                                      constraints=[dict(type="eq", fun=lambda x: at(x)[0][2] - h,
+                                                        jac=lambda x: at(x)[1][2][None])],
                                       options=dict(ftol=1e-10, maxiter=100))
-        q = smap.pose({boom: sol.x[0], stick: sol.x[1]})
-        return q if abs(nose(q)[2] - h) <= tol else None
+        return assembled(np.clip(sol.x, lo, hi), np.array([h]), [2])
 
     nh, nr = len(heights), len(radii)
     F, S = np.full((nh, nr), np.nan), np.full((nh, nr), np.nan)

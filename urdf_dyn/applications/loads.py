@@ -8,8 +8,12 @@ r = the point in L coordinates.
 
 A payload of mass m(t) at a point c of a link (the soil in a bucket) is the wrench of the force
 m(t) (g − a_c) at c, with a_c the point's acceleration from the kinematics: for a constant m this equals
-adding the point mass to the link's inertia (``Model.with_payload``; ``tests/test_loads.py``). a_c is
-computed from batched forward kinematics by directional differences, a_c = J q̈ + q̇ᵀ(∂²p/∂q²)q̇ =
+adding the point mass to the link's inertia (``Model.with_payload``; ``tests/test_loads.py``). a_c comes
+from the spatial velocity v = [ω; v_O] and acceleration a = [ω̇; a_O] of the link in root coordinates, the
+forward pass of RBDA Table 5.1 along the link's support path for the whole batch at once (v_i = v_λ + S_i q̇_i,
+a_i = a_λ + S_i q̈_i + v_i × S_i q̇_i, no gravity), as the classical acceleration of the point p:
+a_c = a_O + ω̇ × p + ω × (v_O + ω × p) (RBDA §2.11). Joints other than revolute and prismatic on the path
+fall back to directional differences of batched forward kinematics, a_c = J q̈ + q̇ᵀ(∂²p/∂q²)q̇ =
 [p(q + εq̈) − p(q − εq̈)]/(2ε) + [p(q + εq̇) − 2p(q) + p(q − εq̇)]/ε² (error O(ε²), ε scaled to the state).
 
 Time profiles: ``profile(t, t_knots, values)`` interpolates waypoints linearly (numpy.interp);
@@ -96,10 +100,44 @@ def point_positions(model, Q, link, point) -> np.ndarray:
     return np.einsum("nij,j->ni", T[:, :3, :3], np.asarray(point, float)) + T[:, :3, 3]
 
 
+def _cross(a, b):
+    """Row-wise a × b of (N, 3) arrays."""
+    return np.stack([a[:, 1] * b[:, 2] - a[:, 2] * b[:, 1], a[:, 2] * b[:, 0] - a[:, 0] * b[:, 2],
+                     a[:, 0] * b[:, 1] - a[:, 1] * b[:, 0]], axis=1)
+
+
 def point_acceleration(model, Q, QD, QDD, link, point) -> np.ndarray:
     """Acceleration (N, 3) [m/s²] in world coordinates of a point (3,) [m] fixed in ``link`` (module
-    docstring: directional differences of batched forward kinematics)."""
+    docstring: the link's spatial acceleration from RBDA Table 5.1's forward pass, batched)."""
     Q, QD, QDD = (np.atleast_2d(np.asarray(x, float)) for x in (Q, QD, QDD))
+    lf = model.link(link)
+    path, i = [], lf.body
+    while i > 0:
+        path.append(i)
+        i = model.parent[i]
+    if any(model.jtype[i] not in (0, 1) for i in path) or model.nv != model.NB:
+        return _point_acceleration_fd(model, Q, QD, QDD, link, point)
+    T = body_poses(model, Q)
+    N = len(Q)
+    w, vO, wd, aO = (np.zeros((N, 3)) for _ in range(4))
+    for i in reversed(path):                                   # root to tip
+        ax = T[:, i, :3, :3] @ np.asarray(model.axis[i], float)   # joint axis in root coordinates
+        if model.jtype[i] == 0:                                    # revolute: S = [a; r × a]
+            sw, sv = ax, _cross(T[:, i, :3, 3], ax)
+        else:                                                      # prismatic: S = [0; a]
+            sw, sv = np.zeros_like(ax), ax
+        qd, qdd = QD[:, i - 1, None], QDD[:, i - 1, None]
+        jw, jv = sw * qd, sv * qd                                  # S q̇
+        w, vO = w + jw, vO + jv                                    # v_i = v_λ + S q̇
+        wd = wd + sw * qdd + _cross(w, jw)                         # a_i = a_λ + S q̈ + v_i × S q̇
+        aO = aO + sv * qdd + _cross(w, jv) + _cross(vO, jw)
+    TL = T[:, lf.body] @ lf.T_body_link
+    p = TL[:, :3, :3] @ np.asarray(point, float) + TL[:, :3, 3]
+    return aO + _cross(wd, p) + _cross(w, vO + _cross(w, p))
+
+
+def _point_acceleration_fd(model, Q, QD, QDD, link, point) -> np.ndarray:
+    """``point_acceleration`` by directional differences of batched forward kinematics (module docstring)."""
 
     def scaled(V, base):
         return base / (1.0 + np.linalg.norm(V, axis=1))         # ε |V| ≤ base [rad | m]

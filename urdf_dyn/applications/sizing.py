@@ -17,7 +17,8 @@ import numpy as np
 
 from urdf_dyn.io.files import atomic_path
 
-__all__ = ["Cylinder", "SizingResult", "size_motion", "sizing_table", "write_sizing"]
+__all__ = ["Cylinder", "SizingResult", "size_motion", "sizing_table", "write_sizing", "plot_actuator_forces",
+           "plot_force_stroke"]
 
 
 @dataclass(frozen=True)
@@ -173,12 +174,12 @@ def _scaled(unit):
     return (1e3, "kN") if unit == "N" else (1e3, "kN·m")
 
 
-def write_sizing(model, res: SizingResult, outdir, title=None, phases=None, shade=None):
-    """Write actuator_forces.csv, pin_loads.csv, actuator_forces.png and force_vs_stroke.png into ``outdir``;
-    returns {name: path}. Every CSV column and plot axis names its unit (kN, kN·m, m, rad, kW, bar).
+def write_sizing(model, res: SizingResult, outdir, title=None, phases=None, shade=None, plots=None):
+    """Write actuator_forces.csv, pin_loads.csv, actuator_forces.png and force_vs_stroke.png into ``outdir``
+    (the plots through ``plots``, a ``report.PlotWorker``, when given); returns {name: path}. Every CSV column and plot axis names its unit (kN, kN·m, m, rad, kW, bar).
     ``phases``: {name: (t0, t1)} [s] labelled on the force plot; ``shade``: [(t0, t1, label)] shaded there
     (e.g. the bucket in the soil)."""
-    from urdf_dyn.applications.report import _pyplot, _save
+    from urdf_dyn.applications.report import PlotWorker
     outdir = Path(outdir)
     out = {}
     su = {n: ("m" if u == "N" else "rad") for n, u in zip(res.names, res.units)}
@@ -202,9 +203,21 @@ def write_sizing(model, res: SizingResult, outdir, title=None, phases=None, shad
                 w.writerows(np.column_stack([res.t] + [v / 1e3 for v in res.pin_force.values()]
                                             + [v / 1e3 for v in res.pin_moment.values()]).tolist())
         out["pin_loads_csv"] = str(outdir / "pin_loads.csv")
-    plt = _pyplot()
+    plots = plots or PlotWorker(parallel=False)
+    title = title or f"{model.name}: actuator forces ({res.case}; dashed: push and pull capacity)"
+    out["forces_png"] = plots.submit(outdir / "actuator_forces.png", plot_actuator_forces, res,
+                                     outdir / "actuator_forces.png", title, phases, shade)
+    out["stroke_png"] = plots.submit(outdir / "force_vs_stroke.png", plot_force_stroke, res,
+                                     outdir / "force_vs_stroke.png", f"{model.name}: force vs stroke")
+    return out
+
+
+def plot_actuator_forces(res: SizingResult, path, title, phases=None, shade=None):
+    """PNG of each actuator's force u(t) [kN | kN·m] with its push and pull capacities (dashed), the phases
+    ({name: (t0, t1)} [s]) labelled and ``shade`` [(t0, t1, label)] shaded. Returns str(path)."""
+    from urdf_dyn.applications.report import _figure, _save
     p = len(res.names)
-    fig, axes = plt.subplots(p, 1, figsize=(8, 1.7 * p + 1.0), sharex=True, squeeze=False)
+    fig, axes = _figure((8, 1.7 * p + 1.0), p, 1, sharex=True, left=0.95, top=0.6, hspace=0.25)
     for i, (ax, n) in enumerate(zip(axes[:, 0], res.names)):
         scale, unit = _scaled(res.units[i])
         for k, (t0, t1, label) in enumerate(shade or ()):
@@ -224,18 +237,22 @@ def write_sizing(model, res: SizingResult, outdir, title=None, phases=None, shad
     if shade:
         axes[0, 0].legend(fontsize=7, loc="lower right")
     axes[-1, 0].set_xlabel("time [s]")
-    fig.suptitle(title or f"{model.name}: actuator forces ({res.case}; dashed: push and pull capacity)",
-                 fontsize=10)
-    fig.tight_layout()
-    out["forces_png"] = _save(fig, outdir / "actuator_forces.png")
-    fig, axes = plt.subplots(1, p, figsize=(3.2 * p, 3.2), squeeze=False)
+    fig.suptitle(title, fontsize=10)
+    return _save(fig, path)
+
+
+def plot_force_stroke(res: SizingResult, path, title):
+    """PNG of each actuator's force against its stroke (joint position) [kN | kN·m vs m | rad]. Returns
+    str(path)."""
+    from urdf_dyn.applications.report import _figure, _save
+    p = len(res.names)
+    su = {n: ("m" if u == "N" else "rad") for n, u in zip(res.names, res.units)}
+    fig, axes = _figure((3.2 * p, 3.2), 1, p, left=0.75, right=0.15, top=0.45, bottom=0.55, wspace=0.75)
     for i, (ax, n) in enumerate(zip(axes[0], res.names)):
         scale, unit = _scaled(res.units[i])
         ax.plot(res.s[:, i], res.u[:, i] / scale, lw=1.0, color=f"C{i}")
         ax.set_xlabel(f"{n} [{su[n]}]", fontsize=8)
         ax.set_ylabel(f"force [{unit}]", fontsize=8)
         ax.grid(alpha=0.3)
-    fig.suptitle(f"{model.name}: force vs stroke", fontsize=10)
-    fig.tight_layout()
-    out["stroke_png"] = _save(fig, outdir / "force_vs_stroke.png")
-    return out
+    fig.suptitle(title, fontsize=10)
+    return _save(fig, path)

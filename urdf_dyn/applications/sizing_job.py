@@ -222,9 +222,11 @@ def _wrench_csv(launch, key, path):
     return data
 
 
-def _machine(launch, model, cyl, frames, t, Q, QD, QDD, f_ext, echo):
-    """ISO 6015, lift chart and stability, when asked. Returns {name: result}."""
-    import warnings
+def _machine(launch, model, cyl, frames, plots, outdir, plotted):
+    """ISO 6015 and the lift chart, when asked (they do not depend on the motion: computed first, so that
+    their plots are drawn while the motion is), each plot submitted to ``plots`` as soon as its result
+    exists (its path put in ``plotted``). Returns {name: result}."""
+    from urdf_dyn.applications.report import sizing_plot
     doc = launch.doc
     out = {}
     if doc.iso6015 is not None:
@@ -239,6 +241,7 @@ def _machine(launch, model, cyl, frames, t, Q, QD, QDD, f_ext, echo):
             out["iso6015"] = digging_forces(model, cyl, relief_pressure=doc.iso6015.relief, **kw)
         except KeyError as e:
             raise launch.err("iso6015", e.args[0]) from None
+        plotted["envelope_png"] = sizing_plot(plots, "envelope_png", outdir, out["iso6015"])
     if doc.lift_chart is not None:
         from urdf_dyn.applications.lift_chart import lift_chart
         lc = doc.lift_chart
@@ -247,6 +250,18 @@ def _machine(launch, model, cyl, frames, t, Q, QD, QDD, f_ext, echo):
             out["lift_chart"] = lift_chart(model, cylinders=cyl, lift_pressure=lc.lift_pressure, **kw)
         except (KeyError, ValueError) as e:
             raise launch.err("lift_chart", e.args[0]) from None
+        plotted["lift_chart_png"] = sizing_plot(plots, "lift_chart_png", outdir, out["lift_chart"])
+    return out
+
+
+def _stability(launch, model, t, Q, QD, QDD, f_ext, echo, plots, outdir, plotted):
+    """The tipping margin along the motion, when asked (its plot submitted to ``plots``). Returns
+    {"stability": result} or {}."""
+    import warnings
+
+    from urdf_dyn.applications.report import sizing_plot
+    doc = launch.doc
+    out = {}
     if doc.stability is not None:
         from urdf_dyn.applications.stability import zmp_margin
         st = doc.stability
@@ -259,17 +274,29 @@ def _machine(launch, model, cyl, frames, t, Q, QD, QDD, f_ext, echo):
                 raise launch.err("stability.footprint", str(e)) from None
         for w in caught:
             echo(f"WARNING: stability: {w.message}")
+        plotted["zmp_png"] = sizing_plot(plots, "zmp_png", outdir, out["stability"])
     return out
 
 
 def run_sizing(launch, out_dir=None, progress=None, echo=print):
     """Run a validated ``job: size`` launch: motion -> consistent states -> loads -> actuator forces ->
     hydraulics, machine checks -> report. Returns (SizingResult, {output: path}). Raises LaunchError /
-    ModelError / StateError for bad input."""
+    ModelError / StateError for bad input. The plots are drawn by a worker process concurrently with the
+    rest of the job (``report.PlotWorker``, started once the input has passed its cheap checks; in this
+    process where that cannot run)."""
+    workers = []
+    try:
+        return _run_sizing(launch, out_dir, progress, echo, workers)
+    finally:
+        for w in workers:
+            w.close()
+
+
+def _run_sizing(launch, out_dir, progress, echo, workers):
     from urdf_dyn.applications.hydraulics import Motor, hydraulics, intervals
     from urdf_dyn.applications.loads import Frame, add_wrenches, payload_wrench
     from urdf_dyn.applications.motion import consistent_motion
-    from urdf_dyn.applications.report import write_sizing_report
+    from urdf_dyn.applications.report import sizing_plot, write_sizing_report
     from urdf_dyn.applications.simulate import Trajectory
     from urdf_dyn.applications.sizing import Cylinder, size_motion, sizing_table, write_sizing
 
@@ -303,11 +330,18 @@ def run_sizing(launch, out_dir=None, progress=None, echo=print):
          + (f"; soil {doc.soil.preset}" if doc.soil else "") + f"; motion {t[-1]:g} s, "
          f"{len(t)} samples of {', '.join(motion.names)}")
     _early_checks(launch, model, frames, t, windows)
+    from urdf_dyn.applications.report import PlotWorker
+    plots = PlotWorker(preload=[f"urdf_dyn.applications.{m}" for m in ("sizing", "soil", "hydraulics", "iso6015",
+                                                                         "lift_chart", "stability")])
+    workers.append(plots)
+    plotted = {}
+    machine = _machine(launch, model, cyl, frames, plots, outdir, plotted)
     Q, QD, QDD = consistent_motion(model, motion, progress=progress)
     f_ext, soil_info, models = {}, None, None
     if doc.soil is not None:
         f_soil, soil_info = _soil(launch, model, frames, t, Q, QD, QDD, windows)
         f_ext = add_wrenches(f_ext, f_soil)
+        plotted["soil_png"] = sizing_plot(plots, "soil_png", outdir, soil_info, t, windows)
     f_ext = add_wrenches(f_ext, _loads(launch, model, frames, t, Q, windows))
     if pl:
         on = np.ones(len(t), bool)
@@ -328,7 +362,7 @@ def run_sizing(launch, out_dir=None, progress=None, echo=print):
     if soil_info is not None:
         m = soil_info["cut"].in_soil
         shade = [(t0, t1, f"in {soil_info['soil'].name}") for t0, t1 in intervals(t, m)]
-    written = write_sizing(model, res, outdir, phases=windows, shade=shade)
+    written = write_sizing(model, res, outdir, phases=windows, shade=shade, plots=plots)
     hyd = None
     if doc.hydraulics is not None:
         h = doc.hydraulics
@@ -337,7 +371,8 @@ def run_sizing(launch, out_dir=None, progress=None, echo=print):
             hyd = hydraulics(res, cyl, motors, h.relief, h.pump_flow, dict(h.supply), model)
         except KeyError as e:
             raise launch.err("hydraulics", e.args[0]) from None
-    machine = _machine(launch, model, cyl, frames, t, Q, QD, QDD, f_ext, echo)
+        plotted["pump_flow_png"] = sizing_plot(plots, "pump_flow_png", outdir, hyd, t, windows)
+    machine.update(_stability(launch, model, t, Q, QD, QDD, f_ext, echo, plots, outdir, plotted))
     traj = Trajectory(t, Q, QD, QDD, np.zeros_like(Q), np.zeros(len(Q)), model.joint_names,
                       {"job": "size", "launch": str(launch.path)})
     written["motion_npz"] = traj.save(outdir / "motion.npz")
@@ -345,8 +380,10 @@ def run_sizing(launch, out_dir=None, progress=None, echo=print):
     head = (f"actuation: {res.case}; rank G_u = {res.rank_Gu}, degrees of freedom {res.dof}; actuators: "
             f"{', '.join(res.names)}")
     written.update(write_sizing_report(model, launch.path, res, outdir, head, table, windows=windows, soil=soil_info,
-                                       hydraulics=hyd, machine=machine, f_ext=f_ext))
+                                       hydraulics=hyd, machine=machine, f_ext=f_ext, plots=plots,
+                                       plotted=plotted))
     write_animation(launch, model, traj, outdir, written, echo)
+    plots.wait()
     echo(head)
     echo(table)
     for line in _summary_lines(res, soil_info, hyd, machine):

@@ -199,9 +199,10 @@ class StabilityResult:
 
     def plot(self, path, title=None):
         """PNG: the ZMP trace over the footprint (left) and the margin over time (right). Returns path."""
-        from urdf_dyn.applications.report import _pyplot, _save
-        plt = _pyplot()
-        fig, (ax, bx) = plt.subplots(1, 2, figsize=(11, 4.6), gridspec_kw=dict(width_ratios=[1, 1.4]))
+        from urdf_dyn.applications.report import _figure, _save
+        fig, axes = _figure((11, 4.6), 1, 2, width_ratios=[1, 1.4], left=0.7, right=0.2, top=0.45, bottom=0.55,
+                            wspace=1.2)
+        ax, bx = axes[0]
         F = np.vstack([self.footprint, self.footprint[:1]])
         ax.fill(F[:, 0], F[:, 1], color="0.85", label="support polygon")
         ax.plot(F[:, 0], F[:, 1], color="0.3", lw=1)
@@ -223,7 +224,6 @@ class StabilityResult:
         bx.grid(alpha=0.3)
         fig.suptitle(title or f"ZMP over the footprint: minimum margin {self.min_margin:.3f} m at "
                               f"t = {self.t_min:.2f} s", fontsize=10)
-        fig.tight_layout()
         return _save(fig, path)
 
 
