@@ -8,7 +8,6 @@ import csv
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.interpolate import CubicSpline
 
 from urdf_dyn.constraints.assembly import assemble
 from urdf_dyn.constraints.explicit import choose_independent, explicit_constraint, lu_partial, lu_solve
@@ -71,6 +70,7 @@ def csv_motion(path, names=None, dt=None) -> CoordinateMotion:
     if missing:
         raise LaunchError(f"{path}: no column for {', '.join(missing)} (columns: {', '.join(header)})")
     cols = [header.index(n) for n in names]
+    from scipy.interpolate import CubicSpline   # on use: 60 ms of import the quintic motions never need
     sp = CubicSpline(data[:, 0], data[:, cols], axis=0)
     t = data[:, 0] if dt is None else np.arange(data[0, 0], data[-1, 0] + 0.5 * dt, dt)
     t = np.minimum(t, data[-1, 0])

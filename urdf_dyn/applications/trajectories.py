@@ -4,7 +4,6 @@ with arrays (nv,) for a scalar t or (N, nv) for t of shape (N,). Units: s, rad |
 from __future__ import annotations
 
 import numpy as np
-from scipy.interpolate import CubicSpline
 
 __all__ = ["QuinticTrajectory", "SplineTrajectory", "PiecewiseQuinticTrajectory"]
 
@@ -51,6 +50,7 @@ class SplineTrajectory:
         if times.shape != (W.shape[0],) or np.any(np.diff(times) <= 0):
             raise ValueError("waypoint times must be strictly increasing, one per waypoint")
         self.times, self.waypoints = times, W
+        from scipy.interpolate import CubicSpline   # on use: 60 ms of import the quintic motions never need
         self._s = CubicSpline(times, W, axis=0, bc_type="clamped")
 
     @property
