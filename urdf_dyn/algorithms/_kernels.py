@@ -220,8 +220,11 @@ def _group_base(jtype, xv, vb_parent, out):
 # ---------------------------------------------------------------------------------------------------------
 # the packed model: the tree in the kernels' frames, in two flat arrays (``Model.kernel_pack``)
 # ---------------------------------------------------------------------------------------------------------
-#: float entries per body in the packed float array (``pack``), before the 6 of a0
-_FB = 43
+@njit(cache=True, inline="always")
+def _fb_len(n):
+    """Length of the packed float array for n bodies: 43 n + 6, rounded up to a multiple of 18 so that it can
+    be viewed as rows of 3, 6 and 3×3 (``_unpack``)."""
+    return (43 * n + 6 + 17) // 18 * 18
 
 
 @njit(cache=True, inline="always")
@@ -246,8 +249,9 @@ def _frame_z(a, Ec):
 @njit(cache=True)
 def pack(parent, jtype, axis, X_tree, I, a0):
     """The tree in the kernels' frames (RBDA §4.4), packed into two flat arrays (n = NB+1 bodies):
-    ib (3n,) int64 = [parent | jtype | q index] and fb (43 n + 6,) float64 = [axis (n, 3) | E_tree (n, 3, 3) |
-    r_tree (n, 3) | S (n, 6) | m (n,) | h = m c (n, 3) | Ī about the origin (n, 3, 3) | E_c (n, 3, 3) | a0 (6)].
+    ib (3n,) int64 = [parent | jtype | q index] and fb float64 = [E_tree (n, 3, 3) | Ī about the origin (n, 3, 3) |
+    E_c (n, 3, 3) | axis (n, 3) | S (n, 6) | r_tree (n, 3) | h = m c (n, 3) | m (n,) | a0 (6,) | padding]
+    (offsets 0, 9n, 18n, 27n, 30n, 36n, 39n, 42n, 43n: each a multiple of its row length, see ``_unpack``).
 
     Every revolute (prismatic) body i is expressed in the frame F'_i = rot(E_c,i) F_i whose z axis is its
     joint axis (``_frame_z``; E_c = 1 for the other bodies and the base), with the code REV_Z (PRIS_Z):
@@ -259,12 +263,9 @@ def pack(parent, jtype, axis, X_tree, I, a0):
     I (n, 6, 6) spatial inertias [[Ī, h×], [h×ᵀ, m 1]], a0 (6,) = −a_grav."""
     n = parent.shape[0]
     ib = np.empty(3 * n, np.int64)
-    fb = np.zeros(_FB * n + 6)
+    fb = np.zeros(_fb_len(n))
     iq = q_indices(jtype)
-    ax, Et, rt, S = fb[:3 * n].reshape((n, 3)), fb[3 * n:12 * n].reshape((n, 3, 3)), fb[12 * n:15 * n].reshape((n, 3)), \
-        fb[15 * n:21 * n].reshape((n, 6))
-    m, h, J, Ec = fb[21 * n:22 * n], fb[22 * n:25 * n].reshape((n, 3)), fb[25 * n:34 * n].reshape((n, 3, 3)), \
-        fb[34 * n:43 * n].reshape((n, 3, 3))
+    _, _, _, ax, Et, rt, S, m, h, J, Ec, _ = _unpack(ib, fb)
     E0, r0, T = np.empty((3, 3)), np.empty(3), np.empty((3, 3))
     for k in range(6):
         fb[43 * n + k] = a0[k]
@@ -313,12 +314,13 @@ def pack(parent, jtype, axis, X_tree, I, a0):
 
 @njit(cache=True, inline="always")
 def _unpack(ib, fb):
-    """Views of ``pack``'s arrays: parent, jtype, iq, axis, E_tree, r_tree, S, m, h, Ī, E_c, a0."""
+    """Views of ``pack``'s arrays: parent, jtype, iq, axis, E_tree, r_tree, S, m, h, Ī, E_c, a0 (three
+    reshapes of fb, then slices: a reshape costs tens of ns in compiled code, a slice a few)."""
     n = ib.shape[0] // 3
-    return (ib[:n], ib[n:2 * n], ib[2 * n:], fb[:3 * n].reshape((n, 3)), fb[3 * n:12 * n].reshape((n, 3, 3)),
-            fb[12 * n:15 * n].reshape((n, 3)), fb[15 * n:21 * n].reshape((n, 6)), fb[21 * n:22 * n],
-            fb[22 * n:25 * n].reshape((n, 3)), fb[25 * n:34 * n].reshape((n, 3, 3)),
-            fb[34 * n:43 * n].reshape((n, 3, 3)), fb[43 * n:43 * n + 6])
+    L = fb.shape[0]
+    f3, f6, f33 = fb.reshape((L // 3, 3)), fb.reshape((L // 6, 6)), fb.reshape((L // 9, 3, 3))
+    return (ib[:n], ib[n:2 * n], ib[2 * n:], f3[9 * n:10 * n], f33[:n], f3[12 * n:13 * n], f6[5 * n:6 * n],
+            fb[42 * n:43 * n], f3[13 * n:14 * n], f33[n:2 * n], f33[2 * n:3 * n], fb[43 * n:43 * n + 6])
 
 
 @njit(cache=True, inline="always")

@@ -30,7 +30,7 @@ _ND = np.ndarray
 
 # One plain state (float64 ndarrays of shapes (nq,) and (nv,), any strides) goes straight to the compiled
 # single-state entry with the model's packed arrays (``Model.kernel_single``); the entry checks
-# finiteness itself and returns None when something is not finite, and the general path below then explains.
+# finiteness itself and returns a nonzero status when something is not finite; the general path then explains.
 # Everything else (lists, other dtypes or shapes, batches, f_ext) takes the general, checking path.
 
 
@@ -67,8 +67,8 @@ def inverse_dynamics(model, q, qd, qdd, f_ext=None):
         sq, sv, ib, fb = model.kernel_single
         if (q.__class__ is _ND and qd.__class__ is _ND and qdd.__class__ is _ND and q.dtype is _F8
                 and qd.dtype is _F8 and qdd.dtype is _F8 and q.shape == sq and qd.shape == sv and qdd.shape == sv):
-            tau = K.rnea1(ib, fb, q, qd, qdd)
-            if tau is not None:
+            tau = np.empty(sv)
+            if K.rnea1(ib, fb, q, qd, qdd, tau) == 0:
                 return tau
     s, single, N = batch_states(model, q=q, qd=qd, qdd=qdd)
     tau = K.rnea(*model.kernel_pack, s["q"], s["qd"], s["qdd"], _f_ext_body(model, f_ext, N))
@@ -94,8 +94,8 @@ def mass_matrix(model, q):
     Symmetric positive definite for a model whose every body has positive mass or inertia."""
     sq, _, ib, fb = model.kernel_single
     if q.__class__ is _ND and q.dtype is _F8 and q.shape == sq:
-        H = K.crba1(ib, fb, q)
-        if H is not None:
+        H = np.zeros((model.nv, model.nv))
+        if K.crba1(ib, fb, q, H) == 0:
             return H
     s, single, N = batch_states(model, q=q)
     return _out(K.crba(*model.kernel_pack, s["q"]), single, "mass matrix")
@@ -119,12 +119,12 @@ def forward_dynamics(model, q, qd, tau, f_ext=None, algorithm="aba"):
         sq, sv, ib, fb = model.kernel_single
         if (q.__class__ is _ND and qd.__class__ is _ND and tau.__class__ is _ND and q.dtype is _F8
                 and qd.dtype is _F8 and tau.dtype is _F8 and q.shape == sq and qd.shape == sv and tau.shape == sv):
+            qdd = np.empty(sv)
             try:
-                qdd = K.aba1(ib, fb, q, qd, tau)
+                if K.aba1(ib, fb, q, qd, tau, qdd) == 0:
+                    return qdd
             except ZeroDivisionError:  # a zero articulated inertia; the general path below explains
-                qdd = None
-            if qdd is not None:
-                return qdd
+                pass
     s, single, N = batch_states(model, q=q, qd=qd, tau=tau)
     fx = _f_ext_body(model, f_ext, N)
     if algorithm == "aba":
