@@ -54,7 +54,7 @@ def _rnea1(ib, fb, q, qd, qdd, tau):
     non-finite result (the caller's checking path explains). q (nq,); qd, qdd (nv,)."""
     if not (_finite(q) and _finite(qd) and _finite(qdd)):
         return 1
-    _rnea_p(ib, fb, q[None, :], qd[None, :], qdd[None, :], np.zeros((0, ib.shape[0] // 3, 6)), tau[None, :],
+    _rnea_p(ib, fb, q[None, :], qd[None, :], qdd[None, :], np.zeros((0, ib.shape[0] // 3, 6)), tau[None],
             np.int64(0), np.int64(1))
     return 0 if _finite(tau) else 2
 
@@ -64,7 +64,7 @@ def _aba1(ib, fb, q, qd, tau, qdd):
     """q̈ (nv,) of one state, no external force, into qdd; status as ``_rnea1``."""
     if not (_finite(q) and _finite(qd) and _finite(tau)):
         return 1
-    _aba_p(ib, fb, q[None, :], qd[None, :], tau[None, :], np.zeros((0, ib.shape[0] // 3, 6)), qdd[None, :],
+    _aba_p(ib, fb, q[None, :], qd[None, :], tau[None, :], np.zeros((0, ib.shape[0] // 3, 6)), qdd[None],
            np.int64(0), np.int64(1))
     return 0 if _finite(qdd) else 2
 
@@ -74,7 +74,7 @@ def _crba1(ib, fb, q, H):
     """H (nv, nv) of one state into H, which must be zero on entry; status as ``_rnea1``."""
     if not _finite(q):
         return 1
-    _crba_p(ib, fb, q[None, :], H[None, :, :], np.int64(0), np.int64(1))
+    _crba_p(ib, fb, q[None, :], H[None], np.int64(0), np.int64(1))
     for i in range(H.shape[0]):
         if not _finite(H[i]):
             return 2

@@ -1,8 +1,15 @@
 """Compiled (numba) kernels of the tree algorithms, written to be read beside RBDA's tables.
 
 Every kernel loops over a batch of N states (arrays (N, nv)); a single state is a batch of one, so one
-code path serves both (DESIGN §5). Public, checked wrappers are in ``dynamics.py``; these kernels assume
-valid, C-contiguous float64 inputs. Body arrays have NB+1 entries, index 0 = fixed base.
+code path serves both (DESIGN §5). Public, checked wrappers are in ``dynamics.py`` (through the entry points
+of ``_calls.py``); these kernels assume valid float64 inputs. Body arrays have NB+1 entries, index 0 = fixed
+base.
+
+The algorithms (``_rnea_p``, ``_crba_p``, ``_aba_p``) run on the packed model of ``pack``: every revolute or
+prismatic body is expressed in a frame whose z axis is its joint axis, so that X_J is rotz(q) or xlt(q z)
+and a product with S is one entry (RBDA §4.4; Pinocchio specialises its joints the same way); τ, H and q̈
+do not depend on that choice of body frames. ``_rnea``, ``_crba`` and ``_aba`` run them on a Model's own
+arrays (the loop-constraint kernels call these).
 
 Speed: a Plücker transform ^iX_λ(i) is kept as (E, r) — rotation and translation — and applied with 3-D
 operations (RBDA §2.8, Table 2.1's efficient forms) instead of 6×6 products:
@@ -11,7 +18,9 @@ operations (RBDA §2.8, Table 2.1's efficient forms) instead of 6×6 products:
     Xᵀ f  = [Eᵀ n + r × Eᵀ f;  Eᵀ f]               (force, from child to parent)
 
 and a spatial inertia as (m, h = m c, Ī) with Ī the rotational inertia about the body origin:
-I v = [Ī ω + h × v;  m v − h × ω]. Nothing is allocated inside the loops over bodies and states.
+I v = [Ī ω + h × v;  m v − h × ω]. Nothing is allocated inside the loops over bodies and states; each
+kernel allocates its work arrays once per call, as separate arrays (measured: views of one scratch array,
+which the compiler must assume may alias, made the loops 2.5 times slower).
 """
 from __future__ import annotations
 

@@ -64,7 +64,7 @@ def inverse_dynamics(model, q, qd, qdd, f_ext=None):
 
     Raises StateError for arrays of the wrong shape or with NaN/inf."""
     if f_ext is None:
-        sq, sv, ib, fb = model.kernel_single
+        sq, sv, _, ib, fb = model.kernel_single
         if (q.__class__ is _ND and qd.__class__ is _ND and qdd.__class__ is _ND and q.dtype is _F8
                 and qd.dtype is _F8 and qdd.dtype is _F8 and q.shape == sq and qd.shape == sv and qdd.shape == sv):
             tau = np.empty(sv)
@@ -92,9 +92,9 @@ def gravity_torques(model, q):
 def mass_matrix(model, q):
     """Joint-space inertia matrix H(q), (nv, nv) or (N, nv, nv) [kg m² | kg]: CRBA, RBDA Table 6.2.
     Symmetric positive definite for a model whose every body has positive mass or inertia."""
-    sq, _, ib, fb = model.kernel_single
+    sq, _, sH, ib, fb = model.kernel_single
     if q.__class__ is _ND and q.dtype is _F8 and q.shape == sq:
-        H = np.zeros((model.nv, model.nv))
+        H = np.zeros(sH)
         if K.crba1(ib, fb, q, H) == 0:
             return H
     s, single, N = batch_states(model, q=q)
@@ -116,7 +116,7 @@ def forward_dynamics(model, q, qd, tau, f_ext=None, algorithm="aba"):
     Raises StateError for bad arrays; ValueError for an unknown algorithm; np.linalg.LinAlgError if H is not
     positive definite (a body without mass and inertia at the end of a chain)."""
     if f_ext is None and algorithm == "aba":
-        sq, sv, ib, fb = model.kernel_single
+        sq, sv, _, ib, fb = model.kernel_single
         if (q.__class__ is _ND and qd.__class__ is _ND and tau.__class__ is _ND and q.dtype is _F8
                 and qd.dtype is _F8 and tau.dtype is _F8 and q.shape == sq and qd.shape == sv and tau.shape == sv):
             qdd = np.empty(sv)
