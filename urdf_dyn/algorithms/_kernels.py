@@ -8,8 +8,9 @@ base.
 The algorithms (``_rnea_p``, ``_crba_p``, ``_aba_p``) run on the packed model of ``pack``: every revolute or
 prismatic body is expressed in a frame whose z axis is its joint axis, so that X_J is rotz(q) or xlt(q z)
 and a product with S is one entry (RBDA §4.4; Pinocchio specialises its joints the same way); τ, H and q̈
-do not depend on that choice of body frames. ``_rnea``, ``_crba`` and ``_aba`` run them on a Model's own
-arrays (the loop-constraint kernels call these).
+do not depend on that choice of body frames. The loop-constraint kernels call ``_rnea`` and ``_crba`` on a
+Model's own arrays once per state; these keep the link frames and the model arrays as given (a per-call
+``pack`` cost 0.6 µs more on the excavator); ``_aba`` packs and runs ``_aba_p``.
 
 Speed: a Plücker transform ^iX_λ(i) is kept as (E, r) — rotation and translation — and applied with 3-D
 operations (RBDA §2.8, Table 2.1's efficient forms) instead of 6×6 products:
@@ -622,23 +623,185 @@ def _aba_p(ib, fb, q, qd, tau, f_ext, qdd, n0, n1):
 
 
 # ---------------------------------------------------------------------------------------------------------
-# the same on the model's own arrays (the loop-constraint kernels call these)
+# the same on a Model's own arrays, in the link frames (the loop-constraint kernels call these once per state:
+# packing the model per call, ``_pack``, cost 0.6 µs more than these kernels' own set-up on the excavator)
 # ---------------------------------------------------------------------------------------------------------
 @njit(cache=True)
+def _rigid_body_form(I):
+    """(m (NB+1,), h (NB+1, 3), Ī (NB+1, 3, 3)) of spatial inertias I (NB+1, 6, 6) = [[Ī, h×], [h×ᵀ, m 1]]."""
+    n = I.shape[0]
+    m, h, J = np.zeros(n), np.zeros((n, 3)), np.zeros((n, 3, 3))
+    for i in range(n):
+        m[i] = I[i, 3, 3]
+        h[i, 0], h[i, 1], h[i, 2] = I[i, 2, 4], I[i, 0, 5], I[i, 1, 3]
+        for a in range(3):
+            for b in range(3):
+                J[i, a, b] = I[i, a, b]
+    return m, h, J
+
+
+@njit(cache=True)
+def _subspaces(jtype, axis):
+    """S (NB+1, 6): every body's motion subspace column."""
+    S = np.zeros((jtype.shape[0], 6))
+    for i in range(1, jtype.shape[0]):
+        _S(jtype[i], axis[i], S[i])
+    return S
+
+
+@njit(cache=True)
 def _rnea(parent, jtype, axis, X_tree, I, a0, q, qd, qdd, f_ext, tau, n0, n1):
-    """RNEA (``_rnea_p``) on a Model's arrays parent, jtype, axis, X_tree, I (``Model``) and a0 (6,) = −a_grav,
-    for states n0 ≤ n < n1: q (N, nq), qd, qdd (N, nv); f_ext (Nf, NB+1, 6) external forces in body
-    coordinates (Nf = 1 or N; 0 for none). Writes tau (N, nv)."""
-    ib, fb = pack(parent, jtype, axis, X_tree, I, a0)
-    _rnea_p(ib, fb, q, qd, qdd, f_ext, tau, np.int64(n0), np.int64(n1))
+    """Recursive Newton-Euler inverse dynamics, RBDA Table 5.1, for states n0 ≤ n < n1.
+
+    a0 (6,) is the base acceleration −a_grav; f_ext (Nf, NB+1, 6) external forces in body coordinates
+    (Nf = 1 or N; 0 for none). Writes tau (N, NB)."""
+    Et, rt = _split_tree(X_tree)
+    mI, hI, JI = _rigid_body_form(I)
+    _rnea_c(parent, jtype, q_indices(jtype), axis, Et, rt, _subspaces(jtype, axis), mI, hI, JI, a0, q, qd, qdd,
+            f_ext, tau, n0, n1)
+
+
+@njit(cache=True)
+def _rnea_c(parent, jtype, iq, axis, Et, rt, S, mI, hI, JI, a0, q, qd, qdd, f_ext, tau, n0, n1):
+    """RNEA on the precomputed model arrays (``Model.kernel_pack``): iq (NB+1,) q indices, Et (NB+1, 3, 3),
+    rt (NB+1, 3) the tree transforms as (E, r), S (NB+1, 6) motion subspaces, the inertias as (m, h, Ī)
+    (``_rigid_body_form``)."""
+    NB = parent.shape[0] - 1
+    E = np.zeros((NB + 1, 3, 3))
+    r = np.zeros((NB + 1, 3))
+    v = np.zeros((NB + 1, 6))
+    a = np.zeros((NB + 1, 6))
+    f = np.zeros((NB + 1, 6))
+    w1 = np.zeros(6)
+    w2 = np.zeros(6)
+    t1 = np.zeros(3)
+    t2 = np.zeros(3)
+    vb = np.zeros((NB + 1, 6))
+    nfx = f_ext.shape[0]  # 0: no external forces
+    for n in range(n0, n1):
+        nf = n if nfx > 1 else 0
+        qn = q[n]
+        a[0] = a0
+        for i in range(1, NB + 1):
+            p = parent[i]
+            ji = jtype[i]
+            _xup(ji, axis[i], qn, iq[i], Et[i], rt[i], E[i], r[i])
+            _xmv(E[i], r[i], v[p], v[i], t1)                       # v_i = X v_λ + S q̇
+            _xmv(E[i], r[i], a[p], a[i], t1)                       # a_i = X a_λ + S q̈ + (X v_λ) × S q̇
+            qdi, qddi = qd[n, i - 1], qdd[n, i - 1]
+            for k in range(6):
+                w1[k] = S[i, k] * qdi
+            if is_sub(ji):                                          # the joint's X v_λ (module docstring)
+                for k in range(6):
+                    vb[i, k] = vb[p, k]
+                _crm_mul(vb[i], w1, w2)
+            else:
+                if ji == FREE or ji == PLANAR:
+                    for k in range(6):
+                        vb[i, k] = v[i, k]
+                _crm_mul(v[i], w1, w2)
+            for k in range(6):
+                v[i, k] += w1[k]
+                a[i, k] += S[i, k] * qddi + w2[k]
+            _Imul_rb(mI[i], hI[i], JI[i], a[i], f[i], t1)           # f_i = I a + v ×* I v − f_ext
+            _Imul_rb(mI[i], hI[i], JI[i], v[i], w1, t1)
+            _crf_mul(v[i], w1, w2)
+            if nfx:
+                for k in range(6):
+                    f[i, k] += w2[k] - f_ext[nf, i, k]
+            else:
+                for k in range(6):
+                    f[i, k] += w2[k]
+        for i in range(NB, 0, -1):
+            acc = 0.0
+            for k in range(6):
+                acc += S[i, k] * f[i, k]
+            tau[n, i - 1] = acc                                     # τ_i = Sᵀ f_i
+            if parent[i] != 0:
+                _xtf_add(E[i], r[i], f[i], f[parent[i]], t1, t2)    # f_λ += Xᵀ f_i
 
 
 @njit(cache=True)
 def _crba(parent, jtype, axis, X_tree, I, q, H, n0, n1):
-    """CRBA (``_crba_p``) on a Model's arrays for states n0 ≤ n < n1. Writes H (N, nv, nv), whose entries
-    off the branches must be zero on entry."""
-    ib, fb = pack(parent, jtype, axis, X_tree, I, np.zeros(6))
-    _crba_p(ib, fb, q, H, np.int64(n0), np.int64(n1))
+    """Composite-rigid-body algorithm, RBDA Table 6.2, for states n0 ≤ n < n1. Writes the joint-space
+    inertia H (N, NB, NB)."""
+    Et, rt = _split_tree(X_tree)
+    _crba_c(parent, jtype, q_indices(jtype), axis, Et, rt, _subspaces(jtype, axis), I, q, H, n0, n1)
+
+
+@njit(cache=True)
+def _crba_c(parent, jtype, iq, axis, Et, rt, S, I, q, H, n0, n1):
+    """CRBA on the precomputed model arrays (see ``_rnea_c``). Composite inertias are rigid-body inertias, so
+    they are kept as (m, h = m c, Ī about the body origin) and moved to the parent by RBDA eq. 2.66 in that
+    form (Table 2.5): with g = Eᵀh, h_λ = g + m r, Ī_λ = EᵀĪE − (r gᵀ + g rᵀ) − m r rᵀ + (2 g·r + m r·r) 1."""
+    NB = parent.shape[0] - 1
+    E = np.zeros((NB + 1, 3, 3))
+    r = np.zeros((NB + 1, 3))
+    mC = np.zeros(NB + 1)
+    hC = np.zeros((NB + 1, 3))
+    JC = np.zeros((NB + 1, 3, 3))
+    F = np.zeros(6)
+    G = np.zeros(6)
+    M = np.zeros((3, 3))
+    g = np.zeros(3)
+    t1 = np.zeros(3)
+    t2 = np.zeros(3)
+    for n in range(n0, n1):
+        qn = q[n]
+        for i in range(1, NB + 1):
+            _xup(jtype[i], axis[i], qn, iq[i], Et[i], rt[i], E[i], r[i])
+            Ii = I[i]
+            mC[i] = Ii[3, 3]
+            hC[i, 0], hC[i, 1], hC[i, 2] = Ii[2, 4], Ii[0, 5], Ii[1, 3]
+            for a_ in range(3):
+                for b_ in range(3):
+                    JC[i, a_, b_] = Ii[a_, b_]
+        for i in range(NB, 0, -1):
+            p = parent[i]
+            if p == 0:
+                continue
+            Ei, ri, m = E[i], r[i], mC[i]                                    # I^c_λ += Xᵀ I^c_i X
+            _mtv(Ei, hC[i], g)
+            for a_ in range(3):                                              # M = Ī E
+                for b_ in range(3):
+                    M[a_, b_] = JC[i, a_, 0] * Ei[0, b_] + JC[i, a_, 1] * Ei[1, b_] + JC[i, a_, 2] * Ei[2, b_]
+            gr = g[0] * ri[0] + g[1] * ri[1] + g[2] * ri[2]
+            rr = ri[0] * ri[0] + ri[1] * ri[1] + ri[2] * ri[2]
+            diag = 2.0 * gr + m * rr
+            for a_ in range(3):
+                for b_ in range(3):
+                    v_ = (Ei[0, a_] * M[0, b_] + Ei[1, a_] * M[1, b_] + Ei[2, a_] * M[2, b_]
+                          - ri[a_] * g[b_] - g[a_] * ri[b_] - m * ri[a_] * ri[b_])
+                    if a_ == b_:
+                        v_ += diag
+                    JC[p, a_, b_] += v_
+            for a_ in range(3):
+                hC[p, a_] += g[a_] + m * ri[a_]
+            mC[p] += m
+        for i in range(1, NB + 1):
+            Si, h, J, m = S[i], hC[i], JC[i], mC[i]                          # F = I^c_i S_i
+            _cross(h, Si[3:], t1)                                            # h × v
+            _cross(h, Si[:3], t2)                                            # h × ω
+            for a_ in range(3):
+                F[a_] = J[a_, 0] * Si[0] + J[a_, 1] * Si[1] + J[a_, 2] * Si[2] + t1[a_]
+                F[3 + a_] = m * Si[3 + a_] - t2[a_]
+            acc = 0.0
+            for k in range(6):
+                acc += Si[k] * F[k]
+            H[n, i - 1, i - 1] = acc
+            j = i
+            while parent[j] > 0:
+                for k in range(6):
+                    G[k] = 0.0
+                _xtf_add(E[j], r[j], F, G, t1, t2)                         # F = Xᵀ_j F
+                for k in range(6):
+                    F[k] = G[k]
+                j = parent[j]
+                acc = 0.0
+                for k in range(6):
+                    acc += F[k] * S[j, k]
+                H[n, i - 1, j - 1] = acc
+                H[n, j - 1, i - 1] = acc
 
 
 @njit(cache=True)
