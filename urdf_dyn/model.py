@@ -326,11 +326,18 @@ class Model:
 
     @functools.cached_property
     def kernel_pack(self) -> tuple:
-        """(ib, fb): the tree arrays packed into one int64 and one float64 array for the compiled kernels
-        (``algorithms._calls.pack``), so that a single call type-checks two arguments, not nine."""
+        """(ib, fb): the tree packed into one int64 and one float64 array for the compiled kernels, every 1-dof
+        body in a frame whose z axis is its joint axis (``algorithms._kernels.pack``), so that a single call
+        passes two model arguments, not nine."""
         from urdf_dyn.algorithms._calls import pack
         ib, fb = pack(self.parent, self.jtype, self.axis, self.X_tree, self.I, self.a0)
         return _frozen(ib, np.int64), _frozen(fb)
+
+    @functools.cached_property
+    def kernel_single(self) -> tuple:
+        """((nq,), (nv,), (nv, nv), ib, fb): what one single-state call of a tree function needs, in one lookup
+        (the shapes its plain-array fast path compares and allocates, and ``kernel_pack``)."""
+        return (self.nq,), (self.nv,), (self.nv, self.nv), *self.kernel_pack
 
     @functools.cached_property
     def f_ext_zero(self) -> np.ndarray:

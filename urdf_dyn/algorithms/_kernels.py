@@ -1,8 +1,16 @@
 """Compiled (numba) kernels of the tree algorithms, written to be read beside RBDA's tables.
 
 Every kernel loops over a batch of N states (arrays (N, nv)); a single state is a batch of one, so one
-code path serves both (DESIGN §5). Public, checked wrappers are in ``dynamics.py``; these kernels assume
-valid, C-contiguous float64 inputs. Body arrays have NB+1 entries, index 0 = fixed base.
+code path serves both (DESIGN §5). Public, checked wrappers are in ``dynamics.py`` (through the entry points
+of ``_calls.py``); these kernels assume valid float64 inputs. Body arrays have NB+1 entries, index 0 = fixed
+base.
+
+The algorithms (``_rnea_p``, ``_crba_p``, ``_aba_p``) run on the packed model of ``pack``: every revolute or
+prismatic body is expressed in a frame whose z axis is its joint axis, so that X_J is rotz(q) or xlt(q z)
+and a product with S is one entry (RBDA §4.4; Pinocchio specialises its joints the same way); τ, H and q̈
+do not depend on that choice of body frames. The loop-constraint kernels call ``_rnea`` and ``_crba`` on a
+Model's own arrays once per state; these keep the link frames and the model arrays as given (a per-call
+``pack`` cost 0.6 µs more on the excavator); ``_aba`` packs and runs ``_aba_p``.
 
 Speed: a Plücker transform ^iX_λ(i) is kept as (E, r) — rotation and translation — and applied with 3-D
 operations (RBDA §2.8, Table 2.1's efficient forms) instead of 6×6 products:
@@ -11,14 +19,17 @@ operations (RBDA §2.8, Table 2.1's efficient forms) instead of 6×6 products:
     Xᵀ f  = [Eᵀ n + r × Eᵀ f;  Eᵀ f]               (force, from child to parent)
 
 and a spatial inertia as (m, h = m c, Ī) with Ī the rotational inertia about the body origin:
-I v = [Ī ω + h × v;  m v − h × ω]. Nothing is allocated inside the loops over bodies and states.
+I v = [Ī ω + h × v;  m v − h × ω]. Nothing is allocated inside the loops over bodies and states; each
+kernel allocates its work arrays once per call, as separate arrays (measured: views of one scratch array,
+which the compiler must assume may alias, made the loops 2.5 times slower).
 """
 from __future__ import annotations
 
 import numpy as np
 from numba import njit
 
-from urdf_dyn.algorithms.joints import FREE, PLANAR, PRISMATIC, REVOLUTE, is_sub, jcalc, joint_pose, q_indices
+from urdf_dyn.algorithms.joints import (FREE, PLANAR, PRIS_Z, PRISMATIC, REV_Z, REVOLUTE, is_sub, jcalc, joint_pose,
+                                        q_indices)
 from urdf_dyn.algorithms.joints import write_subspace as _S
 from urdf_dyn.algorithms.spatial import crm
 
@@ -50,7 +61,22 @@ def _xup(jtype, axis, q, iq, Et, rt, E, r):
     """^iX_λ(i) = X_J(q) X_tree as (E, r), by the composition rule plux(E1, r1)·plux(E2, r2) =
     plux(E1 E2, r2 + E2ᵀ r1) (RBDA §2.8). q is the state's position row, iq this body's first coordinate in
     it (``joints.q_indices``)."""
-    if jtype == REVOLUTE:
+    if jtype == REV_Z:  # E_J = rotz(q)ᵀ: E = [c E0 + s E1; c E1 − s E0; E2] by rows
+        qi = q[iq]
+        c, s = np.cos(qi), np.sin(qi)
+        for j in range(3):
+            e0, e1 = Et[0, j], Et[1, j]
+            E[0, j] = c * e0 + s * e1
+            E[1, j] = c * e1 - s * e0
+            E[2, j] = Et[2, j]
+            r[j] = rt[j]
+    elif jtype == PRIS_Z:  # X_J = xlt(z q): E = E_tree, r = r_tree + q E_treeᵀ z
+        qi = q[iq]
+        for j in range(3):
+            for k in range(3):
+                E[k, j] = Et[k, j]
+            r[j] = rt[j] + Et[2, j] * qi
+    elif jtype == REVOLUTE:
         qi = q[iq]
         c, s = np.cos(qi), np.sin(qi)
         x, y, z = axis[0], axis[1], axis[2]
@@ -157,18 +183,19 @@ def _Imul_rb(m, h, J, v, out, t):
         out[3 + k] = m * v[3 + k] - t[k]
 
 
-@njit(cache=True)
-def _rigid_body_form(I):
-    """(m (NB+1,), h (NB+1, 3), Ī (NB+1, 3, 3)) of spatial inertias I (NB+1, 6, 6) = [[Ī, h×], [h×ᵀ, m 1]]."""
-    n = I.shape[0]
-    m, h, J = np.zeros(n), np.zeros((n, 3)), np.zeros((n, 3, 3))
-    for i in range(n):
-        m[i] = I[i, 3, 3]
-        h[i, 0], h[i, 1], h[i, 2] = I[i, 2, 4], I[i, 0, 5], I[i, 1, 3]
-        for a in range(3):
-            for b in range(3):
-                J[i, a, b] = I[i, a, b]
-    return m, h, J
+@njit(cache=True, inline="always")
+def _rb_matrix(m, h, J, out):
+    """out (6, 6) = [[Ī, h×], [h×ᵀ, m 1]], the spatial inertia of (m, h, Ī) (RBDA eq. 2.63)."""
+    for a in range(3):
+        for b in range(3):
+            out[a, b] = J[a, b]
+            out[3 + a, 3 + b] = m if a == b else 0.0
+    out[0, 3], out[0, 4], out[0, 5] = 0.0, -h[2], h[1]
+    out[1, 3], out[1, 4], out[1, 5] = h[2], 0.0, -h[0]
+    out[2, 3], out[2, 4], out[2, 5] = -h[1], h[0], 0.0
+    for a in range(3):
+        for b in range(3):
+            out[3 + a, b] = out[b, 3 + a]
 
 
 @njit(cache=True)
@@ -188,15 +215,6 @@ def _split_tree(X_tree):
     return E, r
 
 
-@njit(cache=True)
-def _subspaces(jtype, axis):
-    """S (NB+1, 6): every body's motion subspace column."""
-    S = np.zeros((jtype.shape[0], 6))
-    for i in range(1, jtype.shape[0]):
-        _S(jtype[i], axis[i], S[i])
-    return S
-
-
 @njit(cache=True, inline="always")
 def _group_base(jtype, xv, vb_parent, out):
     """The velocity the joint's velocity-product term is formed with (``joints`` module docstring): X v_λ
@@ -210,8 +228,427 @@ def _group_base(jtype, xv, vb_parent, out):
 
 
 # ---------------------------------------------------------------------------------------------------------
-# the algorithms
+# the packed model: the tree in the kernels' frames, in two flat arrays (``Model.kernel_pack``)
 # ---------------------------------------------------------------------------------------------------------
+@njit(cache=True, inline="always")
+def _fb_len(n):
+    """Length of the packed float array for n bodies: 43 n + 6, rounded up to a multiple of 18 so that it can
+    be viewed as rows of 3, 6 and 3×3 (``_unpack``)."""
+    return (43 * n + 6 + 17) // 18 * 18
+
+
+@njit(cache=True, inline="always")
+def _frame_z(a, Ec):
+    """Ec (3, 3) ← the rotation with rows (b, c, â): â = a/|a|, b ⟂ â, c = â × b, so that Ec a ∥ z and
+    (b, c, â) is right-handed; the identity when a is +z already."""
+    n = np.sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2])
+    x, y, z = a[0] / n, a[1] / n, a[2] / n
+    if x == 0.0 and y == 0.0 and z > 0.0:
+        bx, by, bz = 1.0, 0.0, 0.0
+    elif abs(x) < 0.9:  # b = â × e_x / |…|
+        bx, by, bz = 0.0, z, -y
+    else:               # b = â × e_y / |…|
+        bx, by, bz = -z, 0.0, x
+    nb = np.sqrt(bx * bx + by * by + bz * bz)
+    bx, by, bz = bx / nb, by / nb, bz / nb
+    Ec[0, 0], Ec[0, 1], Ec[0, 2] = bx, by, bz
+    Ec[1, 0], Ec[1, 1], Ec[1, 2] = y * bz - z * by, z * bx - x * bz, x * by - y * bx
+    Ec[2, 0], Ec[2, 1], Ec[2, 2] = x, y, z
+
+
+@njit(cache=True)
+def pack(parent, jtype, axis, X_tree, I, a0):
+    """The tree in the kernels' frames (RBDA §4.4), packed into two flat arrays (n = NB+1 bodies):
+    ib (3n,) int64 = [parent | jtype | q index] and fb float64 = [E_tree (n, 3, 3) | Ī about the origin (n, 3, 3) |
+    E_c (n, 3, 3) | axis (n, 3) | S (n, 6) | r_tree (n, 3) | h = m c (n, 3) | m (n,) | a0 (6,) | padding]
+    (offsets 0, 9n, 18n, 27n, 30n, 36n, 39n, 42n, 43n: each a multiple of its row length, see ``_unpack``).
+
+    Every revolute (prismatic) body i is expressed in the frame F'_i = rot(E_c,i) F_i whose z axis is its
+    joint axis (``_frame_z``; E_c = 1 for the other bodies and the base), with the code REV_Z (PRIS_Z):
+    X'_tree,i = rot(E_c,i) X_tree,i rot(E_c,λ(i))ᵀ, i.e. E' = E_c,i E E_c,λᵀ, r' = E_c,λ r; I'_i = rot(E_c,i) I_i
+    rot(E_c,i)ᵀ, i.e. h' = E_c h, Ī' = E_c Ī E_cᵀ; S'_i = [z; 0] ([0; z]). X_J becomes rotz(q) (xlt(q z)) and a
+    product with S one entry, as in Pinocchio's axis-specialised joints. τ, H and q̈ do not change
+    (τ_i = S_iᵀ f_i = S'_iᵀ f'_i); body velocities and forces inside the kernels are in the F' frames, and
+    external forces, given in the F frames, are rotated by E_c on entry. X_tree (n, 6, 6) Plücker transforms,
+    I (n, 6, 6) spatial inertias [[Ī, h×], [h×ᵀ, m 1]], a0 (6,) = −a_grav."""
+    n = parent.shape[0]
+    ib = np.empty(3 * n, np.int64)
+    fb = np.zeros(_fb_len(n))
+    iq = q_indices(jtype)
+    _, _, _, ax, Et, rt, S, m, h, J, Ec, _ = _unpack(ib, fb)
+    E0, r0, T = np.empty((3, 3)), np.empty(3), np.empty((3, 3))
+    for k in range(6):
+        fb[43 * n + k] = a0[k]
+    for i in range(n):
+        ib[i], ib[2 * n + i] = parent[i], iq[i]
+        t = jtype[i]
+        if i > 0 and (t == REVOLUTE or t == PRISMATIC):
+            _frame_z(axis[i], Ec[i])
+            ib[n + i] = REV_Z if t == REVOLUTE else PRIS_Z
+            ax[i, 2] = 1.0
+        else:
+            for k in range(3):
+                Ec[i, k, k] = 1.0
+                ax[i, k] = axis[i, k]
+            ib[n + i] = t
+        if i == 0:
+            continue
+        _S(ib[n + i], ax[i], S[i])
+        Ei, Ep = Ec[i], Ec[parent[i]]
+        X = X_tree[i]                   # (E, r) of X_tree, as _split_tree
+        for a in range(3):
+            for b in range(3):
+                E0[a, b] = X[a, b]
+        r0[0] = -(X[0, 2] * X[3, 1] + X[1, 2] * X[4, 1] + X[2, 2] * X[5, 1])
+        r0[1] = -(X[0, 0] * X[3, 2] + X[1, 0] * X[4, 2] + X[2, 0] * X[5, 2])
+        r0[2] = -(X[0, 1] * X[3, 0] + X[1, 1] * X[4, 0] + X[2, 1] * X[5, 0])
+        for a in range(3):              # T = E_tree E_c,λᵀ, E' = E_c,i T, r' = E_c,λ r
+            for b in range(3):
+                T[a, b] = E0[a, 0] * Ep[b, 0] + E0[a, 1] * Ep[b, 1] + E0[a, 2] * Ep[b, 2]
+        for a in range(3):
+            for b in range(3):
+                Et[i, a, b] = Ei[a, 0] * T[0, b] + Ei[a, 1] * T[1, b] + Ei[a, 2] * T[2, b]
+            rt[i, a] = Ep[a, 0] * r0[0] + Ep[a, 1] * r0[1] + Ep[a, 2] * r0[2]
+        Ii = I[i]                       # m, h = E_c h, Ī' = E_c Ī E_cᵀ
+        m[i] = Ii[3, 3]
+        r0[0], r0[1], r0[2] = Ii[2, 4], Ii[0, 5], Ii[1, 3]
+        for a in range(3):
+            h[i, a] = Ei[a, 0] * r0[0] + Ei[a, 1] * r0[1] + Ei[a, 2] * r0[2]
+            for b in range(3):
+                T[a, b] = Ii[a, 0] * Ei[b, 0] + Ii[a, 1] * Ei[b, 1] + Ii[a, 2] * Ei[b, 2]
+        for a in range(3):
+            for b in range(3):
+                J[i, a, b] = Ei[a, 0] * T[0, b] + Ei[a, 1] * T[1, b] + Ei[a, 2] * T[2, b]
+    return ib, fb
+
+
+@njit(cache=True, inline="always")
+def _unpack(ib, fb):
+    """Views of ``pack``'s arrays: parent, jtype, iq, axis, E_tree, r_tree, S, m, h, Ī, E_c, a0 (three
+    reshapes of fb, then slices: a reshape costs tens of ns in compiled code, a slice a few)."""
+    n = ib.shape[0] // 3
+    L = fb.shape[0]
+    f3, f6, f33 = fb.reshape((L // 3, 3)), fb.reshape((L // 6, 6)), fb.reshape((L // 9, 3, 3))
+    return (ib[:n], ib[n:2 * n], ib[2 * n:], f3[9 * n:10 * n], f33[:n], f3[12 * n:13 * n], f6[5 * n:6 * n],
+            fb[42 * n:43 * n], f3[13 * n:14 * n], f33[n:2 * n], f33[2 * n:3 * n], fb[43 * n:43 * n + 6])
+
+
+@njit(cache=True, inline="always")
+def _sdot(jtype, S, f):
+    """S_iᵀ f for a body of the packed model: one entry for REV_Z / PRIS_Z."""
+    if jtype == REV_Z:
+        return f[2]
+    if jtype == PRIS_Z:
+        return f[5]
+    return S[0] * f[0] + S[1] * f[1] + S[2] * f[2] + S[3] * f[3] + S[4] * f[4] + S[5] * f[5]
+
+
+@njit(cache=True, inline="always")
+def _rot6(E, f, out):
+    """out = rot(E) f = [E n; E f] (a force or motion vector seen in a frame turned by E)."""
+    _mv(E, f[:3], out[:3])
+    _mv(E, f[3:], out[3:])
+
+
+# ---------------------------------------------------------------------------------------------------------
+# the algorithms, on the packed model
+# ---------------------------------------------------------------------------------------------------------
+@njit(cache=True)
+def _rnea_p(ib, fb, q, qd, qdd, f_ext, tau, n0, n1):
+    """Recursive Newton-Euler inverse dynamics, RBDA Table 5.1, on the packed model (``pack``) for states
+    n0 ≤ n < n1. q (N, nq), qd, qdd (N, nv); f_ext (Nf, NB+1, 6) external forces
+    in the link-frame body coordinates (Nf = 1 or N; 0 for none). Writes tau (N, nv)."""
+    parent, jtype, iq, axis, Et, rt, S, mI, hI, JI, Ec, a0 = _unpack(ib, fb)
+    NB = parent.shape[0] - 1
+    n_ = NB + 1  # work arrays: fresh ones, which the compiler knows alias nothing (views of one scratch array
+    #              made these loops 2.5 times slower)
+    E, r, v, a, f, vb = np.empty((n_, 3, 3)), np.empty((n_, 3)), np.empty((n_, 6)), np.empty((n_, 6)), \
+        np.empty((n_, 6)), np.empty((n_, 6))
+    w1, w2, fx, t1, t2 = np.empty(6), np.empty(6), np.empty(6), np.empty(3), np.empty(3)
+    nfx = f_ext.shape[0]  # 0: no external forces
+    for k in range(6):
+        v[0, k] = 0.0
+        vb[0, k] = 0.0
+    for n in range(n0, n1):
+        nf = n if nfx > 1 else 0
+        qn = q[n]
+        for k in range(6):
+            a[0, k] = a0[k]
+        for i in range(1, NB + 1):
+            p = parent[i]
+            ji = jtype[i]
+            vi, ai = v[i], a[i]
+            _xup(ji, axis[i], qn, iq[i], Et[i], rt[i], E[i], r[i])
+            _xmv(E[i], r[i], v[p], vi, t1)                          # v_i = X v_λ + S q̇
+            _xmv(E[i], r[i], a[p], ai, t1)                          # a_i = X a_λ + S q̈ + (X v_λ) × S q̇
+            qdi, qddi = qd[n, i - 1], qdd[n, i - 1]
+            if ji == REV_Z:                                         # S = [z; 0]
+                ai[0] += qdi * vi[1]
+                ai[1] -= qdi * vi[0]
+                ai[2] += qddi
+                ai[3] += qdi * vi[4]
+                ai[4] -= qdi * vi[3]
+                vi[2] += qdi
+            elif ji == PRIS_Z:                                      # S = [0; z]
+                ai[3] += qdi * vi[1]
+                ai[4] -= qdi * vi[0]
+                ai[5] += qddi
+                vi[5] += qdi
+            else:
+                for k in range(6):
+                    w1[k] = S[i, k] * qdi
+                if is_sub(ji):                                      # the joint's X v_λ (``joints``)
+                    for k in range(6):
+                        vb[i, k] = vb[p, k]
+                    _crm_mul(vb[i], w1, w2)
+                else:
+                    for k in range(6):
+                        vb[i, k] = vi[k]
+                    _crm_mul(vi, w1, w2)
+                for k in range(6):
+                    vi[k] += w1[k]
+                    ai[k] += S[i, k] * qddi + w2[k]
+            _Imul_rb(mI[i], hI[i], JI[i], ai, f[i], t1)             # f_i = I a + v ×* I v − f_ext
+            _Imul_rb(mI[i], hI[i], JI[i], vi, w1, t1)
+            _crf_mul(vi, w1, w2)
+            if nfx:
+                _rot6(Ec[i], f_ext[nf, i], fx)
+                for k in range(6):
+                    f[i, k] += w2[k] - fx[k]
+            else:
+                for k in range(6):
+                    f[i, k] += w2[k]
+        for i in range(NB, 0, -1):
+            tau[n, i - 1] = _sdot(jtype[i], S[i], f[i])             # τ_i = Sᵀ f_i
+            if parent[i] != 0:
+                _xtf_add(E[i], r[i], f[i], f[parent[i]], t1, t2)    # f_λ += Xᵀ f_i
+
+
+@njit(cache=True, inline="always")
+def _xt_I_x(E, r, IA, out, X, M):
+    """out += Xᵀ IA X for X = (E, r) = [[E, 0], [−E r×, E]] and a symmetric IA = [[A, B], [Bᵀ, C]] (RBDA
+    eq. 2.66's transform of an inertia, in 3×3 blocks): with A' = EᵀAE, B' = EᵀBE, C' = EᵀCE,
+    out += [[A' − B' r× + r× B'ᵀ − r× C' r×, B' + r× C'], [(B' + r× C')ᵀ, C']].
+    X and M are (6, 6) scratch arrays, so nothing is allocated."""
+    # M = IA-block congruences: M[:3,:3] = A', M[:3,3:] = B', M[3:,3:] = C' (via X as 3×3 scratch rows)
+    for blk in range(3):
+        ro = 0 if blk < 2 else 3
+        co = 0 if blk == 0 else 3
+        for i in range(3):              # X[i, j] = (block E)_ij
+            for j in range(3):
+                X[i, j] = IA[ro + i, co + 0] * E[0, j] + IA[ro + i, co + 1] * E[1, j] + IA[ro + i, co + 2] * E[2, j]
+        for i in range(3):
+            for j in range(3):
+                M[ro + i, co + j] = E[0, i] * X[0, j] + E[1, i] * X[1, j] + E[2, i] * X[2, j]
+    # P = r× C' (rows of X[3:, 3:]), Q = r× B'ᵀ (X[3:, :3])
+    for j in range(3):
+        c0, c1, c2 = M[3, 3 + j], M[4, 3 + j], M[5, 3 + j]
+        X[3, 3 + j] = r[1] * c2 - r[2] * c1
+        X[4, 3 + j] = r[2] * c0 - r[0] * c2
+        X[5, 3 + j] = r[0] * c1 - r[1] * c0
+        b0, b1, b2 = M[j, 3], M[j, 4], M[j, 5]  # column j of B'ᵀ = row j of B'
+        X[3, j] = r[1] * b2 - r[2] * b1
+        X[4, j] = r[2] * b0 - r[0] * b2
+        X[5, j] = r[0] * b1 - r[1] * b0
+    for i in range(3):
+        for j in range(3):
+            # (B' r×)_ij = Σ_k B'_ik (r×)_kj
+            br = M[i, 3 + (j + 1) % 3] * r[(j + 2) % 3] - M[i, 3 + (j + 2) % 3] * r[(j + 1) % 3]
+            # (r× C' r×)_ij = (P r×)_ij with P = r× C'
+            pr = X[3 + i, 3 + (j + 1) % 3] * r[(j + 2) % 3] - X[3 + i, 3 + (j + 2) % 3] * r[(j + 1) % 3]
+            out[i, j] += M[i, j] - br + X[3 + i, j] - pr
+            v = M[i, 3 + j] + X[3 + i, 3 + j]
+            out[i, 3 + j] += v
+            out[3 + j, i] += v
+            out[3 + i, 3 + j] += M[3 + i, 3 + j]
+
+
+@njit(cache=True)
+def _crba_p(ib, fb, q, H, n0, n1):
+    """Composite-rigid-body algorithm, RBDA Table 6.2, on the packed model for states n0 ≤ n < n1.
+    Writes the joint-space inertia H (N, nv, nv) on and below the branches (the other
+    entries are zero and left as they are). Composite inertias are rigid-body inertias, so they are kept as
+    (m, h = m c, Ī about the body origin) and moved to the parent by RBDA eq. 2.66 in that form (Table 2.5):
+    with g = Eᵀh, h_λ = g + m r, Ī_λ = EᵀĪE − (r gᵀ + g rᵀ) − m r rᵀ + (2 g·r + m r·r) 1."""
+    parent, jtype, iq, axis, Et, rt, S, mI, hI, JI, Ec, a0 = _unpack(ib, fb)
+    NB = parent.shape[0] - 1
+    n_ = NB + 1  # fresh work arrays (see _rnea_p)
+    E, r, mC, hC, JC = np.empty((n_, 3, 3)), np.empty((n_, 3)), np.empty(n_), np.empty((n_, 3)), np.empty((n_, 3, 3))
+    F, G, M, g, t1, t2 = np.empty(6), np.empty(6), np.empty((3, 3)), np.empty(3), np.empty(3), np.empty(3)
+    for n in range(n0, n1):
+        qn = q[n]
+        for i in range(1, NB + 1):
+            _xup(jtype[i], axis[i], qn, iq[i], Et[i], rt[i], E[i], r[i])
+            mC[i] = mI[i]
+            for a_ in range(3):
+                hC[i, a_] = hI[i, a_]
+                for b_ in range(3):
+                    JC[i, a_, b_] = JI[i, a_, b_]
+        for i in range(NB, 0, -1):
+            p = parent[i]
+            if p == 0:
+                continue
+            Ei, ri, m = E[i], r[i], mC[i]                                    # I^c_λ += Xᵀ I^c_i X
+            _mtv(Ei, hC[i], g)
+            for a_ in range(3):                                              # M = Ī E
+                for b_ in range(3):
+                    M[a_, b_] = JC[i, a_, 0] * Ei[0, b_] + JC[i, a_, 1] * Ei[1, b_] + JC[i, a_, 2] * Ei[2, b_]
+            gr = g[0] * ri[0] + g[1] * ri[1] + g[2] * ri[2]
+            rr = ri[0] * ri[0] + ri[1] * ri[1] + ri[2] * ri[2]
+            diag = 2.0 * gr + m * rr
+            for a_ in range(3):
+                for b_ in range(3):
+                    v_ = (Ei[0, a_] * M[0, b_] + Ei[1, a_] * M[1, b_] + Ei[2, a_] * M[2, b_]
+                          - ri[a_] * g[b_] - g[a_] * ri[b_] - m * ri[a_] * ri[b_])
+                    if a_ == b_:
+                        v_ += diag
+                    JC[p, a_, b_] += v_
+            for a_ in range(3):
+                hC[p, a_] += g[a_] + m * ri[a_]
+            mC[p] += m
+        for i in range(1, NB + 1):
+            Si, h, J, m, ji = S[i], hC[i], JC[i], mC[i], jtype[i]            # F = I^c_i S_i
+            if ji == REV_Z:                                                  # [Ī z; −h × z]
+                F[0], F[1], F[2], F[3], F[4], F[5] = J[0, 2], J[1, 2], J[2, 2], -h[1], h[0], 0.0
+            elif ji == PRIS_Z:                                               # [h × z; m z]
+                F[0], F[1], F[2], F[3], F[4], F[5] = h[1], -h[0], 0.0, 0.0, 0.0, m
+            else:
+                _cross(h, Si[3:], t1)                                        # h × v
+                _cross(h, Si[:3], t2)                                        # h × ω
+                for a_ in range(3):
+                    F[a_] = J[a_, 0] * Si[0] + J[a_, 1] * Si[1] + J[a_, 2] * Si[2] + t1[a_]
+                    F[3 + a_] = m * Si[3 + a_] - t2[a_]
+            H[n, i - 1, i - 1] = _sdot(ji, Si, F)
+            j = i
+            while parent[j] > 0:
+                for k in range(6):
+                    G[k] = 0.0
+                _xtf_add(E[j], r[j], F, G, t1, t2)                         # F = Xᵀ_j F
+                for k in range(6):
+                    F[k] = G[k]
+                j = parent[j]
+                acc = _sdot(jtype[j], S[j], F)
+                H[n, i - 1, j - 1] = acc
+                H[n, j - 1, i - 1] = acc
+
+
+@njit(cache=True)
+def _aba_p(ib, fb, q, qd, tau, f_ext, qdd, n0, n1):
+    """Articulated-body forward dynamics, RBDA Table 7.1, on the packed model for states n0 ≤ n < n1;
+    f_ext as in ``_rnea_p``. Writes qdd (N, nv). Raises ZeroDivisionError for a
+    zero articulated inertia d_i."""
+    parent, jtype, iq, axis, Et, rt, S, mI, hI, JI, Ec, a0 = _unpack(ib, fb)
+    NB = parent.shape[0] - 1
+    n_ = NB + 1  # fresh work arrays (see _rnea_p)
+    E, r, v, c, IA = np.empty((n_, 3, 3)), np.empty((n_, 3)), np.empty((n_, 6)), np.empty((n_, 6)), np.empty((n_, 6, 6))
+    pA, U, d, u, a, vb = np.empty((n_, 6)), np.empty((n_, 6)), np.empty(n_), np.empty(n_), np.empty((n_, 6)), \
+        np.empty((n_, 6))
+    Ia, pa, w1, w2, fx = np.empty((6, 6)), np.empty(6), np.empty(6), np.empty(6), np.empty(6)
+    t1, t2, Xs, Ms = np.empty(3), np.empty(3), np.empty((6, 6)), np.empty((6, 6))
+    nfx = f_ext.shape[0]  # 0: no external forces
+    for k in range(6):
+        v[0, k] = 0.0
+        vb[0, k] = 0.0
+    for n in range(n0, n1):
+        nf = n if nfx > 1 else 0
+        qn = q[n]
+        for i in range(1, NB + 1):
+            p = parent[i]
+            ji = jtype[i]
+            vi, ci = v[i], c[i]
+            _xup(ji, axis[i], qn, iq[i], Et[i], rt[i], E[i], r[i])
+            _xmv(E[i], r[i], v[p], vi, t1)
+            qdi = qd[n, i - 1]
+            if ji == REV_Z:                                       # c_i = (X v_λ) × S q̇, S = [z; 0]
+                ci[0], ci[1], ci[2], ci[3], ci[4], ci[5] = qdi * vi[1], -qdi * vi[0], 0.0, qdi * vi[4], -qdi * vi[3], 0.0
+                vi[2] += qdi
+            elif ji == PRIS_Z:                                    # S = [0; z]
+                ci[0], ci[1], ci[2], ci[3], ci[4], ci[5] = 0.0, 0.0, 0.0, qdi * vi[1], -qdi * vi[0], 0.0
+                vi[5] += qdi
+            else:
+                _group_base(ji, vi, vb[p], vb[i])
+                for k in range(6):
+                    w1[k] = S[i, k] * qdi
+                    vi[k] += w1[k]
+                _crm_mul(vb[i], w1, ci)
+            _rb_matrix(mI[i], hI[i], JI[i], IA[i])                # I^A_i = I_i
+            _Imul_rb(mI[i], hI[i], JI[i], vi, w1, t1)
+            _crf_mul(vi, w1, pA[i])                               # p^A_i = v ×* I v − f_ext
+            if nfx:
+                _rot6(Ec[i], f_ext[nf, i], fx)
+                for k in range(6):
+                    pA[i, k] -= fx[k]
+        for i in range(NB, 0, -1):
+            ji, IAi, Ui = jtype[i], IA[i], U[i]
+            if ji == REV_Z:                                       # U = I^A S, d = Sᵀ U, u = τ − Sᵀ p^A
+                for k in range(6):
+                    Ui[k] = IAi[k, 2]
+            elif ji == PRIS_Z:
+                for k in range(6):
+                    Ui[k] = IAi[k, 5]
+            else:
+                _Imul(IAi, S[i], Ui)
+            d[i] = _sdot(ji, S[i], Ui)
+            u[i] = tau[n, i - 1] - _sdot(ji, S[i], pA[i])
+            p = parent[i]
+            if p != 0:
+                for k in range(6):
+                    for l in range(6):
+                        Ia[k, l] = IAi[k, l] - Ui[k] * Ui[l] / d[i]
+                _Imul(Ia, c[i], w1)
+                for k in range(6):
+                    pa[k] = pA[i, k] + w1[k] + Ui[k] * (u[i] / d[i])
+                _xt_I_x(E[i], r[i], Ia, IA[p], Xs, Ms)            # I^A_λ += Xᵀ I^a X
+                _xtf_add(E[i], r[i], pa, pA[p], t1, t2)           # p^A_λ += Xᵀ p^a
+        for k in range(6):
+            a[0, k] = a0[k]
+        for i in range(1, NB + 1):
+            ji = jtype[i]
+            _xmv(E[i], r[i], a[parent[i]], w1, t1)
+            acc = 0.0
+            for k in range(6):
+                w1[k] += c[i, k]
+                acc += U[i, k] * w1[k]
+            qddi = (u[i] - acc) / d[i]
+            qdd[n, i - 1] = qddi
+            for k in range(6):
+                a[i, k] = w1[k]
+            if ji == REV_Z:
+                a[i, 2] += qddi
+            elif ji == PRIS_Z:
+                a[i, 5] += qddi
+            else:
+                for k in range(6):
+                    a[i, k] += S[i, k] * qddi
+
+
+# ---------------------------------------------------------------------------------------------------------
+# the same on a Model's own arrays, in the link frames (the loop-constraint kernels call these once per state:
+# packing the model per call, ``_pack``, cost 0.6 µs more than these kernels' own set-up on the excavator)
+# ---------------------------------------------------------------------------------------------------------
+@njit(cache=True)
+def _rigid_body_form(I):
+    """(m (NB+1,), h (NB+1, 3), Ī (NB+1, 3, 3)) of spatial inertias I (NB+1, 6, 6) = [[Ī, h×], [h×ᵀ, m 1]]."""
+    n = I.shape[0]
+    m, h, J = np.zeros(n), np.zeros((n, 3)), np.zeros((n, 3, 3))
+    for i in range(n):
+        m[i] = I[i, 3, 3]
+        h[i, 0], h[i, 1], h[i, 2] = I[i, 2, 4], I[i, 0, 5], I[i, 1, 3]
+        for a in range(3):
+            for b in range(3):
+                J[i, a, b] = I[i, a, b]
+    return m, h, J
+
+
+@njit(cache=True)
+def _subspaces(jtype, axis):
+    """S (NB+1, 6): every body's motion subspace column."""
+    S = np.zeros((jtype.shape[0], 6))
+    for i in range(1, jtype.shape[0]):
+        _S(jtype[i], axis[i], S[i])
+    return S
+
+
 @njit(cache=True)
 def _rnea(parent, jtype, axis, X_tree, I, a0, q, qd, qdd, f_ext, tau, n0, n1):
     """Recursive Newton-Euler inverse dynamics, RBDA Table 5.1, for states n0 ≤ n < n1.
@@ -282,45 +719,6 @@ def _rnea_c(parent, jtype, iq, axis, Et, rt, S, mI, hI, JI, a0, q, qd, qdd, f_ex
             tau[n, i - 1] = acc                                     # τ_i = Sᵀ f_i
             if parent[i] != 0:
                 _xtf_add(E[i], r[i], f[i], f[parent[i]], t1, t2)    # f_λ += Xᵀ f_i
-
-
-@njit(cache=True, inline="always")
-def _xt_I_x(E, r, IA, out, X, M):
-    """out += Xᵀ IA X for X = (E, r) = [[E, 0], [−E r×, E]] and a symmetric IA = [[A, B], [Bᵀ, C]] (RBDA
-    eq. 2.66's transform of an inertia, in 3×3 blocks): with A' = EᵀAE, B' = EᵀBE, C' = EᵀCE,
-    out += [[A' − B' r× + r× B'ᵀ − r× C' r×, B' + r× C'], [(B' + r× C')ᵀ, C']].
-    X and M are (6, 6) scratch arrays, so nothing is allocated."""
-    # M = IA-block congruences: M[:3,:3] = A', M[:3,3:] = B', M[3:,3:] = C' (via X as 3×3 scratch rows)
-    for blk in range(3):
-        ro = 0 if blk < 2 else 3
-        co = 0 if blk == 0 else 3
-        for i in range(3):              # X[i, j] = (block E)_ij
-            for j in range(3):
-                X[i, j] = IA[ro + i, co + 0] * E[0, j] + IA[ro + i, co + 1] * E[1, j] + IA[ro + i, co + 2] * E[2, j]
-        for i in range(3):
-            for j in range(3):
-                M[ro + i, co + j] = E[0, i] * X[0, j] + E[1, i] * X[1, j] + E[2, i] * X[2, j]
-    # P = r× C' (rows of X[3:, 3:]), Q = r× B'ᵀ (X[3:, :3])
-    for j in range(3):
-        c0, c1, c2 = M[3, 3 + j], M[4, 3 + j], M[5, 3 + j]
-        X[3, 3 + j] = r[1] * c2 - r[2] * c1
-        X[4, 3 + j] = r[2] * c0 - r[0] * c2
-        X[5, 3 + j] = r[0] * c1 - r[1] * c0
-        b0, b1, b2 = M[j, 3], M[j, 4], M[j, 5]  # column j of B'ᵀ = row j of B'
-        X[3, j] = r[1] * b2 - r[2] * b1
-        X[4, j] = r[2] * b0 - r[0] * b2
-        X[5, j] = r[0] * b1 - r[1] * b0
-    for i in range(3):
-        for j in range(3):
-            # (B' r×)_ij = Σ_k B'_ik (r×)_kj
-            br = M[i, 3 + (j + 1) % 3] * r[(j + 2) % 3] - M[i, 3 + (j + 2) % 3] * r[(j + 1) % 3]
-            # (r× C' r×)_ij = (P r×)_ij with P = r× C'
-            pr = X[3 + i, 3 + (j + 1) % 3] * r[(j + 2) % 3] - X[3 + i, 3 + (j + 2) % 3] * r[(j + 1) % 3]
-            out[i, j] += M[i, j] - br + X[3 + i, j] - pr
-            v = M[i, 3 + j] + X[3 + i, 3 + j]
-            out[i, 3 + j] += v
-            out[3 + j, i] += v
-            out[3 + i, 3 + j] += M[3 + i, 3 + j]
 
 
 @njit(cache=True)
@@ -408,84 +806,9 @@ def _crba_c(parent, jtype, iq, axis, Et, rt, S, I, q, H, n0, n1):
 
 @njit(cache=True)
 def _aba(parent, jtype, axis, X_tree, I, a0, q, qd, tau, f_ext, qdd, n0, n1):
-    """Articulated-body forward dynamics, RBDA Table 7.1, for states n0 ≤ n < n1. Writes qdd (N, NB)."""
-    Et, rt = _split_tree(X_tree)
-    _aba_c(parent, jtype, q_indices(jtype), axis, Et, rt, _subspaces(jtype, axis), I, a0, q, qd, tau, f_ext, qdd,
-           n0, n1)
-
-
-@njit(cache=True)
-def _aba_c(parent, jtype, iq, axis, Et, rt, S, I, a0, q, qd, tau, f_ext, qdd, n0, n1):
-    """ABA on the precomputed model arrays (see ``_rnea_c``)."""
-    NB = parent.shape[0] - 1
-    E = np.zeros((NB + 1, 3, 3))
-    r = np.zeros((NB + 1, 3))
-    v = np.zeros((NB + 1, 6))
-    c = np.zeros((NB + 1, 6))
-    IA = np.zeros((NB + 1, 6, 6))
-    pA = np.zeros((NB + 1, 6))
-    U = np.zeros((NB + 1, 6))
-    d = np.zeros(NB + 1)
-    u = np.zeros(NB + 1)
-    a = np.zeros((NB + 1, 6))
-    Ia = np.zeros((6, 6))
-    pa = np.zeros(6)
-    w1 = np.zeros(6)
-    w2 = np.zeros(6)
-    t1 = np.zeros(3)
-    t2 = np.zeros(3)
-    Xs = np.zeros((6, 6))
-    Ms = np.zeros((6, 6))
-    vb = np.zeros((NB + 1, 6))
-    nfx = f_ext.shape[0]  # 0: no external forces
-    for n in range(n0, n1):
-        nf = n if nfx > 1 else 0
-        qn = q[n]
-        for i in range(1, NB + 1):
-            p = parent[i]
-            _xup(jtype[i], axis[i], qn, iq[i], Et[i], rt[i], E[i], r[i])
-            _xmv(E[i], r[i], v[p], v[i], t1)
-            _group_base(jtype[i], v[i], vb[p], vb[i])
-            for k in range(6):
-                w1[k] = S[i, k] * qd[n, i - 1]
-                v[i, k] += w1[k]
-            _crm_mul(vb[i], w1, c[i])                             # c_i = (X v_λ) × S q̇
-            IA[i] = I[i]
-            _Imul(I[i], v[i], w1)
-            _crf_mul(v[i], w1, pA[i])                             # p^A_i = v ×* I v − f_ext
-            if nfx:
-                for k in range(6):
-                    pA[i, k] -= f_ext[nf, i, k]
-        for i in range(NB, 0, -1):
-            _Imul(IA[i], S[i], U[i])                              # U = I^A S
-            acc = 0.0
-            for k in range(6):
-                acc += S[i, k] * U[i, k]
-            d[i] = acc
-            acc = 0.0
-            for k in range(6):
-                acc += S[i, k] * pA[i, k]
-            u[i] = tau[n, i - 1] - acc
-            p = parent[i]
-            if p != 0:
-                for k in range(6):
-                    for l in range(6):
-                        Ia[k, l] = IA[i, k, l] - U[i, k] * U[i, l] / d[i]
-                _Imul(Ia, c[i], w1)
-                for k in range(6):
-                    pa[k] = pA[i, k] + w1[k] + U[i, k] * (u[i] / d[i])
-                _xt_I_x(E[i], r[i], Ia, IA[p], Xs, Ms)            # I^A_λ += Xᵀ I^a X
-                _xtf_add(E[i], r[i], pa, pA[p], t1, t2)           # p^A_λ += Xᵀ p^a
-        a[0] = a0
-        for i in range(1, NB + 1):
-            _xmv(E[i], r[i], a[parent[i]], w1, t1)
-            acc = 0.0
-            for k in range(6):
-                w1[k] += c[i, k]
-                acc += U[i, k] * w1[k]
-            qdd[n, i - 1] = (u[i] - acc) / d[i]
-            for k in range(6):
-                a[i, k] = w1[k] + S[i, k] * qdd[n, i - 1]
+    """ABA (``_aba_p``) on a Model's arrays for states n0 ≤ n < n1. Writes qdd (N, nv)."""
+    ib, fb = pack(parent, jtype, axis, X_tree, I, a0)
+    _aba_p(ib, fb, q, qd, tau, f_ext, qdd, np.int64(n0), np.int64(n1))
 
 
 @njit(cache=True)

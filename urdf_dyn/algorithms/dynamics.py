@@ -26,17 +26,12 @@ __all__ = ["inverse_dynamics", "mass_matrix", "bias_force", "gravity_torques", "
 
 
 _F8 = np.dtype(np.float64)
+_ND = np.ndarray
 
-
-def _plain(model, *xs):
-    """True if the arguments (q first, then velocity-space arrays) are C-contiguous float64 (nq,) / (nv,)
-    arrays, which the single-state kernels take as they are (else the general, checking path runs)."""
-    n = model.nq
-    for x in xs:
-        if x.__class__ is not np.ndarray or x.dtype is not _F8 or x.shape != (n,) or not x.flags.c_contiguous:
-            return False
-        n = model.nv
-    return True
+# One plain state (float64 ndarrays of shapes (nq,) and (nv,), any strides) goes straight to the compiled
+# single-state entry with the model's packed arrays (``Model.kernel_single``); the entry checks
+# finiteness itself and returns a nonzero status when something is not finite; the general path then explains.
+# Everything else (lists, other dtypes or shapes, batches, f_ext) takes the general, checking path.
 
 
 def _out(x, single, what="result"):
@@ -68,13 +63,15 @@ def inverse_dynamics(model, q, qd, qdd, f_ext=None):
     """Joint forces τ (nv,) or (N, nv) [N m | N] that produce q̈ at (q, q̇): RNEA, RBDA Table 5.1.
 
     Raises StateError for arrays of the wrong shape or with NaN/inf."""
-    if f_ext is None and _plain(model, q, qd, qdd):  # one plain state: checks happen inside the kernel
-        tau = np.empty(model.nv)
-        if K.rnea1(*model.kernel_pack, q, qd, qdd, tau) == 0:
-            return tau
+    if f_ext is None:
+        sq, sv, _, ib, fb = model.kernel_single
+        if (q.__class__ is _ND and qd.__class__ is _ND and qdd.__class__ is _ND and q.dtype is _F8
+                and qd.dtype is _F8 and qdd.dtype is _F8 and q.shape == sq and qd.shape == sv and qdd.shape == sv):
+            tau = np.empty(sv)
+            if K.rnea1(ib, fb, q, qd, qdd, tau) == 0:
+                return tau
     s, single, N = batch_states(model, q=q, qd=qd, qdd=qdd)
-    tau = np.zeros((N, model.nv))
-    K.rnea(*model.kernel_pack, s["q"], s["qd"], s["qdd"], _f_ext_body(model, f_ext, N), tau)
+    tau = K.rnea(*model.kernel_pack, s["q"], s["qd"], s["qdd"], _f_ext_body(model, f_ext, N))
     return _out(tau, single, "inverse dynamics")
 
 
@@ -95,14 +92,13 @@ def gravity_torques(model, q):
 def mass_matrix(model, q):
     """Joint-space inertia matrix H(q), (nv, nv) or (N, nv, nv) [kg m² | kg]: CRBA, RBDA Table 6.2.
     Symmetric positive definite for a model whose every body has positive mass or inertia."""
-    if _plain(model, q):  # one plain state: checks happen inside the kernel
-        H = np.zeros((model.nv, model.nv))
-        if K.crba1(*model.kernel_pack, q, H) == 0:
+    sq, _, sH, ib, fb = model.kernel_single
+    if q.__class__ is _ND and q.dtype is _F8 and q.shape == sq:
+        H = np.zeros(sH)
+        if K.crba1(ib, fb, q, H) == 0:
             return H
     s, single, N = batch_states(model, q=q)
-    H = np.zeros((N, model.nv, model.nv))
-    K.crba(*model.kernel_pack, s["q"], H)
-    return _out(H, single, "mass matrix")
+    return _out(K.crba(*model.kernel_pack, s["q"]), single, "mass matrix")
 
 
 def coordinate_parents(model) -> np.ndarray:
@@ -119,28 +115,29 @@ def forward_dynamics(model, q, qd, tau, f_ext=None, algorithm="aba"):
 
     Raises StateError for bad arrays; ValueError for an unknown algorithm; np.linalg.LinAlgError if H is not
     positive definite (a body without mass and inertia at the end of a chain)."""
-    if f_ext is None and algorithm == "aba" and _plain(model, q, qd, tau):  # checks happen inside the kernel
-        qdd = np.empty(model.nv)
-        try:
-            if K.aba1(*model.kernel_pack, q, qd, tau, qdd) == 0:
-                return qdd
-        except ZeroDivisionError:  # a zero articulated inertia; the general path below explains
-            pass
+    if f_ext is None and algorithm == "aba":
+        sq, sv, _, ib, fb = model.kernel_single
+        if (q.__class__ is _ND and qd.__class__ is _ND and tau.__class__ is _ND and q.dtype is _F8
+                and qd.dtype is _F8 and tau.dtype is _F8 and q.shape == sq and qd.shape == sv and tau.shape == sv):
+            qdd = np.empty(sv)
+            try:
+                if K.aba1(ib, fb, q, qd, tau, qdd) == 0:
+                    return qdd
+            except ZeroDivisionError:  # a zero articulated inertia; the general path below explains
+                pass
     s, single, N = batch_states(model, q=q, qd=qd, tau=tau)
-    fb = _f_ext_body(model, f_ext, N)
-    qdd = np.zeros((N, model.nv))
+    fx = _f_ext_body(model, f_ext, N)
     if algorithm == "aba":
         try:
-            K.aba(*model.kernel_pack, s["q"], s["qd"], s["tau"], fb, qdd)
+            qdd = K.aba(*model.kernel_pack, s["q"], s["qd"], s["tau"], fx)
         except ZeroDivisionError:
             raise np.linalg.LinAlgError("forward dynamics: a joint moves a body with zero articulated inertia (H is "
                                         "singular: a massless link at the end of a chain, or a massless body "
                                         "whose joint moves nothing else)") from None
     elif algorithm == "crba":
-        H = np.zeros((N, model.nv, model.nv))
-        K.crba(*model.kernel_pack, s["q"], H)
-        C = np.zeros((N, model.nv))
-        K.rnea(*model.kernel_pack, s["q"], s["qd"], np.zeros((N, model.nv)), fb, C)
+        H = K.crba(*model.kernel_pack, s["q"])
+        C = K.rnea(*model.kernel_pack, s["q"], s["qd"], np.zeros((N, model.nv)), fx)
+        qdd = np.zeros((N, model.nv))
         if not ltl_solve(coordinate_parents(model), H, s["tau"] - C, qdd):
             raise np.linalg.LinAlgError("joint-space inertia H is not positive definite: a chain ends in a "
                                         "body with no mass or inertia")

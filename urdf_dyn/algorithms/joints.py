@@ -19,6 +19,10 @@ coordinate, so that every kernel keeps one motion-subspace column per body (nv =
 Because S is constant in the successor frame, c_J = 0 and the velocity-product term of the whole joint is
 (X v_λ) × v_J (RBDA eq. 3.34/3.40 with S̊ = 0); the kernels therefore form it with the velocity of the
 joint's predecessor (``group_base``), not with the partial sums of the sub-bodies.
+
+The packed model of the compiled kernels (``_kernels.pack``) expresses every 1-dof body in a frame whose z
+axis is the joint axis and gives it the code ``REV_Z`` or ``PRIS_Z`` (RBDA §4.4: X_J is then rotz(q) or
+xlt(q z), Featherstone's and Pinocchio's axis-specialised joints); a Model's own ``jtype`` never holds them.
 """
 from __future__ import annotations
 
@@ -27,7 +31,7 @@ from numba import njit
 
 from urdf_dyn.algorithms.spatial import rodrigues, skew
 
-__all__ = ["REVOLUTE", "PRISMATIC", "FREE", "PLANAR", "SUB_R", "SUB_P", "TYPE_CODES", "NQ", "jcalc",
+__all__ = ["REVOLUTE", "PRISMATIC", "FREE", "PLANAR", "SUB_R", "SUB_P", "REV_Z", "PRIS_Z", "TYPE_CODES", "NQ", "jcalc",
            "joint_pose", "q_indices", "is_sub", "motion_subspace", "write_subspace", "LOOP_TYPES", "loop_subspaces", "quat_to_matrix"]
 
 REVOLUTE = 0
@@ -36,11 +40,13 @@ FREE = 2    # head of a floating joint: X_J from (p, quat); S = [0; e_x]
 PLANAR = 3  # head of a planar joint: X_J from (x, y, θ); S = [0; e_x]
 SUB_R = 4   # sub-body: X_J = 1, S = [axis; 0]
 SUB_P = 5   # sub-body: X_J = 1, S = [0; axis]
+REV_Z = 6   # packed model only: revolute about the body frame's z axis, S = [z; 0]
+PRIS_Z = 7  # packed model only: prismatic along the body frame's z axis, S = [0; z]
 
 #: URDF joint type name -> jcalc type code, for the types that are one kernel body.
 TYPE_CODES = {"revolute": REVOLUTE, "continuous": REVOLUTE, "prismatic": PRISMATIC}
 #: number of position coordinates read by each type code (sub-bodies read none)
-NQ = {REVOLUTE: 1, PRISMATIC: 1, FREE: 7, PLANAR: 3, SUB_R: 0, SUB_P: 0}
+NQ = {REVOLUTE: 1, PRISMATIC: 1, FREE: 7, PLANAR: 3, SUB_R: 0, SUB_P: 0, REV_Z: 1, PRIS_Z: 1}
 
 
 @njit(cache=True, inline="always")
@@ -116,7 +122,7 @@ def write_subspace(jtype, axis, S):
     rotation, [0; axis] for a translation (constant in the successor frame)."""
     for k in range(6):
         S[k] = 0.0
-    if jtype == REVOLUTE or jtype == SUB_R:
+    if jtype == REVOLUTE or jtype == SUB_R or jtype == REV_Z:
         S[0], S[1], S[2] = axis[0], axis[1], axis[2]
     else:
         S[3], S[4], S[5] = axis[0], axis[1], axis[2]
