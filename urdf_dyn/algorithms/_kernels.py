@@ -29,7 +29,7 @@ import numpy as np
 from numba import njit
 
 from urdf_dyn.algorithms.joints import (FREE, PLANAR, PRIS_Z, PRISMATIC, REV_Z, REVOLUTE, is_sub, jcalc, joint_pose,
-                                        q_indices)
+                                        q_indices, quat_entries)
 from urdf_dyn.algorithms.joints import write_subspace as _S
 from urdf_dyn.algorithms.spatial import crm
 
@@ -100,12 +100,19 @@ def _xup(jtype, axis, q, iq, Et, rt, E, r):
         for j in range(3):
             r[j] = rt[j] + (Et[0, j] * axis[0] + Et[1, j] * axis[1] + Et[2, j] * axis[2]) * qi
     elif jtype == FREE or jtype == PLANAR:  # X_J = rot(Rᵀ) xlt(p): E = Rᵀ E_tree, r = r_tree + E_treeᵀ p
-        T = joint_pose(jtype, axis, q, iq)
-        for i in range(3):
-            for j in range(3):
-                E[i, j] = T[0, i] * Et[0, j] + T[1, i] * Et[1, j] + T[2, i] * Et[2, j]
+        if jtype == FREE:                   # (R, p) = ``joints.joint_pose``, in scalars (nothing allocated)
+            R00, R01, R02, R10, R11, R12, R20, R21, R22 = quat_entries(q[iq + 3], q[iq + 4], q[iq + 5], q[iq + 6])
+            p0, p1, p2 = q[iq], q[iq + 1], q[iq + 2]
+        else:
+            c, s = np.cos(q[iq + 2]), np.sin(q[iq + 2])
+            R00, R01, R02, R10, R11, R12, R20, R21, R22 = c, -s, 0.0, s, c, 0.0, 0.0, 0.0, 1.0
+            p0, p1, p2 = q[iq], q[iq + 1], 0.0
         for j in range(3):
-            r[j] = rt[j] + Et[0, j] * T[0, 3] + Et[1, j] * T[1, 3] + Et[2, j] * T[2, 3]
+            e0, e1, e2 = Et[0, j], Et[1, j], Et[2, j]
+            E[0, j] = R00 * e0 + R10 * e1 + R20 * e2
+            E[1, j] = R01 * e0 + R11 * e1 + R21 * e2
+            E[2, j] = R02 * e0 + R12 * e1 + R22 * e2
+            r[j] = rt[j] + e0 * p0 + e1 * p1 + e2 * p2
     else:  # sub-body of a multi-dof joint: X_J = 1
         for i in range(3):
             for j in range(3):
@@ -358,13 +365,18 @@ def _rnea_p(ib, fb, q, qd, qdd, f_ext, tau, n0, n1):
     """Recursive Newton-Euler inverse dynamics, RBDA Table 5.1, on the packed model (``pack``) for states
     n0 ≤ n < n1. q (N, nq), qd, qdd (N, nv); f_ext (Nf, NB+1, 6) external forces
     in the link-frame body coordinates (Nf = 1 or N; 0 for none). Writes tau (N, nv)."""
+    n_ = ib.shape[0] // 3   # bodies (``pack``)
+    _rnea_p_w(ib, fb, q, qd, qdd, f_ext, tau, n0, n1, np.empty((n_, 3, 3)), np.empty((n_, 3)), np.empty((n_, 6)),
+              np.empty((n_, 6)), np.empty((n_, 6)), np.empty((n_, 6)), np.empty(6), np.empty(6), np.empty(6),
+              np.empty(3), np.empty(3))
+
+
+@njit(cache=True, _nrt=False)
+def _rnea_p_w(ib, fb, q, qd, qdd, f_ext, tau, n0, n1, E, r, v, a, f, vb, w1, w2, fx, t1, t2):
+    """``_rnea_p``'s loops on its work arrays, without numba's reference counting (each row view such as E[i]
+    would cost an atomic increment and decrement per body)."""
     parent, jtype, iq, axis, Et, rt, S, mI, hI, JI, Ec, a0 = _unpack(ib, fb)
     NB = parent.shape[0] - 1
-    n_ = NB + 1  # work arrays: fresh ones, which the compiler knows alias nothing (views of one scratch array
-    #              made these loops 2.5 times slower)
-    E, r, v, a, f, vb = np.empty((n_, 3, 3)), np.empty((n_, 3)), np.empty((n_, 6)), np.empty((n_, 6)), \
-        np.empty((n_, 6)), np.empty((n_, 6))
-    w1, w2, fx, t1, t2 = np.empty(6), np.empty(6), np.empty(6), np.empty(3), np.empty(3)
     nfx = f_ext.shape[0]  # 0: no external forces
     for k in range(6):
         v[0, k] = 0.0
@@ -470,11 +482,18 @@ def _crba_p(ib, fb, q, H, n0, n1):
     entries are zero and left as they are). Composite inertias are rigid-body inertias, so they are kept as
     (m, h = m c, Ī about the body origin) and moved to the parent by RBDA eq. 2.66 in that form (Table 2.5):
     with g = Eᵀh, h_λ = g + m r, Ī_λ = EᵀĪE − (r gᵀ + g rᵀ) − m r rᵀ + (2 g·r + m r·r) 1."""
+    n_ = ib.shape[0] // 3   # bodies (``pack``)
+    _crba_p_w(ib, fb, q, H, n0, n1,
+        np.empty((n_, 3, 3)), np.empty((n_, 3)), np.empty(n_), np.empty((n_, 3)), np.empty((n_, 3, 3)), np.empty(6),
+        np.empty(6), np.empty((3, 3)), np.empty(3), np.empty(3), np.empty(3))
+
+
+@njit(cache=True, _nrt=False)
+def _crba_p_w(ib, fb, q, H, n0, n1, E, r, mC, hC, JC, F, G, M, g, t1, t2):
+    """``_crba_p``'s loops on its work arrays, without numba's reference counting (each row view such as
+    E[i] would cost an atomic increment and decrement per body)."""
     parent, jtype, iq, axis, Et, rt, S, mI, hI, JI, Ec, a0 = _unpack(ib, fb)
     NB = parent.shape[0] - 1
-    n_ = NB + 1  # fresh work arrays (see _rnea_p)
-    E, r, mC, hC, JC = np.empty((n_, 3, 3)), np.empty((n_, 3)), np.empty(n_), np.empty((n_, 3)), np.empty((n_, 3, 3))
-    F, G, M, g, t1, t2 = np.empty(6), np.empty(6), np.empty((3, 3)), np.empty(3), np.empty(3), np.empty(3)
     for n in range(n0, n1):
         qn = q[n]
         for i in range(1, NB + 1):
@@ -537,14 +556,20 @@ def _aba_p(ib, fb, q, qd, tau, f_ext, qdd, n0, n1):
     """Articulated-body forward dynamics, RBDA Table 7.1, on the packed model for states n0 ≤ n < n1;
     f_ext as in ``_rnea_p``. Writes qdd (N, nv). Raises ZeroDivisionError for a
     zero articulated inertia d_i."""
+    n_ = ib.shape[0] // 3   # bodies (``pack``)
+    _aba_p_w(ib, fb, q, qd, tau, f_ext, qdd, n0, n1,
+        np.empty((n_, 3, 3)), np.empty((n_, 3)), np.empty((n_, 6)), np.empty((n_, 6)), np.empty((n_, 6, 6)),
+        np.empty((n_, 6)), np.empty((n_, 6)), np.empty(n_), np.empty(n_), np.empty((n_, 6)), np.empty((n_, 6)),
+        np.empty((6, 6)), np.empty(6), np.empty(6), np.empty(6), np.empty(6), np.empty(3), np.empty(3), np.empty((6, 6)),
+        np.empty((6, 6)))
+
+
+@njit(cache=True, _nrt=False)
+def _aba_p_w(ib, fb, q, qd, tau, f_ext, qdd, n0, n1, E, r, v, c, IA, pA, U, d, u, a, vb, Ia, pa, w1, w2, fx, t1, t2, Xs, Ms):
+    """``_aba_p``'s loops on its work arrays, without numba's reference counting (each row view such as
+    E[i] would cost an atomic increment and decrement per body)."""
     parent, jtype, iq, axis, Et, rt, S, mI, hI, JI, Ec, a0 = _unpack(ib, fb)
     NB = parent.shape[0] - 1
-    n_ = NB + 1  # fresh work arrays (see _rnea_p)
-    E, r, v, c, IA = np.empty((n_, 3, 3)), np.empty((n_, 3)), np.empty((n_, 6)), np.empty((n_, 6)), np.empty((n_, 6, 6))
-    pA, U, d, u, a, vb = np.empty((n_, 6)), np.empty((n_, 6)), np.empty(n_), np.empty(n_), np.empty((n_, 6)), \
-        np.empty((n_, 6))
-    Ia, pa, w1, w2, fx = np.empty((6, 6)), np.empty(6), np.empty(6), np.empty(6), np.empty(6)
-    t1, t2, Xs, Ms = np.empty(3), np.empty(3), np.empty((6, 6)), np.empty((6, 6))
     nfx = f_ext.shape[0]  # 0: no external forces
     for k in range(6):
         v[0, k] = 0.0
@@ -667,21 +692,23 @@ def _rnea_c(parent, jtype, iq, axis, Et, rt, S, mI, hI, JI, a0, q, qd, qdd, f_ex
     rt (NB+1, 3) the tree transforms as (E, r), S (NB+1, 6) motion subspaces, the inertias as (m, h, Ī)
     (``_rigid_body_form``)."""
     NB = parent.shape[0] - 1
-    E = np.zeros((NB + 1, 3, 3))
-    r = np.zeros((NB + 1, 3))
-    v = np.zeros((NB + 1, 6))
-    a = np.zeros((NB + 1, 6))
-    f = np.zeros((NB + 1, 6))
-    w1 = np.zeros(6)
-    w2 = np.zeros(6)
-    t1 = np.zeros(3)
-    t2 = np.zeros(3)
-    vb = np.zeros((NB + 1, 6))
+    _rnea_w(parent, jtype, iq, axis, Et, rt, S, mI, hI, JI, a0, q, qd, qdd, f_ext, tau, n0, n1,
+            np.zeros((NB + 1, 3, 3)), np.zeros((NB + 1, 3)), np.zeros((NB + 1, 6)), np.zeros((NB + 1, 6)),
+            np.zeros((NB + 1, 6)), np.zeros(6), np.zeros(6), np.zeros(3), np.zeros(3), np.zeros((NB + 1, 6)))
+
+
+@njit(cache=True, _nrt=False)
+def _rnea_w(parent, jtype, iq, axis, Et, rt, S, mI, hI, JI, a0, q, qd, qdd, f_ext, tau, n0, n1, E, r, v, a, f,
+            w1, w2, t1, t2, vb):
+    """``_rnea_c``'s loops on its work arrays, without numba's reference counting (each body's row views
+    E[i], v[p], ... would cost an atomic increment and decrement)."""
+    NB = parent.shape[0] - 1
     nfx = f_ext.shape[0]  # 0: no external forces
     for n in range(n0, n1):
         nf = n if nfx > 1 else 0
         qn = q[n]
-        a[0] = a0
+        for k in range(6):
+            a[0, k] = a0[k]
         for i in range(1, NB + 1):
             p = parent[i]
             ji = jtype[i]

@@ -32,7 +32,8 @@ from numba import njit
 from urdf_dyn.algorithms.spatial import rodrigues, skew
 
 __all__ = ["REVOLUTE", "PRISMATIC", "FREE", "PLANAR", "SUB_R", "SUB_P", "REV_Z", "PRIS_Z", "TYPE_CODES", "NQ", "jcalc",
-           "joint_pose", "q_indices", "is_sub", "motion_subspace", "write_subspace", "LOOP_TYPES", "loop_subspaces", "quat_to_matrix"]
+           "joint_pose", "q_indices", "is_sub", "motion_subspace", "write_subspace", "LOOP_TYPES", "loop_subspaces", "quat_to_matrix",
+           "quat_entries"]
 
 REVOLUTE = 0
 PRISMATIC = 1
@@ -77,24 +78,23 @@ def q_indices(jtype):
     return out
 
 
-@njit(cache=True)
-def quat_to_matrix(x, y, z, w):
-    """Rotation matrix (3×3) of the quaternion (x, y, z, w), normalised first (Pinocchio's order)."""
+@njit(cache=True, inline="always")
+def quat_entries(x, y, z, w):
+    """The rotation matrix of the quaternion (x, y, z, w), normalised first (Pinocchio's order), as its nine
+    entries R00, R01, …, R22 (row by row; scalars, so that kernels need no array)."""
     n = np.sqrt(x * x + y * y + z * z + w * w)
     if not n > 0.0:  # a zero quaternion is no rotation: NaN, which the callers report (never a ZeroDivisionError)
         n = np.nan
     x, y, z, w = x / n, y / n, z / n, w / n
-    R = np.empty((3, 3))
-    R[0, 0] = 1 - 2 * (y * y + z * z)
-    R[0, 1] = 2 * (x * y - z * w)
-    R[0, 2] = 2 * (x * z + y * w)
-    R[1, 0] = 2 * (x * y + z * w)
-    R[1, 1] = 1 - 2 * (x * x + z * z)
-    R[1, 2] = 2 * (y * z - x * w)
-    R[2, 0] = 2 * (x * z - y * w)
-    R[2, 1] = 2 * (y * z + x * w)
-    R[2, 2] = 1 - 2 * (x * x + y * y)
-    return R
+    return (1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w),
+            2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w),
+            2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y))
+
+
+@njit(cache=True)
+def quat_to_matrix(x, y, z, w):
+    """Rotation matrix (3×3) of the quaternion (x, y, z, w), normalised first (Pinocchio's order)."""
+    return np.array(quat_entries(x, y, z, w)).reshape((3, 3))
 
 
 @njit(cache=True)
