@@ -6,8 +6,8 @@ through its compiled entry point). So:
 
 - the model is packed once per Model into two flat arrays (``Model.kernel_pack``, ``_kernels.pack``: the
   tree in the kernels' frames, q indices, rigid-body inertias), so that a single state passes six arrays
-  (model, state, result; the kernels allocate their own work arrays: fresh arrays are known to alias nothing, and views of one
-  preallocated scratch array made the loops 2.5 times slower);
+  (model, state, result; each kernel's shell allocates its work arrays, separate arrays, and hands them to
+  its loops, which are compiled without numba's reference counting: ``_kernels`` module docstring);
 - each entry is compiled for one explicit signature, lazily on first use (or loaded from numba's cache), and
   called through the compiled function ``Dispatcher.compile(signature)`` returns, which unboxes its
   arguments without typing them. That function trusts its caller: ``dynamics.py`` calls it only with
@@ -18,9 +18,8 @@ through its compiled entry point). So:
 Single-state entries (``rnea1``, ``aba1``, ``crba1``) take 1-D arrays and the result array (allocated in
 Python: returning an array from numba costs 0.36 µs, np.empty 0.13 µs) and return a status for a
 non-finite input or result (the caller's checking path then explains); batch entries (``rnea``, ``crba``,
-``aba``) split large batches over the cores (numba ``prange`` over chunks, each with its own work arrays;
-numba compiles such a loop body with its arrays declared non-aliasing, and one UR5 RNEA state then costs
-0.50 µs against 0.74 µs in the serial entry). The algorithms are in ``_kernels.py``.
+``aba``) split large batches over the cores (numba ``prange`` over chunks, each with its own work arrays).
+The algorithms are in ``_kernels.py``.
 """
 from __future__ import annotations
 

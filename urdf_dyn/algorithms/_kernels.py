@@ -19,9 +19,12 @@ operations (RBDA §2.8, Table 2.1's efficient forms) instead of 6×6 products:
     Xᵀ f  = [Eᵀ n + r × Eᵀ f;  Eᵀ f]               (force, from child to parent)
 
 and a spatial inertia as (m, h = m c, Ī) with Ī the rotational inertia about the body origin:
-I v = [Ī ω + h × v;  m v − h × ω]. Nothing is allocated inside the loops over bodies and states; each
-kernel allocates its work arrays once per call, as separate arrays (measured: views of one scratch array,
-which the compiler must assume may alias, made the loops 2.5 times slower).
+I v = [Ī ω + h × v;  m v − h × ω]. Nothing is allocated inside the loops over bodies and states: each
+kernel is a shell that allocates its work arrays once per call, as separate arrays, and a core ``<name>_w``
+that runs the loops on them compiled with ``_nrt=False``, without numba's reference counting. With it, each
+row view (``E[i]``, ``v[p]``) costs an atomic increment and decrement: measured ≈ 45 ns per body, one UR5
+RNEA state 0.50 → 0.37 µs in the batch without it. (Views of one scratch array instead of separate arrays
+measured slower again in the single CRBA call: 1.35 → 1.52 µs.)
 """
 from __future__ import annotations
 
@@ -692,13 +695,13 @@ def _rnea_c(parent, jtype, iq, axis, Et, rt, S, mI, hI, JI, a0, q, qd, qdd, f_ex
     rt (NB+1, 3) the tree transforms as (E, r), S (NB+1, 6) motion subspaces, the inertias as (m, h, Ī)
     (``_rigid_body_form``)."""
     NB = parent.shape[0] - 1
-    _rnea_w(parent, jtype, iq, axis, Et, rt, S, mI, hI, JI, a0, q, qd, qdd, f_ext, tau, n0, n1,
+    _rnea_c_w(parent, jtype, iq, axis, Et, rt, S, mI, hI, JI, a0, q, qd, qdd, f_ext, tau, n0, n1,
             np.zeros((NB + 1, 3, 3)), np.zeros((NB + 1, 3)), np.zeros((NB + 1, 6)), np.zeros((NB + 1, 6)),
             np.zeros((NB + 1, 6)), np.zeros(6), np.zeros(6), np.zeros(3), np.zeros(3), np.zeros((NB + 1, 6)))
 
 
 @njit(cache=True, _nrt=False)
-def _rnea_w(parent, jtype, iq, axis, Et, rt, S, mI, hI, JI, a0, q, qd, qdd, f_ext, tau, n0, n1, E, r, v, a, f,
+def _rnea_c_w(parent, jtype, iq, axis, Et, rt, S, mI, hI, JI, a0, q, qd, qdd, f_ext, tau, n0, n1, E, r, v, a, f,
             w1, w2, t1, t2, vb):
     """``_rnea_c``'s loops on its work arrays, without numba's reference counting (each body's row views
     E[i], v[p], ... would cost an atomic increment and decrement)."""
