@@ -303,7 +303,7 @@ class ActuationPlan:
         self._TAU, self._U = np.zeros((1, n)), np.zeros((1, p))
         self._RANK, self._FALL, self._info = np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(3, np.int64)
         # actuation_path's arguments: (model, loop rows, actuator columns) + (Q, QD, QDD, f_ext) + (τᵃ) + the rest
-        self._head = (model.parent, model.jtype, model.axis, model.X_tree, model.I, model.a0, *static,
+        self._head = (model.parent, model.jtype, model.axis, model.X_tree, *model.kernel_pack, *static,
                       self._X[0], self._X[1], self._X[2], model.f_ext_zero)
         self._tail = (pref, self.weights, self.rtol, self.check, 1e-6, self._TAU, self._U, np.zeros((1, n)),
                       np.zeros((1, nrows)), self._RANK, np.empty((1, n, n)), self._FALL, self._info)
@@ -434,7 +434,7 @@ def _compiled(model, Q, QD, QDD, acts, w, rtol, check, fx):
     TAU, U, RES, LAM = np.zeros((N, n)), np.zeros((N, p)), np.zeros((N, n)), np.zeros((N, nrows))
     RANK, info = np.zeros(N, np.int64), np.zeros(3, np.int64)
     GALL, FALL = np.empty((N, n, n)), np.zeros(N, np.int64)   # G is read back only where FALL
-    _path.actuation_path(model.parent, model.jtype, model.axis, model.X_tree, model.I, model.a0, *static, Q, QD,
+    _path.actuation_path(model.parent, model.jtype, model.axis, model.X_tree, *model.kernel_pack, *static, Q, QD,
                          QDD, fb, tau_a, pref, np.ascontiguousarray(w, float), rtol, check,
                          1e-6, TAU, U, RES, LAM, RANK, GALL, FALL, info)
     if info[0] == 1:

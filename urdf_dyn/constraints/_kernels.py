@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from urdf_dyn.algorithms._kernels import _S, _crba, _crm_mul, _group_base, _rnea, _split_tree, _xmv, _xup
+from urdf_dyn.algorithms._kernels import _S, _crba_p, _crm_mul, _group_base, _rnea_p, _split_tree, _xmv, _xup
 from urdf_dyn.algorithms.joints import FREE, PLANAR, SUB_R, is_sub
 
 
@@ -282,10 +282,11 @@ def _bwd(L, b):
 
 
 @njit(cache=True)
-def cl_qdd(parent, jtype, axis, X_tree, I, a0, q, qd, tau, damping, stiffness, q_ref, lp_p, lp_s, lp_XP, lp_XS,
+def cl_qdd(parent, jtype, axis, X_tree, ib, fb, q, qd, tau, damping, stiffness, q_ref, lp_p, lp_s, lp_XP, lp_XS,
            lp_axis, lp_mode, row_loop, row_T, rows, alpha, rtol, qdd):
     """Closed-loop q̈ by RBDA §8.5 method 2 restricted to the independent constraint rows ``rows`` (K_r),
-    with Baumgarte terms (α = 1/T_stab, 0 for none), all compiled. q, qd, tau, qdd (n,). The tree joints'
+    with Baumgarte terms (α = 1/T_stab, 0 for none), all compiled. parent … X_tree: the Model's arrays (the loop
+    terms are in link frames); ib, fb: ``Model.kernel_pack`` (H and C). q, qd, tau, qdd (n,). The tree joints'
     passive forces −b q̇ − k (q − q_ref) (``constraints.passive.passive_forces``) are added to τ: damping
     (n,) or (0,) for none, stiffness and q_ref (n,) or (0,). With H = L Lᵀ (Cholesky) and
     Y = L⁻¹ K_rᵀ, z = L⁻¹ (τ − C):
@@ -300,7 +301,7 @@ def cl_qdd(parent, jtype, axis, X_tree, I, a0, q, qd, tau, damping, stiffness, q
     m = rows.shape[0]
     nb = parent.shape[0]
     # every workspace carved from one zeroed buffer (one allocation instead of sixteen)
-    buf = np.zeros(n * (7 + 2 * n + m) + R * (n + 3) + 6 * nb + m * (2 * m + 1))
+    buf = np.zeros(n * (7 + 2 * n + m) + R * (n + 3) + m * (2 * m + 1))
     o = 0
     q2 = buf[o:o + n].reshape((1, n))
     o += n
@@ -308,8 +309,7 @@ def cl_qdd(parent, jtype, axis, X_tree, I, a0, q, qd, tau, damping, stiffness, q
     o += n
     zero_n = buf[o:o + n].reshape((1, n))
     o += n
-    zero_f = buf[o:o + 6 * nb].reshape((1, nb, 6))
-    o += 6 * nb
+    zero_f = buf[o:o].reshape((0, nb, 6))       # no external force
     K = buf[o:o + R * n].reshape((R, n))
     o += R * n
     k = buf[o:o + R]
@@ -339,8 +339,8 @@ def cl_qdd(parent, jtype, axis, X_tree, I, a0, q, qd, tau, damping, stiffness, q
                row_T, K, k, vJ, dl)
     for r in range(R):
         k[r] = k[r] - 2.0 * alpha * vJ[r] - alpha * alpha * dl[r]
-    _crba(parent, jtype, axis, X_tree, I, q2, H, 0, 1)
-    _rnea(parent, jtype, axis, X_tree, I, a0, q2, qd2, zero_n, zero_f, C, 0, 1)
+    _crba_p(ib, fb, q2, H, np.int64(0), np.int64(1))
+    _rnea_p(ib, fb, q2, qd2, zero_n, zero_f, C, np.int64(0), np.int64(1))
     if not _chol(H[0], L):
         return 1
     for i in range(n):

@@ -10,7 +10,7 @@ Each function here is the compiled copy of a readable reference, and tests hold 
 | ``actuation_path`` | ``applications.actuators.actuator_forces(compiled=False)`` |
 
 K, k, Tᵀv_J and δ come from ``constraints._kernels.loop_geometry`` and ``loop_velocity`` (one workspace per
-trajectory); τ from ``algorithms._kernels._rnea``. No LAPACK call is compiled in: the small factorisations
+trajectory); τ from ``algorithms._kernels._rnea_p`` on ``Model.kernel_pack``. No LAPACK call is compiled in: the small factorisations
 are written out in ``constraints._linalg``, which keeps the first compilation short. Nothing is allocated
 per sample: every workspace is made before the loop over samples (or when the independent set is chosen).
 """
@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from urdf_dyn.algorithms._kernels import _rnea, _split_tree
+from urdf_dyn.algorithms._kernels import _rnea_p, _split_tree
 from urdf_dyn.constraints._kernels import loop_geometry, loop_velocity, loop_work
 from urdf_dyn.constraints._linalg import (_choose_given, _complement, _cp_lu, _explicit, _forces, _loop_lambda, _lu,
                                          _lu_solve)
@@ -141,7 +141,7 @@ def _predict(t, Q, QD, QDD, i, q):
 
 
 @njit(cache=True)
-def actuation_path(parent, jtype, axis, X_tree, I, a0, lp_p, lp_s, lp_XP, lp_XS, lp_axis, lp_mode, row_loop,
+def actuation_path(parent, jtype, axis, X_tree, ib, fb, lp_p, lp_s, lp_XP, lp_XS, lp_axis, lp_mode, row_loop,
                    row_T, nrows, act_col, Q, QD, QDD, f_ext, tau_a, pref, W, rtol, check, tol, TAU, U, RES, LAM,
                    RANK, GALL, FALL, info):
     """Closed-loop inverse dynamics and actuator forces at N states (RBDA eqs. 8.62–8.63):
@@ -150,6 +150,7 @@ def actuation_path(parent, jtype, axis, X_tree, I, a0, lp_p, lp_s, lp_XP, lp_XS,
         A = Gᵀ B,  b = Gᵀ τ_ID,  u = W^-½ (A W^-½)⁺ b (``_forces``),  residual b − A u,
         Kᵀλ = τ_ID − B u, minimum norm (``_loop_lambda``).
 
+    parent … X_tree: the Model's arrays (loop terms, link frames); ib, fb: ``Model.kernel_pack`` (RNEA).
     The first ``nrows`` rows of (row_loop, row_T) are the constraint rows; the others are the motion axes
     S of actuated loop joints, whose rows are B's columns. act_col (p,): tree joint of each actuator, or
     −(1 + its extra row) for a loop actuator. f_ext (Nf, NB+1, 6) body-frame wrenches, Nf = 1 or N;
@@ -195,7 +196,7 @@ def actuation_path(parent, jtype, axis, X_tree, I, a0, lp_p, lp_s, lp_XP, lp_XS,
     X = np.empty((1, n + 1))
     A, bb, Aw, M, L, y, iperm = _forces_work(n, p)
     C, Ct, Mr, Lr, nu, w, nz = _lambda_work(R, max(r, 0), n)   # r, not a literal 0: one compiled variant
-    _rnea(parent, jtype, axis, X_tree, I, a0, Q, QD, QDD, f_ext, TAU, 0, N)    # τ of every sample at once
+    _rnea_p(ib, fb, Q, QD, QDD, f_ext, TAU, np.int64(0), np.int64(N))      # τ of every sample at once
     for i in range(N):
         q, qd, qdd = Q[i], QD[i], QDD[i]
         if RA:

@@ -41,7 +41,7 @@ from urdf_dyn.constraints.explicit import complete_pivot_lu, explicit_constraint
 from urdf_dyn.constraints.loops import ConstraintWarning, constraint_terms, numerical_rank
 from urdf_dyn.constraints.passive import passive_forces
 from urdf_dyn.model import Data
-from urdf_dyn.algorithms import _kernels as _Kn
+from urdf_dyn.algorithms import _calls
 from urdf_dyn.constraints import _kernels as _LK
 
 __all__ = ["constrained_forward_dynamics", "ConstrainedAccel", "fast_qdd", "qdd_from_terms", "METHODS"]
@@ -246,7 +246,7 @@ def fast_qdd(model, q, qd, tau, t_stab=None, rtol=1e-6, passive=True, data=None)
                     ks, qr = model.spring_stiffness, model.spring_reference
         if b is not None:
             qdd = np.empty(q.shape[0])
-            if _LK.cl_qdd(model.parent, model.jtype, model.axis, model.X_tree, model.I, model.a0, q, qd, tau, b,
+            if _LK.cl_qdd(model.parent, model.jtype, model.axis, model.X_tree, *model.kernel_pack, q, qd, tau, b,
                           ks, qr, pack["p"], pack["s"], pack["XP"], pack["XS"], pack["axis"], pack["mode"],
                           pack["row_loop"], pack["row_T"], rows, 0.0 if t_stab is None else 1.0 / t_stab, rtol,
                           qdd) == 0:
@@ -265,12 +265,9 @@ def qdd_from_terms(model, q, qd, tau, K, k, rtol=1e-6, data=None):
     """q̈ from H q̈ + C = τ + Kᵀλ, K q̈ = k for given K, k (RBDA §8.5 method 2, ``_lambda_solve``). τ already
     holds every applied force. ``data`` (a ``urdf_dyn.Data``) keeps the independent row set between calls."""
     n = model.nv
-    q2, qd2 = q.reshape(1, model.nq), qd.reshape(1, n)
-    H = np.zeros((1, n, n))
-    _Kn._crba(model.parent, model.jtype, model.axis, model.X_tree, model.I, q2, H, 0, 1)
-    C = np.zeros((1, n))
-    _Kn._rnea(model.parent, model.jtype, model.axis, model.X_tree, model.I, model.a0, q2, qd2,
-              np.zeros((1, n)), model.f_ext_zero, C, 0, 1)
+    q2, qd2 = np.ascontiguousarray(q, float).reshape(1, model.nq), np.ascontiguousarray(qd, float).reshape(1, n)
+    H = _calls.crba(*model.kernel_pack, q2)
+    C = _calls.rnea(*model.kernel_pack, q2, qd2, np.zeros((1, n)), np.zeros((0, model.NB + 1, 6)))
     return _lambda_solve(H[0], tau - C[0], K, k, rtol, data)[0]
 
 
