@@ -214,14 +214,20 @@ def _split_tree(X_tree):
     E = np.zeros((n, 3, 3))
     r = np.zeros((n, 3))
     for i in range(n):
-        for a in range(3):
-            for b in range(3):
-                E[i, a, b] = X_tree[i, a, b]
-        # X[3:, :3] = −E r×  ⇒  r× = −Eᵀ X[3:, :3]; r = (r×[2, 1], r×[0, 2], r×[1, 0])
-        r[i, 0] = -(X_tree[i, 0, 2] * X_tree[i, 3, 1] + X_tree[i, 1, 2] * X_tree[i, 4, 1] + X_tree[i, 2, 2] * X_tree[i, 5, 1])
-        r[i, 1] = -(X_tree[i, 0, 0] * X_tree[i, 3, 2] + X_tree[i, 1, 0] * X_tree[i, 4, 2] + X_tree[i, 2, 0] * X_tree[i, 5, 2])
-        r[i, 2] = -(X_tree[i, 0, 1] * X_tree[i, 3, 0] + X_tree[i, 1, 1] * X_tree[i, 4, 0] + X_tree[i, 2, 1] * X_tree[i, 5, 0])
+        _plux_er(X_tree[i], E[i], r[i])
     return E, r
+
+
+@njit(cache=True, inline="always")
+def _plux_er(X, E, r):
+    """(E, r) of a Plücker transform X = [[E, 0], [−E r×, E]] (RBDA eq. 2.24): X[3:, :3] = −E r× gives
+    r× = −Eᵀ X[3:, :3], r = (r×[2, 1], r×[0, 2], r×[1, 0])."""
+    for a_ in range(3):
+        for b_ in range(3):
+            E[a_, b_] = X[a_, b_]
+    r[0] = -(E[0, 2] * X[3, 1] + E[1, 2] * X[4, 1] + E[2, 2] * X[5, 1])
+    r[1] = -(E[0, 0] * X[3, 2] + E[1, 0] * X[4, 2] + E[2, 0] * X[5, 2])
+    r[2] = -(E[0, 1] * X[3, 0] + E[1, 1] * X[4, 0] + E[2, 1] * X[5, 0])
 
 
 @njit(cache=True, inline="always")
@@ -304,13 +310,7 @@ def pack(parent, jtype, axis, X_tree, I, a0):
             continue
         _S(ib[n + i], ax[i], S[i])
         Ei, Ep = Ec[i], Ec[parent[i]]
-        X = X_tree[i]                   # (E, r) of X_tree, as _split_tree
-        for a in range(3):
-            for b in range(3):
-                E0[a, b] = X[a, b]
-        r0[0] = -(X[0, 2] * X[3, 1] + X[1, 2] * X[4, 1] + X[2, 2] * X[5, 1])
-        r0[1] = -(X[0, 0] * X[3, 2] + X[1, 0] * X[4, 2] + X[2, 0] * X[5, 2])
-        r0[2] = -(X[0, 1] * X[3, 0] + X[1, 1] * X[4, 0] + X[2, 1] * X[5, 0])
+        _plux_er(X_tree[i], E0, r0)      # (E, r) of X_tree
         for a in range(3):              # T = E_tree E_c,λᵀ, E' = E_c,i T, r' = E_c,λ r
             for b in range(3):
                 T[a, b] = E0[a, 0] * Ep[b, 0] + E0[a, 1] * Ep[b, 1] + E0[a, 2] * Ep[b, 2]

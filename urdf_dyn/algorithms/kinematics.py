@@ -5,10 +5,10 @@ import numpy as np
 
 from urdf_dyn.algorithms import _kernels as K
 from urdf_dyn._checks import batch_states
-from urdf_dyn.algorithms.joints import motion_subspace
+from urdf_dyn.algorithms.joints import PRISMATIC, REVOLUTE, motion_subspace
 from urdf_dyn.algorithms.spatial import inv_plux, pose_to_plux
 
-__all__ = ["forward_kinematics", "link_pose", "link_jacobian", "body_poses"]
+__all__ = ["forward_kinematics", "link_pose", "link_jacobian", "body_poses", "support_path"]
 
 
 def body_poses(model, q):
@@ -17,6 +17,19 @@ def body_poses(model, q):
     T = np.zeros((q.shape[0], model.NB + 1, 4, 4))
     K.body_poses(model.parent, model.jtype, model.axis, model.T_tree, q, T)
     return T
+
+
+def support_path(model, link: str):
+    """Bodies (tip first) from ``link``'s body to the base (RBDA §4.1.2, the support κ of the link), or None
+    when a joint on the way is not a 1-dof revolute or prismatic joint (floating, planar): the callers then
+    use a general method. Raises KeyError for an unknown link."""
+    path, i = [], model.link(link).body
+    while i > 0:
+        path.append(i)
+        i = model.parent[i]
+    if any(model.jtype[i] not in (REVOLUTE, PRISMATIC) for i in path) or model.nv != model.NB:
+        return None
+    return path
 
 
 def forward_kinematics(model, q) -> dict:

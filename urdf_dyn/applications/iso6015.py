@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from urdf_dyn.algorithms.kinematics import body_poses, link_jacobian, link_pose
+from urdf_dyn.algorithms.kinematics import body_poses, link_jacobian, link_pose, support_path
 from urdf_dyn.constraints.assembly import assemble
 from urdf_dyn.constraints.explicit import explicit_constraint
 from urdf_dyn.constraints.loops import LoopState
@@ -122,11 +122,8 @@ def _tip_jacobian(model, Q, tip):
     revolute, the axis for prismatic joints); None for other joint types on the path or nq ≠ nv."""
     link, p = tip[0], np.asarray(tip[1], float)
     lf = model.link(link)
-    path, i = [], lf.body
-    while i > 0:
-        path.append(i)
-        i = model.parent[i]
-    if any(model.jtype[i] not in (0, 1) for i in path) or model.nv != model.NB:
+    path = support_path(model, link)
+    if path is None:
         return None
     T = body_poses(model, Q)                                 # (N, NB+1, 4, 4)
     TL = T[:, lf.body] @ np.asarray(lf.T_body_link)

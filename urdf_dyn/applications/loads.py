@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from urdf_dyn.algorithms.kinematics import body_poses
+from urdf_dyn.algorithms.kinematics import body_poses, support_path
 
 __all__ = ["Frame", "frame_poses", "point_wrench", "point_positions", "point_acceleration", "payload_wrench",
            "profile", "phase_times", "phase_mask", "add_wrenches"]
@@ -111,11 +111,8 @@ def point_acceleration(model, Q, QD, QDD, link, point) -> np.ndarray:
     docstring: the link's spatial acceleration from RBDA Table 5.1's forward pass, batched)."""
     Q, QD, QDD = (np.atleast_2d(np.asarray(x, float)) for x in (Q, QD, QDD))
     lf = model.link(link)
-    path, i = [], lf.body
-    while i > 0:
-        path.append(i)
-        i = model.parent[i]
-    if any(model.jtype[i] not in (0, 1) for i in path) or model.nv != model.NB:
+    path = support_path(model, link)
+    if path is None:
         return _point_acceleration_fd(model, Q, QD, QDD, link, point)
     T = body_poses(model, Q)
     N = len(Q)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from urdf_dyn.algorithms._kernels import _S, _crba_p, _crm_mul, _group_base, _rnea_p, _split_tree, _xmv, _xup
+from urdf_dyn.algorithms._kernels import _S, _crba_p, _crm_mul, _group_base, _plux_er, _rnea_p, _split_tree, _xup
 from urdf_dyn.algorithms.joints import FREE, PLANAR, SUB_R, is_sub
 
 
@@ -42,17 +42,6 @@ def _log3(R, out):
     else:
         f = th / (2.0 * np.sin(th))
         out[0], out[1], out[2] = f * w0, f * w1, f * w2
-
-
-@njit(cache=True, inline="always")
-def _plux_er(X, E, r):
-    """(E, r) of a Plücker transform X = [[E, 0], [−E r×, E]] (RBDA eq. 2.24)."""
-    for a_ in range(3):
-        for b_ in range(3):
-            E[a_, b_] = X[a_, b_]
-    r[0] = -(E[0, 2] * X[3, 1] + E[1, 2] * X[4, 1] + E[2, 2] * X[5, 1])
-    r[1] = -(E[0, 0] * X[3, 2] + E[1, 0] * X[4, 2] + E[2, 0] * X[5, 2])
-    r[2] = -(E[0, 1] * X[3, 0] + E[1, 1] * X[4, 0] + E[2, 1] * X[5, 0])
 
 
 @njit(cache=True, inline="always")
