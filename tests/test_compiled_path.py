@@ -223,6 +223,18 @@ def test_fast_qdd_compiled_equals_reference(path):
     assert calls and calls.count(0) >= len(calls) - 2       # the compiled branch ran (and succeeded)
 
 
+def _fast_qdd_recorded(model, q, qd, tau, data):
+    """fast_qdd(…, t_stab=0.1, data) and the statuses of the compiled cl_qdd calls it made (0 = it answered)."""
+    from urdf_dyn.constraints.forward import fast_qdd
+    import urdf_dyn.constraints._kernels as LK
+    calls, orig = [], LK.cl_qdd
+    LK.cl_qdd = lambda *a: calls.append(orig(*a)) or calls[-1]
+    try:
+        return fast_qdd(model, q, qd, tau, t_stab=0.1, data=data), calls
+    finally:
+        LK.cl_qdd = orig
+
+
 def test_fast_qdd_passive_forces_in_the_kernel():
     """Tree damping and joint springs added inside ``cl_qdd`` equal ``passive_forces`` added outside:
     a model with damping and springs (a copy of the four-bar with them set) against the reference."""
@@ -241,13 +253,7 @@ def test_fast_qdd_passive_forces_in_the_kernel():
     fast_qdd(model, q, qd, tau, t_stab=0.1, data=data)           # first call: chooses the rows
     assert data.loop_rows is not None
     ref = constrained_forward_dynamics(model, q, qd, tau, loop_solver="lambda", t_stab=0.1).qdd
-    import urdf_dyn.constraints._kernels as LK
-    calls, orig = [], LK.cl_qdd
-    LK.cl_qdd = lambda *a: calls.append(orig(*a)) or calls[-1]
-    try:
-        fast = fast_qdd(model, q, qd, tau, t_stab=0.1, data=data)
-    finally:
-        LK.cl_qdd = orig
+    fast, calls = _fast_qdd_recorded(model, q, qd, tau, data)
     assert calls == [0]                                          # the compiled branch ran
     assert np.linalg.norm(fast - ref) <= 1e-9 * max(1.0, np.linalg.norm(ref))
     off = constrained_forward_dynamics(model, q, qd, tau, loop_solver="lambda", t_stab=0.1, passive=False).qdd
@@ -358,7 +364,6 @@ def test_fast_qdd_with_a_damped_loop_joint_uses_the_reference(tmp_path):
     """A damped loop joint is not handled inside ``cl_qdd``: fast_qdd must then take the reference path
     (passive_forces with the loop damper) even with the rows remembered, and still equal method 2."""
     from urdf_dyn.constraints.forward import constrained_forward_dynamics, fast_qdd
-    import urdf_dyn.constraints._kernels as LK
     text = (ROOT / "robots" / "crank_slider.urdf").read_text().replace(
         '<axis xyz="0 -1 0"/>\n  </loop>', '<axis xyz="0 -1 0"/>\n    <dynamics damping="0.3"/>\n  </loop>')
     f = tmp_path / "damped.urdf"
@@ -371,12 +376,7 @@ def test_fast_qdd_with_a_damped_loop_joint_uses_the_reference(tmp_path):
     data = ud.Data(model)
     fast_qdd(model, q, qd, tau, t_stab=0.1, data=data)
     assert data.loop_rows is not None
-    calls, orig = [], LK.cl_qdd
-    LK.cl_qdd = lambda *a: calls.append(orig(*a)) or calls[-1]
-    try:
-        fast = fast_qdd(model, q, qd, tau, t_stab=0.1, data=data)
-    finally:
-        LK.cl_qdd = orig
+    fast, calls = _fast_qdd_recorded(model, q, qd, tau, data)
     ref = constrained_forward_dynamics(model, q, qd, tau, loop_solver="lambda", t_stab=0.1).qdd
     off = constrained_forward_dynamics(model, q, qd, tau, loop_solver="lambda", t_stab=0.1, passive=False).qdd
     assert calls == [] and np.linalg.norm(fast - ref) <= 1e-9 * max(1.0, np.linalg.norm(ref))

@@ -27,7 +27,7 @@ def support_path(model, link: str):
     while i > 0:
         path.append(i)
         i = model.parent[i]
-    if any(model.jtype[i] not in (REVOLUTE, PRISMATIC) for i in path) or model.nv != model.NB:
+    if any(model.jtype[i] not in (REVOLUTE, PRISMATIC) for i in path):
         return None
     return path
 
