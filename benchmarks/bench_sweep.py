@@ -10,7 +10,7 @@ Measures, on this machine:
    process (no Dask): the speed-up 1 → 2 workers against the loop;
 3. the rate at 10 ms sampling (a subset on 2 workers), the target's sampling;
 4. Dask's per-task overhead: no-op tasks through ``client.map`` and through the sweep's own submission
-   window (``urdf_dyn.applications.sweep.execute``'s pattern), on the same 2-worker LocalCluster;
+   window (``urdf_dyn.jobs.sweep.execute``'s pattern), on the same 2-worker LocalCluster;
 5. where one case's time goes (cProfile, in process).
 """
 from __future__ import annotations
@@ -33,9 +33,9 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from urdf_dyn.applications.sweep import execute, expand, make_cases, run_case  # noqa: E402
+from urdf_dyn.jobs.sweep import execute, expand, make_cases, run_case  # noqa: E402
 
-BASE_FILE = ROOT / "launch" / "excavator_dig.launch.yaml"
+BASE_FILE = ROOT / "scenarios" / "excavator_dig.scenario.yaml"
 
 
 def _base(dt):
@@ -101,7 +101,7 @@ def _overhead(n, echo):
     the bounded as_completed window the sweep uses."""
     from distributed import Client, as_completed
 
-    from urdf_dyn.applications.sweep import local_cluster
+    from urdf_dyn.jobs.sweep import local_cluster
     with local_cluster(2) as cluster, Client(cluster) as client:
         client.gather(client.map(_noop, range(20)))  # warm
         t0 = time.perf_counter()
@@ -216,7 +216,7 @@ disk). **Noise:** the machine is shared by 7 developers this session; load avera
 end of each run, so every rate below is a lower bound of what
 an idle machine gives and the two-worker figures suffer most. Whole script: {total:.0f} s.
 
-Cases: the main job `launch/excavator_dig.launch.yaml` (dig, lift, swing 90°, dump, swing back), payload
+Cases: the main job `scenarios/excavator_dig.scenario.yaml` (dig, lift, swing 90°, dump, swing back), payload
 (10 values, 0–2700 kg) × cycle time (the two swings 3.0–5.0 s together, payload dropped half way
 through the dump: cycles 12.3–16.5 s). Soil presets are not swept: issue 13's `loads:` keys are not on
 this branch. Sampling dt = {a.dt} s unless stated (≈ {int(13 / a.dt)} samples per cycle); each case runs

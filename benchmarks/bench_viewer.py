@@ -12,13 +12,13 @@ For the excavator (55 visuals, 4 loops) and the PUMA 560 (13 visuals), along the
 - GIF, MP4: the whole export (render + encode) of the 4 s demo motion at 30 fps, frames per second.
 Each figure is the best of 3 runs.
 
-The dig-cycle GIF (``dig_cycle_gif``): the animation ``urdf-dyn launch launch/excavator_dig.launch.yaml``
+The dig-cycle GIF (``dig_cycle_gif``): the animation ``urdf-dyn run scenarios/excavator_dig.scenario.yaml``
 writes (21.1 s at 15 fps, 640x480: 318 frames), timed in a fresh process around ``render_trajectory`` as the
 job calls it: the first call (viewer imports, EGL context, scene upload, the compiled palette mapping loaded
 from numba's cache) and a second one, then one more split into drawing + reading pixels and palette + GIF
 encoding. Start-up (``startup``): the main job without its animation in fresh processes, first with an empty
 numba cache (every kernel it uses is compiled), then warm (best of 3), wall time and the child's CPU time
-(its plot worker process included: ``report.PlotWorker`` draws the plots beside the job). The load average
+(its plot worker process included: ``plotting.PlotWorker`` draws the plots beside the job). The load average
 is printed with each figure: on a machine shared with other jobs, the wall times say little.
 Results go to a Markdown file.
 """
@@ -112,7 +112,7 @@ import numpy as np
 t_start = time.perf_counter()
 import urdf_dyn as ud
 from run import dig_cycle
-from urdf_dyn.applications.simulate import Trajectory
+from urdf_dyn.simulation.simulate import Trajectory
 model, mo, _ = dig_cycle(0.01)
 Q, QD, QDD = ud.consistent_motion(model, mo, progress=False)
 traj = Trajectory(mo.t, Q, QD, QDD, np.zeros_like(Q), np.zeros(len(Q)), model.joint_names)
@@ -195,7 +195,7 @@ def startup(warm_runs=3):
     empty numba cache and ``warm_runs`` warm runs. The child's stderr must stay empty: no compiler or
     performance warning reaches the user."""
     import yaml
-    d = yaml.safe_load((ROOT / "launch" / "excavator_dig.launch.yaml").read_text())
+    d = yaml.safe_load((ROOT / "scenarios" / "excavator_dig.scenario.yaml").read_text())
     d["robot"]["file"] = str(ROOT / "robots" / "excavator.urdf")
     d["outputs"].pop("animation", None)
     rows = []
@@ -285,7 +285,7 @@ def main(argv=None):
             "",
             "## The main job's animation (issue 14: <= 2 s)",
             "",
-            f"`urdf-dyn launch launch/excavator_dig.launch.yaml` writes dig_cycle.gif: {gif['frames']} frames, "
+            f"`urdf-dyn run scenarios/excavator_dig.scenario.yaml` writes dig_cycle.gif: {gif['frames']} frames, "
             "640x480, 15 fps. Timed in a fresh process around `render_trajectory`, as the job calls it.",
             "",
             "| first call s (CPU s) | second call s (CPU s) | viewer set-up s | draw + read pixels s | palette + mapping + GIF encoding s | verdict |",

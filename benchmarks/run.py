@@ -210,9 +210,9 @@ def closed_loop_fd(rows, quick):
 
 
 def wall_times(rows, quick):
-    from urdf_dyn.applications.controllers import GravityCompensation
+    from urdf_dyn.simulation.controllers import GravityCompensation
     from urdf_dyn.launch import run_launch as run_sizing
-    from urdf_dyn.applications.simulate import simulate
+    from urdf_dyn.simulation.simulate import simulate
     import tempfile
     import yaml
     model = ud.load(ROOT / "robots" / "excavator.urdf")
@@ -228,7 +228,7 @@ def wall_times(rows, quick):
                  progress=False)
         best = min(best, time.perf_counter() - t0)
     rows.append((f"simulate the excavator {dur:g} s (gravity-compensated swing), 1 ms output, warm, min of 3", best))
-    data = yaml.safe_load((ROOT / "launch" / "excavator_dig.launch.yaml").read_text())
+    data = yaml.safe_load((ROOT / "scenarios" / "excavator_dig.scenario.yaml").read_text())
     data["robot"]["file"] = str(ROOT / "robots" / "excavator.urdf")
     data["motion"]["dt"] = 0.01 if quick else 0.001
     with tempfile.TemporaryDirectory() as d:
@@ -262,12 +262,12 @@ def ladder(rows, quick):
 
 
 def dig_cycle(dt):
-    """The main job's motion (launch/excavator_dig.launch.yaml) at sampling step dt, and its models per
+    """The main job's motion (scenarios/excavator_dig.scenario.yaml) at sampling step dt, and its models per
     sample: a 1.8 t payload at the soil payload's centroid from the end of the `curl` phase to the middle of
     the `dump` phase (the main job builds its payload up continuously from the soil it cuts, as an external
     wrench; a rigid payload group keeps this benchmark's work the same as before that change)."""
     import yaml
-    d = yaml.safe_load((ROOT / "launch" / "excavator_dig.launch.yaml").read_text())
+    d = yaml.safe_load((ROOT / "scenarios" / "excavator_dig.scenario.yaml").read_text())
     model = ud.load(ROOT / "robots" / "excavator.urdf")
     names = d["motion"]["independent"]
     way = [[w[n] for n in names] for w in d["motion"]["waypoints"]]
@@ -288,7 +288,7 @@ def dig_cycle(dt):
 def trajectory_dynamics(rows, quick):
     """Main-job dynamics: consistent_motion + size_motion over the main job's cycle at 1 ms, compiled path vs
     the readable reference path (per sample, on the first samples of the same motion)."""
-    from urdf_dyn.applications.sizing import size_motion
+    from urdf_dyn.machines.sizing import size_motion
     import warnings
     dt = 0.01 if quick else 0.001
     model, mo, models = dig_cycle(dt)
@@ -320,7 +320,7 @@ def closed_loop_id(rows, quick):
     mj_inverse on the shared MJCF (same machine, 12 dof, 4 loops as equality constraints)."""
     import mujoco
     import warnings
-    from urdf_dyn.applications.actuators import actuator_forces
+    from urdf_dyn.constraints.inverse import actuator_forces
     model = ud.load(SHARED / "excavator_simulator_mujoco" / "_derived" / "excavator_loops.urdf")
     mm = mujoco.MjModel.from_xml_path(str(SHARED / "excavator_simulator_mujoco" / "_derived" / "excavator_dynamics_only.xml"))
     md = mujoco.MjData(mm)
@@ -530,7 +530,7 @@ those ratios where the target is a ratio.
   body for the five views of a joint transform (12-body excavator: 0.88 µs with views, 0.15 µs with the same
   arithmetic indexed directly, 0.14 µs with views and `_nrt=False`). The kernels' loops now run in
   functions compiled with `_nrt=False` (as numba's own string kernels are) on work arrays their allocating
-  shell passes in: `loop_geometry`/`loop_velocity`, `_rnea_c`, `_rnea_p`, `_crba_p`, `_aba_p`. Closed-loop ID
+  shell passes in: `loop_geometry`/`loop_velocity`, `_rnea_c`, `rnea_packed`, `crba_packed`, `_aba_p`. Closed-loop ID
   per excavator sample went 7.4 → 5.1 µs, one UR5 RNEA call 2.1 → 1.6 µs, the batched UR5 RNEA 0.50 →
   0.37 µs per state.
 - **Tree kernels** (before that): the packed model in joint-axis-z frames (X_J = rotz(q), S products one
@@ -544,7 +544,7 @@ those ratios where the target is a ratio.
   are `register_jitable` (plain numpy from the loader); the load-time loop check reads δ from the kernel
   the job uses anyway instead of compiling `tree_motion` for one call.
 - **Start-up.** The seven plots are drawn on a bare Figure with fixed margins by one worker process
-  (`report.PlotWorker`) while the job computes; ISO 6015 and the lift chart run on the compiled
+  (`plotting.PlotWorker`) while the job computes; ISO 6015 and the lift chart run on the compiled
   trajectory path with batched levers; the soil's failure angle by vectorised bisection.
 
 ## Why the misses remain

@@ -1,15 +1,8 @@
 """Small URDFs written inline for analytic tests, and the paths of the shared real robot descriptions."""
-import os
 from pathlib import Path
 
-import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-# the project's shared robot files (GPL/other licences, not in the repository); a user's clone has none:
-# tests that read them skip. URDF_DYN_SHARED_DATA points elsewhere (e.g. from a worktree).
-SHARED = Path(os.environ.get("URDF_DYN_SHARED_DATA", ROOT.parent / "shared" / "data"))
-needs_shared = pytest.mark.skipif(not SHARED.is_dir(), reason=f"{SHARED} is absent (the shared robot files are "
-                                  "not part of the repository)")
+from conftest import ROOT, SHARED, needs_shared  # noqa: F401  (the one lookup of ../shared: conftest.py)
 UR5E_XACRO = SHARED / "universal_robot" / "ur_description" / "urdf" / "ur5e.xacro"
 
 

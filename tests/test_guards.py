@@ -86,7 +86,7 @@ def test_debug_flag_shows_the_traceback(tmp_path):
 
 def test_simulation_warns_when_mobility_changes():
     """The URDF+ four-bar released near its folded pose passes through it: the rank of K changes."""
-    from urdf_dyn.applications.simulate import simulate
+    from urdf_dyn.simulation.simulate import simulate
     model = ud.load(ROOT / "robots" / "generalized_rbda" / "four_bar.urdf")
     q0 = assemble(model, np.array([0.3, -0.6, 0.3]), hold=["joint1"])
     with warnings.catch_warnings(record=True) as rec:

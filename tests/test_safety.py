@@ -73,7 +73,7 @@ def test_xacro_args_must_be_a_mapping(tmp_path):
 # -- YAML, trajectories, sample counts -----------------------------------------------------------------------
 def test_yaml_anchors_within_the_budget_still_work(tmp_path):
     from urdf_dyn.launch import read_launch
-    f = tmp_path / "a.launch.yaml"
+    f = tmp_path / "a.scenario.yaml"
     f.write_text("defaults: &d {rtol: 1.0e-6}\nrobot: {file: x.urdf}\nsolver: {<<: *d, atol: 1.0e-9}\n")
     assert read_launch(f).data["solver"] == {"rtol": 1e-6, "atol": 1e-9}
 
@@ -181,7 +181,7 @@ def test_shared_excavator_held_by_gravity_compensation(tmp_path):
     """The MuJoCo-derived excavator (GPL, read from ../shared only): gravity compensation through its
     actuated joints holds it while the chassis turns at 0.3 rad/s."""
     from urdf_dyn.launch import run_launch
-    f = tmp_path / "shared_excavator.launch.yaml"
+    f = tmp_path / "shared_excavator.scenario.yaml"
     f.write_text(f"robot: {{file: {SHARED / 'excavator_simulator_mujoco' / '_derived' / 'excavator_loops.urdf'}}}\n"
                  "initial_state: {qd: {chassis: 0.3}}\ncontroller: {type: gravity_compensation}\nduration: 0.5\n"
                  "solver: {dt_out: 0.05}\n")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from conftest import ROOT
 PKG = ROOT / "urdf_dyn"
 
 #: layer of each module (docs/architecture.md); a module's layer is that of its longest matching prefix
@@ -16,15 +16,15 @@ LAYERS = {
     "urdf_dyn.errors": 0, "urdf_dyn._checks": 0,
     "urdf_dyn.algorithms": 1,
     "urdf_dyn.model": 2,
-    "urdf_dyn.io": 3,
+    "urdf_dyn.io": 3, "urdf_dyn.reports.plotting": 3,
     "urdf_dyn.constraints": 4,
     "urdf_dyn.loading": 5,
-    "urdf_dyn.applications": 6, "urdf_dyn.gauss": 6,
-    "urdf_dyn.launch": 7,
-    "urdf_dyn.applications.simulate_job": 8, "urdf_dyn.applications.sizing_job": 8,
-    "urdf_dyn.applications.sizing_schema": 8, "urdf_dyn.gauss.job": 8,
-    "urdf_dyn.applications.sweep": 8, "urdf_dyn.applications.sweep_job": 8,
-    "urdf_dyn.cli": 9,
+    "urdf_dyn.simulation": 6, "urdf_dyn.gauss": 6,
+    "urdf_dyn.machines": 7,
+    "urdf_dyn.reports": 8,
+    "urdf_dyn.launch": 9,
+    "urdf_dyn.jobs": 10,
+    "urdf_dyn.cli": 11,
 }
 
 

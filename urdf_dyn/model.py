@@ -102,7 +102,9 @@ class LoopJoint:
         return self.T.shape[1]
 
 
-def _frozen(a, dtype=float):
+def frozen(a, dtype=float):
+    """A read-only copy of ``a`` as ``dtype``: the Model's arrays are immutable (numba compiles one variant
+    per writability, and algorithms must never mutate the model)."""
     a = np.array(a, dtype=dtype)
     a.setflags(write=False)
     return a
@@ -205,7 +207,7 @@ class Model:
         """(q indices (k,), v indices (k,)) of the 1-dof joints, whose position and velocity are q[i] and
         v[j] with q̇ = v (every joint on a fixed-base model)."""
         rows = [i for i in range(1, self.NB + 1) if self.iq[i] >= 0 and int(self.jtype[i]) not in (_FREE, _PLANAR)]
-        return _frozen(np.asarray(self.iq)[rows], np.int64), _frozen(np.asarray(rows, int) - 1, np.int64)
+        return frozen(np.asarray(self.iq)[rows], np.int64), frozen(np.asarray(rows, int) - 1, np.int64)
 
     @functools.cached_property
     def is_fixed_base(self) -> bool:
@@ -216,7 +218,7 @@ class Model:
     def iq(self) -> np.ndarray:
         """(NB+1,) index in q of each body's first position coordinate; −1 for the base and for the
         sub-bodies of a multi-dof joint (``algorithms.joints.q_indices``)."""
-        return _frozen(q_indices(np.asarray(self.jtype, np.int64)), np.int64)
+        return frozen(q_indices(np.asarray(self.jtype, np.int64)), np.int64)
 
     @functools.cached_property
     def q_names(self) -> tuple:
@@ -238,7 +240,7 @@ class Model:
     def is_linear(self) -> np.ndarray:
         """(nv,) bool: True where the velocity coordinate is a translation (m/s; force in N), False for a
         rotation (rad/s; N m) — prismatic joints and the linear coordinates of floating and planar joints."""
-        return _frozen(np.isin(np.asarray(self.jtype[1:]), (PRISMATIC, _FREE, _PLANAR, SUB_P)), bool)
+        return frozen(np.isin(np.asarray(self.jtype[1:]), (PRISMATIC, _FREE, _PLANAR, SUB_P)), bool)
 
     @functools.cached_property
     def q_units(self) -> tuple:
@@ -322,7 +324,7 @@ class Model:
     @functools.cached_property
     def a0(self) -> np.ndarray:
         """−a_grav (6,): the fictitious base acceleration RNEA and ABA start from (RBDA §5.3)."""
-        return _frozen(-self.a_grav)
+        return frozen(-self.a_grav)
 
     @functools.cached_property
     def kernel_pack(self) -> tuple:
@@ -331,7 +333,7 @@ class Model:
         passes two model arguments, not nine."""
         from urdf_dyn.algorithms._calls import pack
         ib, fb = pack(self.parent, self.jtype, self.axis, self.X_tree, self.I, self.a0)
-        return _frozen(ib, np.int64), _frozen(fb)
+        return frozen(ib, np.int64), frozen(fb)
 
     @functools.cached_property
     def kernel_single(self) -> tuple:
@@ -342,7 +344,7 @@ class Model:
     @functools.cached_property
     def f_ext_zero(self) -> np.ndarray:
         """(1, NB+1, 6) zeros: 'no external forces' for the kernels."""
-        return _frozen(np.zeros((1, self.NB + 1, 6)))
+        return frozen(np.zeros((1, self.NB + 1, 6)))
 
     @functools.cached_property
     def loop_pack(self):
@@ -361,18 +363,18 @@ class Model:
                 labels.append(f"{lp.name}[{c}]")
         lps = self.loops
         return MappingProxyType(dict(
-            p=_frozen([lp.p for lp in lps], np.int64), s=_frozen([lp.s for lp in lps], np.int64),
-            XP=_frozen(np.array([lp.X_P for lp in lps]).reshape(-1, 6, 6)),
-            XS=_frozen(np.array([lp.X_S for lp in lps]).reshape(-1, 6, 6)),
-            axis=_frozen(np.array([lp.axis for lp in lps]).reshape(-1, 3)),
-            mode=_frozen([0 if lp.type in ("revolute", "continuous", "cylindrical", "planar") else 1 for lp in lps],
+            p=frozen([lp.p for lp in lps], np.int64), s=frozen([lp.s for lp in lps], np.int64),
+            XP=frozen(np.array([lp.X_P for lp in lps]).reshape(-1, 6, 6)),
+            XS=frozen(np.array([lp.X_S for lp in lps]).reshape(-1, 6, 6)),
+            axis=frozen(np.array([lp.axis for lp in lps]).reshape(-1, 3)),
+            mode=frozen([0 if lp.type in ("revolute", "continuous", "cylindrical", "planar") else 1 for lp in lps],
                          np.int64),
-            row_loop=_frozen(rows, np.int64), row_T=_frozen(np.array(row_T).reshape(-1, 6)), labels=tuple(labels)))
+            row_loop=frozen(rows, np.int64), row_T=frozen(np.array(row_T).reshape(-1, 6)), labels=tuple(labels)))
 
     # -- derived models --------------------------------------------------------------------------------
     def with_gravity(self, gravity) -> "Model":
         """A copy with another gravity vector (3,) [m/s²]."""
-        return dataclasses.replace(self, gravity=_frozen(gravity))
+        return dataclasses.replace(self, gravity=frozen(gravity))
 
     def with_payload(self, link: str, mass: float, com=(0.0, 0.0, 0.0), inertia=None) -> "Model":
         """A copy with a point or rigid payload added to ``link``: ``mass`` [kg] at ``com`` (3,) [m] in the
@@ -385,7 +387,7 @@ class Model:
         I[lf.body] += X.T @ I_link @ X
         masses = dict(self.link_masses)
         masses[link] = masses.get(link, 0.0) + float(mass)
-        return dataclasses.replace(self, I=_frozen(I), link_masses=MappingProxyType(masses))
+        return dataclasses.replace(self, I=frozen(I), link_masses=MappingProxyType(masses))
 
 
 class Data:

@@ -562,7 +562,7 @@ def header(info, rng, geo):
     linkage: side (guide) link K-G {S_LEN} m, H-link G-D {H_LEN} m, bucket pin to link pin B-D {D_LEN} m,
     K 0.35 m above the bucket pin on the stick axis. Cross-check: max stick-cylinder lever ~0.9 m and max
     bucket-linkage ratio ~0.49 m/rad give tip forces of ~110 kN (stick) and ~130 kN (bucket) at 35 MPa,
-    close to the ISO figures in [1]. Computed through the loops (urdf_dyn.applications.iso6015, virtual
+    close to the ISO figures in [1]. Computed through the loops (urdf_dyn.machines.iso6015, virtual
     work with G; docs/excavator_checks.md): ISO 6015 bucket 131.3 kN (-6.6 % vs 140.5 kN), stick 115.9 kN
     (+8.6 % vs 106.7 kN) at 35 MPa, tip radius 1.47 m. Both are within 15 %, so this geometry was left
     unchanged; the gaps would close with a 1.373 m lip radius (bucket) and a 0.85 m stick tail (stick).

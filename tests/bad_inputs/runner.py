@@ -21,9 +21,9 @@ import importlib  # noqa: E402
 cli = importlib.import_module("urdf_dyn.cli.main")  # the module (urdf_dyn.cli.main is also a function name)
 import urdf_dyn.launch.registry  # noqa: E402,F401
 import urdf_dyn.loading  # noqa: E402,F401
-import urdf_dyn.applications.simulate_job  # noqa: E402,F401
-import urdf_dyn.applications.sizing_job  # noqa: E402,F401
-import urdf_dyn.applications.motion  # noqa: E402,F401
+import urdf_dyn.jobs.simulate_job  # noqa: E402,F401
+import urdf_dyn.jobs.sizing_job  # noqa: E402,F401
+import urdf_dyn.constraints.motion  # noqa: E402,F401
 import xacro  # noqa: E402,F401
 
 

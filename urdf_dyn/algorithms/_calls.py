@@ -27,7 +27,7 @@ import numpy as np
 from numba import njit, prange
 from numba import types as nt
 
-from urdf_dyn.algorithms._kernels import _aba_p, _crba_p, _rnea_p
+from urdf_dyn.algorithms._kernels import _aba_p, crba_packed, rnea_packed
 from urdf_dyn.algorithms._kernels import pack as _pack
 
 __all__ = ["pack", "rnea1", "aba1", "crba1", "rnea", "crba", "aba", "PARALLEL_MIN_BATCH"]
@@ -54,7 +54,7 @@ def _rnea1(ib, fb, q, qd, qdd, tau):
     non-finite result (the caller's checking path explains). q (nq,); qd, qdd (nv,)."""
     if not (_finite(q) and _finite(qd) and _finite(qdd)):
         return 1
-    _rnea_p(ib, fb, q[None, :], qd[None, :], qdd[None, :], np.zeros((0, ib.shape[0] // 3, 6)), tau[None],
+    rnea_packed(ib, fb, q[None, :], qd[None, :], qdd[None, :], np.zeros((0, ib.shape[0] // 3, 6)), tau[None],
             np.int64(0), np.int64(1))
     return 0 if _finite(tau) else 2
 
@@ -74,7 +74,7 @@ def _crba1(ib, fb, q, H):
     """H (nv, nv) of one state into H, which must be zero on entry; status as ``_rnea1``."""
     if not _finite(q):
         return 1
-    _crba_p(ib, fb, q[None, :], H[None], np.int64(0), np.int64(1))
+    crba_packed(ib, fb, q[None, :], H[None], np.int64(0), np.int64(1))
     for i in range(H.shape[0]):
         if not _finite(H[i]):
             return 2
@@ -85,7 +85,7 @@ def _crba1(ib, fb, q, H):
 def _rnea_n(ib, fb, q, qd, qdd, f_ext):
     N = q.shape[0]
     tau = np.empty((N, qd.shape[1]))
-    _rnea_p(ib, fb, q, qd, qdd, f_ext, tau, np.int64(0), N)
+    rnea_packed(ib, fb, q, qd, qdd, f_ext, tau, np.int64(0), N)
     return tau
 
 
@@ -93,7 +93,7 @@ def _rnea_n(ib, fb, q, qd, qdd, f_ext):
 def _crba_n(ib, fb, q):
     N, nv = q.shape[0], ib.shape[0] // 3 - 1
     H = np.zeros((N, nv, nv))
-    _crba_p(ib, fb, q, H, np.int64(0), N)
+    crba_packed(ib, fb, q, H, np.int64(0), N)
     return H
 
 
@@ -110,7 +110,7 @@ def _rnea_par(ib, fb, q, qd, qdd, f_ext, chunks):
     N = q.shape[0]
     tau = np.empty((N, qd.shape[1]))
     for c in prange(chunks):
-        _rnea_p(ib, fb, q, qd, qdd, f_ext, tau, c * N // chunks,
+        rnea_packed(ib, fb, q, qd, qdd, f_ext, tau, c * N // chunks,
                 (c + 1) * N // chunks)
     return tau
 
@@ -120,7 +120,7 @@ def _crba_par(ib, fb, q, chunks):
     N, nv = q.shape[0], ib.shape[0] // 3 - 1
     H = np.zeros((N, nv, nv))
     for c in prange(chunks):
-        _crba_p(ib, fb, q, H, c * N // chunks, (c + 1) * N // chunks)
+        crba_packed(ib, fb, q, H, c * N // chunks, (c + 1) * N // chunks)
     return H
 
 

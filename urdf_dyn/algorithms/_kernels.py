@@ -5,7 +5,7 @@ code path serves both (DESIGN §5). Public, checked wrappers are in ``dynamics.p
 of ``_calls.py``); these kernels assume valid float64 inputs. Body arrays have NB+1 entries, index 0 = fixed
 base.
 
-The algorithms (``_rnea_p``, ``_crba_p``, ``_aba_p``) run on the packed model of ``pack``: every revolute or
+The algorithms (``rnea_packed``, ``crba_packed``, ``_aba_p``) run on the packed model of ``pack``: every revolute or
 prismatic body is expressed in a frame whose z axis is its joint axis, so that X_J is rotz(q) or xlt(q z)
 and a product with S is one entry (RBDA §4.4; Pinocchio specialises its joints the same way); τ, H and q̈
 do not depend on that choice of body frames. The loop-constraint kernels call them too, on the Model's cached
@@ -59,7 +59,7 @@ def _mtv(E, x, out):  # out = Eᵀ x
 
 
 @njit(cache=True, inline="always")
-def _xup(jtype, axis, q, iq, Et, rt, E, r):
+def xup(jtype, axis, q, iq, Et, rt, E, r):
     """^iX_λ(i) = X_J(q) X_tree as (E, r), by the composition rule plux(E1, r1)·plux(E2, r2) =
     plux(E1 E2, r2 + E2ᵀ r1) (RBDA §2.8). q is the state's position row, iq this body's first coordinate in
     it (``joints.q_indices``)."""
@@ -149,7 +149,7 @@ def _xtf_add(E, r, f, out, t1, t2):
 
 
 @njit(cache=True, inline="always")
-def _crm_mul(v, w, out):
+def crm_mul(v, w, out):
     """out = v × w (spatial motion cross product, RBDA eq. 2.31)."""
     out[0] = v[1] * w[2] - v[2] * w[1]
     out[1] = v[2] * w[0] - v[0] * w[2]
@@ -208,18 +208,18 @@ def _rb_matrix(m, h, J, out):
 
 
 @njit(cache=True)
-def _split_tree(X_tree):
+def split_tree(X_tree):
     """(E, r) of every X_tree (NB+1, 6, 6)."""
     n = X_tree.shape[0]
     E = np.zeros((n, 3, 3))
     r = np.zeros((n, 3))
     for i in range(n):
-        _plux_er(X_tree[i], E[i], r[i])
+        plux_er(X_tree[i], E[i], r[i])
     return E, r
 
 
 @njit(cache=True, inline="always")
-def _plux_er(X, E, r):
+def plux_er(X, E, r):
     """(E, r) of a Plücker transform X = [[E, 0], [−E r×, E]] (RBDA eq. 2.24): X[3:, :3] = −E r× gives
     r× = −Eᵀ X[3:, :3], r = (r×[2, 1], r×[0, 2], r×[1, 0])."""
     for a_ in range(3):
@@ -231,7 +231,7 @@ def _plux_er(X, E, r):
 
 
 @njit(cache=True, inline="always")
-def _group_base(jtype, xv, vb_parent, out):
+def group_base(jtype, xv, vb_parent, out):
     """The velocity the joint's velocity-product term is formed with (``joints`` module docstring): X v_λ
     (``xv``, before S q̇ is added) for a joint's first body, the same vector for its sub-bodies."""
     if is_sub(jtype):
@@ -310,7 +310,7 @@ def pack(parent, jtype, axis, X_tree, I, a0):
             continue
         _S(ib[n + i], ax[i], S[i])
         Ei, Ep = Ec[i], Ec[parent[i]]
-        _plux_er(X_tree[i], E0, r0)      # (E, r) of X_tree
+        plux_er(X_tree[i], E0, r0)      # (E, r) of X_tree
         for a in range(3):              # T = E_tree E_c,λᵀ, E' = E_c,i T, r' = E_c,λ r
             for b in range(3):
                 T[a, b] = E0[a, 0] * Ep[b, 0] + E0[a, 1] * Ep[b, 1] + E0[a, 2] * Ep[b, 2]
@@ -363,7 +363,7 @@ def _rot6(E, f, out):
 # the algorithms, on the packed model
 # ---------------------------------------------------------------------------------------------------------
 @njit(cache=True)
-def _rnea_p(ib, fb, q, qd, qdd, f_ext, tau, n0, n1):
+def rnea_packed(ib, fb, q, qd, qdd, f_ext, tau, n0, n1):
     """Recursive Newton-Euler inverse dynamics, RBDA Table 5.1, on the packed model (``pack``) for states
     n0 ≤ n < n1. q (N, nq), qd, qdd (N, nv); f_ext (Nf, NB+1, 6) external forces
     in the link-frame body coordinates (Nf = 1 or N; 0 for none). Writes tau (N, nv)."""
@@ -375,7 +375,7 @@ def _rnea_p(ib, fb, q, qd, qdd, f_ext, tau, n0, n1):
 
 @njit(cache=True, _nrt=False)
 def _rnea_p_w(ib, fb, q, qd, qdd, f_ext, tau, n0, n1, E, r, v, a, f, vb, w1, w2, fx, t1, t2):
-    """``_rnea_p``'s loops on its work arrays, without numba's reference counting (each row view such as E[i]
+    """``rnea_packed``'s loops on its work arrays, without numba's reference counting (each row view such as E[i]
     would cost an atomic increment and decrement per body)."""
     parent, jtype, iq, axis, Et, rt, S, mI, hI, JI, Ec, a0 = _unpack(ib, fb)
     NB = parent.shape[0] - 1
@@ -392,7 +392,7 @@ def _rnea_p_w(ib, fb, q, qd, qdd, f_ext, tau, n0, n1, E, r, v, a, f, vb, w1, w2,
             p = parent[i]
             ji = jtype[i]
             vi, ai = v[i], a[i]
-            _xup(ji, axis[i], qn, iq[i], Et[i], rt[i], E[i], r[i])
+            xup(ji, axis[i], qn, iq[i], Et[i], rt[i], E[i], r[i])
             _xmv(E[i], r[i], v[p], vi, t1)                          # v_i = X v_λ + S q̇
             _xmv(E[i], r[i], a[p], ai, t1)                          # a_i = X a_λ + S q̈ + (X v_λ) × S q̇
             qdi, qddi = qd[n, i - 1], qdd[n, i - 1]
@@ -414,11 +414,11 @@ def _rnea_p_w(ib, fb, q, qd, qdd, f_ext, tau, n0, n1, E, r, v, a, f, vb, w1, w2,
                 if is_sub(ji):                                      # the joint's X v_λ (``joints``)
                     for k in range(6):
                         vb[i, k] = vb[p, k]
-                    _crm_mul(vb[i], w1, w2)
+                    crm_mul(vb[i], w1, w2)
                 else:
                     for k in range(6):
                         vb[i, k] = vi[k]
-                    _crm_mul(vi, w1, w2)
+                    crm_mul(vi, w1, w2)
                 for k in range(6):
                     vi[k] += w1[k]
                     ai[k] += S[i, k] * qddi + w2[k]
@@ -478,7 +478,7 @@ def _xt_I_x(E, r, IA, out, X, M):
 
 
 @njit(cache=True)
-def _crba_p(ib, fb, q, H, n0, n1):
+def crba_packed(ib, fb, q, H, n0, n1):
     """Composite-rigid-body algorithm, RBDA Table 6.2, on the packed model for states n0 ≤ n < n1.
     Writes the joint-space inertia H (N, nv, nv) on and below the branches (the other
     entries are zero and left as they are). Composite inertias are rigid-body inertias, so they are kept as
@@ -492,14 +492,14 @@ def _crba_p(ib, fb, q, H, n0, n1):
 
 @njit(cache=True, _nrt=False)
 def _crba_p_w(ib, fb, q, H, n0, n1, E, r, mC, hC, JC, F, G, M, g, t1, t2):
-    """``_crba_p``'s loops on its work arrays, without numba's reference counting (each row view such as
+    """``crba_packed``'s loops on its work arrays, without numba's reference counting (each row view such as
     E[i] would cost an atomic increment and decrement per body)."""
     parent, jtype, iq, axis, Et, rt, S, mI, hI, JI, Ec, a0 = _unpack(ib, fb)
     NB = parent.shape[0] - 1
     for n in range(n0, n1):
         qn = q[n]
         for i in range(1, NB + 1):
-            _xup(jtype[i], axis[i], qn, iq[i], Et[i], rt[i], E[i], r[i])
+            xup(jtype[i], axis[i], qn, iq[i], Et[i], rt[i], E[i], r[i])
             mC[i] = mI[i]
             for a_ in range(3):
                 hC[i, a_] = hI[i, a_]
@@ -556,7 +556,7 @@ def _crba_p_w(ib, fb, q, H, n0, n1, E, r, mC, hC, JC, F, G, M, g, t1, t2):
 @njit(cache=True)
 def _aba_p(ib, fb, q, qd, tau, f_ext, qdd, n0, n1):
     """Articulated-body forward dynamics, RBDA Table 7.1, on the packed model for states n0 ≤ n < n1;
-    f_ext as in ``_rnea_p``. Writes qdd (N, nv). Raises ZeroDivisionError for a
+    f_ext as in ``rnea_packed``. Writes qdd (N, nv). Raises ZeroDivisionError for a
     zero articulated inertia d_i."""
     n_ = ib.shape[0] // 3   # bodies (``pack``)
     _aba_p_w(ib, fb, q, qd, tau, f_ext, qdd, n0, n1,
@@ -583,7 +583,7 @@ def _aba_p_w(ib, fb, q, qd, tau, f_ext, qdd, n0, n1, E, r, v, c, IA, pA, U, d, u
             p = parent[i]
             ji = jtype[i]
             vi, ci = v[i], c[i]
-            _xup(ji, axis[i], qn, iq[i], Et[i], rt[i], E[i], r[i])
+            xup(ji, axis[i], qn, iq[i], Et[i], rt[i], E[i], r[i])
             _xmv(E[i], r[i], v[p], vi, t1)
             qdi = qd[n, i - 1]
             if ji == REV_Z:                                       # c_i = (X v_λ) × S q̇, S = [z; 0]
@@ -593,11 +593,11 @@ def _aba_p_w(ib, fb, q, qd, tau, f_ext, qdd, n0, n1, E, r, v, c, IA, pA, U, d, u
                 ci[0], ci[1], ci[2], ci[3], ci[4], ci[5] = 0.0, 0.0, 0.0, qdi * vi[1], -qdi * vi[0], 0.0
                 vi[5] += qdi
             else:
-                _group_base(ji, vi, vb[p], vb[i])
+                group_base(ji, vi, vb[p], vb[i])
                 for k in range(6):
                     w1[k] = S[i, k] * qdi
                     vi[k] += w1[k]
-                _crm_mul(vb[i], w1, ci)
+                crm_mul(vb[i], w1, ci)
             _rb_matrix(mI[i], hI[i], JI[i], IA[i])                # I^A_i = I_i
             _Imul_rb(mI[i], hI[i], JI[i], vi, w1, t1)
             _crf_mul(vi, w1, pA[i])                               # p^A_i = v ×* I v − f_ext
@@ -722,6 +722,6 @@ def tree_motion(parent, jtype, axis, X_tree, q, qd, X0, v, avp, S):
         X0[i] = Xup @ X0[parent[i]]
         vJ = S[i] * qd[i - 1]
         xv = Xup @ v[parent[i]]
-        _group_base(jtype[i], xv, vb[parent[i]], vb[i])
+        group_base(jtype[i], xv, vb[parent[i]], vb[i])
         v[i] = xv + vJ
         avp[i] = Xup @ avp[parent[i]] + crm(vb[i]) @ vJ

@@ -40,8 +40,12 @@ def _out(x, single, what="result"):
     return x[0] if single else x
 
 
-def _f_ext_body(model, f_ext, N):
-    """External link wrenches -> (Nf, NB+1, 6) forces in body coordinates."""
+def f_ext_body(model, f_ext, N):
+    """External link wrenches in the kernels' layout. ``f_ext`` maps link name -> wrench (6,) or (N, 6)
+    [N m; N] in the link frame, about its origin (RBDA §2.9 order [n; f]); returns (Nf, NB+1, 6) forces in
+    body coordinates (Nf = 1 when every wrench is constant, N otherwise; (0, NB+1, 6) for none). Raises
+    StateError naming an unknown link or a wrong shape. Used by every subpackage that applies external
+    forces (inverse dynamics, base reactions)."""
     if not f_ext:
         return np.zeros((0, model.NB + 1, 6))  # the kernels' "no external forces"
     rows = [np.asarray(w, float) for w in f_ext.values()]
@@ -71,7 +75,7 @@ def inverse_dynamics(model, q, qd, qdd, f_ext=None):
             if K.rnea1(ib, fb, q, qd, qdd, tau) == 0:
                 return tau
     s, single, N = batch_states(model, q=q, qd=qd, qdd=qdd)
-    tau = K.rnea(*model.kernel_pack, s["q"], s["qd"], s["qdd"], _f_ext_body(model, f_ext, N))
+    tau = K.rnea(*model.kernel_pack, s["q"], s["qd"], s["qdd"], f_ext_body(model, f_ext, N))
     return _out(tau, single, "inverse dynamics")
 
 
@@ -126,7 +130,7 @@ def forward_dynamics(model, q, qd, tau, f_ext=None, algorithm="aba"):
             except ZeroDivisionError:  # a zero articulated inertia; the general path below explains
                 pass
     s, single, N = batch_states(model, q=q, qd=qd, tau=tau)
-    fx = _f_ext_body(model, f_ext, N)
+    fx = f_ext_body(model, f_ext, N)
     if algorithm == "aba":
         try:
             qdd = K.aba(*model.kernel_pack, s["q"], s["qd"], s["tau"], fx)

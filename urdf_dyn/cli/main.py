@@ -206,7 +206,7 @@ def cmd_id(args):
     m = load_from_args(args)
     q, qd, qdd = (_vector(m, getattr(args, k), k) for k in ("q", "qd", "qdd"))
     if m.has_constraints and not args.tree:
-        from urdf_dyn.applications.actuators import actuator_forces
+        from urdf_dyn.constraints.inverse import actuator_forces
         q, qd, qdd, note = _closed_loop_state(m, q, qd, qdd)
         af = actuator_forces(m, q, qd, qdd)
         _print_loop_answer(m, note + f"; {af.case}", "u", af.u, af.names, af.units, af.loop_forces, args.json,
@@ -251,9 +251,9 @@ def cmd_fd(args):
 
 
 def cmd_simulate(args):
-    from urdf_dyn.applications.controllers import GravityCompensation, Passive
-    from urdf_dyn.applications.report import format_table, torque_table
-    from urdf_dyn.applications.simulate import simulate
+    from urdf_dyn.simulation.controllers import GravityCompensation, Passive
+    from urdf_dyn.reports.report import format_table, torque_table
+    from urdf_dyn.simulation.simulate import simulate
     m = load_from_args(args)
     ctrl = {"passive": Passive, "gravity": GravityCompensation}[args.controller](m)
     q0, qd0 = _vector(m, args.q0, "q0"), _vector(m, args.qd0, "qd0")
@@ -285,7 +285,7 @@ def cmd_launch(args):
         print(json.dumps(launch_schema(args.schema or None), indent=2))
         return 0
     if not args.launch_file:
-        raise UrdfDynError("launch: give a launch file (or --schema)")
+        raise UrdfDynError("run: give a scenario file (or --schema)")
     run_launch(args.launch_file, out_dir=args.out_dir)
     return 0
 
@@ -314,7 +314,7 @@ def cmd_size(args):
 
 
 def cmd_sweep(args):
-    from urdf_dyn.applications.sweep_job import run_sweep_file
+    from urdf_dyn.jobs.sweep_job import run_sweep_file
     if args.workers is not None and args.workers < 0:
         raise UrdfDynError(f"--workers: expected 0 or more, got {args.workers}")
     run_sweep_file(args.launch_file, out_dir=args.out_dir, scheduler=args.scheduler, workers=args.workers)
@@ -378,10 +378,11 @@ def main(argv=None) -> int:
     s.add_argument("--atol", type=float, default=1e-10)
     s.add_argument("--out", help="trajectory file (.npz or .csv)")
     s.set_defaults(func=cmd_simulate)
-    s = sub.add_parser("launch", help="run a launch file (YAML)")
-    s.add_argument("launch_file", nargs="?")
+    s = sub.add_parser("run", aliases=["launch"], help="run a scenario file (YAML: *.scenario.yaml; `launch` is "
+                       "the former name of this command)")
+    s.add_argument("launch_file", nargs="?", metavar="SCENARIO")
     s.add_argument("--schema", nargs="?", const="", metavar="JOB",
-                   help="print the JSON Schema of launch files (of one job, or of all) and exit")
+                   help="print the JSON Schema of scenario files (of one job, or of all) and exit")
     s.add_argument("--out-dir", help="override outputs.directory")
     s.set_defaults(func=cmd_launch)
     s = sub.add_parser("view", help="play a robot or a trajectory (window, or offscreen to PNG/GIF/MP4)")

@@ -14,7 +14,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from urdf_dyn.algorithms._kernels import _S, _crba_p, _crm_mul, _group_base, _plux_er, _rnea_p, _split_tree, _xup
+from urdf_dyn.algorithms.joints import write_subspace
+from urdf_dyn.algorithms._kernels import crba_packed, crm_mul, group_base, plux_er, rnea_packed, split_tree, xup
 from urdf_dyn.algorithms.joints import FREE, PLANAR, SUB_R, is_sub
 
 
@@ -98,8 +99,8 @@ def loop_geometry(parent, jtype, axis, Et, rt, q, lp_p, lp_s, lp_XP, lp_XS, lp_a
             k_ += 7 if t_ == FREE else (3 if t_ == PLANAR else 1)
     for i in range(1, NB + 1):
         p_ = parent[i]
-        _S(jtype[i], axis[i], S[i])
-        _xup(jtype[i], axis[i], q, iq[i], Et[i], rt[i], E[i], r_[i])
+        write_subspace(jtype[i], axis[i], S[i])
+        xup(jtype[i], axis[i], q, iq[i], Et[i], rt[i], E[i], r_[i])
         _compose(E[i], r_[i], E0[p_], r0[p_], E0[i], r0[i])   # ^iX_0 = ^iX_λ ^λX_0
         _inv_motion(E0[i], r0[i], S[i], S0[i])                  # column i of J in base coordinates
     R = K.shape[0]
@@ -113,8 +114,8 @@ def loop_geometry(parent, jtype, axis, Et, rt, q, lp_p, lp_s, lp_XP, lp_XS, lp_a
         p, s = lp_p[l], lp_s[l]
         if l != last:
             last = l
-            _plux_er(lp_XP[l], EP, rP)
-            _plux_er(lp_XS[l], ES, rS)
+            plux_er(lp_XP[l], EP, rP)
+            plux_er(lp_XS[l], ES, rS)
             _compose(EP, rP, E0[p], r0[p], EFp, rFp)     # ^{Fp}X_0
             _compose(ES, rS, E0[s], r0[s], EFs, rFs)     # ^{Fs}X_0
             # pose of Fs in Fp: R = E_Fp E_Fsᵀ, position E_Fp (r_Fs − r_Fp)
@@ -178,11 +179,11 @@ def loop_velocity(parent, qd, lp_p, lp_s, row_loop, ws, k, vJ):
     w1, w2, dv, da, cr = v6[1], v6[2], v6[3], v6[4], v6[5]
     for i in range(1, NB + 1):
         p_ = parent[i]
-        _group_base(SUB_R if sub[i] else 0, v0[p_], vb[p_], vb[i])
+        group_base(SUB_R if sub[i] else 0, v0[p_], vb[p_], vb[i])
         for c in range(6):
             w1[c] = S0[i, c] * qd[i - 1]
             v0[i, c] = v0[p_, c] + w1[c]
-        _crm_mul(vb[i], w1, w2)
+        crm_mul(vb[i], w1, w2)
         for c in range(6):
             a0[i, c] = a0[p_, c] + w2[c]
     last = -1
@@ -193,7 +194,7 @@ def loop_velocity(parent, qd, lp_p, lp_s, row_loop, ws, k, vJ):
             p, s = lp_p[l], lp_s[l]
             for c in range(6):
                 dv[c] = v0[s, c] - v0[p, c]
-            _crm_mul(v0[p], dv, cr)
+            crm_mul(v0[p], dv, cr)
             for c in range(6):
                 da[c] = a0[s, c] - a0[p, c] - cr[c]
         acc_k = 0.0
@@ -213,7 +214,7 @@ def loop_terms(parent, jtype, axis, X_tree, q, qd, lp_p, lp_s, lp_XP, lp_XS, lp_
     loop row_loop[r] with constraint direction row_T[r] (6,) in Fp. lp_mode: 0 = rotational error
     a × (R a) (joints turning about a), 1 = rotation vector of R. Universal loops (configuration-dependent
     T) are not handled here."""
-    Et, rt = _split_tree(X_tree)
+    Et, rt = split_tree(X_tree)
     ws = loop_work(parent.shape[0] - 1, K.shape[0])
     loop_geometry(parent, jtype, axis, Et, rt, q, lp_p, lp_s, lp_XP, lp_XS, lp_axis, lp_mode, row_loop, row_T, ws,
                   K, delta)
@@ -328,8 +329,8 @@ def cl_qdd(parent, jtype, axis, X_tree, ib, fb, q, qd, tau, damping, stiffness, 
                row_T, K, k, vJ, dl)
     for r in range(R):
         k[r] = k[r] - 2.0 * alpha * vJ[r] - alpha * alpha * dl[r]
-    _crba_p(ib, fb, q2, H, np.int64(0), np.int64(1))
-    _rnea_p(ib, fb, q2, qd2, zero_n, zero_f, C, np.int64(0), np.int64(1))
+    crba_packed(ib, fb, q2, H, np.int64(0), np.int64(1))
+    rnea_packed(ib, fb, q2, qd2, zero_n, zero_f, C, np.int64(0), np.int64(1))
     if not _chol(H[0], L):
         return 1
     for i in range(n):

@@ -7,7 +7,7 @@ compiled copy of a readable reference that tests hold it to:
 | ``_lu``, ``_lu_solve`` | ``constraints.explicit.lu_partial``, ``lu_solve`` |
 | ``_explicit`` | ``constraints.explicit.explicit_from_set`` (G, g for an independent set, and its re-check) |
 | ``_choose_given`` | ``constraints.explicit.choose_independent`` with given independent coordinates |
-| ``_forces``, ``_loop_lambda`` | ``applications.actuators._reference`` (eq. 8.63 and the loop forces) |
+| ``_forces``, ``_loop_lambda`` | ``constraints.inverse._reference`` (eq. 8.63 and the loop forces) |
 
 No LAPACK call is compiled in: the factorisations are written out for the small blocks (r ≤ 6 per loop),
 which keeps the first compilation short. Cholesky is ``constraints._kernels._chol``. The functions called

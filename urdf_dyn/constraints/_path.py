@@ -6,8 +6,8 @@ Each function here is the compiled copy of a readable reference, and tests hold 
 
 | compiled | reference |
 |---|---|
-| ``motion_path`` | ``applications.motion.consistent_motion(compiled=False)`` |
-| ``actuation_path`` | ``applications.actuators.actuator_forces(compiled=False)`` |
+| ``motion_path`` | ``constraints.motion.consistent_motion(compiled=False)`` |
+| ``actuation_path`` | ``constraints.inverse.actuator_forces(compiled=False)`` |
 
 K, k, Tᵀv_J and δ come from ``constraints._kernels.loop_geometry`` and ``loop_velocity`` (one workspace per
 trajectory); τ from ``algorithms._kernels._rnea_p`` on ``Model.kernel_pack``. No LAPACK call is compiled in: the small factorisations
@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from urdf_dyn.algorithms._kernels import _rnea_p, _split_tree
+from urdf_dyn.algorithms._kernels import rnea_packed, split_tree
 from urdf_dyn.constraints._kernels import loop_geometry, loop_velocity, loop_work
 from urdf_dyn.constraints._linalg import (_choose_given, _complement, _cp_lu, _explicit, _forces, _loop_lambda, _lu,
                                          _lu_solve)
@@ -41,7 +41,7 @@ def motion_path(parent, jtype, axis, X_tree, lp_p, lp_s, lp_XP, lp_XS, lp_axis, 
     R = row_loop.shape[0]
     nd = dep.shape[0]
     nf = idx.shape[0]
-    Et, rt = _split_tree(X_tree)
+    Et, rt = split_tree(X_tree)
     ws = loop_work(n, R)
     K = np.zeros((R, n))
     k = np.zeros(R)
@@ -127,7 +127,7 @@ def motion_path(parent, jtype, axis, X_tree, lp_p, lp_s, lp_XP, lp_XS, lp_axis, 
 def _predict(t, Q, QD, QDD, i, q):
     """Newton's starting point at sample i > 0 (q unchanged at i = 0): the previous state extrapolated
     by Taylor's series to third order, q + h q̇ + h²/2 q̈ + h³/6 q⃛, with q⃛ the backward difference of q̈
-    (second order at the first sample and after a repeated time). Mirrors ``applications.motion._predict``."""
+    (second order at the first sample and after a repeated time). Mirrors ``constraints.motion._predict``."""
     if i == 0:
         return
     n = q.shape[0]
@@ -166,7 +166,7 @@ def actuation_path(parent, jtype, axis, X_tree, ib, fb, lp_p, lp_s, lp_XP, lp_XS
     RA = row_loop.shape[0]
     R = nrows
     p = act_col.shape[0]
-    Et, rt = _split_tree(X_tree)
+    Et, rt = split_tree(X_tree)
     ws = loop_work(n, RA)
     Ke = np.zeros((RA, n))
     ke = np.zeros(RA)
@@ -196,7 +196,7 @@ def actuation_path(parent, jtype, axis, X_tree, ib, fb, lp_p, lp_s, lp_XP, lp_XS
     X = np.empty((1, n + 1))
     A, bb, Aw, M, L, y, iperm = _forces_work(n, p)
     C, Ct, Mr, Lr, nu, w, nz = _lambda_work(R, max(r, 0), n)   # r, not a literal 0: one compiled variant
-    _rnea_p(ib, fb, Q, QD, QDD, f_ext, TAU, np.int64(0), np.int64(N))      # τ of every sample at once
+    rnea_packed(ib, fb, Q, QD, QDD, f_ext, TAU, np.int64(0), np.int64(N))      # τ of every sample at once
     for i in range(N):
         q, qd, qdd = Q[i], QD[i], QDD[i]
         if RA:

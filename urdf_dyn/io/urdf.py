@@ -28,7 +28,7 @@ from lxml import etree
 
 from urdf_dyn.errors import ModelError, ModelWarning, UnsupportedError, XacroError, XMLError
 from urdf_dyn.algorithms.joints import FREE, PLANAR, SUB_P, SUB_R, TYPE_CODES
-from urdf_dyn.model import LinkFrame, Mimic, Model, Transmission, _frozen
+from urdf_dyn.model import LinkFrame, Mimic, Model, Transmission, frozen
 from urdf_dyn.io.packages import PackageResolver
 from urdf_dyn.io.urdf_plus import coupling_followers, read_couplings, read_transmissions
 from urdf_dyn.algorithms.spatial import mcI, pose_to_plux
@@ -444,7 +444,7 @@ def parse_urdf(source, package_dirs=None, xacro_args=None, gravity=(0.0, 0.0, -9
     urdf_joint_of = {}  # joint_names entry -> URDF joint name (None for floating_base's root_joint)
 
     def attach(link_name, body, T_body_link):
-        links[link_name] = LinkFrame(body, _frozen(T_body_link))
+        links[link_name] = LinkFrame(body, frozen(T_body_link))
         I_link, m = _link_inertia(lby[link_name])
         masses[link_name] = m
         X = pose_to_plux(np.ascontiguousarray(T_body_link))
@@ -553,15 +553,15 @@ def parse_urdf(source, package_dirs=None, xacro_args=None, gravity=(0.0, 0.0, -9
     mimic = tuple(mimic)
     model = Model(
         name=robot.name, source=name, urdf_xml=text.decode(),
-        parent=_frozen(parent, int), jtype=_frozen(jtype, np.int64), axis=_frozen(axis),
-        X_tree=_frozen(X_tree), T_tree=_frozen(T_tree), I=_frozen(I_body),
+        parent=frozen(parent, int), jtype=frozen(jtype, np.int64), axis=frozen(axis),
+        X_tree=frozen(X_tree), T_tree=frozen(T_tree), I=frozen(I_body),
         body_names=tuple(body_names), joint_names=tuple(joint_names), joint_types=tuple(joint_types),
-        lower=_frozen(lim[:, 0]), upper=_frozen(lim[:, 1]), velocity_limit=_frozen(lim[:, 2]),
-        effort_limit=_frozen(lim[:, 3]), damping=_frozen(lim[:, 4]), friction=_frozen(lim[:, 5]),
-        gravity=_frozen(gravity), links=MappingProxyType(links), link_masses=MappingProxyType(masses),
+        lower=frozen(lim[:, 0]), upper=frozen(lim[:, 1]), velocity_limit=frozen(lim[:, 2]),
+        effort_limit=frozen(lim[:, 3]), damping=frozen(lim[:, 4]), friction=frozen(lim[:, 5]),
+        gravity=frozen(gravity), links=MappingProxyType(links), link_masses=MappingProxyType(masses),
         mimic=mimic, transmissions=read_transmissions(root, joints_el, chk), package_dirs=resolver.as_tuple(),
         independent=independent, initial_configuration=MappingProxyType(init),
-        spring_stiffness=_frozen(springs[0]), spring_reference=_frozen(springs[1]),
+        spring_stiffness=frozen(springs[0]), spring_reference=frozen(springs[1]),
     )
     loops = _loops(root, model, chk)
     if loops:
@@ -709,9 +709,9 @@ def _loops(root, model, chk):
             raise chk.err(el, f"actuated={el.get('actuated')!r}: use true or false")
         loops.append(LoopJoint(
             name=name, type=ltype, predecessor=pl, successor=sl, p=lp_.body, s=ls_.body,
-            T_P=_frozen(T_P), T_S=_frozen(T_S), X_P=_frozen(pose_to_plux(np.ascontiguousarray(T_P))),
-            X_S=_frozen(pose_to_plux(np.ascontiguousarray(T_S))), axis=_frozen(a), axis2=_frozen(a2),
-            S=_frozen(S), T=_frozen(T), actuated=act in ("true", "1"), lower=vals["lower"], upper=vals["upper"],
+            T_P=frozen(T_P), T_S=frozen(T_S), X_P=frozen(pose_to_plux(np.ascontiguousarray(T_P))),
+            X_S=frozen(pose_to_plux(np.ascontiguousarray(T_S))), axis=frozen(a), axis2=frozen(a2),
+            S=frozen(S), T=frozen(T), actuated=act in ("true", "1"), lower=vals["lower"], upper=vals["upper"],
             effort=vals["effort"], velocity=vals["velocity"], damping=dmp["damping"], friction=dmp["friction"],
             line=el.sourceline or 0))
     return tuple(loops)

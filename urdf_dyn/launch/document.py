@@ -15,8 +15,8 @@ A launch file names the robot, the job and the job's sections (ROS-launch style)
       animation_fps: 30
       animation_size: 640x480
 
-Each job's own sections are documented in its module (``urdf_dyn.applications.simulate_job``,
-``urdf_dyn.applications.sizing_job``, ``urdf_dyn.gauss.job``). ``urdf-dyn launch --schema`` prints the JSON
+Each job's own sections are documented in its module (``urdf_dyn.jobs.simulate_job``,
+``urdf_dyn.jobs.sizing_job``, ``urdf_dyn.jobs.gauss_job``). ``urdf-dyn run --schema`` prints the JSON
 Schema of every job, for editors that complete and check YAML.
 
 Every error is a ``LaunchError`` naming the file and the key path (``solver.rtol``), the value and what is
@@ -145,7 +145,11 @@ def read_launch(path) -> Launch:
     the file (and line for YAML syntax errors). The document is validated by its job (``validate``)."""
     path = Path(path)
     if not path.is_file():
-        raise LaunchError(f"{path}: launch file not found")
+        raise LaunchError(f"{path}: scenario file not found")
+    if path.name.endswith(".launch.yaml"):
+        import warnings
+        warnings.warn(f"{path}: the suffix .launch.yaml is deprecated (ROS 2 launch files start processes); "
+                      "rename it to .scenario.yaml", FutureWarning, stacklevel=2)
     if path.stat().st_size > MAX_LAUNCH_BYTES:
         raise LaunchError(f"{path}: {path.stat().st_size} bytes; launch files are at most 1 MiB")
     try:

@@ -32,10 +32,10 @@ class Job:
 
 #: job name -> module that defines ``JOB`` (imported on first use)
 BUILTIN_JOBS = {
-    "simulate": "urdf_dyn.applications.simulate_job",
-    "size": "urdf_dyn.applications.sizing_job",
-    "gauss": "urdf_dyn.gauss.job",
-    "sweep": "urdf_dyn.applications.sweep_job",
+    "simulate": "urdf_dyn.jobs.simulate_job",
+    "size": "urdf_dyn.jobs.sizing_job",
+    "gauss": "urdf_dyn.jobs.gauss_job",
+    "sweep": "urdf_dyn.jobs.sweep_job",
 }
 _REGISTERED: dict = {}
 

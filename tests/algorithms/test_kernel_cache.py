@@ -1,0 +1,42 @@
+"""Where the compiled kernels are cached. numba checks only a cached function's own source file, while a
+cached caller embeds the code of the kernels it calls; urdf_dyn therefore caches in a folder keyed by all its
+kernel modules (``urdf_dyn._kernel_key``). That must hold even when numba was imported before urdf_dyn (numba
+reads NUMBA_CACHE_DIR once, at its own import): otherwise the caches land beside the sources, where an edit of
+a callee leaves a stale caller in use."""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import ROOT
+
+CHILD = """
+import os, sys
+{first}
+sys.path.insert(0, {root!r})
+import urdf_dyn
+from urdf_dyn.constraints import _kernels
+print(os.environ["NUMBA_CACHE_DIR"])
+print(_kernels.loop_work._cache._cache_path)
+"""
+
+
+def _paths(first, tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    env["XDG_CACHE_HOME"] = str(tmp_path)
+    r = subprocess.run([sys.executable, "-c", CHILD.format(first=first, root=str(ROOT))], env=env,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    return [Path(x) for x in r.stdout.split()]
+
+
+def test_kernels_cache_in_the_keyed_folder(tmp_path):
+    folder, path = _paths("", tmp_path)
+    assert folder.parent == tmp_path / "urdf_dyn" / "numba"
+    assert folder in path.parents
+
+
+def test_numba_imported_first_still_uses_the_keyed_folder(tmp_path):
+    folder, path = _paths("import numba", tmp_path)
+    assert folder.parent == tmp_path / "urdf_dyn" / "numba"
+    assert folder in path.parents, f"{path} is outside {folder}: a stale caller could be loaded"

@@ -1,0 +1,183 @@
+"""The main job (scenarios/excavator_dig.scenario.yaml), shortened (dt = 0.05 s, no animation): the report's JSON
+keys, units in every CSV column, the soil setting the bucket cylinder's peak during the dig (against the same
+cycle without soil), the payload filling and leaving continuously, loads following their phase when a
+duration changes, and one-line errors for bad input."""
+import csv
+import json
+
+import numpy as np
+import pytest
+import yaml
+
+import urdf_dyn as ud
+from _robots import ROOT
+from urdf_dyn.cli.main import main
+from urdf_dyn.launch import run_launch
+
+SRC = ROOT / "scenarios" / "excavator_dig.scenario.yaml"
+
+
+def launch_data(**changes):
+    data = yaml.safe_load(SRC.read_text())
+    data["robot"]["file"] = str(ROOT / "robots" / "excavator.urdf")
+    data["motion"]["dt"] = 0.05
+    data["outputs"].pop("animation", None)
+    for k, v in changes.items():
+        if v is None:
+            data.pop(k, None)
+        else:
+            data[k] = v
+    return data
+
+
+def run(tmp_path, data, name="dig"):
+    f = tmp_path / f"{name}.yaml"
+    f.write_text(yaml.safe_dump(data))
+    lines = []
+    res, written = run_launch(f, out_dir=tmp_path / name, progress=False, echo=lines.append)
+    return res, written, lines
+
+
+@pytest.fixture(scope="module")
+def main_job(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("dig")
+    return (tmp,) + run(tmp, launch_data())
+
+
+def test_report_json_and_units(main_job):
+    tmp, res, written, lines = main_job
+    js = json.loads((tmp / "dig" / "sizing_report.json").read_text())
+    assert 100e3 < js["iso6015"]["bucket_digging_force_N"] < 200e3
+    assert 80e3 < js["iso6015"]["arm_digging_force_N"] < 150e3
+    assert isinstance(js["lift_capacity"], list) and js["lift_capacity"]
+    assert np.isfinite(js["stability"]["min_margin_m"])
+    assert js["hydraulics"]["peak_flow_L_min"] > 0
+    assert js["external_loads"]["bucket"]["peak_force_N"] > js["soil"]["peak_force_N"] * 0.5
+    for n in ("swing", "boom_cyl", "stick_cyl", "bucket_cyl"):
+        assert js["actuators"][n]["peak"] >= js["actuators"][n]["rms"] > 0
+    for key in ("actuator_forces_csv", "pin_loads_csv", "hydraulics_csv"):
+        with open(written[key]) as fh:
+            header = next(csv.reader(fh))
+        assert all(h.endswith("]") and " [" in h for h in header), header
+    for key in ("forces_png", "soil_png", "pump_flow_png", "envelope_png", "lift_chart_png", "zmp_png", "report"):
+        assert key in written
+    md = (tmp / "dig" / "sizing_report.md").read_text()
+    for s in ("pull use", "Soil", "Hydraulics", "ISO 6015", "ISO 10567", "Stability", "L/min", "kN·m"):
+        assert s in md
+
+
+def test_soil_sets_the_bucket_cylinder_peak_during_the_dig(main_job, tmp_path):
+    tmp, res, written, lines = main_job
+    bare, _, _ = run(tmp_path, launch_data(soil=None, iso6015=None, lift_chart=None, stability=None), "bare")
+    js = json.loads((tmp / "dig" / "sizing_report.json").read_text())
+    a, b = js["phases"]["dig"]
+    dig = (res.t >= a) & (res.t <= b)
+    k = res.names.index("bucket_cyl")
+    with_soil, without = np.abs(res.u[dig, k]).max(), np.abs(bare.u[dig, k]).max()
+    assert with_soil > 2 * without and with_soil - without > 30e3
+    # the CSV carries the force in kN
+    i = np.argmax(np.abs(res.u[:, k]) * dig)
+    csv_kN = np.array([float(x) for x in _column(written["actuator_forces_csv"], "u[bucket_cyl] [kN]")])
+    assert csv_kN[i] * 1e3 == pytest.approx(res.u[i, k])
+    assert js["soil"]["max_depth_m"] > 0.2 and js["soil"]["peak_force_N"] > 20e3
+
+
+def _column(path, name):
+    with open(path) as fh:
+        rows = list(csv.reader(fh))
+    j = rows[0].index(name)
+    return [r[j] for r in rows[1:]]
+
+
+def test_payload_fills_and_leaves_continuously_and_follows_its_phase(tmp_path):
+    """Soil mass from the cut volume: no step between samples; with the dig phase 1 s longer, the edge
+    still cuts only inside the dig phase and the payload still leaves during the dump."""
+    from urdf_dyn.launch.document import read_launch, validate
+    from urdf_dyn.jobs.sizing_job import SizeDocument, _motion, _soil
+    from urdf_dyn.machines.loads import Frame
+    for extra in (0.0, 1.0):
+        data = launch_data()
+        data["motion"]["durations"][0] += extra
+        f = tmp_path / f"d{extra}.yaml"
+        f.write_text(yaml.safe_dump(data))
+        L = read_launch(f)
+        validate(L, SizeDocument)
+        model = ud.load(data["robot"]["file"])
+        mo, win = _motion(L, model)
+        Q, QD, QDD = ud.consistent_motion(model, mo, progress=False)
+        _, info = _soil(L, model, {"cutting_edge": Frame("bucket", (1.47, 0, 0))}, mo.t, Q, QD, QDD, win)
+        m = info["mass"]
+        assert m.max() > 1000 and np.abs(np.diff(m)).max() < 0.1 * m.max()
+        cut_t = mo.t[info["cut"].in_soil]
+        assert win["dig"][0] <= cut_t.min() and cut_t.max() <= win["curl"][1]
+        a, b = win["dump"]
+        assert m[mo.t < a].max() == pytest.approx(m.max()) and m[mo.t > b + 1e-9].max() == 0.0
+        assert 0 < m[np.argmin(np.abs(mo.t - 0.5 * (a + b)))] < m.max()
+
+
+BAD = [
+    (dict(loads=[{"link": "shovel", "force": [0, 0, -1000]}]), "loads[0].link: unknown link 'shovel'"),
+    ("preset", "soil.preset: unknown soil 'mud'"),
+    ("cohesion", "soil.cohesion: must be >= 0"),
+    ("ground", "soil.ground.height: the cutting edge never goes below the ground"),
+    ("phase", "soil.during: unknown phase 'digging'"),
+]
+
+
+@pytest.mark.parametrize("change,message", BAD)
+def test_bad_input_names_the_key(tmp_path, change, message):
+    data = launch_data()
+    data["motion"]["dt"] = 0.1
+    for k in ("iso6015", "lift_chart", "stability", "hydraulics"):
+        data.pop(k)
+    if isinstance(change, dict):
+        data.update(change)
+    elif change == "preset":
+        data["soil"]["preset"] = "mud"
+    elif change == "cohesion":
+        data["soil"]["cohesion"] = -5e3
+    elif change == "ground":
+        data["soil"]["ground"]["height"] = -5.0
+    elif change == "phase":
+        data["soil"]["during"] = ["digging"]
+    f = tmp_path / "bad.yaml"
+    f.write_text(yaml.safe_dump(data))
+    with pytest.raises(ud.LaunchError) as e:
+        run_launch(f, out_dir=tmp_path / "o", progress=False, echo=lambda *a: None)
+    assert message in str(e.value) and "\n" not in str(e.value)
+    assert main(["launch", str(f), "--out-dir", str(tmp_path / "o")]) == 2
+
+
+def test_constant_payload_in_seconds_or_phases_still_works(tmp_path):
+    """The old `payload:` (from/until in seconds) as a point mass's wrench gives the forces of the per-sample
+    loaded models (the path kept for a payload with inertia); `during: <phase>` gives the same window."""
+    base = launch_data(soil=None, iso6015=None, lift_chart=None, stability=None, hydraulics=None)
+    base["motion"]["dt"] = 0.1
+    pl = {"link": "bucket", "mass": 1800.0, "com": [0.75, 0.0, 0.35]}
+    a = dict(base, payload=dict(pl, **{"from": 4.5, "until": 13.3}))
+    b = dict(base, payload=dict(pl, **{"from": 4.5, "until": 13.3}, inertia=[[0.0] * 3] * 3))
+    c = dict(base, payload=dict(pl, during=["curl", "swing"]))
+    ra, rb, rc = (run(tmp_path, d, n)[0] for d, n in ((a, "a"), (b, "b"), (c, "c")))
+    assert np.abs(ra.u - rb.u).max() < 1e-6 * np.abs(rb.u).max()
+    assert np.abs(ra.u - rc.u).max() < 1e-6 * np.abs(rb.u).max()
+
+
+def test_loads_by_phase_profile_and_csv(tmp_path):
+    """A world-frame force on the cutting edge during `swing`, ramped by waypoints, changes the forces only
+    inside that phase; the same wrench from a CSV gives the same forces; the pin loads carry it."""
+    base = launch_data(soil=None, iso6015=None, lift_chart=None, stability=None, hydraulics=None)
+    base["motion"]["dt"] = 0.1
+    load = {"link": "bucket", "frame": "world", "point": [0.0, 0.0, 0.0], "force": [0.0, 0.0, -20e3],
+            "during": "swing", "profile": [[0.0, 0.0], [2.0, 1.0], [4.8, 1.0]]}
+    (tmp_path / "w.csv").write_text("t,fx,fy,fz,nx,ny,nz\n0,0,0,0,0,0,0\n2,0,0,-20000,0,0,0\n4.8,0,0,-20000,0,0,0\n")
+    r0 = run(tmp_path, base, "none")[0]
+    # (a force on the bucket applied at the world origin: its line of action passes through the swing axis)
+    r1 = run(tmp_path, dict(base, loads=[load]), "prof")[0]
+    csv_load = {k: v for k, v in load.items() if k not in ("force", "profile")}
+    r2 = run(tmp_path, dict(base, loads=[dict(csv_load, csv=str(tmp_path / "w.csv"))]), "csv")[0]
+    a, b = 8.5, 13.3   # the swing phase (durations 4.5 + 4.0, then 4.8)
+    inside = (r0.t >= a - 1e-9) & (r0.t <= b + 1e-9)
+    assert np.allclose(r1.u[~inside], r0.u[~inside], atol=1e-6)
+    assert np.abs(r1.u[inside] - r0.u[inside]).max() > 1e3
+    assert np.allclose(r2.u, r1.u, atol=1e-6)
+    assert np.abs(r1.pin_force["boom_cylinder_eye"] - r0.pin_force["boom_cylinder_eye"])[inside].max() > 1e3

@@ -1,0 +1,66 @@
+"""The sizing report's plot worker (urdf_dyn.reports.plotting.PlotWorker): a forked process that draws
+the plots while the job computes. Its PNGs must be the bytes the job's own process draws, a plot's error must
+reach the caller, and it must not start where it cannot run safely (another thread, a child process, or
+URDF_DYN_PLOT_WORKER=0)."""
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+from urdf_dyn.reports.plotting import PlotWorker
+from urdf_dyn.reports.report import plot_soil
+from urdf_dyn.machines.soil import soil_cutting, soil_preset
+
+linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the worker is forked: Linux only")
+
+
+def _soil_info():
+    t = np.linspace(0.0, 4.0, 401)
+    edge = np.column_stack([0.5 * t, 0 * t, -0.3 * np.sin(np.pi * t / 4)])
+    face = np.tile([-0.51, 0.0, 0.86], (len(t), 1))
+    soil = soil_preset("clay")
+    cut = soil_cutting(t, edge, face, soil, 0.0, 1.3, 1.19)
+    return t, dict(soil=soil, cut=cut, mass=soil.density * cut.volume)
+
+
+@linux_only
+def test_worker_draws_the_bytes_the_caller_draws(tmp_path, monkeypatch):
+    monkeypatch.delenv("URDF_DYN_PLOT_WORKER", raising=False)
+    t, info = _soil_info()
+    w = PlotWorker()
+    assert w.parallel
+    out = w.submit(tmp_path / "a.png", plot_soil, t, info, tmp_path / "a.png", {"dig": (0.0, 4.0)})
+    assert out == str(tmp_path / "a.png")
+    w.wait()
+    assert not w.parallel                                   # wait() ends the worker
+    plot_soil(t, info, tmp_path / "b.png", {"dig": (0.0, 4.0)})
+    a, b = (tmp_path / "a.png").read_bytes(), (tmp_path / "b.png").read_bytes()
+    assert len(a) > 10_000 and a == b
+
+
+@linux_only
+def test_a_plot_error_reaches_the_caller(tmp_path, monkeypatch):
+    monkeypatch.delenv("URDF_DYN_PLOT_WORKER", raising=False)
+    w = PlotWorker()
+    assert w.parallel
+    w.submit(tmp_path / "x.png", plot_soil, None, None, tmp_path / "x.png")
+    with pytest.raises(TypeError):
+        w.wait()
+    assert not (tmp_path / "x.png").exists()
+
+
+def test_no_worker_where_it_cannot_run_safely(tmp_path, monkeypatch):
+    monkeypatch.setenv("URDF_DYN_PLOT_WORKER", "0")
+    assert not PlotWorker().parallel
+    monkeypatch.delenv("URDF_DYN_PLOT_WORKER")
+    seen = []
+    th = threading.Thread(target=lambda: seen.append(PlotWorker().parallel))  # e.g. a Dask thread worker
+    th.start()
+    th.join()
+    assert seen == [False]
+    assert not PlotWorker(parallel=False).parallel
+    # without a worker the plot is drawn at submit()
+    t, info = _soil_info()
+    PlotWorker(parallel=False).submit(tmp_path / "c.png", plot_soil, t, info, tmp_path / "c.png")
+    assert (tmp_path / "c.png").stat().st_size > 10_000

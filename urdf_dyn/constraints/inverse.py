@@ -1,0 +1,461 @@
+"""Closed-loop inverse dynamics and actuator forces (RBDA §8.12, eqs. 8.61–8.63).
+
+The spanning tree's equation of motion with the loop-closure forces,  τ = H q̈ + C − τᵃ − Kᵀλ  (8.61),
+projected onto the motion freedom G (K G = 0) eliminates λ:
+
+    Gᵀ τ = Gᵀ τ_ID,     τ_ID = ID(q, q̇, q̈) − τᵃ                                        (8.62)
+
+where τᵃ are the known forces (URDF damping, Gazebo springs). Actuators u (p forces, N or N·m) act
+through τ = B u: a tree actuator on joint j is the column e_j; an actuated loop joint k with motion axis S_k
+(in Fp) is the column (^{Fp}X_0 (J_s − J_p))ᵀ S_k. Then  Gᵀ B u = Gᵀ τ_ID  (8.63), with G_u = Bᵀ G:
+
+- properly actuated   (p = rank G_u = n − r):  the unique u;
+- redundantly actuated (p > rank G_u): the weighted minimum-norm u (W = diag(weights)), or, with bounds,
+  bounded least squares (scipy.optimize.lsq_linear) — the null-space component is chosen inside limits;
+- under-actuated      (rank G_u < n − r): the least-squares u; ``residual`` = Gᵀ(τ_ID − B u), the part of
+  the motion the actuators cannot produce, is reported with a warning.
+A machine can be both redundantly and under-actuated. The loop-joint forces λ then follow from
+Kᵀλ = τ_ID − B u (minimum norm where loops are redundant): ``loop_forces[name]`` is the wrench [n; f]
+(N·m, N) on the successor in Fp coordinates — the pin load.
+"""
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.optimize
+
+from urdf_dyn._checks import as_batch
+from urdf_dyn.algorithms.dynamics import inverse_dynamics
+from urdf_dyn.constraints.explicit import explicit_constraint
+from urdf_dyn.constraints.forward import _loop_forces
+from urdf_dyn.constraints.loops import LoopState, constraint_terms, numerical_rank
+from urdf_dyn.constraints.passive import passive_forces
+from urdf_dyn.errors import StateError
+from urdf_dyn.model import Data
+
+__all__ = ["Actuator", "actuators_of", "actuation_matrix", "constrained_inverse_dynamics", "actuator_forces",
+           "ActuatorForces", "ActuationWarning", "ActuationPlan"]
+
+
+class ActuationWarning(UserWarning):
+    """The actuators cannot produce the requested motion (under-actuated), or exceed their limits."""
+
+
+@dataclass(frozen=True)
+class Actuator:
+    """An actuator: ``name``, ``kind`` ("joint" for a tree joint, "loop" for an actuated loop joint),
+    ``joint`` (the tree joint or loop joint it drives), ``unit`` (N or N m), ``limit`` (effort, inf if none)."""
+    name: str
+    kind: str
+    joint: str
+    unit: str
+    limit: float
+
+
+def actuators_of(model, actuated=None):
+    """The actuators of ``model``: tree joints from ``<transmission>`` (all joints if the URDF has neither
+    transmissions nor actuated loops) and loop joints with ``actuated="true"``, or the given list of
+    joint / loop names. Raises KeyError for an unknown name."""
+    loops = {lp.name: lp for lp in model.loops}
+    if actuated is None:
+        names = [lp.name for lp in model.loops if lp.actuated]
+        tree = list(model.actuated_joints) if (model.transmissions or not names) else []
+        names = tree + names
+    else:
+        names = list(actuated)
+    out = []
+    for n in names:
+        if n in loops:
+            lp = loops[n]
+            if lp.S.shape[1] != 1:
+                raise KeyError(f"loop {n!r} ({lp.type}) has {lp.S.shape[1]} freedoms; only 1-dof loop joints "
+                               "can carry an actuator")
+            out.append(Actuator(n, "loop", n, "N" if lp.type == "prismatic" else "N m", lp.effort))
+        else:
+            i = model.joint_index(n)
+            out.append(Actuator(n, "joint", n, "N" if model.joint_types[i] == "prismatic" else "N m",
+                                float(model.effort_limit[i])))
+    return tuple(out)
+
+
+def actuation_matrix(model, q, acts, state=None):
+    """B (nv × p): joint forces τ = B u produced by actuator forces u (module docstring). ``state``: a
+    ``LoopState`` at q to reuse (the loop actuators' columns need its Jacobians)."""
+    B = np.zeros((model.nv, len(acts)))
+    st = state
+    for c, a in enumerate(acts):
+        if a.kind == "joint":
+            B[model.joint_index(a.joint), c] = 1.0
+        else:
+            st = st or LoopState(model, q)
+            lp = next(lp for lp in model.loops if lp.name == a.joint)
+            XFp, _ = st.loop_frames(lp)
+            J = XFp @ (st.body_jacobian(lp.s) - st.body_jacobian(lp.p))
+            B[:, c] = J.T @ np.asarray(lp.S)[:, 0]
+    return B
+
+
+def _consistency(model, st, qd, qdd, K, k, tol):
+    d = np.abs(st.deltas()).max(initial=0.0)
+    v = np.abs(K @ qd).max(initial=0.0)
+    a = np.abs(K @ qdd - k).max(initial=0.0)
+    scale = 1.0 + np.abs(qd).max() + np.abs(qdd).max()
+    if d > tol or v > tol * scale or a > tol * scale * scale:
+        _inconsistent(model, d, v, a)
+
+
+def _inconsistent(model, d, v, a):
+    raise StateError(f"{model.name}: q, q̇, q̈ do not satisfy the loop constraints (position error {d:.3g}, "
+                     f"velocity {v:.3g}, acceleration {a:.3g}); assemble q, project q̇ and q̈ first "
+                     "(urdf_dyn.motion.consistent_motion)")
+
+
+def _closed_loop_id(model, q, qd, qdd, check, tol, passive, f_ext, data=None):
+    """The reference pipeline at one state: (LoopState, K, k, τ_ID, ExplicitConstraint or None), K built once."""
+    st, K, k = constraint_terms(model, q, qd)
+    if check and model.has_constraints:
+        _consistency(model, st, qd, qdd, K, k, tol)
+    tau = inverse_dynamics(model, q, qd, qdd, f_ext=f_ext)
+    if passive:
+        tau = tau - passive_forces(model, q, qd)
+    ec = explicit_constraint(model, q, qd, K=K, k=k, data=data) if model.has_constraints else None
+    return st, K, k, tau, ec
+
+
+def constrained_inverse_dynamics(model, q, qd, qdd, check=True, tol=1e-6, passive=True, f_ext=None):
+    """Closed-loop inverse dynamics (RBDA eq. 8.62) at one consistent state.
+
+    Returns (τ_ID (nv,) [N m | N], G (nv × (nv − r))): any τ with Gᵀτ = Gᵀτ_ID produces q̈. τ_ID is the
+    spanning tree's RNEA minus the known passive forces (damping, springs) when ``passive``, with the
+    external wrenches ``f_ext`` ({link: (6,) [n; f] in the link frame about its origin, N m and N}, as
+    ``inverse_dynamics``) acting on the links. Raises StateError if (q, q̇, q̈) violate the loop constraints by more than ``tol`` (scaled)."""
+    from urdf_dyn._checks import one_state
+    one_state("constrained_inverse_dynamics", q=q, qd=qd, qdd=qdd)
+    n = model.nv
+    q, qd, qdd = (as_batch(x, nm, model.nq if nm == "q" else n)[0][0] for x, nm in ((q, "q"), (qd, "qd"), (qdd, "qdd")))
+    _, _, _, tau, ec = _closed_loop_id(model, q, qd, qdd, check, tol, passive, f_ext)
+    return tau, (ec.G if ec is not None else np.eye(n))
+
+
+@dataclass
+class ActuatorForces:
+    """Actuator forces for one state or a batch of N states.
+
+    names, units, limits: per actuator; u: (p,) or (N, p) [N | N m]; case: "properly actuated",
+    "redundantly actuated", "under-actuated" or "redundantly and under-actuated"; rank_Gu: rank of G_u;
+    dof: n − r; residual: Gᵀ(τ_ID − B u) ((n−r,) or (N, n−r)), zero unless under-actuated;
+    loop_forces: {loop name: (6,) or (N, 6)} pin wrenches [n; f] on the successor in Fp (N·m, N);
+    over_limit: names of actuators whose |u| exceeds their effort limit somewhere."""
+    names: tuple
+    units: tuple
+    limits: np.ndarray
+    u: np.ndarray
+    case: str
+    rank_Gu: int
+    dof: int
+    residual: np.ndarray
+    loop_forces: dict
+    over_limit: tuple
+    tau_ID: np.ndarray = None
+    details: dict = field(default_factory=dict)
+
+
+def _solve_one(A, b, weights, bounds, rtol):
+    p = A.shape[1]
+    w = np.ones(p) if weights is None else np.asarray(weights, float)
+    if np.any(w <= 0):
+        raise ValueError("actuator weights must be > 0")
+    Wi = 1.0 / np.sqrt(w)  # minimise uᵀ W u: substitute u = W^-½ z, minimum-norm z
+    if bounds is not None:
+        lo, hi = bounds
+        res = scipy.optimize.lsq_linear(A, b, bounds=(lo, hi), method="bvls", tol=1e-12, lsmr_tol="auto")
+        u = res.x
+        # among equally good solutions lsq_linear may return any; if the unbounded minimum-norm answer is
+        # feasible, prefer it
+        u_mn = Wi * (np.linalg.pinv(A * Wi, rcond=rtol) @ b)
+        if np.all(u_mn >= lo - 1e-9) and np.all(u_mn <= hi + 1e-9):
+            u = u_mn
+        return u
+    return Wi * (np.linalg.pinv(A * Wi, rcond=rtol) @ b)
+
+
+def actuator_forces(model, q, qd, qdd, actuated=None, weights=None, bounds=None, rtol=1e-6, check=True,
+                    warn=True, f_ext=None, compiled=True) -> ActuatorForces:
+    """Actuator forces that produce (q, q̇, q̈) — RBDA eq. 8.63 (module docstring for the cases).
+
+    Args:
+        q, qd, qdd: (nv,) one consistent state, or (N, nv) a trajectory.
+        actuated: actuator names (tree joints and/or actuated loop joints); default from the URDF.
+        weights: (p,) positive weights W of the minimum-norm solution (redundant actuation).
+        bounds: "limits" for the URDF effort limits, or (lower (p,), upper (p,)) [N | N m]; bounded least
+            squares via scipy.optimize.lsq_linear.
+        f_ext: external wrenches {link: (6,) or (N, 6)} [n; f] in the link frame about its origin (N m, N),
+            e.g. soil forces on the bucket; they enter the inverse dynamics and the pin loads.
+        compiled: run the compiled path (``constraints._path.actuation_path``) where it applies (no
+            ``bounds``, no ``<mimic>``, no universal loop, no damped loop joint); False runs the readable
+            reference, state by state. Both choose the independent set (§8.8) at the first state and
+            re-check it at every later one; tests hold them together.
+    Raises StateError for inconsistent states or a rank of K that changes along the trajectory; KeyError
+    for unknown actuator names. Warns (ActuationWarning) when under-actuated or over a limit."""
+    n = model.nv
+    Q, single = as_batch(q, "q", model.nq)
+    QD = as_batch(qd, "qd", n, Q.shape[0])[0]
+    QDD = as_batch(qdd, "qdd", n, Q.shape[0])[0]
+    acts = actuators_of(model, actuated)
+    p = len(acts)
+    limits = np.array([a.limit for a in acts])
+    if isinstance(bounds, str):
+        if bounds != "limits":
+            raise ValueError(f"bounds must be 'limits' or (lower, upper), got {bounds!r}")
+        bounds = (-limits, limits)
+    if bounds is not None:
+        bounds = (np.broadcast_to(np.asarray(bounds[0], float), (p,)), np.broadcast_to(np.asarray(bounds[1], float), (p,)))
+    w = np.ones(p) if weights is None else np.broadcast_to(np.asarray(weights, float), (p,))
+    if np.any(w <= 0):
+        raise ValueError("actuator weights must be > 0")
+    fx = {}
+    for link, wr in (f_ext or {}).items():
+        wr = np.asarray(wr, float)
+        if wr.shape not in ((6,), (Q.shape[0], 6)):
+            raise StateError(f"f_ext[{link!r}] must have shape (6,) or ({Q.shape[0]}, 6), got {wr.shape}")
+        fx[link] = np.broadcast_to(wr, (Q.shape[0], 6))
+    if compiled and bounds is None and _compiled_applies(model):
+        U, R, TAU, lam, ranks, dof = _compiled(model, Q, QD, QDD, acts, w, rtol, check, fx)
+        LF = _loop_forces(model, lam.T) if model.has_constraints else {}
+    else:
+        U, R, TAU, lam, ranks, dof = _reference(model, Q, QD, QDD, acts, w, bounds, rtol, check, fx)
+        LF = _loop_forces(model, lam.T) if model.has_constraints else {}
+    LF = {k: v.T for k, v in LF.items()}
+    rank = int(ranks.min()) if len(ranks) else 0
+    under = rank < dof
+    redundant = p > rank
+    case = ("redundantly and under-actuated" if under and redundant else "under-actuated" if under
+            else "redundantly actuated" if redundant else "properly actuated")
+    over = tuple(a.name for i, a in enumerate(acts) if np.isfinite(limits[i]) and limits[i] > 0
+                 and np.any(np.abs(U[:, i]) > limits[i] * (1 + 1e-9)))
+    if warn and under and np.abs(R).max(initial=0.0) > 1e-9 * (1 + np.abs(TAU).max()):
+        warnings.warn(f"{model.name}: under-actuated (rank G_u = {rank} < {dof} degrees of freedom): the "
+                      f"actuators cannot produce this motion; largest unproduced generalised force "
+                      f"{np.abs(R).max():.3g}", ActuationWarning, stacklevel=2)
+    if warn and over:
+        warnings.warn(f"{model.name}: over the effort limit: {', '.join(over)}", ActuationWarning, stacklevel=2)
+    if single:
+        U, R, TAU = U[0], R[0], TAU[0]
+        LF = {k: v[0] for k, v in LF.items()}
+    return ActuatorForces(tuple(a.name for a in acts), tuple(a.unit for a in acts), limits, U, case, rank, dof,
+                          R, LF, over, TAU)
+
+
+def _compiled_applies(model):
+    """True when ``constraints._path.actuation_path`` covers the model: no ``<mimic>`` and no URDF+
+    ``<coupling>`` (their rows are not in the compiled loop terms), no universal loop (configuration-dependent
+    T), no damped loop joint (its passive force needs the loop Jacobian), a fixed base (q̇ = v)."""
+    return (not model.mimic and not model.couplings and model.is_fixed_base
+            and (not model.loops or model.loop_pack is not None)
+            and not any(lp.damping > 0 for lp in model.loops))
+
+
+class ActuationPlan:
+    """Actuator forces (RBDA eq. 8.63) at one state after another — a controller's or a simulator's call —
+    with everything that depends only on the model and the actuator set prepared once: the actuators, the
+    packed loop rows and the actuator columns of ``constraints._path.actuation_path``, and its work arrays.
+
+    ``forces(q, q̇, q̈)`` equals ``actuator_forces(model, q, q̇, q̈, actuated, weights, rtol=rtol,
+    check=check).u`` bit for bit (the same compiled path on the same inputs, URDF damping and springs
+    included); it only skips the per-call set-up and the pin loads' bookkeeping. Where the compiled path does
+    not apply (``<mimic>``, ``<coupling>``, a universal or damped loop joint), and at a state where it
+    defers to the reference's SVD (A not clearly of full rank) or meets a non-finite value, it calls
+    ``actuator_forces`` itself, which then also raises its errors. A plan reuses its work arrays: one plan
+    per thread (each controller builds its own).
+
+    Args:
+        model: the Model. actuated, weights, rtol, check: as ``actuator_forces`` (no ``bounds``, no
+            ``f_ext``; no warnings are issued).
+    Methods:
+        forces(q, qd, qdd) -> u (p,) [N | N m]: q, q̇, q̈ (nv,) one consistent state.
+        joint_forces(q, qd, qdd) -> τ = B u (nv,) [N m | N]: the generalised forces the actuators apply
+            (tree actuators: u on their joint; actuated loop joints: the column (^{Fp}X_0 (J_s − J_p))ᵀ S).
+    Raises StateError for a state of the wrong shape (and, from ``actuator_forces``, a non-finite or —
+    with ``check`` — inconsistent one); KeyError for an unknown actuator name; ValueError for a weight ≤ 0."""
+
+    def __init__(self, model, actuated=None, weights=None, rtol=1e-6, check=True):
+        self.model, self.actuated, self.rtol, self.check = model, actuated, float(rtol), bool(check)
+        self.acts = actuators_of(model, actuated)
+        p, n = len(self.acts), model.nv
+        w = np.ones(p) if weights is None else np.broadcast_to(np.asarray(weights, float), (p,))
+        if np.any(w <= 0):
+            raise ValueError("actuator weights must be > 0")
+        self.weights = np.ascontiguousarray(w, float)
+        self.compiled = _compiled_applies(model)
+        cols = np.array([model.joint_index(a.joint) if a.kind == "joint" else -1 for a in self.acts], np.int64)
+        self._tree = np.flatnonzero(cols >= 0)            # actuators on tree joints: τ[col] = u
+        self._tree_cols = cols[self._tree]
+        self._loop = np.flatnonzero(cols < 0)             # actuated loop joints: τ += B_c u_c
+        if not self.compiled:
+            return
+        from urdf_dyn.constraints import _path
+        self._kernel = _path.actuation_path
+        static, pref = _path_inputs(model, self.acts)
+        nrows = static[8]
+        self._X = np.zeros((3, 1, n))                     # q, q̇, q̈ of the one state (C-contiguous rows)
+        self._TAU, self._U = np.zeros((1, n)), np.zeros((1, p))
+        self._RANK, self._FALL, self._info = np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(3, np.int64)
+        # actuation_path's arguments: (model, loop rows, actuator columns) + (Q, QD, QDD, f_ext) + (τᵃ) + the rest
+        self._head = (model.parent, model.jtype, model.axis, model.X_tree, *model.kernel_pack, *static,
+                      self._X[0], self._X[1], self._X[2], model.f_ext_zero)
+        self._tail = (pref, self.weights, self.rtol, self.check, 1e-6, self._TAU, self._U, np.zeros((1, n)),
+                      np.zeros((1, nrows)), self._RANK, np.empty((1, n, n)), self._FALL, self._info)
+        if len(self._loop):                               # B's loop columns: rows S_cᵀ ^{Fp}X_0 (J_s − J_p)
+            row_loop, row_T = static[6][nrows:], np.ascontiguousarray(static[7][nrows:])
+            self._bcols = (static[:6], row_loop, row_T, np.zeros((len(row_loop), n)), np.zeros(len(row_loop)),
+                           np.zeros(len(row_loop)), np.zeros(len(row_loop)))
+
+    def _state(self, q, qd, qdd):
+        n = self.model.nv
+        for name, x in (("q", q), ("qd", qd), ("qdd", qdd)):
+            if np.shape(x) != (n,):
+                raise StateError(f"{name} must have shape ({n},), one state; got {np.shape(x)}")
+
+    def forces(self, q, qd, qdd):
+        """Actuator forces u (p,) [N | N m] at one consistent state (class docstring)."""
+        self._state(q, qd, qdd)
+        X = self._X if self.compiled else None
+        try:
+            if X is not None:
+                X[0, 0], X[1, 0], X[2, 0] = q, qd, qdd
+        except (TypeError, ValueError):        # not numbers: actuator_forces names the argument
+            X = None
+        if X is not None and np.isfinite(X).all():
+            self._FALL[0] = 0
+            self._kernel(*self._head, _read_only(passive_forces(self.model, X[0], X[1])), *self._tail)
+            if self._info[0] == 0 and not self._FALL[0] and np.isfinite(self._TAU).all():
+                return self._U[0].copy()
+        return actuator_forces(self.model, q, qd, qdd, self.actuated, self.weights, rtol=self.rtol,
+                               check=self.check, warn=False).u
+
+    def joint_forces(self, q, qd, qdd):
+        """τ = B u (nv,) [N m | N]: the actuators' generalised forces at one consistent state."""
+        u = self.forces(q, qd, qdd)
+        tau = np.zeros(self.model.nv)
+        tau[self._tree_cols] = u[self._tree]
+        if len(self._loop):
+            if self.compiled:
+                from urdf_dyn.constraints._kernels import loop_terms
+                lp, row_loop, row_T, Bt, k, vJ, dl = self._bcols
+                m = self.model
+                loop_terms(m.parent, m.jtype, m.axis, m.X_tree, np.ascontiguousarray(q, float), np.zeros(m.nv), *lp,
+                           row_loop, row_T, Bt, k, vJ, dl)
+                tau += Bt.T @ u[self._loop]
+            else:
+                tau += actuation_matrix(self.model, q, [self.acts[c] for c in self._loop]) @ u[self._loop]
+        return tau
+
+
+def _reference(model, Q, QD, QDD, acts, w, bounds, rtol, check, fx):
+    """The readable path, state by state: K, k, δ, G, g once per state (``_closed_loop_id``)."""
+    N, n = Q.shape[0], model.nv
+    p = len(acts)
+    data = Data(model)
+    U, R, TAU, LAM, ranks, dof = np.zeros((N, p)), None, np.zeros((N, n)), np.zeros((N, model.nc)), np.zeros(N, int), None
+    for i in range(N):
+        st, K, _, tau, ec = _closed_loop_id(model, Q[i], QD[i], QDD[i], check, 1e-6, True,
+                                            {k: v[i] for k, v in fx.items()} or None, data)
+        G = ec.G if ec is not None else np.eye(n)
+        if dof is None:
+            dof = G.shape[1]
+            R = np.zeros((N, dof))
+        elif G.shape[1] != dof:
+            raise StateError(f"{model.name}: the rank of the loop constraints changes along the trajectory "
+                             f"(sample {i}): the mobility changes (RBDA §8.10); split the motion there")
+        B = actuation_matrix(model, Q[i], acts, st)
+        A = G.T @ B
+        b = G.T @ tau
+        u = _solve_one(A, b, w, bounds, rtol) if p else np.zeros(0)
+        R[i] = b - A @ u
+        if K.size:
+            LAM[i] = np.linalg.lstsq(K.T, tau - B @ u, rcond=rtol)[0]
+        U[i], TAU[i] = u, tau
+        ranks[i] = numerical_rank(A, rtol)[0] if p else 0
+    return U, (R if R is not None else np.zeros((0, 0))), TAU, LAM, ranks, (dof or 0)
+
+
+def _path_inputs(model, acts):
+    """The inputs of ``constraints._path.actuation_path`` that depend only on the model and the actuators, in
+    its argument order: (lp_p, lp_s, lp_XP, lp_XS, lp_axis, lp_mode, row_loop, row_T, nrows, act_col), and
+    pref (nv,) bool, the independent coordinates that complete pivoting takes last (RBDA §8.8). row_loop and
+    row_T hold the constraint rows, then one row (the motion axis S in Fp) per actuated loop joint."""
+    n, p = model.nv, len(acts)
+    pack = model.loop_pack if model.loops else None
+    nrows = len(pack["row_loop"]) if pack is not None else 0
+    loops = {lp.name: i for i, lp in enumerate(model.loops)}
+    act_col, extra_loop, extra_T = np.zeros(p, np.int64), [], []
+    for c, a in enumerate(acts):
+        if a.kind == "joint":
+            act_col[c] = model.joint_index(a.joint)
+        else:
+            act_col[c] = -(1 + len(extra_loop))
+            extra_loop.append(loops[a.joint])
+            extra_T.append(np.asarray(model.loops[loops[a.joint]].S)[:, 0])
+    if pack is not None:
+        row_loop = np.concatenate([pack["row_loop"], np.array(extra_loop, np.int64)])
+        row_T = np.ascontiguousarray(np.vstack([pack["row_T"], np.array(extra_T).reshape(-1, 6)]))
+        lp = (pack["p"], pack["s"], pack["XP"], pack["XS"], pack["axis"], pack["mode"])
+    else:
+        row_loop, row_T = np.zeros(0, np.int64), np.zeros((0, 6))
+        lp = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, 6, 6)), np.zeros((0, 6, 6)),
+              np.zeros((0, 3)), np.zeros(0, np.int64))
+    pref = np.zeros(n, np.bool_)
+    pref[[model.joint_index(j) for j in model.independent]] = True
+    return (*lp, _read_only(row_loop), _read_only(row_T), nrows, act_col), pref
+
+
+def _read_only(a):
+    """A read-only view of a (the caller's array keeps its own flag). The compiled path's model-side inputs,
+    τᵃ and f_ext are read-only like the Model's packed arrays: numba compiles a kernel once per combination
+    of writable and read-only arguments, and each variant of ``actuation_path`` costs ≈ 10 s on the first
+    run."""
+    v = a.view()
+    v.setflags(write=False)
+    return v
+
+
+def _compiled(model, Q, QD, QDD, acts, w, rtol, check, fx):
+    """The compiled path (``constraints._path.actuation_path``), every state in one call."""
+    from urdf_dyn.algorithms.dynamics import f_ext_body
+    from urdf_dyn.constraints import _path
+    N, n = Q.shape
+    p = len(acts)
+    static, pref = _path_inputs(model, acts)
+    nrows = static[8]
+    tau_a = _read_only(np.ascontiguousarray(np.broadcast_to(passive_forces(model, Q, QD), (N, n))))
+    fb = _read_only(np.ascontiguousarray(f_ext_body(model, fx, N))) if fx else model.f_ext_zero
+    TAU, U, RES, LAM = np.zeros((N, n)), np.zeros((N, p)), np.zeros((N, n)), np.zeros((N, nrows))
+    RANK, info = np.zeros(N, np.int64), np.zeros(3, np.int64)
+    GALL, FALL = np.empty((N, n, n)), np.zeros(N, np.int64)   # G is read back only where FALL
+    _path.actuation_path(model.parent, model.jtype, model.axis, model.X_tree, *model.kernel_pack, *static, Q, QD,
+                         QDD, fb, tau_a, pref, np.ascontiguousarray(w, float), rtol, check,
+                         1e-6, TAU, U, RES, LAM, RANK, GALL, FALL, info)
+    if info[0] == 1:
+        i = int(info[1])
+        st, K, k = constraint_terms(model, Q[i], QD[i])
+        _consistency(model, st, QD[i], QDD[i], K, k, 1e-6)
+    if info[0] == 3:
+        raise StateError(f"{model.name}: the rank of the loop constraints changes along the trajectory "
+                         f"(sample {int(info[1])}): the mobility changes (RBDA §8.10); split the motion there")
+    if not np.all(np.isfinite(TAU)):
+        raise StateError("the inverse dynamics is not finite: the inputs are out of any physical range (overflow)")
+    dof = int(info[2])
+    for i in np.flatnonzero(FALL):      # A not clearly of full rank here: the reference's SVD decides
+        G = GALL[i, :, :dof]
+        st, K, _ = constraint_terms(model, Q[i], QD[i])
+        B = actuation_matrix(model, Q[i], acts, st)
+        A = G.T @ B
+        b = G.T @ TAU[i]
+        U[i] = _solve_one(A, b, w, None, rtol)
+        RES[i, :dof] = b - A @ U[i]
+        RANK[i] = numerical_rank(A, rtol)[0]
+        if K.size:
+            LAM[i] = np.linalg.lstsq(K.T, TAU[i] - B @ U[i], rcond=rtol)[0]
+    return U, RES[:, :dof], TAU, LAM, RANK if p else np.zeros(N, int), dof

@@ -1,0 +1,436 @@
+"""Load-case sweeps: expand a ``sweep:`` section into launch documents (one per case), check every case
+against its job's schema before anything runs, and run the cases on Dask (``dask.distributed``) — an
+embedded ``LocalCluster`` (one single-threaded worker process per core) or a user's scheduler.
+
+A case is the base launch document (a dict) with parameter paths replaced: ``payload.mass``,
+``motion.durations[2]``, ``actuators.cylinders.boom_cyl.bore``. Its key is a hash of the resolved document
+(``outputs`` excluded, the robot file's bytes included), so a rerun in the same output folder skips what
+is already computed. Each finished case is written at once to ``<out>/cases/<hash>.json`` by the client
+(Ctrl-C keeps every finished case); the job's own outputs (CSV, PNG) go to ``<out>/cases/<hash>/`` on the
+worker's file system. Workers keep the loaded ``Model`` of each robot description in a per-process cache,
+so a description is read once per worker, not once per case. A case that raises is recorded with its error
+(one line) and the others go on.
+
+Tables, envelope, plots and summary: ``urdf_dyn.reports.sweep_results``; the launch job:
+``urdf_dyn.jobs.sweep_job``.
+"""
+from __future__ import annotations
+
+import copy
+import hashlib
+import itertools
+import json
+import os
+import re
+import time
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from urdf_dyn.reports.sweep_results import case_metrics
+from urdf_dyn.errors import LaunchError
+from urdf_dyn.io.files import atomic_path
+from urdf_dyn.launch.document import Launch, build_model, validate
+from urdf_dyn.launch.registry import get_job, run_document
+
+__all__ = ["Case", "parse_path", "set_path", "expand", "sweep_axes", "make_cases", "case_hash", "run_case",
+           "execute", "local_cluster"]
+
+_SEG = re.compile(r"([^.\[\]]+)|\[(-?\d+)\]")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# paths into a launch document
+# ---------------------------------------------------------------------------------------------------------
+def parse_path(path: str) -> list:
+    """``"motion.durations[2]"`` -> ``["motion", "durations", 2]``. Raises ValueError for a malformed path."""
+    if not isinstance(path, str) or not path or path.startswith(".") or path.endswith(".") or ".." in path:
+        raise ValueError(f"malformed path {path!r} (expected keys joined by '.', list items as [i])")
+    out, pos = [], 0
+    for m in _SEG.finditer(path):
+        gap = path[pos:m.start()]
+        if gap not in ("", ".") or (gap == "." and m.group(2) is not None):
+            raise ValueError(f"malformed path {path!r}")
+        out.append(m.group(1) if m.group(1) is not None else int(m.group(2)))
+        pos = m.end()
+    if pos != len(path) or not isinstance(out[0], str):
+        raise ValueError(f"malformed path {path!r}")
+    return out
+
+
+def set_path(doc: dict, path: str, value):
+    """Set ``path`` (``a.b[2].c``) in the nested dict/list ``doc`` in place. Missing mapping keys are created
+    (the job's schema then says whether they exist); list items must exist. Raises ValueError naming the
+    first segment that does not fit."""
+    segs = parse_path(path)
+    node, where = doc, ""
+    for i, s in enumerate(segs):
+        last = i == len(segs) - 1
+        if isinstance(s, int):
+            if not isinstance(node, list):
+                raise ValueError(f"{where or 'top level'} is not a list")
+            if not -len(node) <= s < len(node):
+                raise ValueError(f"index {s} out of range ({where} has {len(node)} items)")
+        elif not isinstance(node, dict):
+            raise ValueError(f"{where or 'top level'} is not a mapping (got {node!r})")
+        if last:
+            node[s] = copy.deepcopy(value)
+            return doc
+        if isinstance(s, str) and node.get(s) is None:
+            node[s] = [] if isinstance(segs[i + 1], int) else {}
+        node = node[s]
+        where += f"[{s}]" if isinstance(s, int) else (f".{s}" if where else s)
+    return doc
+
+
+# ---------------------------------------------------------------------------------------------------------
+# expansion: parameters -> combinations -> cases
+# ---------------------------------------------------------------------------------------------------------
+def _values(spec):
+    """A parameter's values: a list, or a range {start, stop, step} / {start, stop, num} (stop included)."""
+    if isinstance(spec, dict):
+        a, b = float(spec["start"]), float(spec["stop"])
+        if spec.get("num") is not None:
+            v = np.linspace(a, b, int(spec["num"]))
+        else:
+            step = float(spec["step"])
+            v = np.arange(a, b + 0.5 * step * np.sign(b - a or 1), step) if step else np.array([a])
+        return [float(np.round(x, 12)) for x in v]
+    return list(spec)
+
+
+def expand(parameters: dict, zip_groups=(), combine="product") -> list:
+    """Combinations of named parameter values: a list of {path: value}. ``parameters``: {path: list | range};
+    ``zip_groups``: lists of paths that vary together (equal lengths); every other parameter, and the
+    groups, combine as a Cartesian product — or all are zipped when ``combine == "zip"``. Raises ValueError
+    naming the parameter for unequal lengths, unknown names in a group, or an empty list."""
+    vals = {k: _values(v) for k, v in parameters.items()}
+    for k, v in vals.items():
+        if not v:
+            raise ValueError(f"{k}: no values")
+    groups = [list(g) for g in zip_groups] if combine == "product" else [list(vals)]
+    seen = set()
+    for g in groups:
+        for k in g:
+            if k not in vals:
+                raise ValueError(f"zip: {k!r} is not a swept parameter ({', '.join(vals)})")
+            if k in seen:
+                raise ValueError(f"zip: {k!r} is in two groups")
+            seen.add(k)
+        n = {len(vals[k]) for k in g}
+        if len(n) > 1:
+            raise ValueError(f"zip: {', '.join(g)} have different numbers of values "
+                             f"({', '.join(str(len(vals[k])) for k in g)})")
+    axes = []
+    for k in vals:  # in the order given; a zip group sits where its first member is
+        if k in seen:
+            g = next(g for g in groups if k in g)
+            if g[0] == k:
+                axes.append([dict(zip(g, row)) for row in zip(*(vals[x] for x in g))])
+        else:
+            axes.append([{k: x} for x in vals[k]])
+    return [dict(kv for part in combo for kv in part.items()) for combo in itertools.product(*axes)]
+
+
+def sweep_axes(parameters, zip_groups=(), combine="product") -> dict:
+    """The independent axes of a sweep: {first parameter of each axis: the parameters zipped with it}."""
+    names = list(parameters)
+    if combine == "zip":
+        return {names[0]: names[1:]}
+    grouped = {k: list(g) for g in zip_groups for k in g}
+    return {k: [x for x in grouped.get(k, [k]) if x != k] for k in names
+            if k not in grouped or grouped[k][0] == k}
+
+
+@dataclass
+class Case:
+    """One load case: its index in the sweep, the swept values {path: value}, the file its relative paths
+    are resolved against, the job name, the hash that keys its results and the base document it shares
+    with the other cases; ``data`` is its resolved launch document, built when asked (a million cases hold
+    a million small parameter dicts, not a million documents)."""
+    index: int
+    params: dict
+    base_path: str
+    job: str
+    hash: str
+    base: dict
+
+    @property
+    def data(self) -> dict:
+        doc = copy.deepcopy(self.base)
+        for p, v in self.params.items():
+            set_path(doc, p, v)
+        return doc
+
+
+def _file_digest(path: Path) -> str:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return "missing"
+
+
+def case_hash(job: str, data: dict, base_path, digests: dict = None) -> str:
+    """16 hex digits of SHA-256 over the job name, the document without ``outputs`` (canonical JSON) and the
+    bytes of the robot file it names (not the files a xacro includes): equal hashes mean equal results.
+    ``digests``: {path: SHA-256} remembered between calls, so a sweep reads the robot file once."""
+    doc = {k: v for k, v in data.items() if k not in ("outputs", "job")}
+    robot = (Path(base_path).parent / str((data.get("robot") or {}).get("file", ""))).resolve()
+    digests = {} if digests is None else digests
+    if robot not in digests:
+        digests[robot] = _file_digest(robot)
+    text = json.dumps({"job": job, "doc": doc, "robot_sha256": digests[robot]}, sort_keys=True,
+                      default=str, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _related(a: str, b: str) -> bool:
+    """Is one key path inside the other (``payload`` and ``payload.mass``; ``motion.durations[2]``)?"""
+    a, b = (x.replace("[", ".[") for x in (a, b))
+    return a == b or a.startswith(b + ".") or b.startswith(a + ".")
+
+
+def make_cases(base: dict, base_path, job: str, combos: list, fixed: dict = None, where="sweep",
+               source=None) -> list:
+    """The cases of a sweep, each validated against ``job``'s schema: ``base`` (the launch document without
+    its ``sweep`` section) with ``fixed`` {path: value} and then each combination applied.
+
+    Raises LaunchError naming ``<where>.parameters.<path>`` (or ``<where>.set.<path>``) and the value when a
+    path does not fit the document or the schema refuses the value; an error of the base document itself
+    names its own key. Relative paths resolve against ``base_path``; errors name ``source`` (the sweep's
+    launch file; default ``base_path``)."""
+    schema = get_job(job).schema
+    base = copy.deepcopy(base)
+    base["job"] = job
+    base_file = Path(base_path)
+    sweep_file = Path(source or base_path)
+
+    def _apply(doc, path, value, kind):
+        try:
+            set_path(doc, path, value)
+        except ValueError as e:
+            raise LaunchError(f"{sweep_file}: {where}.{kind}.{path}: {e}") from None
+
+    for p, v in (fixed or {}).items():
+        _apply(base, p, v, "set")
+    try:
+        validate(Launch(base_file, copy.deepcopy(base)), schema, job=job)
+    except LaunchError as e:
+        msg = str(e).removeprefix(f"{base_file}: ")
+        raise LaunchError(f"{sweep_file}: {msg} (in the base document of the sweep)") from None
+    cases, checked, digests = [], {}, {}
+    for i, combo in enumerate(combos):
+        doc = copy.deepcopy(base)
+        for p, v in combo.items():
+            _apply(doc, p, v, "parameters")
+        try:
+            validate(Launch(base_file, doc), schema, job=job)
+        except LaunchError as e:  # the base passed: a swept value is at fault; name it
+            msg = str(e).removeprefix(f"{base_file}: ")
+            key = msg.split(": ", 1)[0]
+            near = [p for p in combo if _related(p, key)] or list(combo)
+            what = ", ".join(f"{where}.parameters.{p} = {combo[p]!r}" for p in near)
+            raise LaunchError(f"{sweep_file}: {what}: {msg}") from None
+        h = case_hash(job, doc, base_file, digests)
+        if h in checked:
+            raise LaunchError(f"{sweep_file}: {where}.parameters: cases {checked[h]} and {i} are the same "
+                              "document (a repeated value?)")
+        checked[h] = i
+        cases.append(Case(i, dict(combo), str(base_file), job, h, base))
+    return cases
+
+
+# ---------------------------------------------------------------------------------------------------------
+# one case (runs on a worker)
+# ---------------------------------------------------------------------------------------------------------
+#: per-process cache of loaded robot descriptions: key (robot section, file path, mtime) -> Model. A Model
+#: is immutable, so cases share it; a worker reads each description once.
+_MODELS: dict = {}
+
+
+def _cached_model(data: dict, base_path: Path):
+    """This process's Model of the robot section of ``data`` (read on first use): (model, read_now)."""
+    robot = data.get("robot") or {}
+    f = (base_path.parent / str(robot.get("file", ""))).resolve()
+    try:
+        stamp = f.stat().st_mtime_ns
+    except OSError:
+        stamp = None
+    key = json.dumps([str(f), stamp, str(base_path.parent.resolve()), robot], sort_keys=True, default=str)
+    if key in _MODELS:
+        return _MODELS[key], False
+    _MODELS[key] = build_model(Launch(base_path, data))
+    return _MODELS[key], True
+
+
+def _one_line(e: BaseException) -> str:
+    return f"{type(e).__name__}: " + " ".join(str(e).split())[:500]
+
+
+def run_case(job: str, data: dict, base_path: str, case_dir) -> dict:
+    """Run one case in this process: validate ``data`` against ``job``'s schema, reuse this process's Model
+    of its robot (read on first use), run the job with outputs in ``case_dir`` and return a record:
+    status ("ok" | "failed"), error (one line), metrics (``case_metrics``), seconds (wall), cpu_seconds
+    (this process's CPU time: what the case costs on a machine shared with others), warnings (distinct
+    messages, at most 5), worker (host:pid) and model_built (True if this case read the description)."""
+    t0, c0 = time.perf_counter(), time.process_time()
+    rec = {"status": "ok", "error": None, "metrics": {}, "warnings": [], "model_built": False,
+           "worker": f"{os.uname().nodename}:{os.getpid()}"}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            model, rec["model_built"] = _cached_model(data, Path(base_path))
+            result = run_document(copy.deepcopy(data), base_path, out_dir=str(case_dir), progress=False,
+                                  echo=lambda *a, **k: None, job=job, model=model)
+            res, written = result if isinstance(result, tuple) and len(result) == 2 else (result, {})
+            rec["metrics"] = case_metrics(res, written)
+        except Exception as e:  # noqa: BLE001 - a failing case is a result of the sweep, not its end
+            rec["status"], rec["error"] = "failed", _one_line(e)
+    rec["warnings"] = list(dict.fromkeys(" ".join(str(w.message).split())[:300] for w in caught))[:5]
+    rec["seconds"] = time.perf_counter() - t0
+    rec["cpu_seconds"] = time.process_time() - c0
+    return rec
+
+
+# ---------------------------------------------------------------------------------------------------------
+# execution
+# ---------------------------------------------------------------------------------------------------------
+def local_cluster(workers=None):
+    """An embedded ``dask.distributed.LocalCluster``: ``workers`` processes (default one per core), one
+    thread each, no dashboard. Its own logs are silenced below CRITICAL: a case that fails is recorded with
+    its error by the sweep, and the workers' heartbeat errors while the cluster shuts down (a race inside
+    distributed) would otherwise print tracebacks to the user's terminal."""
+    import logging
+
+    from distributed import LocalCluster
+    n = int(workers or os.cpu_count() or 1)
+    return LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
+                        silence_logs=logging.CRITICAL)
+
+
+def _record_path(out_dir, h) -> Path:
+    return Path(out_dir) / "cases" / f"{h}.json"
+
+
+def load_record(out_dir, h):
+    """The stored record of case ``h`` in ``out_dir`` (None if absent or unreadable)."""
+    try:
+        return json.loads(_record_path(out_dir, h).read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def _save_record(out_dir, case: Case, rec: dict) -> dict:
+    rec = {"hash": case.hash, "index": case.index, "params": case.params, "job": case.job, **rec}
+    p = _record_path(out_dir, case.hash)
+    with atomic_path(p) as tmp:
+        Path(tmp).write_text(json.dumps(rec, indent=1, default=str))
+    return rec
+
+
+def execute(cases, out_dir, scheduler=None, workers=None, progress=None, echo=print, window=None) -> dict:
+    """Run the cases not yet in ``out_dir/cases`` (failed ones are retried) and store each record as it
+    finishes.
+
+    ``scheduler``: None for an embedded LocalCluster of ``workers`` processes (default one per core), an
+    address (``tcp://host:8786``) for an existing cluster, or a ``distributed.Client``; ``workers=0`` runs the
+    cases one after the other in this process (no Dask: the baseline of the benchmark). At most ``window``
+    cases (default 8 per worker thread, ≥ 16) are queued at once, so a million-case sweep does not flood
+    the scheduler. A progress bar (tqdm) shows cases done, failed and the ETA; ``progress=False`` hides it.
+
+    Returns {"computed", "skipped", "failed", "seconds", "workers", "interrupted"}. On Ctrl-C the queued
+    cases are cancelled, every finished one is kept and the stats say ``interrupted``."""
+    from tqdm.auto import tqdm
+    out_dir = Path(out_dir)
+    (out_dir / "cases").mkdir(parents=True, exist_ok=True)
+    pending, skipped = [], 0
+    for c in cases:
+        r = load_record(out_dir, c.hash)
+        if r is not None and r.get("status") == "ok":
+            skipped += 1
+        else:
+            pending.append(c)
+    stats = {"computed": 0, "skipped": skipped, "failed": 0, "seconds": 0.0, "workers": 0, "interrupted": False}
+    bar = tqdm(total=len(cases), initial=skipped, unit="case", desc="cases", smoothing=0.1,
+               disable=None if progress is None else not progress)
+    t0 = time.perf_counter()
+
+    def done(case, rec):
+        rec = _save_record(out_dir, case, rec)
+        stats["computed"] += 1
+        stats["failed"] += rec["status"] != "ok"
+        bar.update(1)
+        bar.set_postfix(failed=stats["failed"], refresh=False)
+
+    try:
+        if not pending:
+            return stats
+        if workers == 0 and scheduler is None:
+            stats["workers"] = 1
+            for c in pending:
+                done(c, run_case(c.job, c.data, c.base_path, out_dir / "cases" / c.hash))
+        else:
+            _run_dask(pending, out_dir, scheduler, workers, window, stats, done)
+    except KeyboardInterrupt:
+        stats["interrupted"] = True
+    finally:
+        stats["seconds"] = time.perf_counter() - t0
+        bar.close()
+    return stats
+
+
+def _run_dask(pending, out_dir, scheduler, workers, window, stats, done):
+    from distributed import Client, as_completed
+    cluster = client = None
+    own = not hasattr(scheduler, "submit")
+    try:
+        if scheduler is None:
+            cluster = local_cluster(workers)
+            client = Client(cluster)
+        elif own:
+            try:
+                client = Client(str(scheduler), timeout="20s")
+            except (OSError, TimeoutError) as e:
+                raise LaunchError(f"cannot reach the Dask scheduler {scheduler}: {e}") from None
+        else:
+            client = scheduler
+        if not client.scheduler_info().get("workers"):
+            client.wait_for_workers(1, timeout=60)
+        threads = sum(client.nthreads().values()) or 1
+        stats["workers"] = len(client.nthreads())
+        window = int(window or max(16, 8 * threads))
+        todo = iter(pending)
+        by_key, live = {}, {}
+
+        def submit(c):
+            f = client.submit(run_case, c.job, c.data, c.base_path, str(out_dir / "cases" / c.hash),
+                              key=f"urdf-dyn-case-{c.hash}", pure=False)
+            by_key[f.key], live[f.key] = c, f
+            return f
+
+        ac = as_completed([submit(c) for c in itertools.islice(todo, window)])
+        try:
+            for fut in ac:
+                c = by_key.pop(fut.key)
+                live.pop(fut.key, None)
+                if fut.status == "finished":
+                    rec = fut.result()
+                else:  # the worker died, or Dask could not run the task: the case failed, the sweep goes on
+                    exc = fut.exception()
+                    rec = {"status": "failed", "error": _one_line(exc), "metrics": {}, "warnings": [],
+                           "seconds": None, "worker": None, "model_built": False}
+                fut.release()
+                done(c, rec)
+                nxt = next(todo, None)
+                if nxt is not None:
+                    ac.add(submit(nxt))
+        except KeyboardInterrupt:
+            client.cancel(list(live.values()), force=True)
+            raise
+    finally:
+        if own and client is not None:
+            client.close()
+        if cluster is not None:
+            cluster.close()

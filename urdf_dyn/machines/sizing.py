@@ -1,0 +1,258 @@
+"""Actuator sizing from a motion: forces over time, peak and RMS, mechanical power and energy, hydraulic
+cylinder pressures, loop-joint pin loads; written as CSV, PNG plots and a Markdown table.
+
+Sign conventions: u > 0 is the force (torque) an actuator applies in its joint's + direction — for a
+cylinder modelled as a prismatic rod joint, u > 0 pushes (extends). Mechanical power P = u·ṡ (W), with ṡ
+the joint velocity; energy E = ∫ P dt (J) and the positive work ∫ max(P, 0) dt. A hydraulic cylinder of
+bore D and rod diameter d (``count`` in parallel) needs the cap-side pressure u / (count·πD²/4) when
+pushing and the rod-side pressure −u / (count·π(D²−d²)/4) when pulling; reported in bar (1e5 Pa).
+"""
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from urdf_dyn.io.files import atomic_path
+
+__all__ = ["Cylinder", "SizingResult", "size_motion", "sizing_table", "write_sizing", "plot_actuator_forces",
+           "plot_force_stroke"]
+
+
+@dataclass(frozen=True)
+class Cylinder:
+    """Hydraulic cylinder geometry: bore and rod diameters [m], number of identical cylinders in parallel."""
+    bore: float
+    rod: float
+    count: int = 1
+
+    @property
+    def cap_area(self) -> float:
+        return self.count * np.pi * self.bore ** 2 / 4
+
+    @property
+    def annulus_area(self) -> float:
+        return self.count * np.pi * (self.bore ** 2 - self.rod ** 2) / 4
+
+    def pressures(self, u):
+        """(cap-side, rod-side) pressures [bar] (N,) needed for forces u [N]."""
+        u = np.asarray(u, float)
+        return np.where(u > 0, u / self.cap_area, 0.0) / 1e5, np.where(u < 0, -u / self.annulus_area, 0.0) / 1e5
+
+
+@dataclass
+class SizingResult:
+    """Time series and summary per actuator (see module docstring). t (N,); u, s, sd, power (N, p);
+    names, units, limits per actuator; case, rank_Gu, dof; pin_force, pin_moment: {loop: (N,)} [N, N m];
+    pressures: {actuator: (cap (N,), rod (N,))} [bar]; residual (N, dof) for under-actuated machines."""
+    t: np.ndarray
+    names: tuple
+    units: tuple
+    limits: np.ndarray
+    u: np.ndarray
+    s: np.ndarray
+    sd: np.ndarray
+    power: np.ndarray
+    case: str
+    rank_Gu: int
+    dof: int
+    pin_force: dict
+    pin_moment: dict
+    pressures: dict = field(default_factory=dict)
+    residual: np.ndarray = None
+    over_limit: tuple = ()
+    cylinders: dict = field(default_factory=dict)
+
+    def capacities(self, i):
+        """(push, pull) capacity [N | N m] of actuator i: the effort limit when pushing; when pulling, the
+        limit × annulus / cap area for a cylinder in ``cylinders`` (the URDF limit is the cap-side force at
+        relief), else the same limit."""
+        lim = float(self.limits[i])
+        c = self.cylinders.get(self.names[i])
+        return lim, (lim * c.annulus_area / c.cap_area if c is not None else lim)
+
+    def summary(self):
+        """Rows: name, unit, peak |u|, RMS u, limit, peak power [W], energy [J], positive work [J]."""
+        rows = []
+        for i, n in enumerate(self.names):
+            P = self.power[:, i]
+            rows.append(dict(name=n, unit=self.units[i], peak=float(np.max(np.abs(self.u[:, i]))),
+                             rms=float(np.sqrt(np.mean(self.u[:, i] ** 2))), limit=float(self.limits[i]),
+                             peak_power=float(np.max(np.abs(P))), energy=float(np.trapezoid(P, self.t)),
+                             work_pos=float(np.trapezoid(np.maximum(P, 0), self.t))))
+        return rows
+
+
+def size_motion(model, t, Q, QD, QDD, actuated=None, cylinders=None, weights=None, bounds=None, models=None,
+                progress=None, f_ext=None) -> SizingResult:
+    """Actuator forces along a consistent motion (t (N,), Q, QD, QDD (N, nv)).
+
+    ``cylinders``: {actuator name: Cylinder} for hydraulic pressures. ``models``: optional (N,) sequence of
+    models per sample (e.g. with a payload only while the bucket is full); default ``model`` throughout.
+    ``f_ext``: external wrenches {link: (N, 6)} [n; f] in the link frame (N m, N), one per sample.
+    ``progress`` is accepted for compatibility; the batched call has no per-sample progress bar."""
+    from urdf_dyn.constraints.inverse import actuator_forces
+    N = len(t)
+    Q, QD, QDD = (np.asarray(x, float) for x in (Q, QD, QDD))
+    # one batched call per distinct model (e.g. empty and loaded bucket): the compiled path runs each
+    # group in one call; the samples keep their order
+    if models is None:
+        groups = {id(model): (model, np.arange(N))}
+    else:
+        keys = np.fromiter(map(id, models), np.int64, N)
+        groups = {k: (models[int(np.argmax(keys == k))], np.flatnonzero(keys == k))
+                  for k in dict.fromkeys(keys.tolist())}
+    parts = []
+    for m, ix in groups.values():
+        fx = {k: np.broadcast_to(np.asarray(v, float), (N, 6))[ix] for k, v in f_ext.items()} if f_ext else None
+        parts.append((ix, actuator_forces(m, Q[ix], QD[ix], QDD[ix], actuated=actuated, weights=weights,
+                                          bounds=bounds, warn=False, f_ext=fx)))
+    a0 = parts[0][1]
+    p = len(a0.names)
+    U, RES = np.zeros((N, p)), np.zeros((N, a0.dof))
+    LF = {k: np.zeros((N, 6)) for k in a0.loop_forces}
+    for ix, af in parts:
+        U[ix] = np.reshape(af.u, (len(ix), p))
+        RES[ix] = np.reshape(af.residual, (len(ix), -1))
+        for k in LF:
+            LF[k][ix] = np.reshape(af.loop_forces[k], (len(ix), -1))
+    idx = [model.joint_index(n) if n in model.joint_names else None for n in a0.names]
+    S = np.column_stack([Q[:, j] if j is not None else np.full(N, np.nan) for j in idx]).reshape(N, -1)
+    SD = np.column_stack([QD[:, j] if j is not None else np.full(N, np.nan) for j in idx]).reshape(N, -1)
+    power = U * np.nan_to_num(SD)
+    sq = {k: v * v for k, v in LF.items()}
+    pin_f = {k: np.sqrt(v[:, 3] + v[:, 4] + v[:, 5]) for k, v in sq.items()}
+    pin_m = {k: np.sqrt(v[:, 0] + v[:, 1] + v[:, 2]) for k, v in sq.items()}
+    rank = min(af.rank_Gu for _, af in parts)
+    cases = {af.case for _, af in parts}
+    case = a0.case if len(cases) == 1 else " / ".join(sorted(cases))
+    over = tuple(n for k, n in enumerate(a0.names) if np.isfinite(a0.limits[k]) and a0.limits[k] > 0
+                 and np.any(np.abs(U[:, k]) > a0.limits[k] * (1 + 1e-9)))
+    res = SizingResult(np.asarray(t, float), a0.names, a0.units, a0.limits, U, S, SD, power, case, rank, a0.dof,
+                       pin_f, pin_m, residual=RES, over_limit=over)
+    for name, cyl in (cylinders or {}).items():
+        if name not in a0.names:
+            raise KeyError(f"cylinder {name!r} is not an actuator ({', '.join(a0.names)})")
+        res.pressures[name] = cyl.pressures(U[:, a0.names.index(name)])
+    res.cylinders = dict(cylinders or {})
+    return res
+
+
+def sizing_table(res: SizingResult) -> str:
+    """Markdown table: per actuator peak push and pull, RMS, capacity use per direction (a cylinder's pull
+    against its annulus), peak power, energy, pressures; then pin loads. Forces in kN, torques in kN·m."""
+    lines = ["| actuator | peak push | peak pull | RMS | push capacity | push use | pull capacity | pull use | "
+             "peak power | energy | cap p max | rod p max | over |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+    for i, r in enumerate(res.summary()):
+        u = res.u[:, i]
+        push, pull = float(np.maximum(u, 0).max(initial=0)), float(np.maximum(-u, 0).max(initial=0))
+        cp, cl = res.capacities(i)
+        has = np.isfinite(cp) and cp > 0
+        p = res.pressures.get(r["name"])
+        cap = f"{p[0].max():.0f} bar" if p is not None else "–"
+        rod = f"{p[1].max():.0f} bar" if p is not None else "–"
+        scale, unit = _scaled(r["unit"])
+        fmt = lambda x: f"{x / scale:.4g} {unit}"  # noqa: E731
+        use = lambda x, c: f"{100 * x / c:.0f} %" if has else "–"  # noqa: E731
+        over = "OVER" if (r["name"] in res.over_limit or (has and pull > cl * (1 + 1e-9))) else ""
+        lines.append(f"| {r['name']} | {fmt(push)} | {fmt(pull)} | {fmt(r['rms'])} | "
+                     f"{fmt(cp) if has else 'none'} | {use(push, cp)} | {fmt(cl) if has else 'none'} | "
+                     f"{use(pull, cl)} | {r['peak_power'] / 1e3:.3g} kW | {r['energy'] / 1e3:.3g} kJ | "
+                     f"{cap} | {rod} | {over} |")
+    if res.pin_force:
+        lines += ["", "| loop joint (pin) | peak force | peak moment |", "|---|---:|---:|"]
+        for k in res.pin_force:
+            lines.append(f"| {k} | {res.pin_force[k].max() / 1e3:.4g} kN | {res.pin_moment[k].max() / 1e3:.4g} kN·m |")
+    return "\n".join(lines)
+
+
+def _scaled(unit):
+    """(scale, unit) for printing forces [N] in kN and torques [N m] in kN·m."""
+    return (1e3, "kN") if unit == "N" else (1e3, "kN·m")
+
+
+def write_sizing(model, res: SizingResult, outdir, title=None, phases=None, shade=None, plots=None):
+    """Write actuator_forces.csv, pin_loads.csv, actuator_forces.png and force_vs_stroke.png into ``outdir``
+    (the plots through ``plots``, a ``plotting.PlotWorker``, when given); returns {name: path}. Every CSV column and plot axis names its unit (kN, kN·m, m, rad, kW, bar).
+    ``phases``: {name: (t0, t1)} [s] labelled on the force plot; ``shade``: [(t0, t1, label)] shaded there
+    (e.g. the bucket in the soil)."""
+    from urdf_dyn.reports.plotting import PlotWorker
+    outdir = Path(outdir)
+    out = {}
+    su = {n: ("m" if u == "N" else "rad") for n, u in zip(res.names, res.units)}
+    header = ["t [s]"] + [f"u[{n}] [{_scaled(u)[1]}]" for n, u in zip(res.names, res.units)] + \
+             [f"s[{n}] [{su[n]}]" for n in res.names] + [f"power[{n}] [kW]" for n in res.names] + \
+             [f"p_cap[{n}] [bar]" for n in res.pressures] + [f"p_rod[{n}] [bar]" for n in res.pressures]
+    cols = [res.t[:, None], res.u / 1e3, res.s, res.power / 1e3] + [p[0][:, None] for p in res.pressures.values()] + \
+           [p[1][:, None] for p in res.pressures.values()]
+    with atomic_path(outdir / "actuator_forces.csv") as tmp:
+        with open(tmp, "w", newline="") as fh:
+            w = csv.writer(fh)
+            w.writerow(header)
+            w.writerows(np.hstack(cols).tolist())
+    out["actuator_forces_csv"] = str(outdir / "actuator_forces.csv")
+    if res.pin_force:
+        with atomic_path(outdir / "pin_loads.csv") as tmp:
+            with open(tmp, "w", newline="") as fh:
+                w = csv.writer(fh)
+                w.writerow(["t [s]"] + [f"force[{k}] [kN]" for k in res.pin_force]
+                           + [f"moment[{k}] [kN·m]" for k in res.pin_moment])
+                w.writerows(np.column_stack([res.t] + [v / 1e3 for v in res.pin_force.values()]
+                                            + [v / 1e3 for v in res.pin_moment.values()]).tolist())
+        out["pin_loads_csv"] = str(outdir / "pin_loads.csv")
+    plots = plots or PlotWorker(parallel=False)
+    title = title or f"{model.name}: actuator forces ({res.case}; dashed: push and pull capacity)"
+    out["forces_png"] = plots.submit(outdir / "actuator_forces.png", plot_actuator_forces, res,
+                                     outdir / "actuator_forces.png", title, phases, shade)
+    out["stroke_png"] = plots.submit(outdir / "force_vs_stroke.png", plot_force_stroke, res,
+                                     outdir / "force_vs_stroke.png", f"{model.name}: force vs stroke")
+    return out
+
+
+def plot_actuator_forces(res: SizingResult, path, title, phases=None, shade=None):
+    """PNG of each actuator's force u(t) [kN | kN·m] with its push and pull capacities (dashed), the phases
+    ({name: (t0, t1)} [s]) labelled and ``shade`` [(t0, t1, label)] shaded. Returns str(path)."""
+    from urdf_dyn.reports.plotting import figure, save_figure
+    p = len(res.names)
+    fig, axes = figure((8, 1.7 * p + 1.0), p, 1, sharex=True, left=0.95, top=0.6, hspace=0.25)
+    for i, (ax, n) in enumerate(zip(axes[:, 0], res.names)):
+        scale, unit = _scaled(res.units[i])
+        for k, (t0, t1, label) in enumerate(shade or ()):
+            ax.axvspan(t0, t1, color="tab:brown", alpha=0.18, lw=0, label=label if (i == 0 and k == 0) else None)
+        ax.plot(res.t, res.u[:, i] / scale, lw=1.2, color=f"C{i}")
+        push, pull = res.capacities(i)          # a cylinder pulls with its annulus
+        if np.isfinite(push) and push > 0:
+            ax.axhline(push / scale, ls="--", lw=0.8, color="0.4")
+            ax.axhline(-pull / scale, ls="--", lw=0.8, color="0.4")
+        for t0, _ in (phases or {}).values():
+            ax.axvline(t0, color="0.6", lw=0.6, ls=":")
+        ax.set_ylabel(f"{n}\n[{unit}]", fontsize=8)
+        ax.grid(alpha=0.3)
+    for name, (t0, t1) in (phases or {}).items():
+        axes[0, 0].text(0.5 * (t0 + t1), 1.02, name, transform=axes[0, 0].get_xaxis_transform(), ha="center",
+                        fontsize=7, color="0.3")
+    if shade:
+        axes[0, 0].legend(fontsize=7, loc="lower right")
+    axes[-1, 0].set_xlabel("time [s]")
+    fig.suptitle(title, fontsize=10)
+    return save_figure(fig, path)
+
+
+def plot_force_stroke(res: SizingResult, path, title):
+    """PNG of each actuator's force against its stroke (joint position) [kN | kN·m vs m | rad]. Returns
+    str(path)."""
+    from urdf_dyn.reports.plotting import figure, save_figure
+    p = len(res.names)
+    su = {n: ("m" if u == "N" else "rad") for n, u in zip(res.names, res.units)}
+    fig, axes = figure((3.2 * p, 3.2), 1, p, left=0.75, right=0.15, top=0.45, bottom=0.55, wspace=0.75)
+    for i, (ax, n) in enumerate(zip(axes[0], res.names)):
+        scale, unit = _scaled(res.units[i])
+        ax.plot(res.s[:, i], res.u[:, i] / scale, lw=1.0, color=f"C{i}")
+        ax.set_xlabel(f"{n} [{su[n]}]", fontsize=8)
+        ax.set_ylabel(f"force [{unit}]", fontsize=8)
+        ax.grid(alpha=0.3)
+    fig.suptitle(title, fontsize=10)
+    return save_figure(fig, path)

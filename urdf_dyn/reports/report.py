@@ -1,0 +1,323 @@
+"""Reports: joint torques of a Trajectory (peak and RMS per joint against URDF effort limits, as a Markdown
+table and PNG plots), and the sizing job's report (``write_sizing_report``: sizing_report.md and
+sizing_report.json, soil, pump-flow, digging-envelope, lift-chart and ZMP plots). matplotlib, Agg backend."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from urdf_dyn.io.files import atomic_path
+from urdf_dyn.reports.plotting import PlotWorker, figure, save_figure
+
+__all__ = ["TorqueRow", "torque_table", "format_table", "plot_torques", "plot_motion", "plot_soil",
+           "plot_pump_flow", "write_sizing_report", "sizing_plot", "PlotWorker"]
+
+
+@dataclass
+class TorqueRow:
+    joint: str
+    unit: str
+    peak: float       # max |τ|
+    rms: float
+    limit: float      # URDF <limit effort>, inf if none
+    peak_velocity: float
+
+    @property
+    def ratio(self) -> float:
+        return self.peak / self.limit if np.isfinite(self.limit) and self.limit > 0 else float("nan")
+
+    @property
+    def over(self) -> bool:
+        return bool(np.isfinite(self.limit) and self.limit > 0 and self.peak > self.limit)
+
+
+def torque_table(model, traj):
+    """One TorqueRow per joint of ``traj`` (peak |τ|, RMS τ [N m | N], effort limit, peak |q̇|)."""
+    rows = []
+    for k, j in enumerate(traj.joint_names):
+        i = model.joint_index(j)
+        unit = "N" if model.is_linear[i] else "N m"
+        tau = traj.tau[:, k]
+        rows.append(TorqueRow(j, unit, float(np.max(np.abs(tau))) if len(tau) else 0.0,
+                              float(np.sqrt(np.mean(tau ** 2))) if len(tau) else 0.0,
+                              float(model.effort_limit[i]), float(np.max(np.abs(traj.qd[:, k])))
+                              if len(tau) else 0.0))
+    return rows
+
+
+def format_table(rows) -> str:
+    """A Markdown table of TorqueRows; joints over their effort limit are flagged ``OVER``."""
+    head = ("| joint | peak abs τ | RMS τ | effort limit | peak/limit | peak abs q̇ | over |\n"
+            "|---|---:|---:|---:|---:|---:|---|")
+    lines = [head]
+    for r in rows:
+        lim = f"{r.limit:.4g} {r.unit}" if np.isfinite(r.limit) and r.limit > 0 else "none"
+        ratio = f"{100 * r.ratio:.1f} %" if np.isfinite(r.ratio) else "–"
+        lines.append(f"| {r.joint} | {r.peak:.4g} {r.unit} | {r.rms:.4g} {r.unit} | {lim} | {ratio} | "
+                     f"{r.peak_velocity:.3g} | {'OVER' if r.over else ''} |")
+    return "\n".join(lines)
+
+
+
+
+def plot_motion(model, traj, path):
+    """PNG of joint positions q(t) (rad | m) and, for closed loops, the loop residuals ‖δ_k‖ (log scale)."""
+    rows = 2 if traj.residuals is not None else 1
+    fig, axes = figure((8, 3.2 * rows + 0.5), rows, 1, sharex=True, left=0.75, top=0.4, hspace=0.15)
+    ax = axes[0, 0]
+    units = dict(zip(model.q_names, model.q_units))
+    for k, j in enumerate(traj.q_columns):
+        ax.plot(traj.t, traj.q[:, k], lw=1.2, label=f"{j} [{units.get(j, '')}]")
+    ax.set_ylabel("q")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, ncol=2)
+    if traj.residuals is not None:
+        ax = axes[1, 0]
+        for k, n in enumerate(traj.loop_names):
+            ax.semilogy(traj.t, np.maximum(traj.residuals[:, k], 1e-18), lw=1.2, label=n)
+        ax.set_ylabel("loop residual ‖δ‖ [m, rad]")
+        ax.grid(alpha=0.3, which="both")
+        ax.legend(fontsize=7)
+    axes[-1, 0].set_xlabel("time [s]")
+    fig.suptitle(f"{model.name}: motion", fontsize=10)
+    return save_figure(fig, path)
+
+
+def plot_torques(model, traj, path, title=None):
+    """PNG of τ(t) per joint with dashed ± effort limits; written atomically to ``path``."""
+    n = len(traj.joint_names)
+    fig, axes = figure((8, 1.6 * n + 0.8), n, 1, sharex=True, left=0.95, top=0.4, hspace=0.15)
+    for k, (ax, j) in enumerate(zip(axes[:, 0], traj.joint_names)):
+        i = model.joint_index(j)
+        unit = "N" if model.is_linear[i] else "N·m"
+        ax.plot(traj.t, traj.tau[:, k], lw=1.2, color=f"C{k % 10}")
+        lim = model.effort_limit[i]
+        if np.isfinite(lim) and lim > 0 and lim < 10 * max(1e-9, np.max(np.abs(traj.tau[:, k]))):
+            for s in (1, -1):
+                ax.axhline(s * lim, ls="--", lw=0.8, color="0.4")
+        ax.set_ylabel(f"{j}\n[{unit}]", fontsize=8)
+        ax.grid(alpha=0.3)
+    axes[-1, 0].set_xlabel("time [s]")
+    fig.suptitle(title or f"{model.name}: joint torques (dashed: URDF effort limits)", fontsize=10)
+    return save_figure(fig, path)
+
+
+def _shade(ax, windows, mask_runs=()):
+    for t0, t1 in mask_runs:
+        ax.axvspan(t0, t1, color="tab:brown", alpha=0.18, lw=0)
+    for t0, _ in (windows or {}).values():
+        ax.axvline(t0, color="0.6", lw=0.6, ls=":")
+
+
+def _label_phases(ax, windows):
+    for name, (t0, t1) in (windows or {}).items():
+        ax.text(0.5 * (t0 + t1), 1.02, name, transform=ax.get_xaxis_transform(), ha="center", fontsize=7,
+                color="0.3")
+
+
+def plot_soil(t, soil, path, windows=None):
+    """PNG: cutting depth [m], soil force [kN], volume cut [m³] and payload mass [t] over time."""
+    from urdf_dyn.machines.hydraulics import intervals
+    c = soil["cut"]
+    runs = intervals(t, c.in_soil)
+    fig, axes = figure((8, 6.2), 3, 1, sharex=True, left=0.75, right=0.75, top=0.55, hspace=0.25)
+    axes = axes[:, 0]
+    series = [(c.depth, "cutting depth [m]"), (c.magnitude / 1e3, "soil force on the edge [kN]")]
+    for ax, (y, lab) in zip(axes, series):
+        _shade(ax, windows, runs)
+        ax.plot(t, y, lw=1.2)
+        ax.set_ylabel(lab, fontsize=8)
+        ax.grid(alpha=0.3)
+    ax = axes[2]
+    _shade(ax, windows, runs)
+    ax.plot(t, c.volume, lw=1.2, label="volume cut [m³]")
+    ax.set_ylabel("volume cut [m³]", fontsize=8)
+    ax.grid(alpha=0.3)
+    bx = ax.twinx()
+    bx.plot(t, soil["mass"] / 1e3, lw=1.2, color="C1")
+    bx.set_ylabel("payload in the bucket [t]", fontsize=8, color="C1")
+    _label_phases(axes[0], windows)
+    axes[-1].set_xlabel("time [s]")
+    s = soil["soil"]
+    fig.suptitle(f"soil cutting, {s.name}: γ = {s.density:.0f} kg/m³, φ = {np.degrees(s.friction_angle):.1f}°, "
+                 f"δ = {np.degrees(s.tool_friction_angle):.1f}°, c = {s.cohesion / 1e3:.0f} kPa "
+                 "(shaded: edge in the soil)", fontsize=9)
+    return save_figure(fig, path)
+
+
+def plot_pump_flow(hyd, path, windows=None):
+    """PNG: pump flow demand per actuator, stacked [L/min], against the pumps' flow; below, each
+    actuator's load-holding pressure [bar] against the relief."""
+    t = hyd.t
+    fig, axes = figure((8, 6.2), 2, 1, sharex=True, left=0.8, top=0.55, hspace=0.25)
+    ax, bx = axes[:, 0]
+    names = list(hyd.actuators)
+    ax.stackplot(t, *[hyd.actuators[n].demand * 6e4 for n in names], labels=names, alpha=0.8)
+    ax.axhline(hyd.pump_flow * 6e4, color="r", ls="--", lw=1, label=f"pumps {hyd.pump_flow * 6e4:.0f} L/min")
+    for t0, t1 in hyd.over_demand:
+        ax.axvspan(t0, t1, color="r", alpha=0.12, lw=0)
+    _shade(ax, windows)
+    _label_phases(ax, windows)
+    ax.set_ylabel("pump flow demand [L/min]")
+    ax.legend(fontsize=7, loc="upper right", ncol=3)
+    ax.grid(alpha=0.3)
+    for n in names:
+        bx.plot(t, hyd.actuators[n].pressure / 1e5, lw=1.1, label=n)
+    bx.axhline(hyd.relief / 1e5, color="r", ls="--", lw=1, label=f"relief {hyd.relief / 1e5:.0f} bar")
+    _shade(bx, windows)
+    bx.set_ylabel("load-holding pressure [bar]")
+    bx.set_xlabel("time [s]")
+    bx.legend(fontsize=7, loc="upper right", ncol=3)
+    bx.grid(alpha=0.3)
+    fig.suptitle(f"hydraulic demand: peak {hyd.peak_flow * 6e4:.0f} L/min, energy {hyd.energy / 1e3:.0f} kJ "
+                 "per cycle (red: over the pumps)", fontsize=10)
+    return save_figure(fig, path)
+
+
+def _jsonable(x):
+    if isinstance(x, dict):
+        return {str(k): _jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_jsonable(v) for v in x]
+    if isinstance(x, np.ndarray):
+        return _jsonable(x.tolist())
+    if isinstance(x, (np.floating, float)):
+        return float(x) if np.isfinite(x) else None
+    if isinstance(x, (np.integer, np.bool_)):
+        return x.item()
+    return x
+
+
+#: the sizing report's plots: output key -> (file name, what draws it)
+_SIZING_PLOTS = {"soil_png": "soil.png", "pump_flow_png": "pump_flow.png", "envelope_png": "digging_envelope.png",
+                 "lift_chart_png": "lift_chart.png", "zmp_png": "zmp.png"}
+
+
+def sizing_plot(plots, key, outdir, obj, t=None, windows=None) -> str:
+    """Submit one plot of the sizing report to ``plots`` (a ``PlotWorker``) as soon as its data exist; returns
+    its path. ``key``: "soil_png" (obj: the soil info {soil, cut, mass}; t (N,) [s]), "pump_flow_png"
+    (a HydraulicsResult), "envelope_png" (DiggingForces), "lift_chart_png" (LiftChart), "zmp_png"
+    (StabilityResult); ``windows``: the phases {name: (t0, t1)} [s]."""
+    path = Path(outdir) / _SIZING_PLOTS[key]
+    if key == "soil_png":
+        return plots.submit(path, plot_soil, t, obj, path, windows)
+    if key == "pump_flow_png":
+        return plots.submit(path, plot_pump_flow, obj, path, windows)
+    if key == "envelope_png":
+        return plots.submit(path, obj.plot_envelope, path)
+    return plots.submit(path, obj.plot, path)
+
+
+def _plot(plots, plotted, key, outdir, obj, t=None, windows=None):
+    return plotted[key] if key in plotted else sizing_plot(plots, key, outdir, obj, t, windows)
+
+
+def write_sizing_report(model, launch_path, res, outdir, head, table, windows=None, soil=None, hydraulics=None,
+                        machine=None, f_ext=None, plots=None, plotted=None) -> dict:
+    """sizing_report.md and sizing_report.json (keys: ``actuators.<name>.peak|rms|...``,
+    ``iso6015.bucket_digging_force_N``, ``iso6015.arm_digging_force_N``, ``lift_capacity``,
+    ``stability.min_margin_m``, ``hydraulics.peak_flow_L_min``, ``soil``), and the plots soil.png,
+    pump_flow.png, digging_envelope.png, lift_chart.png, zmp.png for what was computed (through ``plots``,
+    a ``PlotWorker``, when given: then they are complete after its ``wait()``), except those in ``plotted``
+    ({output: path} submitted earlier with ``sizing_plot``). Returns {output: path}."""
+    import json
+    from pathlib import Path
+    outdir = Path(outdir)
+    machine = machine or {}
+    plots = plots or PlotWorker(parallel=False)
+    plotted = plotted or {}
+    out = {}
+    md = [f"# {model.name}: actuator sizing", "", f"launch: `{launch_path}`", "", head, ""]
+    if windows:
+        md += ["phases: " + ", ".join(f"{n} {a:.2f}–{b:.2f} s" for n, (a, b) in windows.items()), ""]
+    md += ["## Actuators (closed-loop inverse dynamics, RBDA §8.12)", "", table, ""]
+    js = dict(robot=model.name, launch=str(launch_path), case=res.case, phases=windows or {}, actuators={})
+    for i, r in enumerate(res.summary()):
+        u = res.u[:, i]
+        cp, cl = res.capacities(i)
+        js["actuators"][r["name"]] = dict(
+            unit=r["unit"], peak=r["peak"], rms=r["rms"], peak_push=float(np.maximum(u, 0).max(initial=0)),
+            peak_pull=float(np.maximum(-u, 0).max(initial=0)), push_capacity=cp, pull_capacity=cl,
+            t_peak_s=float(res.t[int(np.argmax(np.abs(u)))]), peak_power_W=r["peak_power"], energy_J=r["energy"],
+            positive_work_J=r["work_pos"])
+    if f_ext:
+        md += ["## External loads (f_ext: soil, payload, loads:)", "",
+               "| link | peak force | at | peak moment about the link origin | at |", "|---|---:|---:|---:|---:|"]
+        js["external_loads"] = {}
+        for link, w in f_ext.items():
+            fn, nn = np.linalg.norm(w[:, 3:], axis=1), np.linalg.norm(w[:, :3], axis=1)
+            i, j = int(np.argmax(fn)), int(np.argmax(nn))
+            md.append(f"| {link} | {fn[i] / 1e3:.1f} kN | {res.t[i]:.2f} s | {nn[j] / 1e3:.1f} kN·m | {res.t[j]:.2f} s |")
+            js["external_loads"][link] = dict(peak_force_N=fn[i], t_peak_force_s=res.t[i], peak_moment_Nm=nn[j],
+                                              t_peak_moment_s=res.t[j])
+        md.append("")
+    if soil is not None:
+        c, s = soil["cut"], soil["soil"]
+        md += ["## Soil (Fundamental Earthmoving Equation; urdf_dyn.machines.soil)", "",
+               f"soil `{s.name}`: γ = {s.density:.0f} kg/m³, φ = {np.degrees(s.friction_angle):.1f}°, "
+               f"δ = {np.degrees(s.tool_friction_angle):.1f}°, c = {s.cohesion / 1e3:.1f} kPa, "
+               f"c_a = {s.adhesion / 1e3:.1f} kPa — {s.source}", "",
+               f"max cutting depth {c.depth.max():.2f} m; peak soil force on the edge {c.magnitude.max() / 1e3:.1f} kN "
+               f"at t = {res.t[int(np.argmax(c.magnitude))]:.2f} s; volume cut {c.volume.max():.2f} m³; peak payload "
+               f"{soil['mass'].max():.0f} kg", ""]
+        js["soil"] = dict(preset=s.name, density_kg_m3=s.density, friction_angle_deg=np.degrees(s.friction_angle),
+                          tool_friction_angle_deg=np.degrees(s.tool_friction_angle), cohesion_Pa=s.cohesion,
+                          adhesion_Pa=s.adhesion, source=s.source, max_depth_m=c.depth.max(),
+                          peak_force_N=c.magnitude.max(), volume_m3=c.volume.max(), peak_payload_kg=soil["mass"].max())
+        out["soil_png"] = _plot(plots, plotted, "soil_png", outdir, soil, res.t, windows)
+    if hydraulics is not None:
+        h = hydraulics
+        md += ["## Hydraulics (urdf_dyn.machines.hydraulics)", "",
+               f"relief {h.relief / 1e5:.0f} bar; pumps {h.pump_flow * 6e4:.0f} L/min. Pushing is checked against the "
+               "cap area, pulling against the annulus, each at relief; speeds against the URDF limit and the flow "
+               "the valve section can receive.", "", h.table(), ""]
+        md += [f"- **{w}**" for w in h.warnings()] + ([""] if h.warnings() else [])
+        js["hydraulics"] = h.to_dict()
+        out["pump_flow_png"] = _plot(plots, plotted, "pump_flow_png", outdir, h, res.t, windows)
+        import csv
+        from urdf_dyn.io.files import atomic_path as _ap
+        with _ap(outdir / "hydraulics.csv") as tmp:
+            with open(tmp, "w", newline="") as fh:
+                w = csv.writer(fh)
+                names = list(h.actuators)
+                w.writerow(["t [s]", "total_demand [L/min]"] + [f"demand[{n}] [L/min]" for n in names]
+                           + [f"q_cap[{n}] [L/min]" for n in names] + [f"q_rod[{n}] [L/min]" for n in names]
+                           + [f"p_hold[{n}] [bar]" for n in names] + [f"power[{n}] [kW]" for n in names])
+                cols = [h.t, h.total_demand * 6e4] + [h.actuators[n].demand * 6e4 for n in names] + \
+                       [h.actuators[n].q_cap * 6e4 for n in names] + [h.actuators[n].q_rod * 6e4 for n in names] + \
+                       [h.actuators[n].pressure / 1e5 for n in names] + [h.actuators[n].power / 1e3 for n in names]
+                w.writerows(np.column_stack(cols).tolist())
+        out["hydraulics_csv"] = str(outdir / "hydraulics.csv")
+    if "iso6015" in machine:
+        d = machine["iso6015"]
+        md += ["## ISO 6015 digging forces (urdf_dyn.machines.iso6015)", "", d.table(), ""]
+        js["iso6015"] = dict(bucket_digging_force_N=d.bucket_N, arm_digging_force_N=d.arm_N,
+                             data_sheet_bucket_N=d.reference.get("bucket_N"), data_sheet_arm_N=d.reference.get("arm_N"),
+                             relief_Pa=d.relief_pressure, bucket_tip_m=d.bucket_tip, arm_tip_m=d.arm_tip,
+                             holding_bar=d.holding_bar)
+        out["envelope_png"] = _plot(plots, plotted, "envelope_png", outdir, d)
+    if "lift_chart" in machine:
+        lc = machine["lift_chart"]
+        md += ["## ISO 10567 lift capacity (urdf_dyn.machines.lift_chart)", "", lc.to_markdown(), ""]
+        js["lift_capacity"] = lc.grid()
+        out["lift_chart_png"] = _plot(plots, plotted, "lift_chart_png", outdir, lc)
+    if "stability" in machine:
+        st = machine["stability"]
+        md += ["## Stability (urdf_dyn.machines.stability)", "",
+               f"minimum tipping margin (ZMP to the footprint edge) **{st.min_margin:.3f} m** at t = {st.t_min:.2f} s"
+               + ("; **the ZMP leaves the footprint**" if np.any(st.outside) else "; the ZMP stays inside the footprint"),
+               ""]
+        js["stability"] = dict(min_margin_m=st.min_margin, t_min_margin_s=st.t_min, outside=bool(np.any(st.outside)),
+                               footprint_m=st.footprint)
+        out["zmp_png"] = _plot(plots, plotted, "zmp_png", outdir, st)
+    rep = outdir / "sizing_report.md"
+    with atomic_path(rep) as tmp:
+        Path(tmp).write_text("\n".join(md) + "\n")
+    out["report"] = str(rep)
+    jp = outdir / "sizing_report.json"
+    with atomic_path(jp) as tmp:
+        Path(tmp).write_text(json.dumps(_jsonable(js), indent=1, allow_nan=False) + "\n")
+    out["report_json"] = str(jp)
+    return out
