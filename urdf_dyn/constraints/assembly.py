@@ -12,14 +12,15 @@ from urdf_dyn.errors import ModelError
 __all__ = ["assemble", "project_velocity", "check_assembly"]
 
 
-def assemble(model, q_guess=None, hold=(), tol=1e-6, max_nfev=200):
+def assemble(model, q_guess=None, hold=(), tol=1e-6, max_nfev=200, compiled=True):
     """Close every loop by least squares (scipy.optimize.least_squares), keeping the joints in ``hold`` at
     their values in ``q_guess`` (default: ``<initial_configuration>``). Starting from a guess near the wanted
     branch keeps that branch; the step is bounded to stay near it.
 
     Returns q (nq,). Raises ModelError if the loops cannot be closed (residual above ``tol`` [m, rad]),
     naming the worst loop — e.g. a held joint value out of the mechanism's reach. ``tol`` sits above the
-    ~1e-9 that rounding in a file leaves in overconstrained (planar) loops, which no q can remove."""
+    ~1e-9 that rounding in a file leaves in overconstrained (planar) loops, which no q can remove.
+    ``compiled``: the loop terms from the compiled kernel (default) or the readable reference (``LoopState``)."""
     from urdf_dyn._checks import one_state
     one_state("assemble", q_guess=q_guess)
     n = model.nv
@@ -36,19 +37,19 @@ def assemble(model, q_guess=None, hold=(), tol=1e-6, max_nfev=200):
     def fun(x):
         q = q0.copy()
         q[free_q] = x
-        return LoopState(model, q).deltas()
+        return LoopState(model, q, compiled=compiled).deltas()
 
     def jac(x):
         q = q0.copy()
         q[free_q] = x
-        K, _ = loop_constraints(model, q, np.zeros(n))
+        K, _ = loop_constraints(model, q, np.zeros(n), compiled=compiled)
         return K[:, free]
 
     sol = scipy.optimize.least_squares(fun, q0[free_q], jac=jac, method="trf", xtol=1e-15, ftol=1e-15,
                                        gtol=1e-15, max_nfev=max_nfev, x_scale="jac")
     q = q0.copy()
     q[free_q] = sol.x
-    res = LoopState(model, q).deltas()
+    res = LoopState(model, q, compiled=compiled).deltas()
     if np.max(np.abs(res), initial=0.0) > tol:
         worst = _worst_loop(model, q)
         raise ModelError(f"{model.name}: cannot assemble the loops (largest residual {np.abs(res).max():.3g} at "

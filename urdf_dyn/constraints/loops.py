@@ -64,14 +64,19 @@ def _pose(X):
 
 class LoopState:
     """Everything the loop algorithms need at one state (q, q̇): body transforms, velocities, a^vp,
-    Jacobians, and per loop the transform ^{Fp}X_0 and the relative pose of Fs in Fp."""
+    Jacobians, and per loop the transform ^{Fp}X_0 and the relative pose of Fs in Fp.
 
-    def __init__(self, model, q, qd=None):
+    ``compiled`` (default True): K, k, Tᵀv_J and δ come from the compiled kernel ``_kernels.loop_terms``
+    where it applies (every loop type but universal). With ``compiled=False`` they come from the readable
+    Python below (``K_k``, ``delta``) on every model: the independent reference that the tests hold the
+    kernel to (tests/constraints/test_loop_reference.py)."""
+
+    def __init__(self, model, q, qd=None, compiled=True):
         self.model = model
         self.q = np.ascontiguousarray(q, float)
         self.qd = np.zeros(model.NB) if qd is None else np.ascontiguousarray(qd, float)
         self._tree_done = False
-        self._kk = None
+        self._kk = None if compiled else False
 
     def __getattr__(self, name):
         # the per-body arrays (X0, v, avp, S, X0inv, v0, avp0, S0) are computed on first use only: the
@@ -129,7 +134,8 @@ class LoopState:
 
     def _compiled(self):
         """K, k, Tᵀv_J and δ of every loop row from the compiled kernel (all loop types but universal),
-        computed once per state; None when the model has a universal loop."""
+        computed once per state; None when the model has a universal loop or the state was made with
+        ``compiled=False``."""
         if self._kk is None:
             pack = self.model.loop_pack
             if pack is None:
@@ -212,12 +218,13 @@ class LoopState:
         return np.concatenate(out) if out else np.zeros(0)
 
 
-def constraint_terms(model, q, qd, t_stab=None):
+def constraint_terms(model, q, qd, t_stab=None, compiled=True):
     """(LoopState, K, k) at (q, q̇): K q̈ = k (RBDA eqs. 8.14–8.17), with Baumgarte's
-    k_stab = −2α Tᵀ v_J − β² δ, α = β = 1/t_stab added when ``t_stab`` [s] is given (eqs. 8.21–8.22)."""
+    k_stab = −2α Tᵀ v_J − β² δ, α = β = 1/t_stab added when ``t_stab`` [s] is given (eqs. 8.21–8.22).
+    ``compiled``: as in ``LoopState`` (False: the readable Python reference on every model)."""
     from urdf_dyn._checks import one_state
     one_state("loop_constraints", q=q, qd=qd)
-    st = LoopState(model, q, qd)
+    st = LoopState(model, q, qd, compiled=compiled)
     K, k, vJ, _ = st.K_k()
     if t_stab is not None:
         if not t_stab > 0:
@@ -227,11 +234,12 @@ def constraint_terms(model, q, qd, t_stab=None):
     return st, K, k
 
 
-def loop_constraints(model, q, qd, t_stab=None):
+def loop_constraints(model, q, qd, t_stab=None, compiled=True):
     """K (n^c × nv) and k (n^c,) of the acceleration constraint K q̈ = k (RBDA eqs. 8.14–8.17); with
     ``t_stab`` [s], k includes Baumgarte's k_stab = −2α Tᵀ v_J − β² δ, α = β = 1/t_stab (eqs. 8.21–8.22).
-    Rows: n^c_k per loop joint in model order, then one per ``<mimic>``, then one per ``<coupling>``."""
-    return constraint_terms(model, q, qd, t_stab)[1:]
+    Rows: n^c_k per loop joint in model order, then one per ``<mimic>``, then one per ``<coupling>``.
+    ``compiled``: as in ``LoopState``."""
+    return constraint_terms(model, q, qd, t_stab, compiled=compiled)[1:]
 
 
 def loop_jacobian(model, q, loop: str):
