@@ -150,3 +150,53 @@ def test_api_page_builds_without_warnings(tmp_path):
     assert r.returncode == 0, r.stderr[-3000:]
     assert (tmp_path / "api" / "urdf_dyn.html").is_file()
     assert "Warn" not in r.stderr, r.stderr[-3000:]
+
+
+#: private modules that are shared on purpose across subpackages: the package-wide state checks, and the
+#: compiled tree kernels, which the loop kernels call directly so that numba inlines them
+#: (docs/architecture.md, "Compiled kernels"); the names taken from them must still be public
+SHARED_PRIVATE_MODULES = {"urdf_dyn._checks", "urdf_dyn.algorithms._kernels", "urdf_dyn.algorithms._calls"}
+
+
+def _subpackage(mod: str) -> str:
+    parts = mod.split(".")
+    return ".".join(parts[:2])
+
+
+def _private_crossings(path: Path, me: str):
+    """(line, what) for every private name or private module that ``path`` (module ``me``) takes from
+    another subpackage."""
+    out = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if not isinstance(node, ast.ImportFrom) or node.level or not (node.module or "").startswith("urdf_dyn."):
+            continue
+        src = node.module
+        if _subpackage(src) == _subpackage(me):
+            continue
+        for a in node.names:
+            sub = f"{src}.{a.name}"
+            target = sub if _exists(sub) else src
+            if target in SHARED_PRIVATE_MODULES:
+                continue
+            if a.name.startswith("_"):
+                out.append((node.lineno, f"{src}.{a.name}"))
+            elif any(p.startswith("_") for p in target.split(".")[1:]) and target not in SHARED_PRIVATE_MODULES:
+                out.append((node.lineno, target))
+    return out
+
+
+def test_no_private_name_crosses_a_subpackage():
+    """What another subpackage needs is public in its module (with a docstring)."""
+    bad = [f"{p.relative_to(ROOT)}:{line}: {what}" for mod, p in MODULES.items()
+           for line, what in _private_crossings(p, mod)]
+    assert not bad, "\n".join(bad)
+
+
+def test_the_private_import_check_can_fail(tmp_path):
+    f = tmp_path / "x.py"
+    f.write_text("from urdf_dyn.algorithms.dynamics import _secret\nfrom urdf_dyn.constraints import _path\n"
+                 "from urdf_dyn.constraints.loops import _log_so3\n")
+    found = {w for _, w in _private_crossings(f, "urdf_dyn.machines.x")}
+    assert found == {"urdf_dyn.algorithms.dynamics._secret", "urdf_dyn.constraints._path",
+                     "urdf_dyn.constraints.loops._log_so3"}
+    assert not _private_crossings(f, "urdf_dyn.constraints.x")[1:]   # inside constraints only the first crosses

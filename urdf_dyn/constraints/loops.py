@@ -29,6 +29,7 @@ from urdf_dyn.algorithms.configuration import joint_positions
 
 from urdf_dyn.algorithms import _kernels as _K
 from urdf_dyn.constraints import _kernels as _LK
+from urdf_dyn.constraints.solve import baumgarte
 from urdf_dyn.constraints.couplings import coupling_rows
 from urdf_dyn.algorithms.spatial import crm, inv_plux
 
@@ -227,10 +228,7 @@ def constraint_terms(model, q, qd, t_stab=None, compiled=True):
     st = LoopState(model, q, qd, compiled=compiled)
     K, k, vJ, _ = st.K_k()
     if t_stab is not None:
-        if not t_stab > 0:
-            raise ValueError(f"t_stab must be > 0 s, got {t_stab}")
-        alpha = 1.0 / t_stab
-        k = k - 2 * alpha * vJ - alpha ** 2 * st.deltas()
+        k = baumgarte(k, vJ, st.deltas(), t_stab)
     return st, K, k
 
 

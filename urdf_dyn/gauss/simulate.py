@@ -11,7 +11,7 @@ import numpy as np
 from urdf_dyn.errors import SimulationError
 from urdf_dyn.io.files import atomic_path
 
-from urdf_dyn.gauss.solvers import _baumgarte, _solve, accelerations
+from urdf_dyn.gauss.solvers import accelerations, solve_accelerations, stabilised_gamma
 from urdf_dyn.gauss.system import METHODS
 
 __all__ = ["project", "GaussTrajectory", "simulate"]
@@ -146,7 +146,7 @@ def simulate(system, q0, qd0=None, duration=1.0, dt_out=0.01, integrator="DOP853
     def rhs(t, x):
         q, qd = x[:n], x[n:2 * n]
         Q, Qnc, Vt, J, gamma, phid, psi, phi = num["all"](q, qd, t)
-        qdd = _solve(num, Q, J, _baumgarte(gamma, phid, psi, phi, ts), solver, pinv_rtol)[0]
+        qdd = solve_accelerations(num, Q, J, stabilised_gamma(gamma, phid, psi, phi, ts), solver, pinv_rtol)[0]
         return np.concatenate([qd, qdd, [Qnc @ qd + float(Vt)]])
 
     n_out = int(np.floor(duration / dt_out + 1e-9)) + 1
