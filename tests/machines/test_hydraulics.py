@@ -42,8 +42,8 @@ def test_flows_pressures_and_checks():
     # power: max(u v, 0): pushing while extending (t < 1) and pulling while retracting (1 < t < 2: pushing
     # while retracting is overrunning -> 0; 2 < t < 3: pulling while retracting -> positive)
     P = np.maximum(u * sd, 0)
-    assert a.energy == pytest.approx(np.trapezoid(P, t))
-    assert a.energy == pytest.approx(100e3 * 0.3 + 50e3 * 0.3, rel=1e-3)  # ∫ over the driven quarters
+    assert a.positive_work == pytest.approx(np.trapezoid(P, t))
+    assert a.positive_work == pytest.approx(100e3 * 0.3 + 50e3 * 0.3, rel=1e-3)  # ∫ over the driven quarters
     # swing motor
     m = h.actuators["swing"]
     assert np.allclose(m.demand, 2.114e-3 * np.abs(0.8 * np.cos(t)))
@@ -67,7 +67,7 @@ def test_over_demand_relief_and_end_stops():
     assert a.limit_ratio == pytest.approx(0.5 / 0.316) and a.flow_ratio == pytest.approx(0.5 / (1e-3 / c.cap_area))
     assert a.speed_ratio == max(a.limit_ratio, a.flow_ratio)
     w = " / ".join(h.warnings())
-    for s in ("more flow than the pumps", "over the relief", "stroke end", "speed its supply allows", "URDF velocity"):
+    for s in ("more flow than the pumps", "over its relief", "stroke end", "speed its supply allows", "URDF velocity"):
         assert s in w
     assert h.peak_flow * 6e4 == pytest.approx(c.cap_area * 0.5 * 6e4)
     assert intervals([0, 1, 2, 3], [False, True, True, False]) == [(1.0, 2.0)]
