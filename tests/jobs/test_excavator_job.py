@@ -117,7 +117,7 @@ def test_payload_fills_and_leaves_continuously_and_follows_its_phase(tmp_path):
 
 BAD = [
     (dict(loads=[{"link": "shovel", "force": [0, 0, -1000]}]), "loads[0].link: unknown link 'shovel'"),
-    ("preset", "soil.preset: unknown soil 'mud'"),
+    ("preset", "soil.preset: unknown value 'mud'"),
     ("cohesion", "soil.cohesion: must be >= 0"),
     ("ground", "soil.ground.height: the cutting edge never goes below the ground"),
     ("phase", "soil.during: unknown phase 'digging'"),
