@@ -47,7 +47,9 @@ swells by the factor s = V_loose / V_bank (bank density ρ_b = s ρ_loose). The 
 s V up to its heaped capacity C; the **payload** is ρ_b min(V, C / s) [kg] (= ρ_loose × fill). Past a full
 bucket the edge keeps cutting and the excess V_berm = V − C / s is pushed ahead of the blade as a **berm**:
 its weight is the **surcharge** on the failure wedge's free surface, spread over the wedge's top length
-L_s = d (cot α + cot β): q = ρ_b g V_berm / (w L_s) (then w q d N_q = ρ_b g V_berm / D). The soil inside
+L_s = d (cot α + cot β): q = ρ_b g V_berm / (w L_s) (then w q d N_q = ρ_b g V_berm / D, the berm's weight
+lifted through the wedge; it ends with the wedge when the edge leaves the ground, a drop of that size
+between two samples: the berm stays behind on the surface). The soil inside
 the bucket is payload only (its weight and inertia act on the bucket, ``loads.payload_wrench``); it is not
 a surcharge on the wedge.
 
