@@ -24,8 +24,8 @@ import numpy as np
 
 from urdf_dyn.io.files import atomic_path
 
-__all__ = ["Cylinder", "SizingResult", "size_motion", "sizing_table", "write_sizing", "plot_actuator_forces",
-           "plot_force_stroke"]
+__all__ = ["Cylinder", "SizingResult", "size_motion", "pin_counts", "sizing_table", "write_sizing",
+           "plot_actuator_forces", "plot_force_stroke"]
 
 
 @dataclass(frozen=True)
