@@ -11,7 +11,10 @@ w tool width [m], d cutting depth [m], γ bank density [kg/m³], c cohesion [Pa]
 surface [Pa], c_a soil–tool adhesion [Pa]. P is the soil's normal-and-friction force on the tool face: it
 acts at the soil–tool friction angle δ from the face normal. **Adhesion acts separately, along the face**:
 C_a = c_a w d / sin α (the wetted face length d / sin α); the N_a term is its effect on P through the
-wedge's equilibrium. In the travel frame (u along the edge velocity, n normal to it on the side of the free
+wedge's equilibrium. (The same split of the blade's load — a normal force, its friction N tan δ, and an
+adhesive force A = c_a × blade area along the blade — is the force list of Miedema, *The Delft Sand, Clay
+and Rock Cutting Model*, IOS Press 2014, §4.7 nomenclature and §10.2 "The force equilibrium"; W. J.
+Wagner, arXiv:2505.19330, 2025, §1 derives the FEE for a flat blade the same way.) In the travel frame (u along the edge velocity, n normal to it on the side of the free
 surface, which is the side the plate leans to), the force of the soil on the tool is::
 
     f = −P [sin(α+δ) u + cos(α+δ) n] + C_a e − F_pen u,      e = −cos α u + sin α n (up the plate)
