@@ -369,10 +369,7 @@ def _run_sizing(launch, out_dir, progress, echo, workers):
     if doc.hydraulics is not None:
         h = doc.hydraulics
         motors = {}
-        for k, v in h.motors.items():
-            if (v.displacement is None) == (v.torque is None):
-                raise launch.err(f"hydraulics.motors.{k}", "give displacement [m3/rad] or torque [N m] (with its "
-                                 "relief), not both or neither")
+        for k, v in h.motors.items():          # one of displacement / torque: checked in _early_checks
             p = v.relief if v.relief is not None else h.relief
             motors[k] = Motor(v.displacement, v.relief) if v.torque is None else Motor.from_torque(v.torque, p)
         try:
@@ -423,6 +420,10 @@ def _early_checks(launch, model, frames, t, windows):
         _mask(launch, f"loads[{i}].during", t, windows, ld.during)
     if doc.payload is not None and doc.payload.during is not None:
         _mask(launch, "payload.during", t, windows, doc.payload.during)
+    for k, v in (doc.hydraulics.motors.items() if doc.hydraulics is not None else ()):
+        if (v.displacement is None) == (v.torque is None):
+            raise launch.err(f"hydraulics.motors.{k}", "give displacement [m3/rad] or torque [N m] (with its relief), "
+                             "not both or neither")
 
 
 def _summary_lines(res, soil_info, hyd, machine):
