@@ -150,9 +150,7 @@ def _soil(launch, model, frames, t, Q, QD, QDD, windows):
         if k in over:
             over[k] = np.radians(over[k])
     try:
-        soil = soil_preset(sp.preset, **over)
-    except KeyError as e:
-        raise launch.err("soil.preset", e.args[0]) from None
+        soil = soil_preset(sp.preset, **over)            # the preset name is a Literal of the schema
     except ValueError as e:
         raise launch.err("soil", str(e)) from None
     edge = frames.get(sp.edge)
