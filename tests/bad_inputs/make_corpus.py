@@ -14,6 +14,9 @@ SIM = f"robot: {{file: {PUMA}}}\njob: simulate\n"
 SIZE = (f"robot: {{file: {EXC}}}\njob: size\nmotion:\n  independent: [crank]\n"
         "  waypoints: [{crank: 0.0}, {crank: 0.2}]\n  durations: [0.2]\n")
 
+SOIL = ("soil: {{{extra}, ground: {{height: 0.0}}, edge: rod, plate: [-1, 0, 0], width: 1.0, capacity: 1.0, "
+        "during: dig}}\n")
+
 LAUNCH = {
     "billion_laughs": "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
         f"{c}: &{c} [{', '.join(['*' + p] * 10)}]\n" for p, c in zip("abcdefgh", "bcdefghi")) + f"robot: {{file: {PUMA}}}\n",
@@ -79,6 +82,10 @@ LAUNCH = {
     "size_independent_unknown": SIZE.replace("[crank]", "[crank_joint]"),
     "size_motion_csv_missing": f"robot: {{file: {EXC}}}\njob: size\nmotion:\n  independent: [crank]\n  csv: no_such.csv\n",
     "size_no_waypoints": f"robot: {{file: {EXC}}}\njob: size\nmotion: {{independent: [crank]}}\n",
+    "size_soil_preset_unknown": SIZE + SOIL.format(extra="preset: mud"),
+    "size_soil_density_negative": SIZE + SOIL.format(extra="preset: clay, density: -1400"),
+    "size_soil_swell_negative": SIZE + SOIL.format(extra="preset: clay, swell: -1.3"),
+    "size_motor_torque_and_displacement": SIZE + "hydraulics: {motors: {crank: {displacement: 1.0e-3, torque: 50}}}\n",
 }
 
 

@@ -23,12 +23,12 @@ Sections (besides ``robot`` and ``outputs``)::
                                          # profile/csv times [s] count from the start of `during`
     soil:                                # soil cutting (urdf_dyn.machines.soil)
       preset: clay                       # loose_sand | dense_sand | clay | stiff_clay | gravel
-      cohesion: 40e3                     # optional overrides: density [kg/m3], friction_angle,
-                                         #   tool_friction_angle [deg], cohesion, adhesion [Pa]
+      cohesion: 40e3                     # optional overrides: density (bank) [kg/m3], swell (>= 1),
+                                         #   friction_angle, tool_friction_angle [deg], cohesion, adhesion [Pa]
       ground: {height: -1.25}            # m, level ground surface in the root frame
       edge: cutting_edge                 # a frame (frames:) on the bucket's cutting edge
-      face: [-0.51, 0, 0.86]             # tool-face direction from the edge, in the edge frame
-      width: 1.3                         # m;  capacity: 1.19 (m3, heaped); opening: 1.0 (m)
+      plate: [-1, 0, 0]                  # cutting plate (lip, teeth) from the edge, in the edge frame: the rake
+      width: 1.3                         # m;  capacity: 1.19 (m3, heaped); edge_thickness: 0.02 (m)
       during: [dig]                      # phases in which the bucket cuts and fills
       payload: {com: [0.75, 0, 0.35], release: dump}   # the cut soil rides at com (edge link frame)
                                                        # and leaves continuously during `release`
@@ -43,7 +43,8 @@ Sections (besides ``robot`` and ``outputs``)::
       relief: 35.0e6                     # Pa
       pump_flow: 7.15e-3                 # m3/s, all pumps
       supply: {boom_cyl: 7.15e-3}        # m3/s a valve section can receive (default pump_flow)
-      motors: {swing: {displacement: 2.114e-3}}   # m3/rad at the joint
+      motors: {swing: {torque: 7.4e4, relief: 2.68e7}}   # N m at the motor's relief [Pa]: displacement
+                                                         # = torque / relief (or displacement: m3/rad)
     iso6015: {relief: 35.0e6, tip: cutting_edge}  # ISO 6015 digging forces (needs cylinders)
     lift_chart: {radii: [3.0, 4.5, 6.0], heights: [3.0, 0.0], lift_pressure: 38.0e6}   # ISO 10567
     stability: {footprint: [[1.825, -1.585], [1.825, 1.585], [-1.825, 1.585], [-1.825, -1.585]]}  # m
@@ -143,33 +144,32 @@ def _soil(launch, model, frames, t, Q, QD, QDD, windows):
     from urdf_dyn.machines.loads import frame_poses, payload_wrench, point_wrench
     from urdf_dyn.machines.soil import soil_cutting, soil_preset
     sp = launch.doc.soil
-    over = {k: getattr(sp, k) for k in ("density", "friction_angle", "tool_friction_angle", "cohesion", "adhesion")
-            if getattr(sp, k) is not None}
+    over = {k: getattr(sp, k) for k in ("density", "swell", "friction_angle", "tool_friction_angle", "cohesion",
+                                        "adhesion") if getattr(sp, k) is not None}
     for k in ("friction_angle", "tool_friction_angle"):
         if k in over:
             over[k] = np.radians(over[k])
     try:
-        soil = soil_preset(sp.preset, **over)
-    except KeyError as e:
-        raise launch.err("soil.preset", e.args[0]) from None
+        soil = soil_preset(sp.preset, **over)            # the preset name is a Literal of the schema
     except ValueError as e:
         raise launch.err("soil", str(e)) from None
     edge = frames.get(sp.edge)
     link = edge.link if edge is not None else sp.edge
-    face = np.asarray(sp.face, float)
-    if np.linalg.norm(face) < 1e-9:
-        raise launch.err("soil.face", "must be a nonzero direction")
+    plate = np.asarray(sp.plate, float)
+    if np.linalg.norm(plate) < 1e-9:
+        raise launch.err("soil.plate", "must be a nonzero direction")
     active = _mask(launch, "soil.during", t, windows, sp.during)
     T = frame_poses(model, Q, sp.edge, frames)
     pos = T[:, :3, 3]
-    face_w = np.einsum("nij,j->ni", T[:, :3, :3], face / np.linalg.norm(face))
-    cut = soil_cutting(t, pos, face_w, soil, sp.ground.height, sp.width, sp.capacity, sp.opening, active)
+    plate_w = np.einsum("nij,j->ni", T[:, :3, :3], plate / np.linalg.norm(plate))
+    cut = soil_cutting(t, pos, plate_w, soil, sp.ground.height, sp.width, sp.capacity, active,
+                       edge_thickness=sp.edge_thickness)
     if not cut.reached:
         lo = pos[active, 2].min() if active.any() else np.nan
         raise launch.err("soil.ground.height", f"the cutting edge never goes below the ground at z = "
                          f"{sp.ground.height:g} m during {sp.during} (lowest edge height {lo:.3g} m)")
     f_ext = {link: point_wrench(model, Q, link, cut.force, pos, frame="world")}
-    mass = soil.density * cut.volume
+    mass = cut.payload
     if sp.payload is not None:
         if sp.payload.release is not None:
             rel = _mask(launch, "soil.payload.release", t, windows, sp.payload.release)
@@ -178,7 +178,7 @@ def _soil(launch, model, frames, t, Q, QD, QDD, windows):
             mass = mass * (1.0 - x * x * (3 - 2 * x))         # smoothstep: leaves continuously
         w = payload_wrench(model, Q, QD, QDD, link, sp.payload.com, mass)
         f_ext[link] = f_ext[link] + w
-    info = dict(soil=soil, cut=cut, mass=mass, link=link, active=active)
+    info = dict(soil=soil, cut=cut, mass=mass, link=link, active=active, edge=pos)
     return f_ext, info
 
 
@@ -366,7 +366,10 @@ def _run_sizing(launch, out_dir, progress, echo, workers):
     hyd = None
     if doc.hydraulics is not None:
         h = doc.hydraulics
-        motors = {k: Motor(v.displacement) for k, v in h.motors.items()}
+        motors = {}
+        for k, v in h.motors.items():          # one of displacement / torque: checked in _early_checks
+            p = v.relief if v.relief is not None else h.relief
+            motors[k] = Motor(v.displacement, v.relief) if v.torque is None else Motor.from_torque(v.torque, p)
         try:
             hyd = hydraulics(res, cyl, motors, h.relief, h.pump_flow, dict(h.supply), model)
         except KeyError as e:
@@ -401,12 +404,9 @@ def _run_sizing(launch, out_dir, progress, echo, workers):
 
 def _early_checks(launch, model, frames, t, windows):
     """Name errors before the (slow) motion is computed."""
-    from urdf_dyn.machines.soil import SOILS
     doc = launch.doc
     sp = doc.soil
-    if sp is not None:
-        if sp.preset not in SOILS:
-            raise launch.err("soil.preset", f"unknown soil {sp.preset!r}; presets: {', '.join(SOILS)}")
+    if sp is not None:                 # soil.preset is checked by the schema (a Literal of SOILS)
         if sp.edge not in frames and sp.edge not in model.links:
             raise launch.err("soil.edge", f"unknown frame {sp.edge!r} (frames: {', '.join([*frames, *model.links])})")
         _mask(launch, "soil.during", t, windows, sp.during)
@@ -418,18 +418,24 @@ def _early_checks(launch, model, frames, t, windows):
         _mask(launch, f"loads[{i}].during", t, windows, ld.during)
     if doc.payload is not None and doc.payload.during is not None:
         _mask(launch, "payload.during", t, windows, doc.payload.during)
+    for k, v in (doc.hydraulics.motors.items() if doc.hydraulics is not None else ()):
+        if (v.displacement is None) == (v.torque is None):
+            raise launch.err(f"hydraulics.motors.{k}", "give displacement [m3/rad] or torque [N m] (with its relief), "
+                             "not both or neither")
 
 
 def _summary_lines(res, soil_info, hyd, machine):
     lines = []
     if soil_info is not None:
         c = soil_info["cut"]
-        lines.append(f"soil {soil_info['soil'].name}: max depth {c.depth.max():.2f} m, peak cutting force "
-                     f"{c.magnitude.max() / 1e3:.1f} kN, {c.volume.max():.2f} m3 cut, payload "
-                     f"{soil_info['mass'].max():.0f} kg")
+        i = int(np.argmax(c.magnitude))
+        lines.append(f"soil {soil_info['soil'].name}: max depth {c.depth.max():.2f} m, peak soil force "
+                     f"{c.magnitude[i] / 1e3:.1f} kN at {np.degrees(_angle(c.force[i], -c.velocity[i])):.0f} deg from "
+                     f"the edge's backward travel (rake {np.degrees(c.rake[i]):.0f} deg), {c.volume.max():.2f} m3 "
+                     f"bank cut, payload {soil_info['mass'].max():.0f} kg, berm {c.berm.max():.2f} m3")
     if hyd is not None:
         lines.append(f"hydraulics: peak pump demand {hyd.peak_flow * 6e4:.0f} L/min of {hyd.pump_flow * 6e4:.0f}; "
-                     f"energy per cycle {hyd.energy / 1e3:.0f} kJ")
+                     f"positive work per cycle {hyd.positive_work / 1e3:.0f} kJ")
     if "iso6015" in machine:
         d = machine["iso6015"]
         lines.append(f"ISO 6015: bucket digging force {d.bucket_N / 1e3:.1f} kN (data sheet 140.5), arm "
@@ -438,6 +444,11 @@ def _summary_lines(res, soil_info, hyd, machine):
         s = machine["stability"]
         lines.append(f"stability: minimum ZMP margin {s.min_margin:.3f} m at t = {s.t_min:.2f} s")
     return lines
+
+
+def _angle(a, b) -> float:
+    """Angle [rad] between the vectors a and b (3,)."""
+    return float(np.arctan2(np.linalg.norm(np.cross(a, b)), np.dot(a, b)))
 
 
 JOB = Job("size", SizeDocument, run_sizing, "actuator sizing along a prescribed motion")

@@ -6,12 +6,15 @@ from typing import Literal, Optional, Union
 from pydantic import Field, PositiveInt
 
 from urdf_dyn.launch.document import FiniteFloat, LaunchDocument, NonNegativeFloat, PositiveFloat, Section
+from urdf_dyn.machines.soil import SOILS
 
 __all__ = ["MotionSpec", "Payload", "FrameSpec", "LoadSpec", "GroundSpec", "SoilPayloadSpec", "SoilSpec",
            "CylinderSpec", "Actuators", "MotorSpec", "HydraulicsSpec", "IsoSpec", "LiftSpec", "StabilitySpec",
            "SizeDocument"]
 
 Vec3 = tuple[FiniteFloat, FiniteFloat, FiniteFloat]
+#: the soil presets of ``urdf_dyn.machines.soil.SOILS``, checked by the schema
+SoilPreset = Literal[tuple(SOILS)]
 Phases = Union[str, list[str]]
 
 
@@ -63,18 +66,20 @@ class SoilPayloadSpec(Section):
 
 
 class SoilSpec(Section):
-    preset: str
-    density: Optional[PositiveFloat] = Field(None, description="[kg/m³]")
+    preset: SoilPreset
+    density: Optional[PositiveFloat] = Field(None, description="[kg/m³] bank (in-situ) density")
+    swell: Optional[FiniteFloat] = Field(None, ge=1.0, description="loose / bank volume")
     friction_angle: Optional[NonNegativeFloat] = Field(None, lt=90, description="[deg]")
     tool_friction_angle: Optional[NonNegativeFloat] = Field(None, lt=90, description="[deg]")
     cohesion: Optional[NonNegativeFloat] = Field(None, description="[Pa]")
     adhesion: Optional[NonNegativeFloat] = Field(None, description="[Pa]")
     ground: GroundSpec
     edge: str = Field(description="frame on the cutting edge (frames: name or link)")
-    face: Vec3 = Field((-0.51, 0.0, 0.86), description="tool-face direction in the edge frame")
+    plate: Vec3 = Field(description="the cutting plate's direction from the edge back along the plate, in the "
+                        "edge frame (sets the rake)")
     width: PositiveFloat = Field(description="[m]")
-    capacity: PositiveFloat = Field(description="[m³] heaped")
-    opening: PositiveFloat = Field(1.0, description="[m]")
+    capacity: PositiveFloat = Field(description="[m³] heaped (loose)")
+    edge_thickness: NonNegativeFloat = Field(0.0, description="[m] blunt edge for the penetration resistance")
     during: Phases
     payload: Optional[SoilPayloadSpec] = None
 
@@ -93,7 +98,9 @@ class Actuators(Section):
 
 
 class MotorSpec(Section):
-    displacement: PositiveFloat = Field(description="[m³/rad] at the joint")
+    displacement: Optional[PositiveFloat] = Field(None, description="[m³/rad] at the joint")
+    torque: Optional[PositiveFloat] = Field(None, description="[N m] rated at `relief`: displacement = torque / relief")
+    relief: Optional[PositiveFloat] = Field(None, description="[Pa] the motor circuit's relief (default: the main one)")
 
 
 class HydraulicsSpec(Section):
