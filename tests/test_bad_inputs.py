@@ -31,7 +31,7 @@ CASES = sorted(p.name for p in HERE.iterdir() if p.name.endswith((".yaml", ".xac
 
 def command(name, work):
     f = str(HERE / name)
-    if name.endswith(".launch.yaml"):
+    if name.endswith(".scenario.yaml"):
         return ["launch", f, "--out-dir", str(work / "out")]
     if name.endswith((".xacro", ".urdf")):
         return ["info", f]

@@ -165,7 +165,7 @@ def _object_npz(a):
 
 if __name__ == "__main__":
     for name, text in LAUNCH.items():
-        (HERE / f"{name}.launch.yaml").write_text(text)
+        (HERE / f"{name}.scenario.yaml").write_text(text)
     for name, data in trajectories():
         (HERE / name).write_bytes(data)
     print(f"{len(LAUNCH)} launch files and the trajectories written to {HERE}")
