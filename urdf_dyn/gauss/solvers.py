@@ -1,6 +1,6 @@
 """Constrained accelerations by Gauss's principle: the Udwadia–Kalaba minimiser
 q̈ = a + M^-½ (J M^-½)⁺ (γ − J a), the KKT system, and seed 001's closed form (16) for comparison
-(DESIGN §4, docs/gauss.md).
+(docs/gauss.md: why the paper's eq. 16 is not the minimiser).
 """
 from __future__ import annotations
 
