@@ -171,6 +171,34 @@ def working_range(model, tip, boom="boom_cyl", stick="stick_cyl", bucket="bucket
         return np.clip(sol.x, lo, hi)
 
     out, poses = {}, {}
+
+    def starts(mask, score, k=6):
+        """Start points: the k best grid points of ``mask`` by ``score`` (smallest first), spread over the
+        grid (one per bucket stroke sample at most) so that separate local optima are all tried."""
+        idx = np.flatnonzero(mask)
+        idx = idx[np.argsort(score[idx])]
+        out_, seen = [], set()
+        for i in idx:
+            key = round(float(X[i, 2]), 9)
+            if key not in seen:
+                seen.add(key)
+                out_.append(X[i])
+            if len(out_) == k:
+                break
+        return out_
+
+    def best_of(sign, xs, cons, tol=1e-5):
+        """The best exactly assembled candidate satisfying the constraints ``cons`` to ``tol``."""
+        best = None
+        for x in xs:
+            p, q = exact(x)
+            xx = np.array([q[model.joint_index(c)] for c in strokes])
+            if all(abs(c["fun"](xx)) <= tol if c["type"] == "eq" else c["fun"](xx) >= -tol for c in cons):
+                if best is None or sign * p[2] < sign * best[0][2]:
+                    best = (p, q)
+        if best is None:
+            raise ValueError("no start point converged to a pose that meets the constraints")
+        return best
     x = extreme(1, 2, X[np.argmin(E[:, 2])])
     out["max_digging_depth_m"], poses["max_digging_depth_m"] = exact(x)
     x = extreme(-1, 2, X[np.argmax(E[:, 2])])
@@ -187,8 +215,8 @@ def working_range(model, tip, boom="boom_cyl", stick="stick_cyl", bucket="bucket
     down = (Pb[:, 2] > Pt[:, 2]) & (np.abs(Pt[:, 0] - Pb[:, 0]) < 0.3 * np.linalg.norm(Pt - Pb, axis=1))
     if not down.any():
         raise ValueError("the tip never hangs below the bucket pivot: no loading height")
-    x = extreme(-1, 2, X[down][np.argmax(E[down, 2])], eq=hang)
-    out["max_loading_height_m"], poses["max_loading_height_m"] = exact(x)
+    out["max_loading_height_m"], poses["max_loading_height_m"] = best_of(
+        -1, [extreme(-1, 2, x0, eq=hang) for x0 in starts(down, -E[:, 2])], hang)
 
     def on_level(z):
         return [dict(type="eq", fun=lambda x: at(x)[0][2] - z, jac=lambda x: at(x)[1][2][None])]
@@ -219,8 +247,8 @@ def working_range(model, tip, boom="boom_cyl", stick="stick_cyl", bucket="bucket
         (np.abs(Pt[:, 2] - Pb[:, 2]) < 0.3 * np.linalg.norm(Pt - Pb, axis=1))
     if not ok.any():
         raise ValueError("the stick never hangs vertical: no vertical-wall digging depth")
-    x = extreme(1, 2, X[ok][np.argmin(E[ok, 2])], eq=wall)
-    out["vertical_wall_depth_m"], poses["vertical_wall_depth_m"] = exact(x)
+    out["vertical_wall_depth_m"], poses["vertical_wall_depth_m"] = best_of(
+        1, [extreme(1, 2, x0, eq=wall) for x0 in starts(ok, E[:, 2])], wall)
 
     def width(d):
         a, b = x_extent(-d, -1), x_extent(-d, 1)
