@@ -246,3 +246,51 @@ def test_two_link_arm_by_hand_free_body(holding, bucket_limit):
     assert abs(a["force_N"] - Fa) <= 1e-8 * Fa and a["limited_by"] == "stick_cyl"
     assert np.allclose(a["direction"], [0, 0, 1], atol=1e-12)
     assert abs(a["pressures_bar"]["bucket_cyl"] + 2 * Fa / Abr / 1e5) <= 1e-8 * Fa / Abr
+
+
+def strokes_pose(model, boom, stick, bucket):
+    q = model.q_initial()
+    for c, x in zip(("boom_cyl", "stick_cyl", "bucket_cyl"), (boom, stick, bucket)):
+        q[model.joint_index(c)] = x
+    return assemble(model, q, hold=ACTS, tol=1e-12)
+
+
+def test_binding_limit_moves_to_a_holding_cylinder(model):
+    """At one pose, off every stroke end: with generous holding reliefs the working cylinders bind (at their
+    relief); lowering holding_relief below what a holding cylinder needs makes that cylinder bind, at exactly
+    its holding relief, and the force drops in proportion (the pressures are linear in the force)."""
+    q = strokes_pose(model, -0.30, -0.55, -0.10)
+    free = digging_forces_at(model, q, CYL, P, 80e6, LIP)
+    for case, work in (("bucket", "bucket_cyl"), ("arm", "stick_cyl")):
+        r = free[case]
+        assert r["limited_by"] == work and abs(r["pressures_bar"][work] - 350.0) < 1e-6
+        other, p = max(((c, v) for c, v in r["pressures_bar"].items() if c != work), key=lambda cv: abs(cv[1]))
+        H = 0.8 * abs(p) * 1e5                          # 20 % below what that holding cylinder needs
+        low = digging_forces_at(model, q, CYL, P, H, LIP)[case]
+        assert low["limited_by"] == other
+        assert abs(abs(low["pressures_bar"][other]) - H / 1e5) <= 1e-6 * H / 1e5
+        assert abs(low["force_N"] - 0.8 * r["force_N"]) <= 1e-6 * r["force_N"]
+
+
+def test_tipping_limit_against_the_zmp(model):
+    """ISO 6015 §3.18: with a tipping polygon that the tool force can tip the machine over (a 0.5 m square
+    about the machine's centre of pressure at rest), the force is limited by "tipping", below the hydraulic
+    limit, and the ZMP check (stability.zmp_margin, the machine's weight plus −F·d at the lip) is inside the
+    same polygon at 99 % of it and outside at 101 %."""
+    from urdf_dyn.machines.stability import center_of_pressure, zmp_margin
+    q = strokes_pose(model, -0.30, -0.55, -0.10)
+    c = center_of_pressure(ud.base_reaction(model, q))
+    poly = np.array([[c[0] + 0.25, c[1] - 0.25], [c[0] + 0.25, c[1] + 0.25], [c[0] - 0.25, c[1] + 0.25],
+                     [c[0] - 0.25, c[1] - 0.25]])
+    hyd = digging_forces_at(model, q, CYL, P, None, LIP)
+    tip = digging_forces_at(model, q, CYL, P, None, LIP, footprint=poly)
+    R = ud.link_pose(model, q, "bucket")[:3, :3]
+    for case in ("bucket", "arm"):
+        r = tip[case]
+        assert r["limited_by"] == "tipping" and r["force_N"] < hyd[case]["force_N"]
+        m = []
+        for s in (0.99, 1.01):
+            f = R.T @ (-s * r["force_N"] * r["direction"])
+            w = np.r_[np.cross(LIP[1], f), f]
+            m.append(zmp_margin(model, poly, Q=q[None], f_ext={"bucket": w[None]}, warn=False).min_margin)
+        assert m[0] > 0 > m[1], (case, m)
