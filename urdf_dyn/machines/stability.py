@@ -244,7 +244,7 @@ class StabilityResult:
                             wspace=1.2)
         ax, bx = axes[0]
         F = np.vstack([self.footprint, self.footprint[:1]])
-        ax.fill(F[:, 0], F[:, 1], color="0.85", label="support polygon")
+        ax.fill(F[:, 0], F[:, 1], color="0.85", label="tipping polygon")
         ax.plot(F[:, 0], F[:, 1], color="0.3", lw=1)
         sc = ax.scatter(self.zmp[:, 0], self.zmp[:, 1], c=self.t, s=6, cmap="viridis", label="ZMP")
         fig.colorbar(sc, ax=ax, label="time [s]", shrink=0.8)
@@ -262,7 +262,7 @@ class StabilityResult:
         bx.set_xlabel("time [s]")
         bx.set_ylabel("tipping margin [m]")
         bx.grid(alpha=0.3)
-        fig.suptitle(title or f"ZMP over the footprint: minimum margin {self.min_margin:.3f} m at "
+        fig.suptitle(title or f"ZMP over the tipping polygon: minimum margin {self.min_margin:.3f} m at "
                               f"t = {self.t_min:.2f} s", fontsize=10)
         return save_figure(fig, path)
 
