@@ -48,7 +48,7 @@ WORKING_RANGE_KEYS = {"max_digging_depth_m": "maximum digging depth", "max_reach
 class WorkingRange:
     """ISO 7135 working ranges [m] (module docstring); points {key: tip (3,) [m]} and poses {key: q (nv,)}
     where each is reached (the level bottom: its two ends ``level_bottom_start``/``_end``); envelope (M, 3)
-    tip positions of the stroke grid; reference {key: {"value": m, "source": text}} published figures."""
+    tip positions of the stroke grid and of its faces (for the plot); reference {key: {"value": m, "source": text}} published figures."""
     max_digging_depth_m: float
     max_reach_ground_m: float
     max_cutting_height_m: float
@@ -86,7 +86,7 @@ class WorkingRange:
         fig, axes = figure((11.5, 7), 1, 1, left=0.8, right=3.6, top=0.5, bottom=0.6)
         ax = axes[0, 0]
         E = self.envelope
-        ax.scatter(E[:, 0], E[:, 2], s=2, color="0.75", label="tip over the stroke grid")
+        ax.scatter(E[:, 0], E[:, 2], s=1, color="0.75", label="tip over the stroke grid and its faces")
         P = self.points
         ax.axhline(0, color="0.3", lw=1)
         ax.axvline(0, color="0.6", lw=0.8, ls=":")
@@ -271,4 +271,19 @@ def working_range(model, tip, boom="boom_cyl", stick="stick_cyl", bucket="bucket
     poses.update(level_bottom_start=qa, level_bottom_end=qb)
     piv = {nm: tip_jacobian(model, poses["max_reach_ground_m"][None], (nm, np.zeros(3)))[0][0]
            for nm in ("boom", stick_link, bucket_link) if nm in model.links}
-    return WorkingRange(**res, points=points, poses=poses, envelope=E, reference=dict(reference or {}), pivots=piv)
+    # the envelope for the plot: the stroke grid plus its six faces (one stroke at an end, 2 × 41 × 41 each),
+    # where the boundary of the reachable region lies
+    fine = [np.linspace(lo[k], hi[k], 41) for k in range(3)]
+    for k, c in enumerate(strokes):
+        for v in fine[k]:
+            smap.pose({c: float(v)})
+    faces = []
+    for k in range(3):
+        a, b = [j for j in range(3) if j != k]
+        for end in (lo[k], hi[k]):
+            F = np.empty((41 * 41, 3))
+            F[:, k], F[:, a], F[:, b] = end, np.repeat(fine[a], 41), np.tile(fine[b], 41)
+            faces.append(F)
+    F = np.vstack(faces)
+    env = np.vstack([E, tip_jacobian(model, smap.compose([dict(zip(strokes, map(float, x))) for x in F]), tip)[0]])
+    return WorkingRange(**res, points=points, poses=poses, envelope=env, reference=dict(reference or {}), pivots=piv)
