@@ -45,14 +45,21 @@ Sections (besides ``robot`` and ``outputs``)::
       supply: {boom_cyl: 7.15e-3}        # m3/s a valve section can receive (default pump_flow)
       motors: {swing: {torque: 7.4e4, relief: 2.68e7}}   # N m at the motor's relief [Pa]: displacement
                                                          # = torque / relief (or displacement: m3/rad)
-    iso6015: {relief: 35.0e6, tip: cutting_edge}  # ISO 6015 digging forces (needs cylinders)
+    iso6015: {relief: 35.0e6, holding_relief: 35.0e6, lip: lip, tip: cutting_edge}  # ISO 6015 (needs cylinders)
+                                         # include_weight: false; holding_relief may be {cylinder: Pa}
     lift_chart: {radii: [3.0, 4.5, 6.0], heights: [3.0, 0.0], lift_pressure: 38.0e6}   # ISO 10567
-    stability: {footprint: [[1.825, -1.585], [1.825, 1.585], [-1.825, 1.585], [-1.825, -1.585]]}  # m
+    stability: {track: {roller_length: 3.65, gauge: 2.38}}   # m; the one tipping polygon (lift chart, ZMP,
+                                         # ISO 6015); or footprint: [[x, y], ...]
+    working_range: {tip: cutting_edge}   # ISO 7135 working ranges of the tooth tip
+    reference:                           # published figures beside ours (printed only when given)
+      iso6015.bucket_digging_force_N: {value: 140.5e3, source: "data sheet"}
+      working_range.max_digging_depth_m: {value: 6.73, source: "data sheet"}
 """
 from __future__ import annotations
 
 import numpy as np
 
+from urdf_dyn.jobs.sizing_checks import machine_checks, stability_check
 from urdf_dyn.jobs.sizing_schema import SizeDocument
 from urdf_dyn.launch.document import build_model, joint_vector, output_dir, write_animation
 from urdf_dyn.launch.registry import Job
@@ -222,62 +229,6 @@ def _wrench_csv(launch, key, path):
     return data
 
 
-def _machine(launch, model, cyl, frames, plots, outdir, plotted):
-    """ISO 6015 and the lift chart, when asked (they do not depend on the motion: computed first, so that
-    their plots are drawn while the motion is), each plot submitted to ``plots`` as soon as its result
-    exists (its path put in ``plotted``). Returns {name: result}."""
-    from urdf_dyn.reports.report import sizing_plot
-    doc = launch.doc
-    out = {}
-    if doc.iso6015 is not None:
-        from urdf_dyn.machines.iso6015 import digging_forces
-        kw = {}
-        if doc.iso6015.tip:
-            fr = frames.get(doc.iso6015.tip)
-            if fr is None:
-                raise launch.err("iso6015.tip", f"unknown frame {doc.iso6015.tip!r} (frames: {', '.join(frames)})")
-            kw["tip"] = (fr.link, tuple(fr.xyz))
-        try:
-            out["iso6015"] = digging_forces(model, cyl, relief_pressure=doc.iso6015.relief, **kw)
-        except KeyError as e:
-            raise launch.err("iso6015", e.args[0]) from None
-        plotted["envelope_png"] = sizing_plot(plots, "envelope_png", outdir, out["iso6015"])
-    if doc.lift_chart is not None:
-        from urdf_dyn.machines.lift_chart import lift_chart
-        lc = doc.lift_chart
-        kw = {k: v for k, v in (("radii", lc.radii), ("heights", lc.heights)) if v}
-        try:
-            out["lift_chart"] = lift_chart(model, cylinders=cyl, lift_pressure=lc.lift_pressure, **kw)
-        except (KeyError, ValueError) as e:
-            raise launch.err("lift_chart", e.args[0]) from None
-        plotted["lift_chart_png"] = sizing_plot(plots, "lift_chart_png", outdir, out["lift_chart"])
-    return out
-
-
-def _stability(launch, model, t, Q, QD, QDD, f_ext, echo, plots, outdir, plotted):
-    """The tipping margin along the motion, when asked (its plot submitted to ``plots``). Returns
-    {"stability": result} or {}."""
-    import warnings
-
-    from urdf_dyn.reports.report import sizing_plot
-    doc = launch.doc
-    out = {}
-    if doc.stability is not None:
-        from urdf_dyn.machines.stability import zmp_margin
-        st = doc.stability
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            try:
-                out["stability"] = zmp_margin(model, st.footprint, Q, QD, QDD, f_ext=f_ext or None, t=t,
-                                              z_ground=st.ground_height)
-            except ValueError as e:
-                raise launch.err("stability.footprint", str(e)) from None
-        for w in caught:
-            echo(f"WARNING: stability: {w.message}")
-        plotted["zmp_png"] = sizing_plot(plots, "zmp_png", outdir, out["stability"])
-    return out
-
-
 def run_sizing(launch, out_dir=None, progress=None, echo=print):
     """Run a validated ``job: size`` launch: motion -> consistent states -> loads -> actuator forces ->
     hydraulics, machine checks -> report. Returns (SizingResult, {output: path}). Raises LaunchError /
@@ -332,10 +283,10 @@ def _run_sizing(launch, out_dir, progress, echo, workers):
     _early_checks(launch, model, frames, t, windows)
     from urdf_dyn.reports.plotting import PlotWorker
     plots = PlotWorker(preload=[f"urdf_dyn.machines.{m}" for m in ("sizing", "soil", "hydraulics", "iso6015",
-                                                                         "lift_chart", "stability")])
+                                                                         "lift_chart", "stability", "working_range")])
     workers.append(plots)
     plotted = {}
-    machine = _machine(launch, model, cyl, frames, plots, outdir, plotted)
+    machine = machine_checks(launch, model, cyl, frames, plots, outdir, plotted)
     Q, QD, QDD = consistent_motion(model, motion, progress=progress)
     f_ext, soil_info, models = {}, None, None
     if doc.soil is not None:
@@ -375,7 +326,7 @@ def _run_sizing(launch, out_dir, progress, echo, workers):
         except KeyError as e:
             raise launch.err("hydraulics", e.args[0]) from None
         plotted["pump_flow_png"] = sizing_plot(plots, "pump_flow_png", outdir, hyd, t, windows)
-    machine.update(_stability(launch, model, t, Q, QD, QDD, f_ext, echo, plots, outdir, plotted))
+    machine.update(stability_check(launch, model, t, Q, QD, QDD, f_ext, echo, plots, outdir, plotted))
     traj = Trajectory(t, Q, QD, QDD, np.zeros_like(Q), np.zeros(len(Q)), model.joint_names,
                       {"job": "size", "launch": str(launch.path)})
     written["motion_npz"] = traj.save(outdir / "motion.npz")
@@ -438,8 +389,13 @@ def _summary_lines(res, soil_info, hyd, machine):
                      f"positive work per cycle {hyd.positive_work / 1e3:.0f} kJ")
     if "iso6015" in machine:
         d = machine["iso6015"]
-        lines.append(f"ISO 6015: bucket digging force {d.bucket_N / 1e3:.1f} kN (data sheet 140.5), arm "
-                     f"{d.arm_N / 1e3:.1f} kN (106.7)")
+        ref = {k: f" (published {d.reference[k] / 1e3:.1f})" if d.reference.get(k) else "" for k in ("bucket_N", "arm_N")}
+        lines.append(f"ISO 6015: bucket digging force {d.bucket_N / 1e3:.1f} kN{ref['bucket_N']}, limited by "
+                     f"{d.limited_by['bucket']}; arm {d.arm_N / 1e3:.1f} kN{ref['arm_N']}, limited by {d.limited_by['arm']}")
+    if "working_range" in machine:
+        w = machine["working_range"]
+        lines.append(f"working range: depth {w.max_digging_depth_m:.2f} m, reach at ground {w.max_reach_ground_m:.2f} m, "
+                     f"cutting height {w.max_cutting_height_m:.2f} m, loading height {w.max_loading_height_m:.2f} m")
     if "stability" in machine:
         s = machine["stability"]
         lines.append(f"stability: minimum ZMP margin {s.min_margin:.3f} m at t = {s.t_min:.2f} s")

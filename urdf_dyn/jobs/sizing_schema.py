@@ -9,8 +9,8 @@ from urdf_dyn.launch.document import FiniteFloat, LaunchDocument, NonNegativeFlo
 from urdf_dyn.machines.soil import SOILS
 
 __all__ = ["MotionSpec", "Payload", "FrameSpec", "LoadSpec", "GroundSpec", "SoilPayloadSpec", "SoilSpec",
-           "CylinderSpec", "Actuators", "MotorSpec", "HydraulicsSpec", "IsoSpec", "LiftSpec", "StabilitySpec",
-           "SizeDocument"]
+           "CylinderSpec", "Actuators", "MotorSpec", "HydraulicsSpec", "IsoSpec", "LiftSpec", "TrackSpec",
+           "StabilitySpec", "WorkingRangeSpec", "ReferenceFigure", "SizeDocument"]
 
 Vec3 = tuple[FiniteFloat, FiniteFloat, FiniteFloat]
 #: the soil presets of ``urdf_dyn.machines.soil.SOILS``, checked by the schema
@@ -111,19 +111,39 @@ class HydraulicsSpec(Section):
 
 
 class IsoSpec(Section):
-    relief: PositiveFloat = Field(35e6, description="[Pa]")
-    tip: Optional[str] = Field(None, description="frame on the cutting edge")
+    relief: PositiveFloat = Field(description="[Pa] working relief (ISO 6015 §3.16)")
+    holding_relief: Union[FiniteFloat, dict[str, FiniteFloat]] = Field(
+        description="[Pa] every holding cylinder's port relief, or {cylinder: Pa}")
+    lip: str = Field(description="frame on the bucket lip, where ISO 6015 §3.1 measures the force")
+    tip: Optional[str] = Field(None, description="frame on the tooth tip (the lip must not be farther out)")
+    include_weight: bool = Field(False, description="add the cylinder forces holding the machine's own weight")
 
 
 class LiftSpec(Section):
-    radii: Optional[list[FiniteFloat]] = Field(None, description="[m]")
-    heights: Optional[list[FiniteFloat]] = Field(None, description="[m]")
-    lift_pressure: PositiveFloat = Field(38e6, description="[Pa]")
+    radii: list[FiniteFloat] = Field(min_length=1, description="[m] load-point radii")
+    heights: list[FiniteFloat] = Field(min_length=1, description="[m] load-point heights")
+    lift_pressure: PositiveFloat = Field(description="[Pa] lift (boom) cylinder")
+    holding_pressure: Optional[PositiveFloat] = Field(None, description="[Pa] the other cylinders (default lift)")
+
+
+class TrackSpec(Section):
+    roller_length: PositiveFloat = Field(description="[m] length to centre of rollers (front to rear tipping line)")
+    gauge: PositiveFloat = Field(description="[m] track gauge (side tipping lines at ±gauge/2)")
 
 
 class StabilitySpec(Section):
-    footprint: Optional[list[tuple[FiniteFloat, FiniteFloat]]] = Field(None, description="[m] convex polygon")
+    track: Optional[TrackSpec] = Field(None, description="tipping polygon from the track (stability.tipping_polygon)")
+    footprint: Optional[list[tuple[FiniteFloat, FiniteFloat]]] = Field(None, description="[m] convex tipping polygon")
     ground_height: FiniteFloat = Field(0.0, description="[m]")
+
+
+class WorkingRangeSpec(Section):
+    tip: str = Field(description="frame on the tooth tip")
+
+
+class ReferenceFigure(Section):
+    value: FiniteFloat = Field(description="published figure, in the unit its key names")
+    source: str = Field(description="where it is published")
 
 
 class SizeDocument(LaunchDocument):
@@ -138,3 +158,6 @@ class SizeDocument(LaunchDocument):
     iso6015: Optional[IsoSpec] = None
     lift_chart: Optional[LiftSpec] = None
     stability: Optional[StabilitySpec] = None
+    working_range: Optional[WorkingRangeSpec] = None
+    reference: dict[str, ReferenceFigure] = Field(default_factory=dict,
+                                                  description="published figures by report key, e.g. iso6015.bucket_N")

@@ -256,15 +256,16 @@ def _jsonable(x):
 
 
 #: the sizing report's plots: output key -> (file name, what draws it)
-_SIZING_PLOTS = {"soil_png": "soil.png", "soil_direction_png": "soil_direction.png", "pump_flow_png": "pump_flow.png", "envelope_png": "digging_envelope.png",
-                 "lift_chart_png": "lift_chart.png", "zmp_png": "zmp.png"}
+_SIZING_PLOTS = {"soil_png": "soil.png", "soil_direction_png": "soil_direction.png", "pump_flow_png": "pump_flow.png",
+                 "envelope_png": "digging_envelope.png", "lift_chart_png": "lift_chart.png", "zmp_png": "zmp.png",
+                 "working_range_png": "working_range.png"}
 
 
 def sizing_plot(plots, key, outdir, obj, t=None, windows=None) -> str:
     """Submit one plot of the sizing report to ``plots`` (a ``PlotWorker``) as soon as its data exist; returns
     its path. ``key``: "soil_png" (obj: the soil info {soil, cut, mass}; t (N,) [s]), "pump_flow_png"
     (a HydraulicsResult), "envelope_png" (DiggingForces), "lift_chart_png" (LiftChart), "zmp_png"
-    (StabilityResult); ``windows``: the phases {name: (t0, t1)} [s]."""
+    (StabilityResult), "working_range_png" (WorkingRange); ``windows``: the phases {name: (t0, t1)} [s]."""
     path = Path(outdir) / _SIZING_PLOTS[key]
     if key == "soil_png":
         return plots.submit(path, plot_soil, t, obj, path, windows)
@@ -318,9 +319,10 @@ def _soil_section(t, soil):
 def write_sizing_report(model, launch_path, res, outdir, head, table, windows=None, soil=None, hydraulics=None,
                         machine=None, f_ext=None, plots=None, plotted=None) -> dict:
     """sizing_report.md and sizing_report.json (keys: ``actuators.<name>.peak|rms|...``,
-    ``iso6015.bucket_digging_force_N``, ``iso6015.arm_digging_force_N``, ``lift_capacity``,
-    ``stability.min_margin_m``, ``hydraulics.peak_flow_L_min``, ``soil``), soil.csv, and the plots soil.png,
-    soil_direction.png, pump_flow.png, digging_envelope.png, lift_chart.png, zmp.png for what was computed (through ``plots``,
+    ``iso6015.bucket_digging_force_N``, ``iso6015.arm_digging_force_N``, ``iso6015.limited_by``,
+    ``working_range.<dimension>_m``, ``lift_capacity``, ``stability.min_margin_m``, ``hydraulics.peak_flow_L_min``,
+    ``soil``), soil.csv, and the plots soil.png, soil_direction.png, pump_flow.png, digging_envelope.png,
+    lift_chart.png, zmp.png, working_range.png for what was computed (through ``plots``,
     a ``PlotWorker``, when given: then they are complete after its ``wait()``), except those in ``plotted``
     ({output: path} submitted earlier with ``sizing_plot``). Returns {output: path}."""
     import json
@@ -388,12 +390,22 @@ def write_sizing_report(model, launch_path, res, outdir, head, table, windows=No
         out["hydraulics_csv"] = str(outdir / "hydraulics.csv")
     if "iso6015" in machine:
         d = machine["iso6015"]
-        md += ["## ISO 6015 digging forces (urdf_dyn.machines.iso6015)", "", d.table(), ""]
+        md += ["## ISO 6015 tool forces (urdf_dyn.machines.iso6015)", "", d.table(), "", d.conditions(), ""]
         js["iso6015"] = dict(bucket_digging_force_N=d.bucket_N, arm_digging_force_N=d.arm_N,
-                             data_sheet_bucket_N=d.reference.get("bucket_N"), data_sheet_arm_N=d.reference.get("arm_N"),
-                             relief_Pa=d.relief_pressure, bucket_tip_m=d.bucket_tip, arm_tip_m=d.arm_tip,
+                             limited_by=d.limited_by, pressures_bar=d.pressures_bar, relief_Pa=d.relief,
+                             holding_relief_Pa=d.holding_relief, include_weight=d.include_weight,
+                             tipping_checked=d.tipping_checked, bucket_lip_m=d.bucket_tip, arm_lip_m=d.arm_tip,
                              holding_bar=d.holding_bar)
+        if d.reference:
+            js["iso6015"]["published"] = d.reference
         out["envelope_png"] = _plot(plots, plotted, "envelope_png", outdir, d)
+    if "working_range" in machine:
+        w = machine["working_range"]
+        md += ["## Working ranges, ISO 7135 dimensions (urdf_dyn.machines.working_range)", "", w.table(), ""]
+        js["working_range"] = w.to_dict()
+        if w.reference:
+            js["working_range"]["published"] = w.reference
+        out["working_range_png"] = _plot(plots, plotted, "working_range_png", outdir, w)
     if "lift_chart" in machine:
         lc = machine["lift_chart"]
         md += ["## ISO 10567 lift capacity (urdf_dyn.machines.lift_chart)", "", lc.to_markdown(), ""]
@@ -402,9 +414,15 @@ def write_sizing_report(model, launch_path, res, outdir, head, table, windows=No
     if "stability" in machine:
         st = machine["stability"]
         md += ["## Stability (urdf_dyn.machines.stability)", "",
-               f"minimum tipping margin (ZMP to the footprint edge) **{st.min_margin:.3f} m** at t = {st.t_min:.2f} s"
-               + ("; **the ZMP leaves the footprint**" if np.any(st.outside) else "; the ZMP stays inside the footprint"),
-               ""]
+               f"minimum tipping margin (ZMP to the tipping polygon) **{st.min_margin:.3f} m** at t = {st.t_min:.2f} s"
+               + ("; **the ZMP leaves the polygon**" if np.any(st.outside) else "; the ZMP stays inside the polygon"),
+               "", "One tipping line for the ZMP check, the lift chart and ISO 6015's tipping limit: the polygon "
+               f"x ∈ [{st.footprint[:, 0].min():.3f}, {st.footprint[:, 0].max():.3f}] m, y ∈ "
+               f"[{st.footprint[:, 1].min():.3f}, {st.footprint[:, 1].max():.3f}] m. Convention (ISO 10567's own "
+               "wording of the tipping lines was not retrievable): Caterpillar Performance Handbook ed. 47, "
+               "p. 7-122, \"at the tipping point when the weight in the bucket ... causes the rear rollers to lift "
+               "clear of the track rails\": the machine pivots on the roller-rail contact, i.e. the front idler / "
+               "last roller over the front and the near track's centreline over the side.", ""]
         js["stability"] = dict(min_margin_m=st.min_margin, t_min_margin_s=st.t_min, outside=bool(np.any(st.outside)),
                                footprint_m=st.footprint)
         out["zmp_png"] = _plot(plots, plotted, "zmp_png", outdir, st)
