@@ -164,9 +164,24 @@ def test_same_dynamics_as_the_generator(model, old):
         np.testing.assert_allclose(un.u, uo.u, rtol=1e-9, atol=1e-9 * np.abs(uo.u).max())
 
 
-def test_revolute_ranges_are_those_the_strokes_sweep(table, model):
+def _moved(pin, dz, tmp_path):
+    """robots/excavator_pins.yaml with one pin moved up by dz [m], built and loaded."""
+    data = yaml.safe_load(PINS.read_text())
+    data["pins"][pin][1] += dz
+    f = tmp_path / "moved.urdf"
+    f.write_text(excavator_urdf(data))
+    return ud.load(f)
+
+
+@pytest.mark.parametrize("case", ["committed", "wide bucket"])
+def test_revolute_ranges_are_those_the_strokes_sweep(case, model, tmp_path):
     """The limits (found by the builder by plane geometry) against the closed-loop assembly solver: each
-    cylinder run over its whole stroke with the others held, the passive joints' extremes."""
+    cylinder run over its whole stroke with the others held, the passive joints' extremes. "wide bucket":
+    the bucket cylinder's base 0.1 m lower turns the bucket through more than 180°."""
+    if case == "wide bucket":
+        model = _moved("bucket_cylinder_base", -0.10, tmp_path)
+        k = model.joint_index("bucket")
+        assert model.upper[k] - model.lower[k] > np.pi + 2 * RANGE_MARGIN
     sweeps = {"boom_cyl": ("boom", "boom_cyl_pin"), "stick_cyl": ("stick", "stick_cyl_pin"),
               "bucket_cyl": ("bucket", "side_link_pin", "h_link_pin", "bucket_cyl_pin")}
     for cyl, joints in sweeps.items():

@@ -122,8 +122,10 @@ def _circles(p1, r1, p2, r2):
 
 def stroke_ranges(t: PinTable, n: int = SWEEP_SAMPLES) -> dict:
     """{joint: (min, max)} [rad | m] of the joint values the strokes sweep (before ``RANGE_MARGIN``):
-    boom and stick by the cosine rule at ``n`` lengths over the stroke, the bucket's four-bar followed
-    continuously from the table's length to either end (closest intersection at each of ``n`` steps).
+    boom and stick by the cosine rule at ``n`` lengths over the stroke, the bucket's four-bar at ``n``
+    lengths from the table's to either end, on the table's assembly branch (the side of the line through
+    the two fixed centres each moving pin lies on: it changes only through a dead centre, where the circles
+    touch and past which the linkage cannot close).
     Raises ModelError (naming ``cylinders.<c>.min_length|max_length``) if a linkage cannot close."""
     fr = link_frames(t)
     out = {}
@@ -145,24 +147,30 @@ def stroke_ranges(t: PinTable, n: int = SWEEP_SAMPLES) -> dict:
     G0, D0 = t.pin("bucket_cylinder_eye"), t.pin("h_link_pin")
     s, h, d = np.linalg.norm(G0 - K), np.linalg.norm(D0 - G0), np.linalg.norm(D0 - B)
     L0 = float(np.linalg.norm(G0 - C3))
+    # the assembly branch of the table: which side of the line K -> C3 the common pin G lies on, and which
+    # side of G -> B the H-link pin D; a continuous motion keeps both until the linkage reaches a dead
+    # centre (the circles touch), beyond which it cannot close
+    cross = lambda a, b: a[0] * b[1] - a[1] * b[0]  # noqa: E731
+    sg, sd = np.sign(cross(C3 - K, G0 - K)), np.sign(cross(B - G0, D0 - G0))
     rows = []
     for Lend, end in ((c.min_length, "min_length"), (c.max_length, "max_length")):
-        G, D = G0, D0
         for L in np.linspace(L0, Lend, n):
             gs = _circles(K, s, C3, L)
-            ds = None if gs is None else _circles(min(gs, key=lambda g: np.linalg.norm(g - G)), h, B, d)
+            G = None if gs is None else max(gs, key=lambda g: sg * cross(C3 - K, g - K))
+            ds = None if gs is None else _circles(G, h, B, d)
             if ds is None:
                 what = "side link and bucket cylinder" if gs is None else "H-link and bucket"
                 raise t.err(f"cylinders.bucket.{end}", f"{Lend:g} m: the bucket linkage cannot close at a bucket "
                                                        f"cylinder length of {L:.4f} m ({what} cannot meet)")
-            G = min(gs, key=lambda g: np.linalg.norm(g - G))
-            D = min(ds, key=lambda x: np.linalg.norm(x - D))
+            D = max(ds, key=lambda x: sd * cross(B - G, x - G))
             rows.append((L, _elev(G - K), _elev(D - G), _elev(D - B), _elev(G - C3)))
     r = np.array(rows)
     es0, eh0 = _elev(G0 - K), _elev(D0 - G0)
     q = {"bucket_cyl": r[:, 0] - L0, "side_link_pin": -_wrap(r[:, 1] - es0),
          "h_link_pin": -_wrap((r[:, 2] - r[:, 1]) - (eh0 - es0)), "bucket": -_wrap(r[:, 3] - _elev(D0 - B)),
          "bucket_cyl_pin": -_wrap(r[:, 4] - _elev(G0 - C3))}
+    for k in q:  # each half-sweep starts at the table (q = 0) and turns continuously: past ±180° unwrapped
+        q[k] = np.concatenate([np.unwrap(q[k][:n]), np.unwrap(q[k][n:])])
     out.update({k: (float(v.min()), float(v.max())) for k, v in q.items()})
     return {k: (float(a), float(b)) for k, (a, b) in out.items()}
 
