@@ -6,40 +6,40 @@ Frame: the machine frame, REP-103 seen from the machine's left side: x forward f
 from the ground (the track's ground contact), y to the left; every point is (x, z) [m] at the table's pose,
 which becomes the URDF's ``<initial_configuration>`` (every joint 0).
 
-A table::
+A table (a complete one, with its sources: ``robots/excavator_pins.yaml``)::
 
     name: my_excavator                      # <robot name>
     description: |                          # optional: copied into the URDF's header comment (sources)
       ...
     pins:                                   # (x, z) [m]
-      boom_foot: [0.2, 2.0]                 # house -> boom
-      boom_cylinder_base: [0.7, 1.32]       # house -> boom cylinder barrel
-      boom_cylinder_eye: [2.39, 3.58]       # boom cylinder rod -> boom
-      stick_cylinder_base: [2.06, 4.58]     # boom -> stick cylinder barrel
-      boom_nose: [4.87, 5.27]               # boom -> stick (the stick pivot)
-      stick_cylinder_eye: [5.01, 6.18]      # stick cylinder rod -> stick
-      bucket_cylinder_base: [5.29, 4.88]    # stick -> bucket cylinder barrel
-      side_link_pivot: [4.65, 2.73]         # stick -> side (guide) link
-      bucket_pivot: [4.62, 2.38]            # stick -> bucket
-      bucket_cylinder_eye: [5.30, 2.65]     # common pin: side link, H-link and bucket cylinder rod
-      h_link_pin: [4.92, 2.12]              # H-link -> bucket
-      tip: [3.41, 1.54]                     # tooth tip
-      lip: [3.50, 1.60]                     # optional: the cutting edge (ISO 6015 measures there)
-    cylinders:                              # boom, stick, bucket
-      boom: {bore: 0.12, rod: 0.085, count: 2, min_length: 1.88, max_length: 3.14,   # [m], pin to pin
-             tube_outer: 0.145, rod_length: 1.56, flow: 7.15e-3, spacing: 0.84}     # optional
+      boom_foot: [x, z]                     # house -> boom
+      boom_cylinder_base: [x, z]            # house -> boom cylinder barrel
+      boom_cylinder_eye: [x, z]             # boom cylinder rod -> boom
+      stick_cylinder_base: [x, z]           # boom -> stick cylinder barrel
+      boom_nose: [x, z]                     # boom -> stick (the stick pivot)
+      stick_cylinder_eye: [x, z]            # stick cylinder rod -> stick
+      bucket_cylinder_base: [x, z]          # stick -> bucket cylinder barrel
+      side_link_pivot: [x, z]               # stick -> side (guide) link
+      bucket_pivot: [x, z]                  # stick -> bucket
+      bucket_cylinder_eye: [x, z]           # common pin: side link, H-link and bucket cylinder rod
+      h_link_pin: [x, z]                    # H-link -> bucket
+      tip: [x, z]                           # tooth tip
+      lip: [x, z]                           # optional: the cutting edge (ISO 6015 measures there)
+    cylinders:                              # boom, stick, bucket; lengths pin to pin [m]
+      boom: {bore: D, rod: d, count: 2, min_length: Lmin, max_length: Lmax,
+             tube_outer: Do, rod_length: Lr, flow: Q, spacing: s}          # optional: the second line
     masses:                                 # mass [kg], com (x, z) [m], inertia about the com [kg m²]
-      boom: {mass: 1900, com: [2.2, 3.9], inertia: [ixx, iyy, izz, ixy, ixz, iyz]}
+      boom: {mass: m, com: [x, z], inertia: [ixx, iyy, izz, ixy, ixz, iyz]}
       ...                                   # undercarriage, house, boom, stick, bucket, side_link, h_link;
                                             # optional: boom_cyl_barrel, boom_cyl_rod, stick_..., bucket_...
-    swing: {height: 1.0, torque: 74000, speed: 1.18}   # optional: house frame height [m], N m, rad/s
-    hydraulics: {relief: 3.5e7}             # optional: Pa; with it the cylinders get effort limits
+    swing: {height: h, torque: T, speed: w} # optional: house frame height [m], N m, rad/s
+    hydraulics: {relief: p}                 # optional: Pa; with it the cylinders get effort limits
     marker_links: true                      # fixed links bucket_tip (and bucket_lip) at tip (and lip)
-    materials: {yellow: [1, 0.76, 0, 1]}    # optional: rgba of the visuals' materials
+    materials: {paint: [r, g, b, a]}        # optional: rgba of the visuals' materials
     visuals:                                # optional, per link; otherwise simple shapes between the pins
       house:
-        - {name: cab, box: [1.5, 1.0, 1.7], xyz: [0.4, 0.85, 2.05], material: glass}
-        - {name: foot_pin, cylinder: [0.06, 0.7], xyz: [0.2, 0, 2.0], axis: y, elevation: 0}   # deg
+        - {name: cab, box: [lx, ly, lz], xyz: [x, y, z], material: paint}
+        - {name: foot_pin, cylinder: [r, l], xyz: [x, y, z], axis: y, elevation: 0}   # deg
 
 The inertia (optional; a point mass without it) is about the centre of mass in machine axes at the table's
 pose; a cylinder part's centre of mass lies on its line of pins. ``flow`` [m³/s] is the flow the valve
