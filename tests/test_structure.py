@@ -116,10 +116,15 @@ def test_the_import_checker_finds_lazy_and_relative_imports(tmp_path):
 
 
 def test_modules_stay_small():
-    """No module over 500 lines unless docs/architecture.md states why."""
+    """No Python file over 500 lines — in the package, the viewer, the tests, the benchmarks and the robot
+    generators — unless docs/architecture.md states why (package modules named from urdf_dyn/, the others
+    from the repository root)."""
     doc = (ROOT / "docs" / "architecture.md").read_text()
     allowed = set(re.findall(r"^\| `([a-z_/]+\.py)` \| ~?\d+ \|", doc, re.M))
-    long = [str(p.relative_to(PKG)) for p in PKG.rglob("*.py") if len(p.read_text().splitlines()) > 500]
+    files = [*PKG.rglob("*.py"), *(p for d in ("viewer", "tests", "benchmarks", "robots/generators")
+                                  for p in (ROOT / d).rglob("*.py"))]
+    long = [str(p.relative_to(PKG) if p.is_relative_to(PKG) else p.relative_to(ROOT)) for p in files
+            if len(p.read_text().splitlines()) > 500]
     assert not [m for m in long if m not in allowed], f"over 500 lines without a reason in the docs: {long}"
 
 
