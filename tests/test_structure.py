@@ -230,3 +230,68 @@ def test_every_cited_section_exists():
     bad = [f"{f.relative_to(ROOT)}:{i}" for f in files if f.name != "test_structure.py"
            for i, line in enumerate(f.read_text().splitlines(), 1) if re.search(r"DESIGN(\.md)? ?(§|section)", line)]
     assert not bad, bad
+
+
+def _keyword_tables():
+    doc = (ROOT / "docs" / "architecture.md").read_text()
+    sec = doc[doc.index("## Keyword names"):doc.index("## Where each closed-loop formula")]
+    rows = [[c.strip() for c in line.strip().strip("|").split("|")] for line in sec.splitlines()
+            if line.startswith("| ") and not line.startswith("| idea") and not line.startswith("| retired")]
+    uses = [r for r in rows if len(r) == 4]
+    retired = [r for r in rows if len(r) == 3]
+    return uses, retired
+
+
+def _public_function(name):
+    """The function ``name`` (``simulate``, ``gauss.simulate``, ``numerical_rank``): from urdf_dyn's namespace,
+    else from the one module of the package that lists it in ``__all__``."""
+    import importlib
+    if name.startswith("gauss."):
+        return getattr(importlib.import_module("urdf_dyn.gauss"), name[6:], None)
+    import urdf_dyn as ud
+    if name in ud.__all__:
+        return getattr(ud, name)
+    for mod in MODULES:
+        if "._" in mod or mod == "urdf_dyn":
+            continue
+        m = importlib.import_module(mod)
+        if name in getattr(m, "__all__", ()):
+            return getattr(m, name)
+    return None
+
+
+def test_the_keyword_table_matches_the_signatures():
+    """Every function a row of architecture.md's keyword table names takes that keyword (scenario keys and
+    command-line options are checked by their own tests)."""
+    import inspect
+    uses, _ = _keyword_tables()
+    assert len(uses) >= 10
+    bad = []
+    for idea, keywords, _default, where in uses:
+        kws = re.findall(r"`([a-z_]+)`", keywords)
+        fields = [f.strip() for f in where.split(",")]
+        names = [f[1:-1] for f in fields if re.fullmatch(r"`(gauss\.)?[A-Za-z_]+`", f)]   # scenario keys aside
+        for name in names:
+            fn = _public_function(name)
+            if fn is None:
+                bad.append(f"{idea}: {name} is not a public function of urdf_dyn")
+                continue
+            params = inspect.signature(fn).parameters
+            bad += [f"{name}() has no keyword {k} ({idea})" for k in kws if k not in params]
+    assert not bad, "\n".join(bad)
+
+
+def test_no_public_function_takes_a_retired_keyword():
+    import inspect
+
+    import urdf_dyn as ud
+    _, retired = _keyword_tables()
+    old = {k for r in retired for k in re.findall(r"`([A-Za-z_]+)`", r[0]) if k not in ("rtol", "Passive")}
+    assert {"tol", "pinv_rtol", "Q", "relief_pressure"} <= old
+    bad = []
+    for name in [*ud.__all__, *(f"gauss.{n}" for n in ud.gauss.__all__)]:
+        fn = _public_function(name)
+        if fn is None or not (inspect.isfunction(fn) or inspect.ismethod(fn)):
+            continue
+        bad += [f"{name}({p})" for p in inspect.signature(fn).parameters if p in old]
+    assert not bad, bad

@@ -36,7 +36,7 @@ def res(model):
 def tip_at(model, q, cyl, ds):
     qq = q.copy()
     qq[model.joint_index(cyl)] += ds
-    qq = assemble(model, qq, hold=ACTS, tol=1e-10)
+    qq = assemble(model, qq, hold=ACTS, residual_tol=1e-10)
     return (ud.forward_kinematics(model, qq)["bucket"] @ TIP)[:3], qq
 
 
@@ -161,7 +161,7 @@ def test_digging_forces_at_is_virtual_work_with_the_cylinders_locked(model, hold
     q = model.q_initial()
     for c, x in strokes.items():
         q[model.joint_index(c)] = x
-    q = assemble(model, q, hold=ACTS, tol=1e-12)
+    q = assemble(model, q, hold=ACTS, residual_tol=1e-12)
     out = digging_forces_at(model, q, CYL, P, holding, LIP, include_weight=include_weight)
     fk = ud.forward_kinematics(model, q)
     for case, work, pivot in (("bucket", "bucket_cyl", "bucket"), ("arm", "stick_cyl", "stick")):
@@ -252,7 +252,7 @@ def strokes_pose(model, boom, stick, bucket):
     q = model.q_initial()
     for c, x in zip(("boom_cyl", "stick_cyl", "bucket_cyl"), (boom, stick, bucket)):
         q[model.joint_index(c)] = x
-    return assemble(model, q, hold=ACTS, tol=1e-12)
+    return assemble(model, q, hold=ACTS, residual_tol=1e-12)
 
 
 def test_binding_limit_moves_to_a_holding_cylinder(model):

@@ -125,7 +125,7 @@ def test_hydraulic_capacity_is_virtual_work(exc, chart):
             for ds in (h, -h):
                 qq = q.copy()
                 qq[ib] += ds
-                qq = assemble(m, qq, hold=ACTS, tol=1e-10)
+                qq = assemble(m, qq, hold=ACTS, residual_tol=1e-10)
                 V.append(ud.potential_energy(m, qq))
                 Z.append((ud.forward_kinematics(m, qq)["stick"] @ np.array([2.9, 0, 0, 1.0]))[2])
             dV, dz = (V[0] - V[1]) / (2 * h), (Z[0] - Z[1]) / (2 * h)
