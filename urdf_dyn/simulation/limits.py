@@ -236,6 +236,8 @@ def restart(model, stops, x, t, data, meta):
     if rows and np.any(stops.side[rows] * v[stops.v[rows]] < 0.0):
         e0 = float(kinetic_energy(model, q, v))
         v, p = impact(model, stops, rows, q, v, data)
+        if not p.any():
+            return contact, np.concatenate([q, v])
         meta.setdefault("impacts", []).append(dict(
             t=float(t), impulses={model.joint_names[j]: float(p[j]) for j in np.flatnonzero(p)},
             kinetic_before=e0, kinetic_after=float(kinetic_energy(model, q, v))))

@@ -18,6 +18,7 @@ from urdf_dyn.constraints.forward import fast_qdd
 from urdf_dyn.constraints.passive import passive_forces
 from urdf_dyn.model import Data
 from urdf_dyn.simulation.controllers import Passive
+from urdf_dyn.simulation.guards import check_floating_inertia, warn_variable_mobility
 from urdf_dyn.simulation.limits import end_stops, next_event, stop_acceleration, stop_samples
 from urdf_dyn.simulation.limits import restart as stop_restart
 from urdf_dyn.algorithms.configuration import normalize, qdot
@@ -350,7 +351,7 @@ def simulate(model, q0, qd0=None, duration=1.0, controller=None, dt_out=0.01, in
     meta = dict(integrator=integrator, rtol=rtol, atol=atol, dt_out=dt_out, passive=passive,
                 t_stab=t_stab, loop_solver=loop_solver, limits=bool(limits))
     if not fixed:
-        _check_floating_inertia(model, q0)
+        check_floating_inertia(model, q0)
     loops = model.has_constraints
     data = Data(model)
     if loops and assemble_initial:
@@ -449,20 +450,6 @@ def simulate(model, q0, qd0=None, duration=1.0, controller=None, dt_out=0.01, in
     return traj
 
 
-def _check_floating_inertia(model, q0):
-    """Raise StateError if the joint-space inertia H of a floating-base model is singular at q0 (a massless
-    floating body, or massless links whose joints move the same bodies as the base's six coordinates): the
-    integrator would otherwise crawl at ~1e-7 s steps through near-infinite accelerations."""
-    from urdf_dyn.algorithms.dynamics import mass_matrix
-    H = mass_matrix(model, q0)
-    w = np.linalg.eigvalsh(0.5 * (H + H.T))
-    if not (w[0] > 1e-10 * max(w[-1], 1e-300)):
-        massless = [name for name, m in model.link_masses.items() if not m > 0]
-        raise StateError(f"{model.name}: the joint-space inertia H is singular at q0 (smallest eigenvalue {w[0]:.3g} "
-                         f"of largest {w[-1]:.3g}): a floating base cannot be simulated with massless links "
-                         f"{', '.join(massless) or '(none: the masses are degenerate)'}; give them mass and inertia")
-
-
 def _worst_residual(model, q):
     """(name, ‖δ_k‖) of the most open loop at q, from one evaluation of all loop errors."""
     from urdf_dyn.constraints.loops import LoopState
@@ -492,19 +479,6 @@ def _closed_loop_samples(model, t, q, qd, tau, energy, passive, meta, data=None)
                                                   t_stab=t_stab, passive=passive).qdd
         res[i] = [np.linalg.norm(d[bounds[j]:bounds[j + 1]]) for j in range(L)]
         ranks[i] = numerical_rank(K)[0]
-    _warn_variable_mobility(model, t, ranks, meta)
+    warn_variable_mobility(model, t, ranks, meta)
     return Trajectory(t, q, qd, qdd, tau, energy, model.joint_names, meta, res, tuple(lp.name for lp in model.loops),
                       q_names=() if model.is_fixed_base else model.q_names)
-
-
-def _warn_variable_mobility(model, t, ranks, meta):
-    """Warn (ConstraintWarning) if the rank of K changes along the trajectory (RBDA §8.10)."""
-    import warnings
-
-    from urdf_dyn.constraints.loops import ConstraintWarning
-    meta["rank_min"], meta["rank_max"] = int(ranks.min()), int(ranks.max())
-    if ranks.min() != ranks.max():
-        i = int(np.argmax(ranks != ranks[0]))
-        warnings.warn(f"{model.name}: the loop constraints' rank changes from {ranks[0]} to {ranks[i]} at t = "
-                      f"{t[i]:.4g} s: variable mobility (RBDA §8.10), the mechanism passed a singular pose",
-                      ConstraintWarning, stacklevel=3)
