@@ -189,3 +189,13 @@ def test_max_steps_stops_with_the_samples_computed():
     tr = ei.value.trajectory
     assert 1 < len(tr) < 301 and np.all(np.isfinite(tr.q)) and tr.t[-1] < 3.0
     assert tr.meta["status"] == "failed" and "max_steps" in tr.meta["message"]
+
+
+def test_ends_reached_names_the_joint_and_the_first_time():
+    from urdf_dyn.simulation.limits import ends_reached
+    model = _pendulum()
+    t = np.linspace(0.0, 1.0, 101)
+    names, line = ends_reached(model, t, (1.2 - 1.0 * t)[:, None])      # crosses 0.5 at t = 0.7 s
+    assert names == ["hinge"] and line.endswith("hinge lower end at t = 0.70 s")
+    names, line = ends_reached(model, t, (1.2 - 0.5 * t)[:, None])      # stops 0.2 rad short, at t = 1 s
+    assert names == [] and "smallest stroke margin 0.2 rad: hinge to its lower end at t = 1.00 s" in line

@@ -36,7 +36,8 @@ import numpy as np
 from urdf_dyn.algorithms.dynamics import bias_force, mass_matrix
 from urdf_dyn.constraints.passive import passive_forces
 
-__all__ = ["EndStops", "end_stops", "GAP_ON", "GAP_OFF", "START_TOL"]
+__all__ = ["EndStops", "end_stops", "independent_rows", "stop_acceleration", "impact", "stop_samples", "next_event",
+           "restart", "ends_reached", "GAP_ON", "GAP_OFF", "START_TOL"]
 
 GAP_ON = 1e-9
 """A stop is in contact when its gap is at most this [m | rad] at a restart (event locations are ~1e-13)."""
@@ -242,3 +243,27 @@ def restart(model, stops, x, t, data, meta):
             t=float(t), impulses={model.joint_names[j]: float(p[j]) for j in np.flatnonzero(p)},
             kinetic_before=e0, kinetic_after=float(kinetic_energy(model, q, v))))
     return contact, np.concatenate([q, v])
+
+
+def ends_reached(model, t, Q, tol=1e-6):
+    """Check a prescribed motion's joint positions against the URDF limits (the stroke ends of cylinders):
+    t (N,) [s], Q (N, nq). Returns (names of the joints that reach or pass an end — gap ≤ ``tol`` [m | rad]
+    — in model order, one line for a report naming each with its end and the first time, or, when none is
+    reached, the smallest margin of a prismatic joint's stroke)."""
+    stops = end_stops(model)
+    if not len(stops):
+        return [], "stroke ends: no joint limits in the model"
+    gaps = np.asarray(Q)[:, stops.iq] * stops.side - stops.limit * stops.side     # (N, r)
+    hit = [r for r in range(len(stops)) if gaps[:, r].min() <= tol]
+    names = [n for n in model.joint_names if n in {stops.joint[r] for r in hit}]
+    if not hit:
+        lin = np.asarray(model.is_linear)[stops.v]          # the strokes (prismatic joints), if any
+        cand = np.flatnonzero(lin) if lin.any() else np.arange(len(stops))
+        r = int(cand[np.argmin(gaps[:, cand].min(axis=0))])
+        unit = "m" if model.is_linear[stops.v[r]] else "rad"
+        return [], (f"stroke ends: none reached during the motion (smallest stroke margin {gaps[:, r].min():.4g} {unit}: "
+                    f"{stops.joint[r]} to its {'lower' if stops.side[r] > 0 else 'upper'} end at "
+                    f"t = {t[int(np.argmin(gaps[:, r]))]:.2f} s)")
+    parts = [f"{stops.joint[r]} {'lower' if stops.side[r] > 0 else 'upper'} end at t = "
+             f"{t[int(np.flatnonzero(gaps[:, r] <= tol)[0])]:.2f} s" for r in hit]
+    return names, "stroke ends REACHED during the motion: " + "; ".join(parts)
