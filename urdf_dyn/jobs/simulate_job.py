@@ -200,6 +200,9 @@ def run_simulate(launch, out_dir=None, progress=None, echo=print):
     if traj.residuals is not None:
         worst = {n: float(traj.residuals[:, i].max()) for i, n in enumerate(traj.loop_names)}
         summary += "\nmax loop residual per loop [m, rad]: " + ", ".join(f"{n} {v:.2e}" for n, v in worst.items())
+    if traj.stop_active is not None:    # end stops (simulation.limits): where they acted
+        hit = [j for j, a in zip(traj.joint_names, np.abs(traj.stop_active).any(axis=0)) if a]
+        summary += f"\nend stops: {len(traj.meta.get('impacts', []))} impacts; active on {', '.join(hit) or 'none'}"
     text = (f"# {model.name}: joint torques\n\nlaunch: `{launch.path}`; {len(traj)} samples over "
             f"{traj.t[-1]:g} s; integrator {s.integrator} rtol={s.rtol:g}\n\n"
             + (loops_text + "\n\n" if loops_text else "") + f"{table}\n\n{summary}\n")
