@@ -205,3 +205,32 @@ def test_ends_reached_names_the_joint_and_the_first_time():
     assert names == ["hinge"] and line.endswith("hinge lower end at t = 0.70 s")
     names, line = ends_reached(model, t, (1.2 - 0.5 * t)[:, None])      # stops 0.2 rad short, at t = 1 s
     assert names == [] and "smallest stroke margin 0.2 rad: hinge to its lower end at t = 1.00 s" in line
+
+
+def test_excavator_impact_on_a_stroke_end_is_consistent_with_the_loops():
+    """The boom cylinder reaching its lower end with the mechanism moving: the velocity after the impact
+    closes the loops (K v⁺ = 0), stops the cylinder, and satisfies impulse = momentum change in the
+    mechanism's coordinates; for the one stop the impulse is −v⁻_b / (e_bᵀ N (NᵀHN)⁻¹ Nᵀ e_b), N an
+    orthonormal basis of null(K) from scipy's SVD (not the code's elimination)."""
+    from scipy.linalg import null_space
+
+    from urdf_dyn.constraints.loops import loop_constraints
+    from urdf_dyn.simulation.limits import end_stops, impact
+    m, q, _, _ = _excavator_on_boom_end()
+    b = m.joint_index("boom_cyl")
+    K, _ = loop_constraints(m, q, np.zeros(m.nv))
+    N = null_space(K, rcond=1e-9)                     # (12, 4): the machine's four degrees of freedom
+    v = N @ np.array([0.3, -0.2, 0.1, 0.05])
+    v *= -0.2 / v[b]                                  # the boom cylinder retracts at 0.2 m/s into its end
+    stops = end_stops(m)
+    rows = list(np.flatnonzero(stops.contact(q)))
+    vp, p = impact(m, stops, rows, q, v)
+    H = ud.mass_matrix(m, q)
+    assert abs(vp[b]) < 1e-12 and np.linalg.norm(K @ vp) < 1e-9 * np.linalg.norm(v)
+    e = np.zeros(m.nv)
+    e[b] = 1.0
+    Minv = np.linalg.inv(N.T @ H @ N)
+    p_hand = 0.2 / (e @ N @ Minv @ N.T @ e)
+    assert p[b] == pytest.approx(p_hand, rel=1e-9) and np.count_nonzero(p) == 1
+    assert N.T @ H @ (vp - v) == pytest.approx(N.T @ e * p[b], rel=1e-9, abs=1e-9 * p_hand)
+    assert 0.5 * vp @ H @ vp < 0.5 * v @ H @ v
