@@ -131,7 +131,7 @@ def _qp(M, lin, A, lo):
                           "(or simulate(..., limits=False))") from e
     M = 0.5 * (M + M.T)
     res = proxsuite.proxqp.dense.solve(M, lin, None, None, A, lo, np.full(len(lo), 1e20), eps_abs=1e-12,
-                                       eps_rel=0.0, max_iter=1000)
+                                       eps_rel=1e-13, max_iter=1000)   # ‖residual‖ ≤ eps_abs + eps_rel·scale
     if res.info.status != proxsuite.proxqp.QPSolverOutput.PROXQP_SOLVED:
         raise np.linalg.LinAlgError(f"end-stop QP not solved ({res.info.status}): the stops in contact "
                                     "contradict each other or the loops")
