@@ -441,8 +441,11 @@ def simulate(model, q0, qd0=None, duration=1.0, controller=None, dt_out=0.01, in
         failure = f"the solver stopped at t = {solver.t:.6g} s before the end"
     traj = _trajectory(model, controller, t_out[:len(xs)], np.array(xs), passive, meta, data)
     if stops is not None and len(traj):
-        traj.stop_active, traj.stop_force, traj.qdd = stop_samples(
-            model, stops, np.array(contacts[:len(traj)]), traj.q, traj.qd, traj.tau, traj.qdd, t_stab, passive, data)
+        try:
+            traj.stop_active, traj.stop_force, traj.qdd = stop_samples(
+                model, stops, np.array(contacts[:len(traj)]), traj.q, traj.qd, traj.tau, traj.qdd, t_stab, passive, data)
+        except (np.linalg.LinAlgError, ValueError) as e:   # keep the samples; say why the stop records are empty
+            meta["stop_records"] = f"not computed: {e}"
     if failure:
         meta["message"] = failure
         raise SimulationError(failure + f"; {len(traj)} samples up to t = {traj.t[-1]:.6g} s are kept",
