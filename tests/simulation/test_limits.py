@@ -234,3 +234,26 @@ def test_excavator_impact_on_a_stroke_end_is_consistent_with_the_loops():
     assert p[b] == pytest.approx(p_hand, rel=1e-9) and np.count_nonzero(p) == 1
     assert N.T @ H @ (vp - v) == pytest.approx(N.T @ e * p[b], rel=1e-9, abs=1e-9 * p_hand)
     assert 0.5 * vp @ H @ vp < 0.5 * v @ H @ v
+
+
+def test_stewart_platform_rests_on_six_stroke_ends_at_once():
+    """robots/stewart.sdf's home pose puts all six pistons on their lower stroke end (issue 29: `assemble`
+    leaves them at ±1e-16, the sign set by the CPU's BLAS). With end stops the platform rests on six stops at
+    once, through five loops: each stop carries the piston force of closed-loop inverse dynamics with the six
+    pistons as actuators, whatever the round-off's sign (the same run from the pistons moved by ±1e-10 m)."""
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = ud.load(ROOT / "robots" / "stewart.sdf")
+        q0 = ud.assemble(m, m.q_initial())
+        pistons = [n for n in m.joint_names if "prismatic" in n]
+        ip = [m.joint_index(n) for n in pistons]
+        af = ud.actuator_forces(m, q0, np.zeros(m.nv), np.zeros(m.nv), actuated=pistons)
+        assert af.case == "properly actuated" and np.all(af.u > 1.0)     # gravity pushes every piston in
+        for shift in (0.0, 1e-10, -1e-10):
+            q = q0.copy()
+            q[ip] += shift * np.array([1, -1, 1, -1, 1, -1])
+            tr = simulate(m, q, None, 0.2, dt_out=0.05)
+            assert np.all(tr.stop_active[:, ip] == -1) and np.abs(tr.q - tr.q[0]).max() < 1e-8
+            assert tr.stop_force[-1, ip] == pytest.approx(af.u, rel=1e-6)
+            assert np.count_nonzero(tr.stop_force[-1]) == 6
