@@ -333,9 +333,19 @@ def _run_sizing(launch, out_dir, progress, echo, workers):
     table = sizing_table(res)
     head = (f"actuation: {res.case}; rank G_u = {res.rank_Gu}, degrees of freedom {res.dof}; actuators: "
             f"{', '.join(res.names)}")
+    from urdf_dyn.simulation.limits import ends_reached   # issue 29: the prescribed motion against the strokes
+    ends, ends_line = ends_reached(model, t, Q)
+    head += "\n\n" + ends_line
     written.update(write_sizing_report(model, launch.path, res, outdir, head, table, windows=windows, soil=soil_info,
                                        hydraulics=hyd, machine=machine, f_ext=f_ext, plots=plots,
                                        plotted=plotted))
+    import json
+    from pathlib import Path
+    from urdf_dyn.io.files import atomic_path
+    js = json.loads(Path(written["report_json"]).read_text())
+    js["strokes"] = {"end_reached": ends}
+    with atomic_path(written["report_json"]) as tmp:
+        Path(tmp).write_text(json.dumps(js, indent=1, allow_nan=False) + "\n")
     write_animation(launch, model, traj, outdir, written, echo)
     plots.wait()
     echo(head)
