@@ -251,11 +251,11 @@ def cmd_fd(args):
 
 
 def cmd_simulate(args):
-    from urdf_dyn.simulation.controllers import GravityCompensation, Passive
+    from urdf_dyn.simulation.controllers import GravityCompensation, ZeroTorque
     from urdf_dyn.reports.report import format_table, torque_table
     from urdf_dyn.simulation.simulate import simulate
     m = load_from_args(args)
-    ctrl = {"passive": Passive, "gravity": GravityCompensation}[args.controller](m)
+    ctrl = {"passive": ZeroTorque, "gravity": GravityCompensation}[args.controller](m)
     q0, qd0 = _vector(m, args.q0, "q0"), _vector(m, args.qd0, "qd0")
     try:
         traj = simulate(m, q0, qd0, args.duration, controller=ctrl, dt_out=args.dt, integrator=args.integrator,

@@ -17,7 +17,7 @@ Sections (besides ``robot`` and ``outputs``, ``urdf_dyn.launch.document``)::
         durations: [2.0]                 # s, one per segment
     duration: 4.0                        # s; default: the trajectory's length
     solver: {integrator: DOP853, rtol: 1.0e-8, atol: 1.0e-10, dt_out: 0.01, passive: true,
-             t_stab: 0.1, loop_solver: fast, residual_tol: 1.0e-3,   # these three: loops only
+             t_stab: 0.1, loop_solver: lambda, residual_tol: 1.0e-3,   # these three: loops only
              limits: true}                # URDF <limit> lower/upper act as end stops (simulation.limits)
     outputs:
       trajectory: [trajectory.npz, trajectory.csv]
@@ -82,7 +82,8 @@ class Solver(Section):
     max_step: Optional[PositiveFloat] = Field(None, description="[s]")
     passive: bool = Field(True, description="URDF damping, Gazebo springs and loop-joint damping act")
     t_stab: Optional[PositiveFloat] = Field(0.1, description="Baumgarte time constant [s] (loops)")
-    loop_solver: Literal["fast", "direct", "lambda", "nullspace", "sparse", "gauss"] = "fast"
+    loop_solver: Literal["lambda", "direct", "nullspace", "sparse", "gauss", "fast"] = Field(
+        "lambda", description="closed-loop FD method (RBDA §8.5); lambda runs compiled; fast: its former name")
     residual_tol: Optional[PositiveFloat] = Field(1e-3, description="stop when a loop opens past this [m, rad]")
     limits: bool = Field(True, description="URDF <limit> lower/upper act as inelastic end stops (false: ignored)")
 
@@ -111,11 +112,11 @@ class SimulateDocument(LaunchDocument):
 
 def build_controller(launch, model):
     """Controller and its reference trajectory (or None) from the validated ``controller`` section."""
-    from urdf_dyn.simulation.controllers import ComputedTorque, Constant, GravityCompensation, Passive
+    from urdf_dyn.simulation.controllers import ComputedTorque, Constant, GravityCompensation, ZeroTorque
     from urdf_dyn.simulation.trajectories import QuinticTrajectory, SplineTrajectory
     c = launch.doc.controller
     if c.type == "passive":
-        return Passive(model), None
+        return ZeroTorque(model), None
     if c.type == "gravity_compensation":
         return GravityCompensation(model), None
     if c.type == "constant":

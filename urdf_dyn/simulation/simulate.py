@@ -17,7 +17,7 @@ from urdf_dyn.io.files import atomic_path
 from urdf_dyn.constraints.forward import fast_qdd
 from urdf_dyn.constraints.passive import passive_forces
 from urdf_dyn.model import Data
-from urdf_dyn.simulation.controllers import Passive
+from urdf_dyn.simulation.controllers import ZeroTorque
 from urdf_dyn.simulation.guards import check_floating_inertia, warn_variable_mobility
 from urdf_dyn.simulation.limits import end_stops, next_event, stop_acceleration, stop_samples
 from urdf_dyn.simulation.limits import restart as stop_restart
@@ -302,8 +302,8 @@ def _trajectory(model, controller, t, X, passive, meta, data=None):
 
 def simulate(model, q0, qd0=None, duration=1.0, controller=None, dt_out=0.01, integrator="DOP853", rtol=1e-8,
              atol=1e-10, passive=True, max_step=np.inf, progress=None, t_stab=0.1,
-             loop_solver="fast", residual_tol=1e-3, assemble_initial=True, limits=True,
-             max_steps=MAX_STEPS) -> Trajectory:
+             loop_solver="lambda", residual_tol=1e-3, assemble_initial=True, limits=True,
+             max_steps=MAX_STEPS, compiled=True) -> Trajectory:
     """Integrate the tree's forward dynamics (ABA) from (q0, qd0) for ``duration`` seconds.
 
     Args:
@@ -316,9 +316,10 @@ def simulate(model, q0, qd0=None, duration=1.0, controller=None, dt_out=0.01, in
         passive: add URDF ``<dynamics damping>`` (−b q̇), Gazebo joint springs (−k (q − q_ref)) and loop-joint
             damping (``constraints.passive.passive_forces``); the same switch and default as every function.
         progress: show a tqdm progress bar (None: only on a terminal).
-        Closed loops (``<loop>``, ``<mimic>``): closed-loop FD by ``loop_solver``: "fast"
-        (``constraints.forward.fast_qdd``, RBDA §8.5 method 2 without diagnostics) or one of
-        ``constraints.forward.METHODS``,
+        Closed loops (``<loop>``, ``<mimic>``): closed-loop FD by ``loop_solver``, one of
+        ``constraints.forward.METHODS``; "lambda" (RBDA §8.5 method 2) runs compiled
+        (``constraints.forward.fast_qdd``) unless ``compiled=False`` (the readable reference; "fast", the
+        former name of the compiled λ method, still works with a FutureWarning),
         with Baumgarte stabilisation of time constant ``t_stab`` [s] (RBDA §8.3; None: none). If
         ``assemble_initial``, q0 is first assembled (least squares, nearest solution) and qd0 projected onto
         K q̇ = 0. The per-loop residual ‖δ_k‖ is recorded; past ``residual_tol`` [m, rad] the run stops.
@@ -347,8 +348,14 @@ def simulate(model, q0, qd0=None, duration=1.0, controller=None, dt_out=0.01, in
     fixed = model.is_fixed_base
     if not (np.isfinite(duration) and np.isfinite(dt_out) and duration > 0 and dt_out > 0):
         raise ValueError(f"duration and dt_out must be > 0 (got {duration}, {dt_out})")
-    controller = controller or Passive(model)
-    meta = dict(integrator=integrator, rtol=rtol, atol=atol, dt_out=dt_out, passive=passive,
+    if loop_solver == "fast":
+        import warnings
+        warnings.warn('simulate(): loop_solver="fast" is now loop_solver="lambda" (compiled=True, the default)',
+                      FutureWarning, stacklevel=2)
+        loop_solver, compiled = "lambda", True
+    fast = bool(compiled) and loop_solver == "lambda"
+    controller = controller or ZeroTorque(model)
+    meta = dict(compiled=bool(compiled), integrator=integrator, rtol=rtol, atol=atol, dt_out=dt_out, passive=passive,
                 t_stab=t_stab, loop_solver=loop_solver, limits=bool(limits))
     if not fixed:
         check_floating_inertia(model, q0)
@@ -374,7 +381,7 @@ def simulate(model, q0, qd0=None, duration=1.0, controller=None, dt_out=0.01, in
             rows = list(np.flatnonzero(contact))
             return np.concatenate([dq, stop_acceleration(model, stops, rows, q, qd, tau, t_stab, passive, data)[0]])
         if loops:
-            if loop_solver == "fast":
+            if fast:
                 return np.concatenate([dq, fast_qdd(model, q, qd, tau, t_stab, passive=passive, data=data)])
             from urdf_dyn.constraints.forward import constrained_forward_dynamics
             return np.concatenate([dq, constrained_forward_dynamics(model, q, qd, tau, loop_solver=loop_solver,
@@ -475,7 +482,7 @@ def _closed_loop_samples(model, t, q, qd, tau, energy, passive, meta, data=None)
         st = LoopState(model, q[i], qd[i])
         K = st.K_k()[0]
         d = st.deltas()
-        if meta["loop_solver"] == "fast":
+        if meta["loop_solver"] == "lambda" and meta.get("compiled", True):
             qdd[i] = fast_qdd(model, q[i], qd[i], tau[i], t_stab, passive=passive, data=data)
         else:
             qdd[i] = constrained_forward_dynamics(model, q[i], qd[i], tau[i], loop_solver=meta["loop_solver"],
