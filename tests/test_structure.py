@@ -295,3 +295,35 @@ def test_no_public_function_takes_a_retired_keyword():
             continue
         bad += [f"{name}({p})" for p in inspect.signature(fn).parameters if p in old]
     assert not bad, bad
+
+
+#: the main job's machine's published figures (robots/excavator_pins.yaml, scenarios/excavator_dig.scenario.yaml
+#: cite their sources): ISO 6015 forces [N and kN], tip radii, reliefs [Pa], pump flow [L/min, m³/s], track
+#: length, rollers, gauge, shoe width, half-widths, heaped capacity, swing torque, working ranges, masses
+CAT320_FIGURES = {140.5e3, 140.5, 106.7e3, 106.7, 1.47, 1.57, 35e6, 38e6, 26.8e6, 27.5e6, 429.0, 7.15e-3, 3.575e-3,
+                  4.45, 3.65, 2.38, 0.79, 1.585, 1.19, 74e3, 82e3, 121e3, 6.73, 9.87, 9.36, 6.49, 5.18, 6.55, 21490.0,
+                  2.114e-3}
+
+
+def _numbers(path: Path):
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+            yield node.lineno, float(node.value)
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and all(
+                isinstance(x, ast.Constant) and type(x.value) in (int, float) for x in (node.left, node.right)):
+            yield node.lineno, node.left.value / node.right.value      # 429 / 60e3 and the like
+
+
+def test_no_cat320_number_in_the_library():
+    """A machine's numbers (data sheet figures, footprint, reliefs, bucket radius) live in robots/ and
+    scenarios/, never as defaults of the library (issue 24, step 6)."""
+    bad = [f"{p.relative_to(ROOT)}:{line}: {v:g}" for p in sorted(PKG.rglob("*.py")) for line, v in _numbers(p)
+           if any(abs(v - c) <= 1e-9 * abs(c) for c in CAT320_FIGURES)]
+    assert not bad, bad
+
+
+def test_the_cat320_check_can_fail(tmp_path):
+    f = tmp_path / "x.py"
+    f.write_text("def hydraulics(relief=35e6, pump_flow=429 / 60e3):\n    return 1.47\n")
+    assert {v for _, v in _numbers(f) if any(abs(v - c) <= 1e-9 * abs(c) for c in CAT320_FIGURES)} == \
+        {35e6, 429.0, 429 / 60e3, 1.47}

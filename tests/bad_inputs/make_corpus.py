@@ -85,7 +85,7 @@ LAUNCH = {
     "size_soil_preset_unknown": SIZE + SOIL.format(extra="preset: mud"),
     "size_soil_density_negative": SIZE + SOIL.format(extra="preset: clay, density: -1400"),
     "size_soil_swell_negative": SIZE + SOIL.format(extra="preset: clay, swell: -1.3"),
-    "size_motor_torque_and_displacement": SIZE + "hydraulics: {motors: {crank: {displacement: 1.0e-3, torque: 50}}}\n",
+    "size_motor_torque_and_displacement": SIZE + "hydraulics: {relief: 3.5e+7, pump_flow: 1.0e-3, motors: {crank: {displacement: 1.0e-3, torque: 50}}}\n",
 }
 
 

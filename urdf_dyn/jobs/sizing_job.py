@@ -322,7 +322,7 @@ def _run_sizing(launch, out_dir, progress, echo, workers):
             p = v.relief if v.relief is not None else h.relief
             motors[k] = Motor(v.displacement, v.relief) if v.torque is None else Motor.from_torque(v.torque, p)
         try:
-            hyd = hydraulics(res, cyl, motors, h.relief, h.pump_flow, dict(h.supply), model)
+            hyd = hydraulics(res, cyl, motors, relief=h.relief, pump_flow=h.pump_flow, supply=dict(h.supply), model=model)
         except KeyError as e:
             raise launch.err("hydraulics", e.args[0]) from None
         plotted["pump_flow_png"] = sizing_plot(plots, "pump_flow_png", outdir, hyd, t, windows)

@@ -104,8 +104,8 @@ class MotorSpec(Section):
 
 
 class HydraulicsSpec(Section):
-    relief: PositiveFloat = Field(35e6, description="[Pa]")
-    pump_flow: PositiveFloat = Field(429 / 60e3, description="[m³/s] all pumps")
+    relief: PositiveFloat = Field(description="[Pa] main relief (the machine's data sheet)")
+    pump_flow: PositiveFloat = Field(description="[m³/s] all pumps")
     supply: dict[str, PositiveFloat] = Field(default_factory=dict, description="[m³/s] per actuator")
     motors: dict[str, MotorSpec] = Field(default_factory=dict)
 
