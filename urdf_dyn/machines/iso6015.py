@@ -9,7 +9,8 @@ the stored public excerpts of the AS text, §3 and §4; §5 "Calculation methods
 - §3.2 *arm cylinder tool force*: "force generated at the bucket lip with the arm cylinder positioned to
   provide a rotating moment around the arm pivot"; §4.8.2.1: "measure this tool force tangential to the arc
   described by the bucket lip about the arm pivot"; the bucket cylinder tool force likewise about the
-  bucket pivot (§4.8.3.1).
+  bucket pivot (§4.8.3.1, whose text was not in the stored excerpts; SAE J1179 §3.3.1 words it as the
+  tangent to the arc of the tip radius about the bucket pivot).
 - §3.16 *maximum relief circuit hydraulic pressure*: "maximum static pressure in a specific circuit limited
   by a relief valve"; §3.17 *hydraulic limit*: "condition when the tool forces are limited by maximum relief
   circuit pressure"; §4.5: "If the hydraulic limit condition is reached, the report should note the system

@@ -110,7 +110,7 @@ def tipping_load(W0, W1, polygon, z_ground=0.0):
     c0, c1 = c(W0), c(W1)
     with np.errstate(divide="ignore", invalid="ignore"):
         B = np.where(c1 < 0, -c0 / c1, np.inf)
-    B = np.maximum(B, 0.0)
+    B = np.where(c0 < 0, 0.0, np.maximum(B, 0.0))       # already outside that edge: no load is safe
     j = np.argmin(B, axis=1)
     L = B[np.arange(len(B)), j]
     return L, np.where(np.isfinite(L), j, -1)
