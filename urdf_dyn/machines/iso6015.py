@@ -278,7 +278,24 @@ def _grid_forces(model, Q, cylinders, limits, acts, tip, working, include_weight
         Ft = _tipping_bound(model, np.array([lv.q for lv in lvs]), tip[0], tip[1], D, footprint)
         lim = np.where(Ft < F, "tipping", lim)
         F = np.minimum(F, Ft)
-    return np.maximum(F, 0.0), lim, lvs
+    F = np.maximum(F, 0.0)
+    u = g + F[:, None] * a
+    P = np.zeros_like(u)                                     # |holding pressure| [Pa], for ``_pick``
+    for k, nm in enumerate(acts):
+        if nm in cylinders and nm != working:
+            P[:, k] = np.abs(u[:, k]) / np.where(u[:, k] > 0, cylinders[nm].cap_area, cylinders[nm].annulus_area)
+    return F, lim, lvs, P
+
+
+def _pick(F, P, mask=None):
+    """Index of the largest force; among poses within 1e-9 of it (the force often does not depend on a
+    locked stroke, e.g. the boom's for the bucket force) the one whose holding cylinders need the least
+    pressure: the largest first, ties (to 0.01 bar) broken by the next largest."""
+    idx = np.arange(len(F)) if mask is None else np.flatnonzero(mask)
+    Fm = F[idx].max()
+    tied = idx[F[idx] >= Fm - 1e-9 * abs(Fm)]
+    S = np.round(-np.sort(-P[tied], axis=1) / 1e3)
+    return int(tied[np.lexsort(S.T[::-1])[0]]) if S.shape[1] else int(tied[0])
 
 
 def digging_forces(model, cylinders, relief, tip, holding_relief=None, include_weight=False, footprint=None,
@@ -336,22 +353,22 @@ def digging_forces(model, cylinders, relief, tip, holding_relief=None, include_w
     best, gridF = {}, {}
     for case, role in _CASES:
         c = bucket if role == "bucket" else stick
-        F, lim, lvs = evaluate(grid, c)
+        F, lim, lvs, Pr = evaluate(grid, c)
         gridF[case] = (F, lvs)
-        cand = np.ones(len(grid), bool)
+        cand = None
         if case == "arm":        # the bucket positioned as for the bucket force (SAE J1179 §3.3.2 as read)
             cand = np.isclose(grid[:, 2], grid[np.argmin(np.abs(grid[:, 2] - xb)), 2])
-        k = np.flatnonzero(cand)[int(np.argmax(F[cand]))]
+        k = _pick(F, Pr, cand)
         x, h, best[case] = grid[k].copy(), (hi - lo) / (np.array(n) - 1), lvs[k].q
         if case == "arm":
             x[2], h[2] = xb, 0.0
         for _ in range(zoom):                               # §4.4: the optimum position, refined
             h = h / 2
-            loc = np.array(np.meshgrid(*[np.clip(x[j] + h[j] * np.arange(-2, 3), lo[j], hi[j]) for j in range(3)],
-                                       indexing="ij")).reshape(3, -1).T
-            Fl, _, lvl = evaluate(np.unique(loc, axis=0), c)  # the centre x is among them: never worse
-            kk = int(np.argmax(Fl))
-            x, best[case] = np.unique(loc, axis=0)[kk], lvl[kk].q
+            loc = np.unique(np.array(np.meshgrid(*[np.clip(x[j] + h[j] * np.arange(-2, 3), lo[j], hi[j])
+                                                   for j in range(3)], indexing="ij")).reshape(3, -1).T, axis=0)
+            Fl, _, lvl, Pl = evaluate(loc, c)               # the centre x is among them: never worse
+            kk = _pick(Fl, Pl)
+            x, best[case] = loc[kk], lvl[kk].q
         if case == "bucket":
             xb = float(x[2])
     res = {case: digging_forces_at(model, best[case], cylinders, relief, holding_relief, tip, include_weight,
