@@ -292,5 +292,5 @@ def test_tipping_limit_against_the_zmp(model):
         for s in (0.99, 1.01):
             f = R.T @ (-s * r["force_N"] * r["direction"])
             w = np.r_[np.cross(LIP[1], f), f]
-            m.append(zmp_margin(model, poly, Q=q[None], f_ext={"bucket": w[None]}, warn=False).min_margin)
+            m.append(zmp_margin(model, poly, q=q[None], f_ext={"bucket": w[None]}, warn=False).min_margin)
         assert m[0] > 0 > m[1], (case, m)

@@ -193,7 +193,7 @@ def test_lift_chart_and_zmp_share_the_tipping_line(exc, chart, side):
             for f in (0.99, 1.01):
                 fl = R.T @ np.array([0.0, 0.0, -f * Lt])
                 w = np.r_[np.cross(nose, fl), fl]
-                margins.append(zmp_margin(m, POLY, Q=q[None], f_ext={"stick": w[None]}, warn=False).min_margin)
+                margins.append(zmp_margin(m, POLY, q=q[None], f_ext={"stick": w[None]}, warn=False).min_margin)
             assert margins[0] > 0 > margins[1], (i, j, margins)
             n += 1
     assert n >= 6

@@ -50,6 +50,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from urdf_dyn._checks import renamed_keywords
 from urdf_dyn.algorithms.kinematics import body_poses, link_pose
 from urdf_dyn.machines.stroke_map import StrokeMap, TipLever, tip_lever, tip_levers
 
@@ -298,6 +299,7 @@ def _pick(F, P, mask=None):
     return int(tied[np.lexsort(S.T[::-1])[0]]) if S.shape[1] else int(tied[0])
 
 
+@renamed_keywords(relief_pressure="relief", holding_pressure="holding_relief")
 def digging_forces(model, cylinders, relief, tip, holding_relief=None, include_weight=False, footprint=None,
                    actuators=("swing", "boom_cyl", "stick_cyl", "bucket_cyl"), boom="boom_cyl",
                    stick="stick_cyl", bucket="bucket_cyl", n=(9, 13, 17), zoom=5, q0=None, margin=1e-3,
