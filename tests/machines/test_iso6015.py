@@ -238,6 +238,7 @@ def test_two_link_arm_by_hand_free_body(holding, bucket_limit):
     Fb = min(0.5 * Pw * Ab, holding * Asr / (3 * np.sqrt(2)))
     b = out["bucket"]
     assert abs(b["force_N"] - Fb) <= 1e-8 * Fb and b["limited_by"] == bucket_limit
+    assert b["at_limit"] == [bucket_limit]                     # the other is 20 % or more below its limit
     assert np.allclose(b["direction"], [0, 0, -1], atol=1e-12)
     assert abs(b["pressures_bar"]["bucket_cyl"] - 2 * Fb / Ab / 1e5) <= 1e-8 * Fb / Ab
     assert abs(b["pressures_bar"]["stick_cyl"] + 3 * np.sqrt(2) * Fb / Asr / 1e5) <= 1e-8 * Fb / Asr

@@ -129,8 +129,9 @@ def digging_forces_at(model, q, cylinders, relief, holding_relief, tip, include_
         include_weight: add the cylinder forces that hold the machine's own weight (default: left out).
         footprint: tipping polygon (k, 2) [m] in root x–y; None: tipping not checked.
     Returns {"bucket"|"arm": {"force_N": F, "pressures_bar": {cylinder: bar (+ cap side, − rod side)},
-    "limited_by": a cylinder name or "tipping", "direction": (3,) unit vector of the lip's motion (the
-    force on the lip is −F·direction), "lip": (3,) [m]}} in root coordinates.
+    "limited_by": a cylinder name or "tipping", "at_limit": every cylinder within 0.1 % of its limit there
+    (more than one where the optimum sits where two limits meet), "direction": (3,) unit vector of the lip's
+    motion (the force on the lip is −F·direction), "lip": (3,) [m]}} in root coordinates.
     Raises KeyError for a missing cylinder, ValueError for a relief ≤ 0 or a pose whose loops are open."""
     from urdf_dyn.constraints.inverse import actuator_forces
     from urdf_dyn.constraints.loops import LoopState
@@ -162,9 +163,11 @@ def digging_forces_at(model, q, cylinders, relief, holding_relief, tip, include_
             if Ft < F:
                 F, lim = Ft, "tipping"
         F = max(F, 0.0)
-        out[case] = dict(force_N=F, limited_by=lim, direction=d, lip=lv.tip,
-                         pressures_bar={nm: _bar(g[k] + F * a[k], cylinders[nm])
-                                        for k, nm in enumerate(names) if nm in cylinders})
+        bars = {nm: _bar(g[k] + F * a[k], cylinders[nm]) for k, nm in enumerate(names) if nm in cylinders}
+        at = [nm for nm, b in bars.items()
+              if abs(b) >= (1 - 1e-3) * (limits[nm][0] if nm == c else limits[nm][1]) / 1e5]
+        out[case] = dict(force_N=F, limited_by=lim, direction=d, lip=lv.tip, pressures_bar=bars,
+                         at_limit=sorted(set(at) | ({lim} if lim != "tipping" else set())))
     return out
 
 
@@ -174,7 +177,7 @@ class DiggingForces:
 
     bucket_N, arm_N: the ISO figures (the largest holdable force over the stroke space); bucket_pose,
     arm_pose: q (nv,) there; bucket_tip, arm_tip (3,): lip position there; limited_by: {"bucket"|"arm":
-    cylinder name or "tipping"}; pressures_bar: {"bucket"|"arm": {cylinder: bar}} of every cylinder there
+    cylinder name or "tipping"}; at_limit: {"bucket"|"arm": [every cylinder within 0.1 % of its limit]}; pressures_bar: {"bucket"|"arm": {cylinder: bar}} of every cylinder there
     (positive cap side, negative rod side); holding_bar: the same without the working cylinder;
     grid_tip (M, 3) lip positions of the envelope grid, grid_bucket_N, grid_arm_N (M,) the holdable forces
     there; relief, holding_relief [Pa]; include_weight; tipping_checked: a footprint was given; reference:
@@ -186,6 +189,7 @@ class DiggingForces:
     bucket_tip: np.ndarray
     arm_tip: np.ndarray
     limited_by: dict
+    at_limit: dict
     pressures_bar: dict
     holding_bar: dict
     grid_tip: np.ndarray
@@ -209,7 +213,9 @@ class DiggingForces:
         for key, case, label in (("bucket_N", "bucket", "bucket digging force"),
                                  ("arm_N", "arm", "arm (stick) digging force")):
             ours, r = getattr(self, key), self.reference.get(key)
-            row = (f"| {label} | {ours / 1e3:.1f} kN | {self.limited_by[case]} | "
+            also = [n for n in self.at_limit.get(case, ()) if n != self.limited_by[case]]
+            lim = self.limited_by[case] + (f" ({', '.join(also)} also at its limit)" if also else "")
+            row = (f"| {label} | {ours / 1e3:.1f} kN | {lim} | "
                    + " | ".join(f"{self.pressures_bar[case].get(n, float('nan')):+.0f}" for n in names) + " |")
             if ref:
                 row += f" {r / 1e3:.1f} kN | {100 * (ours - r) / r:+.1f} % |" if r else " – | – |"
@@ -380,7 +386,7 @@ def digging_forces(model, cylinders, relief, tip, holding_relief=None, include_w
     return DiggingForces(
         bucket_N=res["bucket"]["force_N"], arm_N=res["arm"]["force_N"], bucket_pose=best["bucket"],
         arm_pose=best["arm"], bucket_tip=res["bucket"]["lip"], arm_tip=res["arm"]["lip"],
-        limited_by={k: v["limited_by"] for k, v in res.items()},
+        limited_by={k: v["limited_by"] for k, v in res.items()}, at_limit={k: v["at_limit"] for k, v in res.items()},
         pressures_bar={k: v["pressures_bar"] for k, v in res.items()},
         holding_bar={k: {o: b for o, b in v["pressures_bar"].items() if o != working[k]} for k, v in res.items()},
         grid_tip=np.array([lv.tip for lv in gridF["bucket"][1]]), grid_bucket_N=gridF["bucket"][0],

@@ -392,7 +392,8 @@ def write_sizing_report(model, launch_path, res, outdir, head, table, windows=No
         d = machine["iso6015"]
         md += ["## ISO 6015 tool forces (urdf_dyn.machines.iso6015)", "", d.table(), "", d.conditions(), ""]
         js["iso6015"] = dict(bucket_digging_force_N=d.bucket_N, arm_digging_force_N=d.arm_N,
-                             limited_by=d.limited_by, pressures_bar=d.pressures_bar, relief_Pa=d.relief,
+                             limited_by=d.limited_by, at_limit=d.at_limit, pressures_bar=d.pressures_bar,
+                             relief_Pa=d.relief,
                              holding_relief_Pa=d.holding_relief, include_weight=d.include_weight,
                              tipping_checked=d.tipping_checked, bucket_lip_m=d.bucket_tip, arm_lip_m=d.arm_tip,
                              holding_bar=d.holding_bar)
