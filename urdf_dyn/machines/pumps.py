@@ -115,12 +115,16 @@ class PumpResult:
         for t0, t1 in self.power_limited:
             a1.axvspan(t0, t1, color="r", alpha=0.12)
         a1.set_ylabel("power [kW]")
-        a1.legend(loc="upper right", fontsize=8)
+        a1.set_ylim(0, 1.35 * max(self.engine_power, self.peak_power) / 1e3)
+        a1.grid(alpha=0.3)
+        a1.legend(loc="upper right", fontsize=8, ncol=3)
         a2.plot(self.t, self.demand * 6e4, label="flow demanded")
         a2.plot(self.t, self.available * 6e4, "--", label="flow available at pump pressure")
         a2.set_ylabel("flow [L/min]")
         a2.set_xlabel("t [s]")
-        a2.legend(loc="upper right", fontsize=8)
+        a2.set_ylim(0, 1.3 * max(self.demand.max(), min(self.available.max(), 10 * self.pump_flow)) * 6e4)
+        a2.grid(alpha=0.3)
+        a2.legend(loc="upper right", fontsize=8, ncol=2)
         a1.set_title(title)
         return save_figure(fig, path)
 
