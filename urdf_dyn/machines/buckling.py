@@ -116,13 +116,14 @@ def euler_johnson(P_e, area, yield_strength) -> float:
 class BucklingResult:
     """One cylinder over its stroke: ``length`` (M,) pin-to-pin [m], ``critical`` (M,) critical load per
     cylinder [N], ``load`` the cap-side force at relief per cylinder [N], ``safety`` (M,) = critical / load;
-    ``worst`` index; ``threshold`` the warning level."""
+    ``threshold`` the warning level; ``column`` the CylinderColumn."""
     name: str
     length: np.ndarray
     critical: np.ndarray
     load: float
     safety: np.ndarray
     threshold: float
+    column: CylinderColumn = None
 
     @property
     def safety_factor(self) -> float:
@@ -164,4 +165,4 @@ def buckling(name, col: CylinderColumn, relief, threshold=3.5, samples=25) -> Bu
         Pe = stepped_column_load(col.E * col.I_tube, l1, col.E * col.I_rod, Lj - l1)
         crit[j] = euler_johnson(Pe, A_rod, col.yield_strength)
     F = relief * np.pi * col.bore ** 2 / 4
-    return BucklingResult(name, L, crit, float(F), crit / F, float(threshold))
+    return BucklingResult(name, L, crit, float(F), crit / F, float(threshold), col)
