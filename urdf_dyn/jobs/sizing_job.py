@@ -54,6 +54,8 @@ Sections (besides ``robot`` and ``outputs``)::
     reference:                           # published figures beside ours (printed only when given)
       iso6015.bucket_digging_force_N: {value: 140.5e3, source: "data sheet"}
       working_range.max_digging_depth_m: {value: 6.73, source: "data sheet"}
+    design: {pins: {boom_foot: boom}, pumps: {engine_power: 121e3}, cycle: {}}   # pins, buckling, pumps
+                                         # against the engine, shortest cycle (urdf_dyn.jobs.sizing_design)
 """
 from __future__ import annotations
 
@@ -327,6 +329,9 @@ def _run_sizing(launch, out_dir, progress, echo, workers):
             raise launch.err("hydraulics", e.args[0]) from None
         plotted["pump_flow_png"] = sizing_plot(plots, "pump_flow_png", outdir, hyd, t, windows)
     machine.update(stability_check(launch, model, t, Q, QD, QDD, f_ext, echo, plots, outdir, plotted))
+    if doc.design is not None:       # pins, buckling, pumps against the engine, shortest cycle (issue 26)
+        from urdf_dyn.jobs.sizing_design import run_design
+        machine["design"] = run_design(launch, model, t, Q, QD, QDD, f_ext, res, hyd, cyl)
     traj = Trajectory(t, Q, QD, QDD, np.zeros_like(Q), np.zeros(len(Q)), model.joint_names,
                       {"job": "size", "launch": str(launch.path)})
     written["motion_npz"] = traj.save(outdir / "motion.npz")
@@ -356,6 +361,8 @@ def _run_sizing(launch, out_dir, progress, echo, workers):
         echo(f"WARNING: over the effort limit: {', '.join(res.over_limit)}")
     for w in (hyd.warnings() if hyd is not None else ()):
         echo(f"WARNING: hydraulics: {w}")
+    for w in (machine["design"].warnings() if "design" in machine else ()):
+        echo(f"WARNING: design: {w}")
     if res.residual is not None and res.residual.size and np.abs(res.residual).max() > 1e-6:
         echo(f"WARNING: under-actuated: largest generalised force the actuators cannot produce "
              f"{np.abs(res.residual).max():.3g}")

@@ -1,7 +1,7 @@
 """The launch-file schema of ``job: size`` (pydantic sections; documented in ``sizing_job``)."""
 from __future__ import annotations
 
-from typing import Literal, Optional, Union
+from typing import Annotated, Literal, Optional, Union
 
 from pydantic import Field, PositiveInt
 
@@ -10,7 +10,8 @@ from urdf_dyn.machines.soil import SOILS
 
 __all__ = ["MotionSpec", "Payload", "FrameSpec", "LoadSpec", "GroundSpec", "SoilPayloadSpec", "SoilSpec",
            "CylinderSpec", "Actuators", "MotorSpec", "HydraulicsSpec", "IsoSpec", "LiftSpec", "TrackSpec",
-           "StabilitySpec", "WorkingRangeSpec", "ReferenceFigure", "SizeDocument"]
+           "StabilitySpec", "WorkingRangeSpec", "ReferenceFigure",
+           "DesignPinSpec", "BucklingSpec", "PumpSpec", "FatigueSpec", "CycleSpec", "DesignSpec", "SizeDocument"]
 
 Vec3 = tuple[FiniteFloat, FiniteFloat, FiniteFloat]
 #: the soil presets of ``urdf_dyn.machines.soil.SOILS``, checked by the schema
@@ -88,6 +89,8 @@ class CylinderSpec(Section):
     bore: PositiveFloat = Field(description="[m]")
     rod: PositiveFloat = Field(description="[m]")
     count: PositiveInt = 1
+    tube_outer: Optional[PositiveFloat] = Field(None, description="[m] tube outer diameter (buckling)")
+    rod_length: Optional[PositiveFloat] = Field(None, description="[m] rod eye pin to piston (buckling)")
 
 
 class Actuators(Section):
@@ -146,6 +149,50 @@ class ReferenceFigure(Section):
     source: str = Field(description="where it is published")
 
 
+Efficiency = Annotated[float, Field(gt=0, le=1)]
+
+
+class DesignPinSpec(Section):
+    joint: str = Field(description="tree joint or loop joint of the pin")
+    count: PositiveInt = Field(1, description="identical pins in parallel sharing its load")
+
+
+class BucklingSpec(Section):
+    threshold: Annotated[float, Field(gt=1)] = Field(3.5, description="warn below this safety factor")
+    youngs_modulus: PositiveFloat = Field(210e9, description="[Pa] steel")
+    rod_yield: PositiveFloat = Field(460e6, description="[Pa] rod yield strength (Johnson parabola)")
+    relief: Optional[PositiveFloat] = Field(None, description="[Pa] default hydraulics.relief")
+
+
+class PumpSpec(Section):
+    engine_power: PositiveFloat = Field(description="[W] net engine power")
+    margin: NonNegativeFloat = Field(2e6, description="[Pa] load-sensing margin")
+    volumetric_efficiency: Efficiency = 0.95
+    mechanical_efficiency: Efficiency = 0.9
+    priority: Union[Literal["equal"], list[str]] = Field("equal", description="equal | sections, first served first")
+
+
+class FatigueSpec(Section):
+    m: PositiveFloat = Field(3.0, description="S-N exponent (3: welded steel, EN 1993-1-9)")
+    life_cycles: PositiveFloat = Field(2e6, description="dig cycles in the design life")
+    reference_cycles: PositiveFloat = Field(2e6, description="cycles of the damage-equivalent range")
+
+
+class CycleSpec(Section):
+    dt: PositiveFloat = Field(0.02, description="[s] sampling of each candidate")
+    min_duration: PositiveFloat = Field(0.2, description="[s] shortest segment")
+
+
+class DesignSpec(Section):
+    pins: dict[str, Union[str, DesignPinSpec]] = Field(default_factory=dict, description="pin name: joint")
+    swing_bearing: Optional[str] = Field(None, description="the swing joint")
+    friction: Optional[NonNegativeFloat] = Field(None, description="ground friction coefficient (stall envelopes)")
+    buckling: Optional[BucklingSpec] = None
+    pumps: Optional[PumpSpec] = None
+    fatigue: FatigueSpec = Field(default_factory=FatigueSpec)
+    cycle: Optional[CycleSpec] = None
+
+
 class SizeDocument(LaunchDocument):
     """``job: size``: actuator sizing along a prescribed motion."""
     motion: MotionSpec
@@ -161,3 +208,4 @@ class SizeDocument(LaunchDocument):
     working_range: Optional[WorkingRangeSpec] = None
     reference: dict[str, ReferenceFigure] = Field(default_factory=dict,
                                                   description="published figures by report key, e.g. iso6015.bucket_N")
+    design: Optional[DesignSpec] = None

@@ -427,6 +427,8 @@ def write_sizing_report(model, launch_path, res, outdir, head, table, windows=No
         js["stability"] = dict(min_margin_m=st.min_margin, t_min_margin_s=st.t_min, outside=bool(np.any(st.outside)),
                                footprint_m=st.footprint)
         out["zmp_png"] = _plot(plots, plotted, "zmp_png", outdir, st)
+    if "design" in machine:          # pins, buckling, pumps, shortest cycle (machines.design_cases)
+        machine["design"].report(md, js, out, outdir, plots)
     rep = outdir / "sizing_report.md"
     with atomic_path(rep) as tmp:
         Path(tmp).write_text("\n".join(md) + "\n")
