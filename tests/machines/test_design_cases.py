@@ -41,3 +41,11 @@ def test_report_has_every_key(tmp_path):
     rows = (tmp_path / "pin_design_loads.csv").read_text().splitlines()
     assert rows[0].startswith("pin,joint,kind,count,cycle_peak_N") and len(rows) == 3
     assert any("Design cases" in line for line in md)
+    import csv
+    with open(tmp_path / "pin_forces.csv") as fh:
+        table = list(csv.reader(fh))
+    assert table[0][:5] == ["t [s]", "boom_nose fx [N]", "boom_nose fy [N]", "boom_nose fz [N]", "boom_nose |f| [N]"]
+    data = np.array(table[1:], float)
+    assert len(data) == len(mo.t)
+    assert np.allclose(np.linalg.norm(data[:, 1:4], axis=1), data[:, 4])
+    assert data[:, 4].max() == pytest.approx(js["pins"]["boom_nose"]["cycle_peak_N"], rel=1e-12)

@@ -4,7 +4,7 @@ against the engine (``machines.pumps``) and the shortest cycle (``machines.cycle
 when its inputs are given; ``DesignCases.report`` adds the "Design cases" section, the JSON keys
 (``pins.<name>.cycle_peak_N``, ``pins.<name>.damage_equivalent_N``, ``actuators.<name>.buckling_safety_factor``,
 ``hydraulics.peak_power_kW``, ``hydraulics.engine_power_kW``, ``hydraulics.power_limited_s``,
-``cycle.shortest_s``, ``cycle.binding_limits``), ``pin_design_loads.csv`` and three plots (pin_loads.png,
+``cycle.shortest_s``, ``cycle.binding_limits``), ``pin_design_loads.csv``, ``pin_forces.csv`` and three plots (pin_loads.png,
 buckling.png, pump_power.png)."""
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import numpy as np
 
 from urdf_dyn.machines.buckling import CylinderColumn, buckling
 from urdf_dyn.machines.fatigue import damage_equivalent_load, direction_history, periodic_cycles
-from urdf_dyn.machines.pins import pin_loads, write_pin_loads
+from urdf_dyn.machines.pins import pin_loads, write_pin_forces, write_pin_loads
 
 __all__ = ["stroke_lengths", "DesignCases", "design_cases", "plot_pin_peaks", "plot_buckling"]
 
@@ -92,6 +92,7 @@ class DesignCases:
                 js["swing_bearing"] = sw
             path = outdir / "pin_design_loads.csv"
             out["pin_design_loads_csv"] = str(write_pin_loads(pl, path, self.damage))
+            out["pin_forces_csv"] = str(write_pin_forces(pl, outdir / "pin_forces.csv"))
             out["pin_loads_png"] = plots.submit(outdir / "pin_loads.png", plot_pin_peaks, pl, self.damage,
                                                 outdir / "pin_loads.png")
         if self.buckling:
