@@ -61,3 +61,14 @@ def test_cylinder_over_stroke_worst_at_full_extension():
     assert weak.warning() is not None and "below 3.5" in weak.warning()
     with pytest.raises(ValueError, match="threshold"):
         buckling("x", col, relief=35e6, threshold=1.0)
+
+
+def test_documented_worked_example_euler_column():
+    """A documented worked example of Euler's column (HP 48gII Advanced User's Reference, Equation Library,
+    "Columns: Elastic Buckling (1, 1)", manualslib.com/manual/277138 p. 430): L = 7.3152 m, K = 0.7,
+    r = 4.1148 cm, A = 53.0967 cm², E = 199 947 961.502 kPa give P_cr = 676.6019 kN. Here as the stepped
+    column with equal sections over the effective length K L (E I = E A r²), the step anywhere."""
+    E, A, r, KL = 199947961.502e3, 53.0967e-4, 0.041148, 0.7 * 7.3152
+    for f in (0.0, 0.3, 0.8):
+        assert stepped_column_load(E * A * r * r, f * KL, E * A * r * r, (1 - f) * KL) / 1e3 == pytest.approx(
+            676.6019, abs=5e-5)
