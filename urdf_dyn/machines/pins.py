@@ -72,21 +72,32 @@ def _cross_force(v, f):
     return np.concatenate([np.cross(w, f[:, :3]) + np.cross(u, f[:, 3:]), np.cross(w, f[:, 3:])], axis=1)
 
 
-def loop_wrenches_on_bodies(model, Q, loop_forces):
+def _relative(Ta, Tb):
+    """Poses (N, 4, 4) of frames b in frames a from their world poses (rigid inverse, no general inverse)."""
+    out = np.zeros_like(Tb)
+    Rt = np.swapaxes(Ta[:, :3, :3], 1, 2)
+    out[:, :3, :3] = Rt @ Tb[:, :3, :3]
+    out[:, :3, 3] = np.einsum("nij,nj->ni", Rt, Tb[:, :3, 3] - Ta[:, :3, 3])
+    out[:, 3, 3] = 1.0
+    return out
+
+
+def loop_wrenches_on_bodies(model, Q, loop_forces, T=None):
     """The loop-closure forces as body wrenches (N, NB+1, 6) [n; f] in body coordinates (N m, N).
 
     loop_forces: {loop name: (N, 6)} the wrench on the successor in Fp coordinates (``ActuatorForces.
-    loop_forces``); the predecessor receives its negative (RBDA §8.1)."""
+    loop_forces``); the predecessor receives its negative (RBDA §8.1). T: the body poses (N, NB+1, 4, 4)
+    at Q when already computed (``body_poses``)."""
     Q = np.atleast_2d(np.asarray(Q, float))
     N = len(Q)
     out = np.zeros((N, model.NB + 1, 6))
     if not model.loops:
         return out
-    T = body_poses(model, Q)
+    T = body_poses(model, Q) if T is None else T
     for lp in model.loops:
         w = np.broadcast_to(np.asarray(loop_forces[lp.name], float), (N, 6))
         # ^{Fp}X_s = X_P ^pX_s, with ^pX_s from the pose of p in s
-        X_Fp_s = np.asarray(lp.X_P) @ _plux_batch(np.linalg.inv(T[:, lp.s]) @ T[:, lp.p])
+        X_Fp_s = np.asarray(lp.X_P) @ _plux_batch(_relative(T[:, lp.s], T[:, lp.p]))
         out[:, lp.s] += np.einsum("nji,nj->ni", X_Fp_s, w)            # f_s = (^{Fp}X_s)ᵀ w
         out[:, lp.p] -= w @ np.asarray(lp.X_P)                          # f_p = −X_Pᵀ w
     return out
@@ -104,18 +115,18 @@ def joint_wrenches(model, Q, QD, QDD, loop_forces=None, f_ext=None):
     N, NB = len(Q), model.NB
     if model.loops and loop_forces is None:
         raise ValueError(f"{model.name} has loop joints: give their loop_forces (ActuatorForces.loop_forces)")
+    T = body_poses(model, Q)
     fx = np.zeros((N, NB + 1, 6))
     if f_ext:
         fx += f_ext_body(model, f_ext, N)
     if model.loops:
-        fx += loop_wrenches_on_bodies(model, Q, loop_forces)
-    T = body_poses(model, Q)
+        fx += loop_wrenches_on_bodies(model, Q, loop_forces, T)
     X, S = [None] * (NB + 1), np.zeros((NB + 1, 6))
     v, a, f = np.zeros((NB + 1, N, 6)), np.zeros((NB + 1, N, 6)), np.zeros((NB + 1, N, 6))
     a[0] = model.a0
     for i in range(1, NB + 1):
         lam = model.parent[i]
-        X[i] = _plux_batch(np.linalg.inv(T[:, lam]) @ T[:, i])               # ^iX_λ
+        X[i] = _plux_batch(_relative(T[:, lam], T[:, i]))                    # ^iX_λ
         S[i] = motion_subspace(model.jtype[i], model.axis[i])
         vJ = QD[:, i - 1, None] * S[i]
         v[i] = np.einsum("nij,nj->ni", X[i], v[lam]) + vJ
