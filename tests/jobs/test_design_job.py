@@ -33,6 +33,10 @@ def test_every_pin_and_cylinder_has_its_keys(job):
     assert 5 < js["cycle"]["shortest_s"] < 60 and len(js["cycle"]["binding_limits"]) == 5
     rows = list(csv.DictReader(open(written["pin_design_loads_csv"])))
     assert sorted(r["pin"] for r in rows) == sorted(data["design"]["pins"])
+    with open(written["pump_power_csv"]) as fh:
+        assert next(csv.reader(fh))[:3] == ["t [s]", "pump pressure [bar]", "flow demanded [L/min]"]
+    assert set(js["cycle"]["peak_ratios"]) >= {"relief boom_cyl", "torque swing", "power engine", "flow pumps"}
+    assert max(js["cycle"]["peak_ratios"].values()) == pytest.approx(1.0, abs=2e-3)   # the shortest cycle is tight
     assert any("Design cases" in line for line in (tmp / "dig" / "sizing_report.md").read_text().splitlines())
 
 

@@ -149,7 +149,7 @@ class ShortestCycle:
     """The result: ``durations`` (K,) [s] and ``total`` [s]; ``reference`` durations and total; ``binding``
     (K,) the limit that stops each segment being shorter; ``floor`` (K,) the ratio a segment keeps however
     slowly it moves (> 1: infeasible at any timing); ``evaluations`` candidates evaluated; ``success``;
-    ``message``; ``phases`` segment names."""
+    ``message``; ``phases`` segment names; ``peaks`` {limit: its largest ratio over the shortest cycle}."""
     durations: np.ndarray
     total: float
     reference: np.ndarray
@@ -160,6 +160,7 @@ class ShortestCycle:
     success: bool
     message: str
     phases: list
+    peaks: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         """JSON: shortest_s, segment durations, binding_limits, reference_s, evaluations."""
@@ -167,7 +168,8 @@ class ShortestCycle:
                     binding_limits=[f"{p}: {b}" for p, b in zip(self.phases, self.binding)],
                     reference_s=float(self.reference.sum()), reference_durations_s=[float(x) for x in self.reference],
                     worst_ratio=[float(x) for x in self.worst], static_floor=[float(x) for x in self.floor],
-                    evaluations=self.evaluations, optimiser_success=self.success, optimiser_message=self.message)
+                    evaluations=self.evaluations, optimiser_success=self.success, optimiser_message=self.message,
+                    peak_ratios=self.peaks)
 
 
 def shortest_cycle(model, names, waypoints, durations, limits: CycleLimits, f_ext=None, t_ref=None,
@@ -224,4 +226,5 @@ def shortest_cycle(model, names, waypoints, durations, limits: CycleLimits, f_ex
     binding = [b if abs(w / f - 1) < 0.02 else f"{b} (min duration)" if dj <= min_duration * 1.001 else b
                for b, w, f, dj in zip(e.binding, e.worst, floor, d)]
     return ShortestCycle(d, float(d.sum()), d0, binding, floor, e.worst, count[0], bool(res.success),
-                         str(res.message), list(phases) if phases else [f"segment {j + 1}" for j in range(K)])
+                         str(res.message), list(phases) if phases else [f"segment {j + 1}" for j in range(K)],
+                         {k: float(v.max()) for k, v in e.ratios.items()})

@@ -119,6 +119,7 @@ class DesignCases:
                    f"sharing: {p.priority if isinstance(p.priority, str) else ' > '.join(p.priority)}.", ""]
             js.setdefault("hydraulics", {}).update(p.to_dict())
             out["pump_power_png"] = plots.submit(outdir / "pump_power.png", p.plot, outdir / "pump_power.png")
+            out["pump_power_csv"] = str(p.write_csv(outdir / "pump_power.csv"))
         if self.cycle is not None:
             c = self.cycle
             md += ["### The shortest cycle (SLSQP over the segment durations; urdf_dyn.machines.cycle)", "",
@@ -127,6 +128,8 @@ class DesignCases:
                    "11.3 rpm, S1)", "", "| segment | scenario | shortest | binding limit |", "|---|---:|---:|---|"]
             for ph, d0, d, b in zip(c.phases, c.reference, c.durations, c.binding):
                 md.append(f"| {ph} | {d0:.2f} s | {d:.2f} s | {b} |")
+            md += ["", "at the shortest cycle, the largest use of each limit: " + ", ".join(
+                f"{k} {100 * v:.0f} %" for k, v in c.peaks.items())]
             if np.any(c.floor > 1):
                 md.append("")
                 md += [f"- segment {ph}: a limit stays at {f:.2f} × however slowly it moves (static load over the limit)"

@@ -103,6 +103,19 @@ class PumpResult:
                     mechanical_efficiency=self.eta_hm,
                     flow_priority=self.priority if isinstance(self.priority, str) else list(self.priority))
 
+    def write_csv(self, path):
+        """The series as CSV: t [s], pump pressure [bar], flow demanded and available [L/min], shaft power
+        demanded and delivered [kW], slow-down s [-]. Returns the path."""
+        import csv
+        with open(path, "w", newline="") as fh:
+            w = csv.writer(fh)
+            w.writerow(["t [s]", "pump pressure [bar]", "flow demanded [L/min]", "flow available [L/min]",
+                        "shaft power demanded [kW]", "shaft power delivered [kW]", "slow-down [-]"])
+            w.writerows(np.column_stack([self.t, self.pressure / 1e5, self.demand * 6e4,
+                                         np.minimum(self.available, 1e3) * 6e4, self.power_demand / 1e3,
+                                         self.power_delivered / 1e3, self.slowdown]).tolist())
+        return path
+
     def plot(self, path, title="pump power against the engine"):
         """Demanded and delivered shaft power against the engine's limit, and demanded against available
         flow, over the cycle; PNG at ``path``."""
