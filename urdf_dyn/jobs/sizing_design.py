@@ -21,8 +21,8 @@ import numpy as np
 __all__ = ["run_design"]
 
 
-def run_design(launch, model, t, Q, QD, QDD, f_ext, res, hyd, cyl):
-    """The design cases of ``launch.doc.design`` for the sized cycle (t, Q, QD, QDD, f_ext; ``res`` the
+def run_design(launch, model, t, q, qd, qdd, f_ext, res, hyd, cyl):
+    """The design cases of ``launch.doc.design`` for the sized cycle (t, q, qd, qdd (N, nv), f_ext; ``res`` the
     SizingResult, ``hyd`` the HydraulicsResult or None, ``cyl`` {actuator: Cylinder}). Returns a
     ``DesignCases``. Raises LaunchError naming the key for bad input."""
     from urdf_dyn.machines.buckling import CylinderColumn
@@ -71,7 +71,7 @@ def run_design(launch, model, t, Q, QD, QDD, f_ext, res, hyd, cyl):
     elif ds.cycle is not None:
         cycle = _cycle_inputs(launch, model, t, ds, cyl, pumps, notes)
     try:
-        dc = design_cases(model, t, Q, QD, QDD, f_ext=f_ext or None, actuated=res.names, pins=pins or None,
+        dc = design_cases(model, t, q, qd, qdd, f_ext=f_ext or None, actuated=res.names, pins=pins or None,
                           swing=ds.swing_bearing, fatigue=ds.fatigue.model_dump(), columns=columns, relief=relief,
                           buckling_threshold=ds.buckling.threshold if ds.buckling else 3.5, hydraulics=hyd,
                           pumps=pumps, cycle=cycle)

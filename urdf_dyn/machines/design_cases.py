@@ -139,10 +139,11 @@ class DesignCases:
         md += [f"- **{w}**" for w in self.warnings()] + ([""] if self.warnings() else [])
 
 
-def design_cases(model, t, Q, QD, QDD, f_ext=None, actuated=None, pins=None, swing=None, fatigue=None,
+def design_cases(model, t, q, qd, qdd, f_ext=None, actuated=None, pins=None, swing=None, fatigue=None,
                  columns=None, relief=None, buckling_threshold=3.5, hydraulics=None, pumps=None,
                  cycle=None) -> DesignCases:
-    """Compute the design cases that have their inputs.
+    """Compute the design cases that have their inputs, along a consistent motion t (N,) [s], q, qd, qdd
+    (N, nv) with external wrenches f_ext ({link: (N, 6)}, as ``inverse_dynamics``).
 
     pins: {name: PinSpec | joint} (``pins.pin_loads``) and swing: the swing joint; fatigue: {m,
     life_cycles, reference_cycles}; columns: {actuator: CylinderColumn} with ``relief`` [Pa] and the
@@ -152,7 +153,7 @@ def design_cases(model, t, Q, QD, QDD, f_ext=None, actuated=None, pins=None, swi
     Raises ValueError / KeyError from the parts, naming what is wrong."""
     dc = DesignCases()
     if pins is not None:
-        dc.pins = pin_loads(model, t, Q, QD, QDD, pins, f_ext=f_ext, actuated=actuated, swing=swing)
+        dc.pins = pin_loads(model, t, q, qd, qdd, pins, f_ext=f_ext, actuated=actuated, swing=swing)
         dc.fatigue = {**dict(m=3.0, life_cycles=2e6, reference_cycles=2e6), **(fatigue or {})}
         for n in dc.pins.names:
             cyc = periodic_cycles(direction_history(dc.pins.wrench[n][:, 3:]))

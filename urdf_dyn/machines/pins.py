@@ -82,13 +82,13 @@ def _relative(Ta, Tb):
     return out
 
 
-def loop_wrenches_on_bodies(model, Q, loop_forces, T=None):
+def loop_wrenches_on_bodies(model, q, loop_forces, T=None):
     """The loop-closure forces as body wrenches (N, NB+1, 6) [n; f] in body coordinates (N m, N).
 
     loop_forces: {loop name: (N, 6)} the wrench on the successor in Fp coordinates (``ActuatorForces.
     loop_forces``); the predecessor receives its negative (RBDA §8.1). T: the body poses (N, NB+1, 4, 4)
-    at Q when already computed (``body_poses``)."""
-    Q = np.atleast_2d(np.asarray(Q, float))
+    at q when already computed (``body_poses``). q: (N, nq) joint positions."""
+    Q = np.atleast_2d(np.asarray(q, float))
     N = len(Q)
     out = np.zeros((N, model.NB + 1, 6))
     if not model.loops:
@@ -103,15 +103,15 @@ def loop_wrenches_on_bodies(model, Q, loop_forces, T=None):
     return out
 
 
-def joint_wrenches(model, Q, QD, QDD, loop_forces=None, f_ext=None):
+def joint_wrenches(model, q, qd, qdd, loop_forces=None, f_ext=None):
     """f_i (N, NB, 6) [n; f] (N m, N): the wrench body λ(i) applies to body i across tree joint i, in body
     i's frame (the joint frame), for every tree joint in ``model.joint_names`` order (module docstring).
 
-    Q, QD, QDD: (N, nv) a consistent motion; loop_forces: {loop: (N, 6)} as ``loop_wrenches_on_bodies``
+    q, qd, qdd: (N, nv) a consistent motion; loop_forces: {loop: (N, 6)} as ``loop_wrenches_on_bodies``
     (required when the model has loops); f_ext: {link: (6,) or (N, 6)} external wrenches in the link frame
     about its origin, as ``inverse_dynamics``. Source: RBDA Table 5.1 (backward pass) with §8.12's loop
     forces as external forces. Raises ValueError when the model has loops and no loop_forces are given."""
-    Q, QD, QDD = (np.atleast_2d(np.asarray(x, float)) for x in (Q, QD, QDD))
+    Q, QD, QDD = (np.atleast_2d(np.asarray(x, float)) for x in (q, qd, qdd))
     N, NB = len(Q), model.NB
     if model.loops and loop_forces is None:
         raise ValueError(f"{model.name} has loop joints: give their loop_forces (ActuatorForces.loop_forces)")
@@ -180,11 +180,11 @@ class PinLoads:
         return float(F[i]), float(self.t[i]), self.wrench[name][i, 3:].copy()
 
 
-def pin_loads(model, t, Q, QD, QDD, pins=None, loop_forces=None, f_ext=None, actuated=None, swing=None):
+def pin_loads(model, t, q, qd, qdd, pins=None, loop_forces=None, f_ext=None, actuated=None, swing=None):
     """Every pin's force along a consistent motion (module docstring).
 
     Args:
-        model: the Model; t (N,) [s]; Q, QD, QDD (N, nv).
+        model: the Model; t (N,) [s]; q, qd, qdd (N, nv) a consistent motion.
         pins: {name: PinSpec | joint name} the pins to report (default: every revolute tree joint and every
             loop joint, under its URDF name).
         loop_forces: {loop: (N, 6)} (``ActuatorForces.loop_forces``); computed by ``actuator_forces`` on the
@@ -192,7 +192,7 @@ def pin_loads(model, t, Q, QD, QDD, pins=None, loop_forces=None, f_ext=None, act
         f_ext: {link: (6,) or (N, 6)} external wrenches in the link frame about its origin [N m, N].
         swing: the tree joint of the swing bearing (reported as axial / radial / tilting), or None.
     Returns PinLoads. Raises KeyError for a pin naming an unknown joint, ValueError for count < 1."""
-    Q, QD, QDD = (np.atleast_2d(np.asarray(x, float)) for x in (Q, QD, QDD))
+    Q, QD, QDD = (np.atleast_2d(np.asarray(x, float)) for x in (q, qd, qdd))
     loops = {lp.name: k for k, lp in enumerate(model.loops)}
     if pins is None:
         pins = {n: n for i, n in enumerate(model.joint_names) if model.joint_types[i] in ("revolute", "continuous")}
