@@ -197,7 +197,7 @@ def shortest_cycle(model, names, waypoints, durations, limits: CycleLimits, f_ex
         return 1.0 - worst(d).worst / floor
 
     def jac(d):
-        h = 1e-4 * np.maximum(d, 1.0)
+        h = 5e-3 * np.maximum(d, 1.0)                       # > the sampling noise of the max over dt
         c0 = cons(d)
         if kind == "quintic":                               # decoupled segments: diagonal Jacobian
             return np.diag((cons(d + h) - c0) / h)
