@@ -12,6 +12,8 @@
               priority: equal}             # or [boom_cyl, swing, ...]; needs hydraulics:
       fatigue: {m: 3, life_cycles: 2e6, reference_cycles: 2e6}
       cycle: {dt: 0.02, min_duration: 0.2} # the shortest cycle through motion.waypoints
+    reference:                             # published figures printed beside the shortest cycle
+      cycle.swing_speed_rpm: {value: 11.3, source: "data sheet"}
 
 Every key's error names its path (``design.pumps.priority: ...``)."""
 from __future__ import annotations
@@ -82,6 +84,8 @@ def run_design(launch, model, t, q, qd, qdd, f_ext, res, hyd, cyl):
     if ds.friction is not None:
         notes.append(f"- ground friction coefficient {ds.friction:g}: kept for the stall envelopes (not computed yet)")
     dc.notes = notes
+    dc.published = {k[len("cycle."):]: dict(value=v.value, source=v.source) for k, v in doc.reference.items()
+                    if k.startswith("cycle.")}
     return dc
 
 

@@ -10,7 +10,7 @@ Limits, each as a ratio that must stay ≤ 1 at every sample of a candidate moti
 - ``flow``: the pumps' summed demand against their flow, and each section's demand against its supply
   (the demand formulas of ``machines.hydraulics``: A_cap v extending, A_rod |v| retracting, D |ω|);
 - ``power``: the pumps' shaft power against the engine's (``machines.pumps.pump_power``);
-- ``speed``: a motor-driven joint's |q̇| against its URDF velocity limit (the swing's 11.3 rpm). A cylinder's
+- ``speed``: a motor-driven joint's |q̇| against its URDF velocity limit (the swing's rated speed). A cylinder's
   speed is bounded by its section's flow instead (extension A_cap v, retraction A_rod |v| against the
   supply): a URDF velocity limit, one number for both directions, would hold retraction to the extension's
   flow.

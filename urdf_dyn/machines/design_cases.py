@@ -37,7 +37,8 @@ def stroke_lengths(model, joint):
 class DesignCases:
     """Results: ``pins`` (PinLoads or None), ``damage`` {pin: ΔF_eq [N]}, ``fatigue`` parameters,
     ``buckling`` {actuator: BucklingResult}, ``pumps`` (PumpResult or None), ``cycle`` (ShortestCycle or
-    None), ``notes`` lines for the report, ``warnings``."""
+    None), ``notes`` lines for the report, ``published`` {name: {value, source}} figures printed beside the
+    shortest cycle (the scenario's ``reference: cycle.<name>``)."""
     pins: object = None
     damage: dict = field(default_factory=dict)
     fatigue: dict = field(default_factory=dict)
@@ -45,6 +46,7 @@ class DesignCases:
     pumps: object = None
     cycle: object = None
     notes: list = field(default_factory=list)
+    published: dict = field(default_factory=dict)
 
     def warnings(self) -> list:
         """One line per problem: a buckling factor under its threshold, a cycle over the engine's power."""
@@ -122,10 +124,11 @@ class DesignCases:
             out["pump_power_csv"] = str(p.write_csv(outdir / "pump_power.csv"))
         if self.cycle is not None:
             c = self.cycle
+            pub = "".join(f"; published {k.replace('_', ' ')}: {v['value']:g} ({v['source']})"
+                          for k, v in self.published.items())
             md += ["### The shortest cycle (SLSQP over the segment durations; urdf_dyn.machines.cycle)", "",
-                   f"shortest feasible cycle **{c.total:.2f} s** against the scenario's {c.reference.sum():.2f} s "
-                   "(a typical 90° truck-loading cycle of a 20 t excavator takes 15–20 s; data sheet swing speed "
-                   "11.3 rpm, S1)", "", "| segment | scenario | shortest | binding limit |", "|---|---:|---:|---|"]
+                   f"shortest feasible cycle **{c.total:.2f} s** against the scenario's {c.reference.sum():.2f} s{pub}",
+                   "", "| segment | scenario | shortest | binding limit |", "|---|---:|---:|---|"]
             for ph, d0, d, b in zip(c.phases, c.reference, c.durations, c.binding):
                 md.append(f"| {ph} | {d0:.2f} s | {d:.2f} s | {b} |")
             md += ["", "at the shortest cycle, the largest use of each limit: " + ", ".join(
@@ -136,6 +139,8 @@ class DesignCases:
                        for ph, f in zip(c.phases, c.floor) if f > 1]
             md.append("")
             js["cycle"] = c.to_dict()
+            if self.published:
+                js["cycle"]["published"] = self.published
         md += [f"- **{w}**" for w in self.warnings()] + ([""] if self.warnings() else [])
 
 

@@ -22,8 +22,8 @@ Model (load-sensing, documented; an open-centre circuit is not modelled):
   are held at their demanded values: a slower motion has smaller inertial forces, so this slightly
   overstates the loss).
 
-Sources: CAT 320 engine 121 kW net and 429 L/min implement flow — /work/shared/data/cat320/
-cat320_datasheet.md, S1 (the numbers are scenario keys, not defaults here).
+The engine's power, the pumps' flow and the efficiencies are arguments (the scenario's keys, with their
+sources there); nothing here is a machine's figure.
 """
 from __future__ import annotations
 
