@@ -185,12 +185,16 @@ class StallEnvelopes:
                 flat = mag.reshape(len(names), -1)
                 arg = np.argmax(flat, axis=1)
                 for j, n in enumerate(names):
-                    if flat[j, arg[j]] <= best[n][0]:
-                        continue
                     m, k = np.unravel_index(int(arg[j]), mag.shape[1:])
+                    lim = r["limited_by"][m] if kind == "tangent" else r["all_limited_by"][m, k]
+                    v, b = flat[j, arg[j]], best[n]
+                    # a tie (the same state: equal reliefs make the fan's states alike for every working
+                    # cylinder) goes to the case whose working cylinder is the one at its limit
+                    tie = abs(v - b[0]) <= 1e-9 * v and b[1]["limited_by"] != b[1]["cylinder"] and lim == c
+                    if v <= b[0] and not tie:
+                        continue
                     tangent = kind == "tangent" or k == F.shape[1] - 1
                     ang = self.tangent[c]["angle_deg"][m] if tangent else self.fan_deg[k]
-                    lim = r["limited_by"][m] if kind == "tangent" else r["all_limited_by"][m, k]
                     best[n] = (float(flat[j, arg[j]]), dict(
                         cylinder=c, direction="tangent" if tangent else "fan", angle_deg=float(ang),
                         tip_force_N=float(np.linalg.norm(F[m, k])), limited_by=str(lim), pose=self.pose(m)),
