@@ -239,9 +239,13 @@ def test_design_loads_are_the_pin_forces_at_their_case(model, env):
                 assert p2.force(n)[0] <= d["design_load_N"] * (1 + 1e-9)
 
 
-def test_plot(env, tmp_path):
+def test_plot(model, env, tmp_path):
+    from urdf_dyn.machines.stall import plot_design_loads
     p = env.plot(tmp_path / "stall.png")
     assert (tmp_path / "stall.png").stat().st_size > 10_000 and str(p).endswith("stall.png")
+    dl = env.design_loads(model, {"boom_foot": "boom", "bucket_pivot": "bucket"})
+    plot_design_loads(dl, {"boom_foot": 1e5}, tmp_path / "bars.png")
+    assert (tmp_path / "bars.png").stat().st_size > 5_000
 
 
 def test_bad_input(model):

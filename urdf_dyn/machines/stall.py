@@ -53,7 +53,7 @@ from urdf_dyn.machines.iso6015 import _bounds, _pressure_limits
 from urdf_dyn.machines.stability import base_reaction, tipping_load
 from urdf_dyn.machines.stroke_map import StrokeMap
 
-__all__ = ["sliding_load", "StallEnvelopes", "stall_envelopes", "DEFAULT_FRICTION"]
+__all__ = ["sliding_load", "StallEnvelopes", "stall_envelopes", "plot_design_loads", "DEFAULT_FRICTION"]
 
 #: track–ground friction coefficient when none is given (module docstring: an estimate)
 DEFAULT_FRICTION = 0.5
@@ -240,6 +240,29 @@ class StallEnvelopes:
                      f"{_relief_text(self.holding_relief)}, tipping {'checked' if self.tipping_checked else 'not checked'}, "
                      f"sliding {'μ = %g' % self.friction if self.friction is not None else 'not checked'}", fontsize=10)
         return save_figure(fig, path)
+
+
+def plot_design_loads(design, peaks, path):
+    """Bars per pin: the design load (``StallEnvelopes.design_loads``) beside the cycle's peak ({pin: N}) [kN],
+    per pin of a pair, with the design / peak ratio above each pair. PNG at ``path``; returns path."""
+    from urdf_dyn.reports.plotting import figure, save_figure
+    names = list(design)
+    x = np.arange(len(names))
+    D = np.array([design[n]["design_load_N"] for n in names]) / 1e3
+    P = np.array([peaks.get(n, np.nan) for n in names]) / 1e3
+    fig, ax = figure((10, 4.8), 1, 1, bottom=1.6, left=0.9)
+    ax = ax[0, 0]
+    ax.bar(x - 0.2, D, 0.4, label="design load (stall envelopes)", color="C3")
+    ax.bar(x + 0.2, P, 0.4, label="cycle peak", color="C0")
+    for xi, d, p in zip(x, D, P):
+        if np.isfinite(p) and p > 0:
+            ax.text(xi, max(d, p) * 1.02, f"{d / p:.1f}×", ha="center", fontsize=7)
+    ax.set_xticks(x, names, rotation=40, ha="right", fontsize=8)
+    ax.set_ylabel("pin force per pin [kN]")
+    ax.grid(alpha=0.3, axis="y")
+    ax.legend(fontsize=8)
+    ax.set_title("pin design loads (largest over every stall state) against the dig cycle's peak", fontsize=10)
+    return save_figure(fig, path)
 
 
 def _relief_text(h):
