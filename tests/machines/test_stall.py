@@ -139,6 +139,8 @@ def test_stall_force_is_virtual_work_with_the_others_locked(model, env, work):
         Jy = lip_jacobian(model, q, *LIP) @ G[:, :]
         d = Jy[:, ACTS.index(work)] / np.linalg.norm(Jy[:, ACTS.index(work)])
         assert np.allclose(r["direction"][k], d, atol=1e-8)
+        pivot = ud.link_pose(model, q, {"boom_cyl": "boom", "stick_cyl": "stick", "bucket_cyl": "bucket"}[work])[:3, 3]
+        assert abs((env.lip[k] - pivot) @ d) <= 1e-8 * np.linalg.norm(env.lip[k] - pivot)   # tangent to the arc
         u = _u_virtual_work(model, q, r["force"][k])
         for c in CYL:
             assert abs(u[c]) <= _limit(c, u[c], work, P, 80e6) * (1 + 1e-7), (k, c)
