@@ -199,7 +199,7 @@ def test_tipping_and_sliding_limits_against_the_zmp_and_coulomb(model):
         R = ud.link_pose(model, env.Q[k], "bucket")[:3, :3]
         fl = R.T @ f
         w = np.r_[np.cross(LIP[1], fl), fl]
-        zm = zmp_margin(model, poly, Q=env.Q[k][None], f_ext={"bucket": w[None]}, warn=False).min_margin
+        zm = zmp_margin(model, poly, q=env.Q[k][None], f_ext={"bucket": w[None]}, warn=False).min_margin
         W = ud.base_reaction(model, env.Q[k], f_ext={"bucket": w})
         assert zm >= -1e-9
         assert np.linalg.norm(W[3:5]) <= 0.5 * W[5] * (1 + 1e-9)
