@@ -332,6 +332,10 @@ def _run_sizing(launch, out_dir, progress, echo, workers):
     if doc.design is not None:       # pins, buckling, pumps against the engine, shortest cycle (issue 26)
         from urdf_dyn.jobs.sizing_design import run_design
         machine["design"] = run_design(launch, model, t, Q, QD, QDD, f_ext, res, hyd, cyl)
+        from urdf_dyn.jobs.sizing_stall import run_stall    # stall envelopes, the pins' design loads (issue 26)
+        stall = run_stall(launch, model, cyl, frames, machine["design"].pins.specs if machine["design"].pins else None)
+        if stall is not None:
+            machine["stall"] = stall
     traj = Trajectory(t, Q, QD, QDD, np.zeros_like(Q), np.zeros(len(Q)), model.joint_names,
                       {"job": "size", "launch": str(launch.path)})
     written["motion_npz"] = traj.save(outdir / "motion.npz")

@@ -429,6 +429,8 @@ def write_sizing_report(model, launch_path, res, outdir, head, table, windows=No
         out["zmp_png"] = _plot(plots, plotted, "zmp_png", outdir, st)
     if "design" in machine:          # pins, buckling, pumps, shortest cycle (machines.design_cases)
         machine["design"].report(md, js, out, outdir, plots)
+    if "stall" in machine:           # stall envelopes and the pins' design loads (jobs.sizing_stall)
+        machine["stall"].report(md, js, out, outdir, plots, machine.get("design"))
     rep = outdir / "sizing_report.md"
     with atomic_path(rep) as tmp:
         Path(tmp).write_text("\n".join(md) + "\n")
