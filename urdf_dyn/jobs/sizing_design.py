@@ -82,7 +82,7 @@ def run_design(launch, model, t, q, qd, qdd, f_ext, res, hyd, cyl):
     except ValueError as e:
         raise launch.err("design", str(e)) from None
     if ds.friction is not None:
-        notes.append(f"- ground friction coefficient {ds.friction:g}: kept for the stall envelopes (not computed yet)")
+        notes.append(f"- ground friction coefficient {ds.friction:g}: used by the stall envelopes (sliding)")
     dc.notes = notes
     dc.published = {k[len("cycle."):]: dict(value=v.value, source=v.source) for k, v in doc.reference.items()
                     if k.startswith("cycle.")}

@@ -69,8 +69,8 @@ class DesignCases:
             md += ["### Pins: the cycle's peak force per pin (RNEA backward pass with the loop-closure forces, "
                    "RBDA Table 5.1 and §8.12)", "",
                    "Forces on the child / successor side in the pin's own frame (tree joint: the joint frame; loop "
-                   "joint: Fp), per pin of a pair. Design loads from the stall envelopes are not computed yet "
-                   "(issue 26 item 1).", "",
+                   "joint: Fp), per pin of a pair. The design loads from the stall envelopes follow in their own "
+                   "section.", "",
                    f"Damage-equivalent load: rainflow ranges of the force along its peak direction, S–N exponent "
                    f"m = {self.fatigue.get('m', 3):g}, {self.fatigue.get('life_cycles', 0):.3g} cycles referred to "
                    f"{self.fatigue.get('reference_cycles', 0):.3g}.", "",
@@ -190,7 +190,7 @@ def plot_pin_peaks(pl, damage, path):
     ax.set_ylabel("pin force per pin [kN]")
     ax.grid(alpha=0.3, axis="y")
     ax.legend(fontsize=8)
-    ax.set_title("pin forces over the cycle, per pin (design loads from the stall envelopes: not yet computed)",
+    ax.set_title("pin forces over the cycle, per pin (design loads from the stall envelopes: pin_design_loads.png)",
                  fontsize=10)
     return save_figure(fig, path)
 
