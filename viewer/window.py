@@ -23,17 +23,14 @@ from pyglet import gl
 from trimesh.viewer.windowed import SceneViewer
 
 from .meshes import BodyMeshes, gl_matrices
+from .overlay import (ACTUATOR_RGB, ARROW_RGB, BENCH_RGBA, PIN_RGB, look_at_fit, nice_step,  # noqa: F401
+                      residual_rgb, view_rotation)
 from .scene import RobotScene
 from .text import GlyphText
 
 __all__ = ["RobotViewer", "KEYS_HELP", "residual_rgb", "look_at_fit", "play"]
 
-GREEN = np.array([0.0, 0.80, 0.0])
-YELLOW = np.array([1.0, 0.85, 0.0])
-RED = np.array([1.0, 0.0, 0.0])
 BACKGROUND = (0.93, 0.94, 0.96, 1.0)
-ACTUATOR_RGB = (1.0, 0.45, 0.0)
-PIN_RGB = (0.0, 0.65, 0.85)
 TEXT_RGBA = (20, 20, 30, 255)
 LINE_H = 13
 FONT_SIZE = 9
@@ -50,60 +47,6 @@ KEYS_HELP = """keys:
   w c g a    wireframe, culling, grid, axes (trimesh)     q / esc  quit
   h          print this help"""
 
-
-def residual_rgb(residual, tol):
-    """Colour (3,) of a loop segment: green at 0, yellow at tol/2, red at and over tol."""
-    f = float(np.clip(residual / tol, 0.0, 1.0)) if tol > 0 else 1.0
-    if f < 0.5:
-        return GREEN + (YELLOW - GREEN) * (2 * f)
-    return YELLOW + (RED - YELLOW) * (2 * f - 1)
-
-
-def view_rotation(azimuth=-60.0, elevation=20.0):
-    """Camera rotation (4x4) looking at the origin from ``azimuth`` (deg, about z from +x) and
-    ``elevation`` (deg above the x-y plane), z up (REP-103)."""
-    a, e = math.radians(azimuth), math.radians(elevation)
-    back = np.array([math.cos(e) * math.cos(a), math.cos(e) * math.sin(a), math.sin(e)])  # camera +z
-    x = np.cross([0.0, 0.0, 1.0], back)
-    x /= np.linalg.norm(x)
-    y = np.cross(back, x)
-    R = np.eye(4)
-    R[:3, 0], R[:3, 1], R[:3, 2] = x, y, back
-    return R
-
-
-def look_at_fit(points, fov_deg, rotation, pad=1.05, top=0.0):
-    """Camera pose (4x4) with ``rotation`` that keeps every point in view (trimesh's look_at), in the part
-    of the image below its top fraction ``top`` (left free for text)."""
-    from trimesh.scene.cameras import look_at
-    fx, fy = fov_deg
-    ty = math.tan(math.radians(fy) / 2)
-    fy_fit = math.degrees(2 * math.atan(ty * (1.0 - top)))
-    T = look_at(points, (fx, fy_fit), rotation=rotation, pad=pad)
-    # distance from the camera to the centre of the points, along the view direction
-    c = 0.5 * (points.min(axis=0) + points.max(axis=0))
-    d = float(np.dot(T[:3, 3] - c, T[:3, 2]))
-    T[:3, 3] += T[:3, 1] * d * ty * top  # move the camera up: the points move down by `top` (NDC units / 2)
-    # the shift above is exact only at the centre's depth: points nearer the camera move further and can
-    # leave the picture at the bottom; step back along the view axis until every point is inside
-    tx = math.tan(math.radians(fx) / 2)
-    for _ in range(40):
-        pc = (points - T[:3, 3]) @ T[:3, :3]           # camera frame: x right, y up, -z forward
-        z = np.maximum(-pc[:, 2], 1e-9)
-        x, y = pc[:, 0] / (z * tx), pc[:, 1] / (z * ty)
-        if np.all(np.abs(x) <= 1.0) and np.all(y >= -1.0) and np.all(y <= 1.0 - 2.0 * top):
-            break
-        T[:3, 3] += T[:3, 2] * 0.05 * d
-    return T
-
-
-def _nice_step(span):
-    raw = span / 8.0
-    p = 10 ** math.floor(math.log10(raw)) if raw > 0 else 1.0
-    for m in (1, 2, 5, 10):
-        if raw <= m * p:
-            return m * p
-    return 10 * p
 
 
 class RobotViewer(SceneViewer):
@@ -275,7 +218,7 @@ class RobotViewer(SceneViewer):
         lo, hi = self._points.min(axis=0), self._points.max(axis=0)
         c = 0.5 * (lo + hi)
         half = 0.75 * max(hi[0] - lo[0], hi[1] - lo[1], 0.5 * self.extent)
-        step = _nice_step(2 * half)
+        step = nice_step(2 * half)
         n = int(math.ceil(half / step))
         x0, y0 = round(c[0] / step) * step, round(c[1] / step) * step
         z = self.ground_z - 1e-4 * self.extent
