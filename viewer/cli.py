@@ -232,22 +232,22 @@ def run_view(args) -> int:
         raise ViewerError("--loop-tol must be > 0")
     window = not out and has_display()
     single = bool(out) and Path(out).suffix.lower() == ".png"
-    motion = _motion(model, args, single, traj)
+    motion = run.motion if run is not None else _motion(model, args, single, traj)
     if not window:
         if not out:
             out = f"{model.name}_view{'.gif' if len(motion) > 1 else '.png'}"
             print(f"urdf-dyn view: no display (DISPLAY is not set): rendering offscreen to {out}")
         path = render_motion(model, motion, out, fps=fps, size=size, speed=speed, show=show or None, loops=loops,
-                             actuator_arrows=forces, pin_arrows=forces, loop_tol=loop_tol)
+                             actuator_arrows=forces, pin_arrows=forces, loop_tol=loop_tol, run=run)
         n = 1 if Path(path).suffix.lower() == ".png" or len(motion) < 2 else None
         what = "1 frame" if n == 1 else f"{motion.duration:g} s of motion at {fps:g} fps, x{speed:g}"
         print(f"wrote {path} ({what}, {size[0]}x{size[1]})")
         return 0
-    return _window(model, motion, size, fps, speed, show, loops, forces=forces, loop_tol=loop_tol)
+    return _window(model, motion, size, fps, speed, show, loops, forces=forces, loop_tol=loop_tol, run=run)
 
 
 def _window(model, motion, size, fps, speed, show, loops, max_frames=None, screenshot=None, forces=False,
-            loop_tol=1e-3):
+            loop_tol=1e-3, run=None):
     from .backend import select
     if select(False):
         raise ViewerError("pyglet already renders offscreen in this process; cannot open a window")
@@ -256,9 +256,9 @@ def _window(model, motion, size, fps, speed, show, loops, max_frames=None, scree
     from .scene import RobotScene
     try:
         from .window import KEYS_HELP, RobotViewer, play
-        v = RobotViewer(RobotScene(model), Playback(motion, speed=speed), forces=ForceSource(model, motion),
+        v = RobotViewer(RobotScene(model), Playback(motion, speed=speed), forces=ForceSource(model, motion, run=run),
                         size=size, visible=True, show=show or None, loops=loops, actuator_arrows=forces,
-                        pin_arrows=forces, loop_tol=loop_tol)
+                        pin_arrows=forces, loop_tol=loop_tol, bench=run.bench_height if run is not None else None)
     except ViewerError:
         raise
     except Exception as e:  # no GLX, cannot connect to the display

@@ -211,6 +211,18 @@ class ForceSource:
                 out.append(Arrow(c, g / np.linalg.norm(g), w, "N", "payload", "payload"))
         return out
 
+    def edge_points_in_soil(self, every=5):
+        """World positions (n, 3) of the cutting edge at every ``every``-th sample while it cuts (soil depth
+        > 0, else a nonzero soil force), or None without a run's soil."""
+        if self.edge is None:
+            return None
+        from urdf_dyn.machines.loads import frame_poses
+        run = self.run
+        p = frame_poses(self.model, self.motion.q[::every], self.edge)[:, :3, 3]
+        cut = run.soil_depth[::every] > 0 if run.soil_depth is not None else \
+            np.linalg.norm(run.soil_force[::every], axis=1) > 0
+        return p[cut] if cut.any() else None
+
     def payload_point(self, body_T):
         """World position (3,) of the payload's centroid at the pose ``body_T``, or None."""
         if self.payload is None:

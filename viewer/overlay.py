@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 __all__ = ["residual_rgb", "view_rotation", "look_at_fit", "nice_step", "ARROW_RGB", "ACTUATOR_RGB", "PIN_RGB",
-           "SOIL_RGB", "PAYLOAD_RGB", "BENCH_RGBA", "GREEN", "YELLOW", "RED"]
+           "SOIL_RGB", "PAYLOAD_RGB", "BENCH_RGBA", "GREEN", "YELLOW", "RED", "bench_box"]
 
 GREEN = np.array([0.0, 0.80, 0.0])
 YELLOW = np.array([1.0, 0.85, 0.0])
@@ -80,3 +80,15 @@ def nice_step(span):
         if raw <= m * p:
             return m * p
     return 10 * p
+
+
+def bench_box(height, points, edge_points=None):
+    """(centre (3,), extents (3,)) of the dig bench drawn under the digging: a 1 m slab whose top is at
+    ``height`` [m], under the cutting edge's positions ``edge_points`` (n, 3) while it cuts (else under
+    every point of the motion ``points`` in front of the machine, x > 0), 2 m of margin around them."""
+    P = np.asarray(edge_points if edge_points is not None and len(edge_points) else points, float)
+    if edge_points is None or not len(edge_points):
+        P = P[P[:, 0] > 0] if np.any(P[:, 0] > 0) else P
+    lo, hi = P[:, :2].min(axis=0) - 2.0, P[:, :2].max(axis=0) + 2.0
+    c = np.array([(lo[0] + hi[0]) / 2, (lo[1] + hi[1]) / 2, height - 0.5])
+    return c, np.array([hi[0] - lo[0], hi[1] - lo[1], 1.0])

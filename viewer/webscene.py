@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .overlay import ARROW_RGB, residual_rgb
+from .overlay import ARROW_RGB, bench_box, residual_rgb
 
-__all__ = ["WebScene", "wxyz_of", "bench_box"]
+__all__ = ["WebScene", "wxyz_of"]
 
 BENCH_RGB = (150, 110, 70)
 PAYLOAD_RGB = (120, 80, 40)
@@ -36,18 +36,6 @@ def wxyz_of(R):
     z = np.copysign(z, R[..., 1, 0] - R[..., 0, 1])
     q = np.stack([w, x, y, z], -1)
     return q / np.linalg.norm(q, axis=-1, keepdims=True)
-
-
-def bench_box(height, points, edge_points=None):
-    """(centre (3,), extents (3,)) of the dig bench drawn under the digging: a 1 m slab whose top is at
-    ``height`` [m], under the cutting edge's positions ``edge_points`` (n, 3) while it cuts (else under
-    every point of the motion ``points`` in front of the machine, x > 0), 2 m of margin around them."""
-    P = np.asarray(edge_points if edge_points is not None and len(edge_points) else points, float)
-    if edge_points is None or not len(edge_points):
-        P = P[P[:, 0] > 0] if np.any(P[:, 0] > 0) else P
-    lo, hi = P[:, :2].min(axis=0) - 2.0, P[:, :2].max(axis=0) + 2.0
-    c = np.array([(lo[0] + hi[0]) / 2, (lo[1] + hi[1]) / 2, height - 0.5])
-    return c, np.array([hi[0] - lo[0], hi[1] - lo[1], 1.0])
 
 
 class WebScene:
@@ -90,7 +78,7 @@ class WebScene:
                                   cell_size=max(0.1, round(size / 16, 1)), shadow_opacity=0.0)
         self.bench = None
         if bench is not None:
-            edge = self._edge_points() if forces is not None else None
+            edge = forces.edge_points_in_soil() if forces is not None else None
             c, ext = bench_box(bench, P, edge)
             self.bench = sc.add_box("/bench", color=BENCH_RGB, dimensions=tuple(ext), position=tuple(c), opacity=0.55,
                                     cast_shadow=False, receive_shadow=False)
@@ -119,17 +107,6 @@ class WebScene:
         self.shown = {}
         self.residuals = {}
         self.values = ({}, {})
-
-    def _edge_points(self):
-        """World positions (n, 3) of the cutting edge while it is below the soil surface (a run's soil)."""
-        f = self.forces
-        if f.edge is None:
-            return None
-        from urdf_dyn.machines.loads import frame_poses
-        p = frame_poses(self.model, f.motion.q[::5], f.edge)[:, :3, 3]
-        d = f.run.soil_depth[::5] if f.run.soil_depth is not None else None
-        cut = np.linalg.norm(f.run.soil_force[::5], axis=1) > 0 if d is None else d > 0
-        return p[cut] if cut.any() else None
 
     def arrow_length(self, arrow):
         """Length [m] of an arrow: 0.25 extent × |value| / the largest value of its kind and unit."""

@@ -20,7 +20,6 @@ from webrun import IN_CI, browser_or_skip, close_browser, write_soil, write_view
 
 viser = pytest.importorskip("viser", reason="pip install viser") if not IN_CI else __import__("viser")
 
-from urdf_dyn_viewer.backend import ViewerError  # noqa: E402
 from urdf_dyn_viewer.playback import motion_from_pose  # noqa: E402
 
 EXCAVATOR = ROOT / "robots" / "excavator.urdf"

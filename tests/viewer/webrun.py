@@ -52,7 +52,7 @@ def close_browser(pw, browser, profile):
         shutil.rmtree(profile, ignore_errors=True)
 
 
-def write_soil(run_dir, model, motion, soil_preset="clay", dig_until=8.5, release=(13.3, 16.3)):
+def write_soil(run_dir, model, motion, soil_preset="clay", dig_until=8.5, release=(13.3, 16.3), ground=None):
     """soil.csv for the excavator's run: the scenario's soil (SCENARIO_SOIL) cut along the motion by
     urdf_dyn.machines.soil.soil_cutting, columns t, depth, F_x..F_z [N], v_x..v_z, rake, volume, payload
     — and view.json. Returns (force (N, 3), payload mass (N,))."""
@@ -64,7 +64,7 @@ def write_soil(run_dir, model, motion, soil_preset="clay", dig_until=8.5, releas
     T = frame_poses(model, motion.q, fr)
     face = T[:, :3, :3] @ (np.array(s["face"]) / np.linalg.norm(s["face"]))
     t = motion.t
-    cut = soil_cutting(t, T[:, :3, 3], face, soil, s["ground"], s["width"], s["capacity"], s["opening"], t <= dig_until)
+    cut = soil_cutting(t, T[:, :3, 3], face, soil, s["ground"] if ground is None else ground, s["width"], s["capacity"], s["opening"], t <= dig_until)
     x = np.clip((t - release[0]) / (release[1] - release[0]), 0.0, 1.0)
     mass = soil.density * cut.volume * (1.0 - x * x * (3 - 2 * x))
     v = np.gradient(T[:, :3, 3], t, axis=0)
@@ -74,7 +74,8 @@ def write_soil(run_dir, model, motion, soil_preset="clay", dig_until=8.5, releas
         w.writerow(["t [s]", "depth [m]", "F_x [N]", "F_y [N]", "F_z [N]", "v_x [m/s]", "v_y [m/s]", "v_z [m/s]",
                     "rake [deg]", "volume [m³]", "payload [kg]"])
         w.writerows(rows.tolist())
-    write_view_json(run_dir, model)
+    if not (Path(run_dir) / "view.json").is_file():
+        write_view_json(run_dir, model)
     return cut.force, mass
 
 

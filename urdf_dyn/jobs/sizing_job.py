@@ -63,7 +63,7 @@ import numpy as np
 
 from urdf_dyn.jobs.sizing_checks import machine_checks, stability_check
 from urdf_dyn.jobs.sizing_schema import SizeDocument
-from urdf_dyn.launch.document import build_model, joint_vector, output_dir, write_animation
+from urdf_dyn.launch.document import build_model, joint_vector, output_dir, write_animation, write_recording
 from urdf_dyn.launch.registry import Job
 
 __all__ = ["SizeDocument", "run_sizing", "JOB"]
@@ -369,6 +369,7 @@ def _run_sizing(launch, out_dir, progress, echo, workers):
     (outdir / "view.json").write_text(json.dumps(view, indent=1))
     written["view_json"] = str(outdir / "view.json")
     write_animation(launch, model, traj, outdir, written, echo)
+    write_recording(launch, model, outdir, written, echo)
     plots.wait()
     echo(head)
     echo(table)
