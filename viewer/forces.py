@@ -85,6 +85,19 @@ class ForceSource:
                     self._pins = {}
         return self._pins
 
+    def pins_in_background(self, done=None):
+        """Compute a run's pin wrenches in a thread (the browser viewer serves its page meanwhile: pin arrows
+        appear when they are ready); ``done()`` is called then. Until then ``values`` gives no pins."""
+        import threading
+        self._pending = True
+
+        def work():
+            self._run_pins()
+            self._pending = False
+            if done is not None:
+                done()
+        threading.Thread(target=work, name="urdf-dyn-pin-loads", daemon=True).start()
+
     def maxima(self, samples=60):
         """{(kind, unit): largest |value|} over the motion (a run: every sample; else ``samples`` of them),
         the scale of the arrows."""
@@ -96,7 +109,7 @@ class ForceSource:
                 if a.name in self.run.actuators:
                     out[("actuator", a.unit)] = max(out.get(("actuator", a.unit), 0.0),
                                                     float(np.abs(self.run.actuators[a.name]).max()))
-            pins = self._run_pins()
+            pins = self._pins if getattr(self, "_pending", False) else self._run_pins()
             if pins:
                 out[("pin", "N")] = max(float(np.linalg.norm(w[:, 3:], axis=1).max()) for w in pins.values())
             if self.edge is not None:
@@ -119,7 +132,8 @@ class ForceSource:
             return self._cache[k]
         if self.run is not None:
             acts = {n: float(v[k]) for n, v in self.run.actuators.items()}
-            return acts, {n: w[k] for n, w in self._run_pins().items()}
+            pins = (self._pins or {}) if getattr(self, "_pending", False) else self._run_pins()
+            return acts, {n: w[k] for n, w in pins.items()}
         from urdf_dyn import actuator_forces, constrained_inverse_dynamics
         from urdf_dyn import loop_constraints
         m, mo = self.model, self.motion

@@ -32,11 +32,11 @@ def write_recording(model, path, motion=None, run=None, fps=15.0, loop_tol=1e-3)
     try:
         mo = app.motion
         times = frame_times(float(mo.t[0]), float(mo.t[-1]), fps)
-        app.show(times[0])
+        app.show(times[0], now=True)
         rec = app.server.get_scene_serializer()
         for t in times[1:]:
             rec.insert_sleep(1.0 / fps)
-            app.show(float(t))
+            app.show(float(t), now=True)
         rec.insert_sleep(1.0 / fps)
         html = rec.as_html()
     finally:

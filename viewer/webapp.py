@@ -17,6 +17,8 @@ said on stdout.
 """
 from __future__ import annotations
 
+import contextlib
+import io
 import threading
 import time as _time
 
@@ -26,6 +28,7 @@ from .backend import ViewerError
 
 __all__ = ["WebApp", "SPEEDS"]
 
+FPS = 30.0   # scene updates per second at most (the drawing thread)
 SPEEDS = ("1/8", "1/4", "1/2", "1", "2", "4", "8")
 LAYERS = (("loops", "loop frames and residuals"), ("actuator", "actuator forces (orange)"),
           ("pin", "pin loads (cyan)"), ("soil", "soil force (purple)"), ("payload", "payload (green)"),
@@ -58,7 +61,10 @@ class WebApp:
         self.motion = motion
         self.robot = robot or RobotScene(model)
         self.forces = ForceSource(model, motion, run=run)
-        self.server = viser.ViserServer(host=host, port=int(port), verbose=False)
+        if run is not None and model.loops:
+            self.forces._pending = True   # WebScene and the page do not wait for the pin loads
+        with contextlib.redirect_stdout(io.StringIO()):   # viser's own banner: we print one line with the URL
+            self.server = viser.ViserServer(host=host, port=int(port), verbose=False)
         self.port = self.server.get_port()
         self.requested_port = int(port)
         self.url = f"http://{'localhost' if host in ('127.0.0.1', '0.0.0.0', '::') else host}:{self.port}"
@@ -71,12 +77,17 @@ class WebApp:
         self.speed = float(speed)
         self.k = 0
         self.time = float(motion.t[0])
+        self._panel_due = False
+        self._want = None
+        self._thread = None
         self._lock = threading.RLock()
         self._camera(pts)
         self._gui()
         self.plot = None
         self._plot()
         self.show(self.time)
+        if getattr(self.forces, "_pending", False):
+            self.forces.pins_in_background(done=self._pins_ready)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._play_loop, name="urdf-dyn-web-play", daemon=True)
         self._thread.start()
@@ -116,6 +127,13 @@ class WebApp:
         self.speed_box.on_update(lambda e: setattr(self, "speed", _speed_value(self.speed_box.value)))
         for key, box in self.toggles.items():
             box.on_update(lambda e, key=key: self.set_layer(key, e.target.value))
+
+    def _pins_ready(self):
+        """The run's pin loads are computed: their arrows' scale, the legend, and the current sample again."""
+        with self._lock:
+            self.scene.scale = self.forces.maxima()
+            self.legend.content = self._legend()
+        self.show(self.time)
 
     def _has_layer(self, key):
         f = self.forces
@@ -180,9 +198,21 @@ class WebApp:
         self.slider.value = self.plot.time_at((p[0] - x0) / W)
 
     # -- state ---------------------------------------------------------------------------------------------
-    def show(self, time):
-        """Pose the scene, the panel and the plot's cursor at ``time`` [s]."""
+    def show(self, time, now=False):
+        """Ask for the scene, the panel and the plot's cursor at ``time`` [s]. The drawing thread applies the
+        latest request at most FPS times a second (a slider dragged or keyed faster than the page draws
+        skips the samples in between instead of queueing them); ``now``: pose before returning."""
         with self._lock:
+            self._want = float(time)
+            self.time = float(np.clip(time, self.motion.t[0], self.motion.t[-1]))
+        if now or self._thread is None:
+            self._apply()
+
+    def _apply(self):
+        with self._lock:
+            if self._want is None:
+                return
+            time, self._want = self._want, None
             mo = self.motion
             self.time = float(np.clip(time, mo.t[0], mo.t[-1]))
             self.k = k = mo.index(self.time + 1e-9)
@@ -193,7 +223,7 @@ class WebApp:
                 pos = np.array(self.cursor.position, float)
                 pos[0] = x0 + W * self.plot.fraction_at(self.time)
                 self.cursor.position = pos
-            self.panel.content = self.panel_text()
+            self._panel_due = True   # the panel follows at ≤ 10 Hz (_play_loop): its markdown costs the page most
 
     def panel_text(self):
         """The State panel (markdown): time, sample, joint values, loop residuals, the forces drawn."""
@@ -235,21 +265,29 @@ class WebApp:
         k = int(np.clip(self.k + n, 0, len(mo) - 1))
         self.slider.value = float(mo.t[k])
 
-    def _play_loop(self, fps=30.0):
-        last = _time.perf_counter()
+    def _play_loop(self, fps=FPS):
+        last = shown = _time.perf_counter()
         while not self._stop.wait(1.0 / fps):
             now = _time.perf_counter()
+            self._apply()
+            if self._panel_due and now - shown >= 0.1:
+                with self._lock:
+                    self._panel_due = False
+                    self.panel.content = self.panel_text()
+                shown = now
             if self.playing:
                 mo = self.motion
                 t = self.time + (now - last) * self.speed
                 if t > mo.t[-1]:
                     t = mo.t[0] + (t - mo.t[-1]) % max(mo.duration, 1e-9)
                 self.slider.value = float(t)
+                self._apply()
             last = now
 
     def close(self):
         self._stop.set()
-        self.server.stop()
+        with contextlib.redirect_stdout(io.StringIO()):
+            self.server.stop()
 
 
 def _speed_label(s):

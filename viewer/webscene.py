@@ -83,24 +83,29 @@ class WebScene:
             self.bench = sc.add_box("/bench", color=BENCH_RGB, dimensions=tuple(ext), position=tuple(c), opacity=0.55,
                                     cast_shadow=False, receive_shadow=False)
         self.loops = None
-        if m.loops:
-            n = len(m.loops)
-            self.triads = [sc.add_line_segments(f"/loops/{w}", np.zeros((3 * n, 2, 3), np.float32),
-                                                np.repeat(np.tile(TRIAD_RGB, (n, 1))[:, None], 2, axis=1),
-                                                thickness=th, thickness_units="screen")
-                           for w, th in (("Fp", 2.5), ("Fs", 1.5))]
+        self.triads = []
+        if m.loops:   # triads fixed to their bodies (no update per sample); the segments move
+            L = 0.06 * self.extent
+            for lp in m.loops:
+                for b, T, length, th, w in ((lp.p, lp.T_P, L, 2.5, "Fp"), (lp.s, lp.T_S, 0.6 * L, 1.5, "Fs")):
+                    if b not in self.bodies:
+                        self.bodies[b] = sc.add_frame(f"/robot/b{b}", show_axes=False)
+                    T = np.asarray(T)
+                    pts = np.stack([np.broadcast_to(T[:3, 3], (3, 3)), T[:3, 3] + length * T[:3, :3].T], 1)
+                    self.triads.append(sc.add_line_segments(
+                        f"/robot/b{b}/{w}_{lp.name}", pts.astype(np.float32), np.repeat(TRIAD_RGB[:, None], 2, axis=1),
+                        thickness=th, thickness_units="screen"))
             self.loops = sc.add_line_segments("/loops/segments", np.zeros((len(m.loops), 2, 3), np.float32),
                                               np.zeros((len(m.loops), 2, 3), np.uint8), thickness=4.0,
                                               thickness_units="screen")
-        self.arrows = {}
+        self.loops_on = True
+        self.arrows = {}      # (kind, label) -> handle of a unit arrow along z, posed and scaled per sample
+        self.groups = {}
         self.scale = {}
         if forces is not None:
             self.scale = forces.maxima()
-            r = 0.006 * self.extent
             for kind in ("actuator", "pin", "soil", "payload"):
-                self.arrows[kind] = sc.add_arrows(f"/arrows/{kind}", np.zeros((1, 2, 3), np.float32),
-                                                  tuple(int(255 * c) for c in ARROW_RGB[kind]), shaft_radius=r, head_radius=2.5 * r,
-                                                  head_length=6 * r, visible=False)
+                self.groups[kind] = sc.add_frame(f"/arrows/{kind}", show_axes=False)
         self.payload = None
         if forces is not None and forces.payload is not None:
             self.payload = sc.add_icosphere("/payload", radius=0.02 * self.extent, color=PAYLOAD_RGB, visible=False)
@@ -141,35 +146,49 @@ class WebScene:
     def _show_loops(self, on):
         res = self.residuals = self.robot.loop_residuals()
         frames = self.robot.loop_frames()
-        L = 0.06 * self.extent
-        for which, (h, length) in enumerate(zip(self.triads, (L, 0.6 * L))):   # Fp long, Fs short
-            T = np.array([f[1 + which] for f in frames])                        # (n, 4, 4)
-            o = T[:, None, :3, 3]
-            tips = o + length * T[:, :3, :3].transpose(0, 2, 1)                 # (n, 3 axes, 3)
-            h.points = np.stack([np.broadcast_to(o, tips.shape), tips], 2).reshape(-1, 2, 3).astype(np.float32)
-            h.visible = on
+        if on != self.loops_on:
+            for h in self.triads:
+                h.visible = on
+            self.loops_on = on
         pts = np.array([(Fp[:3, 3], Fs[:3, 3]) for _, Fp, Fs in frames], np.float32)
         rgb = np.array([residual_rgb(res[lp.name], self.loop_tol) for lp, _, _ in frames]) * 255
         self.loops.points = pts
         self.loops.colors = np.repeat(rgb[:, None, :], 2, axis=1).astype(np.uint8)
         self.loops.visible = on
 
+    def _arrow(self, a):
+        key = (a.kind, a.label)
+        if key not in self.arrows:
+            r = 0.006 * self.extent
+            self.arrows[key] = self.server.scene.add_arrows(
+                f"/arrows/{a.kind}/{a.label}", np.array([[[0.0, 0.0, 0.0], [0.0, 0.0, 1.0]]], np.float32),
+                tuple(int(255 * c) for c in ARROW_RGB[a.kind]), shaft_radius=r, head_radius=2.5 * r, head_length=0.15)
+        return self.arrows[key]
+
     def _show_arrows(self, k, T, layers):
         f = self.forces
         self.values = f.values(k)
-        by = {kind: [] for kind in self.arrows}
         self.shown = {}
+        drawn = set()
         for a in f.arrows(k, T):
             n = self.arrow_length(a)
-            if n > 0:
-                by[a.kind].append((a.origin, a.origin + n * a.direction))
-                self.shown[(a.kind, a.label)] = (a.value, a.unit, n)
-        for kind, h in self.arrows.items():
-            segs = by[kind]
-            if segs and kind in layers:
-                h.points = np.asarray(segs, np.float32)
-                h.visible = True
+            self.shown[(a.kind, a.label)] = (a.value, a.unit, n)
+            if n <= 0 or a.kind not in layers:
+                continue
+            h = self._arrow(a)
+            z = np.array([0.0, 0.0, 1.0])
+            axis = np.cross(z, a.direction)
+            s, c = np.linalg.norm(axis), float(np.dot(z, a.direction))
+            if s < 1e-9:
+                q = (1.0, 0.0, 0.0, 0.0) if c > 0 else (0.0, 1.0, 0.0, 0.0)
             else:
+                half = 0.5 * np.arctan2(s, c)
+                q = (np.cos(half), *(np.sin(half) * axis / s))
+            h.position, h.wxyz, h.scale = a.origin, q, (1.0, 1.0, n)
+            h.visible = True
+            drawn.add((a.kind, a.label))
+        for key, h in self.arrows.items():
+            if key not in drawn and h.visible:
                 h.visible = False
         if self.payload is not None:
             c = f.payload_point(T)
