@@ -15,7 +15,9 @@ Measured:
   ``--steps`` presses as fast as the browser takes them; the rate is the presses divided by the time until
   the page shows the last sample's time (each sample: the slider's value to the server, the scene posed,
   the arrows, the panel and the plot's cursor sent back, the page redrawn); and the page's own frame
-  rate (requestAnimationFrame callbacks per second) while it scrubs.
+  rate (requestAnimationFrame callbacks per second) while it scrubs;
+- *playing*: after the Play button, the page's frame rate over 5 s and the samples it advanced per second
+  (×1: 100 samples a second of motion at the main job's 0.01 s steps).
 """
 from __future__ import annotations
 
@@ -65,8 +67,17 @@ def one_run(browser, run_dir, steps):
         page.wait_for_function(f"document.body.innerText.includes('sample {steps + 1} of')", timeout=300000)
         dt = time.perf_counter() - t1
         frames = page.evaluate("window.__frames")
+        # playing (the Play button: the server advances the time, 30 scene updates a second at most)
+        sample = "parseInt(document.body.innerText.match(/sample (\\d+) of/)[1])"
+        k0 = page.evaluate(sample)
+        page.get_by_role("button", name="Play").click()
+        page.evaluate(FRAME_RATE)
+        t2 = time.perf_counter()
+        page.wait_for_timeout(5000)
+        play_fps = page.evaluate("window.__frames") / (time.perf_counter() - t2)
+        advanced = page.evaluate(sample) - k0
         page.close()
-        return t_url, t_ready, steps / dt, frames / dt
+        return t_url, t_ready, steps / dt, frames / dt, play_fps, advanced / 5.0
     finally:
         proc.terminate()
         proc.wait(timeout=20)
@@ -90,9 +101,9 @@ def main(argv=None):
             browser.close()
             shutil.rmtree(profile, ignore_errors=True)
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
-    print("run  URL [s]  interactive [s]  scrub [samples/s]  page frames/s")
-    for k, (u, r, s, f) in enumerate(rows):
-        print(f"{k + 1:3d}  {u:7.2f}  {r:15.2f}  {s:17.1f}  {f:13.1f}")
+    print("run  URL [s]  interactive [s]  scrub [samples/s]  page frames/s  playing: page frames/s  samples/s")
+    for k, (u, r, s, f, pf, ps) in enumerate(rows):
+        print(f"{k + 1:3d}  {u:7.2f}  {r:15.2f}  {s:17.1f}  {f:13.1f}  {pf:22.1f}  {ps:9.1f}")
 
 
 if __name__ == "__main__":
