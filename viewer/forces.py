@@ -59,12 +59,13 @@ class ForceSource:
         self.from_tau = run is None and tau is not None and np.any(np.abs(tau) > 0)
         self._cache = {}
         self._pins = None  # a run's pin wrenches {loop: (N, 6)}, computed at the first request
-        self.edge, self.payload = None, None
+        self.edge, self.payload, self.edge_frame = None, None, None
         if run is not None:
             from urdf_dyn.machines.loads import Frame
             e, p = run.view.get("edge"), run.view.get("payload")
-            if e and run.soil_force is not None:
-                self.edge = Frame(e["link"], tuple(e.get("xyz", (0, 0, 0))), tuple(e.get("rpy", (0, 0, 0))))
+            if e:
+                self.edge_frame = Frame(e["link"], tuple(e.get("xyz", (0, 0, 0))), tuple(e.get("rpy", (0, 0, 0))))
+                self.edge = self.edge_frame if run.soil_force is not None else None
             if p and run.payload_mass is not None:
                 self.payload = (p["link"], np.asarray(p["com"], float))
 
@@ -227,14 +228,18 @@ class ForceSource:
 
     def edge_points_in_soil(self, every=5):
         """World positions (n, 3) of the cutting edge at every ``every``-th sample while it cuts (soil depth
-        > 0, else a nonzero soil force), or None without a run's soil."""
-        if self.edge is None:
+        > 0, else a nonzero soil force, else below the bench), or None without a run's edge frame."""
+        if self.edge_frame is None:
             return None
         from urdf_dyn.machines.loads import frame_poses
         run = self.run
-        p = frame_poses(self.model, self.motion.q[::every], self.edge)[:, :3, 3]
-        cut = run.soil_depth[::every] > 0 if run.soil_depth is not None else \
-            np.linalg.norm(run.soil_force[::every], axis=1) > 0
+        p = frame_poses(self.model, self.motion.q[::every], self.edge_frame)[:, :3, 3]
+        if run.soil_depth is not None:
+            cut = run.soil_depth[::every] > 0
+        elif run.soil_force is not None:
+            cut = np.linalg.norm(run.soil_force[::every], axis=1) > 0
+        else:
+            cut = p[:, 2] < (run.bench_height if run.bench_height is not None else -np.inf)
         return p[cut] if cut.any() else None
 
     def payload_point(self, body_T):

@@ -358,9 +358,9 @@ def _run_sizing(launch, out_dir, progress, echo, workers):
     # view.json: what the viewers (urdf-dyn view RUN_DIR [--web]) need beside the CSVs to draw the bench,
     # the soil force at the cutting edge and the payload at its centroid (no scenario needed to read them)
     sp, edge = doc.soil, frames.get(doc.soil.edge) if doc.soil is not None else None
-    items, dirs = (tuple(model.package_dirs) + ((), ()))[:2]
-    view = {"robot": str(Path(model.source).resolve()), "package_dirs": [f"{k}={v}" for k, v in items]
-            + [str(v) for v in dirs], "loop_tol": 1e-3}
+    items = (tuple(model.package_dirs) + ((), ()))[0]
+    view = {"robot": str(Path(model.source).resolve()), "package_dirs": [f"{k}={v}" for k, v in items],
+            "loop_tol": 1e-3}
     if sp is not None:
         view.update(bench_height=sp.ground.height, edge={"link": edge.link if edge else sp.edge, "xyz":
                     list(edge.xyz) if edge else [0, 0, 0], "rpy": list(edge.rpy) if edge else [0, 0, 0]})
