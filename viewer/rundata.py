@@ -116,7 +116,7 @@ def _pins(path, t):
     out = {}
     for k, h in enumerate(header):
         m = _COL.match(h)
-        if m and m.group(1) == "force":
+        if m and m.group(1) in ("force", "force_per_pin"):   # the sizing job: force_per_pin (a pin per side)
             unit = m.group(3).strip()
             out[m.group(2)] = data[:, k] * UNIT_SCALE.get(unit, 1.0)
     if not out:

@@ -19,8 +19,8 @@ IN_CI = bool(os.environ.get("CI"))
 CHROMIUM = os.environ.get("URDF_DYN_CHROMIUM", "/usr/bin/chromium")
 CHROME_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-SCENARIO_SOIL = dict(ground=-1.45, edge=("bucket", (1.47, 0.0, 0.0)), face=(-0.51, 0.0, 0.86), width=1.3,
-                     capacity=1.19, opening=1.0, com=(0.75, 0.0, 0.35))
+SCENARIO_SOIL = dict(ground=-1.45, edge=("bucket", (1.47, 0.0, 0.0)), plate=(-1.0, 0.0, 0.0), width=1.3,
+                     capacity=1.19, edge_thickness=0.02, com=(0.75, 0.0, 0.35))
 
 
 def need(what, why):
@@ -62,11 +62,13 @@ def write_soil(run_dir, model, motion, soil_preset="clay", dig_until=8.5, releas
     soil = preset(soil_preset)
     fr = Frame(s["edge"][0], s["edge"][1])
     T = frame_poses(model, motion.q, fr)
-    face = T[:, :3, :3] @ (np.array(s["face"]) / np.linalg.norm(s["face"]))
+    plate = T[:, :3, :3] @ np.array(s["plate"])
     t = motion.t
-    cut = soil_cutting(t, T[:, :3, 3], face, soil, s["ground"] if ground is None else ground, s["width"], s["capacity"], s["opening"], t <= dig_until)
+    cut = soil_cutting(t, T[:, :3, 3], plate, soil, s["ground"] if ground is None else ground, s["width"],
+                       s["capacity"], active=t <= dig_until, edge_thickness=s["edge_thickness"])
     x = np.clip((t - release[0]) / (release[1] - release[0]), 0.0, 1.0)
-    mass = soil.density * cut.volume * (1.0 - x * x * (3 - 2 * x))
+    held = getattr(cut, "payload", None)
+    mass = (soil.density * cut.volume if held is None else np.asarray(held)) * (1.0 - x * x * (3 - 2 * x))
     v = np.gradient(T[:, :3, 3], t, axis=0)
     rows = np.column_stack([t, cut.depth, cut.force, v, np.degrees(cut.rake), cut.volume, mass])
     with open(Path(run_dir) / "soil.csv", "w", newline="") as fh:
