@@ -37,7 +37,7 @@ def offscreen_viewer(robot, playback, size=(640, 480), **kw):
     except Exception as e:  # missing libEGL/libGL, no EGL device, no matching config
         raise ViewerError(f"cannot render offscreen ({type(e).__name__}: {e}); on Debian/Ubuntu install "
                           "libegl1 libegl-mesa0 libgl1 libgl1-mesa-dri libglu1-mesa") from None
-    v.render()  # the first frame of a new EGL context can come out black (DESIGN §6): draw it once
+    v.render()  # the first frame of a new EGL context can come out black: draw it once
     return v
 
 

@@ -145,7 +145,7 @@ class RobotViewer(SceneViewer):
 
     def init_gl(self):
         super().init_gl()
-        gl.glEnable(gl.GL_NORMALIZE)  # scaled nodes otherwise render white (DESIGN §6)
+        gl.glEnable(gl.GL_NORMALIZE)  # scaled nodes otherwise render white (normals scaled with the vertices)
         gl.glLightModeli(gl.GL_LIGHT_MODEL_TWO_SIDE, gl.GL_TRUE)
         gl.glLightModelfv(gl.GL_LIGHT_MODEL_AMBIENT, (gl.GLfloat * 4)(0.25, 0.25, 0.25, 1.0))
         gl.glMaterialfv(gl.GL_FRONT_AND_BACK, gl.GL_SPECULAR, (gl.GLfloat * 4)(0.15, 0.15, 0.15, 1.0))
