@@ -394,8 +394,14 @@ def main(argv=None) -> int:
                    help="print the JSON Schema of scenario files (of one job, or of all) and exit")
     s.add_argument("--out-dir", help="override outputs.directory")
     s.set_defaults(func=cmd_launch)
-    s = sub.add_parser("view", help="play a robot or a trajectory (window, or offscreen to PNG/GIF/MP4)")
-    s.add_argument("robot", help="URDF or xacro file")
+    s = sub.add_parser("view", help="play a robot, a trajectory or a sizing run (window, browser with --web, or "
+                       "offscreen to PNG/GIF/MP4)")
+    s.add_argument("robot", help="URDF or xacro file (or a sizing job's output folder: its robot and run)")
+    s.add_argument("run_dir", nargs="?", metavar="RUN_DIR", help="a sizing job's output folder (motion.npz, forces, "
+                   "soil.csv, view.json) to play with its loads")
+    s.add_argument("--web", action="store_true", help="serve the viewer in a browser (viser) and print its URL")
+    s.add_argument("--port", type=int, default=8080, help="--web: port (the next free one when it is in use)")
+    s.add_argument("--host", default="127.0.0.1", help="--web: address to listen on (0.0.0.0: every interface)")
     s.add_argument("--package-dir", action="append", default=[], metavar="DIR|PKG=DIR")
     s.add_argument("--xacro-arg", action="append", default=[], metavar="NAME:=VALUE")
     s.add_argument("--trust-xacro", action="store_true", help="evaluate xacro expressions as Python (RUNS CODE)")

@@ -63,7 +63,7 @@ import numpy as np
 
 from urdf_dyn.jobs.sizing_checks import machine_checks, stability_check
 from urdf_dyn.jobs.sizing_schema import SizeDocument
-from urdf_dyn.launch.document import build_model, joint_vector, output_dir, write_animation
+from urdf_dyn.launch.document import build_model, joint_vector, output_dir, write_animation, write_recording
 from urdf_dyn.launch.registry import Job
 
 __all__ = ["SizeDocument", "run_sizing", "JOB"]
@@ -355,7 +355,21 @@ def _run_sizing(launch, out_dir, progress, echo, workers):
     js["strokes"] = {"end_reached": ends}
     with atomic_path(written["report_json"]) as tmp:
         Path(tmp).write_text(json.dumps(js, indent=1, allow_nan=False) + "\n")
+    # view.json: what the viewers (urdf-dyn view RUN_DIR [--web]) need beside the CSVs to draw the bench,
+    # the soil force at the cutting edge and the payload at its centroid (no scenario needed to read them)
+    sp, edge = doc.soil, frames.get(doc.soil.edge) if doc.soil is not None else None
+    items = (tuple(model.package_dirs) + ((), ()))[0]
+    view = {"robot": str(Path(model.source).resolve()), "package_dirs": [f"{k}={v}" for k, v in items],
+            "loop_tol": 1e-3}
+    if sp is not None:
+        view.update(bench_height=sp.ground.height, edge={"link": edge.link if edge else sp.edge, "xyz":
+                    list(edge.xyz) if edge else [0, 0, 0], "rpy": list(edge.rpy) if edge else [0, 0, 0]})
+        if sp.payload is not None:
+            view["payload"] = {"link": view["edge"]["link"], "com": list(sp.payload.com)}
+    (outdir / "view.json").write_text(json.dumps(view, indent=1))
+    written["view_json"] = str(outdir / "view.json")
     write_animation(launch, model, traj, outdir, written, echo)
+    write_recording(launch, model, outdir, written, echo)
     plots.wait()
     echo(head)
     echo(table)

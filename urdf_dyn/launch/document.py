@@ -14,6 +14,7 @@ A launch file names the robot, the job and the job's sections (ROS-launch style)
       animation: run.gif                 # optional: .gif/.mp4/.png via the viewer (offscreen without a display)
       animation_fps: 30
       animation_size: 640x480
+      recording: run.html                # optional (job: size): the browser viewer's scene, one offline file
 
 Each job's own sections are documented in its module (``urdf_dyn.jobs.simulate_job``,
 ``urdf_dyn.jobs.sizing_job``, ``urdf_dyn.jobs.gauss_job``). ``urdf-dyn run --schema`` prints the JSON
@@ -37,7 +38,8 @@ from urdf_dyn.errors import LaunchError
 
 __all__ = ["Launch", "read_launch", "validate", "Section", "LaunchDocument", "RobotSection", "OutputsSection",
            "FiniteFloat", "PositiveFloat", "NonNegativeFloat", "JointValues", "build_model", "joint_vector",
-           "number", "output_dir", "write_animation", "unknown_name", "MAX_YAML_NODES", "MAX_LAUNCH_BYTES"]
+           "number", "output_dir", "write_animation", "write_recording", "unknown_name", "MAX_YAML_NODES",
+           "MAX_LAUNCH_BYTES"]
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -79,6 +81,8 @@ class OutputsSection(Section):
     animation: Optional[str] = Field(None, description=".gif, .mp4 or .png drawn by the viewer")
     animation_fps: PositiveFloat = 30.0
     animation_size: str = Field("640x480", pattern=r"^\d+x\d+$", description="WIDTHxHEIGHT in pixels")
+    recording: Optional[str] = Field(None, pattern=r"(?i)\.html$", description="sizing job: a self-contained "
+                                     ".html recording of the browser viewer's scene (needs viser), opens offline")
 
 
 class LaunchDocument(Section):
@@ -314,6 +318,19 @@ def output_dir(launch, out_dir=None) -> Path:
     return Path(d or f"urdf_dyn_out/{launch.path.name.split('.')[0]}")
 
 
+def write_recording(launch, model, outdir, written, echo):
+    """``outputs.recording`` (an .html name): the browser viewer's scene over the run, one offline file
+    (urdf_dyn_viewer.recording); like the animation, only a warning when the viewer cannot write it."""
+    o = launch.doc.outputs
+    if not o.recording:
+        return
+    try:
+        from urdf_dyn_viewer.recording import record_run
+        written["recording"] = str(record_run(model, outdir, outdir / o.recording, fps=o.animation_fps)[0])
+    except Exception as e:  # noqa: BLE001 - missing viser, a run folder it cannot read
+        echo(f"WARNING: outputs.recording {o.recording} not written: {type(e).__name__}: {e}")
+
+
 def write_animation(launch, model, traj, outdir, written, echo):
     """``outputs.animation`` (a .gif/.mp4/.png name): render the trajectory with the viewer, offscreen
     when there is no display. The core imports the viewer only here, lazily, and only when asked; a
@@ -329,8 +346,9 @@ def write_animation(launch, model, traj, outdir, written, echo):
         return
     w, h = (int(x) for x in o.animation_size.lower().split("x"))
     try:
+        run_dir = outdir if (outdir / "view.json").is_file() else None  # a sizing run: bench, soil, payload
         written["animation"] = str(render_trajectory(model, traj, outdir / o.animation, fps=o.animation_fps,
-                                                     size=(w, h)))
+                                                     size=(w, h), run_dir=run_dir))
     except Exception as e:  # noqa: BLE001 - GL/EGL/ffmpeg failures come in many types
         echo(f"WARNING: outputs.animation {o.animation} not written: {type(e).__name__}: {e} (offscreen drawing "
              "needs EGL: apt-get install libegl1 libegl-mesa0 libgl1 libgl1-mesa-dri libglu1-mesa)")
