@@ -29,6 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
+from urdf_dyn._extras import require
 from urdf_dyn.reports.sweep_results import case_metrics
 from urdf_dyn.errors import LaunchError
 from urdf_dyn.io.files import atomic_path
@@ -304,7 +305,7 @@ def local_cluster(workers=None):
     distributed) would otherwise print tracebacks to the user's terminal."""
     import logging
 
-    from distributed import LocalCluster
+    LocalCluster = require("distributed", "the load-case sweep").LocalCluster
     n = int(workers or os.cpu_count() or 1)
     return LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
                         silence_logs=logging.CRITICAL)
@@ -382,7 +383,8 @@ def execute(cases, out_dir, scheduler=None, workers=None, progress=None, echo=pr
 
 
 def _run_dask(pending, out_dir, scheduler, workers, window, stats, done):
-    from distributed import Client, as_completed
+    distributed = require("distributed", "the load-case sweep")
+    Client, as_completed = distributed.Client, distributed.as_completed
     cluster = client = None
     own = not hasattr(scheduler, "submit")
     try:
