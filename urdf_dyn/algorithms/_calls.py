@@ -79,9 +79,10 @@ def _crba1(ib, fb, q, H):
     if not _finite(q):
         return 1
     crba_packed(ib, fb, q[None, :], H[None], np.int64(0), np.int64(1))
-    for i in range(H.shape[0]):
-        if not _finite(H[i]):
-            return 2
+    for i in range(H.shape[0]):         # indexed, not by row views (each costs a reference count)
+        for j in range(i + 1):
+            if not np.isfinite(H[i, j]):
+                return 2
     return 0
 
 
