@@ -130,7 +130,7 @@ wall-clock verdict cannot be fair.
   `actuator_forces` and `constrained_inverse_dynamics` keep an `ActuationPlan` in the Data (205 µs → 46 µs);
   each is called through its compiled entry point (`_calls.entry_point`: numba's dispatcher types each of
   `actuation_path`'s 34 arguments on every call otherwise). Without a `data=` argument a per-thread Data of
-  the Model is used (`model.default_data`). Near a change of mobility, with inconsistent loops or a
+  the Model is used (`urdf_dyn.model.default_data`). Near a change of mobility, with inconsistent loops or a
   non-finite value, the readable path answers (and warns or raises) as before.
   tests/constraints/test_single_state.py holds all three to the readable reference on every robot with
   loops (q̈, u, τ_ID, G, ranks, independent sets ≤ 1e-12 relative; λ and loop forces ≤ 1e-8: the reference's

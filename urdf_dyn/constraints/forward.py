@@ -237,7 +237,7 @@ def constrained_forward_dynamics(model, q, qd, tau, loop_solver="nullspace", t_s
         passive: add the passive joint forces (``passive_forces``: URDF damping, Gazebo springs, loop-joint
             damping) to τ; the same switch and default (True) as ``simulate`` and ``actuator_forces``.
         data: a ``urdf_dyn.Data`` of ``model`` whose workspace the call reuses (default: the Model's per-thread
-            one, ``model.default_data``). With the default method, one plain state (float64 ndarrays) of a
+            one, ``urdf_dyn.model.default_data``). With the default method, one plain state (float64 ndarrays) of a
             model the compiled path covers (loops without ``<mimic>``, ``<coupling>``, universal or damped
             loop joints, fixed base) runs ``constraints._path.forward_path``, which tests hold to this
             function's readable path; near a change of mobility, or where the loops are inconsistent, the

@@ -21,17 +21,17 @@ Kᵀλ = τ_ID − B u (minimum norm where loops are redundant): ``loop_forces[n
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass, field
 
 import numpy as np
-import scipy.optimize
 
 from urdf_dyn._checks import as_batch
 from urdf_dyn.algorithms.dynamics import inverse_dynamics
 from urdf_dyn.constraints.explicit import explicit_constraint
 from urdf_dyn.constraints.forward import _loop_forces
-from urdf_dyn.constraints.loops import LoopState, constraint_terms, numerical_rank
+from urdf_dyn.constraints.loops import constraint_terms, numerical_rank
 from urdf_dyn.constraints.passive import passive_forces
+from urdf_dyn.constraints.actuators import (Actuator, ActuatorForces, _path_inputs, _read_only,  # noqa: F401
+                                           _solve_one, actuation_matrix, actuators_of)
 from urdf_dyn.errors import StateError
 from urdf_dyn.model import Data, default_data
 
@@ -41,60 +41,6 @@ __all__ = ["Actuator", "actuators_of", "actuation_matrix", "constrained_inverse_
 
 class ActuationWarning(UserWarning):
     """The actuators cannot produce the requested motion (under-actuated), or exceed their limits."""
-
-
-@dataclass(frozen=True)
-class Actuator:
-    """An actuator: ``name``, ``kind`` ("joint" for a tree joint, "loop" for an actuated loop joint),
-    ``joint`` (the tree joint or loop joint it drives), ``unit`` (N or N m), ``limit`` (effort, inf if none)."""
-    name: str
-    kind: str
-    joint: str
-    unit: str
-    limit: float
-
-
-def actuators_of(model, actuated=None):
-    """The actuators of ``model``: tree joints from ``<transmission>`` (all joints if the URDF has neither
-    transmissions nor actuated loops) and loop joints with ``actuated="true"``, or the given list of
-    joint / loop names. Raises KeyError for an unknown name."""
-    loops = {lp.name: lp for lp in model.loops}
-    if actuated is None:
-        names = [lp.name for lp in model.loops if lp.actuated]
-        tree = list(model.actuated_joints) if (model.transmissions or not names) else []
-        names = tree + names
-    else:
-        names = list(actuated)
-    out = []
-    for n in names:
-        if n in loops:
-            lp = loops[n]
-            if lp.S.shape[1] != 1:
-                raise KeyError(f"loop {n!r} ({lp.type}) has {lp.S.shape[1]} freedoms; only 1-dof loop joints "
-                               "can carry an actuator")
-            out.append(Actuator(n, "loop", n, "N" if lp.type == "prismatic" else "N m", lp.effort))
-        else:
-            i = model.joint_index(n)
-            out.append(Actuator(n, "joint", n, "N" if model.joint_types[i] == "prismatic" else "N m",
-                                float(model.effort_limit[i])))
-    return tuple(out)
-
-
-def actuation_matrix(model, q, acts, state=None):
-    """B (nv × p): joint forces τ = B u produced by actuator forces u (module docstring). ``state``: a
-    ``LoopState`` at q to reuse (the loop actuators' columns need its Jacobians)."""
-    B = np.zeros((model.nv, len(acts)))
-    st = state
-    for c, a in enumerate(acts):
-        if a.kind == "joint":
-            B[model.joint_index(a.joint), c] = 1.0
-        else:
-            st = st or LoopState(model, q)
-            lp = next(lp for lp in model.loops if lp.name == a.joint)
-            XFp, _ = st.loop_frames(lp)
-            J = XFp @ (st.body_jacobian(lp.s) - st.body_jacobian(lp.p))
-            B[:, c] = J.T @ np.asarray(lp.S)[:, 0]
-    return B
 
 
 def _consistency(model, st, qd, qdd, K, k, tol):
@@ -151,48 +97,6 @@ def constrained_inverse_dynamics(model, q, qd, qdd, check=True, tol=1e-6, passiv
     return tau, (ec.G if ec is not None else np.eye(n))
 
 
-@dataclass
-class ActuatorForces:
-    """Actuator forces for one state or a batch of N states.
-
-    names, units, limits: per actuator; u: (p,) or (N, p) [N | N m]; case: "properly actuated",
-    "redundantly actuated", "under-actuated" or "redundantly and under-actuated"; rank_Gu: rank of G_u;
-    dof: n − r; residual: Gᵀ(τ_ID − B u) ((n−r,) or (N, n−r)), zero unless under-actuated;
-    loop_forces: {loop name: (6,) or (N, 6)} pin wrenches [n; f] on the successor in Fp (N·m, N);
-    over_limit: names of actuators whose |u| exceeds their effort limit somewhere."""
-    names: tuple
-    units: tuple
-    limits: np.ndarray
-    u: np.ndarray
-    case: str
-    rank_Gu: int
-    dof: int
-    residual: np.ndarray
-    loop_forces: dict
-    over_limit: tuple
-    tau_ID: np.ndarray = None
-    details: dict = field(default_factory=dict)
-
-
-def _solve_one(A, b, weights, bounds, rtol):
-    p = A.shape[1]
-    w = np.ones(p) if weights is None else np.asarray(weights, float)
-    if np.any(w <= 0):
-        raise ValueError("actuator weights must be > 0")
-    Wi = 1.0 / np.sqrt(w)  # minimise uᵀ W u: substitute u = W^-½ z, minimum-norm z
-    if bounds is not None:
-        lo, hi = bounds
-        res = scipy.optimize.lsq_linear(A, b, bounds=(lo, hi), method="bvls", tol=1e-12, lsmr_tol="auto")
-        u = res.x
-        # among equally good solutions lsq_linear may return any; if the unbounded minimum-norm answer is
-        # feasible, prefer it
-        u_mn = Wi * (np.linalg.pinv(A * Wi, rcond=rtol) @ b)
-        if np.all(u_mn >= lo - 1e-9) and np.all(u_mn <= hi + 1e-9):
-            u = u_mn
-        return u
-    return Wi * (np.linalg.pinv(A * Wi, rcond=rtol) @ b)
-
-
 def actuator_forces(model, q, qd, qdd, actuated=None, weights=None, bounds=None, rtol=1e-6, check=True,
                     warn=True, f_ext=None, compiled=True, data=None) -> ActuatorForces:
     """Actuator forces that produce (q, q̇, q̈) — RBDA eq. 8.63 (module docstring for the cases).
@@ -210,7 +114,7 @@ def actuator_forces(model, q, qd, qdd, actuated=None, weights=None, bounds=None,
             reference, state by state. Both choose the independent set (§8.8) at the first state and
             re-check it at every later one; tests hold them together.
         data: a ``urdf_dyn.Data`` of ``model`` whose workspace a single-state call reuses (default: the
-            Model's per-thread one, ``model.default_data``): one plain state (float64 ndarrays (nv,)) without
+            Model's per-thread one, ``urdf_dyn.model.default_data``): one plain state (float64 ndarrays (nv,)) without
             ``bounds`` or ``f_ext`` runs the compiled path on an ``ActuationPlan`` kept there, with no
             per-call packing; the result equals that of a batch of one state.
     Raises StateError for inconsistent states or a rank of K that changes along the trajectory; KeyError
@@ -489,46 +393,6 @@ def _reference(model, Q, QD, QDD, acts, w, bounds, rtol, check, fx):
         U[i], TAU[i] = u, tau
         ranks[i] = numerical_rank(A, rtol)[0] if p else 0
     return U, (R if R is not None else np.zeros((0, 0))), TAU, LAM, ranks, (dof or 0)
-
-
-def _path_inputs(model, acts):
-    """The inputs of ``constraints._path.actuation_path`` that depend only on the model and the actuators, in
-    its argument order: (lp_p, lp_s, lp_XP, lp_XS, lp_axis, lp_mode, row_loop, row_T, nrows, act_col), and
-    pref (nv,) bool, the independent coordinates that complete pivoting takes last (RBDA §8.8). row_loop and
-    row_T hold the constraint rows, then one row (the motion axis S in Fp) per actuated loop joint."""
-    n, p = model.nv, len(acts)
-    pack = model.loop_pack if model.loops else None
-    nrows = len(pack["row_loop"]) if pack is not None else 0
-    loops = {lp.name: i for i, lp in enumerate(model.loops)}
-    act_col, extra_loop, extra_T = np.zeros(p, np.int64), [], []
-    for c, a in enumerate(acts):
-        if a.kind == "joint":
-            act_col[c] = model.joint_index(a.joint)
-        else:
-            act_col[c] = -(1 + len(extra_loop))
-            extra_loop.append(loops[a.joint])
-            extra_T.append(np.asarray(model.loops[loops[a.joint]].S)[:, 0])
-    if pack is not None:
-        row_loop = np.concatenate([pack["row_loop"], np.array(extra_loop, np.int64)])
-        row_T = np.ascontiguousarray(np.vstack([pack["row_T"], np.array(extra_T).reshape(-1, 6)]))
-        lp = (pack["p"], pack["s"], pack["XP"], pack["XS"], pack["axis"], pack["mode"])
-    else:
-        row_loop, row_T = np.zeros(0, np.int64), np.zeros((0, 6))
-        lp = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, 6, 6)), np.zeros((0, 6, 6)),
-              np.zeros((0, 3)), np.zeros(0, np.int64))
-    pref = np.zeros(n, np.bool_)
-    pref[[model.joint_index(j) for j in model.independent]] = True
-    return (*lp, _read_only(row_loop), _read_only(row_T), nrows, act_col), pref
-
-
-def _read_only(a):
-    """A read-only view of a (the caller's array keeps its own flag). The compiled path's model-side inputs,
-    τᵃ and f_ext are read-only like the Model's packed arrays: numba compiles a kernel once per combination
-    of writable and read-only arguments, and each variant of ``actuation_path`` costs ≈ 10 s on the first
-    run."""
-    v = a.view()
-    v.setflags(write=False)
-    return v
 
 
 def _compiled(model, Q, QD, QDD, acts, w, rtol, check, fx):
