@@ -117,7 +117,7 @@ wall-clock verdict cannot be fair.
   (what the main job imports). Extras: `[sweep]` dask[distributed] + pyarrow, `[ros]` mcap +
   mcap-ros2-support, `[gauss]` sympy, `[video]` imageio-ffmpeg (.mp4 only; 165 MB), `[viewer]`, `[mujoco]`,
   `[all]`; `[test]` pulls `[all]`. A command that needs a missing extra answers with one line and exit
-  status 2 (`urdf_dyn._extras.require`, tests/test_extras.py): `urdf-dyn sweep` in the lean venv printed
+  status 2 (`urdf_dyn.extras.require`, tests/test_extras.py): `urdf-dyn sweep` in the lean venv printed
   `urdf-dyn: error: the load-case sweep needs distributed, which is not installed: pip install 'urdf_dyn[sweep]'`.
   README command 1 is unchanged (`python3 -m venv .venv && .venv/bin/pip install -q -e '.[viewer]' &&
   .venv/bin/urdf-dyn run scenarios/excavator_dig.scenario.yaml`) and ran to completion (all 14 outputs,
@@ -140,7 +140,7 @@ wall-clock verdict cannot be fair.
 - **Compile.** tests/jobs/test_compile_variants.py fails if any numba kernel of urdf_dyn holds more than one
   signature after the main job (it passes). numba's cache is now shared by every checkout of the same
   sources: the cache folder is keyed by the kernel modules' contents (was: mtimes) and a package-relative
-  locator (`urdf_dyn._numba_cache`) replaces numba's folder named by the absolute source path
+  locator (`urdf_dyn.numba_cache`) replaces numba's folder named by the absolute source path
   (tests/algorithms/test_kernel_cache.py: a second clone loads, 0 compilations).
 - **Sweep.** Cases go to Dask in groups (`sweep.run_cases`, about four tasks per worker thread, ≤ 8 cases
   each) and every worker is warmed before the first case (`sweep.warm_worker`: the job's imports and the

@@ -1,5 +1,5 @@
 """Optional dependencies (issue 27): the core install carries what the main job imports; a command that
-needs an extra says in one line which one to install, with exit status 2 (``urdf_dyn._extras``)."""
+needs an extra says in one line which one to install, with exit status 2 (``urdf_dyn.extras``)."""
 import subprocess
 import sys
 
@@ -7,7 +7,7 @@ import pytest
 
 from conftest import ROOT
 
-from urdf_dyn._extras import MissingExtraError, require
+from urdf_dyn.extras import MissingExtraError, require
 
 #: a fresh interpreter in which the named modules cannot be imported (as in a lean install)
 _BLOCK = "import sys\nfor m in {mods!r}: sys.modules[m] = None\n"

@@ -27,7 +27,7 @@ _KERNEL_MODULES = ("algorithms/spatial.py", "algorithms/joints.py", "algorithms/
 
 def _kernel_key() -> str:
     """A short digest of the kernel modules' contents (≈ 150 kB read): the same for every checkout or install
-    of the same sources, so that they share one cache folder (``urdf_dyn._numba_cache``)."""
+    of the same sources, so that they share one cache folder (``urdf_dyn.numba_cache``)."""
     import hashlib
     here = os.path.dirname(os.path.abspath(__file__))
     h = hashlib.sha1()

@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from urdf_dyn._numba_cache import install as _portable_cache
+from urdf_dyn.numba_cache import install as _portable_cache
 from numba import types as nt
 
 from urdf_dyn.algorithms._kernels import _aba_p, crba_packed, rnea_packed

@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from urdf_dyn._numba_cache import install as _portable_cache
+from urdf_dyn.numba_cache import install as _portable_cache
 
 from urdf_dyn.algorithms.joints import (FREE, PLANAR, PRIS_Z, PRISMATIC, REV_Z, REVOLUTE, is_sub, jcalc, joint_pose,
                                         q_indices, quat_entries)

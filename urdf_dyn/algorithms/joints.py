@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from urdf_dyn._numba_cache import install as _portable_cache
+from urdf_dyn.numba_cache import install as _portable_cache
 
 from urdf_dyn.algorithms.spatial import rodrigues, skew
 

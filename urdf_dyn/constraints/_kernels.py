@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from urdf_dyn._numba_cache import install as _portable_cache
+from urdf_dyn.numba_cache import install as _portable_cache
 
 from urdf_dyn.algorithms.joints import write_subspace
 from urdf_dyn.algorithms._kernels import crba_packed, crm_mul, group_base, plux_er, rnea_packed, split_tree, xup

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from urdf_dyn._numba_cache import install as _portable_cache
+from urdf_dyn.numba_cache import install as _portable_cache
 
 from urdf_dyn.algorithms._kernels import crba_packed, rnea_packed, split_tree
 from urdf_dyn.constraints._kernels import _chol, _chol_solve, loop_geometry, loop_terms, loop_velocity, loop_work

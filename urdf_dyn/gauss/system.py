@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from urdf_dyn._extras import require
+from urdf_dyn.extras import require
 from urdf_dyn.errors import ModelError, StateError
 
 __all__ = ["METHODS", "COORDS", "CRANK_SLIDER_PAPER", "PAPER_Q0", "Body", "PlanarSystem"]

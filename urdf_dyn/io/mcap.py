@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from urdf_dyn._extras import require
+from urdf_dyn.extras import require
 from urdf_dyn.errors import ModelError
 from urdf_dyn.io.files import atomic_path
 

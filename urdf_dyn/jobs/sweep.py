@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from urdf_dyn._extras import require
+from urdf_dyn.extras import require
 from urdf_dyn.reports.sweep_results import case_metrics
 from urdf_dyn.errors import LaunchError
 from urdf_dyn.io.files import atomic_path

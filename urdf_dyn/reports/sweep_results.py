@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from urdf_dyn._extras import require
+from urdf_dyn.extras import require
 from urdf_dyn.io.files import atomic_path
 
 __all__ = ["case_metrics", "results_table", "write_table", "envelope", "envelope_table", "plot_peaks", "plot_heatmap",
