@@ -40,7 +40,7 @@ from urdf_dyn.constraints.couplings import coupling_rows
 from urdf_dyn.constraints.explicit import complete_pivot_lu, explicit_constraint
 from urdf_dyn.constraints.loops import ConstraintWarning, constraint_terms, numerical_rank
 from urdf_dyn.constraints.passive import passive_forces
-from urdf_dyn.model import Data
+from urdf_dyn.model import Data, default_data
 from urdf_dyn.algorithms import _calls
 from urdf_dyn.constraints import _kernels as _LK
 
@@ -152,8 +152,80 @@ def _sparse_method(model, st, tau, K, k, rtol, f_ext_body=None):
     return qdd, lam, nc_all
 
 
+_F8 = np.dtype(np.float64)
+_ND = np.ndarray
+
+
+class _ForwardWork:
+    """What ``constraints._path.forward_path`` needs besides the state, prepared once per ``Data``: its
+    compiled entry point, the model-side arguments and the result arrays' shapes."""
+
+    def __init__(self, model):
+        from urdf_dyn.constraints._path import forward_path
+        pack = model.loop_pack
+        n = model.nv
+        pref = np.zeros(n, np.bool_)
+        pref[[model.joint_index(j) for j in model.independent]] = True
+        self.head = (model.parent, model.jtype, model.axis, model.X_tree, *model.kernel_pack, pack["p"], pack["s"],
+                     pack["XP"], pack["XS"], pack["axis"], pack["mode"], pack["row_loop"], pack["row_T"],
+                     _read_only(pref))
+        self.passive = (model.damping,) + ((model.spring_stiffness, model.spring_reference)
+                                           if model.spring_stiffness is not None else (_RO_NONE, _RO_NONE))
+        self.none = (_RO_NONE, _RO_NONE, _RO_NONE)
+        self.x = np.zeros((3, n))                 # the state's rows q, q̇, τ
+        self.n, self.R, self.L = n, len(pack["row_loop"]), len(model.loops)
+        self.names = tuple(lp.name for lp in model.loops)
+        self.free = np.zeros(n, np.int64)
+        self.out = np.zeros(4)
+        self.independent = {}
+        self.kernel = forward_path
+        self.entry = None
+
+
+def _applies(model):
+    """True when the compiled single-state paths cover the model (``inverse._compiled_applies``)."""
+    return (model.loops and not model.mimic and not model.couplings and model.is_fixed_base
+            and model.loop_pack is not None and not any(lp.damping > 0 for lp in model.loops))
+
+
+def _forward_fast(model, q, qd, tau, t_stab, rtol, passive, data):
+    """``constrained_forward_dynamics(loop_solver="nullspace")`` at one plain state by the compiled
+    ``forward_path`` on ``data``'s workspace, or None where the readable path must answer (the kernel's
+    status, module ``_path``)."""
+    w = data.workspace("forward", lambda: _ForwardWork(model) if _applies(model) else None)
+    if w is None:
+        return None
+    x = w.x
+    x[0], x[1], x[2] = q, qd, tau
+    qdd, lam, LF = np.empty(w.n), np.empty(w.R), np.empty((w.L, 6))
+    args = (*w.head, x, *(w.passive if passive else w.none), 0.0 if t_stab is None else 1.0 / t_stab,
+            float(rtol), qdd, lam, LF, w.free, w.out)
+    if w.entry is None:
+        w.entry = _calls.entry_point(w.kernel, args)
+    w.entry(*args)
+    out = w.out
+    if out[0] != 0.0:
+        return None
+    nf = w.n - int(out[1])
+    key = w.free[:nf].tobytes()
+    ind = w.independent.get(key)
+    if ind is None:
+        ind = w.independent[key] = tuple(model.joint_names[j] for j in w.free[:nf])
+    return ConstrainedAccel(qdd, lam, dict(zip(w.names, LF)), int(out[1]), float(out[2]), "nullspace",
+                            {"independent": ind})
+
+
+def _read_only(a):
+    a.setflags(write=False)
+    return a
+
+
+#: "no such passive force" for ``forward_path``, read-only like the Model's arrays (one compiled variant)
+_RO_NONE = _read_only(np.zeros(0))
+
+
 def constrained_forward_dynamics(model, q, qd, tau, loop_solver="nullspace", t_stab=None, rtol=1e-6,
-                                 passive=True) -> ConstrainedAccel:
+                                 passive=True, data=None) -> ConstrainedAccel:
     """Closed-loop forward dynamics at one state (RBDA §8.3–8.5, §8.13).
 
     Args:
@@ -164,10 +236,22 @@ def constrained_forward_dynamics(model, q, qd, tau, loop_solver="nullspace", t_s
         rtol: relative tolerance for ranks and pseudo-inverses (overconstrained loops).
         passive: add the passive joint forces (``passive_forces``: URDF damping, Gazebo springs, loop-joint
             damping) to τ; the same switch and default (True) as ``simulate`` and ``actuator_forces``.
+        data: a ``urdf_dyn.Data`` of ``model`` whose workspace the call reuses (default: the Model's per-thread
+            one, ``urdf_dyn.model.default_data``). With the default method, one plain state (float64 ndarrays) of a
+            model the compiled path covers (loops without ``<mimic>``, ``<coupling>``, universal or damped
+            loop joints, fixed base) runs ``constraints._path.forward_path``, which tests hold to this
+            function's readable path; near a change of mobility, or where the loops are inconsistent, the
+            readable path answers (and warns).
 
     Returns a ConstrainedAccel. Raises StateError for bad arrays, ValueError for an unknown method. Warns
     (ConstraintWarning) if the constraints are inconsistent (‖K q̈ − k‖ large: e.g. a locked mechanism).
     """
+    if (loop_solver == "nullspace" and q.__class__ is _ND and qd.__class__ is _ND and tau.__class__ is _ND
+            and q.dtype is _F8 and qd.dtype is _F8 and tau.dtype is _F8 and q.ndim == 1 and q.shape == qd.shape
+            == tau.shape == (model.nv,) and (t_stab is None or t_stab > 0)):
+        res = _forward_fast(model, q, qd, tau, t_stab, rtol, passive, default_data(model) if data is None else data)
+        if res is not None:
+            return res
     from urdf_dyn._checks import one_state
     one_state("constrained_forward_dynamics", q=q, qd=qd, tau=tau)
     n = model.nv

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from urdf_dyn.extras import require
 from urdf_dyn.errors import ModelError
 from urdf_dyn.io.files import atomic_path
 
@@ -74,7 +75,7 @@ def write_mcap(path, traj, actuator_forces=None, frame_id=""):
     Raises:
         ValueError if the arrays' lengths disagree with ``traj.t``.
     """
-    from mcap_ros2.writer import Writer
+    Writer = require("mcap_ros2.writer", "writing a ROS 2 bag (MCAP)").Writer
 
     t = np.asarray(traj.t, float)
     N = len(t)
@@ -127,9 +128,9 @@ def read_mcap(path):
     None, loop_names. Raises ModelError naming the file if it holds no ``sensor_msgs/msg/JointState`` on
     /joint_states, or is not an MCAP file.
     """
-    from mcap.exceptions import McapError
-    from mcap.reader import make_reader
-    from mcap_ros2.decoder import DecoderFactory
+    McapError = require("mcap.exceptions", "reading a ROS 2 bag (MCAP)").McapError
+    make_reader = require("mcap.reader", "reading a ROS 2 bag (MCAP)").make_reader
+    DecoderFactory = require("mcap_ros2.decoder", "reading a ROS 2 bag (MCAP)").DecoderFactory
 
     t, q, qd, tau, res, names, loop_names = [], [], [], [], [], None, ()
     try:
