@@ -315,9 +315,8 @@ def cmd_size(args):
 
 def cmd_sweep(args):
     from urdf_dyn.jobs.sweep_job import run_sweep_file
-    if args.workers is not None and args.workers < 0:
-        raise UrdfDynError(f"--workers: expected 0 or more, got {args.workers}")
-    run_sweep_file(args.launch_file, out_dir=args.out_dir, scheduler=args.scheduler, workers=args.workers)
+    run_sweep_file(args.launch_file, out_dir=args.out_dir, scheduler=args.scheduler, workers=args.workers,
+                   trust_scheduler=args.trust_scheduler)
     return 0
 
 
@@ -410,6 +409,8 @@ def main(argv=None) -> int:
     s.add_argument("launch_file", help="launch file with a sweep: section")
     s.add_argument("--scheduler", metavar="tcp://HOST:PORT", help="an existing Dask scheduler (default: a LocalCluster)")
     s.add_argument("--workers", type=int, metavar="N", help="LocalCluster processes (default: one per core; 0: no Dask)")
+    s.add_argument("--trust-scheduler", action="store_true", help="use the file's sweep.scheduler address (Dask "
+                   "unpickles what a scheduler sends: a hostile address RUNS CODE; default: refused)")
     s.add_argument("--out-dir", help="override outputs.directory")
     s.set_defaults(func=cmd_sweep)
     # -- urdf-dyn export (issue 18): the model for another simulator ----------------------------------------
