@@ -421,12 +421,13 @@ def main(argv=None) -> int:
 
     def cmd_export(args):
         from urdf_dyn.constraints.assembly import assemble
-        from urdf_dyn.io.mjcf_export import export_mjcf
-        model = load_from_args(args)
+        from urdf_dyn.io.mjcf_export import check_soft, export_mjcf
         try:
             solref = tuple(float(x) for x in args.solref.split(","))
-        except ValueError:
-            raise UrdfDynError(f"--solref {args.solref!r}: expected two numbers 'timeconst,dampratio'") from None
+            check_soft(solref, (0.9999, 0.9999, 0.001), 0.001)
+        except ValueError as e:
+            raise UrdfDynError(f"--solref {args.solref!r}: expected two numbers 'timeconst,dampratio' ({e})") from None
+        model = load_from_args(args)
         q = assemble(model, model.q_initial()) if model.loops else model.q_initial()
         mj = export_mjcf(model, args.mjcf, q_ref=q, solref=solref)
         print(f"wrote {args.mjcf}: {mj.nbody - 1} bodies, {mj.njnt} joints, {mj.neq} equalities, "
