@@ -37,7 +37,7 @@ from urdf_dyn.errors import LaunchError
 
 __all__ = ["Launch", "read_launch", "validate", "Section", "LaunchDocument", "RobotSection", "OutputsSection",
            "FiniteFloat", "PositiveFloat", "NonNegativeFloat", "JointValues", "build_model", "joint_vector",
-           "number", "output_dir", "write_animation", "unknown_name", "MAX_YAML_NODES", "MAX_LAUNCH_BYTES"]
+           "number", "output_dir", "run_staged", "write_animation", "unknown_name", "MAX_YAML_NODES", "MAX_LAUNCH_BYTES"]
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -312,6 +312,45 @@ def output_dir(launch, out_dir=None) -> Path:
         return Path(out_dir)
     d = launch.doc.outputs.directory if launch.doc is not None else None
     return Path(d or f"urdf_dyn_out/{launch.path.name.split('.')[0]}")
+
+
+def run_staged(launch, out_dir, echo, run):
+    """Run a job whose outputs must not half-replace an earlier run's: ``run(stage, echo)`` -> (result,
+    {output: path}) writes into ``stage``, a new hidden folder beside the output folder (``output_dir``);
+    only when it returns are its files moved into the output folder (``os.replace``, file by file), and the
+    paths it returns and echoes are given in the output folder. If it raises, nothing of it reaches the
+    output folder (a good earlier run there stays intact) — except after a ``SimulationError``, whose
+    partial trajectory is the job's answer and is moved in too. The staging folder is always removed."""
+    import os
+    import shutil
+    import tempfile
+
+    from urdf_dyn.errors import SimulationError
+    final = output_dir(launch, out_dir)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    stage = Path(tempfile.mkdtemp(prefix=f".{final.name}.partial-", dir=final.parent))
+    a, b = str(stage), str(final)
+
+    def fix(v):
+        return v.replace(a, b) if isinstance(v, str) else Path(str(v).replace(a, b)) if isinstance(v, Path) else v
+
+    def move():
+        final.mkdir(parents=True, exist_ok=True)
+        for src in sorted(stage.rglob("*")):
+            dst = final / src.relative_to(stage)
+            if src.is_dir():
+                dst.mkdir(exist_ok=True)
+            else:
+                os.replace(src, dst)
+    try:
+        result, written = run(stage, lambda *x, **k: echo(*(fix(v) for v in x), **k))
+        move()
+        return result, {k: fix(v) for k, v in written.items()}
+    except SimulationError as e:
+        move()
+        raise SimulationError(fix(str(e)), e.trajectory) from None
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
 
 
 def write_animation(launch, model, traj, outdir, written, echo):
