@@ -352,6 +352,13 @@ class _Checker:
                 j = lead[j]
 
     def check_inertial(self, link):
+        for kind in ("visual", "collision"):  # a NaN pose would reach the viewer as "missing EGL" (issue 29)
+            for el in link.findall(kind):
+                for node, attr in [(el.find("origin"), a) for a in ("xyz", "rpy")] + [
+                        (g, a) for g in el.findall("geometry/*") for a in ("size", "radius", "length", "scale")]:
+                    raw = node.get(attr) if node is not None else None
+                    if raw and any(t.lower().lstrip("+-") in ("nan", "inf", "infinity") for t in raw.split()):
+                        raise self.err(el, f"<{node.tag} {attr}=\"{raw}\">: non-finite number")
         inertial = link.find("inertial")
         if inertial is None:
             return

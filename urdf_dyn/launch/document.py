@@ -277,14 +277,26 @@ def joint_vector(launch, model, value, key, default=None, positions=False):
             if j not in names:
                 raise launch.err(key, unknown_name("joint", j, names))
             out[names.index(j)] = number(launch, v, f"{key}.{j}")
-        return out
+        return _unit_quaternions(launch, names, out, key) if positions else out
     if isinstance(value, (list, tuple)):
         if len(value) != n:
             raise launch.err(key, f"expected {n} values (one per joint), got {len(value)}")
-        return np.array([number(launch, v, f"{key}[{i}]") for i, v in enumerate(value)])
+        out = np.array([number(launch, v, f"{key}[{i}]") for i, v in enumerate(value)])
+        return _unit_quaternions(launch, names, out, key) if positions else out
     if positions and not model.is_fixed_base:
         raise launch.err(key, "a single number cannot set a floating joint's quaternion: give {joint: value}")
     return np.full(n, number(launch, value, key))
+
+
+def _unit_quaternions(launch, names, q, key):
+    """``q`` after checking that the quaternion (``<joint>.qx`` … ``.qw``) of each floating joint is not zero
+    (it is normalised later; a zero one has no direction). Raises LaunchError naming ``key`` and the joint."""
+    for i, n in enumerate(names):
+        if n.endswith(".qw") and i >= 3 and names[i - 3] == n[:-3] + ".qx":
+            if not np.linalg.norm(q[i - 3:i + 1]) > 1e-9:
+                raise launch.err(key, f"the quaternion of floating joint {n[:-3]!r} ({n[:-3]}.qx, .qy, .qz, .qw) is "
+                                 f"zero: give a unit quaternion (no rotation: qw = 1)")
+    return q
 
 
 def build_model(launch):
@@ -371,5 +383,11 @@ def write_animation(launch, model, traj, outdir, written, echo):
         written["animation"] = str(render_trajectory(model, traj, outdir / o.animation, fps=o.animation_fps,
                                                      size=(w, h)))
     except Exception as e:  # noqa: BLE001 - GL/EGL/ffmpeg failures come in many types
-        echo(f"WARNING: outputs.animation {o.animation} not written: {type(e).__name__}: {e} (offscreen drawing "
-             "needs EGL: apt-get install libegl1 libegl-mesa0 libgl1 libgl1-mesa-dri libglu1-mesa)")
+        text = str(e)
+        cause = text[text.find("(") + 1:].split(")")[0] if "(" in text else text
+        gl = not any(w in cause for w in ("NaN", "nan", "inf", "convert", "shape", "index")) and \
+            any(w in text for w in ("EGL", "GL", "display", "context", "ffmpeg"))
+        echo(f"WARNING: outputs.animation {o.animation} not written: {type(e).__name__}: "
+             + (f"{e} (offscreen drawing needs EGL: apt-get install libegl1 libegl-mesa0 libgl1 libgl1-mesa-dri "
+                "libglu1-mesa)" if gl else f"{cause}: a visual of {model.source} (a mesh vertex or pose) is not "
+                "drawable; the results are written"))
