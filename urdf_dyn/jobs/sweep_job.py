@@ -49,7 +49,7 @@ from urdf_dyn.io.files import atomic_path
 from urdf_dyn.launch.document import (FiniteFloat, OutputsSection, PositiveFloat, Section, output_dir,
                                       read_launch, validate)
 from urdf_dyn.launch.registry import Job, get_job
-from urdf_dyn.jobs.sweep_checks import MAX_WORKERS, scheduler_address
+from urdf_dyn.jobs.sweep_checks import MAX_WORKERS, probe_scheduler, scheduler_address
 
 __all__ = ["SweepDocument", "SweepResult", "plan_sweep", "run_sweep", "run_sweep_file", "JOB"]
 
@@ -166,6 +166,7 @@ def _where_to_run(launch, scheduler, workers, trust_scheduler):
     if scheduler and not hasattr(scheduler, "submit"):
         try:
             scheduler = scheduler_address(scheduler)
+            probe_scheduler(scheduler)  # before any case is planned: a Dask scheduler answers there
         except ValueError as e:
             raise launch.err(key, str(e)) from None
     workers = s.workers if workers is None else workers

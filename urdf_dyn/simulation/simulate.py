@@ -115,6 +115,9 @@ MAX_SAMPLES = 1_000_000
 10⁶ samples of a 30-joint robot hold ~1 GB (t, q, q̇, q̈, τ)."""
 
 _NPZ_KEYS = ("t", "q", "qd", "qdd", "tau", "energy", "joint_names")
+MAX_TRAJ_BYTES = 1 << 29
+"""Most bytes the arrays of a trajectory file may hold together (512 MiB; read and copied once, ~1 GiB
+peak): every array's product of dimensions is counted before anything is allocated (issue 29)."""
 
 
 def _read_npz(p, max_samples):
@@ -128,6 +131,10 @@ def _read_npz(p, max_samples):
                 key = info.filename.removesuffix(".npy")
                 if key not in _NPZ_KEYS + ("residuals", "loop_names", "meta"):
                     continue
+                if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):  # numpy writes these;
+                    raise StateError(f"{p}: array {key!r} is compressed with zip method {info.compress_type} "
+                                     "(numpy writes stored or deflated arrays; zipfile inflates bzip2/lzma blocks "
+                                     "whole, unbounded)")
                 with zf.open(info) as fh:
                     version = npformat.read_magic(fh)
                     read_header = {(1, 0): npformat.read_array_header_1_0, (2, 0): npformat.read_array_header_2_0}
@@ -141,6 +148,11 @@ def _read_npz(p, max_samples):
                                                                         and key in ("t", "q", "qd", "qdd", "tau")):
                         raise StateError(f"{p}: array {key!r} declares shape {shape}: more than {max_samples} "
                                          "samples (Trajectory.load(max_samples=...))")
+                    total = out.get("__bytes__", 0) + n * dtype.itemsize
+                    if total > MAX_TRAJ_BYTES:
+                        raise StateError(f"{p}: array {key!r} declares shape {shape} of {dtype}: the arrays would "
+                                         f"hold {total} bytes, more than {MAX_TRAJ_BYTES} (MAX_TRAJ_BYTES)")
+                    out["__bytes__"] = total
                     header_len = fh.tell()
                     if n * dtype.itemsize != info.file_size - header_len:
                         raise StateError(f"{p}: array {key!r} declares shape {shape} of {dtype} "
@@ -154,6 +166,7 @@ def _read_npz(p, max_samples):
         raise
     except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError, OSError, KeyError) as e:
         raise StateError(f"{p}: not a readable .npz trajectory ({type(e).__name__}: {e})") from None
+    out.pop("__bytes__", None)
     missing = [k for k in _NPZ_KEYS if k not in out]
     if missing:
         raise StateError(f"{p}: not a urdf-dyn trajectory: missing array(s) {', '.join(missing)} "
@@ -164,7 +177,7 @@ def _read_npz(p, max_samples):
 def _read_csv(p, max_samples):
     import re
     size = p.stat().st_size
-    if size > max_samples * 4096:
+    if size > min(max_samples * 4096, MAX_TRAJ_BYTES // 4):  # ~10 bytes of text per number, 32 as a float
         raise StateError(f"{p}: {size} bytes is larger than a trajectory of {max_samples} samples")
     try:
         with open(p, newline="") as fh:
