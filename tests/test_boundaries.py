@@ -10,7 +10,8 @@ flips, the comparison sits on a boundary, on every CPU. The BLAS settings (``OPE
 as the machine sets them.
 
 Covered: the MuJoCo closed-loop accelerations and its mass matrix / bias forces (tests/io/test_mjcf.py),
-Pinocchio's constraintDynamics (tests/constraints/test_closed_loop.py), the mobility counts of the loop robots,
+Pinocchio's constraintDynamics (tests/constraints/test_closed_loop.py), the mobility counts of the loop robots
+(and of the PUMA with each loop type, tests/constraints/test_loop_types.py; the Stewart platform's),
 the tree dynamics against Pinocchio on shared robots (tests/algorithms/test_tree_pinocchio.py) and the Stewart
 platform's hand statics (tests/constraints/test_hexapod.py)."""
 import numpy as np
@@ -202,3 +203,31 @@ def test_tree_pinocchio_verdict_is_stable(name):
                 and rel(ud.forward_dynamics(model, x, qd[k], tau[k]), fd) <= T.TOL)
 
     _same(_verdicts(ok, range(len(q))), name)
+
+
+@pytest.mark.parametrize("ltype", ["cylindrical", "fixed", "planar", "prismatic", "revolute", "spherical", "universal"])
+def test_loop_type_mobility_is_stable(ltype):
+    """tests/constraints/test_loop_types.py: the PUMA with one loop of each type at its initial configuration."""
+    from test_loop_types import LOOP_TYPES, puma_with_loop
+    model = puma_with_loop(ltype)
+    nc = LOOP_TYPES[ltype]
+
+    def ok(_, s):
+        mb = ud.mobility(model, _shifted(model.q_initial(), model, s))
+        return (mb.nc, mb.rank, mb.dof) == (nc, nc, 6 - nc)
+
+    _same(_verdicts(ok, [None]), ltype)
+
+
+def test_stewart_mobility_is_stable():
+    """tests/constraints/test_hexapod.py: mobility 6 and properly actuated at the home pose."""
+    from test_hexapod import LEGS, SDF
+    model = ud.load(SDF)
+
+    def ok(_, s):
+        q = _shifted(model.q_initial(), model, s)
+        mb = ud.mobility(model, q)
+        af = ud.actuator_forces(model, q, np.zeros(model.nv), np.zeros(model.nv), actuated=LEGS)
+        return (mb.n, mb.nc, mb.rank, mb.dof) == (21, 15, 15, 6) and af.case == "properly actuated"
+
+    _same(_verdicts(ok, [None]), "stewart mobility")
