@@ -36,8 +36,9 @@ class Payload(Section):
 
     @model_validator(mode="after")
     def _window_and_inertia(self):
-        """``from`` <= ``until`` (else the payload never acts); ``inertia`` a symmetric positive-definite 3×3
-        matrix whose principal moments satisfy the triangle inequality (a rigid body's, RBDA §2.13)."""
+        """``from`` <= ``until`` (else the payload never acts); ``inertia`` a symmetric positive semi-definite
+        3×3 matrix (zero: a point mass) whose principal moments satisfy the triangle inequality, as a rigid
+        body's do (RBDA §2.13)."""
         if self.from_ is not None and self.until is not None and self.from_ > self.until:
             raise ValueError(f"from ({self.from_:g} s) is after until ({self.until:g} s): the payload would never act")
         if self.inertia is not None:
@@ -48,9 +49,11 @@ class Payload(Section):
             if not np.allclose(J, J.T, rtol=1e-9, atol=1e-12):
                 raise ValueError("inertia must be symmetric")
             e = np.linalg.eigvalsh(J)
-            if not e[0] > 0 or e[2] > e[0] + e[1] + 1e-9 * e[2]:
+            tol = 1e-9 * max(abs(e[2]), 1e-300)
+            if e[0] < -tol or e[2] > e[0] + e[1] + tol:
                 raise ValueError(f"inertia is not a rigid body's: principal moments {', '.join(f'{x:.6g}' for x in e)} "
-                                 "must be > 0 with the largest at most the sum of the other two")
+                                 "must be >= 0 (zero for a point mass) with the largest at most the sum of the "
+                                 "other two")
         return self
 
 
