@@ -1,5 +1,5 @@
-"""The bad-input corpus (tests/bad_inputs/): malformed and malicious launch files, trajectories, URDF and
-xacro files, each run through the ``urdf-dyn`` command in its own process, as a user would.
+"""The bad-input corpus (tests/bad_inputs/): malformed and malicious launch files, excavator pin tables,
+trajectories, URDF and xacro files, each run through the ``urdf-dyn`` command in its own process, as a user would.
 
 Each case must end with the exit status of ``expected.tsv`` (2 for an error, 0 where a located warning
 leaves a meaningful run; 0 and no warning at all for "(no warning)"), print exactly one ``urdf-dyn: error:`` line (or one ``warning:`` line) that
@@ -49,6 +49,8 @@ def command(name, work):
         for k, v in subst.items():
             argv = [a.replace(k, v) for a in argv]
         return argv
+    if name.endswith(".pins.yaml"):  # excavator pin tables (issue 25)
+        return ["excavator", f, "-o", str(work / "out" / "machine.urdf")]
     if name.endswith((".xacro", ".urdf", ".sdf", ".xml")):
         return ["info", f]
     return ["view", str(ROOT / "robots" / "puma560.urdf"), "--traj", f, "--out", str(work / "x.png")]

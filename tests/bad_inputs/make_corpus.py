@@ -14,6 +14,9 @@ SIM = f"robot: {{file: {PUMA}}}\njob: simulate\n"
 SIZE = (f"robot: {{file: {EXC}}}\njob: size\nmotion:\n  independent: [crank]\n"
         "  waypoints: [{crank: 0.0}, {crank: 0.2}]\n  durations: [0.2]\n")
 
+SOIL = ("soil: {{{extra}, ground: {{height: 0.0}}, edge: rod, plate: [-1, 0, 0], width: 1.0, capacity: 1.0, "
+        "during: dig}}\n")
+
 LAUNCH = {
     "billion_laughs": "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
         f"{c}: &{c} [{', '.join(['*' + p] * 10)}]\n" for p, c in zip("abcdefgh", "bcdefghi")) + f"robot: {{file: {PUMA}}}\n",
@@ -64,6 +67,11 @@ LAUNCH = {
     "animation_size_bad": SIM + "outputs: {animation: a.gif, animation_size: big}\n",
     "animation_fps_zero": SIM + "outputs: {animation: a.gif, animation_fps: 0}\n",
     "size_dt_zero": SIZE + "  dt: 0\n",
+    "size_design_engine_power_zero": SIZE + "design: {pumps: {engine_power: 0}}\n",
+    "size_design_efficiency_over_one": SIZE + "design: {pumps: {engine_power: 1.0e+5, volumetric_efficiency: 1.2}}\n",
+    "size_design_friction_negative": SIZE + "design: {friction: -0.1}\n",
+    "size_design_buckling_threshold_one": SIZE + "design: {buckling: {threshold: 1.0}}\n",
+    "size_design_sn_exponent_zero": SIZE + "design: {fatigue: {m: 0}}\n",
     "size_dt_negative": SIZE + "  dt: -0.01\n",
     "size_dt_tiny": SIZE + "  dt: 1.0e-10\n",
     "size_no_actuators": SIZE + "actuators: {actuated: []}\n",
@@ -79,6 +87,10 @@ LAUNCH = {
     "size_independent_unknown": SIZE.replace("[crank]", "[crank_joint]"),
     "size_motion_csv_missing": f"robot: {{file: {EXC}}}\njob: size\nmotion:\n  independent: [crank]\n  csv: no_such.csv\n",
     "size_no_waypoints": f"robot: {{file: {EXC}}}\njob: size\nmotion: {{independent: [crank]}}\n",
+    "size_soil_preset_unknown": SIZE + SOIL.format(extra="preset: mud"),
+    "size_soil_density_negative": SIZE + SOIL.format(extra="preset: clay, density: -1400"),
+    "size_soil_swell_negative": SIZE + SOIL.format(extra="preset: clay, swell: -1.3"),
+    "size_motor_torque_and_displacement": SIZE + "hydraulics: {relief: 3.5e+7, pump_flow: 1.0e-3, motors: {crank: {displacement: 1.0e-3, torque: 50}}}\n",
 }
 
 
@@ -158,7 +170,7 @@ def _object_npz(a):
 
 if __name__ == "__main__":
     for name, text in LAUNCH.items():
-        (HERE / f"{name}.launch.yaml").write_text(text)
+        (HERE / f"{name}.scenario.yaml").write_text(text)
     for name, data in trajectories():
         (HERE / name).write_bytes(data)
     print(f"{len(LAUNCH)} launch files and the trajectories written to {HERE}")

@@ -166,7 +166,7 @@ def test_local_cluster_matches_each_case_alone(local_sweep):
         doc["payload"]["mass"] = case["params"]["payload.mass"]
         doc["actuators"]["cylinders"]["boom_cyl"]["rod"] = case["params"]["actuators.cylinders.boom_cyl.rod"]
         doc["outputs"] = {"directory": str(d / f"alone{case['index']}")}
-        lf = d / f"alone{case['index']}.launch.yaml"
+        lf = d / f"alone{case['index']}.scenario.yaml"
         lf.write_text(yaml.safe_dump(doc))
         row = next(r for r in rows if r["case"] == case["index"])
         if case["params"]["actuators.cylinders.boom_cyl.rod"] >= 0.12:  # the job refuses rod >= bore

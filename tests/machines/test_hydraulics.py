@@ -42,8 +42,8 @@ def test_flows_pressures_and_checks():
     # power: max(u v, 0): pushing while extending (t < 1) and pulling while retracting (1 < t < 2: pushing
     # while retracting is overrunning -> 0; 2 < t < 3: pulling while retracting -> positive)
     P = np.maximum(u * sd, 0)
-    assert a.energy == pytest.approx(np.trapezoid(P, t))
-    assert a.energy == pytest.approx(100e3 * 0.3 + 50e3 * 0.3, rel=1e-3)  # ∫ over the driven quarters
+    assert a.positive_work == pytest.approx(np.trapezoid(P, t))
+    assert a.positive_work == pytest.approx(100e3 * 0.3 + 50e3 * 0.3, rel=1e-3)  # ∫ over the driven quarters
     # swing motor
     m = h.actuators["swing"]
     assert np.allclose(m.demand, 2.114e-3 * np.abs(0.8 * np.cos(t)))
@@ -58,7 +58,7 @@ def test_over_demand_relief_and_end_stops():
     c = Cylinder(0.12, 0.085)
     model = SimpleNamespace(joint_names=("cyl",), joint_index=lambda n: 0, lower=np.array([0.1]),
                             upper=np.array([0.49]), velocity_limit=np.array([0.316]))
-    h = hydraulics(res, {"cyl": c}, pump_flow=1e-3, model=model)
+    h = hydraulics(res, {"cyl": c}, relief=35e6, pump_flow=1e-3, model=model)
     # demand A_c · 0.5 = 5.65e-3 m3/s > 1e-3 everywhere; 450 kN > 35 MPa · A_c = 395.8 kN everywhere
     assert h.over_demand == [(0.0, 1.0)]
     assert h.actuators["cyl"].over_relief == [(0.0, 1.0)]
@@ -67,11 +67,59 @@ def test_over_demand_relief_and_end_stops():
     assert a.limit_ratio == pytest.approx(0.5 / 0.316) and a.flow_ratio == pytest.approx(0.5 / (1e-3 / c.cap_area))
     assert a.speed_ratio == max(a.limit_ratio, a.flow_ratio)
     w = " / ".join(h.warnings())
-    for s in ("more flow than the pumps", "over the relief", "stroke end", "speed its supply allows", "URDF velocity"):
+    for s in ("more flow than the pumps", "over its relief", "stroke end", "speed its supply allows", "URDF velocity"):
         assert s in w
     assert h.peak_flow * 6e4 == pytest.approx(c.cap_area * 0.5 * 6e4)
     assert intervals([0, 1, 2, 3], [False, True, True, False]) == [(1.0, 2.0)]
     d = h.to_dict()
     assert d["peak_flow_L_min"] == pytest.approx(h.peak_flow * 6e4) and "cyl" in d["actuators"]
     with pytest.raises(KeyError, match="not an actuator"):
-        hydraulics(res, {"nope": c})
+        hydraulics(res, {"nope": c}, relief=35e6, pump_flow=1e-3)
+
+
+def test_swing_motor_sized_at_the_swing_relief():
+    """The data sheet's 74 kN·m belongs to the 26.8 MPa swing relief (cat320_datasheet.md S1): the ideal
+    motor has D = τ / Δp = 74e3 / 26.8e6 = 2.7612e-3 m³/rad (hand), gives 74 kN·m at that relief, needs
+    35/26.8 = 1.306 times the flow of a motor sized at the 35 MPa main relief, and its pressure is checked
+    against its own relief: 60 kN·m is 60/74 of 268 bar (the old sizing plotted 60/74 of 350 bar against the
+    350 bar line), 75 kN·m is over it."""
+    m = Motor.from_torque(74e3, 26.8e6)
+    assert m.displacement == pytest.approx(2.7612e-3, rel=1e-4) and m.relief == 26.8e6
+    t = np.linspace(0, 1, 101)
+    w = np.full_like(t, 0.5)                                     # rad/s
+    tau = np.where(t < 0.5, 60e3, 75e3)
+    res = fake_result(t, [0.5 * t], [w], [tau], ["swing"])
+    h = hydraulics(res, {}, {"swing": m}, relief=35e6, pump_flow=7.15e-3)
+    a = h.actuators["swing"]
+    assert a.capacity_push == pytest.approx(74e3) and a.relief == 26.8e6
+    assert a.demand[0] == pytest.approx(0.5 * 74e3 / 26.8e6)
+    old = hydraulics(res, {}, {"swing": Motor(74e3 / 35e6)}, relief=35e6, pump_flow=7.15e-3).actuators["swing"]
+    assert a.demand[0] / old.demand[0] == pytest.approx(35 / 26.8)
+    assert a.pressure[-1] == pytest.approx(75e3 / (74e3 / 26.8e6)) and a.over_relief == [(0.5, 1.0)]
+    assert a.pressure[0] == pytest.approx(60 / 74 * 26.8e6) and old.pressure[0] == pytest.approx(60 / 74 * 35e6)
+    with pytest.raises(ValueError, match="relief > 0"):
+        Motor.from_torque(74e3, 0.0)
+
+
+def test_speed_limits_depend_on_the_direction():
+    """Extension is fed on the cap side, retraction on the annulus: with the section's flow Q the limits are
+    Q / A_cap and Q / A_annulus (hand), and the URDF limit (the extension speed at the rated flow) allows
+    retraction v_lim A_cap / A_annulus. A retraction at 0.5 m/s with v_lim = 0.316 m/s (= Q / A_cap of one
+    3.575e-3 m³/s pump section on a 120 mm bore) is within both; the same speed extending is over both."""
+    Q, v_lim = 3.575e-3, 0.316
+    Ac, Aa = np.pi * 0.12 ** 2 / 4, np.pi * (0.12 ** 2 - 0.085 ** 2) / 4
+    c = Cylinder(0.12, 0.085)
+    t = np.linspace(0, 1, 101)
+    model = SimpleNamespace(joint_names=("cyl",), joint_index=lambda n: 0, lower=np.array([-5.0]),
+                            upper=np.array([5.0]), velocity_limit=np.array([v_lim]))
+    for v, over in ((-0.5, False), (0.5, True)):
+        res = fake_result(t, [v * t], [np.full_like(t, v)], [np.full_like(t, 10e3)], ["cyl"])
+        h = hydraulics(res, {"cyl": c}, supply={"cyl": Q}, relief=35e6, pump_flow=1.0, model=model)
+        a = h.actuators["cyl"]
+        assert a.v_max_ext == pytest.approx(Q / Ac) and a.v_max_ret == pytest.approx(Q / Aa)
+        assert a.v_limit == v_lim and a.v_limit_ret == pytest.approx(v_lim * Ac / Aa)
+        ratio = 0.5 / (Q / Ac if v > 0 else Q / Aa)
+        assert a.flow_ratio == pytest.approx(ratio)
+        assert a.limit_ratio == pytest.approx(0.5 / (v_lim if v > 0 else v_lim * Ac / Aa))
+        assert (a.speed_ratio > 1) == over
+        assert any("URDF velocity" in w for w in h.warnings()) == over

@@ -8,7 +8,8 @@ import pytest
 
 import urdf_dyn as ud
 from _robots import ROOT
-from urdf_dyn.machines.lift_chart import LiftChart, lift_chart, lift_point, without_links
+from urdf_dyn.machines.lift_chart import LiftChart, LiftChartOptions, lift_chart, lift_point, without_links
+from urdf_dyn.machines.stability import tipping_polygon, zmp_margin
 from urdf_dyn.machines.sizing import Cylinder
 from urdf_dyn.constraints.assembly import assemble
 
@@ -17,6 +18,13 @@ ACTS = ("swing", "boom_cyl", "stick_cyl", "bucket_cyl")
 CYL = {"boom_cyl": Cylinder(0.120, 0.085, 2), "stick_cyl": Cylinder(0.140, 0.100, 1),
        "bucket_cyl": Cylinder(0.120, 0.085, 1)}
 G = 9.81
+POLY = tipping_polygon(3.65, 2.38)   # CAT 320 roller-rail tipping lines (cat320_datasheet.md S5/S6)
+
+
+def opts(**kw):
+    base = dict(radii=(4.5, 6.0, 7.5), heights=(3.0, 0.0, -1.5), footprint=POLY, lift_pressure=38e6)
+    base.update(kw)
+    return LiftChartOptions(**base)
 
 BLOCK = """<robot name="block_on_edge">
   <link name="base"><inertial><origin xyz="-0.4 0.1 0.5"/><mass value="1000"/>
@@ -37,7 +45,8 @@ def test_tipping_load_of_a_rigid_body_on_an_edge(theta):
     c = np.cos(theta)  # rotation about +y: x -> (cos, 0, -sin)
     x_arm, x_load = 0.2 + 1.0 * c, 0.2 + 3.0 * c
     W_hand = G * (1000 * (e - (-0.4)) + 100 * (e - x_arm)) / (x_load - e)
-    lp = lift_point(model, np.array([theta]), {}, load=("arm", (3.0, 0, 0)), tipping=("front", e))
+    edge = np.array([[e, -5.0], [e, 5.0], [-5.0, 5.0], [-5.0, -5.0]])     # front edge at x = e
+    lp = lift_point(model, np.array([theta]), {}, load=("arm", (3.0, 0, 0)), polygon=edge)
     assert abs(lp.tipping_N - W_hand) <= 1e-9 * W_hand
     assert lp.hydraulic_N == np.inf and not lp.hydraulic_limited
     assert abs(lp.rated_kg - 0.75 * W_hand / G) <= 1e-9 * W_hand
@@ -75,7 +84,7 @@ def exc():
 
 @pytest.fixture(scope="module")
 def chart(exc):
-    return lift_chart(exc, radii=(4.5, 6.0, 7.5), heights=(3.0, 0.0, -1.5), cylinders=CYL)
+    return lift_chart(exc, CYL, opts())
 
 
 def test_excavator_tipping_load_by_hand(exc, chart):
@@ -116,7 +125,7 @@ def test_hydraulic_capacity_is_virtual_work(exc, chart):
             for ds in (h, -h):
                 qq = q.copy()
                 qq[ib] += ds
-                qq = assemble(m, qq, hold=ACTS, tol=1e-10)
+                qq = assemble(m, qq, hold=ACTS, residual_tol=1e-10)
                 V.append(ud.potential_energy(m, qq))
                 Z.append((ud.forward_kinematics(m, qq)["stick"] @ np.array([2.9, 0, 0, 1.0]))[2])
             dV, dz = (V[0] - V[1]) / (2 * h), (Z[0] - Z[1]) / (2 * h)
@@ -139,13 +148,15 @@ def test_rating_rule_and_table(chart, tmp_path):
 
 
 def test_out_of_reach_cells_are_empty(exc):
-    c = lift_chart(exc, radii=(20.0,), heights=(0.0,), cylinders=CYL)
+    c = lift_chart(exc, CYL, opts(radii=(20.0,), heights=(0.0,)))
     assert isinstance(c, LiftChart) and np.isnan(c.front[0, 0]) and "–" in c.to_markdown()
 
 
 def test_bad_input(exc):
     with pytest.raises(ValueError, match="boom_cyl"):
-        lift_chart(exc, cylinders={})
+        lift_chart(exc, {}, opts())
+    with pytest.raises(ValueError, match="lift_pressure"):
+        lift_chart(exc, CYL, opts(lift_pressure=0.0))
     with pytest.raises(KeyError, match="no link"):
         without_links(exc, ("shovel",))
 
@@ -157,7 +168,32 @@ def test_max_reach_column(exc, chart):
         r = chart.max_reach_m[i]
         assert np.isfinite(r) and np.all(chart.radii[~np.isnan(chart.front[i])] <= r + 1e-6)
         assert chart.max_front[i] > 0 and chart.max_side[i] > 0
-    far = lift_chart(exc, radii=(chart.max_reach_m[1] + 0.1,), heights=(chart.heights[1],), cylinders=CYL,
-                     footprint=[[1.825, -1.19], [1.825, 1.19], [-1.825, 1.19], [-1.825, -1.19]])
+    far = lift_chart(exc, CYL, opts(radii=(chart.max_reach_m[1] + 0.1,), heights=(chart.heights[1],)))
     assert np.isnan(far.front[0, 0]) and far.x_tip == 1.825 and far.y_tip == 1.19
     assert abs(far.max_reach_m[0] - chart.max_reach_m[1]) < 1e-3
+
+
+@pytest.mark.parametrize("side", ["front", "side"])
+def test_lift_chart_and_zmp_share_the_tipping_line(exc, chart, side):
+    """One tipping line (issue 25): the ZMP check (stability.zmp_margin) with the same polygon puts the
+    centre of pressure just inside at 99 % of the chart's tipping load and just outside at 101 %, over the
+    front and over the side, at every reachable cell (the load hung at the stick nose, without bucket)."""
+    m = without_links(exc, ("bucket",))
+    nose = np.array([2.9, 0.0, 0.0])
+    n = 0
+    for i in range(len(chart.heights)):
+        for j in range(len(chart.radii)):
+            q = chart.poses[i, j].copy()
+            if np.isnan(q).any():
+                continue
+            q[exc.joint_index("swing")] = 0.0 if side == "front" else np.pi / 2
+            Lt = (chart.tipping_front_N if side == "front" else chart.tipping_side_N)[i, j]
+            R = ud.forward_kinematics(m, q)["stick"][:3, :3]
+            margins = []
+            for f in (0.99, 1.01):
+                fl = R.T @ np.array([0.0, 0.0, -f * Lt])
+                w = np.r_[np.cross(nose, fl), fl]
+                margins.append(zmp_margin(m, POLY, q=q[None], f_ext={"stick": w[None]}, warn=False).min_margin)
+            assert margins[0] > 0 > margins[1], (i, j, margins)
+            n += 1
+    assert n >= 6

@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize_scalar
 
-from urdf_dyn.machines.soil import SOILS, Soil, failure_angle, fee_force, n_factors, soil_cutting, soil_preset
+from urdf_dyn.machines.soil import (SOILS, Soil, bearing_factors, failure_angle, fee_force, n_factors, soil_cutting,
+                                   soil_preset)
 
 
 def wedge_blade_force(alpha, phi, delta, beta, gamma_g=0.0, c=0.0, q=0.0, ca=0.0, d=1.0):
@@ -120,8 +121,8 @@ def test_presets_and_bad_parameters():
 
 
 def test_cutting_along_a_straight_drag():
-    """A level drag at constant depth d and speed v for time T: the volume is w d v T (capped at the
-    capacity), the force opposes the travel and presses the edge into the soil, and a deeper cut resists
+    """A level drag at constant depth d and speed v for time T: the bank volume is w d v T (the fill is
+    capped at the capacity), the force opposes the travel and presses the edge into the soil, and a deeper cut resists
     more."""
     t = np.linspace(0, 2.0, 401)
     v = 0.5
@@ -138,8 +139,130 @@ def test_cutting_along_a_straight_drag():
     ang = np.arctan2(cut.force[i, 0], -cut.force[i, 2])
     assert ang == pytest.approx(alpha + s.tool_friction_angle, abs=1e-9)   # H/V = tan(α + δ)
     capped = soil_cutting(t, edge, face, s, 0.0, 1.2, capacity=0.2)
-    assert capped.volume.max() == pytest.approx(0.2)
+    assert capped.fill.max() == pytest.approx(0.2) and capped.volume.max() == pytest.approx(0.36)
     deeper = soil_cutting(t, edge - [0, 0, 0.1], face, s, 0.0, 1.2, capacity=10.0)
     assert np.all(deeper.magnitude[5:-5] > cut.magnitude[5:-5])
     above = soil_cutting(t, edge + [0, 0, 1.0], face, s, 0.0, 1.2, capacity=10.0)
     assert not above.reached and np.all(above.magnitude == 0)
+
+
+# -- the interaction that follows the cut (issue 25 item 1) ---------------------------------------------------
+
+def hand_tool_force(alpha, soil, d, w, q, u, up, t_edge=0.0, g=9.81):
+    """The soil's force on the tool (3,) [N] from the 2-D wedge's equilibrium solved here with numpy, mapped
+    to world axes: travel u (3,), the free-surface normal up (3,). β minimises the weight term (McKyes)
+    by a bounded scalar search of the equilibrium itself; adhesion acts along the face; a blunt edge of
+    thickness t adds Terzaghi's strip bearing (textbook N_c, N_q) against the travel."""
+    ph, de = soil.friction_angle, soil.tool_friction_angle
+    obj = lambda b: (lambda P: P if P > 0 else np.inf)(wedge_blade_force(alpha, ph, de, b, gamma_g=1.0))  # noqa
+    grid = np.radians(np.arange(1.0, 89.0, 0.5))
+    b0 = grid[int(np.argmin([obj(b) for b in grid]))]
+    beta = minimize_scalar(obj, bounds=(b0 - np.radians(0.5), b0 + np.radians(0.5)), method="bounded",
+                           options={"xatol": 1e-12}).x
+    qb = q(beta) if callable(q) else q
+    P = w * wedge_blade_force(alpha, ph, de, beta, gamma_g=soil.density * g, c=soil.cohesion, q=qb,
+                              ca=soil.adhesion, d=d)
+    # on the soil: P at δ from the blade normal nb, adhesion −c_a d / sin α along the blade e (down it)
+    e = np.array([-np.cos(alpha), np.sin(alpha)])
+    nb = np.array([np.sin(alpha), np.cos(alpha)])
+    on_soil = P * (np.cos(de) * nb - np.sin(de) * e) - w * soil.adhesion * d / np.sin(alpha) * e
+    f2 = -on_soil                                                    # (along u, along up) on the tool
+    Nq = np.exp(np.pi * np.tan(ph)) * np.tan(np.pi / 4 + ph / 2) ** 2
+    Nc = (Nq - 1) / np.tan(ph)
+    f2 = f2 - np.array([w * min(d, t_edge) * (soil.cohesion * Nc + soil.density * g * d * Nq), 0.0])
+    return f2[0] * np.asarray(u) + f2[1] * np.asarray(up), beta
+
+
+@pytest.mark.parametrize("rake_deg", [40.0, 70.0])
+def test_force_direction_and_size_match_a_hand_wedge_balance(rake_deg):
+    """A level drag at depth d along a horizontal direction u (30° off the x axis), the cutting plate at
+    rake α from −u: the force on the edge, all three world components, equals the hand wedge balance
+    (weight, cohesion, adhesion along the face, the berm's surcharge once the bucket is full, the blunt
+    edge's bearing), and it opposes the travel."""
+    alpha = np.radians(rake_deg)
+    soil = Soil("t", 1600.0, np.radians(28.0), np.radians(17.0), 15e3, 6e3, 1.25)
+    t = np.linspace(0.0, 2.0, 401)
+    speed, d, w, cap = 0.5, 0.3, 1.2, 0.25
+    u = np.array([np.cos(np.radians(30)), np.sin(np.radians(30)), 0.0])
+    up = np.array([0.0, 0.0, 1.0])
+    edge = np.array([4.0, 1.0, -d]) + speed * t[:, None] * u
+    plate = np.tile(-np.cos(alpha) * u + np.sin(alpha) * up, (len(t), 1))
+    cut = soil_cutting(t, edge, plate, soil, 0.0, w, cap, edge_thickness=0.015)
+    i = 300
+    V = w * d * speed * t[i]                                       # bank volume cut
+    berm = V - cap / soil.swell
+    assert cut.volume[i] == pytest.approx(V, rel=1e-9) and cut.berm[i] == pytest.approx(berm, rel=1e-9)
+    q = lambda beta: soil.density * 9.81 * berm / (w * d * (1 / np.tan(alpha) + 1 / np.tan(beta)))  # noqa: E731
+    f, beta = hand_tool_force(alpha, soil, d, w, q, u, up, t_edge=0.015)
+    assert cut.rake[i] == pytest.approx(alpha, abs=1e-9)
+    assert cut.force[i] == pytest.approx(f, rel=1e-7, abs=1e-6 * np.linalg.norm(f))
+    assert cut.force[i] @ u < 0                                     # opposes the cut
+    # V = P cos(α+δ) − c_a w d: into the soil at 40°; at 70° (α + δ = 87°) the adhesion lifts the edge
+    assert (cut.force[i] @ up < 0) == (rake_deg < 60)
+    # before the bucket is full there is no surcharge: the balance without q
+    j = 20
+    assert cut.berm[j] == 0.0 and cut.surcharge[j] == 0.0
+    f0, _ = hand_tool_force(alpha, soil, d, w, 0.0, u, up, t_edge=0.015)
+    assert cut.force[j] == pytest.approx(f0, rel=1e-7, abs=1e-6 * np.linalg.norm(f0))
+
+
+def test_force_opposes_the_edge_velocity_along_a_curling_arc():
+    """The edge on an arc about a pivot (a bucket curling through the ground), the cutting plate along the
+    pin–tip line: the rake is 90° (the tip moves normal to the radius), and without adhesion, surcharge or
+    a blunt edge the force makes exactly |90° − (α + δ)| with the backward travel −v, in the plane of the
+    motion, at every sample in the soil (α + δ > 90°: the face friction tilts it away from the uncut soil);
+    f · v < 0 throughout."""
+    soil = soil_preset("dense_sand")
+    t = np.linspace(0.0, 2.0, 801)
+    th = np.radians(-60.0) + np.radians(90.0) * (t / 2.0) ** 2 * (3 - 2 * t / 2.0)   # smooth 0 → 90°
+    R, c = 1.5, np.array([3.0, 0.0, 1.0])
+    edge = c + R * np.column_stack([np.cos(-th - np.pi / 2), np.zeros_like(th), np.sin(-th - np.pi / 2)])
+    plate = (c - edge) / R                                          # from the tip back to the pin
+    cut = soil_cutting(t, edge, plate, soil, 0.0, 1.0, capacity=10.0)
+    m = cut.in_soil & (np.linalg.norm(cut.velocity, axis=1) > 0.06)
+    assert m.sum() > 50
+    v = np.gradient(edge, t, axis=0)[m]
+    f = cut.force[m]
+    assert np.all(np.einsum("ij,ij->i", f, v) < 0)
+    ang = np.arccos(np.einsum("ij,ij->i", f, -v) / np.linalg.norm(f, axis=1) / np.linalg.norm(v, axis=1))
+    alpha = cut.rake[m]
+    assert np.all(np.abs(np.degrees(cut.rake_raw[m]) - 90.0) < 1.0)  # finite differences of the arc
+    assert ang == pytest.approx(np.abs(np.pi / 2 - alpha - soil.tool_friction_angle), abs=1e-9)
+    # the face friction drags the tool along the plate, toward the pin (the soil slides up the face)
+    assert np.all(np.einsum("ij,ij->i", f, c - edge[m]) > 0)
+    assert np.allclose(f[:, 1], 0.0)                                 # stays in the plane of the motion
+
+
+def test_swell_fill_payload_and_berm_by_hand():
+    """Bank volume V = w d v t; the bucket holds min(s V, C) loose; payload = ρ_bank min(V, C / s)
+    = ρ_loose × fill; the rest is the berm. A 1.19 m³ heaped bucket of the clay preset (1427 kg/m³ bank,
+    swell 1.30) holds 1306 kg, inside the 1260–1360 kg of a 25–35 % swell."""
+    soil = soil_preset("clay")
+    t = np.linspace(0, 4.0, 801)
+    w, d, v, C = 1.3, 0.35, 0.6, 1.19
+    edge = np.column_stack([6.0 - v * t, np.zeros_like(t), np.full_like(t, -d)])
+    plate = np.tile([np.cos(1.0), 0.0, np.sin(1.0)], (len(t), 1))
+    cut = soil_cutting(t, edge, plate, soil, 0.0, w, C)
+    V = w * d * v * t
+    assert cut.volume == pytest.approx(V, rel=1e-9, abs=1e-12)
+    assert cut.fill == pytest.approx(np.minimum(1.30 * V, C), rel=1e-9, abs=1e-12)
+    assert cut.payload == pytest.approx(14e3 / 9.81 * np.minimum(V, C / 1.30), rel=1e-9, abs=1e-9)
+    assert cut.berm == pytest.approx(np.maximum(V - C / 1.30, 0.0), rel=1e-9, abs=1e-12)
+    assert cut.payload.max() == pytest.approx(soil.loose_density * C) and 1260 < cut.payload.max() < 1360
+
+
+def test_penetration_factors_are_the_textbook_values():
+    """Prandtl–Reissner N_c, N_q against the tabulated values (e.g. Craig's Soil Mechanics, Table 8.1:
+    φ = 0: 5.14, 1.00; 20°: 14.83, 6.40; 30°: 30.14, 18.40)."""
+    for phi, Nc, Nq in ((0.0, 5.14, 1.00), (20.0, 14.83, 6.40), (30.0, 30.14, 18.40)):
+        c, q = bearing_factors(np.radians(phi))
+        assert c == pytest.approx(Nc, abs=0.01) and q == pytest.approx(Nq, abs=0.01)
+
+
+def test_bad_swell_and_density():
+    with pytest.raises(ValueError, match="swell must be >= 1"):
+        soil_preset("clay", swell=0.9)
+    with pytest.raises(ValueError, match="density must be"):
+        soil_preset("clay", density=-1.0)
+    for s in SOILS.values():
+        assert s.swell >= 1 and "swell" in s.source and s.loose_density == pytest.approx(s.density / s.swell)

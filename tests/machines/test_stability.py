@@ -9,8 +9,9 @@ import pytest
 import urdf_dyn as ud
 from _robots import ROOT, SHARED
 from urdf_dyn.machines.stability import (StabilityWarning, base_reaction, center_of_pressure, polygon_margin,
-                                             track_footprint, zmp_margin)
+                                             tipping_polygon, tipping_load, zmp_margin)
 
+POLY = tipping_polygon(3.65, 2.38)   # CAT 320 roller-rail tipping lines (cat320_datasheet.md S5/S6)
 EXC = ROOT / "robots" / "excavator.urdf"
 KUKA = SHARED / "kuka_experimental" / "kuka_kr16_support" / "urdf" / "kr16_2.urdf"
 
@@ -89,8 +90,8 @@ def test_static_zmp_is_the_centre_of_mass_by_hand():
         assert abs(W[5] - M * 9.81) <= 1e-9 * M * 9.81
         zmp = center_of_pressure(W)
         assert np.allclose(zmp, c[:2], atol=1e-9)
-        r = zmp_margin(model, Q=q[None])
-        fp = track_footprint()
+        fp = tipping_polygon(3.65, 2.38)
+        r = zmp_margin(model, fp, q=q[None])
         hand = min(fp[0, 0] - c[0], c[0] - fp[2, 0], fp[1, 1] - c[1], c[1] - fp[0, 1])
         assert abs(r.min_margin - hand) <= 1e-9
 
@@ -113,7 +114,7 @@ def test_zmp_leaving_the_footprint_warns():
     ts = np.linspace(0.0, 1.0, 5)
     F = np.array([np.r_[0, 0, 0, R.T @ [0, 0, -s * 3e5]] for s in ts])
     with pytest.warns(StabilityWarning, match="leaves the support polygon"):
-        r = zmp_margin(model, Q=np.tile(q, (5, 1)), f_ext={"stick": F}, t=ts)
+        r = zmp_margin(model, POLY, q=np.tile(q, (5, 1)), f_ext={"stick": F}, t=ts)
     assert r.margin[0] > 0 > r.margin[-1] and r.outside[-1] and r.t_min == 1.0
     assert np.all(np.diff(r.zmp[:, 0]) > 0)
 
@@ -122,6 +123,28 @@ def test_zmp_plot(tmp_path):
     model = ud.load(EXC)
     Q = np.tile(model.q_initial(), (20, 1))
     Q[:, model.joint_index("swing")] = np.linspace(0, np.pi, 20)
-    r = zmp_margin(model, Q=Q, t=np.linspace(0, 2, 20))
+    r = zmp_margin(model, POLY, q=Q, t=np.linspace(0, 2, 20))
     r.plot(tmp_path / "zmp.png")
     assert (tmp_path / "zmp.png").stat().st_size > 10_000
+
+
+def test_tipping_load_by_hand_moment_balance():
+    """A 1000 kg block with its centre of mass at (x, y) = (0.3, −0.2) on the polygon x ∈ [−1, 1], y ∈ [−0.5,
+    0.5]; a vertical load L at (2.5, 0.1): the front edge x = 1 binds at L = m g (1 − 0.3) / (2.5 − 1) (moment
+    balance about the edge); a load at (0.1, 1.5) over the side edge y = 0.5: L = m g (0.5 + 0.2) / (1.5 − 0.5).
+    A missing polygon is refused."""
+    m, g = 1000.0, 9.81
+    poly = tipping_polygon(2.0, 1.0)
+
+    def wrench(x, y, F):       # [n; f] about the origin of a downward force F at (x, y, 0): n = r × f
+        return np.array([y * F, -x * F, 0.0, 0.0, 0.0, F])          # the ground pushes up by F
+    W0 = wrench(0.3, -0.2, m * g)
+    for (x, y), hand, edge in (((2.5, 0.1), m * g * 0.7 / 1.5, 0), ((0.1, 1.5), m * g * 0.7 / 1.0, 1)):
+        L, j = tipping_load(W0, wrench(x, y, 1.0), poly)
+        assert abs(L[0] - hand) <= 1e-9 * hand and j[0] == edge
+    L, j = tipping_load(W0, wrench(0.0, 0.0, 1.0), poly)           # a load above the centre never tips it
+    assert L[0] == np.inf and j[0] == -1
+    with pytest.raises(ValueError, match="tipping polygon"):
+        zmp_margin(W0[None])
+    with pytest.raises(ValueError, match="gauge"):
+        tipping_polygon(3.65, 0.0)

@@ -13,7 +13,7 @@ import numpy as np
 from urdf_dyn.errors import SimulationError, StateError, UrdfDynError
 
 __all__ = ["load_from_args", "cmd_info", "cmd_id", "cmd_fd", "cmd_simulate", "cmd_launch", "cmd_size", "cmd_view",
-           "main"]
+           "cmd_excavator", "main"]
 
 
 def _model_args(p):
@@ -251,11 +251,11 @@ def cmd_fd(args):
 
 
 def cmd_simulate(args):
-    from urdf_dyn.simulation.controllers import GravityCompensation, Passive
+    from urdf_dyn.simulation.controllers import GravityCompensation, ZeroTorque
     from urdf_dyn.reports.report import format_table, torque_table
     from urdf_dyn.simulation.simulate import simulate
     m = load_from_args(args)
-    ctrl = {"passive": Passive, "gravity": GravityCompensation}[args.controller](m)
+    ctrl = {"passive": ZeroTorque, "gravity": GravityCompensation}[args.controller](m)
     q0, qd0 = _vector(m, args.q0, "q0"), _vector(m, args.qd0, "qd0")
     try:
         traj = simulate(m, q0, qd0, args.duration, controller=ctrl, dt_out=args.dt, integrator=args.integrator,
@@ -327,6 +327,15 @@ def cmd_view(args):
     except ImportError as e:
         raise UrdfDynError(f"the viewer is not installed ({e}); install it with: pip install -e '.[viewer]'") from None
     return run_view(args)
+
+
+def cmd_excavator(args):
+    """``urdf-dyn excavator PINS.yaml -o OUT.urdf``: the URDF of an excavator from its pin table (issue 25)."""
+    from urdf_dyn.machines.excavator_builder import write_excavator_urdf
+    text = write_excavator_urdf(args.pins, args.output)
+    print(f"wrote {args.output}: {text.count('<link ')} links, {text.count('<joint ')} joints, "
+          f"{text.count('<loop ')} loops, from {args.pins}")
+    return 0
 
 
 def _one_line_warning(message, category, filename, lineno, file=None, line=None):
@@ -413,6 +422,10 @@ def main(argv=None) -> int:
                    "unpickles what a scheduler sends: a hostile address RUNS CODE; default: refused)")
     s.add_argument("--out-dir", help="override outputs.directory")
     s.set_defaults(func=cmd_sweep)
+    s = sub.add_parser("excavator", help="build an excavator URDF with its loops from a side-view pin table (YAML)")
+    s.add_argument("pins", metavar="PINS.yaml", help="pin table (urdf_dyn.machines.pin_table)")
+    s.add_argument("-o", "--output", required=True, metavar="OUT.urdf", help="URDF file to write")
+    s.set_defaults(func=cmd_excavator)
     # -- urdf-dyn export (issue 18): the model for another simulator ----------------------------------------
     s = sub.add_parser("export", help="write the model for MuJoCo: --mjcf out.xml (loops as equalities)")
     _model_args(s)

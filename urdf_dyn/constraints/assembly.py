@@ -8,18 +8,21 @@ import scipy.optimize
 from urdf_dyn._checks import as_batch
 from urdf_dyn.constraints.loops import LoopState, loop_constraints
 from urdf_dyn.errors import ModelError
+from urdf_dyn._checks import renamed_keywords
 
 __all__ = ["assemble", "project_velocity", "check_assembly"]
 
 
-def assemble(model, q_guess=None, hold=(), tol=1e-6, max_nfev=200):
+@renamed_keywords(tol="residual_tol")
+def assemble(model, q_guess=None, hold=(), residual_tol=1e-6, max_nfev=200, compiled=True):
     """Close every loop by least squares (scipy.optimize.least_squares), keeping the joints in ``hold`` at
     their values in ``q_guess`` (default: ``<initial_configuration>``). Starting from a guess near the wanted
     branch keeps that branch; the step is bounded to stay near it.
 
-    Returns q (nq,). Raises ModelError if the loops cannot be closed (residual above ``tol`` [m, rad]),
-    naming the worst loop — e.g. a held joint value out of the mechanism's reach. ``tol`` sits above the
-    ~1e-9 that rounding in a file leaves in overconstrained (planar) loops, which no q can remove."""
+    Returns q (nq,). Raises ModelError if the loops cannot be closed (residual above ``residual_tol`` [m, rad]),
+    naming the worst loop — e.g. a held joint value out of the mechanism's reach. ``residual_tol`` sits above the
+    ~1e-9 that rounding in a file leaves in overconstrained (planar) loops, which no q can remove.
+    ``compiled``: the loop terms from the compiled kernel (default) or the readable reference (``LoopState``)."""
     from urdf_dyn._checks import one_state
     one_state("assemble", q_guess=q_guess)
     n = model.nv
@@ -36,20 +39,20 @@ def assemble(model, q_guess=None, hold=(), tol=1e-6, max_nfev=200):
     def fun(x):
         q = q0.copy()
         q[free_q] = x
-        return LoopState(model, q).deltas()
+        return LoopState(model, q, compiled=compiled).deltas()
 
     def jac(x):
         q = q0.copy()
         q[free_q] = x
-        K, _ = loop_constraints(model, q, np.zeros(n))
+        K, _ = loop_constraints(model, q, np.zeros(n), compiled=compiled)
         return K[:, free]
 
     sol = scipy.optimize.least_squares(fun, q0[free_q], jac=jac, method="trf", xtol=1e-15, ftol=1e-15,
                                        gtol=1e-15, max_nfev=max_nfev, x_scale="jac")
     q = q0.copy()
     q[free_q] = sol.x
-    res = LoopState(model, q).deltas()
-    if np.max(np.abs(res), initial=0.0) > tol:
+    res = LoopState(model, q, compiled=compiled).deltas()
+    if np.max(np.abs(res), initial=0.0) > residual_tol:
         worst = _worst_loop(model, q)
         raise ModelError(f"{model.name}: cannot assemble the loops (largest residual {np.abs(res).max():.3g} at "
                          f"{worst}); held joints: {', '.join(hold) or 'none'} — a held value may be out of reach",
@@ -81,17 +84,18 @@ def project_velocity(model, q, qd, hold=()):
     return out
 
 
-def check_assembly(model, tol=1e-6):
+@renamed_keywords(tol="residual_tol")
+def check_assembly(model, residual_tol=1e-6):
     """Raise ModelError, naming the file, line and ``<loop>`` element, if the loops of ``model`` cannot be
-    closed near its initial configuration (``<initial_configuration>``; residual above ``tol`` [m, rad]
+    closed near its initial configuration (``<initial_configuration>``; residual above ``residual_tol`` [m, rad]
     after ``assemble``). Returns None when they can."""
     if not model.loops:
         return
     gap = [float(np.abs(d).max()) for d in LoopState(model, model.q_initial()).loop_deltas()]
-    if max(gap) <= tol:
+    if max(gap) <= residual_tol:
         return
     try:
-        assemble(model, model.q_initial(), tol=tol)
+        assemble(model, model.q_initial(), residual_tol=residual_tol)
         return
     except ModelError:
         pass

@@ -29,8 +29,10 @@ from urdf_dyn.algorithms.configuration import joint_positions
 
 from urdf_dyn.algorithms import _kernels as _K
 from urdf_dyn.constraints import _kernels as _LK
+from urdf_dyn.constraints.solve import baumgarte
 from urdf_dyn.constraints.couplings import coupling_rows
 from urdf_dyn.algorithms.spatial import crm, inv_plux
+from urdf_dyn._checks import renamed_keywords
 
 __all__ = ["LoopState", "constraint_terms", "loop_constraints", "loop_residuals", "loop_jacobian", "mobility", "Mobility",
            "numerical_rank", "ConstraintWarning"]
@@ -64,14 +66,19 @@ def _pose(X):
 
 class LoopState:
     """Everything the loop algorithms need at one state (q, q̇): body transforms, velocities, a^vp,
-    Jacobians, and per loop the transform ^{Fp}X_0 and the relative pose of Fs in Fp."""
+    Jacobians, and per loop the transform ^{Fp}X_0 and the relative pose of Fs in Fp.
 
-    def __init__(self, model, q, qd=None):
+    ``compiled`` (default True): K, k, Tᵀv_J and δ come from the compiled kernel ``_kernels.loop_terms``
+    where it applies (every loop type but universal). With ``compiled=False`` they come from the readable
+    Python below (``K_k``, ``delta``) on every model: the independent reference that the tests hold the
+    kernel to (tests/constraints/test_loop_reference.py)."""
+
+    def __init__(self, model, q, qd=None, compiled=True):
         self.model = model
         self.q = np.ascontiguousarray(q, float)
         self.qd = np.zeros(model.NB) if qd is None else np.ascontiguousarray(qd, float)
         self._tree_done = False
-        self._kk = None
+        self._kk = None if compiled else False
 
     def __getattr__(self, name):
         # the per-body arrays (X0, v, avp, S, X0inv, v0, avp0, S0) are computed on first use only: the
@@ -129,7 +136,8 @@ class LoopState:
 
     def _compiled(self):
         """K, k, Tᵀv_J and δ of every loop row from the compiled kernel (all loop types but universal),
-        computed once per state; None when the model has a universal loop."""
+        computed once per state; None when the model has a universal loop or the state was made with
+        ``compiled=False``."""
         if self._kk is None:
             pack = self.model.loop_pack
             if pack is None:
@@ -212,26 +220,25 @@ class LoopState:
         return np.concatenate(out) if out else np.zeros(0)
 
 
-def constraint_terms(model, q, qd, t_stab=None):
+def constraint_terms(model, q, qd, t_stab=None, compiled=True):
     """(LoopState, K, k) at (q, q̇): K q̈ = k (RBDA eqs. 8.14–8.17), with Baumgarte's
-    k_stab = −2α Tᵀ v_J − β² δ, α = β = 1/t_stab added when ``t_stab`` [s] is given (eqs. 8.21–8.22)."""
+    k_stab = −2α Tᵀ v_J − β² δ, α = β = 1/t_stab added when ``t_stab`` [s] is given (eqs. 8.21–8.22).
+    ``compiled``: as in ``LoopState`` (False: the readable Python reference on every model)."""
     from urdf_dyn._checks import one_state
     one_state("loop_constraints", q=q, qd=qd)
-    st = LoopState(model, q, qd)
+    st = LoopState(model, q, qd, compiled=compiled)
     K, k, vJ, _ = st.K_k()
     if t_stab is not None:
-        if not t_stab > 0:
-            raise ValueError(f"t_stab must be > 0 s, got {t_stab}")
-        alpha = 1.0 / t_stab
-        k = k - 2 * alpha * vJ - alpha ** 2 * st.deltas()
+        k = baumgarte(k, vJ, st.deltas(), t_stab)
     return st, K, k
 
 
-def loop_constraints(model, q, qd, t_stab=None):
+def loop_constraints(model, q, qd, t_stab=None, compiled=True):
     """K (n^c × nv) and k (n^c,) of the acceleration constraint K q̈ = k (RBDA eqs. 8.14–8.17); with
     ``t_stab`` [s], k includes Baumgarte's k_stab = −2α Tᵀ v_J − β² δ, α = β = 1/t_stab (eqs. 8.21–8.22).
-    Rows: n^c_k per loop joint in model order, then one per ``<mimic>``, then one per ``<coupling>``."""
-    return constraint_terms(model, q, qd, t_stab)[1:]
+    Rows: n^c_k per loop joint in model order, then one per ``<mimic>``, then one per ``<coupling>``.
+    ``compiled``: as in ``LoopState``."""
+    return constraint_terms(model, q, qd, t_stab, compiled=compiled)[1:]
 
 
 def loop_jacobian(model, q, loop: str):
@@ -280,19 +287,21 @@ class Mobility:
         return self.nc - self.rank
 
 
-def numerical_rank(K, rtol=1e-6):
+@renamed_keywords(rtol="rank_rtol")
+def numerical_rank(K, rank_rtol=1e-6):
     sv = np.linalg.svd(K, compute_uv=False) if K.size else np.zeros(0)
-    tol = rtol * (sv[0] if sv.size else 0.0)
+    tol = rank_rtol * (sv[0] if sv.size else 0.0)
     r = int(np.sum(sv > tol)) if sv.size and sv[0] > 0 else 0
     return r, sv, tol
 
 
-def mobility(model, q, rtol=1e-6) -> Mobility:
-    """Degrees of freedom of the closed-loop system at q: rank of K with a relative tolerance ``rtol`` (file
+@renamed_keywords(rtol="rank_rtol")
+def mobility(model, q, rank_rtol=1e-6) -> Mobility:
+    """Degrees of freedom of the closed-loop system at q: rank of K with a relative tolerance ``rank_rtol`` (file
     rounding leaves singular values ~1e-9 of σ_max in overconstrained linkages). Warns (ConstraintWarning)
     when a singular value lies within a factor 1000 above the threshold (near a change of mobility)."""
     K, _ = loop_constraints(model, q, np.zeros(model.nv))
-    r, sv, tol = numerical_rank(K, rtol)
+    r, sv, tol = numerical_rank(K, rank_rtol)
     if sv.size and np.any((sv > tol) & (sv < 1e3 * tol)):
         warnings.warn(f"{model.name}: loop constraints near-singular (singular values {sv[sv > tol][-1]:.3g} "
                       f"vs tolerance {tol:.3g}): the mobility may change here (RBDA §8.10)", ConstraintWarning,

@@ -10,7 +10,7 @@ import numpy as np
 
 from urdf_dyn.constraints.assembly import assemble
 from urdf_dyn.constraints.explicit import choose_independent, explicit_constraint, lu_partial, lu_solve
-from urdf_dyn.constraints.loops import LoopState
+from urdf_dyn.constraints.loops import LoopState, constraint_terms
 from urdf_dyn.errors import ModelError
 from urdf_dyn.model import Data
 
@@ -55,7 +55,7 @@ def consistent_motion(model, motion: CoordinateMotion, q_start=None, progress=No
         return Q, QD, QDD
     q[idx] = motion.y[0]
     try:
-        q = assemble(model, q, hold=motion.names)
+        q = assemble(model, q, hold=motion.names, compiled=compiled)
     except ModelError as e:
         raise ModelError(f"at t = {motion.t[0]:.4g} s: {e.reason}", file=model.source) from None
     if compiled and not model.mimic and model.loop_pack is not None:
@@ -102,7 +102,7 @@ def _reference(model, motion, idx, q, Q, QD, QDD, progress):
             q = _predict(motion.t, Q, QD, QDD, i)
         q[idx] = motion.y[i]
         for it in range(NEWTON_MAXIT + 1):
-            st = LoopState(model, q, np.zeros(n))
+            st = LoopState(model, q, np.zeros(n), compiled=False)   # the readable reference throughout
             K, _, _, _ = st.K_k()
             dl = st.deltas()
             if names not in data.independent_sets:
@@ -117,9 +117,10 @@ def _reference(model, motion, idx, q, Q, QD, QDD, progress):
             q[dep] += lu_solve(LU, perm, -dl[rows])
         if not np.abs(dl).max(initial=0.0) <= CLOSE_TOL:
             raise _not_closed(model, motion, i, np.abs(dl).max())
-        G = explicit_constraint(model, q, np.zeros(n), independent=names, data=data).G
+        G = explicit_constraint(model, q, np.zeros(n), K=K, k=np.zeros(len(K)), independent=names, data=data).G
         qd = G @ motion.yd[i]
-        ec = explicit_constraint(model, q, qd, independent=names, data=data)
+        _, K, k = constraint_terms(model, q, qd, compiled=False)
+        ec = explicit_constraint(model, q, qd, K=K, k=k, independent=names, data=data)
         Q[i], QD[i], QDD[i] = q, qd, ec.G @ motion.ydd[i] + ec.g
 
 

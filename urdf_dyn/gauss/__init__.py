@@ -1,5 +1,5 @@
 """Gauss's principle of least constraint for planar multibody systems in descriptor coordinates
-(seed 001, Yuan & Ge 2016; Udwadia & Kalaba 1992/1993; DESIGN §4).
+(seed 001, Yuan & Ge 2016; Udwadia & Kalaba 1992/1993; docs/gauss.md).
 
 Each body has up to three descriptor coordinates, its centroid position x, y and its absolute angle θ
 (coordinates a body does not move in are held fixed, e.g. a slider with x only). Then

@@ -1,6 +1,6 @@
 """Constrained accelerations by Gauss's principle: the Udwadia–Kalaba minimiser
 q̈ = a + M^-½ (J M^-½)⁺ (γ − J a), the KKT system, and seed 001's closed form (16) for comparison
-(DESIGN §4, docs/gauss.md).
+(docs/gauss.md: why the paper's eq. 16 is not the minimiser).
 """
 from __future__ import annotations
 
@@ -9,9 +9,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from urdf_dyn.constraints.solve import baumgarte, gauss_accelerations, kkt_accelerations
 from urdf_dyn.gauss.system import METHODS
+from urdf_dyn._checks import renamed_keywords
 
-__all__ = ["GaussAccel", "gauss_function", "accelerations", "eq16_gap"]
+__all__ = ["GaussAccel", "gauss_function", "accelerations", "eq16_gap", "stabilised_gamma", "solve_accelerations"]
 
 
 @dataclass
@@ -44,66 +46,58 @@ def gauss_function(system, q, qd, qdd, t=0.0) -> float:
     return float(0.5 * r @ num["Minv"] @ r)
 
 
-def _baumgarte(gamma, phid, psi, phi, t_stab):
-    """γ − [2α φ̇ + α² φ; α ψ], α = 1/t_stab (RBDA eq. 8.21–8.22, as ``loops.loop_constraints``)."""
-    if t_stab is None:
-        return gamma
-    if not t_stab > 0:
-        raise ValueError(f"t_stab must be > 0 s, got {t_stab}")
-    alpha = 1.0 / t_stab
-    return gamma - np.concatenate([2 * alpha * phid + alpha ** 2 * phi, alpha * psi])
+def stabilised_gamma(gamma, phid, psi, phi, t_stab):
+    """γ − [2α φ̇ + α² φ; α ψ], α = 1/t_stab [1/s]: Baumgarte on the holonomic rows (φ, φ̇) and first-order
+    on the nonholonomic ones (ψ), through ``constraints.solve.baumgarte`` (RBDA eqs. 8.21–8.22). γ unchanged
+    for ``t_stab=None``."""
+    return baumgarte(gamma, np.concatenate([phid, 0.5 * psi]), np.concatenate([phi, np.zeros(len(psi))]), t_stab)
 
 
-def _solve(num, Q, J, gamma, method, rtol):
-    """(q̈, a, rank, λ from KKT or None) for one state: the three methods of ``accelerations``."""
-    M, Minv, Mih = num["M"], num["Minv"], num["Mih"]
-    a = Minv @ Q
-    n, m = len(Q), len(gamma)
-    if m == 0:
-        if method not in METHODS:
-            raise ValueError(f"unknown Gauss solver {method!r} (choose from {', '.join(METHODS)})")
+def solve_accelerations(num, Q, J, gamma, method, rank_rtol):
+    """(q̈, a, rank, λ or None) at one state of a descriptor system (``num``: its numeric M, M⁻¹): the
+    methods of ``accelerations``. "gauss" and "kkt" are the shared solves of ``constraints.solve``
+    (Udwadia–Kalaba; the KKT system); "paper16" is seed 001's eq. (16), kept here because it belongs to
+    the paper's comparison only."""
+    M = num["M"]
+    if method not in METHODS:
+        raise ValueError(f"unknown Gauss solver {method!r} (choose from {', '.join(METHODS)})")
+    if len(gamma) == 0:
+        a = num["Minv"] @ Q
         return a.copy(), a, 0, None
     if method == "gauss":
-        # q̈ = a + M^-½ (J M^-½)⁺ (γ − J a), the pseudo-inverse from one SVD with a relative cut-off
-        B = J @ Mih
-        U, sv, Vt = np.linalg.svd(B, full_matrices=False)
-        rank = int(np.sum(sv > rtol * sv[0])) if sv[0] > 0 else 0
-        z = Vt[:rank].T @ ((U[:, :rank].T @ (gamma - J @ a)) / sv[:rank])
-        return a + Mih @ z, a, rank, None
-    sv = np.linalg.svd(J, compute_uv=False)
-    rank = int(np.sum(sv > rtol * sv[0])) if sv[0] > 0 else 0
+        qdd, a, rank = gauss_accelerations(M, Q, J, gamma, rank_rtol)
+        return qdd, a, rank, None
+    a = num["Minv"] @ Q
     if method == "kkt":
-        # [M Jᵀ; J 0] [q̈; −λ] = [Q; γ]: LU when J has full row rank, else SVD least squares
-        K = np.block([[M, J.T], [J, np.zeros((m, m))]])
-        rhs = np.concatenate([Q, gamma])
-        x = np.linalg.solve(K, rhs) if rank == m else np.linalg.lstsq(K, rhs, rcond=rtol)[0]
-        return x[:n], a, rank, -x[n:]
-    if method == "paper16":
-        # seed 001 eq. (16) with f = 0: q̈ = J⁺γ − (I − J⁺J)(I − J⁺J)⁺ (J⁺γ − M⁻¹Q)  — NOT the minimiser
-        Jp = np.linalg.pinv(J, rcond=rtol)
-        P = np.eye(n) - Jp @ J
-        return Jp @ gamma - P @ np.linalg.pinv(P, rcond=rtol) @ (Jp @ gamma - a), a, rank, None
-    raise ValueError(f"unknown Gauss solver {method!r} (choose from {', '.join(METHODS)})")
+        qdd, lam, rank = kkt_accelerations(M, Q, J, gamma, rank_rtol)
+        return qdd, a, rank, lam
+    # paper16: seed 001 eq. (16) with f = 0: q̈ = J⁺γ − (I − J⁺J)(I − J⁺J)⁺ (J⁺γ − M⁻¹Q) — NOT the minimiser
+    sv = np.linalg.svd(J, compute_uv=False)
+    rank = int(np.sum(sv > rank_rtol * sv[0])) if sv[0] > 0 else 0
+    Jp = np.linalg.pinv(J, rcond=rank_rtol)
+    P = np.eye(len(Q)) - Jp @ J
+    return Jp @ gamma - P @ np.linalg.pinv(P, rcond=rank_rtol) @ (Jp @ gamma - a), a, rank, None
 
 
-def accelerations(system, q, qd=None, t=0.0, solver="gauss", t_stab=None, rtol=1e-10) -> GaussAccel:
+@renamed_keywords(rtol="rank_rtol")
+def accelerations(system, q, qd=None, t=0.0, solver="gauss", t_stab=None, rank_rtol=1e-10) -> GaussAccel:
     """Constrained accelerations of ``system`` at (q, q̇, t).
 
     solver: ``"gauss"`` — the M-weighted least-squares minimiser q̈ = a + M^-½ (J M^-½)⁺ (γ − J a)
     (Udwadia–Kalaba); ``"kkt"`` — the Lagrange-multiplier system [M Jᵀ; J 0][q̈; −λ] = [Q; γ] (solved by
     LU, or by SVD least squares when J is rank deficient); ``"paper16"`` — seed 001's eq. (16), which is
     NOT Gauss's minimiser unless M ∝ I (kept to show the error). t_stab [s]: Baumgarte terms (None: none).
-    rtol: relative singular-value cut-off of the pseudo-inverses."""
+    rank_rtol: relative singular-value cut-off of the pseudo-inverses."""
     q, qd, t = system._state(q, qd, t)
     num = system._numeric()
     Q, _, _, J, gamma, phid, psi, phi = num["all"](q, qd, t)
-    gamma = _baumgarte(gamma, phid, psi, phi, t_stab)
-    qdd, a, rank, lam = _solve(num, Q, J, gamma, solver, rtol)
+    gamma = stabilised_gamma(gamma, phid, psi, phi, t_stab)
+    qdd, a, rank, lam = solve_accelerations(num, Q, J, gamma, solver, rank_rtol)
     Qc = num["M"] @ (qdd - a)
     diag = {}
     if len(gamma):
         if lam is None:
-            lam = np.linalg.lstsq(J.T, Qc, rcond=rtol)[0]
+            lam = np.linalg.lstsq(J.T, Qc, rcond=rank_rtol)[0]
         diag["tangential_force"] = float(np.linalg.norm(Qc - J.T @ lam))
         residual = float(np.linalg.norm(J @ qdd - gamma))
     else:

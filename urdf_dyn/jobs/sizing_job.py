@@ -23,12 +23,12 @@ Sections (besides ``robot`` and ``outputs``)::
                                          # profile/csv times [s] count from the start of `during`
     soil:                                # soil cutting (urdf_dyn.machines.soil)
       preset: clay                       # loose_sand | dense_sand | clay | stiff_clay | gravel
-      cohesion: 40e3                     # optional overrides: density [kg/m3], friction_angle,
-                                         #   tool_friction_angle [deg], cohesion, adhesion [Pa]
+      cohesion: 40e3                     # optional overrides: density (bank) [kg/m3], swell (>= 1),
+                                         #   friction_angle, tool_friction_angle [deg], cohesion, adhesion [Pa]
       ground: {height: -1.25}            # m, level ground surface in the root frame
       edge: cutting_edge                 # a frame (frames:) on the bucket's cutting edge
-      face: [-0.51, 0, 0.86]             # tool-face direction from the edge, in the edge frame
-      width: 1.3                         # m;  capacity: 1.19 (m3, heaped); opening: 1.0 (m)
+      plate: [-1, 0, 0]                  # cutting plate (lip, teeth) from the edge, in the edge frame: the rake
+      width: 1.3                         # m;  capacity: 1.19 (m3, heaped); edge_thickness: 0.02 (m)
       during: [dig]                      # phases in which the bucket cuts and fills
       payload: {com: [0.75, 0, 0.35], release: dump}   # the cut soil rides at com (edge link frame)
                                                        # and leaves continuously during `release`
@@ -43,15 +43,25 @@ Sections (besides ``robot`` and ``outputs``)::
       relief: 35.0e6                     # Pa
       pump_flow: 7.15e-3                 # m3/s, all pumps
       supply: {boom_cyl: 7.15e-3}        # m3/s a valve section can receive (default pump_flow)
-      motors: {swing: {displacement: 2.114e-3}}   # m3/rad at the joint
-    iso6015: {relief: 35.0e6, tip: cutting_edge}  # ISO 6015 digging forces (needs cylinders)
+      motors: {swing: {torque: 7.4e4, relief: 2.68e7}}   # N m at the motor's relief [Pa]: displacement
+                                                         # = torque / relief (or displacement: m3/rad)
+    iso6015: {relief: 35.0e6, holding_relief: 35.0e6, lip: lip, tip: cutting_edge}  # ISO 6015 (needs cylinders)
+                                         # include_weight: false; holding_relief may be {cylinder: Pa}
     lift_chart: {radii: [3.0, 4.5, 6.0], heights: [3.0, 0.0], lift_pressure: 38.0e6}   # ISO 10567
-    stability: {footprint: [[1.825, -1.585], [1.825, 1.585], [-1.825, 1.585], [-1.825, -1.585]]}  # m
+    stability: {track: {roller_length: 3.65, gauge: 2.38}}   # m; the one tipping polygon (lift chart, ZMP,
+                                         # ISO 6015); or footprint: [[x, y], ...]
+    working_range: {tip: cutting_edge}   # ISO 7135 working ranges of the tooth tip
+    reference:                           # published figures beside ours (printed only when given)
+      iso6015.bucket_digging_force_N: {value: 140.5e3, source: "data sheet"}
+      working_range.max_digging_depth_m: {value: 6.73, source: "data sheet"}
+    design: {pins: {boom_foot: boom}, pumps: {engine_power: 121e3}, cycle: {}}   # pins, buckling, pumps
+                                         # against the engine, shortest cycle (urdf_dyn.jobs.sizing_design)
 """
 from __future__ import annotations
 
 import numpy as np
 
+from urdf_dyn.jobs.sizing_checks import machine_checks, stability_check
 from urdf_dyn.jobs.sizing_schema import SizeDocument
 from urdf_dyn.launch.document import build_model, joint_vector, output_dir, run_staged, write_animation
 from urdf_dyn.launch.registry import Job
@@ -148,33 +158,32 @@ def _soil(launch, model, frames, t, Q, QD, QDD, windows):
     from urdf_dyn.machines.loads import frame_poses, payload_wrench, point_wrench
     from urdf_dyn.machines.soil import soil_cutting, soil_preset
     sp = launch.doc.soil
-    over = {k: getattr(sp, k) for k in ("density", "friction_angle", "tool_friction_angle", "cohesion", "adhesion")
-            if getattr(sp, k) is not None}
+    over = {k: getattr(sp, k) for k in ("density", "swell", "friction_angle", "tool_friction_angle", "cohesion",
+                                        "adhesion") if getattr(sp, k) is not None}
     for k in ("friction_angle", "tool_friction_angle"):
         if k in over:
             over[k] = np.radians(over[k])
     try:
-        soil = soil_preset(sp.preset, **over)
-    except KeyError as e:
-        raise launch.err("soil.preset", e.args[0]) from None
+        soil = soil_preset(sp.preset, **over)            # the preset name is a Literal of the schema
     except ValueError as e:
         raise launch.err("soil", str(e)) from None
     edge = frames.get(sp.edge)
     link = edge.link if edge is not None else sp.edge
-    face = np.asarray(sp.face, float)
-    if np.linalg.norm(face) < 1e-9:
-        raise launch.err("soil.face", "must be a nonzero direction")
+    plate = np.asarray(sp.plate, float)
+    if np.linalg.norm(plate) < 1e-9:
+        raise launch.err("soil.plate", "must be a nonzero direction")
     active = _mask(launch, "soil.during", t, windows, sp.during)
     T = frame_poses(model, Q, sp.edge, frames)
     pos = T[:, :3, 3]
-    face_w = np.einsum("nij,j->ni", T[:, :3, :3], face / np.linalg.norm(face))
-    cut = soil_cutting(t, pos, face_w, soil, sp.ground.height, sp.width, sp.capacity, sp.opening, active)
+    plate_w = np.einsum("nij,j->ni", T[:, :3, :3], plate / np.linalg.norm(plate))
+    cut = soil_cutting(t, pos, plate_w, soil, sp.ground.height, sp.width, sp.capacity, active,
+                       edge_thickness=sp.edge_thickness)
     if not cut.reached:
         lo = pos[active, 2].min() if active.any() else np.nan
         raise launch.err("soil.ground.height", f"the cutting edge never goes below the ground at z = "
                          f"{sp.ground.height:g} m during {sp.during} (lowest edge height {lo:.3g} m)")
     f_ext = {link: point_wrench(model, Q, link, cut.force, pos, frame="world")}
-    mass = soil.density * cut.volume
+    mass = cut.payload
     if sp.payload is not None:
         if sp.payload.release is not None:
             rel = _mask(launch, "soil.payload.release", t, windows, sp.payload.release)
@@ -183,7 +192,7 @@ def _soil(launch, model, frames, t, Q, QD, QDD, windows):
             mass = mass * (1.0 - x * x * (3 - 2 * x))         # smoothstep: leaves continuously
         w = payload_wrench(model, Q, QD, QDD, link, sp.payload.com, mass)
         f_ext[link] = f_ext[link] + w
-    info = dict(soil=soil, cut=cut, mass=mass, link=link, active=active)
+    info = dict(soil=soil, cut=cut, mass=mass, link=link, active=active, edge=pos)
     return f_ext, info
 
 
@@ -225,62 +234,6 @@ def _wrench_csv(launch, key, path):
     if data.ndim != 2 or data.shape[1] != 7 or len(data) < 2 or np.any(np.diff(data[:, 0]) <= 0):
         raise launch.err(key, f"{path}: need a header and >= 2 rows t, fx, fy, fz, nx, ny, nz with increasing t")
     return data
-
-
-def _machine(launch, model, cyl, frames, plots, outdir, plotted):
-    """ISO 6015 and the lift chart, when asked (they do not depend on the motion: computed first, so that
-    their plots are drawn while the motion is), each plot submitted to ``plots`` as soon as its result
-    exists (its path put in ``plotted``). Returns {name: result}."""
-    from urdf_dyn.reports.report import sizing_plot
-    doc = launch.doc
-    out = {}
-    if doc.iso6015 is not None:
-        from urdf_dyn.machines.iso6015 import digging_forces
-        kw = {}
-        if doc.iso6015.tip:
-            fr = frames.get(doc.iso6015.tip)
-            if fr is None:
-                raise launch.err("iso6015.tip", f"unknown frame {doc.iso6015.tip!r} (frames: {', '.join(frames)})")
-            kw["tip"] = (fr.link, tuple(fr.xyz))
-        try:
-            out["iso6015"] = digging_forces(model, cyl, relief_pressure=doc.iso6015.relief, **kw)
-        except KeyError as e:
-            raise launch.err("iso6015", e.args[0]) from None
-        plotted["envelope_png"] = sizing_plot(plots, "envelope_png", outdir, out["iso6015"])
-    if doc.lift_chart is not None:
-        from urdf_dyn.machines.lift_chart import lift_chart
-        lc = doc.lift_chart
-        kw = {k: v for k, v in (("radii", lc.radii), ("heights", lc.heights)) if v}
-        try:
-            out["lift_chart"] = lift_chart(model, cylinders=cyl, lift_pressure=lc.lift_pressure, **kw)
-        except (KeyError, ValueError) as e:
-            raise launch.err("lift_chart", e.args[0]) from None
-        plotted["lift_chart_png"] = sizing_plot(plots, "lift_chart_png", outdir, out["lift_chart"])
-    return out
-
-
-def _stability(launch, model, t, Q, QD, QDD, f_ext, echo, plots, outdir, plotted):
-    """The tipping margin along the motion, when asked (its plot submitted to ``plots``). Returns
-    {"stability": result} or {}."""
-    import warnings
-
-    from urdf_dyn.reports.report import sizing_plot
-    doc = launch.doc
-    out = {}
-    if doc.stability is not None:
-        from urdf_dyn.machines.stability import zmp_margin
-        st = doc.stability
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            try:
-                out["stability"] = zmp_margin(model, st.footprint, Q, QD, QDD, f_ext=f_ext or None, t=t,
-                                              z_ground=st.ground_height)
-            except ValueError as e:
-                raise launch.err("stability.footprint", str(e)) from None
-        for w in caught:
-            echo(f"WARNING: stability: {w.message}")
-        plotted["zmp_png"] = sizing_plot(plots, "zmp_png", outdir, out["stability"])
-    return out
 
 
 def run_sizing(launch, out_dir=None, progress=None, echo=print):
@@ -340,10 +293,10 @@ def _run_sizing(launch, out_dir, progress, echo, workers):
     _early_checks(launch, model, frames, t, windows)
     from urdf_dyn.reports.plotting import PlotWorker
     plots = PlotWorker(preload=[f"urdf_dyn.machines.{m}" for m in ("sizing", "soil", "hydraulics", "iso6015",
-                                                                         "lift_chart", "stability")])
+                                                                         "lift_chart", "stability", "working_range")])
     workers.append(plots)
     plotted = {}
-    machine = _machine(launch, model, cyl, frames, plots, outdir, plotted)
+    machine = machine_checks(launch, model, cyl, frames, plots, outdir, plotted)
     Q, QD, QDD = consistent_motion(model, motion, progress=progress)
     f_ext, soil_info, models = {}, None, None
     if doc.soil is not None:
@@ -374,22 +327,42 @@ def _run_sizing(launch, out_dir, progress, echo, workers):
     hyd = None
     if doc.hydraulics is not None:
         h = doc.hydraulics
-        motors = {k: Motor(v.displacement) for k, v in h.motors.items()}
+        motors = {}
+        for k, v in h.motors.items():          # one of displacement / torque: checked in _early_checks
+            p = v.relief if v.relief is not None else h.relief
+            motors[k] = Motor(v.displacement, v.relief) if v.torque is None else Motor.from_torque(v.torque, p)
         try:
-            hyd = hydraulics(res, cyl, motors, h.relief, h.pump_flow, dict(h.supply), model)
+            hyd = hydraulics(res, cyl, motors, relief=h.relief, pump_flow=h.pump_flow, supply=dict(h.supply), model=model)
         except KeyError as e:
             raise launch.err("hydraulics", e.args[0]) from None
         plotted["pump_flow_png"] = sizing_plot(plots, "pump_flow_png", outdir, hyd, t, windows)
-    machine.update(_stability(launch, model, t, Q, QD, QDD, f_ext, echo, plots, outdir, plotted))
+    machine.update(stability_check(launch, model, t, Q, QD, QDD, f_ext, echo, plots, outdir, plotted))
+    if doc.design is not None:       # pins, buckling, pumps against the engine, shortest cycle (issue 26)
+        from urdf_dyn.jobs.sizing_design import run_design
+        machine["design"] = run_design(launch, model, t, Q, QD, QDD, f_ext, res, hyd, cyl)
+        from urdf_dyn.jobs.sizing_stall import run_stall    # stall envelopes, the pins' design loads (issue 26)
+        stall = run_stall(launch, model, cyl, frames, machine["design"].pins.specs if machine["design"].pins else None)
+        if stall is not None:
+            machine["stall"] = stall
     traj = Trajectory(t, Q, QD, QDD, np.zeros_like(Q), np.zeros(len(Q)), model.joint_names,
                       {"job": "size", "launch": str(launch.path)})
     written["motion_npz"] = traj.save(outdir / "motion.npz")
     table = sizing_table(res)
     head = (f"actuation: {res.case}; rank G_u = {res.rank_Gu}, degrees of freedom {res.dof}; actuators: "
             f"{', '.join(res.names)}")
+    from urdf_dyn.simulation.limits import ends_reached   # issue 29: the prescribed motion against the strokes
+    ends, ends_line = ends_reached(model, t, Q)
+    head += "\n\n" + ends_line
     written.update(write_sizing_report(model, launch.path, res, outdir, head, table, windows=windows, soil=soil_info,
                                        hydraulics=hyd, machine=machine, f_ext=f_ext, plots=plots,
                                        plotted=plotted))
+    import json
+    from pathlib import Path
+    from urdf_dyn.io.files import atomic_path
+    js = json.loads(Path(written["report_json"]).read_text())
+    js["strokes"] = {"end_reached": ends}
+    with atomic_path(written["report_json"]) as tmp:
+        Path(tmp).write_text(json.dumps(js, indent=1, allow_nan=False) + "\n")
     write_animation(launch, model, traj, outdir, written, echo)
     plots.wait()
     echo(head)
@@ -400,6 +373,8 @@ def _run_sizing(launch, out_dir, progress, echo, workers):
         echo(f"WARNING: over the effort limit: {', '.join(res.over_limit)}")
     for w in (hyd.warnings() if hyd is not None else ()):
         echo(f"WARNING: hydraulics: {w}")
+    for w in (machine["design"].warnings() if "design" in machine else ()):
+        echo(f"WARNING: design: {w}")
     if res.residual is not None and res.residual.size and np.abs(res.residual).max() > 1e-6:
         echo(f"WARNING: under-actuated: largest generalised force the actuators cannot produce "
              f"{np.abs(res.residual).max():.3g}")
@@ -409,12 +384,9 @@ def _run_sizing(launch, out_dir, progress, echo, workers):
 
 def _early_checks(launch, model, frames, t, windows):
     """Name errors before the (slow) motion is computed."""
-    from urdf_dyn.machines.soil import SOILS
     doc = launch.doc
     sp = doc.soil
-    if sp is not None:
-        if sp.preset not in SOILS:
-            raise launch.err("soil.preset", f"unknown soil {sp.preset!r}; presets: {', '.join(SOILS)}")
+    if sp is not None:                 # soil.preset is checked by the schema (a Literal of SOILS)
         if sp.edge not in frames and sp.edge not in model.links:
             raise launch.err("soil.edge", f"unknown frame {sp.edge!r} (frames: {', '.join([*frames, *model.links])})")
         _mask(launch, "soil.during", t, windows, sp.during)
@@ -426,6 +398,10 @@ def _early_checks(launch, model, frames, t, windows):
         _mask(launch, f"loads[{i}].during", t, windows, ld.during)
     if doc.payload is not None and doc.payload.during is not None:
         _mask(launch, "payload.during", t, windows, doc.payload.during)
+    for k, v in (doc.hydraulics.motors.items() if doc.hydraulics is not None else ()):
+        if (v.displacement is None) == (v.torque is None):
+            raise launch.err(f"hydraulics.motors.{k}", "give displacement [m3/rad] or torque [N m] (with its relief), "
+                             "not both or neither")
     if doc.hydraulics is not None:  # before any output: hydraulics() would refuse them only at the end
         from urdf_dyn.constraints.inverse import actuators_of
         from urdf_dyn.launch.document import unknown_name
@@ -440,20 +416,32 @@ def _summary_lines(res, soil_info, hyd, machine):
     lines = []
     if soil_info is not None:
         c = soil_info["cut"]
-        lines.append(f"soil {soil_info['soil'].name}: max depth {c.depth.max():.2f} m, peak cutting force "
-                     f"{c.magnitude.max() / 1e3:.1f} kN, {c.volume.max():.2f} m3 cut, payload "
-                     f"{soil_info['mass'].max():.0f} kg")
+        i = int(np.argmax(c.magnitude))
+        lines.append(f"soil {soil_info['soil'].name}: max depth {c.depth.max():.2f} m, peak soil force "
+                     f"{c.magnitude[i] / 1e3:.1f} kN at {np.degrees(_angle(c.force[i], -c.velocity[i])):.0f} deg from "
+                     f"the edge's backward travel (rake {np.degrees(c.rake[i]):.0f} deg), {c.volume.max():.2f} m3 "
+                     f"bank cut, payload {soil_info['mass'].max():.0f} kg, berm {c.berm.max():.2f} m3")
     if hyd is not None:
         lines.append(f"hydraulics: peak pump demand {hyd.peak_flow * 6e4:.0f} L/min of {hyd.pump_flow * 6e4:.0f}; "
-                     f"energy per cycle {hyd.energy / 1e3:.0f} kJ")
+                     f"positive work per cycle {hyd.positive_work / 1e3:.0f} kJ")
     if "iso6015" in machine:
         d = machine["iso6015"]
-        lines.append(f"ISO 6015: bucket digging force {d.bucket_N / 1e3:.1f} kN (data sheet 140.5), arm "
-                     f"{d.arm_N / 1e3:.1f} kN (106.7)")
+        ref = {k: f" (published {d.reference[k] / 1e3:.1f})" if d.reference.get(k) else "" for k in ("bucket_N", "arm_N")}
+        lines.append(f"ISO 6015: bucket digging force {d.bucket_N / 1e3:.1f} kN{ref['bucket_N']}, limited by "
+                     f"{d.limited_by['bucket']}; arm {d.arm_N / 1e3:.1f} kN{ref['arm_N']}, limited by {d.limited_by['arm']}")
+    if "working_range" in machine:
+        w = machine["working_range"]
+        lines.append(f"working range: depth {w.max_digging_depth_m:.2f} m, reach at ground {w.max_reach_ground_m:.2f} m, "
+                     f"cutting height {w.max_cutting_height_m:.2f} m, loading height {w.max_loading_height_m:.2f} m")
     if "stability" in machine:
         s = machine["stability"]
         lines.append(f"stability: minimum ZMP margin {s.min_margin:.3f} m at t = {s.t_min:.2f} s")
     return lines
+
+
+def _angle(a, b) -> float:
+    """Angle [rad] between the vectors a and b (3,)."""
+    return float(np.arctan2(np.linalg.norm(np.cross(a, b)), np.dot(a, b)))
 
 
 JOB = Job("size", SizeDocument, run_sizing, "actuator sizing along a prescribed motion")

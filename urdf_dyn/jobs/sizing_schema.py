@@ -1,17 +1,21 @@
 """The launch-file schema of ``job: size`` (pydantic sections; documented in ``sizing_job``)."""
 from __future__ import annotations
 
-from typing import Literal, Optional, Union
+from typing import Annotated, Literal, Optional, Union
 
 from pydantic import Field, PositiveInt, model_validator
 
 from urdf_dyn.launch.document import FiniteFloat, LaunchDocument, NonNegativeFloat, PositiveFloat, Section
+from urdf_dyn.machines.soil import SOILS
 
 __all__ = ["MotionSpec", "Payload", "FrameSpec", "LoadSpec", "GroundSpec", "SoilPayloadSpec", "SoilSpec",
-           "CylinderSpec", "Actuators", "MotorSpec", "HydraulicsSpec", "IsoSpec", "LiftSpec", "StabilitySpec",
-           "SizeDocument"]
+           "CylinderSpec", "Actuators", "MotorSpec", "HydraulicsSpec", "IsoSpec", "LiftSpec", "TrackSpec",
+           "StabilitySpec", "WorkingRangeSpec", "ReferenceFigure",
+           "DesignPinSpec", "BucklingSpec", "PumpSpec", "FatigueSpec", "CycleSpec", "DesignSpec", "SizeDocument"]
 
 Vec3 = tuple[FiniteFloat, FiniteFloat, FiniteFloat]
+#: the soil presets of ``urdf_dyn.machines.soil.SOILS``, checked by the schema
+SoilPreset = Literal[tuple(SOILS)]
 Phases = Union[str, list[str]]
 
 
@@ -85,18 +89,20 @@ class SoilPayloadSpec(Section):
 
 
 class SoilSpec(Section):
-    preset: str
-    density: Optional[PositiveFloat] = Field(None, description="[kg/m³]")
+    preset: SoilPreset
+    density: Optional[PositiveFloat] = Field(None, description="[kg/m³] bank (in-situ) density")
+    swell: Optional[FiniteFloat] = Field(None, ge=1.0, description="loose / bank volume")
     friction_angle: Optional[NonNegativeFloat] = Field(None, lt=90, description="[deg]")
     tool_friction_angle: Optional[NonNegativeFloat] = Field(None, lt=90, description="[deg]")
     cohesion: Optional[NonNegativeFloat] = Field(None, description="[Pa]")
     adhesion: Optional[NonNegativeFloat] = Field(None, description="[Pa]")
     ground: GroundSpec
     edge: str = Field(description="frame on the cutting edge (frames: name or link)")
-    face: Vec3 = Field((-0.51, 0.0, 0.86), description="tool-face direction in the edge frame")
+    plate: Vec3 = Field(description="the cutting plate's direction from the edge back along the plate, in the "
+                        "edge frame (sets the rake)")
     width: PositiveFloat = Field(description="[m]")
-    capacity: PositiveFloat = Field(description="[m³] heaped")
-    opening: PositiveFloat = Field(1.0, description="[m]")
+    capacity: PositiveFloat = Field(description="[m³] heaped (loose)")
+    edge_thickness: NonNegativeFloat = Field(0.0, description="[m] blunt edge for the penetration resistance")
     during: Phases
     payload: Optional[SoilPayloadSpec] = None
 
@@ -105,6 +111,8 @@ class CylinderSpec(Section):
     bore: PositiveFloat = Field(description="[m]")
     rod: PositiveFloat = Field(description="[m]")
     count: PositiveInt = 1
+    tube_outer: Optional[PositiveFloat] = Field(None, description="[m] tube outer diameter (buckling)")
+    rod_length: Optional[PositiveFloat] = Field(None, description="[m] rod eye pin to piston (buckling)")
 
 
 class Actuators(Section):
@@ -115,30 +123,96 @@ class Actuators(Section):
 
 
 class MotorSpec(Section):
-    displacement: PositiveFloat = Field(description="[m³/rad] at the joint")
+    displacement: Optional[PositiveFloat] = Field(None, description="[m³/rad] at the joint")
+    torque: Optional[PositiveFloat] = Field(None, description="[N m] rated at `relief`: displacement = torque / relief")
+    relief: Optional[PositiveFloat] = Field(None, description="[Pa] the motor circuit's relief (default: the main one)")
 
 
 class HydraulicsSpec(Section):
-    relief: PositiveFloat = Field(35e6, description="[Pa]")
-    pump_flow: PositiveFloat = Field(429 / 60e3, description="[m³/s] all pumps")
+    relief: PositiveFloat = Field(description="[Pa] main relief (the machine's data sheet)")
+    pump_flow: PositiveFloat = Field(description="[m³/s] all pumps")
     supply: dict[str, PositiveFloat] = Field(default_factory=dict, description="[m³/s] per actuator")
     motors: dict[str, MotorSpec] = Field(default_factory=dict)
 
 
 class IsoSpec(Section):
-    relief: PositiveFloat = Field(35e6, description="[Pa]")
-    tip: Optional[str] = Field(None, description="frame on the cutting edge")
+    relief: PositiveFloat = Field(description="[Pa] working relief (ISO 6015 §3.16)")
+    holding_relief: Union[FiniteFloat, dict[str, FiniteFloat]] = Field(
+        description="[Pa] every holding cylinder's port relief, or {cylinder: Pa}")
+    lip: str = Field(description="frame on the bucket lip, where ISO 6015 §3.1 measures the force")
+    tip: Optional[str] = Field(None, description="frame on the tooth tip (the lip must not be farther out)")
+    include_weight: bool = Field(False, description="add the cylinder forces holding the machine's own weight")
 
 
 class LiftSpec(Section):
-    radii: Optional[list[FiniteFloat]] = Field(None, description="[m]")
-    heights: Optional[list[FiniteFloat]] = Field(None, description="[m]")
-    lift_pressure: PositiveFloat = Field(38e6, description="[Pa]")
+    radii: list[FiniteFloat] = Field(min_length=1, description="[m] load-point radii")
+    heights: list[FiniteFloat] = Field(min_length=1, description="[m] load-point heights")
+    lift_pressure: PositiveFloat = Field(description="[Pa] lift (boom) cylinder")
+    holding_pressure: Optional[PositiveFloat] = Field(None, description="[Pa] the other cylinders (default lift)")
+
+
+class TrackSpec(Section):
+    roller_length: PositiveFloat = Field(description="[m] length to centre of rollers (front to rear tipping line)")
+    gauge: PositiveFloat = Field(description="[m] track gauge (side tipping lines at ±gauge/2)")
 
 
 class StabilitySpec(Section):
-    footprint: Optional[list[tuple[FiniteFloat, FiniteFloat]]] = Field(None, description="[m] convex polygon")
+    track: Optional[TrackSpec] = Field(None, description="tipping polygon from the track (stability.tipping_polygon)")
+    footprint: Optional[list[tuple[FiniteFloat, FiniteFloat]]] = Field(None, description="[m] convex tipping polygon")
     ground_height: FiniteFloat = Field(0.0, description="[m]")
+
+
+class WorkingRangeSpec(Section):
+    tip: str = Field(description="frame on the tooth tip")
+
+
+class ReferenceFigure(Section):
+    value: FiniteFloat = Field(description="published figure, in the unit its key names")
+    source: str = Field(description="where it is published")
+
+
+Efficiency = Annotated[float, Field(gt=0, le=1)]
+
+
+class DesignPinSpec(Section):
+    joint: str = Field(description="tree joint or loop joint of the pin")
+    count: PositiveInt = Field(1, description="identical pins in parallel sharing its load")
+
+
+class BucklingSpec(Section):
+    threshold: Annotated[float, Field(gt=1)] = Field(3.5, description="warn below this safety factor")
+    youngs_modulus: PositiveFloat = Field(210e9, description="[Pa] steel")
+    rod_yield: PositiveFloat = Field(460e6, description="[Pa] rod yield strength (Johnson parabola)")
+    relief: Optional[PositiveFloat] = Field(None, description="[Pa] default hydraulics.relief")
+
+
+class PumpSpec(Section):
+    engine_power: PositiveFloat = Field(description="[W] net engine power")
+    margin: NonNegativeFloat = Field(2e6, description="[Pa] load-sensing margin")
+    volumetric_efficiency: Efficiency = 0.95
+    mechanical_efficiency: Efficiency = 0.9
+    priority: Union[Literal["equal"], list[str]] = Field("equal", description="equal | sections, first served first")
+
+
+class FatigueSpec(Section):
+    m: PositiveFloat = Field(3.0, description="S-N exponent (3: welded steel, EN 1993-1-9)")
+    life_cycles: PositiveFloat = Field(2e6, description="dig cycles in the design life")
+    reference_cycles: PositiveFloat = Field(2e6, description="cycles of the damage-equivalent range")
+
+
+class CycleSpec(Section):
+    dt: PositiveFloat = Field(0.02, description="[s] sampling of each candidate")
+    min_duration: PositiveFloat = Field(0.2, description="[s] shortest segment")
+
+
+class DesignSpec(Section):
+    pins: dict[str, Union[str, DesignPinSpec]] = Field(default_factory=dict, description="pin name: joint")
+    swing_bearing: Optional[str] = Field(None, description="the swing joint")
+    friction: Optional[NonNegativeFloat] = Field(None, description="ground friction coefficient (stall envelopes)")
+    buckling: Optional[BucklingSpec] = None
+    pumps: Optional[PumpSpec] = None
+    fatigue: FatigueSpec = Field(default_factory=FatigueSpec)
+    cycle: Optional[CycleSpec] = None
 
 
 class SizeDocument(LaunchDocument):
@@ -153,3 +227,7 @@ class SizeDocument(LaunchDocument):
     iso6015: Optional[IsoSpec] = None
     lift_chart: Optional[LiftSpec] = None
     stability: Optional[StabilitySpec] = None
+    working_range: Optional[WorkingRangeSpec] = None
+    reference: dict[str, ReferenceFigure] = Field(default_factory=dict,
+                                                  description="published figures by report key, e.g. iso6015.bucket_N")
+    design: Optional[DesignSpec] = None

@@ -1,5 +1,5 @@
-"""Hydraulic demand of a sized motion: flows, pressures, power and energy per cylinder and motor, and the
-summed flow against the pumps.
+"""Hydraulic demand of a sized motion: flows, pressures, power and positive work per cylinder and motor, and
+the summed flow against the pumps.
 
 For a cylinder (``Cylinder``: cap area A_c = n π D²/4, annulus A_r = n π (D² − d²)/4) at stroke rate v [m/s]
 and force u [N] (u > 0 pushes):
@@ -10,16 +10,21 @@ and force u [N] (u > 0 pushes):
   pushing is checked against A_c · p_relief and pulling against A_r · p_relief;
 - hydraulic power from the pumps P = max(u v, 0) [W]: when the fed side holds the load it needs
   p · Q = u v; an overrunning load (u v < 0, e.g. a boom lowering under its weight) is metered out and the
-  fed side needs no pressure (ideal, lossless, no regeneration); energy per cycle = ∫ P dt [J];
-- speed limits: the URDF's velocity limit, and the flow the valve section can receive (``supply``
-  [m³/s]): v_ext ≤ supply / A_c, v_ret ≤ supply / A_r.
+  fed side needs no pressure (ideal, lossless, no regeneration). Its integral over the cycle is the
+  **positive work** ∫ max(u v, 0) dt [J] (the pumps' ideal energy); ``sizing`` reports the **net work**
+  ∫ u v dt beside it. The two are never called "energy" alone.
+- speed limits, per direction (the fed side sets each): extension is fed on the cap side, retraction on
+  the annulus. From the flow the valve section can receive (``supply`` Q [m³/s]): v_ext ≤ Q / A_c,
+  v_ret ≤ Q / A_r. A URDF gives one ``<limit velocity>`` per joint; for a cylinder it is read as the
+  extension speed at the rated flow (cap side fed, as robots/excavator.urdf derives it: pump flow / cap
+  area), and the same flow through the annulus gives the retraction limit v_limit · A_c / A_r.
 
-A motor (``Motor``: displacement D [m³/rad] at the joint, reduction included) at ω [rad/s] and torque τ
-[N m] needs D |ω| and the pressure |τ| / D; power max(τ ω, 0).
-
-Sources: main relief 35 MPa, implement flow 2 × 214.5 L/min, cylinder bores, swing torque 74 kN m (CAT 320
-Technical Specifications, robots/excavator.urdf header [1]); the swing motor's equivalent displacement is
-74 kN m / 35 MPa = 2.114e-3 m³/rad (an ideal motor at relief gives the rated torque).
+A motor (``Motor``: displacement D [m³/rad] at the joint, reduction included; its own circuit's ``relief``
+[Pa], e.g. the swing relief, else the main relief) at ω [rad/s] and torque τ [N m] needs D |ω| and the
+pressure |τ| / D; power max(τ ω, 0). ``Motor.from_torque(τ_max, relief)`` gives the equivalent
+displacement of a rated torque: D = τ_max / p_relief (an ideal motor at its relief gives the rated torque).
+The rated torque and the relief must belong to the same circuit: a data sheet's swing torque goes with the
+swing relief, not with the main (implement) relief.
 """
 from __future__ import annotations
 
@@ -34,8 +39,18 @@ L_MIN = 1e3 * 60  # m³/s -> L/min
 
 @dataclass(frozen=True)
 class Motor:
-    """Hydraulic motor driving a joint: ``displacement`` [m³/rad] at the joint (gear reduction included)."""
+    """Hydraulic motor driving a joint: ``displacement`` [m³/rad] at the joint (gear reduction included);
+    ``relief`` [Pa] of its own circuit (e.g. the swing relief), None: the main relief."""
     displacement: float
+    relief: float | None = None
+
+    @classmethod
+    def from_torque(cls, torque, relief) -> "Motor":
+        """The ideal motor that gives ``torque`` [N m] at its ``relief`` [Pa]: D = τ / p [m³/rad]. Raises
+        ValueError unless both are finite and > 0."""
+        if not (np.isfinite(torque) and np.isfinite(relief) and torque > 0 and relief > 0):
+            raise ValueError(f"need torque > 0 and relief > 0, got {torque} N m and {relief} Pa")
+        return cls(float(torque) / float(relief), float(relief))
 
 
 def intervals(t, mask):
@@ -64,10 +79,11 @@ HydraulicMotor = Motor
 class ActuatorHydraulics:
     """One actuator's series (N,) and checks. kind "cylinder" | "motor"; q_cap, q_rod, demand [m³/s]
     (q_rod = 0 for a motor, q_cap = D ω); pressure: load-holding pressure [Pa]; side (N,) "cap" | "rod"
-    (motor: "A"); power [W]; energy [J]; capacity_push, capacity_pull [N | N m] at relief; ratios: peak
-    force / capacity per direction; v_max_ext, v_max_ret: speed the supply allows [m/s | rad/s];
-    v_limit: URDF velocity limit; speed_ratio: peak speed / allowed; end_stop: [(t0, t1)] within
-    ``stop_margin`` of a stroke end; over_relief: [(t0, t1)]."""
+    (motor: "A"); power [W]; positive_work ∫ max(u v, 0) dt [J]; capacity_push, capacity_pull [N | N m]
+    at ``relief`` [Pa] (the actuator's circuit); ratios: peak force / capacity per direction; v_max_ext,
+    v_max_ret: speed the supply allows per direction [m/s | rad/s]; v_limit, v_limit_ret: the URDF velocity
+    limit for extension and retraction (module docstring); speed_ratio: peak speed / allowed; end_stop:
+    [(t0, t1)] within ``stop_margin`` of a stroke end; over_relief: [(t0, t1)] over ``relief``."""
     name: str
     kind: str
     q_cap: np.ndarray
@@ -76,7 +92,7 @@ class ActuatorHydraulics:
     pressure: np.ndarray
     side: np.ndarray
     power: np.ndarray
-    energy: float
+    positive_work: float
     capacity_push: float
     capacity_pull: float
     push_ratio: float
@@ -86,6 +102,8 @@ class ActuatorHydraulics:
     v_max_ext: float
     v_max_ret: float
     v_limit: float
+    v_limit_ret: float = np.inf
+    relief: float = np.nan
     end_stop: list = field(default_factory=list)
     over_relief: list = field(default_factory=list)
 
@@ -97,9 +115,11 @@ class ActuatorHydraulics:
 
     @property
     def limit_ratio(self) -> float:
-        """Peak speed / the URDF velocity limit (0 when there is none)."""
-        ok = np.isfinite(self.v_limit) and self.v_limit > 0
-        return float(max(self.peak_ext_speed, self.peak_ret_speed) / self.v_limit) if ok else 0.0
+        """Peak speed / the URDF velocity limit, per direction (extension against ``v_limit``, retraction
+        against ``v_limit_ret``), the larger; 0 when there is none."""
+        r = [p / v for p, v in ((self.peak_ext_speed, self.v_limit), (self.peak_ret_speed, self.v_limit_ret))
+             if np.isfinite(v) and v > 0]
+        return float(max(r)) if r else 0.0
 
     @property
     def speed_ratio(self) -> float:
@@ -124,9 +144,9 @@ class HydraulicsResult:
         return float(self.total_demand.max()) if len(self.total_demand) else 0.0
 
     @property
-    def energy(self) -> float:
-        """Hydraulic energy per cycle, all actuators [J]."""
-        return float(sum(a.energy for a in self.actuators.values()))
+    def positive_work(self) -> float:
+        """Positive work per cycle ∫ max(u v, 0) dt summed over the actuators [J] (the pumps' ideal energy)."""
+        return float(sum(a.positive_work for a in self.actuators.values()))
 
     def warnings(self) -> list:
         """One line per problem: over the pumps, over relief, at an end stop, too fast for flow or limit."""
@@ -137,13 +157,16 @@ class HydraulicsResult:
                        f"{iv(self.over_demand)}")
         for n, a in self.actuators.items():
             if a.over_relief:
-                out.append(f"{n}: load-holding pressure over the relief at {iv(a.over_relief)}")
+                out.append(f"{n}: load-holding pressure over its relief ({a.relief / 1e5:.0f} bar) at "
+                           f"{iv(a.over_relief)}")
             if a.end_stop:
                 out.append(f"{n}: at a stroke end at {iv(a.end_stop)}")
             if a.flow_ratio > 1:
                 out.append(f"{n}: {100 * a.flow_ratio:.0f} % of the speed its supply allows")
             if a.limit_ratio > 1:
-                out.append(f"{n}: {100 * a.limit_ratio:.0f} % of its URDF velocity limit ({a.v_limit:.3g})")
+                lim = (f"{a.v_limit:.3g} extending, {a.v_limit_ret:.3g} retracting" if a.v_limit_ret != a.v_limit
+                       else f"{a.v_limit:.3g}")
+                out.append(f"{n}: {100 * a.limit_ratio:.0f} % of its URDF velocity limit ({lim})")
         return out
 
     def to_dict(self) -> dict:
@@ -151,38 +174,42 @@ class HydraulicsResult:
         acts = {}
         for n, a in self.actuators.items():
             acts[n] = dict(kind=a.kind, peak_demand_L_min=float(a.demand.max() * L_MIN),
-                           peak_pressure_bar=float(a.pressure.max() / 1e5), energy_J=a.energy,
+                           peak_pressure_bar=float(a.pressure.max() / 1e5), relief_Pa=a.relief,
+                           positive_work_J=a.positive_work,
                            peak_power_W=float(a.power.max()), push_ratio=a.push_ratio, pull_ratio=a.pull_ratio,
                            capacity_push=a.capacity_push, capacity_pull=a.capacity_pull,
                            peak_extend_speed=a.peak_ext_speed, peak_retract_speed=a.peak_ret_speed,
                            allowed_extend_speed=a.v_max_ext, allowed_retract_speed=a.v_max_ret,
+                           urdf_limit_extend=a.v_limit, urdf_limit_retract=a.v_limit_ret,
                            speed_ratio=a.speed_ratio, flow_ratio=a.flow_ratio,
                            limit_ratio=a.limit_ratio, end_stop_s=a.end_stop, over_relief_s=a.over_relief)
         return dict(peak_flow_L_min=self.peak_flow * L_MIN, pump_flow_L_min=self.pump_flow * L_MIN,
-                    relief_Pa=self.relief, energy_J=self.energy, over_demand_s=self.over_demand, actuators=acts)
+                    relief_Pa=self.relief, positive_work_J=self.positive_work, over_demand_s=self.over_demand, actuators=acts)
 
     def table(self) -> str:
-        """Markdown: per actuator peak demand, pressure, push/pull use of relief, speed use, energy."""
-        lines = ["| actuator | peak flow | peak holding p | push / cap at relief | pull / annulus at relief | "
-                 "speed / flow allows | speed / URDF limit | energy | end stop | over relief |",
-                 "|---|---:|---:|---:|---:|---:|---:|---:|---|---|"]
+        """Markdown: per actuator peak demand, pressure against its relief, push/pull use of relief, speed use
+        (per direction), positive work."""
+        lines = ["| actuator | peak flow | peak holding p | relief | push / cap at relief | pull / annulus at relief | "
+                 "speed / flow allows | speed / URDF limit | positive work | end stop | over relief |",
+                 "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|"]
         for n, a in self.actuators.items():
             fmt = lambda iv: ", ".join(f"{x:.2f}–{y:.2f} s" for x, y in iv[:3]) + (" …" if len(iv) > 3 else "")  # noqa
             lines.append(f"| {n} | {a.demand.max() * L_MIN:.0f} L/min | {a.pressure.max() / 1e5:.0f} bar | "
+                         f"{a.relief / 1e5:.0f} bar | "
                          f"{100 * a.push_ratio:.0f} % | {100 * a.pull_ratio:.0f} % | {100 * a.flow_ratio:.0f} % | "
                          f"{f'{100 * a.limit_ratio:.0f} %' if a.limit_ratio else '–'} | "
-                         f"{a.energy / 1e3:.1f} kJ | {fmt(a.end_stop) or '–'} | {fmt(a.over_relief) or '–'} |")
+                         f"{a.positive_work / 1e3:.1f} kJ | {fmt(a.end_stop) or '–'} | {fmt(a.over_relief) or '–'} |")
         lines.append(f"| **all** | **{self.peak_flow * L_MIN:.0f} L/min** (pumps {self.pump_flow * L_MIN:.0f}) | | | | | | "
-                     f"**{self.energy / 1e3:.1f} kJ** | | |")
+                     f"| **{self.positive_work / 1e3:.1f} kJ** | | |")
         return "\n".join(lines)
 
 
-def hydraulics(res, cylinders, motors=None, relief=35e6, pump_flow=429 / L_MIN, supply=None, model=None,
+def hydraulics(res, cylinders, motors=None, *, relief, pump_flow, supply=None, model=None,
                stop_margin=0.005) -> HydraulicsResult:
     """Hydraulic demand of a ``SizingResult`` (module docstring).
 
-    cylinders: {actuator: Cylinder}; motors: {actuator: Motor}; relief [Pa]; pump_flow [m³/s] the pumps'
-    total; supply: {actuator: [m³/s]} flow its valve section can receive (default ``pump_flow``); model: for
+    cylinders: {actuator: Cylinder}; motors: {actuator: Motor}; relief [Pa] the main relief (the cylinders,
+    and a motor without its own); pump_flow [m³/s] the pumps' total; supply: {actuator: [m³/s]} flow its valve section can receive (default ``pump_flow``); model: for
     the joints' stroke ends and velocity limits (end stops within ``stop_margin`` [m | rad]).
     Raises KeyError for an actuator that is not in ``res``."""
     motors = motors or {}
@@ -202,17 +229,21 @@ def hydraulics(res, cylinders, motors=None, relief=35e6, pump_flow=429 / L_MIN, 
             demand = np.where(v > 0, Ac * v, -Ar * v)
             pressure = np.where(u > 0, u / Ac, -u / Ar)
             side = np.where(u > 0, "cap", "rod")
-            cap_push, cap_pull = relief * Ac, relief * Ar
+            p_rel = float(relief)
+            cap_push, cap_pull = p_rel * Ac, p_rel * Ar
             vmax_e, vmax_r, kind = sup / Ac, sup / Ar, "cylinder"
+            ret_scale = Ac / Ar                     # the URDF limit is the extension speed (module docstring)
         else:
-            D = motors[name].displacement
+            mot = motors[name]
+            D = mot.displacement
+            p_rel = float(mot.relief if mot.relief is not None else relief)
             q_cap, q_rod = D * v, np.zeros_like(v)
             demand = D * np.abs(v)
             pressure = np.abs(u) / D
             side = np.full(len(u), "A")
-            cap_push = cap_pull = relief * D
+            cap_push = cap_pull = p_rel * D
             vmax_e = vmax_r = sup / D
-            kind = "motor"
+            kind, ret_scale = "motor", 1.0
         power = np.maximum(u * v, 0.0)
         lo, hi, vl = -np.inf, np.inf, np.inf
         if model is not None and name in model.joint_names:
@@ -222,7 +253,7 @@ def hydraulics(res, cylinders, motors=None, relief=35e6, pump_flow=429 / L_MIN, 
         out[name] = ActuatorHydraulics(
             name, kind, q_cap, q_rod, demand, pressure, side, power, float(np.trapezoid(power, t)),
             cap_push, cap_pull, float(np.maximum(u, 0).max() / cap_push), float(np.maximum(-u, 0).max() / cap_pull),
-            float(np.maximum(v, 0).max()), float(np.maximum(-v, 0).max()), vmax_e, vmax_r, vl,
-            intervals(t, stops), intervals(t, pressure > relief * (1 + 1e-9)))
+            float(np.maximum(v, 0).max()), float(np.maximum(-v, 0).max()), vmax_e, vmax_r, vl, vl * ret_scale,
+            p_rel, intervals(t, stops), intervals(t, pressure > p_rel * (1 + 1e-9)))
     total = np.sum([a.demand for a in out.values()], axis=0) if out else np.zeros(len(t))
     return HydraulicsResult(t, out, total, float(pump_flow), float(relief), intervals(t, total > pump_flow))

@@ -1,39 +1,48 @@
-"""ISO 6015 digging (tool) forces of a hydraulic excavator from its closed-loop model.
+"""ISO 6015 tool (digging) forces of a hydraulic excavator from its closed-loop model.
 
-Definitions (ISO 6015:2006 §3, adopted as AS ISO 6015:2021; SAE J1179 §3.3, which ISO 6015 superseded):
+**The standard's wording** (ISO 6015:2006, adopted identically as AS ISO 6015:2021; the clauses were read in
+the stored public excerpts of the AS text, §3 and §4; §5 "Calculation methods" was not retrievable):
 
-- **bucket digging force** — the force at the bucket's cutting edge produced by the bucket cylinder(s) at
-  working (relief) pressure, tangent to the arc of the bucket tip radius about the bucket pivot, the bucket
-  positioned for the maximum output moment of its cylinder and linkage (SAE J1179 §3.3.1);
-- **arm (stick) crowding force** — the force at the cutting edge produced by the stick cylinder(s) at relief
-  pressure, tangent to the arc about the stick pivot, the bucket positioned as for the bucket force and the
-  stick for the maximum output moment of its cylinder (SAE J1179 §3.3.2, as we read it: the stored
-  excerpt stops after §3.3.1);
-- weights and friction are excluded (SAE J1179 §3.3); the other circuits must hold the reaction without
-  exceeding their holding pressure (reported here: ``holding_bar``, and applied when ``holding_pressure``
-  is given).
+- §3.1 *tool force*: "force generated at the bucket lip or cutting edge, but not at the tips of the teeth,
+  when operating the bucket or arm cylinders independently" — so the force acts at the **lip** (a point the
+  caller gives: ``tip=(link, point)``), not at the tooth tip.
+- §3.2 *arm cylinder tool force*: "force generated at the bucket lip with the arm cylinder positioned to
+  provide a rotating moment around the arm pivot"; §4.8.2.1: "measure this tool force tangential to the arc
+  described by the bucket lip about the arm pivot"; the bucket cylinder tool force likewise about the
+  bucket pivot (§4.8.3.1, whose text was not in the stored excerpts; SAE J1179 §3.3.1 words it as the
+  tangent to the arc of the tip radius about the bucket pivot).
+- §3.16 *maximum relief circuit hydraulic pressure*: "maximum static pressure in a specific circuit limited
+  by a relief valve"; §3.17 *hydraulic limit*: "condition when the tool forces are limited by maximum relief
+  circuit pressure"; §4.5: "If the hydraulic limit condition is reached, the report should note the system
+  or circuit in which the maximum relief circuit hydraulic pressure was exceeded." — the working cylinder
+  is at its relief (``relief``) and **every holding cylinder at most at its own port relief**
+  (``holding_relief``); the tool force is the largest at which no cylinder exceeds its limit, and
+  ``limited_by`` names the circuit that binds.
+- §3.18 *tipping limit*: "condition when the tool forces are limited by the onset of tipping of the
+  machine"; §3.19 *slipping limit* (the machine slides): §4.5 has the machine anchored then, so slipping is
+  not a limit of the figure here. Tipping is checked when a tipping polygon (``footprint``, the same one as
+  the lift chart and the ZMP check: ``stability.tipping_polygon``) is given: the centre of pressure of the
+  ground reaction under the machine's weight plus the tool force must stay inside it; ``limited_by`` is then
+  ``"tipping"``.
+- §4.4: the boom, arm and bucket are varied "in order to obtain the optimum position giving the maximum
+  force" — ``digging_forces`` searches the stroke space for it.
+- **Component weights**: SAE J1179 §3.3 (which ISO 6015 superseded) excludes the weights of the
+  attachment from the calculated forces; the stored ISO text does not say (its §5 was not retrievable). We
+  leave them out by default (``include_weight=False``, the cylinders balance the tool force alone) and
+  include them on request (the cylinder forces then add those that hold the machine's own weight,
+  ``actuator_forces`` at rest). Tipping always counts the machine's weight (it is what resists tipping).
 
-**Method (virtual work through the loop constraints, no hand geometry).** Take the actuated joints
-y = (swing, boom, stick and bucket cylinder strokes) as independent coordinates. At an assembled pose q,
-the explicit constraint q̇ = G ẏ (RBDA eq. 8.42, ``explicit_constraint(..., independent=y)``) and the
-tip's linear Jacobian J_tip (3 × nv) give the tip velocity per actuator velocity, J_y = J_tip G (3 × 4).
-With every other actuator locked, the tip moves along J_y[:, c] when cylinder c strokes; its path is the
-arc about the bucket pivot (bucket cylinder) or the stick pivot (stick cylinder). Virtual work of a static
-tip force f against the cylinder forces u (weights excluded) gives u + J_yᵀ f = 0, so the tangential tip
-force a cylinder force u_c balances is
-
-    F_c = u_c / |J_y[:, c]|,      u_c = p_relief · A_cap · count,
-
-and the holding cylinders carry u_o = F_c · J_y[:, o] · d, d = J_y[:, c] / |J_y[:, c]| (positive: push,
-cap side; negative: pull, rod side).  Cylinder extension digs (the cap side pushes, as Cat computes it:
-Caterpillar Performance Handbook ed. 47, p. 7-185 "Curl and Crowd Forces", cylinder force = working
-relief pressure × head-end area).
-
-Poses: the strokes are swept over their URDF joint limits (the cylinder strokes); every pose is assembled
-holding the strokes by Gauss–Newton on the loop residuals (K's free columns; ``assemble`` if it fails),
-warm-started from the neighbouring pose so that the assembly branch is tracked continuously; the levers of
-a whole sweep or grid are computed as one batch (``_levers``). The envelope is the grid boom × stick × bucket stroke; the plot
-shows, per tip position cell of the side view, the largest force any pose reaching it can exert.
+**Method.** At an assembled pose q with the actuated joints y as independent coordinates, the lip moves
+along J_y[:, c] = J_lip G[:, c] (RBDA eq. 8.42) when cylinder c strokes with every other actuator locked:
+that is the tangent to the arc about the bucket pivot (bucket cylinder) or the arm pivot (stick cylinder).
+Cylinder extension digs (the cap side pushes, as Cat computes it: Performance Handbook ed. 47, p. 7-185).
+The soil's reaction on the lip is f = −F d, d = J_y[:, c] / |J_y[:, c]|; the cylinder forces are linear in F,
+u(F) = u_g + F a (u_g the weight share when included, 0 otherwise). ``digging_forces_at`` computes a with
+closed-loop inverse dynamics under the external force (``actuator_forces``, RBDA eq. 8.63); the sweep of
+``digging_forces`` with the same virtual-work identity a_k = J_y[:, k] · d (u + J_yᵀ f = 0), batched. Each
+cylinder's limit is p_k A_cap (push) or −p_k A_annulus (pull), p_k = ``relief`` for the working cylinder,
+``holding_relief`` for the others, so F is the smallest of the per-cylinder bounds (and the tipping bound).
+Pressures are positive on the cap side, negative on the rod side [bar].
 """
 from __future__ import annotations
 
@@ -41,432 +50,346 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from urdf_dyn.algorithms.kinematics import body_poses, link_jacobian, link_pose, support_path
-from urdf_dyn.constraints.assembly import assemble
-from urdf_dyn.constraints.explicit import explicit_constraint
-from urdf_dyn.constraints.loops import LoopState
+from urdf_dyn._checks import renamed_keywords
+from urdf_dyn.algorithms.kinematics import body_poses, link_pose
+from urdf_dyn.machines.stroke_map import StrokeMap, TipLever, tip_lever, tip_levers
 
-__all__ = ["TipLever", "tip_lever", "StrokeMap", "DiggingForces", "digging_forces", "CAT320_ISO6015"]
+__all__ = ["TipLever", "tip_lever", "StrokeMap", "DiggingForces", "digging_forces", "digging_forces_at"]
 
-#: CAT 320 data sheet ISO 6015 digging forces [N] (Reach boom 5.7 m, R2.9 stick, HD bucket tip radius
-#: 1470 mm): bucket 140.5 kN (31 586 lbf), stick 106.7 kN (23 987 lbf) — robots/excavator.urdf header [1].
-CAT320_ISO6015 = {"bucket_N": 140.5e3, "arm_N": 106.7e3}
+_CASES = (("bucket", "bucket"), ("arm", "stick"))   # (ISO name, working-cylinder role)
 
 
-@dataclass
-class TipLever:
-    """Velocity ratios at one assembled pose. q (nv,); tip (3,) [m] tip position in root coordinates;
-    names: the independent coordinates y; J (3, k) [m/m or m/rad] tip velocity per unit ẏ."""
-    q: np.ndarray
-    tip: np.ndarray
-    names: tuple
-    J: np.ndarray
-
-    def ratio(self, name) -> float:
-        """|d tip / d y_name| [m/m]: the tip's arc length per metre of stroke."""
-        return float(np.linalg.norm(self.J[:, self.names.index(name)]))
-
-    def tip_force(self, name, u) -> float:
-        """Tangential tip force [N] balanced by actuator force u [N] of ``name`` (others locked)."""
-        return float(u) / self.ratio(name)
-
-    def holding_forces(self, name, F) -> dict:
-        """Forces [N] the other actuators carry when the tip resists ``name``'s motion with force F [N]."""
-        c = self.names.index(name)
-        d = self.J[:, c] / np.linalg.norm(self.J[:, c])
-        return {o: float(F * self.J[:, k] @ d) for k, o in enumerate(self.names) if k != c}
+def _pressure_limits(cylinders, relief, holding_relief):
+    """{cylinder: (working P, holding P)} [Pa]; ``holding_relief`` a number or {cylinder: Pa} (missing: no
+    limit). Raises ValueError naming the key for a relief ≤ 0."""
+    if not np.isfinite(relief) or relief <= 0:
+        raise ValueError(f"relief must be > 0 [Pa], got {relief!r}")
+    out = {}
+    for c in cylinders:
+        h = holding_relief.get(c, np.inf) if isinstance(holding_relief, dict) else holding_relief
+        h = np.inf if h is None else float(h)
+        if not h > 0:
+            raise ValueError(f"holding_relief{'.' + c if isinstance(holding_relief, dict) else ''} must be > 0 "
+                             f"[Pa], got {h!r}")
+        out[c] = (float(relief), h)
+    if isinstance(holding_relief, dict):
+        for c in holding_relief:
+            if c not in cylinders:
+                raise ValueError(f"holding_relief.{c}: no such cylinder ({', '.join(cylinders)})")
+    return out
 
 
-def tip_lever(model, q, actuators, tip=("bucket", (1.47, 0.0, 0.0))) -> TipLever:
-    """TipLever at an assembled pose q (nv,): J_y = J_tip G (module docstring). ``tip`` = (link, point (3,)
-    [m] in the link frame); ``actuators`` = the independent coordinates (joint names)."""
-    link, p = tip[0], np.asarray(tip[1], float)
-    T = link_pose(model, q, link)
-    J6 = link_jacobian(model, q, link, frame="local_world_aligned")
-    r = T[:3, :3] @ p
-    Jt = J6[3:] + np.cross(J6[:3].T, r).T          # v_tip = v_origin + ω × r
-    G = explicit_constraint(model, q, np.zeros(model.nv), independent=tuple(actuators)).G
-    return TipLever(np.asarray(q, float).copy(), T[:3, 3] + r, tuple(actuators), Jt @ G)
+def _bounds(a, g, names, cylinders, limits, working):
+    """Largest tool force F (N,) with g + F a within every cylinder's limit, and the index (N,) of the
+    binding one. a, g (N, k) [N/N, N] per actuator ``names``; actuators not in ``cylinders`` are unlimited."""
+    N, k = a.shape
+    B = np.full((N, k), np.inf)
+    for j, nm in enumerate(names):
+        cyl = cylinders.get(nm)
+        if cyl is None:
+            continue
+        P = limits[nm][0] if nm == working else limits[nm][1]
+        if not np.isfinite(P):
+            continue
+        with np.errstate(divide="ignore", invalid="ignore"):
+            B[:, j] = np.where(a[:, j] > 1e-12, (P * cyl.cap_area - g[:, j]) / a[:, j],
+                               np.where(a[:, j] < -1e-12, (-P * cyl.annulus_area - g[:, j]) / a[:, j], np.inf))
+    i = np.argmin(B, axis=1)
+    return B[np.arange(N), i], i
 
 
-def _close(model, q, hold, free, rcond=1e-8, maxit=25):
-    """Assembled q (nv,) near the guess q holding the joints ``hold``: Gauss–Newton on the loop residuals
-    δ(q) = 0 over the ``free`` columns of K (RBDA §8.3; K = ∂δ/∂q, eq. 8.14), steps by least squares
-    (overconstrained planar loops have dependent rows). From a neighbouring assembled pose it converges in
-    two or three steps to the pose ``assemble`` finds (same branch, same solution to rounding); if it does
-    not converge, ``assemble`` (scipy least squares) decides."""
-    x = np.array(q, float)
-    for _ in range(maxit):
-        st = LoopState(model, x)
-        d = st.deltas()
-        if np.max(np.abs(d), initial=0.0) <= 1e-14:     # closed to rounding (e.g. composed group poses)
-            return x
-        dx = np.linalg.lstsq(st.K_k()[0][:, free], -d, rcond=rcond)[0]
-        x[free] += dx
-        if np.max(np.abs(dx), initial=0.0) <= 1e-13 * (1.0 + np.max(np.abs(x[free]), initial=0.0)):
-            if np.max(np.abs(LoopState(model, x).deltas()), initial=0.0) <= 1e-9:
-                return x
-            break
-    return assemble(model, q, hold=hold)
-
-
-def _cross(a, b):
-    """Row-wise a × b of (N, 3) arrays (np.cross costs ~10 µs a call in argument handling alone)."""
-    return np.stack([a[:, 1] * b[:, 2] - a[:, 2] * b[:, 1], a[:, 2] * b[:, 0] - a[:, 0] * b[:, 2],
-                     a[:, 0] * b[:, 1] - a[:, 1] * b[:, 0]], axis=1)
-
-
-def _tip_jacobian(model, Q, tip):
-    """Tip positions P (N, 3) [m] and linear Jacobians J_tip (N, 3, nv) in root coordinates at poses Q (N, nv),
-    from the body poses of the whole batch (v_tip = Σ_j S_j q̇_j along the tip's support path: ω × r for
-    revolute, the axis for prismatic joints); None for other joint types on the path or nq ≠ nv."""
-    link, p = tip[0], np.asarray(tip[1], float)
+def _tipping_bound(model, Q, link, point, D, footprint, z_ground=0.0):
+    """Largest tool force (N,) before the centre of pressure leaves ``footprint`` (``stability.tipping_load``)
+    with the machine's weight and the force −F d at the lip (D (N, 3) unit directions in root axes)."""
+    from urdf_dyn.machines.stability import base_reaction, tipping_load
     lf = model.link(link)
-    path = support_path(model, link)
-    if path is None:
-        return None
-    T = body_poses(model, Q)                                 # (N, NB+1, 4, 4)
-    TL = T[:, lf.body] @ np.asarray(lf.T_body_link)
-    P = TL[:, :3, :3] @ p + TL[:, :3, 3]
-    Jt = np.zeros((len(Q), 3, model.nv))
-    for i in path:
-        a = T[:, i, :3, :3] @ np.asarray(model.axis[i], float)
-        Jt[:, :, i - 1] = _cross(a, P - T[:, i, :3, 3]) if model.jtype[i] == 0 else a
-    return P, Jt
+    Rs = (body_poses(model, Q)[:, lf.body] @ np.asarray(lf.T_body_link))[:, :3, :3]
+    f = -np.einsum("nji,nj->ni", Rs, D)                     # Rᵀ (−d), in the link frame
+    w = np.concatenate([np.cross(np.asarray(point, float), f), f], axis=1)
+    W0 = np.atleast_2d(base_reaction(model, Q))
+    W1 = np.atleast_2d(base_reaction(model, Q, f_ext={link: w})) - W0
+    return tipping_load(W0, W1, footprint, z_ground)[0]
 
 
-def _levers(model, Q, actuators, tip, rcond=1e-8, hold=None) -> list:
-    """TipLever at each assembled pose of Q (N, nv), batched: the same J_y = J_tip G as ``tip_lever``, with
-    J_tip from the body poses of the whole batch (v_tip = Σ_j S_j q̇_j along the tip's support path: ω × r
-    for revolute, the axis for prismatic joints) and G from the free columns of K (G_y = I, G_free =
-    −K_free⁺ K_y, which is eq. 8.42's G wherever the actuators are a valid independent set; the
-    pseudo-inverses of the whole batch in one call). One loop evaluation per pose gives K and δ: with
-    ``hold`` (the held joints), a pose whose loops are open by more than 1e-12 is first closed (``_close``)
-    — so that composed poses (``StrokeMap.compose``) need no separate check. Falls back to ``tip_lever`` for
-    joint types other than revolute and prismatic."""
-    Q = np.array(np.atleast_2d(np.asarray(Q, float)))
-    acts = tuple(actuators)
-    yi = [model.joint_index(a) for a in acts]
-    free = [j for j in range(model.nv) if j not in yi]
-    if model.has_constraints:
-        Ks = []
-        for k in range(len(Q)):
-            st = LoopState(model, Q[k])
-            if hold is not None and np.max(np.abs(st.deltas()), initial=0.0) > 1e-12:
-                Q[k] = _close(model, Q[k], hold, free)
-                st = LoopState(model, Q[k])
-            Ks.append(st.K_k()[0])
-    PJ = _tip_jacobian(model, Q, tip)
-    if PJ is None:
-        return [tip_lever(model, q, acts, tip) for q in Q]
-    P, Jt = PJ
-    G = np.zeros((len(Q), model.nv, len(yi)))
-    G[:, yi, range(len(yi))] = 1.0
-    if model.has_constraints and len(Q):
-        K = np.array(Ks)                                     # (N, rows, nv)
-        G[:, free] = -np.linalg.pinv(K[:, :, free], rcond=rcond) @ K[:, :, yi]
-    J = Jt @ G
-    return [TipLever(Q[k].copy(), P[k], acts, J[k]) for k in range(len(Q))]
+def _bar(u, cyl):
+    return (u / cyl.cap_area if u > 0 else u / cyl.annulus_area) / 1e5
+
+
+def digging_forces_at(model, q, cylinders, relief, holding_relief, tip, include_weight=False, footprint=None,
+                      bucket="bucket_cyl", stick="stick_cyl") -> dict:
+    """ISO 6015 bucket and arm tool forces at one assembled pose (module docstring).
+
+    Args:
+        model: an excavator Model whose actuators (URDF <transmission>s) include the cylinders.
+        q: (nv,) assembled pose (loops closed).
+        cylinders: {actuator: ``sizing.Cylinder``} [m]; ``bucket`` and ``stick`` name the working cylinders.
+        relief: working relief [Pa]; holding_relief: every holding cylinder's port relief [Pa], a number or
+            {cylinder: Pa} (None: unlimited).
+        tip: (link, point (3,) [m] in the link frame): the bucket lip (ISO 6015 §3.1).
+        include_weight: add the cylinder forces that hold the machine's own weight (default: left out).
+        footprint: tipping polygon (k, 2) [m] in root x–y; None: tipping not checked.
+    Returns {"bucket"|"arm": {"force_N": F, "pressures_bar": {cylinder: bar (+ cap side, − rod side)},
+    "limited_by": a cylinder name or "tipping", "at_limit": every cylinder within 0.1 % of its limit there
+    (more than one where the optimum sits where two limits meet), "direction": (3,) unit vector of the lip's
+    motion (the force on the lip is −F·direction), "lip": (3,) [m]}} in root coordinates.
+    Raises KeyError for a missing cylinder, ValueError for a relief ≤ 0 or a pose whose loops are open."""
+    from urdf_dyn.constraints.inverse import actuator_forces
+    from urdf_dyn.constraints.loops import LoopState
+    for c in (bucket, stick):
+        if c not in cylinders:
+            raise KeyError(f"digging_forces_at needs the {c!r} cylinder in cylinders (got {', '.join(cylinders)})")
+    limits = _pressure_limits(cylinders, relief, holding_relief)
+    q = np.asarray(q, float)
+    if model.has_constraints and np.max(np.abs(LoopState(model, q).deltas()), initial=0.0) > 1e-8:
+        raise ValueError("q is not assembled (loop residual > 1e-8): assemble it first (ud.assemble)")
+    z = np.zeros(model.nv)
+    a0 = actuator_forces(model, q, z, z, warn=False)
+    names = tuple(a0.names)
+    link, p = tip[0], np.asarray(tip[1], float)
+    lv = tip_lever(model, q, names, (link, p))
+    R = link_pose(model, q, link)[:3, :3]
+    g = np.asarray(a0.u, float) if include_weight else np.zeros(len(names))
+    out = {}
+    for case, role in _CASES:
+        c = bucket if role == "bucket" else stick
+        d = lv.J[:, names.index(c)] / np.linalg.norm(lv.J[:, names.index(c)])
+        f = R.T @ -d
+        a1 = actuator_forces(model, q, z, z, warn=False, f_ext={link: np.r_[np.cross(p, f), f]})
+        a = np.asarray(a1.u, float) - np.asarray(a0.u, float)
+        F, i = _bounds(a[None], g[None], names, cylinders, limits, c)
+        F, lim = float(F[0]), names[int(i[0])]
+        if footprint is not None:
+            Ft = float(_tipping_bound(model, q[None], link, p, d[None], footprint)[0])
+            if Ft < F:
+                F, lim = Ft, "tipping"
+        F = max(F, 0.0)
+        bars = {nm: _bar(g[k] + F * a[k], cylinders[nm]) for k, nm in enumerate(names) if nm in cylinders}
+        at = [nm for nm, b in bars.items()
+              if abs(b) >= (1 - 1e-3) * (limits[nm][0] if nm == c else limits[nm][1]) / 1e5]
+        out[case] = dict(force_N=F, limited_by=lim, direction=d, lip=lv.tip, pressures_bar=bars,
+                         at_limit=sorted(set(at) | ({lim} if lim != "tipping" else set())))
+    return out
 
 
 @dataclass
 class DiggingForces:
-    """ISO 6015 digging forces of a model (module docstring). Forces [N], positions [m], pressures [bar].
+    """ISO 6015 tool forces of a model (module docstring). Forces [N], positions [m], pressures [bar].
 
-    bucket_N, arm_N: the ISO figures (maximum at the ISO positions); bucket_pose, arm_pose: q (nv,) there;
-    bucket_tip, arm_tip (3,): tip position there; holding_bar: {"bucket"|"arm": {actuator: pressure}} in
-    the holding cylinders at those positions (positive cap side, negative rod side);
-    strokes: {actuator: (n,)} sweep values [m]; bucket_curve (n_bucket,), arm_curve (n_stick,): force
-    along each 1-D sweep at the ISO positions; grid_tip (M, 3) tip positions of the envelope grid,
-    grid_bucket_N, grid_arm_N (M,) the forces there; reference: data-sheet figures for comparison."""
+    bucket_N, arm_N: the ISO figures (the largest holdable force over the stroke space); bucket_pose,
+    arm_pose: q (nv,) there; bucket_tip, arm_tip (3,): lip position there; limited_by: {"bucket"|"arm":
+    cylinder name or "tipping"}; at_limit: {"bucket"|"arm": [every cylinder within 0.1 % of its limit]}; pressures_bar: {"bucket"|"arm": {cylinder: bar}} of every cylinder there
+    (positive cap side, negative rod side); holding_bar: the same without the working cylinder;
+    grid_tip (M, 3) lip positions of the envelope grid, grid_bucket_N, grid_arm_N (M,) the holdable forces
+    there; relief, holding_relief [Pa]; include_weight; tipping_checked: a footprint was given; reference:
+    {"bucket_N"|"arm_N": N, "source": text} published figures for comparison (empty: none printed)."""
     bucket_N: float
     arm_N: float
     bucket_pose: np.ndarray
     arm_pose: np.ndarray
     bucket_tip: np.ndarray
     arm_tip: np.ndarray
+    limited_by: dict
+    at_limit: dict
+    pressures_bar: dict
     holding_bar: dict
-    strokes: dict
-    bucket_curve: np.ndarray
-    arm_curve: np.ndarray
     grid_tip: np.ndarray
     grid_bucket_N: np.ndarray
     grid_arm_N: np.ndarray
-    relief_pressure: float
-    reference: dict = field(default_factory=lambda: dict(CAT320_ISO6015))
+    relief: float
+    holding_relief: object
+    include_weight: bool = False
+    tipping_checked: bool = False
+    reference: dict = field(default_factory=dict)
     pivots: dict = field(default_factory=dict)
 
     def table(self) -> str:
-        """Markdown: ours vs the reference figures."""
-        rows = ["| ISO 6015 force | this model | data sheet | difference |", "|---|---:|---:|---:|"]
-        for key, label in (("bucket_N", "bucket digging force"), ("arm_N", "arm (stick) crowding force")):
-            ours, ref = getattr(self, key), self.reference.get(key)
-            rows.append(f"| {label} | {ours / 1e3:.1f} kN | "
-                        + (f"{ref / 1e3:.1f} kN | {100 * (ours - ref) / ref:+.1f} % |" if ref else "– | – |"))
+        """Markdown: our figures with their binding limit and every cylinder's pressure, beside the reference
+        figures when given."""
+        ref = bool(self.reference.get("bucket_N") or self.reference.get("arm_N"))
+        names = sorted({n for v in self.pressures_bar.values() for n in v})
+        rows = ["| ISO 6015 force | this model | limited by | " + " | ".join(f"{n} [bar]" for n in names) + " |"
+                + (" published | difference |" if ref else ""),
+                "|---|---:|---|" + "---:|" * len(names) + ("---:|---:|" if ref else "")]
+        for key, case, label in (("bucket_N", "bucket", "bucket digging force"),
+                                 ("arm_N", "arm", "arm (stick) digging force")):
+            ours, r = getattr(self, key), self.reference.get(key)
+            also = [n for n in self.at_limit.get(case, ()) if n != self.limited_by[case]]
+            lim = self.limited_by[case] + (f" ({', '.join(also)} also at its limit)" if also else "")
+            row = (f"| {label} | {ours / 1e3:.1f} kN | {lim} | "
+                   + " | ".join(f"{self.pressures_bar[case].get(n, float('nan')):+.0f}" for n in names) + " |")
+            if ref:
+                row += f" {r / 1e3:.1f} kN | {100 * (ours - r) / r:+.1f} % |" if r else " – | – |"
+            rows.append(row)
         return "\n".join(rows)
 
+    def conditions(self) -> str:
+        """One paragraph: the limits and options the figures were computed under."""
+        h = self.holding_relief
+        hs = ("no holding limit" if h is None else f"holding cylinders at most {h / 1e5:.0f} bar"
+              if not isinstance(h, dict) else "holding reliefs " + ", ".join(f"{k} {v / 1e5:.0f} bar" for k, v in h.items()))
+        return (f"Working cylinder at its relief {self.relief / 1e5:.0f} bar; {hs}; force at the bucket lip "
+                f"(ISO 6015 §3.1), tangent to the arc about the bucket / arm pivot (§4.8.2.1, §4.8.3.1). "
+                + ("Component weights included (cylinder forces at rest added). " if self.include_weight else
+                   "Component weights left out of the calculated forces (SAE J1179 §3.3; ISO 6015 §5 not "
+                   "retrieved). ")
+                + ("Tipping checked against the tipping polygon (§3.18). " if self.tipping_checked else
+                   "Tipping not checked (no tipping polygon). ")
+                + "Slipping: the machine is taken as anchored (§4.5)."
+                + (f" Published figures: {self.reference['source']}." if self.reference.get("source") else ""))
+
     def plot_envelope(self, path, title=None):
-        """PNG: digging force over the side-view reach envelope (bucket left, stick right): each cell shows
-        the largest force of the poses whose tip lies in it; the ISO positions are marked. Returns path."""
+        """PNG: holdable tool force over the side-view lip envelope (bucket left, arm right): each cell
+        shows the largest holdable force of the poses whose lip lies in it; the ISO positions are marked.
+        Returns path."""
         from urdf_dyn.reports.plotting import figure, save_figure
         x, z = self.grid_tip[:, 0], self.grid_tip[:, 2]
         fig, axes = figure((11, 5.6), 1, 2, sharey=True, left=0.7, right=0.1, top=0.65, bottom=0.55, wspace=0.5)
         axes = axes[0]
-        for ax, F, iso, tipiso, lab in ((axes[0], self.grid_bucket_N, self.bucket_N, self.bucket_tip, "bucket"),
-                                        (axes[1], self.grid_arm_N, self.arm_N, self.arm_tip, "arm (stick)")):
+        for ax, F, iso, tipiso, lab, case in (
+                (axes[0], self.grid_bucket_N, self.bucket_N, self.bucket_tip, "bucket", "bucket"),
+                (axes[1], self.grid_arm_N, self.arm_N, self.arm_tip, "arm (stick)", "arm")):
             hb = ax.hexbin(x, z, C=F / 1e3, reduce_C_function=np.max, gridsize=28, cmap="viridis", mincnt=1)
-            fig.colorbar(hb, ax=ax, label=f"{lab} digging force [kN]", shrink=0.85)
-            ax.plot(tipiso[0], tipiso[2], "r*", ms=14, label=f"ISO position: {iso / 1e3:.1f} kN")
-            ref = self.reference.get("bucket_N" if lab == "bucket" else "arm_N")
+            fig.colorbar(hb, ax=ax, label=f"holdable {lab} digging force [kN]", shrink=0.85)
+            ax.plot(tipiso[0], tipiso[2], "r*", ms=14,
+                    label=f"ISO position: {iso / 1e3:.1f} kN ({self.limited_by[case]})")
+            ref = self.reference.get("bucket_N" if case == "bucket" else "arm_N")
             if ref:
-                ax.plot([], [], " ", label=f"data sheet: {ref / 1e3:.1f} kN")
+                ax.plot([], [], " ", label=f"published: {ref / 1e3:.1f} kN")
             for nm, P in self.pivots.items():
                 ax.plot(P[0], P[2], "ko", ms=4)
             ax.axhline(0, color="0.3", lw=1)
             ax.axvline(0, color="0.6", lw=0.8, ls=":")
             ax.set_aspect("equal")
-            ax.set_xlabel("tip reach from swing axis x [m]")
+            ax.set_xlabel("lip reach from swing axis x [m]")
             ax.grid(alpha=0.3)
             ax.legend(fontsize=8, loc="upper right")
-            ax.set_title(f"{lab} cylinder at {self.relief_pressure / 1e6:.0f} MPa", fontsize=9)
-        axes[0].set_ylabel("tip height above ground z [m]")
-        fig.suptitle(title or "ISO 6015 digging forces over the working range (max per cell)", fontsize=10)
+            ax.set_title(f"{lab} cylinder at {self.relief / 1e5:.0f} bar, holding circuits limited"
+                         + ("\n(ISO position: bucket as for the bucket force)" if case == "arm" else ""), fontsize=9)
+        axes[0].set_ylabel("lip height above ground z [m]")
+        fig.suptitle(title or "ISO 6015 holdable tool forces over the working range (max per cell)", fontsize=10)
         return save_figure(fig, path)
 
 
-class StrokeMap:
-    """Assembled poses as a function of the cylinder strokes, on one assembly branch.
-
-    Each cylinder in ``strokes`` (one of ``hold``) is swept alone from q0 over its URDF limits (less
-    ``margin``) in steps of at most ``step`` [m], up and down from q0's stroke, each sweep one call of the
-    compiled trajectory path (``_sweep``: Newton from the previous poses), so the branch of q0 is tracked
-    continuously. The joints each sweep moves form that cylinder's group
-    (an excavator's loops close within the boom, stick or bucket linkage, so the groups are disjoint).
-    ``pose(values)`` starts from the group values of the nearest sweep samples and re-assembles, which
-    stays on the branch; the assembled group values are remembered per (cylinder, stroke), so that a grid
-    over the strokes assembles each group once per stroke value and composes the rest. Raises ModelError if a pose cannot be assembled."""
-
-    def __init__(self, model, q0, strokes, hold, step=0.01, margin=1e-3):
-        self.model, self.q0, self.hold = model, np.asarray(q0, float).copy(), tuple(hold)
-        self.idx, self.values, self.poses, self.groups, self.slopes = {}, {}, {}, {}, {}
-        held = [model.joint_index(j) for j in self.hold]
-        self._free = [i for i in range(model.nv) if i not in held]
-        self._done = {}                                   # (cylinder, stroke) -> assembled group values
-        for c in strokes:
-            i = model.joint_index(c)
-            lo, hi = model.lower[i] + margin, model.upper[i] - margin
-            k = max(2, int(np.ceil((hi - lo) / step)) + 1)
-            v = np.linspace(lo, hi, k)
-            k0 = int(np.argmin(np.abs(v - self.q0[i])))
-            P, D = np.empty((k, model.nv)), np.empty((k, model.nv))
-            for rng in (np.arange(k0, k), np.arange(k0, -1, -1)):
-                P[rng], D[rng] = self._sweep(c, v[rng])
-            self.idx[c], self.values[c], self.poses[c], self.slopes[c] = i, v, P, D
-            self.groups[c] = np.flatnonzero(np.ptp(P, axis=0) > 1e-12)
-
-    def _sweep(self, c, x):
-        """Assembled poses (len(x), nv) along strokes x of cylinder c from q0, the others held, and their
-        derivatives dq/dx (len(x), nv) (G's column of c, RBDA eq. 8.42): one call of the compiled trajectory
-        path (``consistent_motion``: the first pose by ``assemble``, then Newton from the previous poses
-        extrapolated with q̇ = G ẏ, q̈ = g, ẏ = ±1 m/m), which tracks q0's branch."""
-        from urdf_dyn.constraints.motion import CoordinateMotion, consistent_motion
-        col = self.hold.index(c)
-        Y = np.tile(self.q0[[self.model.joint_index(j) for j in self.hold]], (len(x), 1))
-        Y[:, col] = x
-        YD = np.zeros_like(Y)
-        YD[:, col] = 1.0 if len(x) < 2 or x[1] > x[0] else -1.0
-        Q, QD, _ = consistent_motion(self.model, CoordinateMotion(self.hold, np.abs(x - x[0]), Y, YD,
-                                                                  np.zeros_like(Y)), q_start=self.q0)
-        return Q, QD * YD[0, col]
-
-    def limits(self, c):
-        """(lower, upper) stroke [m] swept for cylinder c."""
-        return float(self.values[c][0]), float(self.values[c][-1])
-
-    def pose(self, values: dict, q=None):
-        """Assembled q (nv,) with the given strokes {cylinder: value [m]} (others as in ``q`` or q0)."""
-        q = (self.q0 if q is None else np.asarray(q, float)).copy()
-        for c, x in values.items():
-            g, known = self.groups[c], self._done.get((c, float(x)))
-            if known is not None:
-                q[g] = known
-            else:
-                q[g] = self._hermite(c, x)[0][g]
-            q[self.idx[c]] = x
-        q = _close(self.model, q, self.hold, self._free)
-        if len(self._done) < 100_000:
-            for c, x in values.items():
-                self._done[(c, float(x))] = q[self.groups[c]]
-        return q
-
-    def _hermite(self, c, x):
-        """Cubic Hermite interpolation of cylinder c's sweep at stroke x [m] from the poses and their
-        derivatives at the two nearest samples: (q (nv,), dq/dx (nv,)), within ~h⁴ (h ≤ ``step``) of the
-        assembled pose; q is only read on c's group."""
-        v, P, D = self.values[c], self.poses[c], self.slopes[c]
-        j = int(np.clip(np.searchsorted(v, x), 1, len(v) - 1))
-        h = v[j] - v[j - 1]
-        t = (x - v[j - 1]) / h
-        t2, t3 = t * t, t * t * t
-        q = (2 * t3 - 3 * t2 + 1) * P[j - 1] + (t3 - 2 * t2 + t) * h * D[j - 1] + (3 * t2 - 2 * t3) * P[j] \
-            + (t3 - t2) * h * D[j]
-        dq = ((6 * t2 - 6 * t) * (P[j - 1] - P[j]) / h + (3 * t2 - 4 * t + 1) * D[j - 1] + (3 * t2 - 2 * t) * D[j])
-        return q, dq
-
-    def interpolate(self, values: dict, q=None):
-        """A pose (nv,) with the given strokes {cylinder: value [m]} by cubic Hermite interpolation of the
-        sweeps (``_hermite``: not closed; measured within 5e-10 rad | m of ``pose``'s at a 1 mm step, 4e-6 at
-        1 cm near the stroke ends) and the columns
-        of G {cylinder: dq/dx (nv,)} there: cheap evaluations for the solvers, whose results are then
-        assembled with ``pose``."""
-        q = (self.q0 if q is None else np.asarray(q, float)).copy()
-        cols = {}
-        for c, x in values.items():
-            g = self.groups[c]
-            qc, dq = self._hermite(c, float(x))
-            q[g] = qc[g]
-            q[self.idx[c]] = x
-            cols[c] = np.zeros(self.model.nv)
-            cols[c][g] = dq[g]
-            cols[c][self.idx[c]] = 1.0
-        return q, cols
-
-    def compose(self, grid, q=None):
-        """Poses (M, nv) for a list of stroke dicts (``pose``'s argument): a pose whose every stroke value
-        was assembled before is composed from the remembered group values without a closing pass (the
-        loops close within each group, so it is closed to rounding); give the result to ``_levers`` with
-        ``hold`` to have any pose that is not closed closed there. The others go through ``pose``."""
-        base = (self.q0 if q is None else np.asarray(q, float))
-        out = np.empty((len(grid), self.model.nv))
-        for k, values in enumerate(grid):
-            known = [self._done.get((c, float(x))) for c, x in values.items()]
-            if all(v is not None for v in known):
-                out[k] = base
-                for (c, x), v in zip(values.items(), known):
-                    out[k, self.groups[c]] = v
-                    out[k, self.idx[c]] = x
-            else:
-                out[k] = self.pose(values, q)
-        return out
+def _grid_forces(model, Q, cylinders, limits, acts, tip, working, include_weight, footprint, G0=None):
+    """Holdable forces (N,) and binding names at assembled poses Q (N, nv) for working cylinder
+    ``working``, with the lip levers (``tip_levers``), batched; also returns the levers."""
+    lvs = tip_levers(model, Q, acts, tip)
+    J = np.array([lv.J for lv in lvs]).reshape(len(lvs), 3, len(acts))
+    ci = acts.index(working)
+    D = J[:, :, ci] / np.linalg.norm(J[:, :, ci], axis=1)[:, None]
+    a = np.einsum("mik,mi->mk", J, D)                       # a_k = J_y[:, k] · d (virtual work)
+    g = G0 if (include_weight and G0 is not None) else np.zeros_like(a)
+    F, i = _bounds(a, g, acts, cylinders, limits, working)
+    lim = np.array(acts, dtype=object)[i]
+    if footprint is not None:
+        Ft = _tipping_bound(model, np.array([lv.q for lv in lvs]), tip[0], tip[1], D, footprint)
+        lim = np.where(Ft < F, "tipping", lim)
+        F = np.minimum(F, Ft)
+    F = np.maximum(F, 0.0)
+    u = g + F[:, None] * a
+    P = np.zeros_like(u)                                     # |holding pressure| [Pa], for ``_pick``
+    for k, nm in enumerate(acts):
+        if nm in cylinders and nm != working:
+            P[:, k] = np.abs(u[:, k]) / np.where(u[:, k] > 0, cylinders[nm].cap_area, cylinders[nm].annulus_area)
+    return F, lim, lvs, P
 
 
-def digging_forces(model, cylinders, relief_pressure=35e6, tip=("bucket", (1.47, 0.0, 0.0)),
+def _pick(F, P, mask=None):
+    """Index of the largest force; among poses within 1e-9 of it (the force often does not depend on a
+    locked stroke, e.g. the boom's for the bucket force) the one whose holding cylinders need the least
+    pressure: the largest first, ties (to 0.01 bar) broken by the next largest."""
+    idx = np.arange(len(F)) if mask is None else np.flatnonzero(mask)
+    Fm = F[idx].max()
+    tied = idx[F[idx] >= Fm - 1e-9 * abs(Fm)]
+    S = np.round(-np.sort(-P[tied], axis=1) / 1e3)
+    return int(tied[np.lexsort(S.T[::-1])[0]]) if S.shape[1] else int(tied[0])
+
+
+@renamed_keywords(relief_pressure="relief", holding_pressure="holding_relief")
+def digging_forces(model, cylinders, relief, tip, holding_relief=None, include_weight=False, footprint=None,
                    actuators=("swing", "boom_cyl", "stick_cyl", "bucket_cyl"), boom="boom_cyl",
-                   stick="stick_cyl", bucket="bucket_cyl", n=(9, 13, 17), holding_pressure=None, q0=None,
-                   margin=1e-3, reference=None) -> DiggingForces:
-    """ISO 6015 bucket and arm digging forces and their envelope over the working range.
+                   stick="stick_cyl", bucket="bucket_cyl", n=(9, 13, 17), zoom=5, q0=None, margin=1e-3,
+                   reference=None) -> DiggingForces:
+    """ISO 6015 bucket and arm tool forces (the largest holdable force over the stroke space, §4.4) and
+    their envelope over the working range.
 
     Args:
-        model: a loaded excavator Model with cylinders as prismatic tree joints (robots/excavator.urdf).
-        cylinders: {actuator name: urdf_dyn.machines.sizing.Cylinder(bore, rod, count)} [m]; the
-            bucket and stick cylinders are required.
-        relief_pressure: working relief pressure [Pa] (CAT 320: 35 MPa).
-        tip: (link, point (3,) [m] in its frame) of the cutting edge; default the model's bucket tip
-            radius 1.47 m along the bucket link's x axis (CAT 320 HD bucket).
-        actuators: the independent coordinates (swing and the three strokes), in the model's joint names.
-        n: number of stroke samples (boom, stick, bucket) for the envelope grid; the 1-D sweeps that find
-            the ISO positions use 4× as many.
-        holding_pressure: if given [Pa], the forces are limited so that no holding cylinder exceeds it
-            (SAE J1179 §3.3); otherwise the holding pressures are only reported.
-        q0: start pose (default the URDF initial configuration); margin [m]: stay this far inside the
-            stroke limits.
-    Returns DiggingForces. Raises KeyError for unknown actuator or cylinder names, ModelError if a pose
-    cannot be assembled."""
+        model: an excavator Model with cylinders as prismatic tree joints (robots/excavator.urdf).
+        cylinders: {actuator: ``sizing.Cylinder``} [m]; the bucket and stick cylinders are required.
+        relief: working relief [Pa]; holding_relief: holding cylinders' port relief [Pa] (number or
+            {cylinder: Pa}; None: unlimited, the forces are then the working cylinder's alone).
+        tip: (link, point (3,) [m] in its frame): the bucket lip.
+        include_weight, footprint: as ``digging_forces_at``.
+        actuators: the independent coordinates (swing and the strokes), in the model's joint names.
+        n: stroke samples (boom, stick, bucket) of the envelope grid; zoom: refinement passes (each a
+            5 × 5 × 5 grid around the best pose, half the spacing of the one before). The bucket force is the
+            largest over all three strokes; the arm force the largest over the boom and stick strokes with
+            the bucket stroke of the bucket force's position (SAE J1179 §3.3.2 as we read it; ISO 6015
+            §4.8.2.1's sentence on the bucket position was cut off in the stored text).
+        q0: start pose (default the URDF initial configuration); margin [m] inside the stroke limits;
+            reference: published figures {"bucket_N", "arm_N", "source"} for the table (none: no column).
+    Returns DiggingForces; the figures at the ISO positions are ``digging_forces_at``'s (closed-loop
+    inverse dynamics), the grid's the batched virtual-work twin. Raises KeyError for unknown actuator or
+    cylinder names, ValueError for a relief ≤ 0, ModelError if a pose cannot be assembled."""
     for c in (bucket, stick):
         if c not in cylinders:
             raise KeyError(f"digging_forces needs the {c!r} cylinder in cylinders (got {', '.join(cylinders)})")
+    limits = _pressure_limits(cylinders, relief, holding_relief)
     acts = tuple(actuators)
+    tip = (tip[0], np.asarray(tip[1], float))
     q0 = model.q_initial() if q0 is None else np.asarray(q0, float)
-    u = {c: relief_pressure * cylinders[c].cap_area for c in (bucket, stick)}
+    strokes = (boom, stick, bucket)
+    smap = StrokeMap(model, q0, strokes, acts, margin=margin)
+    lo = np.array([smap.limits(c)[0] for c in strokes])
+    hi = np.array([smap.limits(c)[1] for c in strokes])
 
-    def capacity(o, f):  # holding capacity [N] of actuator o carrying force f
-        cyl = cylinders.get(o)
-        if cyl is None or holding_pressure is None:
-            return np.inf
-        return holding_pressure * (cyl.cap_area if f > 0 else cyl.annulus_area)
+    def evaluate(values, working):
+        for k, c in enumerate(strokes):
+            for x in np.unique(values[:, k]):
+                smap.pose({c: float(x)})                     # each stroke assembled once, then composed
+        Q = smap.compose([dict(zip(strokes, map(float, v))) for v in values])
+        G0 = None
+        if include_weight:
+            from urdf_dyn.constraints.inverse import actuator_forces
+            z = np.zeros_like(Q)
+            af = actuator_forces(model, Q, z, z, warn=False)
+            G0 = np.asarray(af.u, float)[:, [list(af.names).index(a) for a in acts]]
+        return _grid_forces(model, Q, cylinders, limits, acts, tip, working, include_weight, footprint, G0)
 
-    def force(lv, c):
-        F = lv.tip_force(c, u[c])
-        for o, f in lv.holding_forces(c, F).items():
-            if f != 0 and np.isfinite(capacity(o, f)):
-                F = min(F, F * capacity(o, f) / abs(f))
-        return F
-
-    def forces(lvs, c):  # force() of many levers at once
-        J = np.array([lv.J for lv in lvs]).reshape(len(lvs), 3, len(acts))
-        ci = acts.index(c)
-        n = np.linalg.norm(J[:, :, ci], axis=1)
-        F = u[c] / n
-        if holding_pressure is None:
-            return F
-        f_all = F[:, None] * np.einsum("mik,mi->mk", J, J[:, :, ci] / n[:, None])   # holding_forces
-        for k, o in enumerate(acts):
-            if k == ci or o not in cylinders:
-                continue
-            f = f_all[:, k]
-            cap = holding_pressure * np.where(f > 0, cylinders[o].cap_area, cylinders[o].annulus_area)
-            nz = f != 0
-            F = np.where(nz, np.minimum(F, F * cap / np.where(nz, np.abs(f), 1.0)), F)
-        return F
-
-    smap = StrokeMap(model, q0, (boom, stick, bucket), acts, margin=margin)
-    # 1-D sweeps for the ISO positions: bucket stroke first (stick, boom as in q0), then the stick stroke
-    fine = {c: np.linspace(*smap.limits(c), 4 * k) for c, k in zip((boom, stick, bucket), n)}
-    qs_b = [smap.pose({bucket: x}) for x in fine[bucket]]
-    lv_b = _levers(model, qs_b, acts, tip)
-    Fb = forces(lv_b, bucket)
-    kb = int(np.argmax(Fb))
-
-    def bar(lv, c, F):
-        return {o: f / (cylinders[o].cap_area if f > 0 else cylinders[o].annulus_area) / 1e5
-                for o, f in lv.holding_forces(c, F).items() if o in cylinders}
-
-    def least_holding(lvs, c):
-        # the lever whose holding cylinders need the least pressure: smallest maximum, ties (within 1e-9,
-        # e.g. boom strokes that do not change the largest holding pressure) broken by the next largest
-        P = [sorted((abs(v) for v in bar(lv, c, lv.tip_force(c, u[c])).values()), reverse=True) or [0.0]
-             for lv in lvs]
-        top = min(x[0] for x in P)
-        tied = [k for k in range(len(lvs)) if P[k][0] <= top * (1 + 1e-9)]
-        return lvs[min(tied, key=lambda k: P[k][1:])]
-
-    coarse = {c: np.linspace(*smap.limits(c), k) for c, k in zip((boom, stick, bucket), n)}
-    # the bucket force does not depend on the (locked) boom and stick strokes: among them take the pose
-    # whose holding cylinders need the least pressure (SAE J1179 §3.3: no holding circuit over its limit)
-    for x in coarse[boom]:                 # each stroke of the grids assembled once, then composed
-        smap.pose({boom: x})
-    for x in coarse[stick]:
-        smap.pose({stick: x})
-    for x in coarse[bucket]:
-        smap.pose({bucket: x})
-    cands = smap.compose([{boom: xb, stick: xs, bucket: fine[bucket][kb]} for xb in coarse[boom] for xs in coarse[stick]])
-    lvs = _levers(model, cands, acts, tip, hold=acts)
-    lv_bk = least_holding(lvs, bucket)
-    # the arm force: stick stroke swept with the bucket at its ISO position; the boom stroke (the arm force
-    # does not depend on it) chosen for the least holding pressure
-    qs_s = [smap.pose({stick: x}, q=lv_bk.q) for x in fine[stick]]
-    lv_s = _levers(model, qs_s, acts, tip)
-    Fs = forces(lv_s, stick)
-    ks = int(np.argmax(Fs))
-    cands = [smap.pose({boom: xb}, q=qs_s[ks]) for xb in coarse[boom]]
-    lvs = _levers(model, cands, acts, tip)
-    lv_sk = least_holding(lvs, stick)
-    Fb_iso, Fs_iso = force(lv_bk, bucket), force(lv_sk, stick)
-
-    # envelope grid over the three strokes
-    grid = smap.compose([{boom: xb, stick: xs, bucket: xk}
-                         for xb in coarse[boom] for xs in coarse[stick] for xk in coarse[bucket]])
-    lvs = _levers(model, grid, acts, tip, hold=acts)
-    tips, GB, GS = [lv.tip for lv in lvs], forces(lvs, bucket), forces(lvs, stick)
-    pivots = {}
-    for nm in ("boom", "stick", "bucket"):
-        if nm in model.links:
-            pivots[nm] = link_pose(model, lv_sk.q, nm)[:3, 3]
+    axes = [np.linspace(lo[k], hi[k], n[k]) for k in range(3)]
+    grid = np.array(np.meshgrid(*axes, indexing="ij")).reshape(3, -1).T
+    best, gridF = {}, {}
+    for case, role in _CASES:
+        c = bucket if role == "bucket" else stick
+        F, lim, lvs, Pr = evaluate(grid, c)
+        gridF[case] = (F, lvs)
+        cand = None
+        if case == "arm":        # the bucket positioned as for the bucket force (SAE J1179 §3.3.2 as read)
+            cand = np.isclose(grid[:, 2], grid[np.argmin(np.abs(grid[:, 2] - xb)), 2])
+        k = _pick(F, Pr, cand)
+        x, h, best[case] = grid[k].copy(), (hi - lo) / (np.array(n) - 1), lvs[k].q
+        if case == "arm":
+            x[2], h[2] = xb, 0.0
+        for _ in range(zoom):                               # §4.4: the optimum position, refined
+            h = h / 2
+            loc = np.unique(np.array(np.meshgrid(*[np.clip(x[j] + h[j] * np.arange(-2, 3), lo[j], hi[j])
+                                                   for j in range(3)], indexing="ij")).reshape(3, -1).T, axis=0)
+            Fl, _, lvl, Pl = evaluate(loc, c)               # the centre x is among them: never worse
+            kk = _pick(Fl, Pl)
+            x, best[case] = loc[kk], lvl[kk].q
+        if case == "bucket":
+            xb = float(x[2])
+    res = {case: digging_forces_at(model, best[case], cylinders, relief, holding_relief, tip, include_weight,
+                                   footprint, bucket, stick)[case] for case, _ in _CASES}
+    pivots = {nm: link_pose(model, best["arm"], nm)[:3, 3] for nm in ("boom", "stick", "bucket") if nm in model.links}
+    working = {"bucket": bucket, "arm": stick}
     return DiggingForces(
-        bucket_N=float(Fb_iso), arm_N=float(Fs_iso), bucket_pose=lv_bk.q, arm_pose=lv_sk.q,
-        bucket_tip=lv_bk.tip, arm_tip=lv_sk.tip,
-        holding_bar={"bucket": bar(lv_bk, bucket, Fb_iso), "arm": bar(lv_sk, stick, Fs_iso)},
-        strokes={bucket: fine[bucket], stick: fine[stick]}, bucket_curve=Fb, arm_curve=Fs,
-        grid_tip=np.array(tips), grid_bucket_N=np.array(GB), grid_arm_N=np.array(GS),
-        relief_pressure=float(relief_pressure), reference=dict(CAT320_ISO6015 if reference is None else reference),
-        pivots=pivots)
+        bucket_N=res["bucket"]["force_N"], arm_N=res["arm"]["force_N"], bucket_pose=best["bucket"],
+        arm_pose=best["arm"], bucket_tip=res["bucket"]["lip"], arm_tip=res["arm"]["lip"],
+        limited_by={k: v["limited_by"] for k, v in res.items()}, at_limit={k: v["at_limit"] for k, v in res.items()},
+        pressures_bar={k: v["pressures_bar"] for k, v in res.items()},
+        holding_bar={k: {o: b for o, b in v["pressures_bar"].items() if o != working[k]} for k, v in res.items()},
+        grid_tip=np.array([lv.tip for lv in gridF["bucket"][1]]), grid_bucket_N=gridF["bucket"][0],
+        grid_arm_N=gridF["arm"][0], relief=float(relief), holding_relief=holding_relief,
+        include_weight=bool(include_weight), tipping_checked=footprint is not None,
+        reference=dict(reference or {}), pivots=pivots)

@@ -15,17 +15,11 @@ Points out of reach are NaN ("–").
 
 **Tipping load** (statics of the whole machine, undercarriage included): the ground reaction wrench
 W(L) = W₀ + L·W₁ for a vertical load L [N] at the load point (``stability.base_reaction``: RNEA summed
-to the root) is linear in L; the machine tips when its centre of pressure reaches the tipping line:
-
-    over front (swing 0, load along +x):  −n_y / f_z = x_tip      ⇒  L = −(n₀_y + x_tip f₀_z) / (n₁_y + x_tip f₁_z)
-    over side  (swing 90°, load along +y):  n_x / f_z = y_tip      ⇒  L = (y_tip f₀_z − n₀_x) / (n₁_x − y_tip f₁_z)
-
-Tipping lines (defaults, CAT 320 track data, codeready.org): over front x_tip = 3.65/2 = 1.825 m, the
-centre of the front idler / last roller ("length to centre of rollers" 3650 mm; Cat's definition: the
-machine tips when "the rear rollers lift clear of the track rails", Performance Handbook ed. 47
-p. 7-122); over side y_tip = 2.38/2 = 1.19 m, the track centreline (track gauge 2380 mm). ISO 10567's own
-wording of the tipping lines was not available to us (only its scope); the centreline is the conservative
-choice over the shoe edge (1.585 m).
+to the root) is linear in L; the machine tips when its centre of pressure reaches the tipping polygon
+(``stability.tipping_load``, the balance point). Over front: swing 0, load along +x (the front edge binds);
+over side: swing 90°, load along +y (the side edge binds). The tipping polygon is the one of the ZMP check
+and of ISO 6015's tipping limit (``stability`` module docstring: Cat's roller–rail convention, quoted
+there; ISO 10567's own wording of the tipping lines was not retrievable).
 
 **Hydraulic lift capacity:** the cylinder forces u(L) = u₀ + L·u₁ from closed-loop statics
 (``actuator_forces``, RBDA eq. 8.63) with the load as an external force; each cylinder's capacity is its
@@ -44,15 +38,10 @@ import scipy.optimize
 
 from urdf_dyn.algorithms.kinematics import link_pose
 from urdf_dyn.constraints.inverse import actuator_forces
-from urdf_dyn.machines.iso6015 import StrokeMap, _levers, _tip_jacobian
-from urdf_dyn.machines.stability import base_reaction
+from urdf_dyn.machines.stability import base_reaction, tipping_load
+from urdf_dyn.machines.stroke_map import StrokeMap, tip_jacobian, tip_levers
 
-__all__ = ["without_links", "LiftPoint", "lift_point", "LiftChart", "lift_chart", "CAT320_RADII", "CAT320_HEIGHTS"]
-
-#: Load-point grid of Cat's 320 lift charts (radii and heights of the table cells) [m].
-CAT320_RADII = (3.0, 4.5, 6.0, 7.5, 9.0)
-CAT320_HEIGHTS = (7.5, 6.0, 4.5, 3.0, 1.5, 0.0, -1.5, -3.0, -4.5)
-
+__all__ = ["without_links", "LiftPoint", "lift_point", "LiftChart", "LiftChartOptions", "lift_chart"]
 
 def without_links(model, links):
     """A copy of ``model`` with the mass and inertia of ``links`` removed (e.g. the bucket, for a lift chart
@@ -89,25 +78,20 @@ def _load_wrench(model, q, link, p, L):
     return {link: np.concatenate([np.cross(p, f), f])}
 
 
-def lift_point(model, q, cylinders, load=("stick", None), tipping=("front", 1.825), lift_cylinder="boom_cyl",
-               lift_pressure=38e6, holding_pressure=None, tipping_factor=0.75, hydraulic_factor=0.87):
+def lift_point(model, q, cylinders, load, polygon, lift_cylinder="boom_cyl", lift_pressure=None,
+               holding_pressure=None, tipping_factor=0.75, hydraulic_factor=0.87):
     """Tipping load, hydraulic capacity and rated load at one assembled pose q (module docstring).
 
-    load: (link, point (3,) [m] in its frame) where the load hangs; tipping: ("front", x_tip) or
-    ("side", y_tip) [m] in root coordinates; cylinders: {actuator: Cylinder}."""
+    load: (link, point (3,) [m] in its frame) where the load hangs; polygon: the tipping polygon (k, 2) [m]
+    in root x–y (``stability.tipping_polygon``); cylinders: {actuator: Cylinder}; lift_pressure: the lift
+    cylinder's [Pa] (required with cylinders), holding_pressure: the others' (default lift_pressure)."""
     g = float(np.linalg.norm(model.gravity))
     link, p = load
     W0 = base_reaction(model, q)
     W1 = base_reaction(model, q, f_ext=_load_wrench(model, q, link, p, 1.0)) - W0
-    side, edge = tipping
-    if side == "front":
-        den = W1[1] + edge * W1[5]
-        Lt = -(W0[1] + edge * W0[5]) / den if den < 0 else np.inf
-    elif side == "side":
-        den = W1[0] - edge * W1[5]
-        Lt = (edge * W0[5] - W0[0]) / den if den > 0 else np.inf
-    else:
-        raise ValueError(f"tipping side must be 'front' or 'side', got {side!r}")
+    Lt = float(tipping_load(W0, W1, polygon)[0][0])
+    if cylinders and lift_pressure is None:
+        raise ValueError("lift_point needs lift_pressure [Pa] with cylinders")
     hold = lift_pressure if holding_pressure is None else holding_pressure
     z = np.zeros(model.nv)
     a0 = actuator_forces(model, q, z, z, warn=False)
@@ -230,33 +214,57 @@ def _default_load(model, link="stick", nose="bucket"):
     return link, T[:3, 3].copy()
 
 
-def lift_chart(model, radii=CAT320_RADII, heights=CAT320_HEIGHTS, footprint=(1.825, 1.19), cylinders=None,
-               lift_pressure=38e6, holding_pressure=None, without=("bucket",), load=None,
-               swing="swing", boom="boom_cyl", stick="stick_cyl", actuators=("swing", "boom_cyl", "stick_cyl",
-               "bucket_cyl"), q0=None, tol=0.01, reference=None) -> LiftChart:
-    """ISO 10567 lift chart (module docstring).
+@dataclass(frozen=True)
+class LiftChartOptions:
+    """What a lift chart is computed for (no machine's numbers as defaults: they live in its scenario file).
 
-    Args:
-        radii, heights: load-point grid [m] (default Cat's 320 chart cells).
-        footprint: (x_tip, y_tip) [m] tipping lines over front and over side (default CAT 320: 1.825, 1.19),
-            or a support polygon (k, 2) [m], whose front (max x) and left (max y) edges are then used.
-        cylinders: {actuator: Cylinder} (required: at least the boom cylinder).
-        lift_pressure: boom cylinder pressure [Pa] (CAT 320 lift mode 38 MPa); holding_pressure: the other
-            cylinders' [Pa] (default = lift_pressure).
-        without: links whose mass is left out (Cat: "without bucket").
-        load: (link, point (3,) in its frame) of the lift point; default the stick nose (bucket pin).
-        tol: a grid point is out of reach if the stick nose misses it by more than this [m].
-    Returns LiftChart. Raises KeyError for unknown names, ValueError without cylinders."""
+    radii, heights: load-point grid [m]; footprint: the tipping polygon (k, 2) [m] in root x–y
+    (``stability.tipping_polygon``, the same as the ZMP check's); lift_pressure: the lift (boom) cylinder's
+    pressure [Pa]; holding_pressure: the other cylinders' [Pa] (None: = lift_pressure); without: links whose
+    mass is left out (Cat: "without bucket"); load: (link, point (3,)) of the lift point (None: the stick
+    nose, the bucket pin); swing, boom, stick, actuators: joint names; q0: start pose (None: the URDF's
+    initial configuration); tol [m]: a grid point is out of reach if the nose misses it by more; reference:
+    published figures for the report."""
+    radii: tuple
+    heights: tuple
+    footprint: object
+    lift_pressure: float
+    holding_pressure: float = None
+    without: tuple = ("bucket",)
+    load: tuple = None
+    swing: str = "swing"
+    boom: str = "boom_cyl"
+    stick: str = "stick_cyl"
+    actuators: tuple = ("swing", "boom_cyl", "stick_cyl", "bucket_cyl")
+    q0: object = None
+    tol: float = 0.01
+    reference: dict = None
+
+
+def lift_chart(model, cylinders, options: LiftChartOptions) -> LiftChart:
+    """ISO 10567 lift chart (module docstring) at ``options`` (``LiftChartOptions``).
+
+    cylinders: {actuator: Cylinder} (required: at least the lift cylinder ``options.boom``).
+    Returns LiftChart. Raises KeyError for unknown names, ValueError without cylinders, for a polygon that is
+    not convex or a pressure ≤ 0 (naming the option)."""
+    o = options
+    radii, heights, boom, stick, swing = o.radii, o.heights, o.boom, o.stick, o.swing
+    lift_pressure, holding_pressure, without, tol = o.lift_pressure, o.holding_pressure, o.without, o.tol
     if not cylinders or boom not in cylinders:
         raise ValueError(f"lift_chart needs cylinders including the lift cylinder {boom!r}")
-    fp = np.asarray(footprint, float)
-    if fp.ndim == 2:  # a support polygon: its front (max x) and left (max y) edges are the tipping lines
-        footprint = (float(fp[:, 0].max()), float(fp[:, 1].max()))
-    elif fp.shape != (2,) or np.any(fp <= 0):
-        raise ValueError(f"footprint must be (x_tip, y_tip) > 0 [m] or a polygon (k, 2), got {footprint!r}")
+    for name, v in (("lift_pressure", lift_pressure), ("holding_pressure", holding_pressure)):
+        if v is not None and not v > 0:
+            raise ValueError(f"{name} must be > 0 [Pa], got {v!r}")
+    if not len(radii) or not len(heights):
+        raise ValueError("radii and heights must not be empty")
+    polygon = np.asarray(o.footprint, float)
+    from urdf_dyn.machines.stability import polygon_margin
+    polygon_margin(np.zeros((1, 2)), polygon)               # ValueError for a polygon that is not convex
+    footprint = (float(polygon[:, 0].max()), float(polygon[:, 1].max()))
+    load, q0, reference = o.load, o.q0, o.reference
+    acts = tuple(o.actuators)
     m = without_links(model, without) if without else model
     link, p = _default_load(model) if load is None else (load[0], np.asarray(load[1], float))
-    acts = tuple(actuators)
     isw = m.joint_index(swing)
     q0 = m.q_initial() if q0 is None else np.asarray(q0, float)
     smap = StrokeMap(m, q0, (boom, stick), acts, step=0.001)
@@ -274,7 +282,7 @@ def lift_chart(model, radii=CAT320_RADII, heights=CAT320_HEIGHTS, footprint=(1.8
         smap.pose({boom: sb})
     for ss in np.linspace(lo[1], hi[1], 13):
         smap.pose({stick: ss})
-    levers = _levers(m, smap.compose([{boom: sb, stick: ss} for sb, ss in grid]), acts, (link, p), hold=acts)
+    levers = tip_levers(m, smap.compose([{boom: sb, stick: ss} for sb, ss in grid]), acts, (link, p), hold=acts)
     cand = [(lv.tip, np.array(x)) for lv, x in zip(levers, grid)]
     memo = {}
 
@@ -288,7 +296,7 @@ def lift_chart(model, radii=CAT320_RADII, heights=CAT320_HEIGHTS, footprint=(1.8
             if len(memo) > 10_000:
                 memo.clear()
             q, G = smap.interpolate({boom: key[0], stick: key[1]})
-            P, Jt = _tip_jacobian(m, q[None], (link, p))
+            P, Jt = tip_jacobian(m, q[None], (link, p))
             memo[key] = (P[0], Jt[0] @ np.column_stack([G[boom], G[stick]]))
         return memo[key]
 
@@ -329,12 +337,10 @@ def lift_chart(model, radii=CAT320_RADII, heights=CAT320_HEIGHTS, footprint=(1.8
                 continue
             q = q.copy()
             q[isw] = 0.0
-            a = lift_point(m, q, cylinders, (link, p), ("front", footprint[0]), boom, lift_pressure,
-                           holding_pressure)
+            a = lift_point(m, q, cylinders, (link, p), polygon, boom, lift_pressure, holding_pressure)
             qs_ = q.copy()
             qs_[isw] = np.pi / 2
-            b = lift_point(m, qs_, cylinders, (link, p), ("side", footprint[1]), boom, lift_pressure,
-                           holding_pressure)
+            b = lift_point(m, qs_, cylinders, (link, p), polygon, boom, lift_pressure, holding_pressure)
             F[i, j], Fs[i, j], S[i, j], Ss[i, j] = a.rated_kg, a.hydraulic_limited, b.rated_kg, b.hydraulic_limited
             TF[i, j], TS[i, j], HY[i, j], LIM[i, j] = a.tipping_N, b.tipping_N, a.hydraulic_N, a.limiting_cylinder
             POS[i, j] = q
@@ -345,10 +351,10 @@ def lift_chart(model, radii=CAT320_RADII, heights=CAT320_HEIGHTS, footprint=(1.8
         if q is None:
             continue
         q[isw] = 0.0
-        a = lift_point(m, q, cylinders, (link, p), ("front", footprint[0]), boom, lift_pressure, holding_pressure)
+        a = lift_point(m, q, cylinders, (link, p), polygon, boom, lift_pressure, holding_pressure)
         qs_ = q.copy()
         qs_[isw] = np.pi / 2
-        b = lift_point(m, qs_, cylinders, (link, p), ("side", footprint[1]), boom, lift_pressure, holding_pressure)
+        b = lift_point(m, qs_, cylinders, (link, p), polygon, boom, lift_pressure, holding_pressure)
         MR[i], MF[i], MS[i], MFs[i], MSs[i] = nose(q)[0], a.rated_kg, b.rated_kg, a.hydraulic_limited, b.hydraulic_limited
     cond = (f"Load at the stick nose ({link} point {np.round(p, 3).tolist()} m), without "
             f"{', '.join(without) or 'nothing removed'}; machine mass {m.total_mass:.0f} kg; boom cylinder at "

@@ -1,47 +1,78 @@
-"""Soil-cutting resistance on a bucket's cutting edge: the Fundamental Earthmoving Equation (FEE).
+"""Soil–tool interaction on a bucket's cutting edge that follows the cut: the failure wedge of Reece's
+Fundamental Earthmoving Equation (FEE), oriented by the edge's velocity and the bucket's cutting plate.
 
-**The equation** (Reece, "The fundamental equation of earth-moving mechanics", Proc. IMechE 179(3F), 1964;
-McKyes, *Soil Cutting and Tillage*, Elsevier 1985, ch. 3–4)::
+**The equation** (Reece, "The fundamental equation of earth-moving mechanics", Proc. IMechE 179(3F), 1964,
+the form F = (γ g d² N_γ + c d N_c + q d N_q + c_a d N_a) w; McKyes, *Soil Cutting and Tillage*, Elsevier
+1985, ch. 4 "two-dimensional soil cutting", the planar wedge and its N-factors)::
 
-    F = w (γ g d² N_γ + c d N_c + q d N_q + c_a d N_a)                                         [N]
+    P = w (γ g d² N_γ + c d N_c + q d N_q + c_a d N_a)                                         [N]
 
-w tool width [m], d cutting depth [m], γ bulk density [kg/m³], c cohesion [Pa], q surcharge on the free
-surface [Pa], c_a soil–tool adhesion [Pa]. F is the soil's force on the tool; it acts at the soil–tool
-friction angle δ from the face normal: H = F sin(α + δ) against the motion and V = F cos(α + δ) pushing the
-edge away from the free surface (into the soil) [Zhang-code; McKyes 1985].
+w tool width [m], d cutting depth [m], γ bank density [kg/m³], c cohesion [Pa], q surcharge on the free
+surface [Pa], c_a soil–tool adhesion [Pa]. P is the soil's normal-and-friction force on the tool face: it
+acts at the soil–tool friction angle δ from the face normal. **Adhesion acts separately, along the face**:
+C_a = c_a w d / sin α (the wetted face length d / sin α); the N_a term is its effect on P through the
+wedge's equilibrium. (The same split of the blade's load — a normal force, its friction N tan δ, and an
+adhesive force A = c_a × blade area along the blade — is the force list of Miedema, *The Delft Sand, Clay
+and Rock Cutting Model*, IOS Press 2014, §4.7 nomenclature and §10.2 "The force equilibrium"; W. J.
+Wagner, arXiv:2505.19330, 2025, §1 derives the FEE for a flat blade the same way.) In the travel frame (u along the edge velocity, n normal to it on the side of the free
+surface, which is the side the plate leans to), the force of the soil on the tool is::
+
+    f = −P [sin(α+δ) u + cos(α+δ) n] + C_a e − F_pen u,      e = −cos α u + sin α n (up the plate)
+
+so H = P sin(α+δ) + c_a w d cot α against the travel and V = P cos(α+δ) − c_a w d into the soil (McKyes'
+horizontal and vertical tool forces). The failure angle, the page and equation numbers of McKyes (1985)
+could not be retrieved with the research tools; the closed forms are checked instead against the wedge's
+force equilibrium solved numerically, in ``tests/machines/test_soil.py`` (and Rankine's passive pressure).
 
 **N-factors** from the planar failure wedge (rake α of the tool face from the direction of travel, failure
 plane at β, internal friction φ), McKyes' form as implemented in the open codes [Zhang-code] (C. Zhang,
-UC Davis 2020, ``excavation_force.py``, McKyesModel), [Patel-AppD] (Patel, PhD thesis, App. D, MATLAB
-codes of McKyes' and Zeng's models) and [Tillage-code]::
+UC Davis 2020, ``excavation_force.py``, McKyesModel), [Patel-AppD] (Patel, PhD thesis, App. D)::
 
     D   = cos(α+δ) + sin(α+δ) cot(β+φ)
     N_γ = (cot α + cot β) / (2 D)           N_c = (1 + cot β cot(β+φ)) / D
     N_q = (cot α + cot β) / D               N_a = (1 − cot α cot(β+φ)) / D
 
-β is the failure angle that minimises N_γ (McKyes' choice, as described by Onwualu & Watts, Soil & Tillage
-Research 48, 1998, and done in [Patel-AppD]); all four factors are evaluated at that β. For a vertical
-smooth wall (α = 90°, δ = 0) this gives Rankine's passive pressure: β = 45° − φ/2, N_γ = K_p/2,
-N_c = 2√K_p with K_p = tan²(45° + φ/2) (``tests/test_soil.py`` checks this, and the closed form against
-the wedge's force equilibrium solved numerically). The original equation numbers of McKyes (1985) could
-not be retrieved; no published worked example with all inputs and outputs was found (see
-``tests/test_soil.py``).
+β minimises N_γ (McKyes' choice, as described by Onwualu & Watts, Soil & Tillage Research 48, 1998); all
+four factors are evaluated at that β. A vertical smooth wall (α = 90°, δ = 0) gives Rankine's passive
+pressure: β = 45° − φ/2, N_γ = K_p/2, N_c = 2√K_p, N_q = K_p.
 
-**Along a bucket path** (``soil_cutting``): d = ground height − edge height (0 above ground); the direction
-of travel is the edge velocity; α is the angle between the tool face (a direction in the bucket frame, from
-the edge along the face) and the backward direction of travel, clipped to [15°, 90°] (outside it the
-planar wedge does not describe the cut). The soil cut so far, V = ∫ w d |v_h| dt (v_h: horizontal edge
-speed), fills the bucket up to its heaped capacity; it acts as a surcharge q = γ g V / (w l) over the
-bucket opening l on the failure wedge (the soil pushed ahead of and into the bucket, the surcharge term of
-Holz et al., "Real-time simulation of mining and earthmoving operations", ISARC 2013), so the resistance
-grows with depth and with the filled volume. The passive resistance is only mobilised while the edge
-moves: F is scaled by min(1, |v| / v_ref) (v_ref = 0.05 m/s) so that a bucket at rest in the soil carries
-no cutting force and the force has no step.
+**The rake follows the cut** (``soil_cutting``): α is the angle between the bucket's **cutting plate**
+(the lip and teeth: a direction in the bucket frame, from the edge back along the plate) and the backward
+direction of travel −u, at every sample. The bucket's bottom plate is not the tool face: it trails the
+edge almost parallel to the path (α < 15° for most of a dig), so it would turn the resistance into a
+force pressing straight down. α is clipped to [15°, 90°] (``rake_limits``; outside it the planar wedge
+does not describe the cut) and the clipped share is reported. The wedge assumes a free surface parallel to
+the travel (McKyes' horizontal cut); the depth is measured below the level ground.
 
-**Presets** (``SOILS``), each value with its source [keys of /work/research/excavator.md §0]:
-[DNR] Colorado DRMS, "Table 3.5-10 Typical soil & rock properties"; [SoilTyp] "Typical Soil Properties"
-(unit weight, φ, c, δ of agricultural soils; δ ≈ 0.5–0.7 φ for soil on steel, adhesion negligible except
-in wet sticky clays).
+**Volume, swell, fill and berm.** The bank (in-situ) volume cut so far is V = ∫ w d |v_h| dt (v_h the
+horizontal edge speed: the side-view area between the ground and the edge path, times the width). Cut soil
+swells by the factor s = V_loose / V_bank (bank density ρ_b = s ρ_loose). The bucket takes the loose volume
+s V up to its heaped capacity C; the **payload** is ρ_b min(V, C / s) [kg] (= ρ_loose × fill). Past a full
+bucket the edge keeps cutting and the excess V_berm = V − C / s is pushed ahead of the blade as a **berm**:
+its weight is the **surcharge** on the failure wedge's free surface, spread over the wedge's top length
+L_s = d (cot α + cot β): q = ρ_b g V_berm / (w L_s) (then w q d N_q = ρ_b g V_berm / D, the berm's weight
+lifted through the wedge; it ends with the wedge when the edge leaves the ground, a drop of that size
+between two samples: the berm stays behind on the surface). The soil inside
+the bucket is payload only (its weight and inertia act on the bucket, ``loads.payload_wrench``); it is not
+a surcharge on the wedge.
+
+**Penetration resistance of the edge.** The wedge mechanism assumes a sharp edge. A blunt edge of
+thickness t (``edge_thickness`` [m]; 0 leaves it out) also bears on the soil ahead of it like a strip
+footing of width t at depth d: Terzaghi's bearing capacity without the (small, ∝ t) weight term,
+q_ult = c N_c + γ g d N_q with Prandtl–Reissner's N_q = e^{π tan φ} tan²(45° + φ/2), N_c = (N_q − 1) cot φ
+(N_c → π + 2 as φ → 0) (Terzaghi, *Theoretical Soil Mechanics*, 1943, ch. VIII; Craig's *Soil
+Mechanics* §8.3). F_pen = q_ult w min(d, t) (the embedded part of the edge's front) acts against the edge
+velocity.
+
+The passive resistance is only mobilised while the edge moves: all the terms are scaled by
+min(1, |v| / v_ref) (v_ref = 0.05 m/s) so that a bucket at rest in the soil carries no cutting force and the
+force has no step.
+
+**Presets** (``SOILS``), each value with its source: [DNR] Colorado DRMS, "Table 3.5-10 Typical soil &
+rock properties" (bank unit weights, φ, c); [SoilTyp] "Typical Soil Properties" (δ ≈ 0.5–0.7 φ on steel,
+adhesion negligible except in wet sticky clays); [Swell-PE] projectengineer.net, "Swell factors for
+various soils" (swell %: clay 40, earth/loam 25, sand 12, gravel 12); [Swell-Spike] spikevm.com,
+"Bulking/swell factors" (clay, dry 35 %). The loose density is the bank density / swell.
 """
 from __future__ import annotations
 
@@ -49,50 +80,73 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-__all__ = ["Soil", "SOILS", "soil_preset", "n_factors", "failure_angle", "fee_force", "SoilCut", "soil_cutting"]
+__all__ = ["Soil", "SOILS", "soil_preset", "n_factors", "failure_angle", "fee_force", "bearing_factors",
+           "SoilCut", "soil_cutting"]
 
 G0 = 9.81  # m/s², the standard value the sources use
 
 
 @dataclass(frozen=True)
 class Soil:
-    """Soil for the FEE: ``density`` γ [kg/m³], ``friction_angle`` φ and ``tool_friction_angle`` δ [rad],
-    ``cohesion`` c and ``adhesion`` c_a [Pa]; ``source``: where the numbers come from."""
+    """Soil for the FEE: ``density`` γ the bank (in-situ) density [kg/m³], ``friction_angle`` φ and
+    ``tool_friction_angle`` δ [rad], ``cohesion`` c and ``adhesion`` c_a [Pa], ``swell`` s = loose / bank
+    volume (≥ 1); ``source``: where the numbers come from. Raises ValueError naming the field for a
+    negative, non-finite or out-of-range value."""
     name: str
     density: float
     friction_angle: float
     tool_friction_angle: float
     cohesion: float = 0.0
     adhesion: float = 0.0
+    swell: float = 1.0
     source: str = field(default="", compare=False)
 
     def __post_init__(self):
-        for k in ("density", "friction_angle", "tool_friction_angle", "cohesion", "adhesion"):
+        for k in ("density", "friction_angle", "tool_friction_angle", "cohesion", "adhesion", "swell"):
             v = getattr(self, k)
             if not np.isfinite(v) or v < 0:
                 raise ValueError(f"soil {self.name!r}: {k} must be finite and >= 0, got {v}")
         if self.density <= 0 or self.friction_angle >= np.pi / 2 or self.tool_friction_angle >= np.pi / 2:
             raise ValueError(f"soil {self.name!r}: need density > 0 and friction angles < 90 deg")
+        if self.swell < 1:
+            raise ValueError(f"soil {self.name!r}: swell must be >= 1 (loose / bank volume), got {self.swell}")
+
+    @property
+    def bank_density(self) -> float:
+        """ρ_b [kg/m³] in the ground (= ``density``)."""
+        return self.density
+
+    @property
+    def loose_density(self) -> float:
+        """ρ_loose = ρ_b / s [kg/m³], the cut soil in the bucket."""
+        return self.density / self.swell
 
 
 def _d(deg):
     return float(np.radians(deg))
 
 
-#: Named presets. Unit weights are dry values of [DNR] divided by g; φ the middle of [DNR]'s range; δ = 2/3 φ
-#: for granular soils ([SoilTyp]: δ ≈ 0.5–0.7 φ on steel); clay = [SoilTyp]'s clay loam defaults.
+#: Named presets. Bank unit weights are [DNR]'s dry values divided by g; φ the middle of [DNR]'s range;
+#: δ = 2/3 φ for granular soils ([SoilTyp]: δ ≈ 0.5–0.7 φ on steel); clay = [SoilTyp]'s clay loam defaults;
+#: swell from [Swell-PE] / [Swell-Spike] (clay loam: between earth/loam 25 % and dry clay 35 %: 30 %).
 SOILS = {
-    "loose_sand": Soil("loose_sand", 14e3 / G0, _d(31.0), _d(21.0), 0.0, 0.0,
-                       "[DNR] loose sand, uniform grain: 14 kN/m3 dry, phi 28-34 deg, c = 0; delta = 2/3 phi [SoilTyp]"),
-    "dense_sand": Soil("dense_sand", 17e3 / G0, _d(36.0), _d(24.0), 0.0, 0.0,
-                       "[DNR] dense sand, uniform grain: 17 kN/m3 dry, phi 32-40 deg, c = 0; delta = 2/3 phi [SoilTyp]"),
-    "clay": Soil("clay", 14e3 / G0, _d(10.0), _d(6.0), 30e3, 0.0,
-                 "[SoilTyp] clay loam defaults: 14 kN/m3, phi 10 deg, c 30 kPa, delta 6 deg, c_a 0"),
-    "stiff_clay": Soil("stiff_clay", 17e3 / G0, _d(31.0), _d(15.5), 70e3, 35e3,
-                       "[DNR] stiff glacial clay: 17 kN/m3 dry, phi 30-32 deg, c 70-150 kPa (lower bound); "
-                       "delta = 0.5 phi, c_a = c/2 (within c_a <= c of Egli et al. 2022)"),
-    "gravel": Soil("gravel", 20e3 / G0, _d(35.5), _d(23.7), 0.0, 0.0,
-                   "[DNR] gravel, uniform grain: 20 kN/m3 dry, phi 34-37 deg, c = 0; delta = 2/3 phi [SoilTyp]"),
+    "loose_sand": Soil("loose_sand", 14e3 / G0, _d(31.0), _d(21.0), 0.0, 0.0, 1.12,
+                       "[DNR] loose sand, uniform grain: 14 kN/m3 dry (bank 1427 kg/m3), phi 28-34 deg, c = 0; "
+                       "delta = 2/3 phi [SoilTyp]; swell 12 % [Swell-PE] (loose 1274 kg/m3)"),
+    "dense_sand": Soil("dense_sand", 17e3 / G0, _d(36.0), _d(24.0), 0.0, 0.0, 1.12,
+                       "[DNR] dense sand, uniform grain: 17 kN/m3 dry (bank 1733 kg/m3), phi 32-40 deg, c = 0; "
+                       "delta = 2/3 phi [SoilTyp]; swell 12 % [Swell-PE] (loose 1547 kg/m3)"),
+    "clay": Soil("clay", 14e3 / G0, _d(10.0), _d(6.0), 30e3, 0.0, 1.30,
+                 "[SoilTyp] clay loam defaults: 14 kN/m3 (bank 1427 kg/m3), phi 10 deg, c 30 kPa, delta 6 deg, "
+                 "c_a 0; swell 30 %: between earth/loam 25 % [Swell-PE] and dry clay 35 % [Swell-Spike] "
+                 "(loose 1098 kg/m3)"),
+    "stiff_clay": Soil("stiff_clay", 17e3 / G0, _d(31.0), _d(15.5), 70e3, 35e3, 1.40,
+                       "[DNR] stiff glacial clay: 17 kN/m3 dry (bank 1733 kg/m3), phi 30-32 deg, c 70-150 kPa "
+                       "(lower bound); delta = 0.5 phi, c_a = c/2 (within c_a <= c of Egli et al. 2022); "
+                       "swell 40 % (clay) [Swell-PE] (loose 1238 kg/m3)"),
+    "gravel": Soil("gravel", 20e3 / G0, _d(35.5), _d(23.7), 0.0, 0.0, 1.12,
+                   "[DNR] gravel, uniform grain: 20 kN/m3 dry (bank 2039 kg/m3), phi 34-37 deg, c = 0; "
+                   "delta = 2/3 phi [SoilTyp]; swell 12 % [Swell-PE] (loose 1820 kg/m3)"),
 }
 
 
@@ -150,8 +204,9 @@ def failure_angle(rake, phi, delta):
 
 
 def fee_force(soil: Soil, depth, width, rake, surcharge=0.0, g=G0):
-    """FEE force magnitude F [N] (module docstring) for depth d [m] (arrays), tool width w [m], rake α [rad]
-    (arrays broadcast with depth) and surcharge q [Pa]; β = ``failure_angle``. Returns (F, β)."""
+    """FEE force P [N] (module docstring: the force at δ from the face normal, adhesion's effect on it
+    included, the adhesion force itself not) for depth d [m] (arrays), tool width w [m], rake α [rad]
+    (arrays broadcast with depth) and surcharge q [Pa]; β = ``failure_angle``. Returns (P, β [rad])."""
     d = np.asarray(depth, float)
     rake = np.broadcast_to(np.asarray(rake, float), d.shape)
     phi, delta = soil.friction_angle, soil.tool_friction_angle
@@ -163,11 +218,22 @@ def fee_force(soil: Soil, depth, width, rake, surcharge=0.0, g=G0):
     return np.where(d > 0, F, 0.0), beta
 
 
+def bearing_factors(phi):
+    """Prandtl–Reissner bearing-capacity factors (N_c, N_q) for friction angle φ [rad] (module docstring):
+    N_q = e^{π tan φ} tan²(π/4 + φ/2), N_c = (N_q − 1) cot φ, N_c = π + 2 at φ = 0."""
+    Nq = np.exp(np.pi * np.tan(phi)) * np.tan(np.pi / 4 + phi / 2) ** 2
+    Nc = (Nq - 1.0) / np.tan(phi) if phi > 1e-9 else np.pi + 2.0
+    return float(Nc), float(Nq)
+
+
 @dataclass
 class SoilCut:
-    """Soil along a path (N samples): depth [m], rake α [rad], force (N, 3) [N] the soil applies to the edge
-    in world (root) coordinates, magnitude [N], volume cut so far [m³] (capped at the capacity), surcharge
-    [Pa], in_soil (N,) bool; ``reached``: whether the edge ever went below the ground."""
+    """Soil along a path (N samples), world (root) coordinates, z up. depth [m]; rake α [rad] (clipped) and
+    rake_raw (unclipped); force (N, 3) [N] the soil applies to the edge; magnitude |force| [N]; velocity
+    (N, 3) [m/s] of the edge; volume: bank volume cut so far [m³]; fill: loose volume in the bucket [m³]
+    (≤ capacity); berm: bank volume pushed ahead of the blade [m³]; payload [kg] the soil in the bucket;
+    surcharge q [Pa] of the berm; adhesion [N] (along the face) and penetration [N] (against the velocity)
+    magnitudes; in_soil (N,) bool."""
     depth: np.ndarray
     rake: np.ndarray
     force: np.ndarray
@@ -175,41 +241,72 @@ class SoilCut:
     volume: np.ndarray
     surcharge: np.ndarray
     in_soil: np.ndarray
+    velocity: np.ndarray = None
+    rake_raw: np.ndarray = None
+    fill: np.ndarray = None
+    berm: np.ndarray = None
+    payload: np.ndarray = None
+    adhesion: np.ndarray = None
+    penetration: np.ndarray = None
 
     @property
     def reached(self) -> bool:
         return bool(np.any(self.in_soil))
 
 
-def soil_cutting(t, edge, face, soil: Soil, ground_height, width, capacity, opening=1.0, active=None,
+def soil_cutting(t, edge, plate, soil: Soil, ground_height, width, capacity, active=None, edge_thickness=0.0,
                  v_ref=0.05, rake_limits=(np.radians(15.0), np.pi / 2), g=G0) -> SoilCut:
-    """Cutting resistance along a path of the cutting edge (module docstring).
+    """Soil force on the cutting edge along its path (module docstring).
 
-    t (N,) [s]; edge (N, 3) [m] positions of the cutting edge in world (root) coordinates, z up; face (N, 3)
-    unit directions of the tool face from the edge (world); ground_height [m] (z of a level ground);
-    width [m]; capacity [m³] the bucket's heaped volume; opening [m] the bucket opening over which the
-    filled soil rests; active (N,) bool: where cutting applies (e.g. the dig phases; default everywhere).
-    The volume keeps its value after the last active sample."""
+    t (N,) [s]; edge (N, 3) [m] positions of the cutting edge in world (root) coordinates, z up; plate
+    (N, 3) directions (world) of the bucket's cutting plate from the edge back along the plate (normalised
+    here); ground_height [m] (z of a level ground); width [m]; capacity [m³] the bucket's heaped (loose)
+    volume; active (N,) bool: where cutting applies (e.g. the dig phases; default everywhere);
+    edge_thickness t [m] for the penetration resistance (0: left out). The volume keeps its value after the
+    last active sample. Raises ValueError for a zero plate direction."""
     t = np.asarray(t, float)
-    edge, face = np.asarray(edge, float), np.asarray(face, float)
+    edge, plate = np.asarray(edge, float), np.asarray(plate, float)
     N = len(t)
+    nrm = np.linalg.norm(plate, axis=1)
+    if np.any(nrm < 1e-12):
+        raise ValueError("the cutting-plate direction must be nonzero")
+    e = plate / nrm[:, None]
     active = np.ones(N, bool) if active is None else np.asarray(active, bool)
     depth = np.where(active, np.maximum(ground_height - edge[:, 2], 0.0), 0.0)
     v = np.gradient(edge, t, axis=0) if N > 1 else np.zeros((N, 3))
     speed = np.linalg.norm(v, axis=1)
     u = v / np.maximum(speed, 1e-12)[:, None]
-    cosr = np.clip(np.einsum("ij,ij->i", face, -u), -1.0, 1.0)
-    rake = np.clip(np.arccos(cosr), *rake_limits)
+    cosr = np.clip(np.einsum("ij,ij->i", e, -u), -1.0, 1.0)
+    rake_raw = np.arccos(cosr)
+    rake = np.clip(rake_raw, *rake_limits)
+    # n: normal to the travel on the side the plate leans to (the free surface); world up if the plate is
+    # along the travel
+    perp = e + cosr[:, None] * u
+    up = np.array([0.0, 0.0, 1.0]) - u[:, 2:3] * u
+    perp = np.where(np.linalg.norm(perp, axis=1)[:, None] > 1e-9, perp, up)
+    n = perp / np.maximum(np.linalg.norm(perp, axis=1), 1e-12)[:, None]
+    # bank volume cut, fill of the heaped capacity, berm
     vh = np.linalg.norm(v[:, :2], axis=1)
     rate = width * depth * vh
     vol = np.concatenate([[0.0], np.cumsum(0.5 * (rate[1:] + rate[:-1]) * np.diff(t))]) if N > 1 else np.zeros(N)
-    vol = np.minimum(vol, capacity)
-    q = soil.density * g * vol / (width * opening)
-    F, _ = fee_force(soil, depth, width, rake, q, g)
-    F = F * np.minimum(1.0, speed / v_ref)
-    # direction: H against the travel, V away from the free surface, in the plane of u and the face
-    fperp = face - cosr[:, None] * (-u)
-    n_down = -fperp / np.maximum(np.linalg.norm(fperp, axis=1), 1e-12)[:, None]
-    force = F[:, None] * (-np.sin(rake + soil.tool_friction_angle)[:, None] * u
-                          + np.cos(rake + soil.tool_friction_angle)[:, None] * n_down)
-    return SoilCut(depth, rake, force, F, vol, q, depth > 0)
+    in_bucket = np.minimum(vol, capacity / soil.swell)            # bank volume the bucket holds
+    fill = soil.swell * in_bucket
+    berm = vol - in_bucket
+    payload = soil.density * in_bucket
+    # the berm's weight over the wedge's top length L_s = d (cot α + cot β): w q d N_q = ρ_b g V_berm / D
+    beta = failure_angle(np.unique(rake), soil.friction_angle, soil.tool_friction_angle)
+    beta = beta[np.searchsorted(np.unique(rake), rake)]
+    Ls = depth * (1.0 / np.tan(rake) + 1.0 / np.tan(beta))
+    q = np.where(Ls > 0, soil.density * g * berm / (width * np.maximum(Ls, 1e-300)), 0.0)
+    P, _ = fee_force(soil, depth, width, rake, q, g)
+    Ca = np.where(depth > 0, soil.adhesion * width * depth / np.sin(rake), 0.0)
+    Nc, Nq = bearing_factors(soil.friction_angle)
+    Fp = width * np.minimum(depth, edge_thickness) * (soil.cohesion * Nc + soil.density * g * depth * Nq)
+    mob = np.minimum(1.0, speed / v_ref)                            # mobilised only while the edge moves
+    P, Ca, Fp = P * mob, Ca * mob, Fp * mob
+    ad = rake + soil.tool_friction_angle
+    e_face = -np.cos(rake)[:, None] * u + np.sin(rake)[:, None] * n    # up the (clipped) face
+    force = (-P[:, None] * (np.sin(ad)[:, None] * u + np.cos(ad)[:, None] * n) + Ca[:, None] * e_face
+             - Fp[:, None] * u)
+    return SoilCut(depth, rake, force, np.linalg.norm(force, axis=1), vol, q, depth > 0, v, rake_raw, fill, berm,
+                   payload, Ca, Fp)

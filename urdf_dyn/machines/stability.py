@@ -21,9 +21,19 @@ Int. J. Humanoid Robotics 1(1), 2004, eq. 4). f_z ≤ 0 means the machine lifts 
 **Tipping margin.** The signed distance of the ZMP to the boundary of the convex support polygon,
 positive inside [m]. A machine tips when the ZMP reaches an edge (margin 0).
 
-**Default footprint** (``track_footprint``): CAT 320 track data [codeready.org/excavators/cat-excavators/
-cat-320-excavator]: length to centre of rollers 3650 mm (the ground-contact length between the idler and
-sprocket centres), track gauge 2380 mm, 790 mm shoes: x = ±1.825 m, y = ±(2.38 + 0.79)/2 = ±1.585 m.
+**One tipping line** for the ZMP check, the lift chart (``lift_chart``) and ISO 6015's tipping limit
+(``iso6015``): the convex *tipping polygon* the caller gives (the main job: ``stability.track`` of the
+scenario file). ISO 10567:2007's own definition of the tipping lines was not retrievable (only its scope and
+its rating rule); we follow the maker's stated convention: "An excavator is considered to be at the tipping
+point when the weight in the bucket acting at the center of gravity causes the rear rollers to lift clear of
+the track rails" (Caterpillar Performance Handbook ed. 47, p. 7-122, "Tipping Conditions", after SAE J1097,
+which ISO 10567 superseded). The machine (frames and upper structure) then pivots on the roller–rail
+contact of the loaded side, so ``tipping_polygon(roller_length, gauge)`` is the rectangle of those
+contacts: over the front/rear the front idler / last roller, x = ±(length to centre of rollers)/2, over the
+side the rail line of the near track, y = ±gauge/2 (its centreline), not the outer shoe edge (the shoe
+plates cantilever outward of the rails). For the CAT 320 (cat320_datasheet.md S5/S6: 3650 mm to centre of
+rollers, 2380 mm gauge) that is x = ±1.825 m, y = ±1.19 m; the shoe edge, ±1.585 m, would raise the
+over-side capacity by 53–60 %.
 """
 from __future__ import annotations
 
@@ -35,10 +45,10 @@ import numpy as np
 from urdf_dyn.algorithms.dynamics import f_ext_body
 from urdf_dyn.algorithms.joints import motion_subspace
 from urdf_dyn.algorithms.kinematics import body_poses
-from urdf_dyn._checks import as_batch
+from urdf_dyn._checks import as_batch, renamed_keywords
 from urdf_dyn.errors import StateError
 
-__all__ = ["StabilityWarning", "track_footprint", "base_reaction", "center_of_pressure", "polygon_margin",
+__all__ = ["StabilityWarning", "tipping_polygon", "tipping_load", "base_reaction", "center_of_pressure", "polygon_margin",
            "StabilityResult", "zmp_margin"]
 
 
@@ -66,28 +76,60 @@ def _crf(v, f):
                            np.cross(v[..., :3], f[..., 3:])], axis=-1)
 
 
-def track_footprint(length=3.65, gauge=2.38, shoe=0.79) -> np.ndarray:
-    """Rectangle (4, 2) [m], counter-clockwise, of a crawler's ground contact centred on the swing axis:
-    x = ±length/2 (length to centre of rollers), y = ±(gauge + shoe)/2 (outer shoe edges). Defaults: CAT
-    320 (module docstring)."""
-    if min(length, gauge, shoe) <= 0:
-        raise ValueError(f"track footprint dimensions must be > 0, got length={length}, gauge={gauge}, shoe={shoe}")
-    a, b = length / 2, (gauge + shoe) / 2
+def tipping_polygon(roller_length, gauge) -> np.ndarray:
+    """The tipping polygon (4, 2) [m], counter-clockwise, of a crawler centred on the swing axis (module
+    docstring: Cat's roller–rail convention): x = ±roller_length/2 (length to centre of rollers), y =
+    ±gauge/2 (track centrelines). Raises ValueError naming the argument that is not > 0."""
+    for name, v in (("roller_length", roller_length), ("gauge", gauge)):
+        if not (np.isfinite(v) and v > 0):
+            raise ValueError(f"{name} must be > 0 [m], got {v!r}")
+    a, b = roller_length / 2, gauge / 2
     return np.array([[a, -b], [a, b], [-a, b], [-a, -b]], float)
 
 
-def base_reaction(model, Q, QD=None, QDD=None, f_ext=None) -> np.ndarray:
+def tipping_load(W0, W1, polygon, z_ground=0.0):
+    """Largest L ≥ 0 (N,) [units of W1's load] for which the centre of pressure of W0 + L·W1 stays inside
+    the convex ``polygon`` (k, 2), and the index (N,) of the edge it reaches (−1: never; then L = inf).
+
+    W0, W1 (N, 6) or (6,) [n; f] about the root origin (``base_reaction``): the reaction without the load and
+    per unit load. With an edge through P_j with inward normal m_j, the centre of pressure p = (−n'_y, n'_x)/f_z
+    is inside while c_j(W) = m_x (−n'_y − P_x f_z) + m_y (n'_x − P_y f_z) ≥ 0 (f_z > 0), which is linear in W:
+    c_j(W0) + L c_j(W1) ≥ 0. The balance point (ISO 10567's tipping condition, the moment about the tipping
+    line zero) is where the first edge is reached. L = 0 where W0 is already outside."""
+    P, E = _check_polygon(polygon)
+    W0, W1 = np.atleast_2d(np.asarray(W0, float)), np.atleast_2d(np.asarray(W1, float))
+
+    def c(W):
+        nx = W[:, 0] + z_ground * W[:, 4]
+        ny = W[:, 1] - z_ground * W[:, 3]
+        fz = W[:, 5]
+        m = np.column_stack([-E[:, 1], E[:, 0]]) / np.linalg.norm(E, axis=1)[:, None]
+        return m[None, :, 0] * (-ny[:, None] - P[None, :, 0] * fz[:, None]) + \
+            m[None, :, 1] * (nx[:, None] - P[None, :, 1] * fz[:, None])
+
+    c0, c1 = c(W0), c(W1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        B = np.where(c1 < 0, -c0 / c1, np.inf)
+    B = np.where(c0 < 0, 0.0, np.maximum(B, 0.0))       # already outside that edge: no load is safe
+    j = np.argmin(B, axis=1)
+    L = B[np.arange(len(B)), j]
+    return L, np.where(np.isfinite(L), j, -1)
+
+
+@renamed_keywords(Q="q", QD="qd", QDD="qdd")
+def base_reaction(model, q, qd=None, qdd=None, f_ext=None) -> np.ndarray:
     """Wrench (N, 6) or (6,) [n; f] (N m, N) the ground must apply to the root link, about the root frame's
-    origin in root coordinates (module docstring), for tree states Q, QD, QDD (N, nv) or (nv,) (QD, QDD
+    origin in root coordinates (module docstring), for tree states q, qd, qdd (N, nv) or (nv,) (qd, qdd
     default 0: statics). ``f_ext``: {link: (6,) or (N, 6)} [n; f] in the link frame about its origin (as
     ``inverse_dynamics``), forces the environment applies (soil, a lifted load). The states need not satisfy
     the loop constraints: the result is the tree's (loop forces are internal). Raises StateError for bad
     arrays."""
     n = model.nv
-    Q, single = as_batch(Q, "Q", n)
+    Q, QD, QDD = q, qd, qdd
+    Q, single = as_batch(Q, "q", n)
     N = Q.shape[0]
-    QD = np.zeros_like(Q) if QD is None else as_batch(QD, "QD", n, N)[0]
-    QDD = np.zeros_like(Q) if QDD is None else as_batch(QDD, "QDD", n, N)[0]
+    QD = np.zeros_like(Q) if QD is None else as_batch(QD, "qd", n, N)[0]
+    QDD = np.zeros_like(Q) if QDD is None else as_batch(QDD, "qdd", n, N)[0]
     fx = f_ext_body(model, f_ext, N)               # (0 = none, 1 or N, NB+1, 6) in body coordinates
     # the sum in root coordinates, all N states and bodies at once: ^0X_i from the body poses (T_i = pose of
     # body i), S_i and I_i in root coordinates (eq. 2.66: I = ^0X_i^* I_i ^iX_0), then v_i = v_λ(i) + S_i q̇_i,
@@ -204,7 +246,7 @@ class StabilityResult:
                             wspace=1.2)
         ax, bx = axes[0]
         F = np.vstack([self.footprint, self.footprint[:1]])
-        ax.fill(F[:, 0], F[:, 1], color="0.85", label="support polygon")
+        ax.fill(F[:, 0], F[:, 1], color="0.85", label="tipping polygon")
         ax.plot(F[:, 0], F[:, 1], color="0.3", lw=1)
         sc = ax.scatter(self.zmp[:, 0], self.zmp[:, 1], c=self.t, s=6, cmap="viridis", label="ZMP")
         fig.colorbar(sc, ax=ax, label="time [s]", shrink=0.8)
@@ -222,32 +264,35 @@ class StabilityResult:
         bx.set_xlabel("time [s]")
         bx.set_ylabel("tipping margin [m]")
         bx.grid(alpha=0.3)
-        fig.suptitle(title or f"ZMP over the footprint: minimum margin {self.min_margin:.3f} m at "
+        fig.suptitle(title or f"ZMP over the tipping polygon: minimum margin {self.min_margin:.3f} m at "
                               f"t = {self.t_min:.2f} s", fontsize=10)
         return save_figure(fig, path)
 
 
-def zmp_margin(model_or_reactions, footprint=None, Q=None, QD=None, QDD=None, f_ext=None, t=None,
+@renamed_keywords(Q="q", QD="qd", QDD="qdd")
+def zmp_margin(model_or_reactions, footprint=None, q=None, qd=None, qdd=None, f_ext=None, t=None,
                z_ground=0.0, warn=True) -> StabilityResult:
     """ZMP trace and tipping margin (module docstring).
 
     Args:
-        model_or_reactions: a Model (then Q, and optionally QD, QDD (N, nv) and ``f_ext`` as in
+        model_or_reactions: a Model (then q, and optionally qd, qdd (N, nv) and ``f_ext`` as in
             ``base_reaction``) or precomputed base wrenches (N, 6) [n; f] about the root origin.
-        footprint: convex support polygon (k, 2) [m] in root x–y coordinates; default ``track_footprint()``.
+        footprint: the tipping polygon (k, 2) [m] in root x–y coordinates (``tipping_polygon``), required.
         t: (N,) sample times [s] (default 0, 1, 2 … N−1).
         z_ground: height of the ground plane in root coordinates [m] (the excavator's root is on it: 0).
         warn: warn (StabilityWarning) when the ZMP leaves the polygon or the machine lifts off.
     Returns a StabilityResult. Raises ValueError for a non-convex polygon, StateError for bad states."""
     if hasattr(model_or_reactions, "nv"):
-        if Q is None:
-            raise ValueError("zmp_margin(model, ...) needs the states Q (N, nv)")
-        W = np.atleast_2d(base_reaction(model_or_reactions, Q, QD, QDD, f_ext))
+        if q is None:
+            raise ValueError("zmp_margin(model, ...) needs the states q (N, nv)")
+        W = np.atleast_2d(base_reaction(model_or_reactions, q, qd, qdd, f_ext))
     else:
         W = np.atleast_2d(np.asarray(model_or_reactions, float))
         if W.shape[1] != 6:
             raise ValueError(f"base reactions must be (N, 6) [n; f], got {W.shape}")
-    fp, _ = _check_polygon(track_footprint() if footprint is None else footprint)
+    if footprint is None:
+        raise ValueError("zmp_margin needs the tipping polygon (footprint); see tipping_polygon")
+    fp, _ = _check_polygon(footprint)
     zmp = center_of_pressure(W, z_ground)
     m = polygon_margin(zmp, fp)
     t = np.arange(len(W), dtype=float) if t is None else np.asarray(t, float)

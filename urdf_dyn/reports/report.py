@@ -12,7 +12,8 @@ from urdf_dyn.io.files import atomic_path
 from urdf_dyn.reports.plotting import PlotWorker, figure, save_figure
 
 __all__ = ["TorqueRow", "torque_table", "format_table", "plot_torques", "plot_motion", "plot_soil",
-           "plot_pump_flow", "write_sizing_report", "sizing_plot", "PlotWorker"]
+           "plot_soil_direction", "write_soil_csv", "plot_pump_flow", "write_sizing_report", "sizing_plot",
+           "PlotWorker"]
 
 
 @dataclass
@@ -118,7 +119,8 @@ def _label_phases(ax, windows):
 
 
 def plot_soil(t, soil, path, windows=None):
-    """PNG: cutting depth [m], soil force [kN], volume cut [m³] and payload mass [t] over time."""
+    """PNG: cutting depth [m], soil force on the edge [kN], bank volume cut, loose fill and berm [m³] and
+    payload mass [t] over time."""
     from urdf_dyn.machines.hydraulics import intervals
     c = soil["cut"]
     runs = intervals(t, c.in_soil)
@@ -132,19 +134,78 @@ def plot_soil(t, soil, path, windows=None):
         ax.grid(alpha=0.3)
     ax = axes[2]
     _shade(ax, windows, runs)
-    ax.plot(t, c.volume, lw=1.2, label="volume cut [m³]")
-    ax.set_ylabel("volume cut [m³]", fontsize=8)
+    ax.plot(t, c.volume, lw=1.2, label="bank volume cut [m³]")
+    if c.fill is not None:
+        left = np.divide(soil["mass"], c.payload, out=np.zeros(len(t)), where=c.payload > 0)   # after release
+        ax.plot(t, c.fill * left, lw=1.0, ls="--", label="loose fill in the bucket [m³]")
+        ax.plot(t, c.berm, lw=1.0, ls=":", label="berm ahead of the blade (bank) [m³]")
+    ax.set_ylabel("volume [m³]", fontsize=8)
+    ax.legend(fontsize=7, loc="upper left")
     ax.grid(alpha=0.3)
     bx = ax.twinx()
-    bx.plot(t, soil["mass"] / 1e3, lw=1.2, color="C1")
-    bx.set_ylabel("payload in the bucket [t]", fontsize=8, color="C1")
+    bx.plot(t, soil["mass"] / 1e3, lw=1.2, color="C3")
+    bx.set_ylabel("payload in the bucket [t]", fontsize=8, color="C3")
     _label_phases(axes[0], windows)
     axes[-1].set_xlabel("time [s]")
     s = soil["soil"]
-    fig.suptitle(f"soil cutting, {s.name}: γ = {s.density:.0f} kg/m³, φ = {np.degrees(s.friction_angle):.1f}°, "
-                 f"δ = {np.degrees(s.tool_friction_angle):.1f}°, c = {s.cohesion / 1e3:.0f} kPa "
-                 "(shaded: edge in the soil)", fontsize=9)
+    fig.suptitle(f"soil cutting, {s.name}: bank {s.density:.0f} kg/m³, swell {s.swell:.2f}, "
+                 f"φ = {np.degrees(s.friction_angle):.1f}°, δ = {np.degrees(s.tool_friction_angle):.1f}°, "
+                 f"c = {s.cohesion / 1e3:.0f} kPa (shaded: edge in the soil)", fontsize=9)
     return save_figure(fig, path)
+
+
+def _in_plane_angles(pos, vecs):
+    """Angles [deg] of vecs (N, 3) in the vertical plane through the swing (z) axis and the points pos
+    (N, 3): from the horizontal pointing away from the axis, positive up."""
+    r = pos[:, :2] / np.maximum(np.linalg.norm(pos[:, :2], axis=1), 1e-12)[:, None]
+    return np.degrees(np.arctan2(vecs[:, 2], np.einsum("ij,ij->i", vecs[:, :2], r)))
+
+
+def plot_soil_direction(t, soil, path, edge=None):
+    """PNG over the samples with the edge in the soil: above, the direction of the soil force on the edge
+    and of the edge's backward travel −v [deg in the boom plane: from the horizontal pointing out, up
+    positive] (``edge`` (N, 3) [m] the edge positions, for that plane; default the x–z plane); below, the
+    angle between the force and −v against the rake α and 90° − (α + δ), the angle of the wedge's friction
+    force alone. Returns str(path)."""
+    c, s = soil["cut"], soil["soil"]
+    m = c.in_soil
+    pos = np.tile([1.0, 0.0, 0.0], (len(t), 1)) if edge is None else np.asarray(edge, float)
+    fig, axes = figure((8, 6.0), 2, 1, sharex=True, left=0.8, top=0.55, hspace=0.2)
+    ax, bx = axes[:, 0]
+    tt = np.where(m, t, np.nan)
+    ax.plot(tt, _in_plane_angles(pos, c.force), lw=1.4, label="soil force on the edge")
+    ax.plot(tt, _in_plane_angles(pos, -c.velocity), lw=1.2, ls="--", label="backward travel −v of the edge")
+    ax.set_ylabel("direction in the boom plane [deg]\n(0: horizontal outward, 90: up)", fontsize=8)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, loc="best")
+    cosang = np.einsum("ij,ij->i", c.force, -c.velocity) / np.maximum(
+        np.linalg.norm(c.force, axis=1) * np.linalg.norm(c.velocity, axis=1), 1e-12)
+    bx.plot(tt, np.degrees(np.arccos(np.clip(cosang, -1, 1))), lw=1.4, label="angle between force and −v")
+    bx.plot(tt, np.degrees(c.rake), lw=1.0, ls="--", label="rake α (cutting plate vs −v)")
+    bx.plot(tt, 90 - np.degrees(c.rake + s.tool_friction_angle), lw=1.0, ls=":", label="90° − (α + δ)")
+    bx.set_ylabel("angle [deg]", fontsize=8)
+    bx.set_xlabel("time [s]")
+    bx.grid(alpha=0.3)
+    bx.legend(fontsize=7, loc="best")
+    fig.suptitle(f"soil force direction against the edge's travel ({s.name}; edge in the soil only)", fontsize=10)
+    return save_figure(fig, path)
+
+
+def write_soil_csv(path, t, soil) -> str:
+    """soil.csv: t [s], depth [m], the soil force on the edge in world axes [N], the edge velocity [m/s],
+    the rake [deg], the bank volume cut, the loose fill and the berm [m³], the payload [kg]. Returns str(path)."""
+    import csv
+    c = soil["cut"]
+    head = ["t [s]", "depth [m]", "force_x [N]", "force_y [N]", "force_z [N]", "edge_velocity_x [m/s]",
+            "edge_velocity_y [m/s]", "edge_velocity_z [m/s]", "rake [deg]", "bank_volume_cut [m3]",
+            "loose_fill [m3]", "berm_bank_volume [m3]", "payload [kg]"]
+    cols = [t, c.depth, c.force, c.velocity, np.degrees(c.rake), c.volume, c.fill, c.berm, soil["mass"]]
+    with atomic_path(Path(path)) as tmp:
+        with open(tmp, "w", newline="") as fh:
+            w = csv.writer(fh)
+            w.writerow(head)
+            w.writerows(np.column_stack(cols).tolist())
+    return str(path)
 
 
 def plot_pump_flow(hyd, path, windows=None):
@@ -165,14 +226,18 @@ def plot_pump_flow(hyd, path, windows=None):
     ax.grid(alpha=0.3)
     for n in names:
         bx.plot(t, hyd.actuators[n].pressure / 1e5, lw=1.1, label=n)
-    bx.axhline(hyd.relief / 1e5, color="r", ls="--", lw=1, label=f"relief {hyd.relief / 1e5:.0f} bar")
+    bx.axhline(hyd.relief / 1e5, color="r", ls="--", lw=1, label=f"main relief {hyd.relief / 1e5:.0f} bar")
+    for k, n in enumerate(names):          # an actuator with its own circuit (e.g. the swing relief)
+        p = hyd.actuators[n].relief
+        if np.isfinite(p) and abs(p - hyd.relief) > 1e-6 * hyd.relief:
+            bx.axhline(p / 1e5, color=f"C{k}", ls="--", lw=1, label=f"{n} relief {p / 1e5:.0f} bar")
     _shade(bx, windows)
     bx.set_ylabel("load-holding pressure [bar]")
     bx.set_xlabel("time [s]")
     bx.legend(fontsize=7, loc="upper right", ncol=3)
     bx.grid(alpha=0.3)
-    fig.suptitle(f"hydraulic demand: peak {hyd.peak_flow * 6e4:.0f} L/min, energy {hyd.energy / 1e3:.0f} kJ "
-                 "per cycle (red: over the pumps)", fontsize=10)
+    fig.suptitle(f"hydraulic demand: peak {hyd.peak_flow * 6e4:.0f} L/min, positive work "
+                 f"{hyd.positive_work / 1e3:.0f} kJ per cycle (red: over the pumps)", fontsize=10)
     return save_figure(fig, path)
 
 
@@ -191,18 +256,21 @@ def _jsonable(x):
 
 
 #: the sizing report's plots: output key -> (file name, what draws it)
-_SIZING_PLOTS = {"soil_png": "soil.png", "pump_flow_png": "pump_flow.png", "envelope_png": "digging_envelope.png",
-                 "lift_chart_png": "lift_chart.png", "zmp_png": "zmp.png"}
+_SIZING_PLOTS = {"soil_png": "soil.png", "soil_direction_png": "soil_direction.png", "pump_flow_png": "pump_flow.png",
+                 "envelope_png": "digging_envelope.png", "lift_chart_png": "lift_chart.png", "zmp_png": "zmp.png",
+                 "working_range_png": "working_range.png"}
 
 
 def sizing_plot(plots, key, outdir, obj, t=None, windows=None) -> str:
     """Submit one plot of the sizing report to ``plots`` (a ``PlotWorker``) as soon as its data exist; returns
     its path. ``key``: "soil_png" (obj: the soil info {soil, cut, mass}; t (N,) [s]), "pump_flow_png"
     (a HydraulicsResult), "envelope_png" (DiggingForces), "lift_chart_png" (LiftChart), "zmp_png"
-    (StabilityResult); ``windows``: the phases {name: (t0, t1)} [s]."""
+    (StabilityResult), "working_range_png" (WorkingRange); ``windows``: the phases {name: (t0, t1)} [s]."""
     path = Path(outdir) / _SIZING_PLOTS[key]
     if key == "soil_png":
         return plots.submit(path, plot_soil, t, obj, path, windows)
+    if key == "soil_direction_png":
+        return plots.submit(path, plot_soil_direction, t, obj, path, obj.get("edge"))
     if key == "pump_flow_png":
         return plots.submit(path, plot_pump_flow, obj, path, windows)
     if key == "envelope_png":
@@ -214,12 +282,47 @@ def _plot(plots, plotted, key, outdir, obj, t=None, windows=None):
     return plotted[key] if key in plotted else sizing_plot(plots, key, outdir, obj, t, windows)
 
 
+def _soil_section(t, soil):
+    """(Markdown lines, JSON dict) of the soil: preset and its sources, peak force with its direction
+    against the edge's travel, rake range, bank volume, fill, berm, payload."""
+    c, s = soil["cut"], soil["soil"]
+    i = int(np.argmax(c.magnitude))
+    f, v = c.force[i], c.velocity[i]
+    ang = float(np.degrees(np.arccos(np.clip(f @ -v / max(np.linalg.norm(f) * np.linalg.norm(v), 1e-12), -1, 1))))
+    m = c.in_soil
+    raw = np.degrees(c.rake_raw[m]) if m.any() else np.zeros(1)
+    clipped = float(np.mean(np.abs(c.rake_raw[m] - c.rake[m]) > 1e-9)) if m.any() else 0.0
+    md = ["## Soil (failure wedge of the Fundamental Earthmoving Equation; urdf_dyn.machines.soil)", "",
+          f"soil `{s.name}`: bank {s.density:.0f} kg/m³, swell {s.swell:.2f} (loose {s.loose_density:.0f} kg/m³), "
+          f"φ = {np.degrees(s.friction_angle):.1f}°, δ = {np.degrees(s.tool_friction_angle):.1f}°, "
+          f"c = {s.cohesion / 1e3:.1f} kPa, c_a = {s.adhesion / 1e3:.1f} kPa — {s.source}", "",
+          f"max cutting depth {c.depth.max():.2f} m; peak soil force on the edge **{c.magnitude[i] / 1e3:.1f} kN** at "
+          f"t = {t[i]:.2f} s: world ({f[0] / 1e3:.1f}, {f[1] / 1e3:.1f}, {f[2] / 1e3:.1f}) kN, **{ang:.0f}° from the "
+          f"edge's backward travel** −v (rake {np.degrees(c.rake[i]):.0f}°; the wedge's friction force alone: "
+          f"90° − (α + δ) = {90 - np.degrees(c.rake[i] + s.tool_friction_angle):.0f}°). Rake from the cutting plate "
+          f"over the cut {raw.min():.0f}–{raw.max():.0f}°, {100 * clipped:.0f} % of the samples at a limit of the "
+          f"wedge's range. Bank volume cut {c.volume.max():.2f} m³; loose fill {c.fill.max():.2f} m³ of the heaped "
+          f"capacity; berm pushed ahead {c.berm.max():.2f} m³ (bank); peak payload {soil['mass'].max():.0f} kg "
+          f"(bank density × bank volume in the bucket). soil.csv has the series; soil_direction.png the force "
+          "angle against the edge's travel.", ""]
+    js = dict(preset=s.name, bank_density_kg_m3=s.density, loose_density_kg_m3=s.loose_density, swell=s.swell,
+              friction_angle_deg=np.degrees(s.friction_angle), tool_friction_angle_deg=np.degrees(s.tool_friction_angle),
+              cohesion_Pa=s.cohesion, adhesion_Pa=s.adhesion, source=s.source, max_depth_m=c.depth.max(),
+              peak_force_N=c.magnitude[i], t_peak_force_s=t[i], peak_force_world_N=f,
+              peak_force_angle_to_backward_travel_deg=ang, rake_at_peak_deg=np.degrees(c.rake[i]),
+              rake_range_deg=[raw.min(), raw.max()], rake_clipped_fraction=clipped, volume_m3=c.volume.max(),
+              bank_volume_cut_m3=c.volume.max(), loose_fill_m3=c.fill.max(), berm_bank_volume_m3=c.berm.max(),
+              peak_payload_kg=soil["mass"].max())
+    return md, js
+
+
 def write_sizing_report(model, launch_path, res, outdir, head, table, windows=None, soil=None, hydraulics=None,
                         machine=None, f_ext=None, plots=None, plotted=None) -> dict:
     """sizing_report.md and sizing_report.json (keys: ``actuators.<name>.peak|rms|...``,
-    ``iso6015.bucket_digging_force_N``, ``iso6015.arm_digging_force_N``, ``lift_capacity``,
-    ``stability.min_margin_m``, ``hydraulics.peak_flow_L_min``, ``soil``), and the plots soil.png,
-    pump_flow.png, digging_envelope.png, lift_chart.png, zmp.png for what was computed (through ``plots``,
+    ``iso6015.bucket_digging_force_N``, ``iso6015.arm_digging_force_N``, ``iso6015.limited_by``,
+    ``working_range.<dimension>_m``, ``lift_capacity``, ``stability.min_margin_m``, ``hydraulics.peak_flow_L_min``,
+    ``soil``), soil.csv, and the plots soil.png, soil_direction.png, pump_flow.png, digging_envelope.png,
+    lift_chart.png, zmp.png, working_range.png for what was computed (through ``plots``,
     a ``PlotWorker``, when given: then they are complete after its ``wait()``), except those in ``plotted``
     ({output: path} submitted earlier with ``sizing_plot``). Returns {output: path}."""
     import json
@@ -240,7 +343,7 @@ def write_sizing_report(model, launch_path, res, outdir, head, table, windows=No
         js["actuators"][r["name"]] = dict(
             unit=r["unit"], peak=r["peak"], rms=r["rms"], peak_push=float(np.maximum(u, 0).max(initial=0)),
             peak_pull=float(np.maximum(-u, 0).max(initial=0)), push_capacity=cp, pull_capacity=cl,
-            t_peak_s=float(res.t[int(np.argmax(np.abs(u)))]), peak_power_W=r["peak_power"], energy_J=r["energy"],
+            t_peak_s=float(res.t[int(np.argmax(np.abs(u)))]), peak_power_W=r["peak_power"], net_work_J=r["net_work"],
             positive_work_J=r["work_pos"])
     if f_ext:
         md += ["## External loads (f_ext: soil, payload, loads:)", "",
@@ -254,25 +357,20 @@ def write_sizing_report(model, launch_path, res, outdir, head, table, windows=No
                                               t_peak_moment_s=res.t[j])
         md.append("")
     if soil is not None:
-        c, s = soil["cut"], soil["soil"]
-        md += ["## Soil (Fundamental Earthmoving Equation; urdf_dyn.machines.soil)", "",
-               f"soil `{s.name}`: γ = {s.density:.0f} kg/m³, φ = {np.degrees(s.friction_angle):.1f}°, "
-               f"δ = {np.degrees(s.tool_friction_angle):.1f}°, c = {s.cohesion / 1e3:.1f} kPa, "
-               f"c_a = {s.adhesion / 1e3:.1f} kPa — {s.source}", "",
-               f"max cutting depth {c.depth.max():.2f} m; peak soil force on the edge {c.magnitude.max() / 1e3:.1f} kN "
-               f"at t = {res.t[int(np.argmax(c.magnitude))]:.2f} s; volume cut {c.volume.max():.2f} m³; peak payload "
-               f"{soil['mass'].max():.0f} kg", ""]
-        js["soil"] = dict(preset=s.name, density_kg_m3=s.density, friction_angle_deg=np.degrees(s.friction_angle),
-                          tool_friction_angle_deg=np.degrees(s.tool_friction_angle), cohesion_Pa=s.cohesion,
-                          adhesion_Pa=s.adhesion, source=s.source, max_depth_m=c.depth.max(),
-                          peak_force_N=c.magnitude.max(), volume_m3=c.volume.max(), peak_payload_kg=soil["mass"].max())
+        md_soil, js["soil"] = _soil_section(res.t, soil)
+        md += md_soil
+        out["soil_csv"] = write_soil_csv(outdir / "soil.csv", res.t, soil)
         out["soil_png"] = _plot(plots, plotted, "soil_png", outdir, soil, res.t, windows)
+        out["soil_direction_png"] = _plot(plots, plotted, "soil_direction_png", outdir, soil, res.t, windows)
     if hydraulics is not None:
         h = hydraulics
         md += ["## Hydraulics (urdf_dyn.machines.hydraulics)", "",
-               f"relief {h.relief / 1e5:.0f} bar; pumps {h.pump_flow * 6e4:.0f} L/min. Pushing is checked against the "
-               "cap area, pulling against the annulus, each at relief; speeds against the URDF limit and the flow "
-               "the valve section can receive.", "", h.table(), ""]
+               f"main relief {h.relief / 1e5:.0f} bar (a motor with its own circuit: its relief, in the table); pumps "
+               f"{h.pump_flow * 6e4:.0f} L/min. Pushing is checked against the cap area, pulling against the "
+               "annulus, each at relief; speeds per direction (extension fed on the cap side, retraction on the "
+               "annulus) against the URDF limit and the flow the valve section can receive. Positive work "
+               "∫ max(u v, 0) dt is what the pumps supply (ideal, no regeneration); the actuator table's net work "
+               "∫ u v dt nets out what the loads give back.", "", h.table(), ""]
         md += [f"- **{w}**" for w in h.warnings()] + ([""] if h.warnings() else [])
         js["hydraulics"] = h.to_dict()
         out["pump_flow_png"] = _plot(plots, plotted, "pump_flow_png", outdir, h, res.t, windows)
@@ -292,12 +390,23 @@ def write_sizing_report(model, launch_path, res, outdir, head, table, windows=No
         out["hydraulics_csv"] = str(outdir / "hydraulics.csv")
     if "iso6015" in machine:
         d = machine["iso6015"]
-        md += ["## ISO 6015 digging forces (urdf_dyn.machines.iso6015)", "", d.table(), ""]
+        md += ["## ISO 6015 tool forces (urdf_dyn.machines.iso6015)", "", d.table(), "", d.conditions(), ""]
         js["iso6015"] = dict(bucket_digging_force_N=d.bucket_N, arm_digging_force_N=d.arm_N,
-                             data_sheet_bucket_N=d.reference.get("bucket_N"), data_sheet_arm_N=d.reference.get("arm_N"),
-                             relief_Pa=d.relief_pressure, bucket_tip_m=d.bucket_tip, arm_tip_m=d.arm_tip,
+                             limited_by=d.limited_by, at_limit=d.at_limit, pressures_bar=d.pressures_bar,
+                             relief_Pa=d.relief,
+                             holding_relief_Pa=d.holding_relief, include_weight=d.include_weight,
+                             tipping_checked=d.tipping_checked, bucket_lip_m=d.bucket_tip, arm_lip_m=d.arm_tip,
                              holding_bar=d.holding_bar)
+        if d.reference:
+            js["iso6015"]["published"] = d.reference
         out["envelope_png"] = _plot(plots, plotted, "envelope_png", outdir, d)
+    if "working_range" in machine:
+        w = machine["working_range"]
+        md += ["## Working ranges, ISO 7135 dimensions (urdf_dyn.machines.working_range)", "", w.table(), ""]
+        js["working_range"] = w.to_dict()
+        if w.reference:
+            js["working_range"]["published"] = w.reference
+        out["working_range_png"] = _plot(plots, plotted, "working_range_png", outdir, w)
     if "lift_chart" in machine:
         lc = machine["lift_chart"]
         md += ["## ISO 10567 lift capacity (urdf_dyn.machines.lift_chart)", "", lc.to_markdown(), ""]
@@ -306,12 +415,22 @@ def write_sizing_report(model, launch_path, res, outdir, head, table, windows=No
     if "stability" in machine:
         st = machine["stability"]
         md += ["## Stability (urdf_dyn.machines.stability)", "",
-               f"minimum tipping margin (ZMP to the footprint edge) **{st.min_margin:.3f} m** at t = {st.t_min:.2f} s"
-               + ("; **the ZMP leaves the footprint**" if np.any(st.outside) else "; the ZMP stays inside the footprint"),
-               ""]
+               f"minimum tipping margin (ZMP to the tipping polygon) **{st.min_margin:.3f} m** at t = {st.t_min:.2f} s"
+               + ("; **the ZMP leaves the polygon**" if np.any(st.outside) else "; the ZMP stays inside the polygon"),
+               "", "One tipping line for the ZMP check, the lift chart and ISO 6015's tipping limit: the polygon "
+               f"x ∈ [{st.footprint[:, 0].min():.3f}, {st.footprint[:, 0].max():.3f}] m, y ∈ "
+               f"[{st.footprint[:, 1].min():.3f}, {st.footprint[:, 1].max():.3f}] m. Convention (ISO 10567's own "
+               "wording of the tipping lines was not retrievable): Caterpillar Performance Handbook ed. 47, "
+               "p. 7-122, \"at the tipping point when the weight in the bucket ... causes the rear rollers to lift "
+               "clear of the track rails\": the machine pivots on the roller-rail contact, i.e. the front idler / "
+               "last roller over the front and the near track's centreline over the side.", ""]
         js["stability"] = dict(min_margin_m=st.min_margin, t_min_margin_s=st.t_min, outside=bool(np.any(st.outside)),
                                footprint_m=st.footprint)
         out["zmp_png"] = _plot(plots, plotted, "zmp_png", outdir, st)
+    if "design" in machine:          # pins, buckling, pumps, shortest cycle (machines.design_cases)
+        machine["design"].report(md, js, out, outdir, plots)
+    if "stall" in machine:           # stall envelopes and the pins' design loads (jobs.sizing_stall)
+        machine["stall"].report(md, js, out, outdir, plots, machine.get("design"))
     rep = outdir / "sizing_report.md"
     with atomic_path(rep) as tmp:
         Path(tmp).write_text("\n".join(md) + "\n")

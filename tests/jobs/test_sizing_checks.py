@@ -1,0 +1,83 @@
+"""The sizing job's machine-check sections (urdf_dyn.jobs.sizing_checks): bad input in iso6015, lift_chart,
+stability and working_range gives one line naming the key and exit status 2, before any slow work; the
+report prints published figures only when the scenario's reference: block gives them."""
+import json
+
+import pytest
+import yaml
+
+import urdf_dyn as ud
+from _robots import ROOT
+from urdf_dyn.cli.main import main
+from urdf_dyn.launch import run_launch
+
+SRC = ROOT / "scenarios" / "excavator_dig.scenario.yaml"
+
+
+def scenario(**changes):
+    data = yaml.safe_load(SRC.read_text())
+    data["robot"]["file"] = str(ROOT / "robots" / "excavator.urdf")
+    data["motion"]["dt"] = 0.1
+    data["outputs"].pop("animation", None)
+    for k, v in changes.items():
+        if v is None:
+            data.pop(k, None)
+        else:
+            data[k] = v
+    return data
+
+
+def lip_out(d):
+    d["frames"]["lip"]["xyz"] = [1.6, 0.0, 0.0]
+
+
+def holding(v):
+    return lambda d: d["iso6015"].__setitem__("holding_relief", v)
+
+
+def both_polygons(d):
+    d["stability"]["footprint"] = [[1, -1], [1, 1], [-1, 1], [-1, -1]]
+
+
+BAD = [
+    (lip_out, "iso6015.lip: the lip (1.600 m from the bucket pivot) is farther out than the tooth tip (1.470 m)"),
+    (holding(0.0), "iso6015.holding_relief: must be > 0 [Pa], got 0"),
+    (holding(-3e7), "iso6015.holding_relief: must be > 0 [Pa]"),
+    (holding({"boom_cyl": -1.0}), "iso6015.holding_relief.boom_cyl: must be > 0 [Pa]"),
+    (holding({"arm_cyl": 3e7}), "iso6015.holding_relief.arm_cyl: no such cylinder"),
+    (lambda d: d["iso6015"].__setitem__("lip", "teeth"), "iso6015.lip: unknown frame 'teeth'"),
+    (lambda d: d.pop("stability"), "lift_chart: needs the tipping polygon of the ZMP check"),
+    (both_polygons, "stability: give exactly one of track"),
+    (lambda d: d["stability"]["track"].__setitem__("gauge", 0.0), "stability.track.gauge"),
+    (lambda d: d["lift_chart"].pop("radii"), "lift_chart.radii"),
+    (lambda d: d["working_range"].__setitem__("tip", "nope"), "working_range.tip: unknown frame 'nope'"),
+]
+
+
+@pytest.mark.parametrize("change,message", BAD)
+def test_bad_machine_check_input_names_the_key(tmp_path, change, message):
+    data = scenario()
+    change(data)
+    f = tmp_path / "bad.yaml"
+    f.write_text(yaml.safe_dump(data))
+    with pytest.raises(ud.LaunchError) as e:
+        run_launch(f, out_dir=tmp_path / "o", progress=False, echo=lambda *a: None)
+    assert message in str(e.value) and "\n" not in str(e.value)
+    assert main(["run", str(f), "--out-dir", str(tmp_path / "o")]) == 2
+
+
+def test_reference_figures_only_when_given(tmp_path):
+    """Without the reference: block the report has no published column and no data-sheet numbers."""
+    data = scenario(soil=None, lift_chart=None, stability=None, reference=None, hydraulics=None)
+    f = tmp_path / "noref.yaml"
+    f.write_text(yaml.safe_dump(data))
+    lines = []
+    run_launch(f, out_dir=tmp_path / "o", progress=False, echo=lines.append)
+    md = (tmp_path / "o" / "sizing_report.md").read_text()
+    assert "published" not in md and "140.5" not in md and "6.73" not in md
+    js = json.loads((tmp_path / "o" / "sizing_report.json").read_text())
+    assert "published" not in js["iso6015"] and "published" not in js["working_range"]
+    assert set(js["working_range"]) == {"max_digging_depth_m", "max_reach_ground_m", "max_cutting_height_m",
+                                        "max_loading_height_m", "vertical_wall_depth_m", "level_bottom_2440_depth_m"}
+    assert js["iso6015"]["limited_by"]["bucket"] in ("bucket_cyl", "stick_cyl", "boom_cyl")
+    assert not any("published" in ln for ln in lines)

@@ -1,0 +1,133 @@
+"""The sizing job's machine checks (``job: size``, sections ``iso6015``, ``lift_chart``, ``working_range``,
+``stability``, ``reference``): each reads its scenario section, refuses bad input with a one-line error naming
+the key (``launch.err``), computes the check and submits its plot. One tipping polygon (``stability.track``
+or ``stability.footprint``) serves the ZMP check, the lift chart and ISO 6015's tipping limit."""
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["tipping_polygon_of", "machine_checks", "stability_check"]
+
+
+def tipping_polygon_of(launch):
+    """The one tipping polygon (k, 2) [m] of the ZMP check, the lift chart and ISO 6015's tipping limit, from
+    ``stability.track`` or ``stability.footprint`` (None without a stability section)."""
+    st = launch.doc.stability
+    if st is None:
+        return None
+    if (st.track is None) == (st.footprint is None):
+        raise launch.err("stability", "give exactly one of track: {roller_length, gauge} or footprint: [[x, y], ...]")
+    if st.track is not None:
+        from urdf_dyn.machines.stability import tipping_polygon
+        return tipping_polygon(st.track.roller_length, st.track.gauge)
+    from urdf_dyn.machines.stability import polygon_margin
+    try:
+        polygon_margin(np.zeros((1, 2)), st.footprint)
+    except ValueError as e:
+        raise launch.err("stability.footprint", str(e)) from None
+    return np.asarray(st.footprint, float)
+
+
+def _reference(launch, prefix):
+    """{key without the prefix: value} and the sources, of the scenario's ``reference:`` figures."""
+    ref = {k[len(prefix) + 1:]: v for k, v in launch.doc.reference.items() if k.startswith(prefix + ".")}
+    return ref
+
+
+def _frame(launch, frames, key, name):
+    fr = frames.get(name)
+    if fr is None:
+        raise launch.err(key, f"unknown frame {name!r} (frames: {', '.join(frames) or 'none'})")
+    return fr
+
+
+def _iso6015(launch, model, cyl, frames, polygon):
+    from urdf_dyn.machines.iso6015 import digging_forces
+    iso = launch.doc.iso6015
+    lip = _frame(launch, frames, "iso6015.lip", iso.lip)
+    if iso.tip is not None:
+        tip = _frame(launch, frames, "iso6015.tip", iso.tip)
+        if tip.link != lip.link:
+            raise launch.err("iso6015.lip", f"the lip ({lip.link}) and the tip ({tip.link}) must be on one link")
+        if np.linalg.norm(lip.xyz) > np.linalg.norm(tip.xyz) + 1e-9:
+            raise launch.err("iso6015.lip", f"the lip ({np.linalg.norm(lip.xyz):.3f} m from the {lip.link} pivot) is "
+                             f"farther out than the tooth tip ({np.linalg.norm(tip.xyz):.3f} m)")
+    h = iso.holding_relief
+    for k, v in (h.items() if isinstance(h, dict) else [(None, h)]):
+        key = "iso6015.holding_relief" + (f".{k}" if k else "")
+        if not v > 0:
+            raise launch.err(key, f"must be > 0 [Pa], got {v:g}")
+        if k is not None and k not in cyl:
+            raise launch.err(key, f"no such cylinder ({', '.join(cyl) or 'none in actuators.cylinders'})")
+    ref = _reference(launch, "iso6015")
+    reference = {}
+    for ours, key in (("bucket_N", "bucket_digging_force_N"), ("arm_N", "arm_digging_force_N")):
+        if key in ref:
+            reference[ours] = ref[key].value
+    if ref:
+        reference["source"] = "; ".join(sorted({v.source for v in ref.values()}))
+    try:
+        return digging_forces(model, cyl, iso.relief, (lip.link, tuple(lip.xyz)), holding_relief=h,
+                              include_weight=iso.include_weight, footprint=polygon, reference=reference)
+    except (KeyError, ValueError) as e:
+        raise launch.err("iso6015", e.args[0]) from None
+
+
+def machine_checks(launch, model, cyl, frames, plots, outdir, plotted):
+    """ISO 6015, the lift chart and the working ranges, when asked (they do not depend on the motion:
+    computed first, so that their plots are drawn while the motion is), each plot submitted to ``plots`` as
+    soon as its result exists (its path put in ``plotted``). Returns {name: result}."""
+    from urdf_dyn.reports.report import sizing_plot
+    doc = launch.doc
+    out = {}
+    polygon = tipping_polygon_of(launch)
+    if doc.iso6015 is not None:
+        out["iso6015"] = _iso6015(launch, model, cyl, frames, polygon)
+        plotted["envelope_png"] = sizing_plot(plots, "envelope_png", outdir, out["iso6015"])
+    if doc.lift_chart is not None:
+        from urdf_dyn.machines.lift_chart import LiftChartOptions, lift_chart
+        lc = doc.lift_chart
+        if polygon is None:
+            raise launch.err("lift_chart", "needs the tipping polygon of the ZMP check: add stability: {track: "
+                             "{roller_length, gauge}} (or stability.footprint)")
+        opts = LiftChartOptions(radii=tuple(lc.radii), heights=tuple(lc.heights), footprint=polygon,
+                                lift_pressure=lc.lift_pressure, holding_pressure=lc.holding_pressure)
+        try:
+            out["lift_chart"] = lift_chart(model, cyl, opts)
+        except (KeyError, ValueError) as e:
+            raise launch.err("lift_chart", e.args[0]) from None
+        plotted["lift_chart_png"] = sizing_plot(plots, "lift_chart_png", outdir, out["lift_chart"])
+    if doc.working_range is not None:
+        from urdf_dyn.machines.working_range import working_range
+        tip = _frame(launch, frames, "working_range.tip", doc.working_range.tip)
+        ref = {k: dict(value=v.value, source=v.source) for k, v in _reference(launch, "working_range").items()}
+        try:
+            out["working_range"] = working_range(model, (tip.link, tuple(tip.xyz)), reference=ref)
+        except (KeyError, ValueError) as e:
+            raise launch.err("working_range", e.args[0]) from None
+        plotted["working_range_png"] = sizing_plot(plots, "working_range_png", outdir, out["working_range"])
+    return out
+
+
+def stability_check(launch, model, t, Q, QD, QDD, f_ext, echo, plots, outdir, plotted):
+    """The tipping margin along the motion, when asked (its plot submitted to ``plots``). Returns
+    {"stability": result} or {}."""
+    import warnings
+
+    from urdf_dyn.reports.report import sizing_plot
+    doc = launch.doc
+    out = {}
+    if doc.stability is not None:
+        from urdf_dyn.machines.stability import zmp_margin
+        st = doc.stability
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                out["stability"] = zmp_margin(model, tipping_polygon_of(launch), Q, QD, QDD, f_ext=f_ext or None,
+                                              t=t, z_ground=st.ground_height)
+            except ValueError as e:
+                raise launch.err("stability.footprint", str(e)) from None
+        for w in caught:
+            echo(f"WARNING: stability: {w.message}")
+        plotted["zmp_png"] = sizing_plot(plots, "zmp_png", outdir, out["stability"])
+    return out
