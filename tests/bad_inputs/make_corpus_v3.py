@@ -44,8 +44,8 @@ FILES = {
         SIZE + "payload: {link: rod, mass: 1, inertia: [[1, 0, 0], [0, -1, 0], [0, 0, 1]]}\n",
     "size_payload_inertia_triangle.scenario.yaml":
         SIZE + "payload: {link: rod, mass: 1, inertia: [[1, 0, 0], [0, 1, 0], [0, 0, 5]]}\n",
-    "size_hydraulics_supply_unknown.scenario.yaml": SIZE + "hydraulics: {supply: {crankk: 0.001}}\n",
-    "size_hydraulics_motor_unknown.scenario.yaml": SIZE + "hydraulics: {motors: {swing: {displacement: 1.0e-4}}}\n",
+    "size_hydraulics_supply_unknown.scenario.yaml": SIZE + "hydraulics: {relief: 3.5e+7, pump_flow: 0.007, supply: {crankk: 0.001}}\n",
+    "size_hydraulics_motor_unknown.scenario.yaml": SIZE + "hydraulics: {relief: 3.5e+7, pump_flow: 0.007, motors: {swing: {displacement: 1.0e-4}}}\n",
     "size_waypoint_dependent_joint.scenario.yaml": SIZE.replace("[{crank: 0.0}", "[{crank: 0.0, slider: 0.3}"),
     # floating base
     "floating_zero_quaternion.scenario.yaml": f"robot: {{file: {PUMA}, floating_base: true}}\njob: simulate\n"
