@@ -315,9 +315,8 @@ def cmd_size(args):
 
 def cmd_sweep(args):
     from urdf_dyn.jobs.sweep_job import run_sweep_file
-    if args.workers is not None and args.workers < 0:
-        raise UrdfDynError(f"--workers: expected 0 or more, got {args.workers}")
-    run_sweep_file(args.launch_file, out_dir=args.out_dir, scheduler=args.scheduler, workers=args.workers)
+    run_sweep_file(args.launch_file, out_dir=args.out_dir, scheduler=args.scheduler, workers=args.workers,
+                   trust_scheduler=args.trust_scheduler)
     return 0
 
 
@@ -425,6 +424,8 @@ def main(argv=None) -> int:
     s.add_argument("launch_file", help="launch file with a sweep: section")
     s.add_argument("--scheduler", metavar="tcp://HOST:PORT", help="an existing Dask scheduler (default: a LocalCluster)")
     s.add_argument("--workers", type=int, metavar="N", help="LocalCluster processes (default: one per core; 0: no Dask)")
+    s.add_argument("--trust-scheduler", action="store_true", help="use the file's sweep.scheduler address (Dask "
+                   "unpickles what a scheduler sends: a hostile address RUNS CODE; default: refused)")
     s.add_argument("--out-dir", help="override outputs.directory")
     s.set_defaults(func=cmd_sweep)
     s = sub.add_parser("excavator", help="build an excavator URDF with its loops from a side-view pin table (YAML)")
@@ -439,12 +440,13 @@ def main(argv=None) -> int:
 
     def cmd_export(args):
         from urdf_dyn.constraints.assembly import assemble
-        from urdf_dyn.io.mjcf_export import export_mjcf
-        model = load_from_args(args)
+        from urdf_dyn.io.mjcf_export import check_soft, export_mjcf
         try:
             solref = tuple(float(x) for x in args.solref.split(","))
-        except ValueError:
-            raise UrdfDynError(f"--solref {args.solref!r}: expected two numbers 'timeconst,dampratio'") from None
+            check_soft(solref, (0.9999, 0.9999, 0.001), 0.001)
+        except ValueError as e:
+            raise UrdfDynError(f"--solref {args.solref!r}: expected two numbers 'timeconst,dampratio' ({e})") from None
+        model = load_from_args(args)
         q = assemble(model, model.q_initial()) if model.loops else model.q_initial()
         mj = export_mjcf(model, args.mjcf, q_ref=q, solref=solref)
         print(f"wrote {args.mjcf}: {mj.nbody - 1} bodies, {mj.njnt} joints, {mj.neq} equalities, "

@@ -40,7 +40,8 @@ from pydantic import AfterValidator, Field
 
 from urdf_dyn.io.files import atomic_path
 from urdf_dyn.launch.document import (FiniteFloat, JointValues, LaunchDocument, OutputsSection, PositiveFloat,
-                                      Section, build_model, joint_vector, output_dir, write_animation)
+                                      Section, build_model, joint_vector, output_dir, run_staged,
+                                      write_animation)
 from urdf_dyn.launch.registry import Job
 from urdf_dyn.machines.motors import MotorsSection
 
@@ -138,7 +139,11 @@ def build_controller(launch, model):
 def run_simulate(launch, out_dir=None, progress=None, echo=print):
     """Run a validated ``job: simulate`` launch: load, simulate, write outputs, print the torque table.
     Returns (Trajectory, {output: path}). Raises LaunchError / ModelError for bad input; SimulationError
-    after saving the partial trajectory."""
+    after saving the partial trajectory. Outputs are staged and moved in at the end (``run_staged``)."""
+    return run_staged(launch, out_dir, echo, lambda stage, say: _run_simulate(launch, stage, progress, say))
+
+
+def _run_simulate(launch, out_dir, progress, echo):
     from urdf_dyn.simulation.simulate import MAX_SAMPLES
     doc = launch.doc
     t = doc.controller.trajectory

@@ -63,7 +63,8 @@ import numpy as np
 
 from urdf_dyn.jobs.sizing_checks import machine_checks, stability_check
 from urdf_dyn.jobs.sizing_schema import SizeDocument
-from urdf_dyn.launch.document import build_model, joint_vector, output_dir, write_animation, write_recording
+from urdf_dyn.launch.document import (build_model, joint_vector, output_dir, run_staged, write_animation,
+                                      write_recording)
 from urdf_dyn.launch.registry import Job
 
 __all__ = ["SizeDocument", "run_sizing", "JOB"]
@@ -121,6 +122,11 @@ def _motion(launch, model):
     if not mo.waypoints:
         raise launch.err("motion.waypoints", "give waypoints (or csv)")
     q0 = model.q_initial()
+    for i, w in enumerate(mo.waypoints):  # a value for a dependent joint would be dropped without a word
+        for j in (w if isinstance(w, dict) else ()):
+            if j not in indep and j in model.joint_names:
+                raise launch.err(f"motion.waypoints[{i}].{j}", f"{j!r} is not one of motion.independent "
+                                 f"({', '.join(indep)}): its value follows from them")
     W = np.array([joint_vector(launch, model, w, f"motion.waypoints[{i}]", q0)[idx]
                   for i, w in enumerate(mo.waypoints)])
     if not mo.durations or len(mo.durations) != len(W) - 1:
@@ -238,11 +244,14 @@ def run_sizing(launch, out_dir=None, progress=None, echo=print):
     rest of the job (``plotting.PlotWorker``, started once the input has passed its cheap checks; in this
     process where that cannot run)."""
     workers = []
-    try:
-        return _run_sizing(launch, out_dir, progress, echo, workers)
-    finally:
-        for w in workers:
-            w.close()
+
+    def run(stage, say):  # outputs staged, moved in at the end (launch.document.run_staged)
+        try:
+            return _run_sizing(launch, stage, progress, say, workers)
+        finally:
+            for w in workers:
+                w.close()
+    return run_staged(launch, out_dir, echo, run)
 
 
 def _run_sizing(launch, out_dir, progress, echo, workers):
@@ -408,6 +417,14 @@ def _early_checks(launch, model, frames, t, windows):
         if (v.displacement is None) == (v.torque is None):
             raise launch.err(f"hydraulics.motors.{k}", "give displacement [m3/rad] or torque [N m] (with its relief), "
                              "not both or neither")
+    if doc.hydraulics is not None:  # before any output: hydraulics() would refuse them only at the end
+        from urdf_dyn.constraints.inverse import actuators_of
+        from urdf_dyn.launch.document import unknown_name
+        names = [x.name for x in actuators_of(model, doc.actuators.actuated)]
+        for key in ("supply", "motors"):
+            for k in getattr(doc.hydraulics, key):
+                if k not in names:
+                    raise launch.err(f"hydraulics.{key}.{k}", unknown_name("actuator", k, names))
 
 
 def _summary_lines(res, soil_info, hyd, machine):

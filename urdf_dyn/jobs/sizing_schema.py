@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal, Optional, Union
 
-from pydantic import Field, PositiveInt
+from pydantic import Field, PositiveInt, model_validator
 
 from urdf_dyn.launch.document import FiniteFloat, LaunchDocument, NonNegativeFloat, PositiveFloat, Section
 from urdf_dyn.machines.soil import SOILS
@@ -37,6 +37,28 @@ class Payload(Section):
     from_: Optional[FiniteFloat] = Field(None, alias="from", description="[s] payload on from")
     until: Optional[FiniteFloat] = Field(None, description="[s] payload on until")
     during: Optional[Phases] = Field(None, description="motion phases with the payload on")
+
+    @model_validator(mode="after")
+    def _window_and_inertia(self):
+        """``from`` <= ``until`` (else the payload never acts); ``inertia`` a symmetric positive semi-definite
+        3×3 matrix (zero: a point mass) whose principal moments satisfy the triangle inequality, as a rigid
+        body's do (RBDA §2.13)."""
+        if self.from_ is not None and self.until is not None and self.from_ > self.until:
+            raise ValueError(f"from ({self.from_:g} s) is after until ({self.until:g} s): the payload would never act")
+        if self.inertia is not None:
+            import numpy as np
+            J = np.array(self.inertia, float)
+            if J.shape != (3, 3):
+                raise ValueError(f"inertia must be 3×3, got shape {J.shape}")
+            if not np.allclose(J, J.T, rtol=1e-9, atol=1e-12):
+                raise ValueError("inertia must be symmetric")
+            e = np.linalg.eigvalsh(J)
+            tol = 1e-9 * max(abs(e[2]), 1e-300)
+            if e[0] < -tol or e[2] > e[0] + e[1] + tol:
+                raise ValueError(f"inertia is not a rigid body's: principal moments {', '.join(f'{x:.6g}' for x in e)} "
+                                 "must be >= 0 (zero for a point mass) with the largest at most the sum of the "
+                                 "other two")
+        return self
 
 
 class FrameSpec(Section):

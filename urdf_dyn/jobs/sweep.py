@@ -36,6 +36,7 @@ from urdf_dyn.errors import LaunchError
 from urdf_dyn.io.files import atomic_path
 from urdf_dyn.launch.document import Launch, build_model, validate
 from urdf_dyn.launch.registry import get_job, run_document
+from urdf_dyn.jobs.sweep_checks import check_kinds, check_record, count_cases, count_values, probe_scheduler
 
 __all__ = ["Case", "parse_path", "set_path", "expand", "sweep_axes", "make_cases", "case_hash", "run_case", "run_cases",
            "warm_worker", "group_size",
@@ -92,7 +93,9 @@ def set_path(doc: dict, path: str, value):
 # expansion: parameters -> combinations -> cases
 # ---------------------------------------------------------------------------------------------------------
 def _values(spec):
-    """A parameter's values: a list, or a range {start, stop, step} / {start, stop, num} (stop included)."""
+    """A parameter's values: a list, or a range {start, stop, step} / {start, stop, num} (stop included),
+    counted (``sweep_checks.count_values``) before it is made."""
+    count_values(spec)
     if isinstance(spec, dict):
         a, b = float(spec["start"]), float(spec["stop"])
         if spec.get("num") is not None:
@@ -109,9 +112,14 @@ def expand(parameters: dict, zip_groups=(), combine="product") -> list:
     ``zip_groups``: lists of paths that vary together (equal lengths); every other parameter, and the
     groups, combine as a Cartesian product — or all are zipped when ``combine == "zip"``. Raises ValueError
     naming the parameter for unequal lengths, unknown names in a group, or an empty list."""
-    vals = {k: _values(v) for k, v in parameters.items()}
-    for k, v in vals.items():
-        if not v:
+    vals = {}
+    for k, v in parameters.items():
+        try:
+            vals[k] = _values(v)
+            check_kinds(vals[k])
+        except ValueError as e:
+            raise ValueError(f"{k}: {e}") from None
+        if not vals[k]:
             raise ValueError(f"{k}: no values")
     groups = [list(g) for g in zip_groups] if combine == "product" else [list(vals)]
     seen = set()
@@ -126,6 +134,7 @@ def expand(parameters: dict, zip_groups=(), combine="product") -> list:
         if len(n) > 1:
             raise ValueError(f"zip: {', '.join(g)} have different numbers of values "
                              f"({', '.join(str(len(vals[k])) for k in g)})")
+    count_cases([len(vals[g[0]]) for g in groups] + [len(v) for k, v in vals.items() if k not in seen])
     axes = []
     for k in vals:  # in the order given; a zip group sits where its first member is
         if k in seen:
@@ -339,8 +348,11 @@ def _record_path(out_dir, h) -> Path:
     return Path(out_dir) / "cases" / f"{h}.json"
 
 
-def load_record(out_dir, h):
-    """The stored record of case ``h`` in ``out_dir`` (None if absent or unreadable)."""
+def load_record(out_dir, h, case=None):
+    """The stored record of case ``h`` in ``out_dir`` (None if absent or unreadable). With ``case``, the
+    record is checked to be that case's (``sweep_checks.check_record``: LaunchError naming the file)."""
+    if case is not None:
+        return check_record(_record_path(out_dir, h), case)
     try:
         return json.loads(_record_path(out_dir, h).read_text())
     except (OSError, ValueError):
@@ -372,7 +384,7 @@ def execute(cases, out_dir, scheduler=None, workers=None, progress=None, echo=pr
     (out_dir / "cases").mkdir(parents=True, exist_ok=True)
     pending, skipped = [], 0
     for c in cases:
-        r = load_record(out_dir, c.hash)
+        r = load_record(out_dir, c.hash, c)
         if r is not None and r.get("status") == "ok":
             skipped += 1
         else:
@@ -416,6 +428,10 @@ def _run_dask(pending, out_dir, scheduler, workers, window, stats, done):
             cluster = local_cluster(workers)
             client = Client(cluster)
         elif own:
+            try:
+                probe_scheduler(str(scheduler))
+            except ValueError as e:
+                raise LaunchError(f"--scheduler / sweep.scheduler: {e}") from None
             try:
                 client = Client(str(scheduler), timeout="20s")
             except (OSError, TimeoutError) as e:

@@ -135,6 +135,7 @@ MAX_STEPS = 200_000
 thousand; 2·10⁵ steps of a stiff run take minutes, not hours)."""
 
 _NPZ_KEYS = ("t", "q", "qd", "qdd", "tau", "energy", "joint_names")
+MAX_TRAJ_BYTES = 1 << 29  # what a trajectory file's arrays hold together, counted before reading (issue 29)
 _STOP_KEYS = ("stop_active", "stop_force")   # optional: runs with end stops (older files have none)
 
 
@@ -149,6 +150,8 @@ def _read_npz(p, max_samples):
                 key = info.filename.removesuffix(".npy")
                 if key not in _NPZ_KEYS + ("residuals", "loop_names", "meta") + _STOP_KEYS:
                     continue
+                if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):  # bzip2: inflated whole
+                    raise StateError(f"{p}: array {key!r}: zip method {info.compress_type} (numpy writes 0 or 8)")
                 with zf.open(info) as fh:
                     version = npformat.read_magic(fh)
                     read_header = {(1, 0): npformat.read_array_header_1_0, (2, 0): npformat.read_array_header_2_0}
@@ -162,6 +165,8 @@ def _read_npz(p, max_samples):
                                                                         and key in ("t", "q", "qd", "qdd", "tau")):
                         raise StateError(f"{p}: array {key!r} declares shape {shape}: more than {max_samples} "
                                          "samples (Trajectory.load(max_samples=...))")
+                    if sum(a.nbytes for a in out.values()) + n * dtype.itemsize > MAX_TRAJ_BYTES:
+                        raise StateError(f"{p}: array {key!r} has shape {shape}: over {MAX_TRAJ_BYTES} bytes in all")
                     header_len = fh.tell()
                     if n * dtype.itemsize != info.file_size - header_len:
                         raise StateError(f"{p}: array {key!r} declares shape {shape} of {dtype} "
@@ -185,7 +190,7 @@ def _read_npz(p, max_samples):
 def _read_csv(p, max_samples):
     import re
     size = p.stat().st_size
-    if size > max_samples * 4096:
+    if size > min(max_samples * 4096, MAX_TRAJ_BYTES // 4):  # ~10 bytes of text per number, 32 as a float
         raise StateError(f"{p}: {size} bytes is larger than a trajectory of {max_samples} samples")
     try:
         with open(p, newline="") as fh:
