@@ -1,7 +1,7 @@
 """Compiled (numba) kernels of the tree algorithms, written to be read beside RBDA's tables.
 
 Every kernel loops over a batch of N states (arrays (N, nv)); a single state is a batch of one, so one
-code path serves both (DESIGN §5). Public, checked wrappers are in ``dynamics.py`` (through the entry points
+code path serves both (docs/architecture.md, "Compiled kernels"). Public, checked wrappers are in ``dynamics.py`` (through the entry points
 of ``_calls.py``); these kernels assume valid float64 inputs. Body arrays have NB+1 entries, index 0 = fixed
 base.
 

@@ -34,6 +34,7 @@ from urdf_dyn.constraints.actuators import (Actuator, ActuatorForces, _path_inpu
                                            _solve_one, actuation_matrix, actuators_of)
 from urdf_dyn.errors import StateError
 from urdf_dyn.model import Data, default_data
+from urdf_dyn._checks import renamed_keywords
 
 __all__ = ["Actuator", "actuators_of", "actuation_matrix", "constrained_inverse_dynamics", "actuator_forces",
            "ActuatorForces", "ActuationWarning", "ActuationPlan"]
@@ -70,16 +71,17 @@ def _closed_loop_id(model, q, qd, qdd, check, tol, passive, f_ext, data=None):
     return st, K, k, tau, ec
 
 
-def constrained_inverse_dynamics(model, q, qd, qdd, check=True, tol=1e-6, passive=True, f_ext=None, data=None):
+@renamed_keywords(tol="residual_tol")
+def constrained_inverse_dynamics(model, q, qd, qdd, check=True, residual_tol=1e-6, passive=True, f_ext=None, data=None):
     """Closed-loop inverse dynamics (RBDA eq. 8.62) at one consistent state.
 
     Returns (τ_ID (nv,) [N m | N], G (nv × (nv − r))): any τ with Gᵀτ = Gᵀτ_ID produces q̈. τ_ID is the
     spanning tree's RNEA minus the known passive forces (damping, springs) when ``passive``, with the
     external wrenches ``f_ext`` ({link: (6,) [n; f] in the link frame about its origin, N m and N}, as
     ``inverse_dynamics``) acting on the links. ``data``: a ``urdf_dyn.Data`` whose workspace one plain state
-    (float64 ndarrays, no f_ext, passive, default tol) reuses on the compiled path (default: the Model's
-    per-thread one). Raises StateError if (q, q̇, q̈) violate the loop constraints by more than ``tol`` (scaled)."""
-    if (passive and f_ext is None and tol == 1e-6 and q.__class__ is _ND and qd.__class__ is _ND
+    (float64 ndarrays, no f_ext, passive, default residual_tol) reuses on the compiled path (default: the Model's
+    per-thread one). Raises StateError if (q, q̇, q̈) violate the loop constraints by more than ``residual_tol`` (scaled)."""
+    if (passive and f_ext is None and residual_tol == 1e-6 and q.__class__ is _ND and qd.__class__ is _ND
             and qdd.__class__ is _ND and q.dtype is _F8 and qd.dtype is _F8 and qdd.dtype is _F8
             and q.shape == qd.shape == qdd.shape == (model.nv,)):
         plan = (default_data(model) if data is None else data).workspace(
@@ -93,11 +95,12 @@ def constrained_inverse_dynamics(model, q, qd, qdd, check=True, tol=1e-6, passiv
     one_state("constrained_inverse_dynamics", q=q, qd=qd, qdd=qdd)
     n = model.nv
     q, qd, qdd = (as_batch(x, nm, model.nq if nm == "q" else n)[0][0] for x, nm in ((q, "q"), (qd, "qd"), (qdd, "qdd")))
-    _, _, _, tau, ec = _closed_loop_id(model, q, qd, qdd, check, tol, passive, f_ext)
+    _, _, _, tau, ec = _closed_loop_id(model, q, qd, qdd, check, residual_tol, passive, f_ext)
     return tau, (ec.G if ec is not None else np.eye(n))
 
 
-def actuator_forces(model, q, qd, qdd, actuated=None, weights=None, bounds=None, rtol=1e-6, check=True,
+@renamed_keywords(rtol="rank_rtol")
+def actuator_forces(model, q, qd, qdd, actuated=None, weights=None, bounds=None, rank_rtol=1e-6, check=True,
                     warn=True, f_ext=None, compiled=True, data=None) -> ActuatorForces:
     """Actuator forces that produce (q, q̇, q̈) — RBDA eq. 8.63 (module docstring for the cases).
 
@@ -122,7 +125,7 @@ def actuator_forces(model, q, qd, qdd, actuated=None, weights=None, bounds=None,
     if (bounds is None and f_ext is None and compiled and q.__class__ is _ND and qd.__class__ is _ND
             and qdd.__class__ is _ND and q.dtype is _F8 and qd.dtype is _F8 and qdd.dtype is _F8
             and q.shape == qd.shape == qdd.shape == (model.nv,)):
-        res = _one_state(model, q, qd, qdd, actuated, weights, rtol, check, warn,
+        res = _one_state(model, q, qd, qdd, actuated, weights, rank_rtol, check, warn,
                          default_data(model) if data is None else data)
         if res is not None:
             return res
@@ -149,10 +152,10 @@ def actuator_forces(model, q, qd, qdd, actuated=None, weights=None, bounds=None,
             raise StateError(f"f_ext[{link!r}] must have shape (6,) or ({Q.shape[0]}, 6), got {wr.shape}")
         fx[link] = np.broadcast_to(wr, (Q.shape[0], 6))
     if compiled and bounds is None and _compiled_applies(model):
-        U, R, TAU, lam, ranks, dof = _compiled(model, Q, QD, QDD, acts, w, rtol, check, fx)
+        U, R, TAU, lam, ranks, dof = _compiled(model, Q, QD, QDD, acts, w, rank_rtol, check, fx)
         LF = _loop_forces(model, lam.T) if model.has_constraints else {}
     else:
-        U, R, TAU, lam, ranks, dof = _reference(model, Q, QD, QDD, acts, w, bounds, rtol, check, fx)
+        U, R, TAU, lam, ranks, dof = _reference(model, Q, QD, QDD, acts, w, bounds, rank_rtol, check, fx)
         LF = _loop_forces(model, lam.T) if model.has_constraints else {}
     LF = {k: v.T for k, v in LF.items()}
     rank = int(ranks.min()) if len(ranks) else 0
@@ -247,7 +250,7 @@ class ActuationPlan:
     with everything that depends only on the model and the actuator set prepared once: the actuators, the
     packed loop rows and the actuator columns of ``constraints._path.actuation_path``, and its work arrays.
 
-    ``forces(q, q̇, q̈)`` equals ``actuator_forces(model, q, q̇, q̈, actuated, weights, rtol=rtol,
+    ``forces(q, q̇, q̈)`` equals ``actuator_forces(model, q, q̇, q̈, actuated, weights, rank_rtol=rank_rtol,
     check=check).u`` bit for bit (the same compiled path on the same inputs, URDF damping and springs
     included); it only skips the per-call set-up and the pin loads' bookkeeping. Where the compiled path does
     not apply (``<mimic>``, ``<coupling>``, a universal or damped loop joint), and at a state where it
@@ -256,7 +259,7 @@ class ActuationPlan:
     per thread (each controller builds its own).
 
     Args:
-        model: the Model. actuated, weights, rtol, check: as ``actuator_forces`` (no ``bounds``, no
+        model: the Model. actuated, weights, rank_rtol, check: as ``actuator_forces`` (no ``bounds``, no
             ``f_ext``; no warnings are issued).
     Methods:
         forces(q, qd, qdd) -> u (p,) [N | N m]: q, q̇, q̈ (nv,) one consistent state.
@@ -265,8 +268,9 @@ class ActuationPlan:
     Raises StateError for a state of the wrong shape (and, from ``actuator_forces``, a non-finite or —
     with ``check`` — inconsistent one); KeyError for an unknown actuator name; ValueError for a weight ≤ 0."""
 
-    def __init__(self, model, actuated=None, weights=None, rtol=1e-6, check=True):
-        self.model, self.actuated, self.rtol, self.check = model, actuated, float(rtol), bool(check)
+    @renamed_keywords(rtol="rank_rtol")
+    def __init__(self, model, actuated=None, weights=None, rank_rtol=1e-6, check=True):
+        self.model, self.actuated, self.rtol, self.check = model, actuated, float(rank_rtol), bool(check)
         self.acts = actuators_of(model, actuated)
         p, n = len(self.acts), model.nv
         w = np.ones(p) if weights is None else np.broadcast_to(np.asarray(weights, float), (p,))
@@ -330,7 +334,7 @@ class ActuationPlan:
             X = None
         if X is not None and self._one():
             return self._U[0].copy()
-        return actuator_forces(self.model, q, qd, qdd, self.actuated, self.weights, rtol=self.rtol,
+        return actuator_forces(self.model, q, qd, qdd, self.actuated, self.weights, rank_rtol=self.rtol,
                                check=self.check, warn=False).u
 
     def _one(self):
