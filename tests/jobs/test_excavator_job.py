@@ -17,10 +17,12 @@ from urdf_dyn.launch import run_launch
 SRC = ROOT / "scenarios" / "excavator_dig.scenario.yaml"
 
 
-def launch_data(**changes):
+def launch_data(dt=0.05, **changes):
+    """The main job's scenario with the robot's absolute path, samples every ``dt`` [s], no animation, and
+    top-level sections replaced (None: removed)."""
     data = yaml.safe_load(SRC.read_text())
     data["robot"]["file"] = str(ROOT / "robots" / "excavator.urdf")
-    data["motion"]["dt"] = 0.05
+    data["motion"]["dt"] = dt
     data["outputs"].pop("animation", None)
     for k, v in changes.items():
         if v is None:

@@ -10,21 +10,13 @@ import urdf_dyn as ud
 from _robots import ROOT
 from urdf_dyn.cli.main import main
 from urdf_dyn.launch import run_launch
+from test_excavator_job import launch_data
 
 SRC = ROOT / "scenarios" / "excavator_dig.scenario.yaml"
 
 
 def scenario(**changes):
-    data = yaml.safe_load(SRC.read_text())
-    data["robot"]["file"] = str(ROOT / "robots" / "excavator.urdf")
-    data["motion"]["dt"] = 0.1
-    data["outputs"].pop("animation", None)
-    for k, v in changes.items():
-        if v is None:
-            data.pop(k, None)
-        else:
-            data[k] = v
-    return data
+    return launch_data(dt=0.1, **changes)
 
 
 def lip_out(d):
