@@ -13,7 +13,7 @@ PKG = ROOT / "urdf_dyn"
 
 #: layer of each module (docs/architecture.md); a module's layer is that of its longest matching prefix
 LAYERS = {
-    "urdf_dyn.errors": 0, "urdf_dyn._checks": 0,
+    "urdf_dyn.errors": 0, "urdf_dyn._checks": 0, "urdf_dyn.extras": 0, "urdf_dyn.numba_cache": 0,
     "urdf_dyn.algorithms": 1,
     "urdf_dyn.model": 2,
     "urdf_dyn.io": 3, "urdf_dyn.reports.plotting": 3,
@@ -116,10 +116,15 @@ def test_the_import_checker_finds_lazy_and_relative_imports(tmp_path):
 
 
 def test_modules_stay_small():
-    """No module over 500 lines unless docs/architecture.md states why."""
+    """No Python file over 500 lines — in the package, the viewer, the tests, the benchmarks and the robot
+    generators — unless docs/architecture.md states why (package modules named from urdf_dyn/, the others
+    from the repository root)."""
     doc = (ROOT / "docs" / "architecture.md").read_text()
     allowed = set(re.findall(r"^\| `([a-z_/]+\.py)` \| ~?\d+ \|", doc, re.M))
-    long = [str(p.relative_to(PKG)) for p in PKG.rglob("*.py") if len(p.read_text().splitlines()) > 500]
+    files = [*PKG.rglob("*.py"), *(p for d in ("viewer", "tests", "benchmarks", "robots/generators")
+                                  for p in (ROOT / d).rglob("*.py"))]
+    long = [str(p.relative_to(PKG) if p.is_relative_to(PKG) else p.relative_to(ROOT)) for p in files
+            if len(p.read_text().splitlines()) > 500]
     assert not [m for m in long if m not in allowed], f"over 500 lines without a reason in the docs: {long}"
 
 
@@ -225,3 +230,102 @@ def test_every_cited_section_exists():
     bad = [f"{f.relative_to(ROOT)}:{i}" for f in files if f.name != "test_structure.py"
            for i, line in enumerate(f.read_text().splitlines(), 1) if re.search(r"DESIGN(\.md)? ?(§|section)", line)]
     assert not bad, bad
+
+
+def _keyword_tables():
+    doc = (ROOT / "docs" / "architecture.md").read_text()
+    sec = doc[doc.index("## Keyword names"):doc.index("## Where each closed-loop formula")]
+    rows = [[c.strip() for c in line.strip().strip("|").split("|")] for line in sec.splitlines()
+            if line.startswith("| ") and not line.startswith("| idea") and not line.startswith("| retired")]
+    uses = [r for r in rows if len(r) == 4]
+    retired = [r for r in rows if len(r) == 3]
+    return uses, retired
+
+
+def _public_function(name):
+    """The function ``name`` (``simulate``, ``gauss.simulate``, ``numerical_rank``): from urdf_dyn's namespace,
+    else from the one module of the package that lists it in ``__all__``."""
+    import importlib
+    if name.startswith("gauss."):
+        return getattr(importlib.import_module("urdf_dyn.gauss"), name[6:], None)
+    import urdf_dyn as ud
+    if name in ud.__all__:
+        return getattr(ud, name)
+    for mod in MODULES:
+        if "._" in mod or mod == "urdf_dyn":
+            continue
+        m = importlib.import_module(mod)
+        if name in getattr(m, "__all__", ()):
+            return getattr(m, name)
+    return None
+
+
+def test_the_keyword_table_matches_the_signatures():
+    """Every function a row of architecture.md's keyword table names takes that keyword (scenario keys and
+    command-line options are checked by their own tests)."""
+    import inspect
+    uses, _ = _keyword_tables()
+    assert len(uses) >= 10
+    bad = []
+    for idea, keywords, _default, where in uses:
+        kws = re.findall(r"`([a-z_]+)`", keywords)
+        fields = [f.strip() for f in where.split(",")]
+        names = [f[1:-1] for f in fields if re.fullmatch(r"`(gauss\.)?[A-Za-z_]+`", f)]   # scenario keys aside
+        for name in names:
+            fn = _public_function(name)
+            if fn is None:
+                bad.append(f"{idea}: {name} is not a public function of urdf_dyn")
+                continue
+            params = inspect.signature(fn).parameters
+            bad += [f"{name}() has no keyword {k} ({idea})" for k in kws if k not in params]
+    assert not bad, "\n".join(bad)
+
+
+def test_no_public_function_takes_a_retired_keyword():
+    import importlib
+    import inspect
+
+    import urdf_dyn as ud
+    gauss = importlib.import_module("urdf_dyn.gauss")
+    _, retired = _keyword_tables()
+    old = {k for r in retired for k in re.findall(r"`([A-Za-z_]+)`", r[0]) if k not in ("rtol", "Passive")}
+    assert {"tol", "pinv_rtol", "Q", "relief_pressure"} <= old
+    bad = []
+    for name in [*ud.__all__, *(f"gauss.{n}" for n in gauss.__all__)]:
+        fn = _public_function(name)
+        if fn is None or not (inspect.isfunction(fn) or inspect.ismethod(fn)):
+            continue
+        bad += [f"{name}({p})" for p in inspect.signature(fn).parameters if p in old]
+    assert not bad, bad
+
+
+#: the main job's machine's published figures (robots/excavator_pins.yaml, scenarios/excavator_dig.scenario.yaml
+#: cite their sources): ISO 6015 forces [N and kN], tip radii, reliefs [Pa], pump flow [L/min, m³/s], track
+#: length, rollers, gauge, shoe width, half-widths, heaped capacity, swing torque, working ranges, masses
+CAT320_FIGURES = {140.5e3, 140.5, 106.7e3, 106.7, 1.47, 1.57, 35e6, 38e6, 26.8e6, 27.5e6, 429.0, 7.15e-3, 3.575e-3,
+                  4.45, 3.65, 2.38, 0.79, 1.585, 1.19, 74e3, 82e3, 121e3, 6.73, 9.87, 9.36, 6.49, 5.18, 6.55, 21490.0,
+                  2.114e-3}
+
+
+def _numbers(path: Path):
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+            yield node.lineno, float(node.value)
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and all(
+                isinstance(x, ast.Constant) and type(x.value) in (int, float) for x in (node.left, node.right)):
+            yield node.lineno, node.left.value / node.right.value      # 429 / 60e3 and the like
+
+
+def test_no_cat320_number_in_the_library():
+    """A machine's numbers (data sheet figures, footprint, reliefs, bucket radius) live in robots/ and
+    scenarios/, never as defaults of the library (issue 24, step 6)."""
+    bad = [f"{p.relative_to(ROOT)}:{line}: {v:g}" for p in sorted(PKG.rglob("*.py")) for line, v in _numbers(p)
+           if any(abs(v - c) <= 1e-9 * abs(c) for c in CAT320_FIGURES)]
+    assert not bad, bad
+
+
+def test_the_cat320_check_can_fail(tmp_path):
+    f = tmp_path / "x.py"
+    f.write_text("def hydraulics(relief=35e6, pump_flow=429 / 60e3):\n    return 1.47\n")
+    assert {v for _, v in _numbers(f) if any(abs(v - c) <= 1e-9 * abs(c) for c in CAT320_FIGURES)} == \
+        {35e6, 429.0, 429 / 60e3, 1.47}

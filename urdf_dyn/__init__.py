@@ -26,14 +26,15 @@ _KERNEL_MODULES = ("algorithms/spatial.py", "algorithms/joints.py", "algorithms/
 
 
 def _kernel_key() -> str:
-    """A short digest of the kernel modules' sizes and modification times (one ``stat`` each)."""
+    """A short digest of the kernel modules' contents (≈ 150 kB read): the same for every checkout or install
+    of the same sources, so that they share one cache folder (``urdf_dyn.numba_cache``)."""
     import hashlib
     here = os.path.dirname(os.path.abspath(__file__))
     h = hashlib.sha1()
     for rel in _KERNEL_MODULES:
         try:
-            st = os.stat(os.path.join(here, rel))
-            h.update(f"{rel}:{st.st_size}:{st.st_mtime_ns};".encode())
+            with open(os.path.join(here, rel), "rb") as f:
+                h.update(rel.encode() + b":" + f.read())
         except OSError:
             h.update(rel.encode())
     return h.hexdigest()[:12]
@@ -84,7 +85,8 @@ _EXPORTS = {
     "actuator_forces": "urdf_dyn.constraints.inverse", "actuators_of": "urdf_dyn.constraints.inverse",
     "ActuationWarning": "urdf_dyn.constraints.inverse", "ActuationPlan": "urdf_dyn.constraints.inverse",
     "simulate": "urdf_dyn.simulation.simulate", "Trajectory": "urdf_dyn.simulation.simulate",
-    "Passive": "urdf_dyn.simulation.controllers", "Constant": "urdf_dyn.simulation.controllers",
+    "ZeroTorque": "urdf_dyn.simulation.controllers", "Passive": "urdf_dyn.simulation.controllers",
+    "Constant": "urdf_dyn.simulation.controllers",
     "GravityCompensation": "urdf_dyn.simulation.controllers",
     "ComputedTorque": "urdf_dyn.simulation.controllers",
     "SplineTrajectory": "urdf_dyn.simulation.trajectories",

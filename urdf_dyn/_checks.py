@@ -5,7 +5,28 @@ import numpy as np
 
 from urdf_dyn.errors import StateError
 
-__all__ = ["as_batch", "batch_states", "one_state"]
+
+def renamed_keywords(**old_to_new):
+    """Decorator: keyword arguments given under a former name (``old=value``) are passed as ``new=value``,
+    with a FutureWarning naming both (docs/architecture.md, "Keyword names": one spelling per idea). Giving
+    both names is a TypeError."""
+    import functools
+    import warnings
+
+    def wrap(fn):
+        @functools.wraps(fn)
+        def call(*args, **kwargs):
+            for old, new in old_to_new.items():
+                if old in kwargs:
+                    if new in kwargs:
+                        raise TypeError(f"{fn.__name__}() got both {old}= and its new name {new}=")
+                    warnings.warn(f"{fn.__name__}(): the keyword {old}= is now {new}=", FutureWarning, stacklevel=2)
+                    kwargs[new] = kwargs.pop(old)
+            return fn(*args, **kwargs)
+        return call
+    return wrap
+
+__all__ = ["as_batch", "batch_states", "one_state", "renamed_keywords"]
 
 
 def as_batch(x, name: str, n: int, N=None):

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import threading
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Mapping
@@ -27,7 +28,7 @@ import numpy as np
 from urdf_dyn.algorithms.joints import FREE as _FREE, PLANAR as _PLANAR, PRISMATIC, SUB_P, q_indices
 from urdf_dyn.algorithms.spatial import mcI, pose_to_plux
 
-__all__ = ["LinkFrame", "Mimic", "Transmission", "LoopJoint", "Model", "Data", "Coupling"]
+__all__ = ["LinkFrame", "Mimic", "Transmission", "LoopJoint", "Model", "Data", "Coupling", "default_data"]
 
 
 @dataclass(frozen=True)
@@ -371,6 +372,18 @@ class Model:
                          np.int64),
             row_loop=frozen(rows, np.int64), row_T=frozen(np.array(row_T).reshape(-1, 6)), labels=tuple(labels)))
 
+    @functools.cached_property
+    def thread_data(self) -> threading.local:
+        """Per-thread holder of the ``Data`` that single-state calls use when given none (``default_data``):
+        the workspaces are the Data's, never the Model's own description."""
+        return threading.local()
+
+    def __getstate__(self):
+        """Pickled (e.g. sent to a sweep's worker) without the per-thread workspaces (``thread_data``)."""
+        state = dict(self.__dict__)
+        state.pop("thread_data", None)
+        return state
+
     # -- derived models --------------------------------------------------------------------------------
     def with_gravity(self, gravity) -> "Model":
         """A copy with another gravity vector (3,) [m/s²]."""
@@ -402,12 +415,36 @@ class Data:
         independent_sets: {requested independent joint names (tuple) or None: (rows, dep, free)} the
             independent set of RBDA §8.8 chosen by complete pivoting at the first state of a motion and
             re-checked at every later one (``constraints.explicit.explicit_constraint``).
+        workspaces: {key: workspace} what a single-state call prepares once and reuses at every later call
+            with this Data (``workspace``): the compiled entry point, the packed model-side arguments and
+            the work arrays, so that one state costs no packing and no allocation beyond its result.
+    A Data serves one thread at a time (as Pinocchio's and MuJoCo's): give each thread its own.
     """
 
     def __init__(self, model: Model):
         self.model = model
         self.loop_rows = None
         self.independent_sets = {}
+        self.workspaces = {}
+
+    def workspace(self, key, make):
+        """The workspace stored under ``key``, made by ``make()`` on first use (None: not applicable)."""
+        try:
+            return self.workspaces[key]
+        except KeyError:
+            w = self.workspaces[key] = make()
+            return w
+
+
+def default_data(model: Model) -> Data:
+    """The Data a single-state call uses when the caller passes none: one per Model and thread (held by the
+    Model's ``thread_data``), so that repeated calls reuse its workspaces without the caller managing one."""
+    local = model.thread_data
+    try:
+        return local.data
+    except AttributeError:
+        local.data = Data(model)
+        return local.data
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,11 @@
 """``urdf-dyn view``: the argparse wiring is in urdf_dyn/cli.py; this is what runs.
 
-    urdf-dyn view ROBOT [--traj F.npz|F.csv | --q Q] [--out x.png|.gif|.mp4] [--fps] [--speed] [--size WxH]
-                        [--show a,b] [--no-loops] [--package-dir] [--xacro-arg]
+    urdf-dyn view ROBOT [--traj F.npz|F.csv | --q Q | RUN_DIR] [--out x.png|.gif|.mp4] [--fps] [--speed]
+                        [--size WxH] [--show a,b] [--no-loops] [--package-dir] [--xacro-arg] [--web [--port P]]
+    urdf-dyn view RUN_DIR [--web]      (the robot named by the run folder's view.json or motion.npz)
+
+- ``--web``: serve the scene in a browser (viser, ``webapp.WebApp``) and print its URL; Ctrl-C stops.
+- ``RUN_DIR``: a sizing job's output folder (``rundata``): its motion, forces, soil, payload and bench.
 
 - ``--out``: render offscreen (EGL, no display needed) to a PNG (one frame), GIF or MP4.
 - no ``--out``: a window when there is a display; without one, an animation (or a PNG for a single pose)
@@ -116,10 +120,89 @@ def _motion(model, args, single_frame, traj=None):
     return demo_motion(model, dt=1.0 / max(float(args.fps), 1.0))
 
 
+def robot_of_run(run_dir):
+    """(robot file, package_dirs) of a run folder: view.json's ``robot``, else the scenario named in
+    motion.npz's metadata (its ``robot.file``, relative to the scenario). Raises ViewerError."""
+    import json
+    run_dir = Path(run_dir)
+    v = run_dir / "view.json"
+    if v.is_file():
+        try:
+            data = json.loads(v.read_text())
+        except (OSError, ValueError) as e:
+            raise ViewerError(f"{v}: cannot read ({e})") from None
+        if isinstance(data, dict) and data.get("robot"):
+            return data["robot"], data.get("package_dirs") or []
+    from urdf_dyn import Trajectory
+    try:
+        meta = Trajectory.load(run_dir / "motion.npz").meta or {}
+        scen = Path(meta["launch"])
+        import yaml
+        robot = yaml.safe_load(scen.read_text())["robot"]
+        pk = robot.get("package_dirs") or []
+        pk = [f"{k}={(scen.parent / d).resolve()}" for k, d in pk.items()] if isinstance(pk, dict) else \
+            [str((scen.parent / d).resolve()) for d in ([pk] if isinstance(pk, str) else pk)]
+        return str((scen.parent / robot["file"]).resolve()), pk
+    except Exception:  # noqa: BLE001 - any gap in the chain: ask for the robot
+        raise ViewerError(f"{run_dir}: no view.json or scenario names the robot; give it: urdf-dyn view ROBOT "
+                          f"{run_dir} --web") from None
+
+
+def _run_dir(args):
+    """The RUN_DIR of the command line (checked for motion.npz before anything is loaded), or None; a
+    folder given as ROBOT is the run folder, its robot read from it."""
+    run_dir = getattr(args, "run_dir", None)
+    if run_dir is None and args.robot and Path(args.robot).is_dir():
+        run_dir, args.robot = args.robot, None
+    if run_dir is None:
+        return None
+    p = Path(run_dir)
+    if not p.is_dir():
+        raise ViewerError(f"{run_dir}: not a folder (RUN_DIR: a sizing job's output folder)")
+    if not (p / "motion.npz").is_file():
+        raise ViewerError(f"{p / 'motion.npz'}: not found; RUN_DIR must be a sizing job's output folder "
+                          "(urdf-dyn run writes motion.npz, actuator_forces.csv, ...)")
+    if args.traj or args.q:
+        raise ViewerError("give either RUN_DIR, --traj or --q, not more than one")
+    if args.robot is None:
+        args.robot, pk = robot_of_run(p)
+        args.package_dir = list(getattr(args, "package_dir", None) or []) + list(pk)
+    return p
+
+
+def run_web(args, model, run, motion, block=True):
+    """``--web``: serve the browser viewer, print its URL (and the port taken when the one asked for is in
+    use), then wait for Ctrl-C (``block``). Returns the WebApp when not blocking, else 0."""
+    import sys
+    import time
+
+    from .webapp import WebApp
+    port = int(getattr(args, "port", 8080) or 8080)
+    if not 0 < port < 65536:
+        raise ViewerError(f"--port {port}: expected 1..65535")
+    app = WebApp(model, motion, run=run, port=port, host=getattr(args, "host", "127.0.0.1") or "127.0.0.1",
+                 loop_tol=getattr(args, "loop_tol", None) or 1e-3, speed=float(getattr(args, "speed", 1.0)))
+    if app.port != port:
+        print(f"warning: port {port} is in use: serving on port {app.port} instead", file=sys.stderr)
+    what = f"run {run.folder}" if run is not None else (motion.label or "pose")
+    print(f"urdf-dyn view: {model.name}, {what}: open {app.url}  (Ctrl-C stops)", flush=True)
+    if not block:
+        return app
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        app.close()
+    return 0
+
+
 def run_view(args) -> int:
     """Run ``urdf-dyn view`` with the parsed arguments; returns the exit status. User errors raise
     ViewerError / ModelError (UrdfDynError): the CLI prints them in one line and exits with 2."""
     from .export import FORMATS, render_motion
+    run_dir = _run_dir(args)
     size = parse_size(getattr(args, "size", "640x480"))
     fps = float(getattr(args, "fps", 30.0))
     speed = float(getattr(args, "speed", 1.0))
@@ -130,6 +213,15 @@ def run_view(args) -> int:
         raise ViewerError(f"--out {out}: unknown format; use .png, .gif or .mp4")
     traj = _read_trajectory(args)
     model = _load_model(args)
+    run = None
+    if run_dir is not None:
+        from .rundata import read_run
+        run = read_run(run_dir, model)
+    if getattr(args, "web", False):
+        if out:
+            raise ViewerError("give either --web or --out, not both")
+        motion = run.motion if run is not None else _motion(model, args, False, traj)
+        return run_web(args, model, run, motion, block=getattr(args, "block", True))
     show = parse_show(model, getattr(args, "show", ""))
     loops = not getattr(args, "no_loops", False)
     # not wired in urdf_dyn/cli.py yet: a --forces flag (actuator and pin arrows) and --loop-tol [m, rad]
@@ -140,22 +232,22 @@ def run_view(args) -> int:
         raise ViewerError("--loop-tol must be > 0")
     window = not out and has_display()
     single = bool(out) and Path(out).suffix.lower() == ".png"
-    motion = _motion(model, args, single, traj)
+    motion = run.motion if run is not None else _motion(model, args, single, traj)
     if not window:
         if not out:
             out = f"{model.name}_view{'.gif' if len(motion) > 1 else '.png'}"
             print(f"urdf-dyn view: no display (DISPLAY is not set): rendering offscreen to {out}")
         path = render_motion(model, motion, out, fps=fps, size=size, speed=speed, show=show or None, loops=loops,
-                             actuator_arrows=forces, pin_arrows=forces, loop_tol=loop_tol)
+                             actuator_arrows=forces, pin_arrows=forces, loop_tol=loop_tol, run=run)
         n = 1 if Path(path).suffix.lower() == ".png" or len(motion) < 2 else None
         what = "1 frame" if n == 1 else f"{motion.duration:g} s of motion at {fps:g} fps, x{speed:g}"
         print(f"wrote {path} ({what}, {size[0]}x{size[1]})")
         return 0
-    return _window(model, motion, size, fps, speed, show, loops, forces=forces, loop_tol=loop_tol)
+    return _window(model, motion, size, fps, speed, show, loops, forces=forces, loop_tol=loop_tol, run=run)
 
 
 def _window(model, motion, size, fps, speed, show, loops, max_frames=None, screenshot=None, forces=False,
-            loop_tol=1e-3):
+            loop_tol=1e-3, run=None):
     from .backend import select
     if select(False):
         raise ViewerError("pyglet already renders offscreen in this process; cannot open a window")
@@ -164,9 +256,9 @@ def _window(model, motion, size, fps, speed, show, loops, max_frames=None, scree
     from .scene import RobotScene
     try:
         from .window import KEYS_HELP, RobotViewer, play
-        v = RobotViewer(RobotScene(model), Playback(motion, speed=speed), forces=ForceSource(model, motion),
+        v = RobotViewer(RobotScene(model), Playback(motion, speed=speed), forces=ForceSource(model, motion, run=run),
                         size=size, visible=True, show=show or None, loops=loops, actuator_arrows=forces,
-                        pin_arrows=forces, loop_tol=loop_tol)
+                        pin_arrows=forces, loop_tol=loop_tol, bench=run.bench_height if run is not None else None)
     except ViewerError:
         raise
     except Exception as e:  # no GLX, cannot connect to the display

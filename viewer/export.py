@@ -37,7 +37,7 @@ def offscreen_viewer(robot, playback, size=(640, 480), **kw):
     except Exception as e:  # missing libEGL/libGL, no EGL device, no matching config
         raise ViewerError(f"cannot render offscreen ({type(e).__name__}: {e}); on Debian/Ubuntu install "
                           "libegl1 libegl-mesa0 libgl1 libgl1-mesa-dri libglu1-mesa") from None
-    v.render()  # the first frame of a new EGL context can come out black (DESIGN §6): draw it once
+    v.render()  # the first frame of a new EGL context can come out black: draw it once
     return v
 
 
@@ -152,17 +152,21 @@ def render_gif(viewer, times, path, fps):
 
 
 def render_motion(model, motion, path, fps=30.0, size=(640, 480), speed=1.0, show=None, loops=True,
-                  actuator_arrows=False, pin_arrows=False, loop_tol=1e-3, hud=True, robot=None):
-    """Render a Motion (urdf_dyn_viewer.playback) to ``path`` (.png/.gif/.mp4). Returns the path."""
+                  actuator_arrows=False, pin_arrows=False, loop_tol=1e-3, hud=True, robot=None, run=None):
+    """Render a Motion (urdf_dyn_viewer.playback) to ``path`` (.png/.gif/.mp4). Returns the path. With a
+    sizing run (``run``: rundata.RunData) its motion is drawn with the layers the browser viewer draws:
+    the dig bench, the soil force on the cutting edge and the payload (and the force arrows asked for)."""
     from .forces import ForceSource
     from .playback import Playback
     from .scene import RobotScene
     _check_out(path)
     robot = robot or RobotScene(model)
+    motion = run.motion if run is not None else motion
     pb = Playback(motion, speed=speed, repeat=False)  # not advanced by a clock: frames seek to their times
-    forces = ForceSource(model, motion) if (actuator_arrows or pin_arrows) else None
+    forces = ForceSource(model, motion, run=run) if (actuator_arrows or pin_arrows or run is not None) else None
     v = offscreen_viewer(robot, pb, size=size, show=show, loops=loops, actuator_arrows=actuator_arrows,
-                         pin_arrows=pin_arrows, loop_tol=loop_tol, hud=hud, forces=forces)
+                         pin_arrows=pin_arrows, loop_tol=loop_tol, hud=hud, forces=forces,
+                         bench=run.bench_height if run is not None else None)
     try:
         if Path(path).suffix.lower() == ".gif":
             render_gif(v, frame_times(pb.t0, pb.t1, fps, speed), path, fps)
@@ -175,14 +179,22 @@ def render_motion(model, motion, path, fps=30.0, size=(640, 480), speed=1.0, sho
 
 
 def render_trajectory(model, traj, path, fps=30.0, size=(640, 480), speed=1.0, show=None, loops=True,
-                      actuator_arrows=False, pin_arrows=False, loop_tol=1e-3):
+                      actuator_arrows=False, pin_arrows=False, loop_tol=1e-3, run_dir=None):
     """Render a ``urdf_dyn.simulate.Trajectory`` (t, q; τ, q̇, q̈ for force arrows) of ``model`` to
     ``path``: .gif or .mp4 (the whole motion at ``fps`` frames per second, ``speed`` × real time) or .png
     (the first sample). Offscreen (EGL): works without a display. Returns the path written.
+
+    ``run_dir``: a sizing job's output folder (``rundata``) whose bench, soil force and payload are drawn
+    too (what ``outputs.animation`` passes for a sizing run).
 
     Raises ViewerError (a UrdfDynError) for an unknown format, a trajectory that does not fit the model, or
     when OpenGL is unavailable."""
     from .playback import motion_from_trajectory
     motion = motion_from_trajectory(model, traj, label=str(path))
+    run = None
+    if run_dir is not None:
+        from .rundata import read_run
+        run = read_run(run_dir, model)
     return render_motion(model, motion, path, fps=fps, size=tuple(int(s) for s in size), speed=speed, show=show,
-                         loops=loops, actuator_arrows=actuator_arrows, pin_arrows=pin_arrows, loop_tol=loop_tol)
+                         loops=loops, actuator_arrows=actuator_arrows, pin_arrows=pin_arrows, loop_tol=loop_tol,
+                         run=run)

@@ -23,21 +23,17 @@ from pyglet import gl
 from trimesh.viewer.windowed import SceneViewer
 
 from .meshes import BodyMeshes, gl_matrices
+from .overlay import (ACTUATOR_RGB, PIN_RGB, bench_box, look_at_fit, nice_step, residual_rgb,  # noqa: F401
+                      view_rotation)
+from . import gloverlay
+from . import hud as hudtext
+from .hud import FONT_NAMES, FONT_SIZE, LINE_H, TEXT_RGBA  # noqa: F401
 from .scene import RobotScene
 from .text import GlyphText
 
 __all__ = ["RobotViewer", "KEYS_HELP", "residual_rgb", "look_at_fit", "play"]
 
-GREEN = np.array([0.0, 0.80, 0.0])
-YELLOW = np.array([1.0, 0.85, 0.0])
-RED = np.array([1.0, 0.0, 0.0])
 BACKGROUND = (0.93, 0.94, 0.96, 1.0)
-ACTUATOR_RGB = (1.0, 0.45, 0.0)
-PIN_RGB = (0.0, 0.65, 0.85)
-TEXT_RGBA = (20, 20, 30, 255)
-LINE_H = 13
-FONT_SIZE = 9
-FONT_NAMES = ("DejaVu Sans Mono", "Courier New", "monospace")
 
 KEYS_HELP = """keys:
   space      play / pause            right/left  step one sample (pauses)
@@ -46,64 +42,11 @@ KEYS_HELP = """keys:
   r          repeat on/off           l           loop frames and residuals on/off
   t          actuator-force arrows   p           pin (constraint) force arrows
   j          heads-up text on/off    z           reset the camera
+  o          soil force and payload  b           dig bench
   mouse      drag rotate, right-drag zoom, middle-drag pan, wheel zoom
   w c g a    wireframe, culling, grid, axes (trimesh)     q / esc  quit
   h          print this help"""
 
-
-def residual_rgb(residual, tol):
-    """Colour (3,) of a loop segment: green at 0, yellow at tol/2, red at and over tol."""
-    f = float(np.clip(residual / tol, 0.0, 1.0)) if tol > 0 else 1.0
-    if f < 0.5:
-        return GREEN + (YELLOW - GREEN) * (2 * f)
-    return YELLOW + (RED - YELLOW) * (2 * f - 1)
-
-
-def view_rotation(azimuth=-60.0, elevation=20.0):
-    """Camera rotation (4x4) looking at the origin from ``azimuth`` (deg, about z from +x) and
-    ``elevation`` (deg above the x-y plane), z up (REP-103)."""
-    a, e = math.radians(azimuth), math.radians(elevation)
-    back = np.array([math.cos(e) * math.cos(a), math.cos(e) * math.sin(a), math.sin(e)])  # camera +z
-    x = np.cross([0.0, 0.0, 1.0], back)
-    x /= np.linalg.norm(x)
-    y = np.cross(back, x)
-    R = np.eye(4)
-    R[:3, 0], R[:3, 1], R[:3, 2] = x, y, back
-    return R
-
-
-def look_at_fit(points, fov_deg, rotation, pad=1.05, top=0.0):
-    """Camera pose (4x4) with ``rotation`` that keeps every point in view (trimesh's look_at), in the part
-    of the image below its top fraction ``top`` (left free for text)."""
-    from trimesh.scene.cameras import look_at
-    fx, fy = fov_deg
-    ty = math.tan(math.radians(fy) / 2)
-    fy_fit = math.degrees(2 * math.atan(ty * (1.0 - top)))
-    T = look_at(points, (fx, fy_fit), rotation=rotation, pad=pad)
-    # distance from the camera to the centre of the points, along the view direction
-    c = 0.5 * (points.min(axis=0) + points.max(axis=0))
-    d = float(np.dot(T[:3, 3] - c, T[:3, 2]))
-    T[:3, 3] += T[:3, 1] * d * ty * top  # move the camera up: the points move down by `top` (NDC units / 2)
-    # the shift above is exact only at the centre's depth: points nearer the camera move further and can
-    # leave the picture at the bottom; step back along the view axis until every point is inside
-    tx = math.tan(math.radians(fx) / 2)
-    for _ in range(40):
-        pc = (points - T[:3, 3]) @ T[:3, :3]           # camera frame: x right, y up, -z forward
-        z = np.maximum(-pc[:, 2], 1e-9)
-        x, y = pc[:, 0] / (z * tx), pc[:, 1] / (z * ty)
-        if np.all(np.abs(x) <= 1.0) and np.all(y >= -1.0) and np.all(y <= 1.0 - 2.0 * top):
-            break
-        T[:3, 3] += T[:3, 2] * 0.05 * d
-    return T
-
-
-def _nice_step(span):
-    raw = span / 8.0
-    p = 10 ** math.floor(math.log10(raw)) if raw > 0 else 1.0
-    for m in (1, 2, 5, 10):
-        if raw <= m * p:
-            return m * p
-    return 10 * p
 
 
 class RobotViewer(SceneViewer):
@@ -116,19 +59,22 @@ class RobotViewer(SceneViewer):
             coordinates of a closed-loop model, else the joints; at most 7).
         loops, actuator_arrows, pin_arrows, hud: initial state of the toggles.
         loop_tol: residual [m, rad] at which a loop segment is fully red.
+        bench: the dig bench's soil surface z [m] (a sizing run's ``soil.ground.height``) or None; a run's
+            soil force and payload (``forces.run``) are drawn from the start (key o), the bench too (key b).
         camera_points: points (n, 3) the camera is fitted to (default: the visuals over the motion).
     """
 
     def __init__(self, robot: RobotScene, playback, forces=None, size=(640, 480), visible=True, show=None,
                  loops=True, actuator_arrows=False, pin_arrows=False, hud=True, loop_tol=1e-3,
-                 camera_points=None, azimuth=-60.0, elevation=20.0, caption=None, samples=0):
+                 camera_points=None, azimuth=-60.0, elevation=20.0, caption=None, samples=0, bench=None):
         self.robot = robot
         self.model = robot.model
         self.playback = playback
         self.forces = forces
         self.loop_tol = float(loop_tol)
+        run = getattr(forces, "run", None)
         self.flags = {"loops": bool(loops), "actuators": bool(actuator_arrows), "pins": bool(pin_arrows),
-                      "hud": bool(hud)}
+                      "hud": bool(hud), "loads": run is not None, "bench": bench is not None}
         m = self.model
         if show:
             self.show = list(show)
@@ -139,7 +85,7 @@ class RobotViewer(SceneViewer):
         self.max_frames = None   # play(): close after this many frames (tests), saving `screenshot` first
         self.screenshot = None
         self._world_labels = []
-        self._fmax = {}
+        self.reset_scales()
         w, h = int(size[0]), int(size[1])
         scene = robot.scene
         scene.lights = []  # lighting is set in init_gl (eye-space key and fill lights)
@@ -153,6 +99,11 @@ class RobotViewer(SceneViewer):
         self.extent = float(np.linalg.norm(hi - lo)) or 1.0
         self.ground_z = 0.0  # the ground grid lies in the base frame's z = 0 plane (REP-103: z up)
         ground = np.array([[lo[0], lo[1], self.ground_z], [hi[0], hi[1], self.ground_z]])
+        self.bench = None if bench is None else bench_box(bench, self._points, forces.edge_points_in_soil()
+                                                          if forces is not None else None)
+        if self.bench is not None:  # its top corners in the picture too
+            c, e = self.bench
+            ground = np.vstack([ground, c + 0.5 * e * np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)])])
         # keep the robot out from under the heads-up text: fit it into the part of the image below the text
         n_lines = 1 + len(self.show) + (1 + len(m.loops) if m.loops else 0)
         top = min(0.4, (LINE_H * n_lines + 8) / h) if hud else 0.0
@@ -194,7 +145,7 @@ class RobotViewer(SceneViewer):
 
     def init_gl(self):
         super().init_gl()
-        gl.glEnable(gl.GL_NORMALIZE)  # scaled nodes otherwise render white (DESIGN §6)
+        gl.glEnable(gl.GL_NORMALIZE)  # scaled nodes otherwise render white (normals scaled with the vertices)
         gl.glLightModeli(gl.GL_LIGHT_MODEL_TWO_SIDE, gl.GL_TRUE)
         gl.glLightModelfv(gl.GL_LIGHT_MODEL_AMBIENT, (gl.GLfloat * 4)(0.25, 0.25, 0.25, 1.0))
         gl.glMaterialfv(gl.GL_FRONT_AND_BACK, gl.GL_SPECULAR, (gl.GLfloat * 4)(0.15, 0.15, 0.15, 1.0))
@@ -219,8 +170,10 @@ class RobotViewer(SceneViewer):
         self.robot.set_q(self.playback.q)
 
     def reset_scales(self):
-        """Forget the largest force seen so far (arrow lengths are scaled by it)."""
-        self._fmax = {}
+        """Forget the largest force seen so far (arrow lengths are scaled by it); a run's arrows keep one
+        scale per kind for the whole motion (``ForceSource.maxima``), as in the browser viewer."""
+        run = getattr(self.forces, "run", None)
+        self._fmax = self.forces.maxima() if run is not None else {}
 
     def tick(self, dt):
         """Advance the clock by wall-clock ``dt`` [s] and pose the robot (the player's scheduled call)."""
@@ -234,10 +187,12 @@ class RobotViewer(SceneViewer):
         gl.glDisable(gl.GL_LIGHTING)
         gl.glDisable(gl.GL_TEXTURE_2D)
         self._draw_ground()
+        if self.bench is not None and self.flags["bench"]:
+            gloverlay.draw_bench(self)
         gl.glDisable(gl.GL_DEPTH_TEST)
         if self.flags["loops"] and self.model.loops:
             self._draw_loops()
-        if self.forces is not None and (self.flags["actuators"] or self.flags["pins"]):
+        if self.forces is not None and (self.flags["actuators"] or self.flags["pins"] or self.flags["loads"]):
             self._draw_forces()
         if self.flags["hud"] or self._world_labels:
             self._draw_text()
@@ -271,194 +226,29 @@ class RobotViewer(SceneViewer):
                 gl.glPopMatrix()
 
     def _ground_lines(self):
-        """Vertices (n, 3) float32 of the ground grid's lines: z = 0 of the base frame, under the motion."""
-        lo, hi = self._points.min(axis=0), self._points.max(axis=0)
-        c = 0.5 * (lo + hi)
-        half = 0.75 * max(hi[0] - lo[0], hi[1] - lo[1], 0.5 * self.extent)
-        step = _nice_step(2 * half)
-        n = int(math.ceil(half / step))
-        x0, y0 = round(c[0] / step) * step, round(c[1] / step) * step
-        z = self.ground_z - 1e-4 * self.extent
-        k = np.arange(-n, n + 1) * step
-        one = np.ones_like(k)
-        segs = [np.stack([x0 + k, y0 - n * step * one, z * one], -1), np.stack([x0 + k, y0 + n * step * one, z * one], -1),
-                np.stack([x0 - n * step * one, y0 + k, z * one], -1), np.stack([x0 + n * step * one, y0 + k, z * one], -1)]
-        return np.ascontiguousarray(np.stack(segs, 1).reshape(-1, 3), dtype=np.float32)
+        return gloverlay.ground_lines(self)
 
     def _draw_ground(self):
-        gl.glLineWidth(1.0)
-        gl.glColor4f(0.70, 0.72, 0.76, 1.0)
-        _lines(self._ground, gl.GL_LINES)
+        gloverlay.draw_ground(self)
 
     def _draw_loops(self):
-        res = self.robot.loop_residuals()
-        self._residuals = res
-        L = 0.06 * self.extent
-        frames = self.robot.loop_frames()
-        axes_rgb = np.array([(0.85, 0.30, 0.25, 1.0), (0.30, 0.70, 0.30, 1.0), (0.25, 0.35, 0.90, 1.0)], np.float32)
-        for which, (length, width) in enumerate(((L, 2.5), (0.6 * L, 1.5))):  # triads of Fp (long), Fs (short)
-            T = np.array([f[1 + which] for f in frames])                      # (n, 4, 4)
-            o = T[:, None, :3, 3]
-            tips = o + length * T[:, :3, :3].transpose(0, 2, 1)               # (n, 3 axes, 3)
-            v = np.stack([np.broadcast_to(o, tips.shape), tips], 2).reshape(-1, 3)
-            gl.glLineWidth(width)
-            _lines(v, gl.GL_LINES, np.repeat(np.tile(axes_rgb, (len(frames), 1)), 2, axis=0))
-        ends = np.array([(Fp[:3, 3], Fs[:3, 3]) for _, Fp, Fs in frames]).reshape(-1, 3)
-        rgb = np.array([(*residual_rgb(res[lp.name], self.loop_tol), 1.0) for lp, _, _ in frames], np.float32)
-        rgb = np.repeat(rgb, 2, axis=0)
-        gl.glLineWidth(4.0)
-        _lines(ends, gl.GL_LINES, rgb)
-        gl.glPointSize(9.0)
-        _lines(ends, gl.GL_POINTS, rgb)
-        for lp, Fp, Fs in frames:
-            if res[lp.name] > self.loop_tol:
-                mid = 0.5 * (Fp[:3, 3] + Fs[:3, 3])
-                self._world_labels.append((mid, f"{lp.name}: |δ| = {res[lp.name]:.3g}", (200, 0, 0, 255)))
+        gloverlay.draw_loops(self)
 
     def _draw_forces(self):
-        k = self.playback.index
-        arrows = self.forces.arrows(k, self.robot.body_T)
-        L = 0.25 * self.extent
-        for a in arrows:
-            if a.kind == "actuator" and not self.flags["actuators"]:
-                continue
-            if a.kind == "pin" and not self.flags["pins"]:
-                continue
-            key = (a.kind, a.unit)
-            self._fmax[key] = max(self._fmax.get(key, 0.0), abs(a.value))
-            ref = self._fmax[key]
-            if ref <= 0 or abs(a.value) < 1e-9 * ref:
-                continue
-            length = L * abs(a.value) / ref
-            rgb = ACTUATOR_RGB if a.kind == "actuator" else PIN_RGB
-            tip = a.origin + length * a.direction
-            self._arrow(a.origin, tip, rgb, double=a.torque)
-            unit = a.unit.replace(" ", "\u00b7")
-            self._world_labels.append((tip, f"{a.label} {a.value:.3g} {unit}",
-                                       tuple(int(255 * c * 0.8) for c in rgb) + (255,)))
-
-    def _arrow(self, p0, p1, rgb, double=False):
-        d = p1 - p0
-        n = np.linalg.norm(d)
-        if n <= 0:
-            return
-        u = d / n
-        t = np.cross(u, [0.0, 0.0, 1.0])
-        if np.linalg.norm(t) < 1e-6:
-            t = np.cross(u, [1.0, 0.0, 0.0])
-        t /= np.linalg.norm(t)
-        head = min(0.25 * n, 0.03 * self.extent)
-        gl.glLineWidth(3.0)
-        gl.glColor4f(*rgb, 1.0)
-        gl.glBegin(gl.GL_LINES)
-        gl.glVertex3f(*p0)
-        gl.glVertex3f(*p1)
-        for back in ((head,) if not double else (head, 2 * head)):
-            b = p1 - back * u
-            for s in (1, -1):
-                gl.glVertex3f(*(p1 - (back - head) * u))
-                gl.glVertex3f(*(b + s * 0.5 * head * t))
-        gl.glEnd()
+        gloverlay.draw_forces(self)
 
     # -- text --------------------------------------------------------------------------------------------
     def hud_lines(self):
-        """The heads-up text, as (text, rgba) lines."""
-        pb, m = self.playback, self.model
-        state = "paused" if pb.paused else "playing"
-        if len(pb.motion) < 2:
-            lines = [(f"{m.name}   pose", TEXT_RGBA)]
-        else:
-            lines = [(f"{m.name}   t = {pb.time:7.3f} s / {pb.t1:.3f} s   x{pb.speed:g}   {state}"
-                      + ("   repeat" if pb.repeat else ""), TEXT_RGBA)]
-        acts = {}
-        if self.forces is not None and self.flags["actuators"]:
-            acts = self.forces.values(pb.index)[0]
-        q = self.robot.q
-        units = {a.name: a.unit for a in (self.forces.actuators if self.forces is not None else ())}
-        for name in self.show:
-            if name in m.joint_names:
-                i = m.joint_index(name)
-                u = "m" if m.joint_types[i] == "prismatic" else "rad"
-                s = f"{name:>16s}  q = {q[i]:+9.4f} {u}"
-                if name in acts:
-                    s += f"   u = {acts[name]:+.4g} {units.get(name, '')}"
-                lines.append((s, TEXT_RGBA))
-            elif name in acts:
-                lines.append((f"{name:>16s}  u = {acts[name]:+.4g} {units.get(name, '')}", TEXT_RGBA))
-        if self.flags["actuators"]:
-            for name, u in acts.items():
-                if name not in self.show:
-                    lines.append((f"{name:>16s}  u = {u:+.4g} {units.get(name, '')}", TEXT_RGBA))
-        if m.loops:
-            res = getattr(self, "_residuals", None) or self.robot.loop_residuals()
-            lines.append((f"loops: |δ| [m, rad], tolerance {self.loop_tol:g}", TEXT_RGBA))
-            for lp in m.loops:
-                r = res[lp.name]
-                ok = r <= self.loop_tol
-                rgb = residual_rgb(r, self.loop_tol)
-                col = tuple(int(255 * c * 0.75) for c in rgb) + (255,)
-                lines.append((f"{lp.name:>22s}  {r:9.2e}  {'closed' if ok else 'OPEN'}", col))
-        return lines
+        """The heads-up text, as (text, rgba) lines (``hud.hud_lines``)."""
+        return hudtext.hud_lines(self)
 
     def project(self, p):
         """Window pixel coordinates (x, y) of a base-frame point, or None behind the camera."""
-        cam = self.scene.camera
-        V = np.linalg.inv(self.scene.camera_transform)
-        pc = V[:3, :3] @ p + V[:3, 3]
-        if pc[2] >= -1e-9:
-            return None
-        f = 1.0 / math.tan(math.radians(cam.fov[1]) / 2)
-        w, h = self.width, self.height
-        x = (f * h / w) * pc[0] / -pc[2]
-        y = f * pc[1] / -pc[2]
-        return (0.5 * (x + 1) * w, 0.5 * (y + 1) * h)
+        return hudtext.project(self, p)
 
     def _draw_text(self):
-        w, h = self.width, self.height
-        placed, boxes = [], []
-        cw = 0.62 * 1.3333 * FONT_SIZE
-        for p, text, rgba in self._world_labels:
-            s = self.project(p)
-            if s is None:
-                continue
-            x, y = int(s[0]) + 6, int(s[1]) + 4
-            bw = cw * len(text)
-            for _ in range(len(boxes) + 1):  # move down past the labels already placed that it would overlap
-                hit = [b for b in boxes if x < b[0] + b[2] and b[0] < x + bw and y < b[1] + LINE_H and b[1] < y + LINE_H]
-                if not hit:
-                    break
-                y = min(b[1] for b in hit) - LINE_H
-            x = int(max(0, min(x, w - bw)))
-            boxes.append((x, y, bw))
-            placed.append((x, y, text, rgba))
-        lines = self.hud_lines() if self.flags["hud"] else []
-        gl.glMatrixMode(gl.GL_PROJECTION)
-        gl.glPushMatrix()
-        gl.glLoadIdentity()
-        gl.glOrtho(0, w, 0, h, -1, 1)
-        gl.glMatrixMode(gl.GL_MODELVIEW)
-        gl.glPushMatrix()
-        gl.glLoadIdentity()
-        gl.glPushAttrib(gl.GL_POLYGON_BIT)  # text and its panel stay filled in wireframe mode (key w)
-        gl.glPolygonMode(gl.GL_FRONT_AND_BACK, gl.GL_FILL)
-        gl.glDisable(gl.GL_CULL_FACE)
-        if lines:
-            line_h = LINE_H
-            width = 12 + int(0.62 * 1.3333 * FONT_SIZE * max(len(t) for t, _ in lines))
-            gl.glColor4f(1.0, 1.0, 1.0, 0.6)
-            gl.glRecti(0, h, min(w, width), h - line_h * len(lines) - 8)
-            for k, (text, rgba) in enumerate(lines):
-                self.text.add(text, 6, h - 4 - k * line_h, rgba)
-        for x, y, text, rgba in placed:
-            self.text.add(text, x, y, rgba, anchor_y="bottom")
-        self.text.draw()
-        gl.glPopAttrib()
-        gl.glPopMatrix()
-        gl.glMatrixMode(gl.GL_PROJECTION)
-        gl.glPopMatrix()
-        gl.glMatrixMode(gl.GL_MODELVIEW)
+        hudtext.draw_text(self)
 
-    # -- pixels ------------------------------------------------------------------------------------------
     def render(self):
         """Draw one frame and return its pixels (height, width, 3) uint8, top row first."""
         self.switch_to()
@@ -518,6 +308,9 @@ class RobotViewer(SceneViewer):
             self.flags["pins"] = not self.flags["pins"]
         elif symbol == k.J:
             self.flags["hud"] = not self.flags["hud"]
+        elif symbol in (k.O, k.B):
+            key = "loads" if symbol == k.O else "bench"
+            self.flags[key] = not self.flags[key]
         elif symbol == k.H:
             print(KEYS_HELP)
         elif symbol == k.ESCAPE:
@@ -529,24 +322,6 @@ class RobotViewer(SceneViewer):
             return super().on_key_press(symbol, modifiers)
         self.robot.set_q(pb.q)
         return pyglet.event.EVENT_HANDLED
-
-
-def _lines(v, mode, rgba=None):
-    """Draw vertices v (n, 3) as ``mode`` (GL_LINES, GL_POINTS) from client memory, in one colour (the current
-    one) or one per vertex (``rgba`` (n, 4) float)."""
-    v = np.ascontiguousarray(v, dtype=np.float32)
-    gl.glPushClientAttrib(gl.GL_CLIENT_VERTEX_ARRAY_BIT)
-    gl.glBindBuffer(gl.GL_ARRAY_BUFFER, 0)
-    gl.glEnableClientState(gl.GL_VERTEX_ARRAY)
-    gl.glVertexPointer(3, gl.GL_FLOAT, 0, v.ctypes.data_as(ctypes.c_void_p))
-    if rgba is not None:
-        rgba = np.ascontiguousarray(rgba, dtype=np.float32)
-        gl.glEnableClientState(gl.GL_COLOR_ARRAY)
-        gl.glColorPointer(4, gl.GL_FLOAT, 0, rgba.ctypes.data_as(ctypes.c_void_p))
-    gl.glDrawArrays(mode, 0, len(v))
-    gl.glPopClientAttrib()
-    if rgba is not None:  # a colour array leaves the current colour undefined
-        gl.glColor4f(1.0, 1.0, 1.0, 1.0)
 
 
 def play(viewer, fps=30.0, max_frames=None, screenshot=None):

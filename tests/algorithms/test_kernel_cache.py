@@ -40,3 +40,32 @@ def test_numba_imported_first_still_uses_the_keyed_folder(tmp_path):
     folder, path = _paths("import numba", tmp_path)
     assert folder.parent == tmp_path / "urdf_dyn" / "numba"
     assert folder in path.parents, f"{path} is outside {folder}: a stale caller could be loaded"
+
+
+PORTABLE = """
+import sys
+sys.path.insert(0, {root!r})
+import urdf_dyn
+assert urdf_dyn.__file__.startswith({root!r}), urdf_dyn.__file__
+from urdf_dyn.constraints import _kernels
+_kernels.loop_work(3, 2)
+s = _kernels.loop_work.stats
+print(sum(s.cache_hits.values()), sum(s.cache_misses.values()))
+"""
+
+
+def test_cache_is_shared_by_two_checkouts_of_the_same_sources(tmp_path):
+    """A second clone (another absolute path, other mtimes) loads the kernels the first one compiled (issue 27:
+    numba's cache portable across checkouts, ``urdf_dyn.numba_cache``)."""
+    import shutil
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    env["XDG_CACHE_HOME"] = str(tmp_path / "cache")
+    out = []
+    for name in ("clone_a", "clone_b"):
+        shutil.copytree(ROOT / "urdf_dyn", tmp_path / name / "urdf_dyn", ignore=shutil.ignore_patterns("__pycache__"))
+        r = subprocess.run([sys.executable, "-c", PORTABLE.format(root=str(tmp_path / name))], env=env,
+                           capture_output=True, text=True, timeout=300, cwd=tmp_path)
+        assert r.returncode == 0, r.stderr
+        out.append(r.stdout.split())
+    assert out[0] == ["0", "1"]          # the first clone compiles
+    assert out[1] == ["1", "0"]          # the second loads it

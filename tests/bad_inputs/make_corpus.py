@@ -67,6 +67,11 @@ LAUNCH = {
     "animation_size_bad": SIM + "outputs: {animation: a.gif, animation_size: big}\n",
     "animation_fps_zero": SIM + "outputs: {animation: a.gif, animation_fps: 0}\n",
     "size_dt_zero": SIZE + "  dt: 0\n",
+    "size_design_engine_power_zero": SIZE + "design: {pumps: {engine_power: 0}}\n",
+    "size_design_efficiency_over_one": SIZE + "design: {pumps: {engine_power: 1.0e+5, volumetric_efficiency: 1.2}}\n",
+    "size_design_friction_negative": SIZE + "design: {friction: -0.1}\n",
+    "size_design_buckling_threshold_one": SIZE + "design: {buckling: {threshold: 1.0}}\n",
+    "size_design_sn_exponent_zero": SIZE + "design: {fatigue: {m: 0}}\n",
     "size_dt_negative": SIZE + "  dt: -0.01\n",
     "size_dt_tiny": SIZE + "  dt: 1.0e-10\n",
     "size_no_actuators": SIZE + "actuators: {actuated: []}\n",
@@ -85,7 +90,7 @@ LAUNCH = {
     "size_soil_preset_unknown": SIZE + SOIL.format(extra="preset: mud"),
     "size_soil_density_negative": SIZE + SOIL.format(extra="preset: clay, density: -1400"),
     "size_soil_swell_negative": SIZE + SOIL.format(extra="preset: clay, swell: -1.3"),
-    "size_motor_torque_and_displacement": SIZE + "hydraulics: {motors: {crank: {displacement: 1.0e-3, torque: 50}}}\n",
+    "size_motor_torque_and_displacement": SIZE + "hydraulics: {relief: 3.5e+7, pump_flow: 1.0e-3, motors: {crank: {displacement: 1.0e-3, torque: 50}}}\n",
 }
 
 

@@ -25,6 +25,14 @@ import urdf_dyn.jobs.simulate_job  # noqa: E402,F401
 import urdf_dyn.jobs.sizing_job  # noqa: E402,F401
 import urdf_dyn.constraints.motion  # noqa: E402,F401
 import xacro  # noqa: E402,F401
+import urdf_dyn.jobs.sweep_job  # noqa: E402,F401
+import urdf_dyn.jobs.sweep  # noqa: E402,F401
+import urdf_dyn.reports.sweep_results  # noqa: E402,F401
+import pyarrow  # noqa: E402,F401
+import tqdm.auto  # noqa: E402,F401
+import urdf_dyn.io.mcap  # noqa: E402,F401
+import mcap.reader  # noqa: E402,F401
+import mcap_ros2.decoder  # noqa: E402,F401
 
 
 def child(argv, work):

@@ -58,7 +58,7 @@ def test_over_demand_relief_and_end_stops():
     c = Cylinder(0.12, 0.085)
     model = SimpleNamespace(joint_names=("cyl",), joint_index=lambda n: 0, lower=np.array([0.1]),
                             upper=np.array([0.49]), velocity_limit=np.array([0.316]))
-    h = hydraulics(res, {"cyl": c}, pump_flow=1e-3, model=model)
+    h = hydraulics(res, {"cyl": c}, relief=35e6, pump_flow=1e-3, model=model)
     # demand A_c · 0.5 = 5.65e-3 m3/s > 1e-3 everywhere; 450 kN > 35 MPa · A_c = 395.8 kN everywhere
     assert h.over_demand == [(0.0, 1.0)]
     assert h.actuators["cyl"].over_relief == [(0.0, 1.0)]
@@ -74,7 +74,7 @@ def test_over_demand_relief_and_end_stops():
     d = h.to_dict()
     assert d["peak_flow_L_min"] == pytest.approx(h.peak_flow * 6e4) and "cyl" in d["actuators"]
     with pytest.raises(KeyError, match="not an actuator"):
-        hydraulics(res, {"nope": c})
+        hydraulics(res, {"nope": c}, relief=35e6, pump_flow=1e-3)
 
 
 def test_swing_motor_sized_at_the_swing_relief():
@@ -89,11 +89,11 @@ def test_swing_motor_sized_at_the_swing_relief():
     w = np.full_like(t, 0.5)                                     # rad/s
     tau = np.where(t < 0.5, 60e3, 75e3)
     res = fake_result(t, [0.5 * t], [w], [tau], ["swing"])
-    h = hydraulics(res, {}, {"swing": m}, relief=35e6)
+    h = hydraulics(res, {}, {"swing": m}, relief=35e6, pump_flow=7.15e-3)
     a = h.actuators["swing"]
     assert a.capacity_push == pytest.approx(74e3) and a.relief == 26.8e6
     assert a.demand[0] == pytest.approx(0.5 * 74e3 / 26.8e6)
-    old = hydraulics(res, {}, {"swing": Motor(74e3 / 35e6)}, relief=35e6).actuators["swing"]
+    old = hydraulics(res, {}, {"swing": Motor(74e3 / 35e6)}, relief=35e6, pump_flow=7.15e-3).actuators["swing"]
     assert a.demand[0] / old.demand[0] == pytest.approx(35 / 26.8)
     assert a.pressure[-1] == pytest.approx(75e3 / (74e3 / 26.8e6)) and a.over_relief == [(0.5, 1.0)]
     assert a.pressure[0] == pytest.approx(60 / 74 * 26.8e6) and old.pressure[0] == pytest.approx(60 / 74 * 35e6)
@@ -114,7 +114,7 @@ def test_speed_limits_depend_on_the_direction():
                             upper=np.array([5.0]), velocity_limit=np.array([v_lim]))
     for v, over in ((-0.5, False), (0.5, True)):
         res = fake_result(t, [v * t], [np.full_like(t, v)], [np.full_like(t, 10e3)], ["cyl"])
-        h = hydraulics(res, {"cyl": c}, supply={"cyl": Q}, pump_flow=1.0, model=model)
+        h = hydraulics(res, {"cyl": c}, supply={"cyl": Q}, relief=35e6, pump_flow=1.0, model=model)
         a = h.actuators["cyl"]
         assert a.v_max_ext == pytest.approx(Q / Ac) and a.v_max_ret == pytest.approx(Q / Aa)
         assert a.v_limit == v_lim and a.v_limit_ret == pytest.approx(v_lim * Ac / Aa)

@@ -36,7 +36,7 @@ def res(model):
 def tip_at(model, q, cyl, ds):
     qq = q.copy()
     qq[model.joint_index(cyl)] += ds
-    qq = assemble(model, qq, hold=ACTS, tol=1e-10)
+    qq = assemble(model, qq, hold=ACTS, residual_tol=1e-10)
     return (ud.forward_kinematics(model, qq)["bucket"] @ TIP)[:3], qq
 
 
@@ -161,7 +161,7 @@ def test_digging_forces_at_is_virtual_work_with_the_cylinders_locked(model, hold
     q = model.q_initial()
     for c, x in strokes.items():
         q[model.joint_index(c)] = x
-    q = assemble(model, q, hold=ACTS, tol=1e-12)
+    q = assemble(model, q, hold=ACTS, residual_tol=1e-12)
     out = digging_forces_at(model, q, CYL, P, holding, LIP, include_weight=include_weight)
     fk = ud.forward_kinematics(model, q)
     for case, work, pivot in (("bucket", "bucket_cyl", "bucket"), ("arm", "stick_cyl", "stick")):
@@ -238,6 +238,7 @@ def test_two_link_arm_by_hand_free_body(holding, bucket_limit):
     Fb = min(0.5 * Pw * Ab, holding * Asr / (3 * np.sqrt(2)))
     b = out["bucket"]
     assert abs(b["force_N"] - Fb) <= 1e-8 * Fb and b["limited_by"] == bucket_limit
+    assert b["at_limit"] == [bucket_limit]                     # the other is 20 % or more below its limit
     assert np.allclose(b["direction"], [0, 0, -1], atol=1e-12)
     assert abs(b["pressures_bar"]["bucket_cyl"] - 2 * Fb / Ab / 1e5) <= 1e-8 * Fb / Ab
     assert abs(b["pressures_bar"]["stick_cyl"] + 3 * np.sqrt(2) * Fb / Asr / 1e5) <= 1e-8 * Fb / Asr
@@ -252,7 +253,7 @@ def strokes_pose(model, boom, stick, bucket):
     q = model.q_initial()
     for c, x in zip(("boom_cyl", "stick_cyl", "bucket_cyl"), (boom, stick, bucket)):
         q[model.joint_index(c)] = x
-    return assemble(model, q, hold=ACTS, tol=1e-12)
+    return assemble(model, q, hold=ACTS, residual_tol=1e-12)
 
 
 def test_binding_limit_moves_to_a_holding_cylinder(model):
@@ -292,5 +293,5 @@ def test_tipping_limit_against_the_zmp(model):
         for s in (0.99, 1.01):
             f = R.T @ (-s * r["force_N"] * r["direction"])
             w = np.r_[np.cross(LIP[1], f), f]
-            m.append(zmp_margin(model, poly, Q=q[None], f_ext={"bucket": w[None]}, warn=False).min_margin)
+            m.append(zmp_margin(model, poly, q=q[None], f_ext={"bucket": w[None]}, warn=False).min_margin)
         assert m[0] > 0 > m[1], (case, m)

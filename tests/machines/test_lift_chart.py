@@ -125,7 +125,7 @@ def test_hydraulic_capacity_is_virtual_work(exc, chart):
             for ds in (h, -h):
                 qq = q.copy()
                 qq[ib] += ds
-                qq = assemble(m, qq, hold=ACTS, tol=1e-10)
+                qq = assemble(m, qq, hold=ACTS, residual_tol=1e-10)
                 V.append(ud.potential_energy(m, qq))
                 Z.append((ud.forward_kinematics(m, qq)["stick"] @ np.array([2.9, 0, 0, 1.0]))[2])
             dV, dz = (V[0] - V[1]) / (2 * h), (Z[0] - Z[1]) / (2 * h)
@@ -193,7 +193,7 @@ def test_lift_chart_and_zmp_share_the_tipping_line(exc, chart, side):
             for f in (0.99, 1.01):
                 fl = R.T @ np.array([0.0, 0.0, -f * Lt])
                 w = np.r_[np.cross(nose, fl), fl]
-                margins.append(zmp_margin(m, POLY, Q=q[None], f_ext={"stick": w[None]}, warn=False).min_margin)
+                margins.append(zmp_margin(m, POLY, q=q[None], f_ext={"stick": w[None]}, warn=False).min_margin)
             assert margins[0] > 0 > margins[1], (i, j, margins)
             n += 1
     assert n >= 6

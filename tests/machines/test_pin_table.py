@@ -110,7 +110,7 @@ def test_other_strokes_keep_the_geometry(table, model, y):
     q = model.q_initial()
     for j, v in zip(ACTS, y):
         q[model.joint_index(j)] = v
-    q = assemble(model, q, hold=ACTS, tol=1e-9)
+    q = assemble(model, q, hold=ACTS, residual_tol=1e-9)
     world = {}
     r = np.linalg.norm(table.pin("tip") - table.pin("bucket_pivot"))
     for pin, link in PIN_AT.items():

@@ -91,7 +91,7 @@ def test_static_zmp_is_the_centre_of_mass_by_hand():
         zmp = center_of_pressure(W)
         assert np.allclose(zmp, c[:2], atol=1e-9)
         fp = tipping_polygon(3.65, 2.38)
-        r = zmp_margin(model, fp, Q=q[None])
+        r = zmp_margin(model, fp, q=q[None])
         hand = min(fp[0, 0] - c[0], c[0] - fp[2, 0], fp[1, 1] - c[1], c[1] - fp[0, 1])
         assert abs(r.min_margin - hand) <= 1e-9
 
@@ -114,7 +114,7 @@ def test_zmp_leaving_the_footprint_warns():
     ts = np.linspace(0.0, 1.0, 5)
     F = np.array([np.r_[0, 0, 0, R.T @ [0, 0, -s * 3e5]] for s in ts])
     with pytest.warns(StabilityWarning, match="leaves the support polygon"):
-        r = zmp_margin(model, POLY, Q=np.tile(q, (5, 1)), f_ext={"stick": F}, t=ts)
+        r = zmp_margin(model, POLY, q=np.tile(q, (5, 1)), f_ext={"stick": F}, t=ts)
     assert r.margin[0] > 0 > r.margin[-1] and r.outside[-1] and r.t_min == 1.0
     assert np.all(np.diff(r.zmp[:, 0]) > 0)
 
@@ -123,7 +123,7 @@ def test_zmp_plot(tmp_path):
     model = ud.load(EXC)
     Q = np.tile(model.q_initial(), (20, 1))
     Q[:, model.joint_index("swing")] = np.linspace(0, np.pi, 20)
-    r = zmp_margin(model, POLY, Q=Q, t=np.linspace(0, 2, 20))
+    r = zmp_margin(model, POLY, q=Q, t=np.linspace(0, 2, 20))
     r.plot(tmp_path / "zmp.png")
     assert (tmp_path / "zmp.png").stat().st_size > 10_000
 

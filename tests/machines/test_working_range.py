@@ -56,7 +56,7 @@ class Poses:
                 q = self.q0.copy()
                 for v in np.r_[np.arange(self.q0[i], end, step if end > self.q0[i] else -step), end]:
                     q[i] = v
-                    q = assemble(model, q, hold=ACTS, tol=1e-11)
+                    q = assemble(model, q, hold=ACTS, residual_tol=1e-11)
                     vals.append(v)
                     qs.append(q.copy())
             vals, qs = np.array(vals), np.array(qs)
@@ -68,7 +68,7 @@ class Poses:
         for (vals, qs, group), v in zip(self.tables, strokes):
             q[group] = qs[np.argmin(np.abs(vals - v)), group]
         q[self.idx] = strokes
-        return assemble(self.model, q, hold=ACTS, tol=1e-11)
+        return assemble(self.model, q, hold=ACTS, residual_tol=1e-11)
 
 
 @pytest.fixture(scope="module")

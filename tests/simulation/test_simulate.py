@@ -20,8 +20,10 @@ def ur5e():
 
 def test_passive_ur5e_conserves_energy(ur5e):
     q0 = np.array([0.3, -1.0, 1.2, 0.1, 0.5, 0.0])
+    # limits=False: the wrist joints reach their ±2π end stops within 2 s, whose inelastic impacts dissipate
+    # energy (tests/simulation/test_limits.py); this test is about the integrator alone
     tr = simulate(ur5e, q0, np.array([0.5, 0, -0.3, 0, 0.2, 1.0]), 2.0, rtol=1e-10, atol=1e-12,
-                  passive=False)
+                  passive=False, limits=False)
     assert len(tr) == 201 and tr.t[-1] == pytest.approx(2.0)
     drift = np.max(np.abs(tr.energy - tr.energy[0])) / np.max(np.abs(tr.energy))
     assert drift <= 1e-6
@@ -82,8 +84,11 @@ def test_trajectory_files_roundtrip(tmp_path, ur5e):
     tr.save(tmp_path / "t.csv")
     with open(tmp_path / "t.csv") as fh:
         rows = list(csv.reader(fh))
-    assert rows[0][:2] == ["t", "q[shoulder_pan_joint]"] and rows[0][-1] == "energy"
+    assert rows[0][:2] == ["t", "q[shoulder_pan_joint]"] and rows[0][1 + 4 * 6] == "energy"
+    assert rows[0][-1] == "stop_force[wrist_3_joint]"   # the end-stop columns follow (UR5e limits ±2π)
     assert len(rows) == 1 + len(tr) and float(rows[-1][0]) == pytest.approx(0.1)
+    back = Trajectory.load(tmp_path / "t.csv")
+    assert np.array_equal(back.stop_active, tr.stop_active) and np.array_equal(back.stop_force, tr.stop_force)
 
 
 def test_bad_state_arguments_raise_state_error(ur5e):

@@ -1,88 +1,22 @@
-"""The viewer (issue 5) draws for real: offscreen through EGL in this process, and in a real window under
+"""The viewer (issue 5) draws for real (this file: the clock, scenes, offscreen frames, the CLI; the window,
+the fast drawing paths and the sizing run's layers: test_viewer_window.py): offscreen through EGL in this process, and in a real window under
 Xvfb in a subprocess. Pixels are checked: something drawn, frames differ between poses, an opened loop
 shows in red next to its segment, arrows in their colours. In CI (env CI set) nothing here may skip: the
 GL packages come from .ci/run.
 
 pyglet picks its backend once per process, so this module renders headless only; the window and the
 "core never imports the viewer" checks run in subprocesses."""
-import os
-import shutil
 import subprocess
 import sys
-import tempfile
-import textwrap
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 import urdf_dyn as ud
-from _robots import ROOT
-
-IN_CI = bool(os.environ.get("CI"))
-
-
-def _require(mod):
-    if IN_CI:
-        return __import__(mod)
-    return pytest.importorskip(mod, reason=f"{mod} not installed (pip install -e '.[viewer]')")
-
-
-for _m in ("trimesh", "pyglet", "imageio"):
-    _require(_m)
-
-# The viewer installs as the package urdf_dyn_viewer (pyproject package-dir: viewer/). Without an install
-# (PYTHONPATH=.), make it importable here and in subprocesses through a symlink in a temporary folder.
-_SHIM = None
-try:
-    import urdf_dyn_viewer  # noqa: F401
-except ImportError:
-    _SHIM = tempfile.mkdtemp(prefix="urdf_dyn_viewer_shim_")
-    os.symlink(ROOT / "viewer", Path(_SHIM) / "urdf_dyn_viewer")
-    sys.path.insert(0, _SHIM)
-
-
-def _env(**extra):
-    env = dict(os.environ)
-    paths = [str(ROOT)] + ([_SHIM] if _SHIM else []) + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
-    env["PYTHONPATH"] = os.pathsep.join(paths)
-    env.update(extra)
-    return env
-
-
-from urdf_dyn_viewer.backend import ViewerError  # noqa: E402
-from urdf_dyn_viewer.playback import Motion, Playback, demo_motion, motion_from_pose  # noqa: E402
-from urdf_dyn_viewer.scene import RobotScene, ViewerWarning  # noqa: E402
-
-PUMA = ROOT / "robots" / "puma560.urdf"
-EXCAVATOR = ROOT / "robots" / "excavator.urdf"
-FOUR_BAR = ROOT / "robots" / "four_bar.urdf"
-BG = np.array([0.93, 0.94, 0.96]) * 255
-
-
-@pytest.fixture(scope="module")
-def gl():
-    """Headless pyglet for this process; fails (does not skip) when EGL is missing."""
-    from urdf_dyn_viewer.backend import select
-    assert select(True), "pyglet was imported with a display backend before this test module"
-    return True
-
-
-def _viewer(model, q_or_motion, **kw):
-    from urdf_dyn_viewer.export import offscreen_viewer
-    motion = q_or_motion if isinstance(q_or_motion, Motion) else motion_from_pose(model, q_or_motion)
-    return offscreen_viewer(RobotScene(model), Playback(motion), **kw)
-
-
-def _drawn(img):
-    """Fraction of pixels that differ from the background."""
-    return float(np.mean(np.abs(img.astype(float) - BG).sum(axis=-1) > 30))
-
-
-def _red(img):
-    r, g, b = (img[..., k].astype(int) for k in range(3))
-    return (r > 200) & (g < 40) & (b < 40)
+from viewerkit import (EXCAVATOR, FOUR_BAR, PUMA, ROOT, ViewerError, Motion, Playback, RobotScene,  # noqa: F401
+                       ViewerWarning, demo_motion, drawn as _drawn, env as _env, gif_frames as _gif_frames, gl,
+                       motion_from_pose, red as _red, viewer as _viewer)
 
 
 # -- no GL -------------------------------------------------------------------------------------------------
@@ -330,9 +264,6 @@ def test_pin_forces_match_closed_loop_dynamics():
 
 
 # -- export and CLI ------------------------------------------------------------------------------------------
-def _gif_frames(path):
-    import imageio.v2 as imageio
-    return [f[..., :3].astype(float) for f in imageio.mimread(path)]
 
 
 def test_cli_view_writes_a_moving_excavator_gif(tmp_path, gl):
@@ -401,229 +332,3 @@ def test_launch_outputs_animation(tmp_path, gl):
     frames = _gif_frames(written["animation"])
     assert len(frames) == 6 and frames[0].shape == (150, 200, 3)
     assert np.mean(np.abs(frames[0] - frames[-1]).sum(-1) > 30) > 0.005
-
-
-# -- a real window ---------------------------------------------------------------------------------------------
-def _start_xvfb():
-    exe = shutil.which("Xvfb")
-    if exe is None:
-        if IN_CI:
-            pytest.fail("Xvfb is not installed (.ci/run installs xvfb)")
-        pytest.skip("Xvfb is not installed")
-    r, w = os.pipe()
-    proc = subprocess.Popen([exe, "-displayfd", str(w), "-screen", "0", "1024x768x24", "-nolisten", "tcp"],
-                            pass_fds=(w,), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    os.close(w)
-    with os.fdopen(r) as fh:
-        num = fh.readline().strip()  # Xvfb writes the display number it chose once it is ready
-    if not num:
-        proc.kill()
-        pytest.fail("Xvfb did not start")
-    return proc, f":{num}"
-
-
-def test_window_under_xvfb_plays_and_screenshots(tmp_path):
-    proc, display = _start_xvfb()
-    shot = tmp_path / "window.png"
-    code = textwrap.dedent(f"""
-        import urdf_dyn, numpy as np
-        from urdf_dyn_viewer.cli import _window
-        from urdf_dyn_viewer.playback import demo_motion
-        m = urdf_dyn.load({str(FOUR_BAR)!r})
-        mo = demo_motion(m, duration=1.0, dt=0.05)
-        _window(m, mo, (400, 300), 30.0, 1.0, [], True, max_frames=12, screenshot={str(shot)!r})
-        import pyglet
-        assert not pyglet.options['headless']
-        print('ok')
-    """)
-    try:
-        r = subprocess.run([sys.executable, "-c", code], env=_env(DISPLAY=display), capture_output=True, text=True,
-                           timeout=120)
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
-    assert r.returncode == 0 and "ok" in r.stdout, r.stderr
-    import imageio.v2 as imageio
-    img = imageio.imread(shot)
-    assert img.shape == (300, 400, 3) and _drawn(img) > 0.1
-    coupler = (img[..., 1] > 90) & (img[..., 0] < 60) & (img[..., 2] < 80)  # the green coupler bar
-    assert coupler.sum() > 100
-
-
-def test_run_view_force_arrows_and_loop_tolerance_options(tmp_path, gl):
-    """run_view honours ``forces`` and ``loop_tol`` when the CLI passes them (flags not wired yet)."""
-    import argparse
-
-    import imageio.v2 as imageio
-    from urdf_dyn_viewer.cli import run_view
-    ns = dict(robot=str(FOUR_BAR), package_dir=[], xacro_arg=[], traj=None, fps=30.0, speed=1.0, size="320x240",
-              show="", no_loops=False)
-    out = tmp_path / "arrows.png"
-    assert run_view(argparse.Namespace(**ns, q=None, out=str(out), forces=True)) == 0
-    img = imageio.imread(out)
-    assert ((img[..., 0] < 60) & (img[..., 1] > 120) & (img[..., 2] > 170)).sum() > 10  # pin arrow
-    # the four-bar opened by 0.17 m: red at the default tolerance (test above), not at loop_tol = 10
-    out2 = tmp_path / "tol.png"
-    q = "crank_joint=1.3"
-    assert run_view(argparse.Namespace(**ns, q=q, out=str(out2), loop_tol=10.0)) == 0
-    assert _red(imageio.imread(out2)).sum() < 5
-    with pytest.raises(ViewerError, match="loop-tol"):
-        run_view(argparse.Namespace(**ns, q=None, out=str(out2), loop_tol=-1.0))
-
-
-def test_gif_delays_add_up_to_the_motion_time(tmp_path):
-    from PIL import Image
-    from urdf_dyn_viewer.export import write_frames
-    frames = [np.full((8, 8, 3), 8 * k, np.uint8) for k in range(31)]
-    assert write_frames(tmp_path / "a.gif", iter(frames), fps=30) == 31
-    im = Image.open(tmp_path / "a.gif")
-    delays = []
-    for k in range(im.n_frames):
-        im.seek(k)
-        delays.append(im.info["duration"])
-    assert im.n_frames == 31 and set(delays) <= {30, 40} and sum(delays) == 1030  # 31 frames at 30 fps
-    with pytest.raises(ViewerError, match="format"):
-        write_frames(tmp_path / "a.avi", iter(frames), fps=30)
-
-
-# -- the fast drawing paths (issue 14) against the reference ones -------------------------------------------
-def test_body_buffers_draw_what_trimesh_draws(gl):
-    """The robot drawn from BodyMeshes (static buffers, one transform per body, closed meshes culled) against
-    trimesh's own SceneViewer.on_draw (one vertex list per visual, posed through the scene graph)."""
-    from pyglet import gl as G
-    from trimesh.viewer.windowed import SceneViewer
-    m = ud.load(EXCAVATOR)
-    v = _viewer(m, demo_motion(m, duration=1.0, dt=0.1), size=(320, 240))
-    try:
-        for name, geom in v.scene.geometry.items():  # trimesh's vertex lists (the viewer keeps textured ones only)
-            SceneViewer.add_geometry(v, name, geom, smooth=False)
-        for q in (v.playback.motion.q[0], v.playback.motion.q[-1]):
-            v.robot.set_q(q)  # updates the scene graph too
-            v.switch_to()
-            v._draw_scene()
-            G.glFinish()
-            ours = v.read_pixels().astype(float)
-            SceneViewer.on_draw(v)
-            G.glFinish()
-            ref = v.read_pixels().astype(float)
-            assert _drawn(ref) > 0.05
-            differ = np.abs(ours - ref).sum(-1) > 30
-            assert differ.mean() < 0.005, differ.mean()  # silhouette pixels at most
-    finally:
-        v.close()
-
-
-def test_glyph_text_matches_pyglet_labels(gl):
-    """The heads-up text from the glyph atlas (one draw) against pyglet Labels of the same lines."""
-    import pyglet
-    from pyglet import gl as G
-    from urdf_dyn_viewer.window import FONT_NAMES, FONT_SIZE
-    m = ud.load(FOUR_BAR)
-    v = _viewer(m, m.q_initial(), size=(320, 240))
-    lines = [("four_bar   t =   0.123 s / 1.000 s   x1", (20, 20, 30, 255)),
-             ("crank_joint  q =   +1.2346 rad |δ| = 3.1e-07 · ‖x‖", (0, 150, 0, 255))]
-    try:
-        imgs = []
-        for use_labels in (False, True):
-            v.switch_to()
-            G.glClear(G.GL_COLOR_BUFFER_BIT | G.GL_DEPTH_BUFFER_BIT)
-            G.glDisable(G.GL_LIGHTING)
-            G.glDisable(G.GL_DEPTH_TEST)
-            G.glMatrixMode(G.GL_PROJECTION)
-            G.glPushMatrix()
-            G.glLoadIdentity()
-            G.glOrtho(0, v.width, 0, v.height, -1, 1)
-            G.glMatrixMode(G.GL_MODELVIEW)
-            G.glPushMatrix()
-            G.glLoadIdentity()
-            for k, (text, rgba) in enumerate(lines):
-                y = v.height - 4 - 13 * k
-                if use_labels:
-                    pyglet.text.Label(text, font_name=FONT_NAMES, font_size=FONT_SIZE, x=6, y=y, anchor_x="left",
-                                      anchor_y="top", color=rgba).draw()
-                else:
-                    v.text.add(text, 6, y, rgba)
-            if use_labels:
-                pyglet.text.Label("bottom anchored", font_name=FONT_NAMES, font_size=FONT_SIZE, x=40, y=60,
-                                  anchor_y="bottom", color=(200, 0, 0, 255)).draw()
-            else:
-                v.text.add("bottom anchored", 40, 60, (200, 0, 0, 255), anchor_y="bottom")
-            v.text.draw()
-            G.glPopMatrix()
-            G.glMatrixMode(G.GL_PROJECTION)
-            G.glPopMatrix()
-            G.glMatrixMode(G.GL_MODELVIEW)
-            G.glEnable(G.GL_DEPTH_TEST)
-            G.glEnable(G.GL_LIGHTING)
-            G.glFinish()
-            imgs.append(v.read_pixels().astype(float))
-        ink = np.abs(imgs[1] - BG).sum(-1) > 30
-        assert ink.sum() > 300  # the labels wrote text
-        assert np.abs(imgs[0] - imgs[1]).max() <= 2  # the same glyphs at the same pixels
-    finally:
-        v.close()
-
-
-def test_gif_of_a_loop_robot_has_every_frame_and_shows_the_robot(tmp_path, gl):
-    """A GIF through the fast path (BGRA reads mapped through one palette): the frame count of a 2.5 s motion
-    at 8 fps (0, 1/8, ..., 2.5 s: 21 frames), every frame showing the excavator where the camera projects its
-    bounding box, and each frame equal, up to the palette, to the RGB frame of the same pose drawn directly."""
-    from PIL import Image
-    from urdf_dyn_viewer.export import render_motion
-    m = ud.load(EXCAVATOR)
-    motion = demo_motion(m, duration=2.5, dt=0.05)
-    out = render_motion(m, motion, tmp_path / "dig.gif", fps=8, size=(320, 240))
-    frames = _gif_frames(out)
-    assert len(frames) == 21 and frames[0].shape == (240, 320, 3)
-    assert Image.open(out).info.get("loop") == 0
-    v = _viewer(m, motion, size=(320, 240))
-    try:
-        for k in (0, 10, 20):
-            v.playback.seek(k / 8)
-            v.robot.set_q(v.playback.q)
-            direct = v.render().astype(float)
-            gif = frames[k]
-            assert np.mean(np.abs(gif - direct)) < 3 and np.mean(np.abs(gif - direct).sum(-1) > 60) < 0.002
-            # the robot: URDF yellow (CAT yellow body) pixels inside the projected bounding box of the visuals
-            pts = v.robot.points(v.robot.q[None])
-            uv = np.array([v.project(p) for p in pts])
-            x0, y0 = uv.min(axis=0)
-            x1, y1 = uv.max(axis=0)
-            r, g, b = gif[..., 0], gif[..., 1], gif[..., 2]
-            yellow = (r > 150) & (g > 100) & (b < 80)
-            ys, xs = np.nonzero(yellow)
-            assert len(xs) > 500
-            rows_gl = gif.shape[0] - 1 - ys
-            assert np.mean((xs >= x0 - 2) & (xs <= x1 + 2) & (rows_gl >= y0 - 2) & (rows_gl <= y1 + 2)) > 0.99
-        assert max(np.mean(np.abs(frames[0] - f).sum(-1) > 30) for f in frames) > 0.01  # it moves
-    finally:
-        v.close()
-
-
-def test_bgra_frames_map_to_the_palette_cells_of_their_rgb(tmp_path):
-    """The compiled mapping of framebuffer reads (B, G, R, A, bottom row first) against the 15-bit cell of the
-    same pixels as RGB top row first, computed with numpy; and compiled from an empty numba cache without any
-    warning (a fresh process with warnings as errors)."""
-    from urdf_dyn_viewer.gif import GifWriter
-    rng = np.random.default_rng(3)
-    rgb = rng.integers(0, 256, (37, 53, 3), dtype=np.uint8)
-    bgra = np.concatenate([rgb[::-1, :, ::-1], np.full((37, 53, 1), 255, np.uint8)], axis=-1)
-    lut = rng.integers(0, 255, 32768).astype(np.uint8)
-    w = GifWriter(np.zeros((255, 3), np.uint8), lut, 10)
-    r, g, b = (rgb[..., k].astype(np.int64) for k in range(3))
-    assert np.array_equal(w.indices(bgra), lut[((r >> 3) << 10) | ((g >> 3) << 5) | (b >> 3)])
-    # the same frame through the worker thread: the GIF's one frame holds those indices
-    palette = rng.integers(0, 256, (255, 3)).astype(np.uint8)
-    w = GifWriter(palette, lut, 10)
-    w.add_bgra(bgra)
-    assert w.save(tmp_path / "one.gif") == 1
-    from PIL import Image
-    assert np.array_equal(np.asarray(Image.open(tmp_path / "one.gif")), w.indices(bgra))
-    code = ("import warnings; warnings.simplefilter('error')\n"
-            "import numpy as np\n"
-            "from urdf_dyn_viewer.gif import _bgra_indices\n"
-            "out = _bgra_indices(np.zeros((2, 3, 4), np.uint8), np.arange(32768).astype(np.uint8), np.empty((2, 3), np.uint8))\n"
-            "assert out.shape == (2, 3)\n")
-    r = subprocess.run([sys.executable, "-c", code], env=_env(NUMBA_CACHE_DIR=str(tmp_path / "numba")),
-                       capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0 and not r.stderr.strip(), r.stderr

@@ -25,12 +25,14 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit, prange
+
+from urdf_dyn.numba_cache import install as _portable_cache
 from numba import types as nt
 
 from urdf_dyn.algorithms._kernels import _aba_p, crba_packed, rnea_packed
 from urdf_dyn.algorithms._kernels import pack as _pack
 
-__all__ = ["pack", "rnea1", "aba1", "crba1", "rnea", "crba", "aba", "PARALLEL_MIN_BATCH"]
+__all__ = ["pack", "rnea1", "aba1", "crba1", "rnea", "crba", "aba", "PARALLEL_MIN_BATCH", "entry_point"]
 
 
 def pack(parent, jtype, axis, X_tree, I, a0):
@@ -39,6 +41,8 @@ def pack(parent, jtype, axis, X_tree, I, a0):
                  np.ascontiguousarray(axis, float), np.ascontiguousarray(X_tree, float),
                  np.ascontiguousarray(I, float), np.ascontiguousarray(a0, float))
 
+
+_portable_cache()   # the kernels' numba cache, shared by checkouts of the same sources
 
 @njit(cache=True)
 def _finite(x):
@@ -75,9 +79,10 @@ def _crba1(ib, fb, q, H):
     if not _finite(q):
         return 1
     crba_packed(ib, fb, q[None, :], H[None], np.int64(0), np.int64(1))
-    for i in range(H.shape[0]):
-        if not _finite(H[i]):
-            return 2
+    for i in range(H.shape[0]):         # indexed, not by row views (each costs a reference count)
+        for j in range(i + 1):
+            if not np.isfinite(H[i, j]):
+                return 2
     return 0
 
 
@@ -167,6 +172,19 @@ def compiled(name):
 
 
 _COMPILED = {}
+
+
+def entry_point(dispatcher, args):
+    """The compiled function of ``dispatcher`` for the types of ``args`` (compiled or loaded from the cache on
+    first use): a caller that makes the same call many times (a ``Data`` workspace's single-state call)
+    keeps it and skips the dispatcher's typing of every argument (≈ 0.1 µs an argument; 15 µs for the 34
+    of ``actuation_path``). The caller must then pass arguments of exactly these types."""
+    sig = tuple(dispatcher.typeof_pyval(a) for a in args)
+    f = dispatcher.overloads.get(sig)
+    if f is None:
+        dispatcher.compile(sig)
+        f = dispatcher.overloads[sig]
+    return f.entry_point
 
 
 def _get(name):

@@ -1,7 +1,7 @@
 """Compiled (numba) kernels of the tree algorithms, written to be read beside RBDA's tables.
 
 Every kernel loops over a batch of N states (arrays (N, nv)); a single state is a batch of one, so one
-code path serves both (DESIGN §5). Public, checked wrappers are in ``dynamics.py`` (through the entry points
+code path serves both (docs/architecture.md, "Compiled kernels"). Public, checked wrappers are in ``dynamics.py`` (through the entry points
 of ``_calls.py``); these kernels assume valid float64 inputs. Body arrays have NB+1 entries, index 0 = fixed
 base.
 
@@ -30,6 +30,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from urdf_dyn.numba_cache import install as _portable_cache
+
 from urdf_dyn.algorithms.joints import (FREE, PLANAR, PRIS_Z, PRISMATIC, REV_Z, REVOLUTE, is_sub, jcalc, joint_pose,
                                         q_indices, quat_entries)
 from urdf_dyn.algorithms.joints import write_subspace as _S
@@ -39,6 +41,8 @@ from urdf_dyn.algorithms.spatial import crm
 # ---------------------------------------------------------------------------------------------------------
 # small 3-D helpers (all write into `out`, which must not alias the inputs)
 # ---------------------------------------------------------------------------------------------------------
+_portable_cache()   # the kernels' numba cache, shared by checkouts of the same sources
+
 @njit(cache=True, inline="always")
 def _cross(a, b, out):
     out[0] = a[1] * b[2] - a[2] * b[1]

@@ -29,6 +29,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from urdf_dyn.numba_cache import install as _portable_cache
+
 from urdf_dyn.algorithms.spatial import rodrigues, skew
 
 __all__ = ["REVOLUTE", "PRISMATIC", "FREE", "PLANAR", "SUB_R", "SUB_P", "REV_Z", "PRIS_Z", "TYPE_CODES", "NQ", "jcalc",
@@ -49,6 +51,8 @@ TYPE_CODES = {"revolute": REVOLUTE, "continuous": REVOLUTE, "prismatic": PRISMAT
 #: number of position coordinates read by each type code (sub-bodies read none)
 NQ = {REVOLUTE: 1, PRISMATIC: 1, FREE: 7, PLANAR: 3, SUB_R: 0, SUB_P: 0, REV_Z: 1, PRIS_Z: 1}
 
+
+_portable_cache()   # the kernels' numba cache, shared by checkouts of the same sources
 
 @njit(cache=True, inline="always")
 def is_sub(jtype):

@@ -251,11 +251,11 @@ def cmd_fd(args):
 
 
 def cmd_simulate(args):
-    from urdf_dyn.simulation.controllers import GravityCompensation, Passive
+    from urdf_dyn.simulation.controllers import GravityCompensation, ZeroTorque
     from urdf_dyn.reports.report import format_table, torque_table
     from urdf_dyn.simulation.simulate import simulate
     m = load_from_args(args)
-    ctrl = {"passive": Passive, "gravity": GravityCompensation}[args.controller](m)
+    ctrl = {"passive": ZeroTorque, "gravity": GravityCompensation}[args.controller](m)
     q0, qd0 = _vector(m, args.q0, "q0"), _vector(m, args.qd0, "qd0")
     try:
         traj = simulate(m, q0, qd0, args.duration, controller=ctrl, dt_out=args.dt, integrator=args.integrator,
@@ -315,9 +315,8 @@ def cmd_size(args):
 
 def cmd_sweep(args):
     from urdf_dyn.jobs.sweep_job import run_sweep_file
-    if args.workers is not None and args.workers < 0:
-        raise UrdfDynError(f"--workers: expected 0 or more, got {args.workers}")
-    run_sweep_file(args.launch_file, out_dir=args.out_dir, scheduler=args.scheduler, workers=args.workers)
+    run_sweep_file(args.launch_file, out_dir=args.out_dir, scheduler=args.scheduler, workers=args.workers,
+                   trust_scheduler=args.trust_scheduler)
     return 0
 
 
@@ -400,8 +399,14 @@ def main(argv=None) -> int:
                    help="print the JSON Schema of scenario files (of one job, or of all) and exit")
     s.add_argument("--out-dir", help="override outputs.directory")
     s.set_defaults(func=cmd_launch)
-    s = sub.add_parser("view", help="play a robot or a trajectory (window, or offscreen to PNG/GIF/MP4)")
-    s.add_argument("robot", help="URDF or xacro file")
+    s = sub.add_parser("view", help="play a robot, a trajectory or a sizing run (window, browser with --web, or "
+                       "offscreen to PNG/GIF/MP4)")
+    s.add_argument("robot", help="URDF or xacro file (or a sizing job's output folder: its robot and run)")
+    s.add_argument("run_dir", nargs="?", metavar="RUN_DIR", help="a sizing job's output folder (motion.npz, forces, "
+                   "soil.csv, view.json) to play with its loads")
+    s.add_argument("--web", action="store_true", help="serve the viewer in a browser (viser) and print its URL")
+    s.add_argument("--port", type=int, default=8080, help="--web: port (the next free one when it is in use)")
+    s.add_argument("--host", default="127.0.0.1", help="--web: address to listen on (0.0.0.0: every interface)")
     s.add_argument("--package-dir", action="append", default=[], metavar="DIR|PKG=DIR")
     s.add_argument("--xacro-arg", action="append", default=[], metavar="NAME:=VALUE")
     s.add_argument("--trust-xacro", action="store_true", help="evaluate xacro expressions as Python (RUNS CODE)")
@@ -425,6 +430,8 @@ def main(argv=None) -> int:
     s.add_argument("launch_file", help="launch file with a sweep: section")
     s.add_argument("--scheduler", metavar="tcp://HOST:PORT", help="an existing Dask scheduler (default: a LocalCluster)")
     s.add_argument("--workers", type=int, metavar="N", help="LocalCluster processes (default: one per core; 0: no Dask)")
+    s.add_argument("--trust-scheduler", action="store_true", help="use the file's sweep.scheduler address (Dask "
+                   "unpickles what a scheduler sends: a hostile address RUNS CODE; default: refused)")
     s.add_argument("--out-dir", help="override outputs.directory")
     s.set_defaults(func=cmd_sweep)
     s = sub.add_parser("excavator", help="build an excavator URDF with its loops from a side-view pin table (YAML)")
@@ -445,12 +452,13 @@ def main(argv=None) -> int:
 
     def cmd_export(args):
         from urdf_dyn.constraints.assembly import assemble
-        from urdf_dyn.io.mjcf_export import export_mjcf
-        model = load_from_args(args)
+        from urdf_dyn.io.mjcf_export import check_soft, export_mjcf
         try:
             solref = tuple(float(x) for x in args.solref.split(","))
-        except ValueError:
-            raise UrdfDynError(f"--solref {args.solref!r}: expected two numbers 'timeconst,dampratio'") from None
+            check_soft(solref, (0.9999, 0.9999, 0.001), 0.001)
+        except ValueError as e:
+            raise UrdfDynError(f"--solref {args.solref!r}: expected two numbers 'timeconst,dampratio' ({e})") from None
+        model = load_from_args(args)
         q = assemble(model, model.q_initial()) if model.loops else model.q_initial()
         mj = export_mjcf(model, args.mjcf, q_ref=q, solref=solref)
         print(f"wrote {args.mjcf}: {mj.nbody - 1} bodies, {mj.njnt} joints, {mj.neq} equalities, "

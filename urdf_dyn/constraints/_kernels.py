@@ -14,10 +14,14 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from urdf_dyn.numba_cache import install as _portable_cache
+
 from urdf_dyn.algorithms.joints import write_subspace
 from urdf_dyn.algorithms._kernels import crba_packed, crm_mul, group_base, plux_er, rnea_packed, split_tree, xup
 from urdf_dyn.algorithms.joints import FREE, PLANAR, SUB_R, is_sub
 
+
+_portable_cache()   # the kernels' numba cache, shared by checkouts of the same sources
 
 @njit(cache=True)
 def _log3(R, out):

@@ -19,10 +19,14 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from urdf_dyn.numba_cache import install as _portable_cache
+
 from urdf_dyn.constraints._kernels import _chol, _chol_solve
 
 __all__ = []
 
+
+_portable_cache()   # the kernels' numba cache, shared by checkouts of the same sources
 
 @njit(cache=True)
 def _cp_lu(A, pref, rtol, piv_rows, piv_cols, free):

@@ -8,17 +8,19 @@ import scipy.optimize
 from urdf_dyn._checks import as_batch
 from urdf_dyn.constraints.loops import LoopState, loop_constraints
 from urdf_dyn.errors import ModelError
+from urdf_dyn._checks import renamed_keywords
 
 __all__ = ["assemble", "project_velocity", "check_assembly"]
 
 
-def assemble(model, q_guess=None, hold=(), tol=1e-6, max_nfev=200, compiled=True):
+@renamed_keywords(tol="residual_tol")
+def assemble(model, q_guess=None, hold=(), residual_tol=1e-6, max_nfev=200, compiled=True):
     """Close every loop by least squares (scipy.optimize.least_squares), keeping the joints in ``hold`` at
     their values in ``q_guess`` (default: ``<initial_configuration>``). Starting from a guess near the wanted
     branch keeps that branch; the step is bounded to stay near it.
 
-    Returns q (nq,). Raises ModelError if the loops cannot be closed (residual above ``tol`` [m, rad]),
-    naming the worst loop — e.g. a held joint value out of the mechanism's reach. ``tol`` sits above the
+    Returns q (nq,). Raises ModelError if the loops cannot be closed (residual above ``residual_tol`` [m, rad]),
+    naming the worst loop — e.g. a held joint value out of the mechanism's reach. ``residual_tol`` sits above the
     ~1e-9 that rounding in a file leaves in overconstrained (planar) loops, which no q can remove.
     ``compiled``: the loop terms from the compiled kernel (default) or the readable reference (``LoopState``)."""
     from urdf_dyn._checks import one_state
@@ -50,7 +52,7 @@ def assemble(model, q_guess=None, hold=(), tol=1e-6, max_nfev=200, compiled=True
     q = q0.copy()
     q[free_q] = sol.x
     res = LoopState(model, q, compiled=compiled).deltas()
-    if np.max(np.abs(res), initial=0.0) > tol:
+    if np.max(np.abs(res), initial=0.0) > residual_tol:
         worst = _worst_loop(model, q)
         raise ModelError(f"{model.name}: cannot assemble the loops (largest residual {np.abs(res).max():.3g} at "
                          f"{worst}); held joints: {', '.join(hold) or 'none'} — a held value may be out of reach",
@@ -82,17 +84,18 @@ def project_velocity(model, q, qd, hold=()):
     return out
 
 
-def check_assembly(model, tol=1e-6):
+@renamed_keywords(tol="residual_tol")
+def check_assembly(model, residual_tol=1e-6):
     """Raise ModelError, naming the file, line and ``<loop>`` element, if the loops of ``model`` cannot be
-    closed near its initial configuration (``<initial_configuration>``; residual above ``tol`` [m, rad]
+    closed near its initial configuration (``<initial_configuration>``; residual above ``residual_tol`` [m, rad]
     after ``assemble``). Returns None when they can."""
     if not model.loops:
         return
     gap = [float(np.abs(d).max()) for d in LoopState(model, model.q_initial()).loop_deltas()]
-    if max(gap) <= tol:
+    if max(gap) <= residual_tol:
         return
     try:
-        assemble(model, model.q_initial(), tol=tol)
+        assemble(model, model.q_initial(), residual_tol=residual_tol)
         return
     except ModelError:
         pass

@@ -8,12 +8,14 @@ import numpy as np
 
 from urdf_dyn.algorithms.dynamics import bias_force, mass_matrix
 from urdf_dyn.constraints.loops import loop_constraints, numerical_rank
+from urdf_dyn._checks import renamed_keywords
 
 __all__ = ["complete_pivot_lu", "lu_partial", "lu_solve", "explicit_from_set", "choose_independent",
            "ExplicitConstraint", "explicit_constraint", "UserLoopClosure"]
 
 
-def complete_pivot_lu(K, rtol=1e-6, prefer_last=()):
+@renamed_keywords(rtol="rank_rtol")
+def complete_pivot_lu(K, rank_rtol=1e-6, prefer_last=()):
     """Row-echelon reduction of K (m×n) with complete pivoting (RBDA §8.8).
 
     Returns (rank r, pivot columns (r,) — the dependent coordinates, free columns (n−r,) — independent,
@@ -23,7 +25,7 @@ def complete_pivot_lu(K, rtol=1e-6, prefer_last=()):
     A = np.array(K, float)
     m, n = A.shape
     scale = np.abs(A).max() if A.size else 0.0
-    tol = rtol * scale
+    tol = rank_rtol * scale
     rows, cols = list(range(m)), list(range(n))
     piv_rows, piv_cols = [], []
     pref = set(prefer_last)
@@ -95,14 +97,15 @@ def lu_solve(LU, perm, B):
     return X
 
 
-def explicit_from_set(K, k, rows, dep, free, rtol=1e-6, check=True):
+@renamed_keywords(rtol="rank_rtol")
+def explicit_from_set(K, k, rows, dep, free, rank_rtol=1e-6, check=True):
     """G (n × len(free)), g (n,) of RBDA §8.8 for a given independent set: the rows ``rows`` of K with the
     dependent columns ``dep`` (matched in order) form the r×r block K_d, the ``free`` columns K_i, and
 
         G[dep] = −K_d⁻¹ K_i,   G[free] = 1,   g[dep] = K_d⁻¹ k[rows],   g[free] = 0.
 
     With ``check``, returns None when the set no longer serves here: a pivot of K_d at or below
-    rtol·max|K| (near-singular), or a row of K not satisfied, max|K G| > rtol·max|K|·max(1, max|G|) (the
+    rank_rtol·max|K| (near-singular), or a row of K not satisfied, max|K G| > rank_rtol·max|K|·max(1, max|G|) (the
     rank of K grew). The compiled copy is ``constraints._path._explicit``."""
     n = K.shape[1]
     rows, dep, free = np.asarray(rows, int), np.asarray(dep, int), np.asarray(free, int)
@@ -112,17 +115,18 @@ def explicit_from_set(K, k, rows, dep, free, rtol=1e-6, check=True):
     kmax = np.abs(K).max(initial=0.0)
     if len(rows):
         LU, perm, dmin = lu_partial(K[np.ix_(rows, dep)])
-        if check and not dmin > rtol * kmax:
+        if check and not dmin > rank_rtol * kmax:
             return None
         X = lu_solve(LU, perm, np.column_stack([-K[np.ix_(rows, free)], k[rows]]))
         G[dep] = X[:, :-1]
         g[dep] = X[:, -1]
-    if check and K.size and np.abs(K @ G).max(initial=0.0) > rtol * kmax * max(1.0, np.abs(G).max(initial=0.0)):
+    if check and K.size and np.abs(K @ G).max(initial=0.0) > rank_rtol * kmax * max(1.0, np.abs(G).max(initial=0.0)):
         return None
     return G, g
 
 
-def choose_independent(model, K, rtol=1e-6, independent=None):
+@renamed_keywords(rtol="rank_rtol")
+def choose_independent(model, K, rank_rtol=1e-6, independent=None):
     """(rows, dep, free): a maximal independent set of constraint rows, the dependent coordinates matched
     to them, and the independent coordinates y, by complete pivoting of K (RBDA §8.8), preferring joints
     marked ``independent="true"`` as y; or, with ``independent`` (joint names), those as y and the rows by
@@ -130,12 +134,12 @@ def choose_independent(model, K, rtol=1e-6, independent=None):
     n = model.nv
     if independent is None:
         pref = [model.joint_index(j) for j in model.independent]
-        _, dep, free, rows = complete_pivot_lu(K, rtol, prefer_last=pref)
+        _, dep, free, rows = complete_pivot_lu(K, rank_rtol, prefer_last=pref)
         return rows, dep, free
     free = np.array([model.joint_index(j) for j in independent], int)
     dep = np.array([i for i in range(n) if i not in set(free.tolist())], int)
-    r, _, _ = numerical_rank(K, rtol)
-    rd, piv_cols, _, prow = complete_pivot_lu(K[:, dep], rtol)
+    r, _, _ = numerical_rank(K, rank_rtol)
+    rd, piv_cols, _, prow = complete_pivot_lu(K[:, dep], rank_rtol)
     if len(free) != n - r or rd != len(dep):
         raise ValueError(f"{model.name}: {', '.join(independent)} cannot serve as independent coordinates "
                          f"here (need {n - r} that leave the others determined; rank of the others' "
@@ -144,7 +148,8 @@ def choose_independent(model, K, rtol=1e-6, independent=None):
     return (prow[order] if len(prow) else prow), dep, free
 
 
-def explicit_constraint(model, q, qd, t_stab=None, rtol=1e-6, K=None, k=None, independent=None,
+@renamed_keywords(rtol="rank_rtol")
+def explicit_constraint(model, q, qd, t_stab=None, rank_rtol=1e-6, K=None, k=None, independent=None,
                         data=None) -> ExplicitConstraint:
     """G, g with K G = 0 and K g = k (+ k_stab) from complete-pivot elimination (RBDA §8.8).
 
@@ -158,10 +163,10 @@ def explicit_constraint(model, q, qd, t_stab=None, rtol=1e-6, K=None, k=None, in
         K, k = loop_constraints(model, q, qd, t_stab)
     key = None if independent is None else tuple(independent)
     known = None if data is None else data.independent_sets.get(key)
-    out = explicit_from_set(K, k, *known, rtol) if known is not None else None
+    out = explicit_from_set(K, k, *known, rank_rtol) if known is not None else None
     if out is None:
-        known = choose_independent(model, K, rtol, independent)
-        out = explicit_from_set(K, k, *known, rtol, check=False)
+        known = choose_independent(model, K, rank_rtol, independent)
+        out = explicit_from_set(K, k, *known, rank_rtol, check=False)
         if data is not None:
             data.independent_sets[key] = known
     G, g = out

@@ -17,7 +17,7 @@ The spanning tree's equation of motion with loop-closure forces (RBDA eq. 8.34�
                    joint's constraint force as unknowns (eq. 8.64), solved by scipy.sparse (SuperLU).
 - ``"gauss"``    — Gauss's principle of least constraint: minimise (q̈ − a)ᵀ H (q̈ − a) subject to
                    K q̈ = k, with a = H⁻¹(τ − C): q̈ = a + L⁻ᵀ (K L⁻ᵀ)⁺ (k − K a), H = L Lᵀ (Udwadia–Kalaba;
-                   DESIGN §4 on the paper's erroneous (AB)⁺ = B⁺A⁺).
+                   docs/gauss.md on seed 001's erroneous (AB)⁺ = B⁺A⁺; shared with ``urdf_dyn.gauss`` through ``constraints.solve``).
 
 λ has one entry per constraint row: for loop joint k, the wrench T_k λ_k (in Fp coordinates, [n; f] in
 N·m and N) acts on the successor, its negative on the predecessor. Where rows are redundant, λ is the
@@ -40,9 +40,10 @@ from urdf_dyn.constraints.couplings import coupling_rows
 from urdf_dyn.constraints.explicit import complete_pivot_lu, explicit_constraint
 from urdf_dyn.constraints.loops import ConstraintWarning, constraint_terms, numerical_rank
 from urdf_dyn.constraints.passive import passive_forces
-from urdf_dyn.model import Data
+from urdf_dyn.model import Data, default_data
 from urdf_dyn.algorithms import _calls
 from urdf_dyn.constraints import _kernels as _LK
+from urdf_dyn._checks import renamed_keywords
 
 __all__ = ["constrained_forward_dynamics", "ConstrainedAccel", "fast_qdd", "qdd_from_terms", "METHODS"]
 
@@ -152,8 +153,81 @@ def _sparse_method(model, st, tau, K, k, rtol, f_ext_body=None):
     return qdd, lam, nc_all
 
 
-def constrained_forward_dynamics(model, q, qd, tau, loop_solver="nullspace", t_stab=None, rtol=1e-6,
-                                 passive=True) -> ConstrainedAccel:
+_F8 = np.dtype(np.float64)
+_ND = np.ndarray
+
+
+class _ForwardWork:
+    """What ``constraints._path.forward_path`` needs besides the state, prepared once per ``Data``: its
+    compiled entry point, the model-side arguments and the result arrays' shapes."""
+
+    def __init__(self, model):
+        from urdf_dyn.constraints._path import forward_path
+        pack = model.loop_pack
+        n = model.nv
+        pref = np.zeros(n, np.bool_)
+        pref[[model.joint_index(j) for j in model.independent]] = True
+        self.head = (model.parent, model.jtype, model.axis, model.X_tree, *model.kernel_pack, pack["p"], pack["s"],
+                     pack["XP"], pack["XS"], pack["axis"], pack["mode"], pack["row_loop"], pack["row_T"],
+                     _read_only(pref))
+        self.passive = (model.damping,) + ((model.spring_stiffness, model.spring_reference)
+                                           if model.spring_stiffness is not None else (_RO_NONE, _RO_NONE))
+        self.none = (_RO_NONE, _RO_NONE, _RO_NONE)
+        self.x = np.zeros((3, n))                 # the state's rows q, q̇, τ
+        self.n, self.R, self.L = n, len(pack["row_loop"]), len(model.loops)
+        self.names = tuple(lp.name for lp in model.loops)
+        self.free = np.zeros(n, np.int64)
+        self.out = np.zeros(4)
+        self.independent = {}
+        self.kernel = forward_path
+        self.entry = None
+
+
+def _applies(model):
+    """True when the compiled single-state paths cover the model (``inverse._compiled_applies``)."""
+    return (model.loops and not model.mimic and not model.couplings and model.is_fixed_base
+            and model.loop_pack is not None and not any(lp.damping > 0 for lp in model.loops))
+
+
+def _forward_fast(model, q, qd, tau, t_stab, rtol, passive, data):
+    """``constrained_forward_dynamics(loop_solver="nullspace")`` at one plain state by the compiled
+    ``forward_path`` on ``data``'s workspace, or None where the readable path must answer (the kernel's
+    status, module ``_path``)."""
+    w = data.workspace("forward", lambda: _ForwardWork(model) if _applies(model) else None)
+    if w is None:
+        return None
+    x = w.x
+    x[0], x[1], x[2] = q, qd, tau
+    qdd, lam, LF = np.empty(w.n), np.empty(w.R), np.empty((w.L, 6))
+    args = (*w.head, x, *(w.passive if passive else w.none), 0.0 if t_stab is None else 1.0 / t_stab,
+            float(rtol), qdd, lam, LF, w.free, w.out)
+    if w.entry is None:
+        w.entry = _calls.entry_point(w.kernel, args)
+    w.entry(*args)
+    out = w.out
+    if out[0] != 0.0:
+        return None
+    nf = w.n - int(out[1])
+    key = w.free[:nf].tobytes()
+    ind = w.independent.get(key)
+    if ind is None:
+        ind = w.independent[key] = tuple(model.joint_names[j] for j in w.free[:nf])
+    return ConstrainedAccel(qdd, lam, dict(zip(w.names, LF)), int(out[1]), float(out[2]), "nullspace",
+                            {"independent": ind})
+
+
+def _read_only(a):
+    a.setflags(write=False)
+    return a
+
+
+#: "no such passive force" for ``forward_path``, read-only like the Model's arrays (one compiled variant)
+_RO_NONE = _read_only(np.zeros(0))
+
+
+@renamed_keywords(rtol="rank_rtol")
+def constrained_forward_dynamics(model, q, qd, tau, loop_solver="nullspace", t_stab=None, rank_rtol=1e-6,
+                                 passive=True, data=None) -> ConstrainedAccel:
     """Closed-loop forward dynamics at one state (RBDA §8.3–8.5, §8.13).
 
     Args:
@@ -161,13 +235,25 @@ def constrained_forward_dynamics(model, q, qd, tau, loop_solver="nullspace", t_s
             [N m | N] (nq = nv + 1 per floating joint, ``urdf_dyn.model``).
         loop_solver: one of ``METHODS`` (module docstring).
         t_stab: Baumgarte time constant [s] (RBDA §8.3); None for the exact constraint K q̈ = k.
-        rtol: relative tolerance for ranks and pseudo-inverses (overconstrained loops).
+        rank_rtol: relative tolerance for ranks and pseudo-inverses (overconstrained loops).
         passive: add the passive joint forces (``passive_forces``: URDF damping, Gazebo springs, loop-joint
             damping) to τ; the same switch and default (True) as ``simulate`` and ``actuator_forces``.
+        data: a ``urdf_dyn.Data`` of ``model`` whose workspace the call reuses (default: the Model's per-thread
+            one, ``urdf_dyn.model.default_data``). With the default method, one plain state (float64 ndarrays) of a
+            model the compiled path covers (loops without ``<mimic>``, ``<coupling>``, universal or damped
+            loop joints, fixed base) runs ``constraints._path.forward_path``, which tests hold to this
+            function's readable path; near a change of mobility, or where the loops are inconsistent, the
+            readable path answers (and warns).
 
     Returns a ConstrainedAccel. Raises StateError for bad arrays, ValueError for an unknown method. Warns
     (ConstraintWarning) if the constraints are inconsistent (‖K q̈ − k‖ large: e.g. a locked mechanism).
     """
+    if (loop_solver == "nullspace" and q.__class__ is _ND and qd.__class__ is _ND and tau.__class__ is _ND
+            and q.dtype is _F8 and qd.dtype is _F8 and tau.dtype is _F8 and q.ndim == 1 and q.shape == qd.shape
+            == tau.shape == (model.nv,) and (t_stab is None or t_stab > 0)):
+        res = _forward_fast(model, q, qd, tau, t_stab, rank_rtol, passive, default_data(model) if data is None else data)
+        if res is not None:
+            return res
     from urdf_dyn._checks import one_state
     one_state("constrained_forward_dynamics", q=q, qd=qd, tau=tau)
     n = model.nv
@@ -183,7 +269,7 @@ def constrained_forward_dynamics(model, q, qd, tau, loop_solver="nullspace", t_s
     H = mass_matrix(model, q)
     C = bias_force(model, q, qd)
     rhs = tau - C
-    r, sv, tol = numerical_rank(K, rtol)
+    r, sv, tol = numerical_rank(K, rank_rtol)
     if sv.size and np.any((sv > tol) & (sv < 1e3 * tol)):
         warnings.warn(f"{model.name}: loop constraints near-singular here (smallest kept singular value "
                       f"{sv[sv > tol][-1]:.3g}, tolerance {tol:.3g}): near a change of mobility (RBDA §8.10); "
@@ -192,26 +278,26 @@ def constrained_forward_dynamics(model, q, qd, tau, loop_solver="nullspace", t_s
     if method == "direct":
         nc = K.shape[0]
         A = np.block([[H, K.T], [K, np.zeros((nc, nc))]])
-        x = sla.lstsq(A, np.r_[rhs, k], cond=rtol * 1e-3)[0]
+        x = sla.lstsq(A, np.r_[rhs, k], cond=rank_rtol * 1e-3)[0]
         qdd, lam = x[:n], -x[n:]
     elif method == "lambda":
-        qdd, lam = _lambda_solve(H, rhs, K, k, rtol)
+        qdd, lam = _lambda_solve(H, rhs, K, k, rank_rtol)
     elif method == "nullspace":
-        ec = explicit_constraint(model, q, qd, rtol=rtol, K=K, k=k)
+        ec = explicit_constraint(model, q, qd, rank_rtol=rank_rtol, K=K, k=k)
         G, g = ec.G, ec.g
         ydd = np.linalg.solve(G.T @ H @ G, G.T @ (rhs - H @ g))
         qdd = G @ ydd + g
-        lam = np.linalg.lstsq(K.T, H @ qdd - rhs, rcond=rtol)[0] if K.size else np.zeros(0)
+        lam = np.linalg.lstsq(K.T, H @ qdd - rhs, rcond=rank_rtol)[0] if K.size else np.zeros(0)
         diag["independent"] = ec.independent
     elif method == "gauss":
         Lc = np.linalg.cholesky(H)
         a = sla.cho_solve((Lc, True), rhs, check_finite=False)
         B = sla.solve_triangular(Lc, K.T, lower=True, check_finite=False).T  # K L⁻ᵀ (inputs already checked)
-        z = np.linalg.pinv(B, rcond=rtol) @ (k - K @ a)
+        z = np.linalg.pinv(B, rcond=rank_rtol) @ (k - K @ a)
         qdd = a + sla.solve_triangular(Lc.T, z, lower=False, check_finite=False)
-        lam = np.linalg.lstsq(K.T, H @ qdd - rhs, rcond=rtol)[0] if K.size else np.zeros(0)
+        lam = np.linalg.lstsq(K.T, H @ qdd - rhs, rcond=rank_rtol)[0] if K.size else np.zeros(0)
     else:  # sparse
-        qdd, lam, nall = _sparse_method(model, st, tau, K, k, rtol)
+        qdd, lam, nall = _sparse_method(model, st, tau, K, k, rank_rtol)
         diag["sparse_system_size"] = 6 * model.NB + nall
     res = float(np.linalg.norm(K @ qdd - k)) if K.size else 0.0
     scale = max(1.0, float(np.linalg.norm(k)), float(np.linalg.norm(K, ord=np.inf) * np.linalg.norm(qdd)))
@@ -221,7 +307,8 @@ def constrained_forward_dynamics(model, q, qd, tau, loop_solver="nullspace", t_s
     return ConstrainedAccel(qdd, lam, _loop_forces(model, lam), r, res, method, diag)
 
 
-def fast_qdd(model, q, qd, tau, t_stab=None, rtol=1e-6, passive=True, data=None):
+@renamed_keywords(rtol="rank_rtol")
+def fast_qdd(model, q, qd, tau, t_stab=None, rank_rtol=1e-6, passive=True, data=None):
     """q̈ only, for the simulator's inner loop: RBDA §8.5 method 2 without the public function's argument
     checks, rank diagnostics and λ bookkeeping (q, q̇, τ must be valid float64 (nv,) arrays). Computes
     H (CRBA) and C (RNEA) with the kernels, K, k with the compiled loop kernel, H = L Lᵀ (Cholesky),
@@ -248,27 +335,27 @@ def fast_qdd(model, q, qd, tau, t_stab=None, rtol=1e-6, passive=True, data=None)
             qdd = np.empty(q.shape[0])
             if _LK.cl_qdd(model.parent, model.jtype, model.axis, model.X_tree, *model.kernel_pack, q, qd, tau, b,
                           ks, qr, pack["p"], pack["s"], pack["XP"], pack["XS"], pack["axis"], pack["mode"],
-                          pack["row_loop"], pack["row_T"], rows, 0.0 if t_stab is None else 1.0 / t_stab, rtol,
+                          pack["row_loop"], pack["row_T"], rows, 0.0 if t_stab is None else 1.0 / t_stab, rank_rtol,
                           qdd) == 0:
                 return qdd
     if passive:
         tau = tau + passive_forces(model, q, qd)
     _, K, k = constraint_terms(model, q, qd, t_stab)
-    return qdd_from_terms(model, q, qd, tau, K, k, rtol, data)
+    return qdd_from_terms(model, q, qd, tau, K, k, rank_rtol, data)
 
 
 #: "no such passive force" for ``cl_qdd``
 _NONE = np.zeros(0)
 
 
-def qdd_from_terms(model, q, qd, tau, K, k, rtol=1e-6, data=None):
+def qdd_from_terms(model, q, qd, tau, K, k, rank_rtol=1e-6, data=None):
     """q̈ from H q̈ + C = τ + Kᵀλ, K q̈ = k for given K, k (RBDA §8.5 method 2, ``_lambda_solve``). τ already
     holds every applied force. ``data`` (a ``urdf_dyn.Data``) keeps the independent row set between calls."""
     n = model.nv
     q2, qd2 = np.ascontiguousarray(q, float).reshape(1, model.nq), np.ascontiguousarray(qd, float).reshape(1, n)
     H = _calls.crba(*model.kernel_pack, q2)
     C = _calls.rnea(*model.kernel_pack, q2, qd2, np.zeros((1, n)), np.zeros((0, model.NB + 1, 6)))
-    return _lambda_solve(H[0], tau - C[0], K, k, rtol, data)[0]
+    return _lambda_solve(H[0], tau - C[0], K, k, rank_rtol, data)[0]
 
 
 def _lambda_solve(H, rhs, K, k, rtol=1e-6, data=None):

@@ -21,19 +21,20 @@ Kᵀλ = τ_ID − B u (minimum norm where loops are redundant): ``loop_forces[n
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass, field
 
 import numpy as np
-import scipy.optimize
 
 from urdf_dyn._checks import as_batch
 from urdf_dyn.algorithms.dynamics import inverse_dynamics
 from urdf_dyn.constraints.explicit import explicit_constraint
 from urdf_dyn.constraints.forward import _loop_forces
-from urdf_dyn.constraints.loops import LoopState, constraint_terms, numerical_rank
+from urdf_dyn.constraints.loops import constraint_terms, numerical_rank
 from urdf_dyn.constraints.passive import passive_forces
+from urdf_dyn.constraints.actuators import (Actuator, ActuatorForces, _path_inputs, _read_only,  # noqa: F401
+                                           _solve_one, actuation_matrix, actuators_of)
 from urdf_dyn.errors import StateError
-from urdf_dyn.model import Data
+from urdf_dyn.model import Data, default_data
+from urdf_dyn._checks import renamed_keywords
 
 __all__ = ["Actuator", "actuators_of", "actuation_matrix", "constrained_inverse_dynamics", "actuator_forces",
            "ActuatorForces", "ActuationWarning", "ActuationPlan"]
@@ -41,60 +42,6 @@ __all__ = ["Actuator", "actuators_of", "actuation_matrix", "constrained_inverse_
 
 class ActuationWarning(UserWarning):
     """The actuators cannot produce the requested motion (under-actuated), or exceed their limits."""
-
-
-@dataclass(frozen=True)
-class Actuator:
-    """An actuator: ``name``, ``kind`` ("joint" for a tree joint, "loop" for an actuated loop joint),
-    ``joint`` (the tree joint or loop joint it drives), ``unit`` (N or N m), ``limit`` (effort, inf if none)."""
-    name: str
-    kind: str
-    joint: str
-    unit: str
-    limit: float
-
-
-def actuators_of(model, actuated=None):
-    """The actuators of ``model``: tree joints from ``<transmission>`` (all joints if the URDF has neither
-    transmissions nor actuated loops) and loop joints with ``actuated="true"``, or the given list of
-    joint / loop names. Raises KeyError for an unknown name."""
-    loops = {lp.name: lp for lp in model.loops}
-    if actuated is None:
-        names = [lp.name for lp in model.loops if lp.actuated]
-        tree = list(model.actuated_joints) if (model.transmissions or not names) else []
-        names = tree + names
-    else:
-        names = list(actuated)
-    out = []
-    for n in names:
-        if n in loops:
-            lp = loops[n]
-            if lp.S.shape[1] != 1:
-                raise KeyError(f"loop {n!r} ({lp.type}) has {lp.S.shape[1]} freedoms; only 1-dof loop joints "
-                               "can carry an actuator")
-            out.append(Actuator(n, "loop", n, "N" if lp.type == "prismatic" else "N m", lp.effort))
-        else:
-            i = model.joint_index(n)
-            out.append(Actuator(n, "joint", n, "N" if model.joint_types[i] == "prismatic" else "N m",
-                                float(model.effort_limit[i])))
-    return tuple(out)
-
-
-def actuation_matrix(model, q, acts, state=None):
-    """B (nv × p): joint forces τ = B u produced by actuator forces u (module docstring). ``state``: a
-    ``LoopState`` at q to reuse (the loop actuators' columns need its Jacobians)."""
-    B = np.zeros((model.nv, len(acts)))
-    st = state
-    for c, a in enumerate(acts):
-        if a.kind == "joint":
-            B[model.joint_index(a.joint), c] = 1.0
-        else:
-            st = st or LoopState(model, q)
-            lp = next(lp for lp in model.loops if lp.name == a.joint)
-            XFp, _ = st.loop_frames(lp)
-            J = XFp @ (st.body_jacobian(lp.s) - st.body_jacobian(lp.p))
-            B[:, c] = J.T @ np.asarray(lp.S)[:, 0]
-    return B
 
 
 def _consistency(model, st, qd, qdd, K, k, tol):
@@ -124,65 +71,37 @@ def _closed_loop_id(model, q, qd, qdd, check, tol, passive, f_ext, data=None):
     return st, K, k, tau, ec
 
 
-def constrained_inverse_dynamics(model, q, qd, qdd, check=True, tol=1e-6, passive=True, f_ext=None):
+@renamed_keywords(tol="residual_tol")
+def constrained_inverse_dynamics(model, q, qd, qdd, check=True, residual_tol=1e-6, passive=True, f_ext=None, data=None):
     """Closed-loop inverse dynamics (RBDA eq. 8.62) at one consistent state.
 
     Returns (τ_ID (nv,) [N m | N], G (nv × (nv − r))): any τ with Gᵀτ = Gᵀτ_ID produces q̈. τ_ID is the
     spanning tree's RNEA minus the known passive forces (damping, springs) when ``passive``, with the
     external wrenches ``f_ext`` ({link: (6,) [n; f] in the link frame about its origin, N m and N}, as
-    ``inverse_dynamics``) acting on the links. Raises StateError if (q, q̇, q̈) violate the loop constraints by more than ``tol`` (scaled)."""
+    ``inverse_dynamics``) acting on the links. ``data``: a ``urdf_dyn.Data`` whose workspace one plain state
+    (float64 ndarrays, no f_ext, passive, default residual_tol) reuses on the compiled path (default: the Model's
+    per-thread one). Raises StateError if (q, q̇, q̈) violate the loop constraints by more than ``residual_tol`` (scaled)."""
+    if (passive and f_ext is None and residual_tol == 1e-6 and q.__class__ is _ND and qd.__class__ is _ND
+            and qdd.__class__ is _ND and q.dtype is _F8 and qd.dtype is _F8 and qdd.dtype is _F8
+            and q.shape == qd.shape == qdd.shape == (model.nv,)):
+        plan = (default_data(model) if data is None else data).workspace(
+            ("inverse", bool(check)), lambda: _plan(model, (), None, 1e-6, check, with_G=True))
+        if plan is not None:
+            X = plan._X
+            X[0, 0], X[1, 0], X[2, 0] = q, qd, qdd
+            if plan._one():
+                return plan._TAU[0].copy(), plan._GALL[0, :, :int(plan._info[2])].copy()
     from urdf_dyn._checks import one_state
     one_state("constrained_inverse_dynamics", q=q, qd=qd, qdd=qdd)
     n = model.nv
     q, qd, qdd = (as_batch(x, nm, model.nq if nm == "q" else n)[0][0] for x, nm in ((q, "q"), (qd, "qd"), (qdd, "qdd")))
-    _, _, _, tau, ec = _closed_loop_id(model, q, qd, qdd, check, tol, passive, f_ext)
+    _, _, _, tau, ec = _closed_loop_id(model, q, qd, qdd, check, residual_tol, passive, f_ext)
     return tau, (ec.G if ec is not None else np.eye(n))
 
 
-@dataclass
-class ActuatorForces:
-    """Actuator forces for one state or a batch of N states.
-
-    names, units, limits: per actuator; u: (p,) or (N, p) [N | N m]; case: "properly actuated",
-    "redundantly actuated", "under-actuated" or "redundantly and under-actuated"; rank_Gu: rank of G_u;
-    dof: n − r; residual: Gᵀ(τ_ID − B u) ((n−r,) or (N, n−r)), zero unless under-actuated;
-    loop_forces: {loop name: (6,) or (N, 6)} pin wrenches [n; f] on the successor in Fp (N·m, N);
-    over_limit: names of actuators whose |u| exceeds their effort limit somewhere."""
-    names: tuple
-    units: tuple
-    limits: np.ndarray
-    u: np.ndarray
-    case: str
-    rank_Gu: int
-    dof: int
-    residual: np.ndarray
-    loop_forces: dict
-    over_limit: tuple
-    tau_ID: np.ndarray = None
-    details: dict = field(default_factory=dict)
-
-
-def _solve_one(A, b, weights, bounds, rtol):
-    p = A.shape[1]
-    w = np.ones(p) if weights is None else np.asarray(weights, float)
-    if np.any(w <= 0):
-        raise ValueError("actuator weights must be > 0")
-    Wi = 1.0 / np.sqrt(w)  # minimise uᵀ W u: substitute u = W^-½ z, minimum-norm z
-    if bounds is not None:
-        lo, hi = bounds
-        res = scipy.optimize.lsq_linear(A, b, bounds=(lo, hi), method="bvls", tol=1e-12, lsmr_tol="auto")
-        u = res.x
-        # among equally good solutions lsq_linear may return any; if the unbounded minimum-norm answer is
-        # feasible, prefer it
-        u_mn = Wi * (np.linalg.pinv(A * Wi, rcond=rtol) @ b)
-        if np.all(u_mn >= lo - 1e-9) and np.all(u_mn <= hi + 1e-9):
-            u = u_mn
-        return u
-    return Wi * (np.linalg.pinv(A * Wi, rcond=rtol) @ b)
-
-
-def actuator_forces(model, q, qd, qdd, actuated=None, weights=None, bounds=None, rtol=1e-6, check=True,
-                    warn=True, f_ext=None, compiled=True) -> ActuatorForces:
+@renamed_keywords(rtol="rank_rtol")
+def actuator_forces(model, q, qd, qdd, actuated=None, weights=None, bounds=None, rank_rtol=1e-6, check=True,
+                    warn=True, f_ext=None, compiled=True, data=None) -> ActuatorForces:
     """Actuator forces that produce (q, q̇, q̈) — RBDA eq. 8.63 (module docstring for the cases).
 
     Args:
@@ -197,8 +116,19 @@ def actuator_forces(model, q, qd, qdd, actuated=None, weights=None, bounds=None,
             ``bounds``, no ``<mimic>``, no universal loop, no damped loop joint); False runs the readable
             reference, state by state. Both choose the independent set (§8.8) at the first state and
             re-check it at every later one; tests hold them together.
+        data: a ``urdf_dyn.Data`` of ``model`` whose workspace a single-state call reuses (default: the
+            Model's per-thread one, ``urdf_dyn.model.default_data``): one plain state (float64 ndarrays (nv,)) without
+            ``bounds`` or ``f_ext`` runs the compiled path on an ``ActuationPlan`` kept there, with no
+            per-call packing; the result equals that of a batch of one state.
     Raises StateError for inconsistent states or a rank of K that changes along the trajectory; KeyError
     for unknown actuator names. Warns (ActuationWarning) when under-actuated or over a limit."""
+    if (bounds is None and f_ext is None and compiled and q.__class__ is _ND and qd.__class__ is _ND
+            and qdd.__class__ is _ND and q.dtype is _F8 and qd.dtype is _F8 and qdd.dtype is _F8
+            and q.shape == qd.shape == qdd.shape == (model.nv,)):
+        res = _one_state(model, q, qd, qdd, actuated, weights, rank_rtol, check, warn,
+                         default_data(model) if data is None else data)
+        if res is not None:
+            return res
     n = model.nv
     Q, single = as_batch(q, "q", model.nq)
     QD = as_batch(qd, "qd", n, Q.shape[0])[0]
@@ -222,10 +152,10 @@ def actuator_forces(model, q, qd, qdd, actuated=None, weights=None, bounds=None,
             raise StateError(f"f_ext[{link!r}] must have shape (6,) or ({Q.shape[0]}, 6), got {wr.shape}")
         fx[link] = np.broadcast_to(wr, (Q.shape[0], 6))
     if compiled and bounds is None and _compiled_applies(model):
-        U, R, TAU, lam, ranks, dof = _compiled(model, Q, QD, QDD, acts, w, rtol, check, fx)
+        U, R, TAU, lam, ranks, dof = _compiled(model, Q, QD, QDD, acts, w, rank_rtol, check, fx)
         LF = _loop_forces(model, lam.T) if model.has_constraints else {}
     else:
-        U, R, TAU, lam, ranks, dof = _reference(model, Q, QD, QDD, acts, w, bounds, rtol, check, fx)
+        U, R, TAU, lam, ranks, dof = _reference(model, Q, QD, QDD, acts, w, bounds, rank_rtol, check, fx)
         LF = _loop_forces(model, lam.T) if model.has_constraints else {}
     LF = {k: v.T for k, v in LF.items()}
     rank = int(ranks.min()) if len(ranks) else 0
@@ -248,6 +178,64 @@ def actuator_forces(model, q, qd, qdd, actuated=None, weights=None, bounds=None,
                           R, LF, over, TAU)
 
 
+_F8 = np.dtype(np.float64)
+_ND = np.ndarray
+
+
+def _plan(model, actuated, weights, rtol, check, with_G=False):
+    """An ActuationPlan for a Data's workspace, or None where the compiled path does not apply. ``with_G``:
+    the plan's kernel call also returns G (``constrained_inverse_dynamics``)."""
+    try:
+        plan = ActuationPlan(model, actuated, weights, rtol, check)
+    except (KeyError, ValueError):      # the general path raises them with its own message
+        return None
+    if not plan.compiled or not model.loops:
+        return None
+    if with_G:
+        n = model.nv
+        plan._info = np.array([0, 0, 0, 1], np.int64)
+        plan._GALL = np.zeros((1, n, n))
+        plan._tail = plan._tail[:-3] + (plan._GALL, plan._FALL, plan._info)
+    return plan
+
+
+def _one_state(model, q, qd, qdd, actuated, weights, rtol, check, warn, data):
+    """``actuator_forces`` at one plain state through an ``ActuationPlan`` kept in ``data`` (the compiled path,
+    no per-call packing), or None where the general path must answer (not covered, a fallback state, an
+    error to explain)."""
+    key = ("actuation", None if actuated is None else tuple(actuated),
+           None if weights is None else np.asarray(weights, float).tobytes(), float(rtol), bool(check))
+    try:
+        plan = data.workspace(key, lambda: _plan(model, actuated, weights, rtol, check))
+    except TypeError:                   # unhashable actuator names: the general path explains
+        return None
+    if plan is None:
+        return None
+    X = plan._X
+    X[0, 0], X[1, 0], X[2, 0] = q, qd, qdd
+    if not plan._one():
+        return None
+    dof = int(plan._info[2])
+    u, R = plan._U[0].copy(), plan._RES[0, :dof].copy()
+    rank = int(plan._RANK[0]) if len(plan.acts) else 0
+    LF = dict(zip(plan._loop_names, plan._Tb @ plan._LAM[0]))
+    p = len(plan.acts)
+    under, redundant = rank < dof, p > rank
+    case = ("redundantly and under-actuated" if under and redundant else "under-actuated" if under
+            else "redundantly actuated" if redundant else "properly actuated")
+    limits = plan.limits
+    hit = np.abs(u) > plan._lim
+    over = tuple(nm for nm, h in zip(plan._names, hit) if h) if hit.any() else ()
+    if warn and under and np.abs(R).max(initial=0.0) > 1e-9 * (1 + np.abs(plan._TAU).max()):
+        warnings.warn(f"{model.name}: under-actuated (rank G_u = {rank} < {dof} degrees of freedom): the "
+                      f"actuators cannot produce this motion; largest unproduced generalised force "
+                      f"{np.abs(R).max():.3g}", ActuationWarning, stacklevel=3)
+    if warn and over:
+        warnings.warn(f"{model.name}: over the effort limit: {', '.join(over)}", ActuationWarning, stacklevel=3)
+    return ActuatorForces(plan._names, plan._units, limits.copy(), u,
+                          case, rank, dof, R, LF, over, plan._TAU[0].copy())
+
+
 def _compiled_applies(model):
     """True when ``constraints._path.actuation_path`` covers the model: no ``<mimic>`` and no URDF+
     ``<coupling>`` (their rows are not in the compiled loop terms), no universal loop (configuration-dependent
@@ -262,7 +250,7 @@ class ActuationPlan:
     with everything that depends only on the model and the actuator set prepared once: the actuators, the
     packed loop rows and the actuator columns of ``constraints._path.actuation_path``, and its work arrays.
 
-    ``forces(q, q̇, q̈)`` equals ``actuator_forces(model, q, q̇, q̈, actuated, weights, rtol=rtol,
+    ``forces(q, q̇, q̈)`` equals ``actuator_forces(model, q, q̇, q̈, actuated, weights, rank_rtol=rank_rtol,
     check=check).u`` bit for bit (the same compiled path on the same inputs, URDF damping and springs
     included); it only skips the per-call set-up and the pin loads' bookkeeping. Where the compiled path does
     not apply (``<mimic>``, ``<coupling>``, a universal or damped loop joint), and at a state where it
@@ -271,7 +259,7 @@ class ActuationPlan:
     per thread (each controller builds its own).
 
     Args:
-        model: the Model. actuated, weights, rtol, check: as ``actuator_forces`` (no ``bounds``, no
+        model: the Model. actuated, weights, rank_rtol, check: as ``actuator_forces`` (no ``bounds``, no
             ``f_ext``; no warnings are issued).
     Methods:
         forces(q, qd, qdd) -> u (p,) [N | N m]: q, q̇, q̈ (nv,) one consistent state.
@@ -280,8 +268,9 @@ class ActuationPlan:
     Raises StateError for a state of the wrong shape (and, from ``actuator_forces``, a non-finite or —
     with ``check`` — inconsistent one); KeyError for an unknown actuator name; ValueError for a weight ≤ 0."""
 
-    def __init__(self, model, actuated=None, weights=None, rtol=1e-6, check=True):
-        self.model, self.actuated, self.rtol, self.check = model, actuated, float(rtol), bool(check)
+    @renamed_keywords(rtol="rank_rtol")
+    def __init__(self, model, actuated=None, weights=None, rank_rtol=1e-6, check=True):
+        self.model, self.actuated, self.rtol, self.check = model, actuated, float(rank_rtol), bool(check)
         self.acts = actuators_of(model, actuated)
         p, n = len(self.acts), model.nv
         w = np.ones(p) if weights is None else np.broadcast_to(np.asarray(weights, float), (p,))
@@ -305,8 +294,24 @@ class ActuationPlan:
         # actuation_path's arguments: (model, loop rows, actuator columns) + (Q, QD, QDD, f_ext) + (τᵃ) + the rest
         self._head = (model.parent, model.jtype, model.axis, model.X_tree, *model.kernel_pack, *static,
                       self._X[0], self._X[1], self._X[2], model.f_ext_zero)
-        self._tail = (pref, self.weights, self.rtol, self.check, 1e-6, self._TAU, self._U, np.zeros((1, n)),
-                      np.zeros((1, nrows)), self._RANK, np.empty((1, n, n)), self._FALL, self._info)
+        self._RES, self._LAM = np.zeros((1, n)), np.zeros((1, nrows))
+        self._TA = np.zeros((1, n))                       # τᵃ: the tree joints' passive forces (no damped loop)
+        ta = self._TA.view()
+        ta.setflags(write=False)                          # read-only like the other model-side inputs
+        self._springs = model.spring_stiffness is not None and bool(np.any(model.spring_stiffness))
+        self._tail = (ta, pref, self.weights, self.rtol, self.check, 1e-6, self._TAU, self._U, self._RES,
+                      self._LAM, self._RANK, np.empty((1, n, n)), self._FALL, self._info)
+        self._entry = None
+        self.limits = np.array([a.limit for a in self.acts])
+        self._names, self._units = tuple(a.name for a in self.acts), tuple(a.unit for a in self.acts)
+        self._lim_on = (self.limits > 0) & np.isfinite(self.limits)
+        self._lim = np.where(self._lim_on, self.limits * (1 + 1e-9), np.inf)
+        # loop wrenches T_k λ_k of every loop in one product: (L, 6, R) blocks of the rows' directions
+        Tb = np.zeros((len(model.loops), 6, nrows))
+        if nrows:
+            for r_, (l_, t_) in enumerate(zip(static[6][:nrows], static[7][:nrows])):
+                Tb[l_, :, r_] = t_
+        self._Tb, self._loop_names = Tb, tuple(lp.name for lp in model.loops)
         if len(self._loop):                               # B's loop columns: rows S_cᵀ ^{Fp}X_0 (J_s − J_p)
             row_loop, row_T = static[6][nrows:], np.ascontiguousarray(static[7][nrows:])
             self._bcols = (static[:6], row_loop, row_T, np.zeros((len(row_loop), n)), np.zeros(len(row_loop)),
@@ -327,13 +332,26 @@ class ActuationPlan:
                 X[0, 0], X[1, 0], X[2, 0] = q, qd, qdd
         except (TypeError, ValueError):        # not numbers: actuator_forces names the argument
             X = None
-        if X is not None and np.isfinite(X).all():
-            self._FALL[0] = 0
-            self._kernel(*self._head, _read_only(passive_forces(self.model, X[0], X[1])), *self._tail)
-            if self._info[0] == 0 and not self._FALL[0] and np.isfinite(self._TAU).all():
-                return self._U[0].copy()
-        return actuator_forces(self.model, q, qd, qdd, self.actuated, self.weights, rtol=self.rtol,
+        if X is not None and self._one():
+            return self._U[0].copy()
+        return actuator_forces(self.model, q, qd, qdd, self.actuated, self.weights, rank_rtol=self.rtol,
                                check=self.check, warn=False).u
+
+    def _one(self):
+        """The compiled path at the state in ``_X``; True when it answered (finite, consistent, A clearly of
+        full rank), its results then in ``_U``, ``_RES``, ``_LAM``, ``_RANK``, ``_TAU``."""
+        X, m = self._X, self.model      # a non-finite state gives a non-finite τ: the test below catches it
+        ta = self._TA[0]
+        np.multiply(m.damping, X[1, 0], out=ta)
+        np.negative(ta, out=ta)
+        if self._springs:
+            ta -= np.asarray(m.spring_stiffness) * (X[0, 0] - np.asarray(m.spring_reference))
+        self._FALL[0] = 0
+        if self._entry is None:
+            from urdf_dyn.algorithms._calls import entry_point
+            self._entry = entry_point(self._kernel, self._head + self._tail)
+        self._entry(*self._head, *self._tail)
+        return self._info[0] == 0 and not self._FALL[0] and np.isfinite(self._TAU.sum() + self._U.sum())
 
     def joint_forces(self, q, qd, qdd):
         """τ = B u (nv,) [N m | N]: the actuators' generalised forces at one consistent state."""
@@ -379,46 +397,6 @@ def _reference(model, Q, QD, QDD, acts, w, bounds, rtol, check, fx):
         U[i], TAU[i] = u, tau
         ranks[i] = numerical_rank(A, rtol)[0] if p else 0
     return U, (R if R is not None else np.zeros((0, 0))), TAU, LAM, ranks, (dof or 0)
-
-
-def _path_inputs(model, acts):
-    """The inputs of ``constraints._path.actuation_path`` that depend only on the model and the actuators, in
-    its argument order: (lp_p, lp_s, lp_XP, lp_XS, lp_axis, lp_mode, row_loop, row_T, nrows, act_col), and
-    pref (nv,) bool, the independent coordinates that complete pivoting takes last (RBDA §8.8). row_loop and
-    row_T hold the constraint rows, then one row (the motion axis S in Fp) per actuated loop joint."""
-    n, p = model.nv, len(acts)
-    pack = model.loop_pack if model.loops else None
-    nrows = len(pack["row_loop"]) if pack is not None else 0
-    loops = {lp.name: i for i, lp in enumerate(model.loops)}
-    act_col, extra_loop, extra_T = np.zeros(p, np.int64), [], []
-    for c, a in enumerate(acts):
-        if a.kind == "joint":
-            act_col[c] = model.joint_index(a.joint)
-        else:
-            act_col[c] = -(1 + len(extra_loop))
-            extra_loop.append(loops[a.joint])
-            extra_T.append(np.asarray(model.loops[loops[a.joint]].S)[:, 0])
-    if pack is not None:
-        row_loop = np.concatenate([pack["row_loop"], np.array(extra_loop, np.int64)])
-        row_T = np.ascontiguousarray(np.vstack([pack["row_T"], np.array(extra_T).reshape(-1, 6)]))
-        lp = (pack["p"], pack["s"], pack["XP"], pack["XS"], pack["axis"], pack["mode"])
-    else:
-        row_loop, row_T = np.zeros(0, np.int64), np.zeros((0, 6))
-        lp = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, 6, 6)), np.zeros((0, 6, 6)),
-              np.zeros((0, 3)), np.zeros(0, np.int64))
-    pref = np.zeros(n, np.bool_)
-    pref[[model.joint_index(j) for j in model.independent]] = True
-    return (*lp, _read_only(row_loop), _read_only(row_T), nrows, act_col), pref
-
-
-def _read_only(a):
-    """A read-only view of a (the caller's array keeps its own flag). The compiled path's model-side inputs,
-    τᵃ and f_ext are read-only like the Model's packed arrays: numba compiles a kernel once per combination
-    of writable and read-only arguments, and each variant of ``actuation_path`` costs ≈ 10 s on the first
-    run."""
-    v = a.view()
-    v.setflags(write=False)
-    return v
 
 
 def _compiled(model, Q, QD, QDD, acts, w, rtol, check, fx):

@@ -32,6 +32,7 @@ from urdf_dyn.constraints import _kernels as _LK
 from urdf_dyn.constraints.solve import baumgarte
 from urdf_dyn.constraints.couplings import coupling_rows
 from urdf_dyn.algorithms.spatial import crm, inv_plux
+from urdf_dyn._checks import renamed_keywords
 
 __all__ = ["LoopState", "constraint_terms", "loop_constraints", "loop_residuals", "loop_jacobian", "mobility", "Mobility",
            "numerical_rank", "ConstraintWarning"]
@@ -286,19 +287,21 @@ class Mobility:
         return self.nc - self.rank
 
 
-def numerical_rank(K, rtol=1e-6):
+@renamed_keywords(rtol="rank_rtol")
+def numerical_rank(K, rank_rtol=1e-6):
     sv = np.linalg.svd(K, compute_uv=False) if K.size else np.zeros(0)
-    tol = rtol * (sv[0] if sv.size else 0.0)
+    tol = rank_rtol * (sv[0] if sv.size else 0.0)
     r = int(np.sum(sv > tol)) if sv.size and sv[0] > 0 else 0
     return r, sv, tol
 
 
-def mobility(model, q, rtol=1e-6) -> Mobility:
-    """Degrees of freedom of the closed-loop system at q: rank of K with a relative tolerance ``rtol`` (file
+@renamed_keywords(rtol="rank_rtol")
+def mobility(model, q, rank_rtol=1e-6) -> Mobility:
+    """Degrees of freedom of the closed-loop system at q: rank of K with a relative tolerance ``rank_rtol`` (file
     rounding leaves singular values ~1e-9 of σ_max in overconstrained linkages). Warns (ConstraintWarning)
     when a singular value lies within a factor 1000 above the threshold (near a change of mobility)."""
     K, _ = loop_constraints(model, q, np.zeros(model.nv))
-    r, sv, tol = numerical_rank(K, rtol)
+    r, sv, tol = numerical_rank(K, rank_rtol)
     if sv.size and np.any((sv > tol) & (sv < 1e3 * tol)):
         warnings.warn(f"{model.name}: loop constraints near-singular (singular values {sv[sv > tol][-1]:.3g} "
                       f"vs tolerance {tol:.3g}): the mobility may change here (RBDA §8.10)", ConstraintWarning,

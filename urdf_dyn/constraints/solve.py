@@ -28,25 +28,25 @@ def _rank(sv, rtol):
     return int(np.sum(sv > rtol * sv[0])) if sv.size and sv[0] > 0 else 0
 
 
-def kkt_accelerations(H, rhs, K, k, rtol=1e-10):
+def kkt_accelerations(H, rhs, K, k, rank_rtol=1e-10):
     """The Lagrange-multiplier system [H Kᵀ; K 0] [q̈; −λ] = [rhs; k] (RBDA eq. 8.36 in one block; seed 001
     eq. 4): H q̈ = rhs + Kᵀ λ. Solved by LU where K has full row rank, else by SVD least squares with the
-    relative cut-off ``rtol`` (the minimum-norm answer for redundant rows). Returns (q̈ (n,), λ (m,),
+    relative cut-off ``rank_rtol`` (the minimum-norm answer for redundant rows). Returns (q̈ (n,), λ (m,),
     rank of K)."""
     n, m = len(rhs), len(k)
     if m == 0:
         return np.linalg.solve(H, rhs), np.zeros(0), 0
-    rank = _rank(np.linalg.svd(K, compute_uv=False), rtol)
+    rank = _rank(np.linalg.svd(K, compute_uv=False), rank_rtol)
     A = np.block([[H, K.T], [K, np.zeros((m, m))]])
     b = np.concatenate([rhs, k])
-    x = np.linalg.solve(A, b) if rank == m else np.linalg.lstsq(A, b, rcond=rtol)[0]
+    x = np.linalg.solve(A, b) if rank == m else np.linalg.lstsq(A, b, rcond=rank_rtol)[0]
     return x[:n], -x[n:], rank
 
 
-def gauss_accelerations(H, rhs, K, k, rtol=1e-10):
+def gauss_accelerations(H, rhs, K, k, rank_rtol=1e-10):
     """Gauss's principle of least constraint: q̈ minimises ½ (q̈ − a)ᵀ H (q̈ − a) subject to K q̈ = k,
     a = H⁻¹ rhs, in the closed form of Udwadia and Kalaba (1992): with H = L Lᵀ (Cholesky),
-    q̈ = a + L⁻ᵀ (K L⁻ᵀ)⁺ (k − K a), the pseudo-inverse from one SVD with relative cut-off ``rtol`` (any
+    q̈ = a + L⁻ᵀ (K L⁻ᵀ)⁺ (k − K a), the pseudo-inverse from one SVD with relative cut-off ``rank_rtol`` (any
     factor W with W Wᵀ = H⁻¹ gives the same minimiser; seed 001 uses the symmetric M^-½). Returns
     (q̈ (n,), a (n,), rank of K L⁻ᵀ)."""
     L = np.linalg.cholesky(H)
@@ -55,6 +55,6 @@ def gauss_accelerations(H, rhs, K, k, rtol=1e-10):
         return a, a, 0
     B = sla.solve_triangular(L, K.T, lower=True, check_finite=False).T     # K L⁻ᵀ
     U, sv, Vt = np.linalg.svd(B, full_matrices=False)
-    r = _rank(sv, rtol)
+    r = _rank(sv, rank_rtol)
     z = Vt[:r].T @ ((U[:, :r].T @ (k - K @ a)) / sv[:r])
     return a + sla.solve_triangular(L.T, z, lower=False, check_finite=False), a, r

@@ -13,21 +13,23 @@ from urdf_dyn.io.files import atomic_path
 
 from urdf_dyn.gauss.solvers import accelerations, solve_accelerations, stabilised_gamma
 from urdf_dyn.gauss.system import METHODS
+from urdf_dyn._checks import renamed_keywords
 
 __all__ = ["project", "GaussTrajectory", "simulate"]
 
 
-def project(system, q, qd=None, t=0.0, tol=1e-12, max_iter=50):
+@renamed_keywords(tol="residual_tol")
+def project(system, q, qd=None, t=0.0, residual_tol=1e-12, max_iter=50):
     """Project (q, q̇) onto the constraints: q by M-weighted Gauss–Newton steps on φ(q, t) = 0, then q̇
     by the M-weighted minimum-norm correction that makes [φ̇; ψ] = 0. Returns (q, q̇).
-    Raises SimulationError if φ cannot be brought below ``tol`` (e.g. a configuration out of reach)."""
+    Raises SimulationError if φ cannot be brought below ``residual_tol`` (e.g. a configuration out of reach)."""
     q, qd, t = system._state(q, qd, t)
     num = system._numeric()
     Minv = num["Minv"]
     q = q.copy()
     for _ in range(max_iter):
         phi, Jp = num["pos"](q, qd, t)
-        if phi.size == 0 or np.linalg.norm(phi) <= tol:
+        if phi.size == 0 or np.linalg.norm(phi) <= residual_tol:
             break
         A = Jp @ Minv @ Jp.T
         q = q - Minv @ Jp.T @ np.linalg.lstsq(A, phi, rcond=1e-12)[0]
@@ -37,7 +39,7 @@ def project(system, q, qd=None, t=0.0, tol=1e-12, max_iter=50):
     qd = qd.copy()
     for _ in range(max_iter):
         v = system.velocity_residual(q, qd, t)
-        if v.size == 0 or np.linalg.norm(v) <= tol * max(1.0, np.linalg.norm(qd)):
+        if v.size == 0 or np.linalg.norm(v) <= residual_tol * max(1.0, np.linalg.norm(qd)):
             break
         J = num["con"](q, qd, t)[0]
         qd = qd - Minv @ J.T @ np.linalg.lstsq(J @ Minv @ J.T, v, rcond=1e-12)[0]
@@ -106,7 +108,7 @@ def _samples(system, t, X, accel, t_stab, rtol, meta):
     n = system.n
     num = system._numeric()
     q, qd, work = X[:, :n], X[:, n:2 * n], X[:, 2 * n]
-    res = [accelerations(system, qi, qdi, ti, solver=accel, t_stab=t_stab, rtol=rtol)
+    res = [accelerations(system, qi, qdi, ti, solver=accel, t_stab=t_stab, rank_rtol=rtol)
            for ti, qi, qdi in zip(t, q, qd)]
     m = num["m"]
     qdd = np.array([r.qdd for r in res]).reshape(len(t), n)
@@ -119,8 +121,9 @@ def _samples(system, t, X, accel, t_stab, rtol, meta):
                            tuple(system.names), names, meta)
 
 
+@renamed_keywords(pinv_rtol="rank_rtol")
 def simulate(system, q0, qd0=None, duration=1.0, dt_out=0.01, integrator="DOP853", rtol=1e-10, atol=1e-12,
-             solver="gauss", stabilisation="baumgarte", t_stab=0.1, pinv_rtol=1e-10, max_step=np.inf,
+             solver="gauss", stabilisation="baumgarte", t_stab=0.1, rank_rtol=1e-10, max_step=np.inf,
              project_initial=True) -> GaussTrajectory:
     """Integrate M q̈ = Q + Q_c with scipy.integrate.solve_ivp from (q0, q̇0).
 
@@ -146,7 +149,7 @@ def simulate(system, q0, qd0=None, duration=1.0, dt_out=0.01, integrator="DOP853
     def rhs(t, x):
         q, qd = x[:n], x[n:2 * n]
         Q, Qnc, Vt, J, gamma, phid, psi, phi = num["all"](q, qd, t)
-        qdd = solve_accelerations(num, Q, J, stabilised_gamma(gamma, phid, psi, phi, ts), solver, pinv_rtol)[0]
+        qdd = solve_accelerations(num, Q, J, stabilised_gamma(gamma, phid, psi, phi, ts), solver, rank_rtol)[0]
         return np.concatenate([qd, qdd, [Qnc @ qd + float(Vt)]])
 
     n_out = int(np.floor(duration / dt_out + 1e-9)) + 1
@@ -183,7 +186,7 @@ def simulate(system, q0, qd0=None, duration=1.0, dt_out=0.01, integrator="DOP853
             X, tt = X[:stop], tt[:stop]
             failure = f"the solver stopped at t = {sol.t[-1] if len(sol.t) else 0:.6g} s: {sol.message}"
     meta["status"] = "failed" if failure else "finished"
-    traj = _samples(system, tt, X, solver, ts, pinv_rtol, meta)
+    traj = _samples(system, tt, X, solver, ts, rank_rtol, meta)
     if failure:
         meta["message"] = failure
         raise SimulationError(f"{system.name}: {failure}; {len(traj)} samples kept", trajectory=traj)

@@ -11,6 +11,7 @@ import numpy as np
 
 from urdf_dyn.constraints.solve import baumgarte, gauss_accelerations, kkt_accelerations
 from urdf_dyn.gauss.system import METHODS
+from urdf_dyn._checks import renamed_keywords
 
 __all__ = ["GaussAccel", "gauss_function", "accelerations", "eq16_gap", "stabilised_gamma", "solve_accelerations"]
 
@@ -52,7 +53,7 @@ def stabilised_gamma(gamma, phid, psi, phi, t_stab):
     return baumgarte(gamma, np.concatenate([phid, 0.5 * psi]), np.concatenate([phi, np.zeros(len(psi))]), t_stab)
 
 
-def solve_accelerations(num, Q, J, gamma, method, rtol):
+def solve_accelerations(num, Q, J, gamma, method, rank_rtol):
     """(q̈, a, rank, λ or None) at one state of a descriptor system (``num``: its numeric M, M⁻¹): the
     methods of ``accelerations``. "gauss" and "kkt" are the shared solves of ``constraints.solve``
     (Udwadia–Kalaba; the KKT system); "paper16" is seed 001's eq. (16), kept here because it belongs to
@@ -64,38 +65,39 @@ def solve_accelerations(num, Q, J, gamma, method, rtol):
         a = num["Minv"] @ Q
         return a.copy(), a, 0, None
     if method == "gauss":
-        qdd, a, rank = gauss_accelerations(M, Q, J, gamma, rtol)
+        qdd, a, rank = gauss_accelerations(M, Q, J, gamma, rank_rtol)
         return qdd, a, rank, None
     a = num["Minv"] @ Q
     if method == "kkt":
-        qdd, lam, rank = kkt_accelerations(M, Q, J, gamma, rtol)
+        qdd, lam, rank = kkt_accelerations(M, Q, J, gamma, rank_rtol)
         return qdd, a, rank, lam
     # paper16: seed 001 eq. (16) with f = 0: q̈ = J⁺γ − (I − J⁺J)(I − J⁺J)⁺ (J⁺γ − M⁻¹Q) — NOT the minimiser
     sv = np.linalg.svd(J, compute_uv=False)
-    rank = int(np.sum(sv > rtol * sv[0])) if sv[0] > 0 else 0
-    Jp = np.linalg.pinv(J, rcond=rtol)
+    rank = int(np.sum(sv > rank_rtol * sv[0])) if sv[0] > 0 else 0
+    Jp = np.linalg.pinv(J, rcond=rank_rtol)
     P = np.eye(len(Q)) - Jp @ J
-    return Jp @ gamma - P @ np.linalg.pinv(P, rcond=rtol) @ (Jp @ gamma - a), a, rank, None
+    return Jp @ gamma - P @ np.linalg.pinv(P, rcond=rank_rtol) @ (Jp @ gamma - a), a, rank, None
 
 
-def accelerations(system, q, qd=None, t=0.0, solver="gauss", t_stab=None, rtol=1e-10) -> GaussAccel:
+@renamed_keywords(rtol="rank_rtol")
+def accelerations(system, q, qd=None, t=0.0, solver="gauss", t_stab=None, rank_rtol=1e-10) -> GaussAccel:
     """Constrained accelerations of ``system`` at (q, q̇, t).
 
     solver: ``"gauss"`` — the M-weighted least-squares minimiser q̈ = a + M^-½ (J M^-½)⁺ (γ − J a)
     (Udwadia–Kalaba); ``"kkt"`` — the Lagrange-multiplier system [M Jᵀ; J 0][q̈; −λ] = [Q; γ] (solved by
     LU, or by SVD least squares when J is rank deficient); ``"paper16"`` — seed 001's eq. (16), which is
     NOT Gauss's minimiser unless M ∝ I (kept to show the error). t_stab [s]: Baumgarte terms (None: none).
-    rtol: relative singular-value cut-off of the pseudo-inverses."""
+    rank_rtol: relative singular-value cut-off of the pseudo-inverses."""
     q, qd, t = system._state(q, qd, t)
     num = system._numeric()
     Q, _, _, J, gamma, phid, psi, phi = num["all"](q, qd, t)
     gamma = stabilised_gamma(gamma, phid, psi, phi, t_stab)
-    qdd, a, rank, lam = solve_accelerations(num, Q, J, gamma, solver, rtol)
+    qdd, a, rank, lam = solve_accelerations(num, Q, J, gamma, solver, rank_rtol)
     Qc = num["M"] @ (qdd - a)
     diag = {}
     if len(gamma):
         if lam is None:
-            lam = np.linalg.lstsq(J.T, Qc, rcond=rtol)[0]
+            lam = np.linalg.lstsq(J.T, Qc, rcond=rank_rtol)[0]
         diag["tangential_force"] = float(np.linalg.norm(Qc - J.T @ lam))
         residual = float(np.linalg.norm(J @ qdd - gamma))
     else:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from urdf_dyn.extras import require
 from urdf_dyn.errors import ModelError, StateError
 
 __all__ = ["METHODS", "COORDS", "CRANK_SLIDER_PAPER", "PAPER_Q0", "Body", "PlanarSystem"]
@@ -22,12 +23,7 @@ PAPER_Q0 = (0.075, 0.0, 0.0, 0.43, 0.0, 0.0, 0.71)
 
 
 def _sympy():
-    try:
-        import sympy
-    except ImportError as e:  # pragma: no cover - sympy is installed with the test extra
-        raise ImportError("urdf_dyn.gauss needs sympy to differentiate the constraints: pip install sympy "
-                          "(or pip install -e '.[test]')") from e
-    return sympy
+    return require("sympy", "urdf_dyn.gauss (the constraints' symbolic Jacobians)")
 
 
 def _finite(x, what):

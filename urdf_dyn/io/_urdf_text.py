@@ -16,8 +16,15 @@ def fmt(values) -> str:
 
 
 def matrix_to_rpy(R) -> np.ndarray:
-    """URDF roll-pitch-yaw (fixed x, y, z axes: R = Rz(y) Ry(p) Rx(r)) of a rotation matrix (3×3)."""
-    return Rotation.from_matrix(np.asarray(R, float)).as_euler("xyz")
+    """URDF roll-pitch-yaw (fixed x, y, z axes: R = Rz(y) Ry(p) Rx(r)) of a rotation matrix (3×3).
+
+    At pitch ±90° (a capsule ``fromto`` along x, say) roll and yaw are not unique: scipy then sets the third
+    angle to zero and warns "Gimbal lock detected"; the angles it returns still give R exactly, so the
+    warning says nothing to the user about their file and is not shown."""
+    import warnings
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Gimbal lock detected", category=UserWarning)
+        return Rotation.from_matrix(np.asarray(R, float)).as_euler("xyz")
 
 
 def origin(parent, T, tag="origin"):

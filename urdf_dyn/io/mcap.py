@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from urdf_dyn.extras import require
 from urdf_dyn.errors import ModelError
 from urdf_dyn.io.files import atomic_path
 
-__all__ = ["write_mcap", "read_mcap", "JOINT_STATE_DEF", "FLOAT64_MULTI_ARRAY_DEF"]
+__all__ = ["write_mcap", "read_mcap", "JOINT_STATE_DEF", "FLOAT64_MULTI_ARRAY_DEF", "MAX_MCAP_BYTES", "MAX_MESSAGES",
+           "MAX_VALUES", "MAX_CHUNK_BYTES"]
 
 _SEP = "=" * 80
 #: ROS 2 message definition of sensor_msgs/msg/JointState with its dependencies (the ros2msg encoding).
@@ -74,7 +76,7 @@ def write_mcap(path, traj, actuator_forces=None, frame_id=""):
     Raises:
         ValueError if the arrays' lengths disagree with ``traj.t``.
     """
-    from mcap_ros2.writer import Writer
+    Writer = require("mcap_ros2.writer", "writing a ROS 2 bag (MCAP)").Writer
 
     t = np.asarray(traj.t, float)
     N = len(t)
@@ -117,6 +119,39 @@ def write_mcap(path, traj, actuator_forces=None, frame_id=""):
     return str(path)
 
 
+MAX_MCAP_BYTES = 1 << 30
+"""Largest bag ``read_mcap`` reads, and the most its chunks may hold once decompressed (1 GiB)."""
+MAX_MESSAGES = 1_000_000
+"""Most ``/joint_states`` messages (samples) ``read_mcap`` reads (the bound of ``Trajectory.load``)."""
+MAX_VALUES = 1 << 24
+"""Most values of one array (samples × joints) ``read_mcap`` builds: 16.7 M doubles, 134 MB."""
+MAX_CHUNK_BYTES = 64 << 20
+"""Largest uncompressed chunk (one message is decoded from within one; writers use ~1 MiB chunks)."""
+_SCHEMAS = {"/joint_states": "sensor_msgs/msg/JointState", "/loop_residuals": "std_msgs/msg/Float64MultiArray"}
+
+
+def _check_chunks(fh, path):
+    """Walk the bag's records without decompressing them; refuse a chunk whose claimed uncompressed size
+    (what the decompressor allocates) passes ``MAX_MCAP_BYTES``, alone or with the chunks before it."""
+    from mcap.records import Chunk
+    from mcap.stream_reader import StreamReader
+    total = 0
+    for rec in StreamReader(fh, skip_magic=False, emit_chunks=True).records:
+        if not isinstance(rec, Chunk):
+            continue
+        if rec.compression not in ("", "zstd", "lz4"):
+            raise ModelError(f"a chunk uses compression {rec.compression!r} (MCAP knows '', zstd, lz4)", file=str(path))
+        claim = len(rec.data) if rec.compression == "" else rec.uncompressed_size
+        total += claim
+        if claim > MAX_CHUNK_BYTES:
+            raise ModelError(f"a chunk claims {claim} bytes uncompressed, more than {MAX_CHUNK_BYTES} "
+                             "(urdf_dyn.io.mcap.MAX_CHUNK_BYTES)", file=str(path))
+        if total > MAX_MCAP_BYTES:
+            raise ModelError(f"a chunk claims {claim} bytes uncompressed; the bag's chunks would hold more than "
+                             f"{MAX_MCAP_BYTES} bytes (urdf_dyn.io.mcap.MAX_MCAP_BYTES)", file=str(path))
+    fh.seek(0)
+
+
 def read_mcap(path):
     """Read ``/joint_states`` (and ``/loop_residuals``) of an MCAP bag: the fields of a ``Trajectory``
     (``ud.Trajectory(**ud.read_mcap(path))``; the input layer does not build application objects).
@@ -124,42 +159,77 @@ def read_mcap(path):
     Accepts bags written by ``write_mcap`` or by ROS 2 (``ros2 bag record /joint_states`` with the MCAP
     storage): the joint order is the first message's; qdd and energy are not recorded and come back as
     zeros. Returns a dict t (N,), q, qd, qdd, tau (N, nv), energy (N,), joint_names, meta, residuals (N, L) or
-    None, loop_names. Raises ModelError naming the file if it holds no ``sensor_msgs/msg/JointState`` on
-    /joint_states, or is not an MCAP file.
+    None, loop_names. Bounded before anything is allocated: the file and its decompressed chunks at most
+    ``MAX_MCAP_BYTES``, at most ``MAX_MESSAGES`` samples of ``MAX_VALUES`` values.
+
+    Raises ModelError naming the file (and the message: its index and topic) if it is not an MCAP file,
+    holds no ``sensor_msgs/msg/JointState`` on /joint_states, a topic carries another schema, a message has
+    no positions, or its positions, velocities or efforts do not match its joint names.
     """
-    from mcap.exceptions import McapError
-    from mcap.reader import make_reader
-    from mcap_ros2.decoder import DecoderFactory
+    import os
+
+    McapError = require("mcap.exceptions", "reading a ROS 2 bag (MCAP)").McapError
+    make_reader = require("mcap.reader", "reading a ROS 2 bag (MCAP)").make_reader
+    DecoderFactory = require("mcap_ros2.decoder", "reading a ROS 2 bag (MCAP)").DecoderFactory
 
     t, q, qd, tau, res, names, loop_names = [], [], [], [], [], None, ()
+    where = ""
+
+    def bad(msg):
+        return ModelError(f"{where}: {msg}" if where else msg, file=str(path))
     try:
+        if os.path.getsize(path) > MAX_MCAP_BYTES:
+            raise bad(f"{os.path.getsize(path)} bytes, more than {MAX_MCAP_BYTES} (MAX_MCAP_BYTES)")
         with open(path, "rb") as fh:
+            _check_chunks(fh, path)
             reader = make_reader(fh, decoder_factories=[DecoderFactory()])
-            for schema, channel, message, msg in reader.iter_decoded_messages(
-                    topics=["/joint_states", "/loop_residuals"]):
+            counts = {}
+            for schema, channel, message, msg in reader.iter_decoded_messages(topics=list(_SCHEMAS)):
+                k = counts[channel.topic] = counts.get(channel.topic, -1) + 1
+                where = f"message {k} on {channel.topic}"
+                if schema is None or schema.name != _SCHEMAS[channel.topic]:
+                    raise bad(f"schema {getattr(schema, 'name', None)!r}, expected {_SCHEMAS[channel.topic]}")
+                if k >= MAX_MESSAGES:
+                    raise bad(f"more than {MAX_MESSAGES} messages (MAX_MESSAGES)")
                 if channel.topic == "/joint_states":
                     if names is None:
                         names = tuple(msg.name)
+                        if not names:
+                            raise bad("no joint names")
+                    if (k + 1) * len(names) > MAX_VALUES:
+                        raise bad(f"{k + 1} samples of {len(names)} joints: more than {MAX_VALUES} values")
+                    if tuple(msg.name) != names:
+                        if sorted(msg.name) != sorted(names):
+                            raise bad(f"names joints {list(msg.name)}, the first message {list(names)}")
                     order = [list(msg.name).index(n) for n in names]
                     t.append(msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9)
-                    for dst, src in ((q, msg.position), (qd, msg.velocity), (tau, msg.effort)):
-                        src = list(src)
-                        dst.append([src[i] for i in order] if src else [0.0] * len(names))
+                    for dst, src, key in ((q, msg.position, "position"), (qd, msg.velocity, "velocity"),
+                                          (tau, msg.effort, "effort")):
+                        if not len(src) and key != "position":
+                            dst.append(np.zeros(len(names)))
+                        elif len(src) != len(names):
+                            raise bad(f"{len(src)} {key} values for {len(names)} joint names")
+                        else:
+                            dst.append(np.asarray(src, float)[order])
                 else:
-                    res.append(list(msg.data))
+                    if len(msg.data) * (k + 1) > MAX_VALUES:
+                        raise bad(f"more than {MAX_VALUES} residual values")
+                    res.append(np.asarray(msg.data, float))
                     if msg.layout.dim:
                         loop_names = tuple(s for s in msg.layout.dim[0].label.split(",") if s)
-    except (OSError, ValueError, KeyError, McapError) as e:
-        raise ModelError(f"cannot read the MCAP bag: {e}", file=str(path)) from None
+    except ModelError:
+        raise
+    except (OSError, ValueError, KeyError, IndexError, AttributeError, TypeError, EOFError, McapError) as e:
+        raise bad(f"cannot read the MCAP bag: {type(e).__name__}: {e}") from None
     if names is None:
         raise ModelError("no sensor_msgs/msg/JointState messages on /joint_states", file=str(path))
     return _trajectory(path, t, q, qd, tau, res, names, loop_names)
 
 
 def _trajectory(path, t, q, qd, tau, res, names, loop_names):
-    q = np.asarray(q, float)
-    has_res = bool(res) and len(res) == len(q)
-    return dict(t=np.asarray(t, float), q=q, qd=np.asarray(qd, float), qdd=np.zeros_like(q),
-                tau=np.asarray(tau, float), energy=np.zeros(len(q)), joint_names=names,
+    q = np.asarray(q, float).reshape(len(t), len(names))
+    has_res = bool(res) and len(res) == len(q) and len({len(r) for r in res}) == 1
+    return dict(t=np.asarray(t, float), q=q, qd=np.asarray(qd, float).reshape(q.shape), qdd=np.zeros_like(q),
+                tau=np.asarray(tau, float).reshape(q.shape), energy=np.zeros(len(q)), joint_names=names,
                 meta={"loaded_from": str(path)}, residuals=np.asarray(res, float) if has_res else None,
                 loop_names=loop_names if has_res else ())

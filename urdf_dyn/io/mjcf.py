@@ -61,13 +61,20 @@ def _quat_T(pos, quat_wxyz):
 
 def _compile(source):
     mujoco = require_mujoco()
+    from urdf_dyn.io.urdf import MAX_XML_BYTES, _refuse_doctype
     if isinstance(source, str) and source.lstrip().startswith("<"):
         name, loader = "<string>", (lambda: mujoco.MjModel.from_xml_string(source))
+        data = source.encode()
     else:
         path = Path(os.fspath(source))
         if not path.is_file():
             raise ModelError("file not found" if not path.exists() else "not a file", file=str(path))
+        if path.stat().st_size > MAX_XML_BYTES:
+            raise ModelError(f"file is {path.stat().st_size} bytes, over the {MAX_XML_BYTES}-byte limit",
+                             file=str(path))
         name, loader = str(path), (lambda: mujoco.MjModel.from_xml_path(str(path)))
+        data = path.read_bytes()
+    _refuse_doctype(data, name)  # as the URDF and SDF readers: MuJoCo's TinyXML2 would read the DTD's entities
     try:
         return mujoco, loader(), name
     except ValueError as e:

@@ -24,7 +24,7 @@ from urdf_dyn.errors import UnsupportedError
 from urdf_dyn.io.files import atomic_path
 from urdf_dyn.io.mjcf import require_mujoco
 
-__all__ = ["to_mjspec", "export_mjcf"]
+__all__ = ["to_mjspec", "export_mjcf", "check_soft"]
 
 _JTYPE = {"revolute": "mjJNT_HINGE", "continuous": "mjJNT_HINGE", "prismatic": "mjJNT_SLIDE"}
 
@@ -57,6 +57,30 @@ def _inertia(I6):
     return m, c, I6[:3, :3] - m * Cx @ Cx.T
 
 
+def check_soft(solref, solimp, timestep):
+    """``solref`` (2 finite numbers, both > 0: timeconst [s], dampratio; or both <= 0: −stiffness, −damping,
+    MuJoCo's "direct" form), ``solimp`` (3 finite numbers, d0 and d_width in (0, 1), width > 0) and
+    ``timestep`` (finite, > 0) as MuJoCo reads them (mujoco.readthedocs.io, "Solver parameters"); raises
+    ValueError naming the argument: MuJoCo itself writes NaN as no value and inf as 0."""
+    import math
+    for name, v, n in (("solref", solref, 2), ("solimp", solimp, 3), ("timestep", [timestep], 1)):
+        try:
+            vals = [float(x) for x in v]
+        except (TypeError, ValueError):
+            raise ValueError(f"{name}: expected {n} numbers, got {v!r}") from None
+        if len(vals) != n or not all(math.isfinite(x) for x in vals):
+            raise ValueError(f"{name}: expected {n} finite numbers, got {v!r}")
+    r = [float(x) for x in solref]
+    if not (min(r) > 0 or max(r) <= 0) or r == [0.0, 0.0]:
+        raise ValueError(f"solref {tuple(r)}: give timeconst, dampratio both > 0 (or −stiffness, −damping both "
+                         "<= 0)")
+    d0, dw, w = (float(x) for x in solimp)
+    if not (0 < d0 < 1 and 0 < dw < 1 and w > 0):
+        raise ValueError(f"solimp {tuple(solimp)}: need 0 < d0 < 1, 0 < d_width < 1, width > 0")
+    if not float(timestep) > 0:
+        raise ValueError(f"timestep {timestep!r}: must be > 0")
+
+
 def to_mjspec(model, q_ref=None, solref=(0.0002, 1.0), solimp=(0.9999, 0.9999, 0.001), connect_spacing=0.1,
               timestep=0.001):
     """Build an ``mujoco.MjSpec`` of ``model`` (see the module docstring).
@@ -73,10 +97,12 @@ def to_mjspec(model, q_ref=None, solref=(0.0002, 1.0), solimp=(0.9999, 0.9999, 0
         The MjSpec (``spec.compile()`` gives the mjModel, ``spec.to_xml()`` the MJCF).
 
     Raises:
+        ValueError for a ``solref``, ``solimp`` or ``timestep`` MuJoCo cannot use (``check_soft``);
         ModelError if MuJoCo is not installed; UnsupportedError for loop types MuJoCo cannot express
         (prismatic, cylindrical, universal, planar loops; actuated loop joints) and, not yet written, for
         floating and planar tree joints.
     """
+    check_soft(solref, solimp, timestep)
     if not model.is_fixed_base:
         bad = sorted({t for t in model.joint_types if t in ("floating", "planar")})
         raise UnsupportedError(f"MJCF export of {' and '.join(bad)} joints is not implemented yet (a floating "

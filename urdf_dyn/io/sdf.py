@@ -43,6 +43,7 @@ import dataclasses
 import math
 import os
 import re
+import warnings
 from collections import deque
 from pathlib import Path
 
@@ -50,7 +51,7 @@ import numpy as np
 from lxml import etree
 
 from urdf_dyn.algorithms.spatial import rpy_to_matrix
-from urdf_dyn.errors import ModelError, UnsupportedError, XMLError
+from urdf_dyn.errors import ModelError, ModelWarning, UnsupportedError, XMLError
 from urdf_dyn.io._urdf_text import add_inertial, add_loop, fmt, origin
 from urdf_dyn.io.urdf import MAX_XML_BYTES, parse_urdf
 
@@ -72,6 +73,11 @@ class _Sdf:
             raise XMLError("DOCTYPE/ENTITY declarations are refused", file=name)
         parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, remove_comments=True,
                                  remove_pis=True)
+        from urdf_dyn.io.xml_ns import declare_prefixes
+        data, found = declare_prefixes(data)  # <drake:...> in Drake's SDFormat files (issue 29)
+        for p, uri, line in found:
+            warnings.warn(str(XMLError(f"undeclared namespace prefix {p!r} declared as {uri}; its elements are "
+                                       "ignored", file=name, line=line)), ModelWarning, stacklevel=3)
         try:
             self.root = etree.fromstring(data, parser)
         except etree.XMLSyntaxError as e:

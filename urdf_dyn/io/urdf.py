@@ -90,6 +90,8 @@ def _run_xacro(data: bytes, name: str, path, resolver: PackageResolver, xacro_ar
         saved = sa._eval_find, sa._eval_dict.get("find")
         sa._eval_find = find
         sa._eval_dict["find"] = find
+        parse = xacro.parse
+        xacro.parse = _declaring(parse, name, data)
         try:
             with expansion(trust=trust or trusted()):
                 if path is not None:
@@ -116,6 +118,34 @@ def _run_xacro(data: bytes, name: str, path, resolver: PackageResolver, xacro_ar
             raise XacroError(f"xacro failed: {msg}", file=name) from e
         finally:
             sa._eval_find, sa._eval_dict["find"] = saved[0], saved[1]
+            xacro.parse = parse
+
+
+def _declaring(parse, name, data):
+    """xacro's ``parse`` (the main file and every ``xacro:include``) with undeclared namespace prefixes
+    declared (``io.xml_ns``; expat refuses them as "unbound prefix") and a located ModelWarning for each."""
+    import os
+
+    import xacro
+
+    from urdf_dyn.io.xml_ns import declare_prefixes
+
+    def wrapped(inp, filename=None):
+        if isinstance(inp, str) or inp is None and filename is not None:
+            where = name if inp is not None else str(filename)
+            try:
+                raw = inp.encode() if inp is not None else open(os.path.join(xacro.root_dir, filename), "rb").read()
+            except OSError:
+                return parse(inp, filename)
+            raw, found = declare_prefixes(raw)
+            for p, uri, line in found:
+                warnings.warn(str(XMLError(f"undeclared namespace prefix {p!r} declared as {uri}; its elements and "
+                                           "attributes are kept as they are (urdfdom and Pinocchio ignore them)",
+                                           file=where, line=line)), ModelWarning, stacklevel=2)
+            if found or inp is None:
+                return parse(raw.decode(), filename)
+        return parse(inp, filename)
+    return wrapped
 
 
 def _parse_xml(data: bytes, name: str, strict: bool = False):
@@ -322,6 +352,13 @@ class _Checker:
                 j = lead[j]
 
     def check_inertial(self, link):
+        for kind in ("visual", "collision"):  # a NaN pose would reach the viewer as "missing EGL" (issue 29)
+            for el in link.findall(kind):
+                for node, attr in [(el.find("origin"), a) for a in ("xyz", "rpy")] + [
+                        (g, a) for g in el.findall("geometry/*") for a in ("size", "radius", "length", "scale")]:
+                    raw = node.get(attr) if node is not None else None
+                    if raw and any(t.lower().lstrip("+-") in ("nan", "inf", "infinity") for t in raw.split()):
+                        raise self.err(el, f"<{node.tag} {attr}=\"{raw}\">: non-finite number")
         inertial = link.find("inertial")
         if inertial is None:
             return

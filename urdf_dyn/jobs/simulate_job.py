@@ -17,7 +17,8 @@ Sections (besides ``robot`` and ``outputs``, ``urdf_dyn.launch.document``)::
         durations: [2.0]                 # s, one per segment
     duration: 4.0                        # s; default: the trajectory's length
     solver: {integrator: DOP853, rtol: 1.0e-8, atol: 1.0e-10, dt_out: 0.01, passive: true,
-             t_stab: 0.1, loop_solver: fast, residual_tol: 1.0e-3}   # last three: loops only
+             t_stab: 0.1, loop_solver: lambda, residual_tol: 1.0e-3,   # these three: loops only
+             limits: true}                # URDF <limit> lower/upper act as end stops (simulation.limits)
     outputs:
       trajectory: [trajectory.npz, trajectory.csv]
       torques_csv: joint_torques.csv
@@ -39,7 +40,8 @@ from pydantic import AfterValidator, Field
 
 from urdf_dyn.io.files import atomic_path
 from urdf_dyn.launch.document import (FiniteFloat, JointValues, LaunchDocument, OutputsSection, PositiveFloat,
-                                      Section, build_model, joint_vector, output_dir, write_animation)
+                                      Section, build_model, joint_vector, output_dir, run_staged,
+                                      write_animation)
 from urdf_dyn.launch.registry import Job
 from urdf_dyn.machines.motors import MotorsSection
 
@@ -81,8 +83,10 @@ class Solver(Section):
     max_step: Optional[PositiveFloat] = Field(None, description="[s]")
     passive: bool = Field(True, description="URDF damping, Gazebo springs and loop-joint damping act")
     t_stab: Optional[PositiveFloat] = Field(0.1, description="Baumgarte time constant [s] (loops)")
-    loop_solver: Literal["fast", "direct", "lambda", "nullspace", "sparse", "gauss"] = "fast"
+    loop_solver: Literal["lambda", "direct", "nullspace", "sparse", "gauss", "fast"] = Field(
+        "lambda", description="closed-loop FD method (RBDA §8.5); lambda runs compiled; fast: its former name")
     residual_tol: Optional[PositiveFloat] = Field(1e-3, description="stop when a loop opens past this [m, rad]")
+    limits: bool = Field(True, description="URDF <limit> lower/upper act as inelastic end stops (false: ignored)")
 
 
 _TrajName = Annotated[str, Field(pattern=r"(?i)\.(npz|csv|mcap)$", description="a .npz, .csv or .mcap (ROS 2 bag) file name")]
@@ -109,11 +113,11 @@ class SimulateDocument(LaunchDocument):
 
 def build_controller(launch, model):
     """Controller and its reference trajectory (or None) from the validated ``controller`` section."""
-    from urdf_dyn.simulation.controllers import ComputedTorque, Constant, GravityCompensation, Passive
+    from urdf_dyn.simulation.controllers import ComputedTorque, Constant, GravityCompensation, ZeroTorque
     from urdf_dyn.simulation.trajectories import QuinticTrajectory, SplineTrajectory
     c = launch.doc.controller
     if c.type == "passive":
-        return Passive(model), None
+        return ZeroTorque(model), None
     if c.type == "gravity_compensation":
         return GravityCompensation(model), None
     if c.type == "constant":
@@ -135,7 +139,11 @@ def build_controller(launch, model):
 def run_simulate(launch, out_dir=None, progress=None, echo=print):
     """Run a validated ``job: simulate`` launch: load, simulate, write outputs, print the torque table.
     Returns (Trajectory, {output: path}). Raises LaunchError / ModelError for bad input; SimulationError
-    after saving the partial trajectory."""
+    after saving the partial trajectory. Outputs are staged and moved in at the end (``run_staged``)."""
+    return run_staged(launch, out_dir, echo, lambda stage, say: _run_simulate(launch, stage, progress, say))
+
+
+def _run_simulate(launch, out_dir, progress, echo):
     from urdf_dyn.simulation.simulate import MAX_SAMPLES
     doc = launch.doc
     t = doc.controller.trajectory
@@ -155,7 +163,7 @@ def run_simulate(launch, out_dir=None, progress=None, echo=print):
     duration = doc.duration or (ref.t_end if ref is not None else 2.0)
     s = doc.solver
     kw = dict(integrator=s.integrator, rtol=s.rtol, atol=s.atol, dt_out=s.dt_out, passive=s.passive,
-              t_stab=s.t_stab, loop_solver=s.loop_solver, residual_tol=s.residual_tol)
+              t_stab=s.t_stab, loop_solver=s.loop_solver, residual_tol=s.residual_tol, limits=s.limits)
     if s.max_step is not None:
         kw["max_step"] = s.max_step
     o = doc.outputs
@@ -198,6 +206,9 @@ def run_simulate(launch, out_dir=None, progress=None, echo=print):
     if traj.residuals is not None:
         worst = {n: float(traj.residuals[:, i].max()) for i, n in enumerate(traj.loop_names)}
         summary += "\nmax loop residual per loop [m, rad]: " + ", ".join(f"{n} {v:.2e}" for n, v in worst.items())
+    if traj.stop_active is not None:    # end stops (simulation.limits): where they acted
+        hit = [j for j, a in zip(traj.joint_names, np.abs(traj.stop_active).any(axis=0)) if a]
+        summary += f"\nend stops: {len(traj.meta.get('impacts', []))} impacts; active on {', '.join(hit) or 'none'}"
     text = (f"# {model.name}: joint torques\n\nlaunch: `{launch.path}`; {len(traj)} samples over "
             f"{traj.t[-1]:g} s; integrator {s.integrator} rtol={s.rtol:g}\n\n"
             + (loops_text + "\n\n" if loops_text else "") + f"{table}\n\n{summary}\n")

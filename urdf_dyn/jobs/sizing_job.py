@@ -54,6 +54,8 @@ Sections (besides ``robot`` and ``outputs``)::
     reference:                           # published figures beside ours (printed only when given)
       iso6015.bucket_digging_force_N: {value: 140.5e3, source: "data sheet"}
       working_range.max_digging_depth_m: {value: 6.73, source: "data sheet"}
+    design: {pins: {boom_foot: boom}, pumps: {engine_power: 121e3}, cycle: {}}   # pins, buckling, pumps
+                                         # against the engine, shortest cycle (urdf_dyn.jobs.sizing_design)
 """
 from __future__ import annotations
 
@@ -61,7 +63,8 @@ import numpy as np
 
 from urdf_dyn.jobs.sizing_checks import machine_checks, stability_check
 from urdf_dyn.jobs.sizing_schema import SizeDocument
-from urdf_dyn.launch.document import build_model, joint_vector, output_dir, write_animation
+from urdf_dyn.launch.document import (build_model, joint_vector, output_dir, run_staged, write_animation,
+                                      write_recording)
 from urdf_dyn.launch.registry import Job
 
 __all__ = ["SizeDocument", "run_sizing", "JOB"]
@@ -119,6 +122,11 @@ def _motion(launch, model):
     if not mo.waypoints:
         raise launch.err("motion.waypoints", "give waypoints (or csv)")
     q0 = model.q_initial()
+    for i, w in enumerate(mo.waypoints):  # a value for a dependent joint would be dropped without a word
+        for j in (w if isinstance(w, dict) else ()):
+            if j not in indep and j in model.joint_names:
+                raise launch.err(f"motion.waypoints[{i}].{j}", f"{j!r} is not one of motion.independent "
+                                 f"({', '.join(indep)}): its value follows from them")
     W = np.array([joint_vector(launch, model, w, f"motion.waypoints[{i}]", q0)[idx]
                   for i, w in enumerate(mo.waypoints)])
     if not mo.durations or len(mo.durations) != len(W) - 1:
@@ -236,11 +244,14 @@ def run_sizing(launch, out_dir=None, progress=None, echo=print):
     rest of the job (``plotting.PlotWorker``, started once the input has passed its cheap checks; in this
     process where that cannot run)."""
     workers = []
-    try:
-        return _run_sizing(launch, out_dir, progress, echo, workers)
-    finally:
-        for w in workers:
-            w.close()
+
+    def run(stage, say):  # outputs staged, moved in at the end (launch.document.run_staged)
+        try:
+            return _run_sizing(launch, stage, progress, say, workers)
+        finally:
+            for w in workers:
+                w.close()
+    return run_staged(launch, out_dir, echo, run)
 
 
 def _run_sizing(launch, out_dir, progress, echo, workers):
@@ -322,21 +333,52 @@ def _run_sizing(launch, out_dir, progress, echo, workers):
             p = v.relief if v.relief is not None else h.relief
             motors[k] = Motor(v.displacement, v.relief) if v.torque is None else Motor.from_torque(v.torque, p)
         try:
-            hyd = hydraulics(res, cyl, motors, h.relief, h.pump_flow, dict(h.supply), model)
+            hyd = hydraulics(res, cyl, motors, relief=h.relief, pump_flow=h.pump_flow, supply=dict(h.supply), model=model)
         except KeyError as e:
             raise launch.err("hydraulics", e.args[0]) from None
         plotted["pump_flow_png"] = sizing_plot(plots, "pump_flow_png", outdir, hyd, t, windows)
     machine.update(stability_check(launch, model, t, Q, QD, QDD, f_ext, echo, plots, outdir, plotted))
+    if doc.design is not None:       # pins, buckling, pumps against the engine, shortest cycle (issue 26)
+        from urdf_dyn.jobs.sizing_design import run_design
+        machine["design"] = run_design(launch, model, t, Q, QD, QDD, f_ext, res, hyd, cyl)
+        from urdf_dyn.jobs.sizing_stall import run_stall    # stall envelopes, the pins' design loads (issue 26)
+        stall = run_stall(launch, model, cyl, frames, machine["design"].pins.specs if machine["design"].pins else None)
+        if stall is not None:
+            machine["stall"] = stall
     traj = Trajectory(t, Q, QD, QDD, np.zeros_like(Q), np.zeros(len(Q)), model.joint_names,
                       {"job": "size", "launch": str(launch.path)})
     written["motion_npz"] = traj.save(outdir / "motion.npz")
     table = sizing_table(res)
     head = (f"actuation: {res.case}; rank G_u = {res.rank_Gu}, degrees of freedom {res.dof}; actuators: "
             f"{', '.join(res.names)}")
+    from urdf_dyn.simulation.limits import ends_reached   # issue 29: the prescribed motion against the strokes
+    ends, ends_line = ends_reached(model, t, Q)
+    head += "\n\n" + ends_line
     written.update(write_sizing_report(model, launch.path, res, outdir, head, table, windows=windows, soil=soil_info,
                                        hydraulics=hyd, machine=machine, f_ext=f_ext, plots=plots,
                                        plotted=plotted))
+    import json
+    from pathlib import Path
+    from urdf_dyn.io.files import atomic_path
+    js = json.loads(Path(written["report_json"]).read_text())
+    js["strokes"] = {"end_reached": ends}
+    with atomic_path(written["report_json"]) as tmp:
+        Path(tmp).write_text(json.dumps(js, indent=1, allow_nan=False) + "\n")
+    # view.json: what the viewers (urdf-dyn view RUN_DIR [--web]) need beside the CSVs to draw the bench,
+    # the soil force at the cutting edge and the payload at its centroid (no scenario needed to read them)
+    sp, edge = doc.soil, frames.get(doc.soil.edge) if doc.soil is not None else None
+    items = (tuple(model.package_dirs) + ((), ()))[0]
+    view = {"robot": str(Path(model.source).resolve()), "package_dirs": [f"{k}={v}" for k, v in items],
+            "loop_tol": 1e-3}
+    if sp is not None:
+        view.update(bench_height=sp.ground.height, edge={"link": edge.link if edge else sp.edge, "xyz":
+                    list(edge.xyz) if edge else [0, 0, 0], "rpy": list(edge.rpy) if edge else [0, 0, 0]})
+        if sp.payload is not None:
+            view["payload"] = {"link": view["edge"]["link"], "com": list(sp.payload.com)}
+    (outdir / "view.json").write_text(json.dumps(view, indent=1))
+    written["view_json"] = str(outdir / "view.json")
     write_animation(launch, model, traj, outdir, written, echo)
+    write_recording(launch, model, outdir, written, echo)
     plots.wait()
     echo(head)
     echo(table)
@@ -346,6 +388,8 @@ def _run_sizing(launch, out_dir, progress, echo, workers):
         echo(f"WARNING: over the effort limit: {', '.join(res.over_limit)}")
     for w in (hyd.warnings() if hyd is not None else ()):
         echo(f"WARNING: hydraulics: {w}")
+    for w in (machine["design"].warnings() if "design" in machine else ()):
+        echo(f"WARNING: design: {w}")
     if res.residual is not None and res.residual.size and np.abs(res.residual).max() > 1e-6:
         echo(f"WARNING: under-actuated: largest generalised force the actuators cannot produce "
              f"{np.abs(res.residual).max():.3g}")
@@ -373,6 +417,14 @@ def _early_checks(launch, model, frames, t, windows):
         if (v.displacement is None) == (v.torque is None):
             raise launch.err(f"hydraulics.motors.{k}", "give displacement [m3/rad] or torque [N m] (with its relief), "
                              "not both or neither")
+    if doc.hydraulics is not None:  # before any output: hydraulics() would refuse them only at the end
+        from urdf_dyn.constraints.inverse import actuators_of
+        from urdf_dyn.launch.document import unknown_name
+        names = [x.name for x in actuators_of(model, doc.actuators.actuated)]
+        for key in ("supply", "motors"):
+            for k in getattr(doc.hydraulics, key):
+                if k not in names:
+                    raise launch.err(f"hydraulics.{key}.{k}", unknown_name("actuator", k, names))
 
 
 def _summary_lines(res, soil_info, hyd, machine):

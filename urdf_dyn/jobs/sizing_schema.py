@@ -1,16 +1,17 @@
 """The launch-file schema of ``job: size`` (pydantic sections; documented in ``sizing_job``)."""
 from __future__ import annotations
 
-from typing import Literal, Optional, Union
+from typing import Annotated, Literal, Optional, Union
 
-from pydantic import Field, PositiveInt
+from pydantic import Field, PositiveInt, model_validator
 
 from urdf_dyn.launch.document import FiniteFloat, LaunchDocument, NonNegativeFloat, PositiveFloat, Section
 from urdf_dyn.machines.soil import SOILS
 
 __all__ = ["MotionSpec", "Payload", "FrameSpec", "LoadSpec", "GroundSpec", "SoilPayloadSpec", "SoilSpec",
            "CylinderSpec", "Actuators", "MotorSpec", "HydraulicsSpec", "IsoSpec", "LiftSpec", "TrackSpec",
-           "StabilitySpec", "WorkingRangeSpec", "ReferenceFigure", "SizeDocument"]
+           "StabilitySpec", "WorkingRangeSpec", "ReferenceFigure",
+           "DesignPinSpec", "BucklingSpec", "PumpSpec", "FatigueSpec", "CycleSpec", "DesignSpec", "SizeDocument"]
 
 Vec3 = tuple[FiniteFloat, FiniteFloat, FiniteFloat]
 #: the soil presets of ``urdf_dyn.machines.soil.SOILS``, checked by the schema
@@ -36,6 +37,28 @@ class Payload(Section):
     from_: Optional[FiniteFloat] = Field(None, alias="from", description="[s] payload on from")
     until: Optional[FiniteFloat] = Field(None, description="[s] payload on until")
     during: Optional[Phases] = Field(None, description="motion phases with the payload on")
+
+    @model_validator(mode="after")
+    def _window_and_inertia(self):
+        """``from`` <= ``until`` (else the payload never acts); ``inertia`` a symmetric positive semi-definite
+        3×3 matrix (zero: a point mass) whose principal moments satisfy the triangle inequality, as a rigid
+        body's do (RBDA §2.13)."""
+        if self.from_ is not None and self.until is not None and self.from_ > self.until:
+            raise ValueError(f"from ({self.from_:g} s) is after until ({self.until:g} s): the payload would never act")
+        if self.inertia is not None:
+            import numpy as np
+            J = np.array(self.inertia, float)
+            if J.shape != (3, 3):
+                raise ValueError(f"inertia must be 3×3, got shape {J.shape}")
+            if not np.allclose(J, J.T, rtol=1e-9, atol=1e-12):
+                raise ValueError("inertia must be symmetric")
+            e = np.linalg.eigvalsh(J)
+            tol = 1e-9 * max(abs(e[2]), 1e-300)
+            if e[0] < -tol or e[2] > e[0] + e[1] + tol:
+                raise ValueError(f"inertia is not a rigid body's: principal moments {', '.join(f'{x:.6g}' for x in e)} "
+                                 "must be >= 0 (zero for a point mass) with the largest at most the sum of the "
+                                 "other two")
+        return self
 
 
 class FrameSpec(Section):
@@ -88,6 +111,8 @@ class CylinderSpec(Section):
     bore: PositiveFloat = Field(description="[m]")
     rod: PositiveFloat = Field(description="[m]")
     count: PositiveInt = 1
+    tube_outer: Optional[PositiveFloat] = Field(None, description="[m] tube outer diameter (buckling)")
+    rod_length: Optional[PositiveFloat] = Field(None, description="[m] rod eye pin to piston (buckling)")
 
 
 class Actuators(Section):
@@ -104,8 +129,8 @@ class MotorSpec(Section):
 
 
 class HydraulicsSpec(Section):
-    relief: PositiveFloat = Field(35e6, description="[Pa]")
-    pump_flow: PositiveFloat = Field(429 / 60e3, description="[m³/s] all pumps")
+    relief: PositiveFloat = Field(description="[Pa] main relief (the machine's data sheet)")
+    pump_flow: PositiveFloat = Field(description="[m³/s] all pumps")
     supply: dict[str, PositiveFloat] = Field(default_factory=dict, description="[m³/s] per actuator")
     motors: dict[str, MotorSpec] = Field(default_factory=dict)
 
@@ -146,6 +171,50 @@ class ReferenceFigure(Section):
     source: str = Field(description="where it is published")
 
 
+Efficiency = Annotated[float, Field(gt=0, le=1)]
+
+
+class DesignPinSpec(Section):
+    joint: str = Field(description="tree joint or loop joint of the pin")
+    count: PositiveInt = Field(1, description="identical pins in parallel sharing its load")
+
+
+class BucklingSpec(Section):
+    threshold: Annotated[float, Field(gt=1)] = Field(3.5, description="warn below this safety factor")
+    youngs_modulus: PositiveFloat = Field(210e9, description="[Pa] steel")
+    rod_yield: PositiveFloat = Field(460e6, description="[Pa] rod yield strength (Johnson parabola)")
+    relief: Optional[PositiveFloat] = Field(None, description="[Pa] default hydraulics.relief")
+
+
+class PumpSpec(Section):
+    engine_power: PositiveFloat = Field(description="[W] net engine power")
+    margin: NonNegativeFloat = Field(2e6, description="[Pa] load-sensing margin")
+    volumetric_efficiency: Efficiency = 0.95
+    mechanical_efficiency: Efficiency = 0.9
+    priority: Union[Literal["equal"], list[str]] = Field("equal", description="equal | sections, first served first")
+
+
+class FatigueSpec(Section):
+    m: PositiveFloat = Field(3.0, description="S-N exponent (3: welded steel, EN 1993-1-9)")
+    life_cycles: PositiveFloat = Field(2e6, description="dig cycles in the design life")
+    reference_cycles: PositiveFloat = Field(2e6, description="cycles of the damage-equivalent range")
+
+
+class CycleSpec(Section):
+    dt: PositiveFloat = Field(0.02, description="[s] sampling of each candidate")
+    min_duration: PositiveFloat = Field(0.2, description="[s] shortest segment")
+
+
+class DesignSpec(Section):
+    pins: dict[str, Union[str, DesignPinSpec]] = Field(default_factory=dict, description="pin name: joint")
+    swing_bearing: Optional[str] = Field(None, description="the swing joint")
+    friction: Optional[NonNegativeFloat] = Field(None, description="ground friction coefficient (stall envelopes)")
+    buckling: Optional[BucklingSpec] = None
+    pumps: Optional[PumpSpec] = None
+    fatigue: FatigueSpec = Field(default_factory=FatigueSpec)
+    cycle: Optional[CycleSpec] = None
+
+
 class SizeDocument(LaunchDocument):
     """``job: size``: actuator sizing along a prescribed motion."""
     motion: MotionSpec
@@ -161,3 +230,4 @@ class SizeDocument(LaunchDocument):
     working_range: Optional[WorkingRangeSpec] = None
     reference: dict[str, ReferenceFigure] = Field(default_factory=dict,
                                                   description="published figures by report key, e.g. iso6015.bucket_N")
+    design: Optional[DesignSpec] = None

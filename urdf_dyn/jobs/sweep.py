@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import importlib
 import itertools
 import json
 import os
@@ -29,13 +30,16 @@ from pathlib import Path
 
 import numpy as np
 
+from urdf_dyn.extras import require
 from urdf_dyn.reports.sweep_results import case_metrics
 from urdf_dyn.errors import LaunchError
 from urdf_dyn.io.files import atomic_path
 from urdf_dyn.launch.document import Launch, build_model, validate
 from urdf_dyn.launch.registry import get_job, run_document
+from urdf_dyn.jobs.sweep_checks import check_kinds, check_record, count_cases, count_values, probe_scheduler
 
-__all__ = ["Case", "parse_path", "set_path", "expand", "sweep_axes", "make_cases", "case_hash", "run_case",
+__all__ = ["Case", "parse_path", "set_path", "expand", "sweep_axes", "make_cases", "case_hash", "run_case", "run_cases",
+           "warm_worker", "group_size",
            "execute", "local_cluster"]
 
 _SEG = re.compile(r"([^.\[\]]+)|\[(-?\d+)\]")
@@ -89,7 +93,9 @@ def set_path(doc: dict, path: str, value):
 # expansion: parameters -> combinations -> cases
 # ---------------------------------------------------------------------------------------------------------
 def _values(spec):
-    """A parameter's values: a list, or a range {start, stop, step} / {start, stop, num} (stop included)."""
+    """A parameter's values: a list, or a range {start, stop, step} / {start, stop, num} (stop included),
+    counted (``sweep_checks.count_values``) before it is made."""
+    count_values(spec)
     if isinstance(spec, dict):
         a, b = float(spec["start"]), float(spec["stop"])
         if spec.get("num") is not None:
@@ -106,9 +112,14 @@ def expand(parameters: dict, zip_groups=(), combine="product") -> list:
     ``zip_groups``: lists of paths that vary together (equal lengths); every other parameter, and the
     groups, combine as a Cartesian product — or all are zipped when ``combine == "zip"``. Raises ValueError
     naming the parameter for unequal lengths, unknown names in a group, or an empty list."""
-    vals = {k: _values(v) for k, v in parameters.items()}
-    for k, v in vals.items():
-        if not v:
+    vals = {}
+    for k, v in parameters.items():
+        try:
+            vals[k] = _values(v)
+            check_kinds(vals[k])
+        except ValueError as e:
+            raise ValueError(f"{k}: {e}") from None
+        if not vals[k]:
             raise ValueError(f"{k}: no values")
     groups = [list(g) for g in zip_groups] if combine == "product" else [list(vals)]
     seen = set()
@@ -123,6 +134,7 @@ def expand(parameters: dict, zip_groups=(), combine="product") -> list:
         if len(n) > 1:
             raise ValueError(f"zip: {', '.join(g)} have different numbers of values "
                              f"({', '.join(str(len(vals[k])) for k in g)})")
+    count_cases([len(vals[g[0]]) for g in groups] + [len(v) for k, v in vals.items() if k not in seen])
     axes = []
     for k in vals:  # in the order given; a zip group sits where its first member is
         if k in seen:
@@ -294,6 +306,28 @@ def run_case(job: str, data: dict, base_path: str, case_dir) -> dict:
     return rec
 
 
+def run_cases(group) -> list:
+    """Run a group of cases (``run_case`` arguments, one tuple each) one after the other in this worker: one
+    Dask task per group, so that the scheduler's per-task cost (≈ 10–30 ms) is paid once per group."""
+    return [run_case(*args) for args in group]
+
+
+def warm_worker(job: str, data: dict, base_path: str) -> str:
+    """Prepare this worker process before its first case: import the job's modules and read the robot of
+    ``data`` into the process's Model cache (``_cached_model``), so no case pays for them. Returns host:pid."""
+    importlib.import_module("urdf_dyn.jobs.sizing_job" if job == "size" else "urdf_dyn.jobs.simulate_job")
+    try:
+        _cached_model(data, Path(base_path))
+    except Exception:  # noqa: BLE001 - the case itself reports a bad robot section
+        pass
+    return f"{os.uname().nodename}:{os.getpid()}"
+
+
+def group_size(n_cases: int, threads: int) -> int:
+    """Cases per task: about four tasks per worker thread (load balance), at most 8 cases a task."""
+    return max(1, min(8, n_cases // max(1, 4 * threads)))
+
+
 # ---------------------------------------------------------------------------------------------------------
 # execution
 # ---------------------------------------------------------------------------------------------------------
@@ -304,7 +338,7 @@ def local_cluster(workers=None):
     distributed) would otherwise print tracebacks to the user's terminal."""
     import logging
 
-    from distributed import LocalCluster
+    LocalCluster = require("distributed", "the load-case sweep").LocalCluster
     n = int(workers or os.cpu_count() or 1)
     return LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
                         silence_logs=logging.CRITICAL)
@@ -314,8 +348,11 @@ def _record_path(out_dir, h) -> Path:
     return Path(out_dir) / "cases" / f"{h}.json"
 
 
-def load_record(out_dir, h):
-    """The stored record of case ``h`` in ``out_dir`` (None if absent or unreadable)."""
+def load_record(out_dir, h, case=None):
+    """The stored record of case ``h`` in ``out_dir`` (None if absent or unreadable). With ``case``, the
+    record is checked to be that case's (``sweep_checks.check_record``: LaunchError naming the file)."""
+    if case is not None:
+        return check_record(_record_path(out_dir, h), case)
     try:
         return json.loads(_record_path(out_dir, h).read_text())
     except (OSError, ValueError):
@@ -347,7 +384,7 @@ def execute(cases, out_dir, scheduler=None, workers=None, progress=None, echo=pr
     (out_dir / "cases").mkdir(parents=True, exist_ok=True)
     pending, skipped = [], 0
     for c in cases:
-        r = load_record(out_dir, c.hash)
+        r = load_record(out_dir, c.hash, c)
         if r is not None and r.get("status") == "ok":
             skipped += 1
         else:
@@ -382,7 +419,8 @@ def execute(cases, out_dir, scheduler=None, workers=None, progress=None, echo=pr
 
 
 def _run_dask(pending, out_dir, scheduler, workers, window, stats, done):
-    from distributed import Client, as_completed
+    distributed = require("distributed", "the load-case sweep")
+    Client, as_completed = distributed.Client, distributed.as_completed
     cluster = client = None
     own = not hasattr(scheduler, "submit")
     try:
@@ -390,6 +428,10 @@ def _run_dask(pending, out_dir, scheduler, workers, window, stats, done):
             cluster = local_cluster(workers)
             client = Client(cluster)
         elif own:
+            try:
+                probe_scheduler(str(scheduler))
+            except ValueError as e:
+                raise LaunchError(f"--scheduler / sweep.scheduler: {e}") from None
             try:
                 client = Client(str(scheduler), timeout="20s")
             except (OSError, TimeoutError) as e:
@@ -400,29 +442,34 @@ def _run_dask(pending, out_dir, scheduler, workers, window, stats, done):
             client.wait_for_workers(1, timeout=60)
         threads = sum(client.nthreads().values()) or 1
         stats["workers"] = len(client.nthreads())
-        window = int(window or max(16, 8 * threads))
-        todo = iter(pending)
+        c0 = pending[0]
+        client.run(warm_worker, c0.job, c0.data, c0.base_path)      # imports and the Model, once per worker
+        g = group_size(len(pending), threads)
+        window = int(window or max(16, 8 * threads)) // g + 1      # tasks queued at once
+        groups = [pending[i:i + g] for i in range(0, len(pending), g)]
+        todo = iter(groups)
         by_key, live = {}, {}
 
-        def submit(c):
-            f = client.submit(run_case, c.job, c.data, c.base_path, str(out_dir / "cases" / c.hash),
-                              key=f"urdf-dyn-case-{c.hash}", pure=False)
-            by_key[f.key], live[f.key] = c, f
+        def submit(grp):
+            f = client.submit(run_cases, [(c.job, c.data, c.base_path, str(out_dir / "cases" / c.hash)) for c in grp],
+                              key=f"urdf-dyn-cases-{grp[0].hash}-{len(grp)}", pure=False)
+            by_key[f.key], live[f.key] = grp, f
             return f
 
         ac = as_completed([submit(c) for c in itertools.islice(todo, window)])
         try:
             for fut in ac:
-                c = by_key.pop(fut.key)
+                grp = by_key.pop(fut.key)
                 live.pop(fut.key, None)
                 if fut.status == "finished":
-                    rec = fut.result()
-                else:  # the worker died, or Dask could not run the task: the case failed, the sweep goes on
+                    recs = fut.result()
+                else:  # the worker died, or Dask could not run the task: its cases failed, the sweep goes on
                     exc = fut.exception()
-                    rec = {"status": "failed", "error": _one_line(exc), "metrics": {}, "warnings": [],
-                           "seconds": None, "worker": None, "model_built": False}
+                    recs = [{"status": "failed", "error": _one_line(exc), "metrics": {}, "warnings": [],
+                             "seconds": None, "worker": None, "model_built": False} for _ in grp]
                 fut.release()
-                done(c, rec)
+                for c, rec in zip(grp, recs):
+                    done(c, rec)
                 nxt = next(todo, None)
                 if nxt is not None:
                     ac.add(submit(nxt))

@@ -15,14 +15,20 @@ Sections::
       combine: product                   # product (Cartesian, default) | zip (all lists side by side)
       zip: [[payload.mass, payload.until]]   # groups that vary together inside a product
       set: {motion.dt: 0.05}             # fixed changes applied to every case
-      scheduler: tcp://head:8786         # optional: an existing Dask cluster (default: a LocalCluster)
+      scheduler: tcp://head:8786         # optional: an existing Dask cluster (default: a LocalCluster);
+                                         # used only with --trust-scheduler (see below)
       workers: 2                         # LocalCluster processes (default: one per core; 0: no Dask, in turn)
     outputs:
       directory: urdf_dyn_out/excavator_sweep
 
 Every case is checked against its job's schema before anything runs: a path the schema does not know, a
 list index out of range or a value of the wrong type is a one-line LaunchError naming
-``sweep.parameters.<path>`` (exit status 2 from the CLI). Cases drop the base's ``outputs`` (no animation per
+``sweep.parameters.<path>`` (exit status 2 from the CLI). A ``scheduler`` address in a file is refused unless the command line says ``--trust-scheduler``: Dask
+unpickles what a scheduler sends while connecting, so a downloaded file naming a hostile "scheduler" would
+run code on this machine; choosing a scheduler is the user's decision (``--scheduler ADDRESS``). Ranges and
+grids are counted before anything is built (at most ``sweep_checks.MAX_CASES`` cases), ``workers`` is at
+most ``sweep_checks.MAX_WORKERS``, a stored record is used only if it is the record of its case, and a
+sweep whose every case fails is an error (exit status 2). Cases drop the base's ``outputs`` (no animation per
 case); each writes its job's outputs to ``<out>/cases/<hash>/``. The sweep writes ``results.parquet``,
 ``results.csv``, ``envelope.json``, ``peak_vs_<param>.png``, ``heatmap_peak.png`` (two parameters) and
 ``summary.md`` (``urdf_dyn.reports.sweep_results``). Rerunning in the same folder computes only the
@@ -43,6 +49,7 @@ from urdf_dyn.io.files import atomic_path
 from urdf_dyn.launch.document import (FiniteFloat, OutputsSection, PositiveFloat, Section, output_dir,
                                       read_launch, validate)
 from urdf_dyn.launch.registry import Job, get_job
+from urdf_dyn.jobs.sweep_checks import MAX_WORKERS, probe_scheduler, scheduler_address
 
 __all__ = ["SweepDocument", "SweepResult", "plan_sweep", "run_sweep", "run_sweep_file", "JOB"]
 
@@ -72,7 +79,7 @@ class SweepSpec(Section):
     scheduler: Optional[str] = Field(None, pattern=r"^[a-z]+://\S+$",
                                      description="address of a Dask scheduler (default: a LocalCluster)")
     workers: Optional[NonNegativeInt] = Field(
-        None, description="LocalCluster worker processes (default one per core; 0: in turn, without Dask)")
+        None, le=MAX_WORKERS, description="LocalCluster worker processes (default one per core; 0: in turn, without Dask)")
 
 
 class SweepDocument(Section):
@@ -136,25 +143,53 @@ def plan_sweep(launch):
         combos = expand(params, s.zip, s.combine)
     except ValueError as e:
         key = "sweep.zip" if str(e).startswith("zip") else "sweep.parameters"
+        name = next((k for k in params if str(e).startswith(f"{k}: ")), None)
+        if name is not None:
+            key, e = f"sweep.parameters.{name}", str(e).removeprefix(f"{name}: ")
         raise launch.err(key, str(e).removeprefix("zip: ")) from None
     base, base_path = _base_document(launch)
     cases = make_cases(base, base_path, s.job, combos, fixed=s.set, source=launch.path)
     return cases, params, sweep_axes(params, s.zip, s.combine)
 
 
-def run_sweep(launch, out_dir=None, progress=None, echo=print, scheduler=None, workers=None):
+def _where_to_run(launch, scheduler, workers, trust_scheduler):
+    """(scheduler address or None, workers) from the command line, else the file; a file's scheduler only
+    with ``trust_scheduler``. Raises LaunchError naming the option or key."""
+    s = launch.doc.sweep
+    key = "--scheduler" if scheduler else "sweep.scheduler"
+    if not scheduler and s.scheduler and not trust_scheduler:
+        raise launch.err("sweep.scheduler", f"{s.scheduler!r} refused: Dask unpickles what a scheduler sends "
+                         "while connecting, so an address in a file could run code on this machine; give "
+                         "--scheduler ADDRESS on the command line, or run `urdf-dyn sweep FILE --trust-scheduler` "
+                         "if you trust this file")
+    scheduler = scheduler or s.scheduler
+    if scheduler and not hasattr(scheduler, "submit"):
+        try:
+            scheduler = scheduler_address(scheduler)
+            probe_scheduler(scheduler)  # before any case is planned: a Dask scheduler answers there
+        except ValueError as e:
+            raise launch.err(key, str(e)) from None
+    workers = s.workers if workers is None else workers
+    if workers is not None and not 0 <= workers <= MAX_WORKERS:
+        raise launch.err("--workers", f"expected 0 to {MAX_WORKERS} worker processes, got {workers}")
+    return scheduler, workers
+
+
+def run_sweep(launch, out_dir=None, progress=None, echo=print, scheduler=None, workers=None,
+              trust_scheduler=False):
     """Run a validated ``job: sweep`` launch (see the module docstring); ``scheduler``/``workers`` override
-    the file's. Returns (SweepResult, {output: path}). Raises LaunchError for a bad sweep before any case
-    runs, and KeyboardInterrupt after writing the tables of the finished cases when interrupted."""
+    the file's; ``trust_scheduler`` lets the file's ``sweep.scheduler`` be used. Returns (SweepResult,
+    {output: path}). Raises LaunchError for a bad sweep before any case runs (a scheduler address in the
+    file without ``trust_scheduler`` included), when every case failed, and KeyboardInterrupt after writing
+    the tables of the finished cases when interrupted."""
     from urdf_dyn.jobs.sweep import execute, load_record
     from urdf_dyn.reports.sweep_results import (envelope, plot_heatmap, plot_peaks, results_table,
                                                      write_summary, write_table)
     s = launch.doc.sweep
+    scheduler, workers = _where_to_run(launch, scheduler, workers, trust_scheduler)
     cases, params, axes = plan_sweep(launch)
     base_path = Path(cases[0].base_path)
     outdir = output_dir(launch, out_dir)
-    scheduler = scheduler or s.scheduler
-    workers = s.workers if workers is None else workers
     where = (scheduler if scheduler else "in this process" if workers == 0 else
              f"a LocalCluster of {workers or 'one worker per core'}")
     echo(f"sweep: {len(cases)} cases of job {s.job!r} ({base_path.name}) over {', '.join(params)} on {where}; "
@@ -162,7 +197,7 @@ def run_sweep(launch, out_dir=None, progress=None, echo=print, scheduler=None, w
     stats = execute(cases, outdir, scheduler=scheduler, workers=workers, progress=progress, echo=echo)
     records = []
     for c in cases:
-        r = load_record(outdir, c.hash)
+        r = load_record(outdir, c.hash, c)
         if r is not None:
             r.update(index=c.index, params=c.params)
             records.append(r)
@@ -199,16 +234,21 @@ def run_sweep(launch, out_dir=None, progress=None, echo=print, scheduler=None, w
     if stats.get("interrupted"):
         echo(f"interrupted: {len(records)} of {len(cases)} cases kept; rerun to compute the rest")
         raise KeyboardInterrupt
+    if records and not ok:
+        raise launch.err("sweep", f"every one of the {len(records)} cases failed (records in {outdir / 'cases'}); "
+                         f"case {records[0]['index']}: {records[0]['error']}")
     return result, written
 
 
-def run_sweep_file(path, out_dir=None, scheduler=None, workers=None, progress=None, echo=print):
+def run_sweep_file(path, out_dir=None, scheduler=None, workers=None, progress=None, echo=print,
+                   trust_scheduler=False):
     """Read and validate a sweep launch file and run it (``urdf-dyn sweep``); see ``run_sweep``."""
     launch = read_launch(path)
     if launch.data.get("job") not in (None, "sweep"):
         raise launch.err("job", f"expected job: sweep, got {launch.data.get('job')!r}")
     validate(launch, SweepDocument, job="sweep")
-    return run_sweep(launch, out_dir=out_dir, progress=progress, echo=echo, scheduler=scheduler, workers=workers)
+    return run_sweep(launch, out_dir=out_dir, progress=progress, echo=echo, scheduler=scheduler, workers=workers,
+                     trust_scheduler=trust_scheduler)
 
 
 JOB = Job("sweep", SweepDocument, run_sweep, "load-case sweeps of another job on Dask, with the envelope")

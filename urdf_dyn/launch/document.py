@@ -14,6 +14,7 @@ A launch file names the robot, the job and the job's sections (ROS-launch style)
       animation: run.gif                 # optional: .gif/.mp4/.png via the viewer (offscreen without a display)
       animation_fps: 30
       animation_size: 640x480
+      recording: run.html                # optional (job: size): the browser viewer's scene, one offline file
 
 Each job's own sections are documented in its module (``urdf_dyn.jobs.simulate_job``,
 ``urdf_dyn.jobs.sizing_job``, ``urdf_dyn.jobs.gauss_job``). ``urdf-dyn run --schema`` prints the JSON
@@ -37,7 +38,8 @@ from urdf_dyn.errors import LaunchError
 
 __all__ = ["Launch", "read_launch", "validate", "Section", "LaunchDocument", "RobotSection", "OutputsSection",
            "FiniteFloat", "PositiveFloat", "NonNegativeFloat", "JointValues", "build_model", "joint_vector",
-           "number", "output_dir", "write_animation", "unknown_name", "MAX_YAML_NODES", "MAX_LAUNCH_BYTES"]
+           "number", "output_dir", "run_staged", "write_animation", "write_recording", "unknown_name",
+           "MAX_YAML_NODES", "MAX_LAUNCH_BYTES"]
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -79,6 +81,8 @@ class OutputsSection(Section):
     animation: Optional[str] = Field(None, description=".gif, .mp4 or .png drawn by the viewer")
     animation_fps: PositiveFloat = 30.0
     animation_size: str = Field("640x480", pattern=r"^\d+x\d+$", description="WIDTHxHEIGHT in pixels")
+    recording: Optional[str] = Field(None, pattern=r"(?i)\.html$", description="sizing job: a self-contained "
+                                     ".html recording of the browser viewer's scene (needs viser), opens offline")
 
 
 class LaunchDocument(Section):
@@ -277,14 +281,26 @@ def joint_vector(launch, model, value, key, default=None, positions=False):
             if j not in names:
                 raise launch.err(key, unknown_name("joint", j, names))
             out[names.index(j)] = number(launch, v, f"{key}.{j}")
-        return out
+        return _unit_quaternions(launch, names, out, key) if positions else out
     if isinstance(value, (list, tuple)):
         if len(value) != n:
             raise launch.err(key, f"expected {n} values (one per joint), got {len(value)}")
-        return np.array([number(launch, v, f"{key}[{i}]") for i, v in enumerate(value)])
+        out = np.array([number(launch, v, f"{key}[{i}]") for i, v in enumerate(value)])
+        return _unit_quaternions(launch, names, out, key) if positions else out
     if positions and not model.is_fixed_base:
         raise launch.err(key, "a single number cannot set a floating joint's quaternion: give {joint: value}")
     return np.full(n, number(launch, value, key))
+
+
+def _unit_quaternions(launch, names, q, key):
+    """``q`` after checking that the quaternion (``<joint>.qx`` … ``.qw``) of each floating joint is not zero
+    (it is normalised later; a zero one has no direction). Raises LaunchError naming ``key`` and the joint."""
+    for i, n in enumerate(names):
+        if n.endswith(".qw") and i >= 3 and names[i - 3] == n[:-3] + ".qx":
+            if not np.linalg.norm(q[i - 3:i + 1]) > 1e-9:
+                raise launch.err(key, f"the quaternion of floating joint {n[:-3]!r} ({n[:-3]}.qx, .qy, .qz, .qw) is "
+                                 f"zero: give a unit quaternion (no rotation: qw = 1)")
+    return q
 
 
 def build_model(launch):
@@ -314,6 +330,58 @@ def output_dir(launch, out_dir=None) -> Path:
     return Path(d or f"urdf_dyn_out/{launch.path.name.split('.')[0]}")
 
 
+def write_recording(launch, model, outdir, written, echo):
+    """``outputs.recording`` (an .html name): the browser viewer's scene over the run, one offline file
+    (urdf_dyn_viewer.recording); like the animation, only a warning when the viewer cannot write it."""
+    o = launch.doc.outputs
+    if not o.recording:
+        return
+    try:
+        from urdf_dyn_viewer.recording import record_run
+        written["recording"] = str(record_run(model, outdir, outdir / o.recording, fps=o.animation_fps)[0])
+    except Exception as e:  # noqa: BLE001 - missing viser, a run folder it cannot read
+        echo(f"WARNING: outputs.recording {o.recording} not written: {type(e).__name__}: {e}")
+
+
+def run_staged(launch, out_dir, echo, run):
+    """Run a job whose outputs must not half-replace an earlier run's: ``run(stage, echo)`` -> (result,
+    {output: path}) writes into ``stage``, a new hidden folder beside the output folder (``output_dir``);
+    only when it returns are its files moved into the output folder (``os.replace``, file by file), and the
+    paths it returns and echoes are given in the output folder. If it raises, nothing of it reaches the
+    output folder (a good earlier run there stays intact) — except after a ``SimulationError``, whose
+    partial trajectory is the job's answer and is moved in too. The staging folder is always removed."""
+    import os
+    import shutil
+    import tempfile
+
+    from urdf_dyn.errors import SimulationError
+    final = output_dir(launch, out_dir)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    stage = Path(tempfile.mkdtemp(prefix=f".{final.name}.partial-", dir=final.parent))
+    a, b = str(stage), str(final)
+
+    def fix(v):
+        return v.replace(a, b) if isinstance(v, str) else Path(str(v).replace(a, b)) if isinstance(v, Path) else v
+
+    def move():
+        final.mkdir(parents=True, exist_ok=True)
+        for src in sorted(stage.rglob("*")):
+            dst = final / src.relative_to(stage)
+            if src.is_dir():
+                dst.mkdir(exist_ok=True)
+            else:
+                os.replace(src, dst)
+    try:
+        result, written = run(stage, lambda *x, **k: echo(*(fix(v) for v in x), **k))
+        move()
+        return result, {k: fix(v) for k, v in written.items()}
+    except SimulationError as e:
+        move()
+        raise SimulationError(fix(str(e)), e.trajectory) from None
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+
+
 def write_animation(launch, model, traj, outdir, written, echo):
     """``outputs.animation`` (a .gif/.mp4/.png name): render the trajectory with the viewer, offscreen
     when there is no display. The core imports the viewer only here, lazily, and only when asked; a
@@ -329,8 +397,15 @@ def write_animation(launch, model, traj, outdir, written, echo):
         return
     w, h = (int(x) for x in o.animation_size.lower().split("x"))
     try:
+        run_dir = outdir if (outdir / "view.json").is_file() else None  # a sizing run: bench, soil, payload
         written["animation"] = str(render_trajectory(model, traj, outdir / o.animation, fps=o.animation_fps,
-                                                     size=(w, h)))
+                                                     size=(w, h), run_dir=run_dir))
     except Exception as e:  # noqa: BLE001 - GL/EGL/ffmpeg failures come in many types
-        echo(f"WARNING: outputs.animation {o.animation} not written: {type(e).__name__}: {e} (offscreen drawing "
-             "needs EGL: apt-get install libegl1 libegl-mesa0 libgl1 libgl1-mesa-dri libglu1-mesa)")
+        text = str(e)
+        cause = text[text.find("(") + 1:].split(")")[0] if "(" in text else text
+        gl = not any(w in cause for w in ("NaN", "nan", "inf", "convert", "shape", "index")) and \
+            any(w in text for w in ("EGL", "GL", "display", "context", "ffmpeg"))
+        echo(f"WARNING: outputs.animation {o.animation} not written: {type(e).__name__}: "
+             + (f"{e} (offscreen drawing needs EGL: apt-get install libegl1 libegl-mesa0 libgl1 libgl1-mesa-dri "
+                "libglu1-mesa)" if gl else f"{cause}: a visual of {model.source} (a mesh vertex or pose) is not "
+                "drawable; the results are written"))

@@ -204,7 +204,7 @@ class HydraulicsResult:
         return "\n".join(lines)
 
 
-def hydraulics(res, cylinders, motors=None, relief=35e6, pump_flow=429 / L_MIN, supply=None, model=None,
+def hydraulics(res, cylinders, motors=None, *, relief, pump_flow, supply=None, model=None,
                stop_margin=0.005) -> HydraulicsResult:
     """Hydraulic demand of a ``SizingResult`` (module docstring).
 

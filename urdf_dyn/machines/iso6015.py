@@ -9,7 +9,8 @@ the stored public excerpts of the AS text, §3 and §4; §5 "Calculation methods
 - §3.2 *arm cylinder tool force*: "force generated at the bucket lip with the arm cylinder positioned to
   provide a rotating moment around the arm pivot"; §4.8.2.1: "measure this tool force tangential to the arc
   described by the bucket lip about the arm pivot"; the bucket cylinder tool force likewise about the
-  bucket pivot (§4.8.3.1).
+  bucket pivot (§4.8.3.1, whose text was not in the stored excerpts; SAE J1179 §3.3.1 words it as the
+  tangent to the arc of the tip radius about the bucket pivot).
 - §3.16 *maximum relief circuit hydraulic pressure*: "maximum static pressure in a specific circuit limited
   by a relief valve"; §3.17 *hydraulic limit*: "condition when the tool forces are limited by maximum relief
   circuit pressure"; §4.5: "If the hydraulic limit condition is reached, the report should note the system
@@ -49,6 +50,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from urdf_dyn._checks import renamed_keywords
 from urdf_dyn.algorithms.kinematics import body_poses, link_pose
 from urdf_dyn.machines.stroke_map import StrokeMap, TipLever, tip_lever, tip_levers
 
@@ -127,8 +129,9 @@ def digging_forces_at(model, q, cylinders, relief, holding_relief, tip, include_
         include_weight: add the cylinder forces that hold the machine's own weight (default: left out).
         footprint: tipping polygon (k, 2) [m] in root x–y; None: tipping not checked.
     Returns {"bucket"|"arm": {"force_N": F, "pressures_bar": {cylinder: bar (+ cap side, − rod side)},
-    "limited_by": a cylinder name or "tipping", "direction": (3,) unit vector of the lip's motion (the
-    force on the lip is −F·direction), "lip": (3,) [m]}} in root coordinates.
+    "limited_by": a cylinder name or "tipping", "at_limit": every cylinder within 0.1 % of its limit there
+    (more than one where the optimum sits where two limits meet), "direction": (3,) unit vector of the lip's
+    motion (the force on the lip is −F·direction), "lip": (3,) [m]}} in root coordinates.
     Raises KeyError for a missing cylinder, ValueError for a relief ≤ 0 or a pose whose loops are open."""
     from urdf_dyn.constraints.inverse import actuator_forces
     from urdf_dyn.constraints.loops import LoopState
@@ -160,9 +163,11 @@ def digging_forces_at(model, q, cylinders, relief, holding_relief, tip, include_
             if Ft < F:
                 F, lim = Ft, "tipping"
         F = max(F, 0.0)
-        out[case] = dict(force_N=F, limited_by=lim, direction=d, lip=lv.tip,
-                         pressures_bar={nm: _bar(g[k] + F * a[k], cylinders[nm])
-                                        for k, nm in enumerate(names) if nm in cylinders})
+        bars = {nm: _bar(g[k] + F * a[k], cylinders[nm]) for k, nm in enumerate(names) if nm in cylinders}
+        at = [nm for nm, b in bars.items()
+              if abs(b) >= (1 - 1e-3) * (limits[nm][0] if nm == c else limits[nm][1]) / 1e5]
+        out[case] = dict(force_N=F, limited_by=lim, direction=d, lip=lv.tip, pressures_bar=bars,
+                         at_limit=sorted(set(at) | ({lim} if lim != "tipping" else set())))
     return out
 
 
@@ -172,7 +177,7 @@ class DiggingForces:
 
     bucket_N, arm_N: the ISO figures (the largest holdable force over the stroke space); bucket_pose,
     arm_pose: q (nv,) there; bucket_tip, arm_tip (3,): lip position there; limited_by: {"bucket"|"arm":
-    cylinder name or "tipping"}; pressures_bar: {"bucket"|"arm": {cylinder: bar}} of every cylinder there
+    cylinder name or "tipping"}; at_limit: {"bucket"|"arm": [every cylinder within 0.1 % of its limit]}; pressures_bar: {"bucket"|"arm": {cylinder: bar}} of every cylinder there
     (positive cap side, negative rod side); holding_bar: the same without the working cylinder;
     grid_tip (M, 3) lip positions of the envelope grid, grid_bucket_N, grid_arm_N (M,) the holdable forces
     there; relief, holding_relief [Pa]; include_weight; tipping_checked: a footprint was given; reference:
@@ -184,6 +189,7 @@ class DiggingForces:
     bucket_tip: np.ndarray
     arm_tip: np.ndarray
     limited_by: dict
+    at_limit: dict
     pressures_bar: dict
     holding_bar: dict
     grid_tip: np.ndarray
@@ -207,7 +213,9 @@ class DiggingForces:
         for key, case, label in (("bucket_N", "bucket", "bucket digging force"),
                                  ("arm_N", "arm", "arm (stick) digging force")):
             ours, r = getattr(self, key), self.reference.get(key)
-            row = (f"| {label} | {ours / 1e3:.1f} kN | {self.limited_by[case]} | "
+            also = [n for n in self.at_limit.get(case, ()) if n != self.limited_by[case]]
+            lim = self.limited_by[case] + (f" ({', '.join(also)} also at its limit)" if also else "")
+            row = (f"| {label} | {ours / 1e3:.1f} kN | {lim} | "
                    + " | ".join(f"{self.pressures_bar[case].get(n, float('nan')):+.0f}" for n in names) + " |")
             if ref:
                 row += f" {r / 1e3:.1f} kN | {100 * (ours - r) / r:+.1f} % |" if r else " – | – |"
@@ -277,9 +285,27 @@ def _grid_forces(model, Q, cylinders, limits, acts, tip, working, include_weight
         Ft = _tipping_bound(model, np.array([lv.q for lv in lvs]), tip[0], tip[1], D, footprint)
         lim = np.where(Ft < F, "tipping", lim)
         F = np.minimum(F, Ft)
-    return np.maximum(F, 0.0), lim, lvs
+    F = np.maximum(F, 0.0)
+    u = g + F[:, None] * a
+    P = np.zeros_like(u)                                     # |holding pressure| [Pa], for ``_pick``
+    for k, nm in enumerate(acts):
+        if nm in cylinders and nm != working:
+            P[:, k] = np.abs(u[:, k]) / np.where(u[:, k] > 0, cylinders[nm].cap_area, cylinders[nm].annulus_area)
+    return F, lim, lvs, P
 
 
+def _pick(F, P, mask=None):
+    """Index of the largest force; among poses within 1e-9 of it (the force often does not depend on a
+    locked stroke, e.g. the boom's for the bucket force) the one whose holding cylinders need the least
+    pressure: the largest first, ties (to 0.01 bar) broken by the next largest."""
+    idx = np.arange(len(F)) if mask is None else np.flatnonzero(mask)
+    Fm = F[idx].max()
+    tied = idx[F[idx] >= Fm - 1e-9 * abs(Fm)]
+    S = np.round(-np.sort(-P[tied], axis=1) / 1e3)
+    return int(tied[np.lexsort(S.T[::-1])[0]]) if S.shape[1] else int(tied[0])
+
+
+@renamed_keywords(relief_pressure="relief", holding_pressure="holding_relief")
 def digging_forces(model, cylinders, relief, tip, holding_relief=None, include_weight=False, footprint=None,
                    actuators=("swing", "boom_cyl", "stick_cyl", "bucket_cyl"), boom="boom_cyl",
                    stick="stick_cyl", bucket="bucket_cyl", n=(9, 13, 17), zoom=5, q0=None, margin=1e-3,
@@ -335,22 +361,22 @@ def digging_forces(model, cylinders, relief, tip, holding_relief=None, include_w
     best, gridF = {}, {}
     for case, role in _CASES:
         c = bucket if role == "bucket" else stick
-        F, lim, lvs = evaluate(grid, c)
+        F, lim, lvs, Pr = evaluate(grid, c)
         gridF[case] = (F, lvs)
-        cand = np.ones(len(grid), bool)
+        cand = None
         if case == "arm":        # the bucket positioned as for the bucket force (SAE J1179 §3.3.2 as read)
             cand = np.isclose(grid[:, 2], grid[np.argmin(np.abs(grid[:, 2] - xb)), 2])
-        k = np.flatnonzero(cand)[int(np.argmax(F[cand]))]
+        k = _pick(F, Pr, cand)
         x, h, best[case] = grid[k].copy(), (hi - lo) / (np.array(n) - 1), lvs[k].q
         if case == "arm":
             x[2], h[2] = xb, 0.0
         for _ in range(zoom):                               # §4.4: the optimum position, refined
             h = h / 2
-            loc = np.array(np.meshgrid(*[np.clip(x[j] + h[j] * np.arange(-2, 3), lo[j], hi[j]) for j in range(3)],
-                                       indexing="ij")).reshape(3, -1).T
-            Fl, _, lvl = evaluate(np.unique(loc, axis=0), c)  # the centre x is among them: never worse
-            kk = int(np.argmax(Fl))
-            x, best[case] = np.unique(loc, axis=0)[kk], lvl[kk].q
+            loc = np.unique(np.array(np.meshgrid(*[np.clip(x[j] + h[j] * np.arange(-2, 3), lo[j], hi[j])
+                                                   for j in range(3)], indexing="ij")).reshape(3, -1).T, axis=0)
+            Fl, _, lvl, Pl = evaluate(loc, c)               # the centre x is among them: never worse
+            kk = _pick(Fl, Pl)
+            x, best[case] = loc[kk], lvl[kk].q
         if case == "bucket":
             xb = float(x[2])
     res = {case: digging_forces_at(model, best[case], cylinders, relief, holding_relief, tip, include_weight,
@@ -360,7 +386,7 @@ def digging_forces(model, cylinders, relief, tip, holding_relief=None, include_w
     return DiggingForces(
         bucket_N=res["bucket"]["force_N"], arm_N=res["arm"]["force_N"], bucket_pose=best["bucket"],
         arm_pose=best["arm"], bucket_tip=res["bucket"]["lip"], arm_tip=res["arm"]["lip"],
-        limited_by={k: v["limited_by"] for k, v in res.items()},
+        limited_by={k: v["limited_by"] for k, v in res.items()}, at_limit={k: v["at_limit"] for k, v in res.items()},
         pressures_bar={k: v["pressures_bar"] for k, v in res.items()},
         holding_bar={k: {o: b for o, b in v["pressures_bar"].items() if o != working[k]} for k, v in res.items()},
         grid_tip=np.array([lv.tip for lv in gridF["bucket"][1]]), grid_bucket_N=gridF["bucket"][0],

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from urdf_dyn.algorithms.kinematics import body_poses, support_path
+from urdf_dyn._checks import renamed_keywords
 
 __all__ = ["Frame", "frame_poses", "point_wrench", "point_positions", "point_acceleration", "payload_wrench",
            "profile", "phase_times", "phase_mask", "add_wrenches"]
@@ -72,20 +73,21 @@ def frame_poses(model, Q, frame, frames=None) -> np.ndarray:
                    + (f" or a named frame ({', '.join(frames)})" if frames else ""))
 
 
-def point_wrench(model, Q, link, force, point=(0.0, 0.0, 0.0), moment=None, frame=None, frames=None):
+@renamed_keywords(Q="q")
+def point_wrench(model, q, link, force, point=(0.0, 0.0, 0.0), moment=None, frame=None, frames=None):
     """Wrench (N, 6) [n; f] on ``link`` in its frame about its origin, of a force (3,) or (N, 3) [N] and a
     moment [N m] expressed in ``frame`` (default the link itself; ``"world"``, a link, a ``Frame`` or a name
     in ``frames``) acting at ``point`` (3,) or (N, 3) [m] given in that frame."""
-    Q = np.atleast_2d(Q)
-    N = Q.shape[0]
-    TL = _link_poses(model, Q, link)
+    q = np.atleast_2d(q)
+    N = q.shape[0]
+    TL = _link_poses(model, q, link)
     f = np.broadcast_to(np.asarray(force, float), (N, 3))
     n = np.zeros((N, 3)) if moment is None else np.broadcast_to(np.asarray(moment, float), (N, 3))
     p = np.broadcast_to(np.asarray(point, float), (N, 3))
     if frame is None or frame == link:
         fL, nL, r = f, n, p
     else:
-        TF = frame_poses(model, Q, frame, frames)
+        TF = frame_poses(model, q, frame, frames)
         R = np.einsum("nji,njk->nik", TL[:, :3, :3], TF[:, :3, :3])           # R_Lᵀ R_F
         fL = np.einsum("nij,nj->ni", R, f)
         nL = np.einsum("nij,nj->ni", R, n)
@@ -106,16 +108,17 @@ def _cross(a, b):
                      a[:, 0] * b[:, 1] - a[:, 1] * b[:, 0]], axis=1)
 
 
-def point_acceleration(model, Q, QD, QDD, link, point) -> np.ndarray:
+@renamed_keywords(Q="q", QD="qd", QDD="qdd")
+def point_acceleration(model, q, qd, qdd, link, point) -> np.ndarray:
     """Acceleration (N, 3) [m/s²] in world coordinates of a point (3,) [m] fixed in ``link`` (module
     docstring: the link's spatial acceleration from RBDA Table 5.1's forward pass, batched)."""
-    Q, QD, QDD = (np.atleast_2d(np.asarray(x, float)) for x in (Q, QD, QDD))
+    q, qd, qdd = (np.atleast_2d(np.asarray(x, float)) for x in (q, qd, qdd))
     lf = model.link(link)
     path = support_path(model, link)
     if path is None:
-        return _point_acceleration_fd(model, Q, QD, QDD, link, point)
-    T = body_poses(model, Q)
-    N = len(Q)
+        return _point_acceleration_fd(model, q, qd, qdd, link, point)
+    T = body_poses(model, q)
+    N = len(q)
     w, vO, wd, aO = (np.zeros((N, 3)) for _ in range(4))
     for i in reversed(path):                                   # root to tip
         ax = T[:, i, :3, :3] @ np.asarray(model.axis[i], float)   # joint axis in root coordinates
@@ -123,11 +126,11 @@ def point_acceleration(model, Q, QD, QDD, link, point) -> np.ndarray:
             sw, sv = ax, _cross(T[:, i, :3, 3], ax)
         else:                                                      # prismatic: S = [0; a]
             sw, sv = np.zeros_like(ax), ax
-        qd, qdd = QD[:, i - 1, None], QDD[:, i - 1, None]
-        jw, jv = sw * qd, sv * qd                                  # S q̇
+        qd_i, qdd_i = qd[:, i - 1, None], qdd[:, i - 1, None]
+        jw, jv = sw * qd_i, sv * qd_i                              # S q̇
         w, vO = w + jw, vO + jv                                    # v_i = v_λ + S q̇
-        wd = wd + sw * qdd + _cross(w, jw)                         # a_i = a_λ + S q̈ + v_i × S q̇
-        aO = aO + sv * qdd + _cross(w, jv) + _cross(vO, jw)
+        wd = wd + sw * qdd_i + _cross(w, jw)                       # a_i = a_λ + S q̈ + v_i × S q̇
+        aO = aO + sv * qdd_i + _cross(w, jv) + _cross(vO, jw)
     TL = T[:, lf.body] @ lf.T_body_link
     p = TL[:, :3, :3] @ np.asarray(point, float) + TL[:, :3, 3]
     return aO + _cross(wd, p) + _cross(w, vO + _cross(w, p))
@@ -148,14 +151,15 @@ def _point_acceleration_fd(model, Q, QD, QDD, link, point) -> np.ndarray:
     return a1 + a2
 
 
-def payload_wrench(model, Q, QD, QDD, link, com, mass) -> np.ndarray:
+@renamed_keywords(Q="q", QD="qd", QDD="qdd")
+def payload_wrench(model, q, qd, qdd, link, com, mass) -> np.ndarray:
     """Wrench (N, 6) on ``link`` of a point payload of ``mass`` [kg] (scalar or (N,)) at ``com`` (3,) [m]
     in the link frame: force m (g − a_c) at c, g = ``model.gravity``."""
-    Q = np.atleast_2d(Q)
-    m = np.broadcast_to(np.asarray(mass, float), (Q.shape[0],))
-    a = point_acceleration(model, Q, QD, QDD, link, com)
+    q = np.atleast_2d(q)
+    m = np.broadcast_to(np.asarray(mass, float), (q.shape[0],))
+    a = point_acceleration(model, q, qd, qdd, link, com)
     f = m[:, None] * (np.asarray(model.gravity, float)[None, :] - a)
-    TL = _link_poses(model, Q, link)
+    TL = _link_poses(model, q, link)
     fL = np.einsum("nji,nj->ni", TL[:, :3, :3], f)                  # world force in link axes
     r = np.broadcast_to(np.asarray(com, float), fL.shape)
     return np.hstack([np.cross(r, fL), fL])

@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from urdf_dyn.io.files import atomic_path
+from urdf_dyn._checks import renamed_keywords
 
 __all__ = ["Cylinder", "SizingResult", "size_motion", "pin_counts", "sizing_table", "write_sizing",
            "plot_actuator_forces", "plot_force_stroke"]
@@ -95,9 +96,10 @@ class SizingResult:
         return rows
 
 
-def size_motion(model, t, Q, QD, QDD, actuated=None, cylinders=None, weights=None, bounds=None, models=None,
+@renamed_keywords(Q="q", QD="qd", QDD="qdd")
+def size_motion(model, t, q, qd, qdd, actuated=None, cylinders=None, weights=None, bounds=None, models=None,
                 progress=None, f_ext=None) -> SizingResult:
-    """Actuator forces along a consistent motion (t (N,), Q, QD, QDD (N, nv)).
+    """Actuator forces along a consistent motion (t (N,), q, qd, qdd (N, nv)).
 
     ``cylinders``: {actuator name: Cylinder} for hydraulic pressures and pins per loop (module docstring). ``models``: optional (N,) sequence of
     models per sample (e.g. with a payload only while the bucket is full); default ``model`` throughout.
@@ -105,7 +107,7 @@ def size_motion(model, t, Q, QD, QDD, actuated=None, cylinders=None, weights=Non
     ``progress`` is accepted for compatibility; the batched call has no per-sample progress bar."""
     from urdf_dyn.constraints.inverse import actuator_forces
     N = len(t)
-    Q, QD, QDD = (np.asarray(x, float) for x in (Q, QD, QDD))
+    q, qd, qdd = (np.asarray(x, float) for x in (q, qd, qdd))
     # one batched call per distinct model (e.g. empty and loaded bucket): the compiled path runs each
     # group in one call; the samples keep their order
     if models is None:
@@ -117,7 +119,7 @@ def size_motion(model, t, Q, QD, QDD, actuated=None, cylinders=None, weights=Non
     parts = []
     for m, ix in groups.values():
         fx = {k: np.broadcast_to(np.asarray(v, float), (N, 6))[ix] for k, v in f_ext.items()} if f_ext else None
-        parts.append((ix, actuator_forces(m, Q[ix], QD[ix], QDD[ix], actuated=actuated, weights=weights,
+        parts.append((ix, actuator_forces(m, q[ix], qd[ix], qdd[ix], actuated=actuated, weights=weights,
                                           bounds=bounds, warn=False, f_ext=fx)))
     a0 = parts[0][1]
     p = len(a0.names)
@@ -129,8 +131,8 @@ def size_motion(model, t, Q, QD, QDD, actuated=None, cylinders=None, weights=Non
         for k in LF:
             LF[k][ix] = np.reshape(af.loop_forces[k], (len(ix), -1))
     idx = [model.joint_index(n) if n in model.joint_names else None for n in a0.names]
-    S = np.column_stack([Q[:, j] if j is not None else np.full(N, np.nan) for j in idx]).reshape(N, -1)
-    SD = np.column_stack([QD[:, j] if j is not None else np.full(N, np.nan) for j in idx]).reshape(N, -1)
+    S = np.column_stack([q[:, j] if j is not None else np.full(N, np.nan) for j in idx]).reshape(N, -1)
+    SD = np.column_stack([qd[:, j] if j is not None else np.full(N, np.nan) for j in idx]).reshape(N, -1)
     power = U * np.nan_to_num(SD)
     count = pin_counts(model, cylinders or {})
     sq = {k: v * v for k, v in LF.items()}

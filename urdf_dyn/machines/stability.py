@@ -45,7 +45,7 @@ import numpy as np
 from urdf_dyn.algorithms.dynamics import f_ext_body
 from urdf_dyn.algorithms.joints import motion_subspace
 from urdf_dyn.algorithms.kinematics import body_poses
-from urdf_dyn._checks import as_batch
+from urdf_dyn._checks import as_batch, renamed_keywords
 from urdf_dyn.errors import StateError
 
 __all__ = ["StabilityWarning", "tipping_polygon", "tipping_load", "base_reaction", "center_of_pressure", "polygon_margin",
@@ -110,24 +110,26 @@ def tipping_load(W0, W1, polygon, z_ground=0.0):
     c0, c1 = c(W0), c(W1)
     with np.errstate(divide="ignore", invalid="ignore"):
         B = np.where(c1 < 0, -c0 / c1, np.inf)
-    B = np.maximum(B, 0.0)
+    B = np.where(c0 < 0, 0.0, np.maximum(B, 0.0))       # already outside that edge: no load is safe
     j = np.argmin(B, axis=1)
     L = B[np.arange(len(B)), j]
     return L, np.where(np.isfinite(L), j, -1)
 
 
-def base_reaction(model, Q, QD=None, QDD=None, f_ext=None) -> np.ndarray:
+@renamed_keywords(Q="q", QD="qd", QDD="qdd")
+def base_reaction(model, q, qd=None, qdd=None, f_ext=None) -> np.ndarray:
     """Wrench (N, 6) or (6,) [n; f] (N m, N) the ground must apply to the root link, about the root frame's
-    origin in root coordinates (module docstring), for tree states Q, QD, QDD (N, nv) or (nv,) (QD, QDD
+    origin in root coordinates (module docstring), for tree states q, qd, qdd (N, nv) or (nv,) (qd, qdd
     default 0: statics). ``f_ext``: {link: (6,) or (N, 6)} [n; f] in the link frame about its origin (as
     ``inverse_dynamics``), forces the environment applies (soil, a lifted load). The states need not satisfy
     the loop constraints: the result is the tree's (loop forces are internal). Raises StateError for bad
     arrays."""
     n = model.nv
-    Q, single = as_batch(Q, "Q", n)
+    Q, QD, QDD = q, qd, qdd
+    Q, single = as_batch(Q, "q", n)
     N = Q.shape[0]
-    QD = np.zeros_like(Q) if QD is None else as_batch(QD, "QD", n, N)[0]
-    QDD = np.zeros_like(Q) if QDD is None else as_batch(QDD, "QDD", n, N)[0]
+    QD = np.zeros_like(Q) if QD is None else as_batch(QD, "qd", n, N)[0]
+    QDD = np.zeros_like(Q) if QDD is None else as_batch(QDD, "qdd", n, N)[0]
     fx = f_ext_body(model, f_ext, N)               # (0 = none, 1 or N, NB+1, 6) in body coordinates
     # the sum in root coordinates, all N states and bodies at once: ^0X_i from the body poses (T_i = pose of
     # body i), S_i and I_i in root coordinates (eq. 2.66: I = ^0X_i^* I_i ^iX_0), then v_i = v_λ(i) + S_i q̇_i,
@@ -267,12 +269,13 @@ class StabilityResult:
         return save_figure(fig, path)
 
 
-def zmp_margin(model_or_reactions, footprint=None, Q=None, QD=None, QDD=None, f_ext=None, t=None,
+@renamed_keywords(Q="q", QD="qd", QDD="qdd")
+def zmp_margin(model_or_reactions, footprint=None, q=None, qd=None, qdd=None, f_ext=None, t=None,
                z_ground=0.0, warn=True) -> StabilityResult:
     """ZMP trace and tipping margin (module docstring).
 
     Args:
-        model_or_reactions: a Model (then Q, and optionally QD, QDD (N, nv) and ``f_ext`` as in
+        model_or_reactions: a Model (then q, and optionally qd, qdd (N, nv) and ``f_ext`` as in
             ``base_reaction``) or precomputed base wrenches (N, 6) [n; f] about the root origin.
         footprint: the tipping polygon (k, 2) [m] in root x–y coordinates (``tipping_polygon``), required.
         t: (N,) sample times [s] (default 0, 1, 2 … N−1).
@@ -280,9 +283,9 @@ def zmp_margin(model_or_reactions, footprint=None, Q=None, QD=None, QDD=None, f_
         warn: warn (StabilityWarning) when the ZMP leaves the polygon or the machine lifts off.
     Returns a StabilityResult. Raises ValueError for a non-convex polygon, StateError for bad states."""
     if hasattr(model_or_reactions, "nv"):
-        if Q is None:
-            raise ValueError("zmp_margin(model, ...) needs the states Q (N, nv)")
-        W = np.atleast_2d(base_reaction(model_or_reactions, Q, QD, QDD, f_ext))
+        if q is None:
+            raise ValueError("zmp_margin(model, ...) needs the states q (N, nv)")
+        W = np.atleast_2d(base_reaction(model_or_reactions, q, qd, qdd, f_ext))
     else:
         W = np.atleast_2d(np.asarray(model_or_reactions, float))
         if W.shape[1] != 6:

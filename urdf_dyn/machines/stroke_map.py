@@ -54,7 +54,7 @@ def tip_lever(model, q, actuators, tip) -> TipLever:
     return TipLever(np.asarray(q, float).copy(), T[:3, 3] + r, tuple(actuators), Jt @ G)
 
 
-def close_loops(model, q, hold, free, rcond=1e-8, maxit=25):
+def close_loops(model, q, hold, free, rank_rtol=1e-8, maxit=25):
     """Assembled q (nv,) near the guess q holding the joints ``hold``: Gauss–Newton on the loop residuals
     δ(q) = 0 over the ``free`` columns of K (RBDA §8.3; K = ∂δ/∂q, eq. 8.14), steps by least squares
     (overconstrained planar loops have dependent rows). From a neighbouring assembled pose it converges in
@@ -66,7 +66,7 @@ def close_loops(model, q, hold, free, rcond=1e-8, maxit=25):
         d = st.deltas()
         if np.max(np.abs(d), initial=0.0) <= 1e-14:     # closed to rounding (e.g. composed group poses)
             return x
-        dx = np.linalg.lstsq(st.K_k()[0][:, free], -d, rcond=rcond)[0]
+        dx = np.linalg.lstsq(st.K_k()[0][:, free], -d, rcond=rank_rtol)[0]
         x[free] += dx
         if np.max(np.abs(dx), initial=0.0) <= 1e-13 * (1.0 + np.max(np.abs(x[free]), initial=0.0)):
             if np.max(np.abs(LoopState(model, x).deltas()), initial=0.0) <= 1e-9:
@@ -100,7 +100,7 @@ def tip_jacobian(model, Q, tip):
     return P, Jt
 
 
-def tip_levers(model, Q, actuators, tip, rcond=1e-8, hold=None) -> list:
+def tip_levers(model, Q, actuators, tip, rank_rtol=1e-8, hold=None) -> list:
     """TipLever at each assembled pose of Q (N, nv), batched: the same J_y = J_tip G as ``tip_lever``, with
     J_tip from the body poses of the whole batch (v_tip = Σ_j S_j q̇_j along the tip's support path: ω × r
     for revolute, the axis for prismatic joints) and G from the free columns of K (G_y = I, G_free =
@@ -129,7 +129,7 @@ def tip_levers(model, Q, actuators, tip, rcond=1e-8, hold=None) -> list:
     G[:, yi, range(len(yi))] = 1.0
     if model.has_constraints and len(Q):
         K = np.array(Ks)                                     # (N, rows, nv)
-        G[:, free] = -np.linalg.pinv(K[:, :, free], rcond=rcond) @ K[:, :, yi]
+        G[:, free] = -np.linalg.pinv(K[:, :, free], rcond=rank_rtol) @ K[:, :, yi]
     J = Jt @ G
     return [TipLever(Q[k].copy(), P[k], acts, J[k]) for k in range(len(Q))]
 

@@ -392,7 +392,8 @@ def write_sizing_report(model, launch_path, res, outdir, head, table, windows=No
         d = machine["iso6015"]
         md += ["## ISO 6015 tool forces (urdf_dyn.machines.iso6015)", "", d.table(), "", d.conditions(), ""]
         js["iso6015"] = dict(bucket_digging_force_N=d.bucket_N, arm_digging_force_N=d.arm_N,
-                             limited_by=d.limited_by, pressures_bar=d.pressures_bar, relief_Pa=d.relief,
+                             limited_by=d.limited_by, at_limit=d.at_limit, pressures_bar=d.pressures_bar,
+                             relief_Pa=d.relief,
                              holding_relief_Pa=d.holding_relief, include_weight=d.include_weight,
                              tipping_checked=d.tipping_checked, bucket_lip_m=d.bucket_tip, arm_lip_m=d.arm_tip,
                              holding_bar=d.holding_bar)
@@ -426,6 +427,10 @@ def write_sizing_report(model, launch_path, res, outdir, head, table, windows=No
         js["stability"] = dict(min_margin_m=st.min_margin, t_min_margin_s=st.t_min, outside=bool(np.any(st.outside)),
                                footprint_m=st.footprint)
         out["zmp_png"] = _plot(plots, plotted, "zmp_png", outdir, st)
+    if "design" in machine:          # pins, buckling, pumps, shortest cycle (machines.design_cases)
+        machine["design"].report(md, js, out, outdir, plots)
+    if "stall" in machine:           # stall envelopes and the pins' design loads (jobs.sizing_stall)
+        machine["stall"].report(md, js, out, outdir, plots, machine.get("design"))
     rep = outdir / "sizing_report.md"
     with atomic_path(rep) as tmp:
         Path(tmp).write_text("\n".join(md) + "\n")

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from urdf_dyn.extras import require
 from urdf_dyn.io.files import atomic_path
 
 __all__ = ["case_metrics", "results_table", "write_table", "envelope", "envelope_table", "plot_peaks", "plot_heatmap",
@@ -128,7 +129,7 @@ def results_table(records, params):
     """pyarrow.Table: case, hash, status, error, seconds, worker, one column per swept parameter (named by
     its path), then one per metric (float64; null where a case failed or the job did not report it).
     Rows in case order."""
-    import pyarrow as pa
+    pa = require("pyarrow", "the sweep's results table")
     records = sorted(records, key=lambda r: r["index"])
     cols = {"case": pa.array([r["index"] for r in records], pa.int64()),
             "hash": pa.array([r["hash"] for r in records], pa.string()),
@@ -148,8 +149,7 @@ def results_table(records, params):
 
 def write_table(table, out_dir) -> dict:
     """results.parquet and results.csv in ``out_dir`` (atomic writes). Returns {name: path}."""
-    import pyarrow.csv as pcsv
-    import pyarrow.parquet as pq
+    pcsv, pq = require("pyarrow.csv", "the sweep's results table"), require("pyarrow.parquet", "the sweep's results table")
     out = {}
     for name, writer in (("results.parquet", pq.write_table), ("results.csv", pcsv.write_csv)):
         p = Path(out_dir) / name

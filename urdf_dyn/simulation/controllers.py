@@ -12,17 +12,29 @@ import numpy as np
 
 from urdf_dyn.algorithms.dynamics import gravity_torques, inverse_dynamics
 
-__all__ = ["Passive", "Constant", "GravityCompensation", "ComputedTorque"]
+__all__ = ["ZeroTorque", "Passive", "Constant", "GravityCompensation", "ComputedTorque"]
 
 
-class Passive:
-    """Zero actuator torque: the robot falls freely under gravity (and joint damping, if simulated)."""
+class ZeroTorque:
+    """Zero actuator torque: the robot falls freely under gravity (and the passive joint forces, with
+    ``simulate(passive=True)``)."""
 
     def __init__(self, model):
         self.nv = model.nv
 
     def __call__(self, t, q, qd):
         return np.zeros(self.nv)
+
+
+class Passive(ZeroTorque):
+    """The former name of ``ZeroTorque`` (``passive=`` means the passive joint forces); kept with a
+    FutureWarning."""
+
+    def __init__(self, model):
+        import warnings
+        warnings.warn("Passive is now ZeroTorque (passive= means the passive joint forces)", FutureWarning,
+                      stacklevel=2)
+        super().__init__(model)
 
 
 class Constant:

@@ -17,12 +17,15 @@ from urdf_dyn.io.files import atomic_path
 from urdf_dyn.constraints.forward import fast_qdd
 from urdf_dyn.constraints.passive import passive_forces
 from urdf_dyn.model import Data
-from urdf_dyn.simulation.controllers import Passive
+from urdf_dyn.simulation.controllers import ZeroTorque
+from urdf_dyn.simulation.guards import check_floating_inertia, warn_variable_mobility
+from urdf_dyn.simulation.limits import end_stops, next_event, stop_acceleration, stop_samples
+from urdf_dyn.simulation.limits import restart as stop_restart
 from urdf_dyn.algorithms.configuration import normalize, qdot
 from urdf_dyn.algorithms.dynamics import forward_dynamics, kinetic_energy, potential_energy
 from urdf_dyn.errors import SimulationError, StateError
 
-__all__ = ["Trajectory", "simulate", "MAX_SAMPLES"]
+__all__ = ["Trajectory", "simulate", "MAX_SAMPLES", "MAX_STEPS"]
 
 
 @dataclass
@@ -30,7 +33,12 @@ class Trajectory:
     """Sampled motion. t (N,) [s]; qd, qdd, tau (N, nv) in the order of ``joint_names``; q (N, nq) in the order
     of ``q_names`` (empty: the same as ``joint_names``, nq = nv); energy (N,) [J] = kinetic + gravitational
     potential; ``meta``: how it was made (solver, tolerances, status; ``quaternion_drift``: the largest
-    |‖quat‖ − 1| of a floating joint before the samples were normalised)."""
+    |‖quat‖ − 1| of a floating joint before the samples were normalised; ``impacts``: the end-stop impacts).
+
+    End stops (``simulate(limits=True)``, ``simulation.limits``): ``stop_active`` (N, nv) int8 per joint in
+    the order of ``joint_names``: −1 while the joint sits on its lower stop, +1 on its upper stop, 0 free (the
+    field a viewer reads to colour an active stop); ``stop_force`` (N, nv) [N | N m]: the stop's generalised
+    force on the joint, positive along +q. Both None when the run had no end stops."""
     t: np.ndarray
     q: np.ndarray
     qd: np.ndarray
@@ -42,6 +50,8 @@ class Trajectory:
     residuals: np.ndarray = None   # (N, n_loops) ‖δ_k‖ per loop joint [m, rad], closed loops only
     loop_names: tuple = ()
     q_names: tuple = ()
+    stop_active: np.ndarray = None
+    stop_force: np.ndarray = None
 
     @property
     def q_columns(self) -> tuple:
@@ -68,18 +78,24 @@ class Trajectory:
                                                                  loop_names=np.array(self.loop_names))
                 if self.q_names:
                     extra["q_names"] = np.array(self.q_names)
+                if self.stop_active is not None:
+                    extra.update(stop_active=self.stop_active, stop_force=self.stop_force)
                 np.savez(fh, t=self.t, q=self.q, qd=self.qd, qdd=self.qdd, tau=self.tau, energy=self.energy,
                          joint_names=np.array(self.joint_names), meta=np.array(repr(self.meta)), **extra)
         return path
 
     def save_csv(self, path):
-        """CSV with a header row: t, q[<joint>]..., qd[...]..., qdd[...]..., tau[...]..., energy."""
+        """CSV with a header row: t, q[<joint>]..., qd[...]..., qdd[...]..., tau[...]..., energy, then
+        residual[<loop>]... (closed loops) and stop[<joint>]..., stop_force[<joint>]... (end stops)."""
         header = (["t"] + [f"q[{j}]" for j in self.q_columns]
                   + [f"{k}[{j}]" for k in ("qd", "qdd", "tau") for j in self.joint_names] + ["energy"])
         cols = [self.t, self.q, self.qd, self.qdd, self.tau, self.energy]
         if self.residuals is not None:
             header += [f"residual[{n}]" for n in self.loop_names]
             cols.append(self.residuals)
+        if self.stop_active is not None:
+            header += [f"{k}[{j}]" for k in ("stop", "stop_force") for j in self.joint_names]
+            cols += [self.stop_active, self.stop_force]
         data = np.column_stack(cols)
         with atomic_path(path) as tmp:
             with open(tmp, "w", newline="") as fh:
@@ -114,7 +130,13 @@ MAX_SAMPLES = 1_000_000
 """Largest number of output samples ``simulate`` makes and ``Trajectory.load`` reads (duration / dt_out + 1):
 10⁶ samples of a 30-joint robot hold ~1 GB (t, q, q̇, q̈, τ)."""
 
+MAX_STEPS = 200_000
+"""Default bound on ``simulate``'s integrator steps (a smooth 10 s run of a 12-joint machine takes a few
+thousand; 2·10⁵ steps of a stiff run take minutes, not hours)."""
+
 _NPZ_KEYS = ("t", "q", "qd", "qdd", "tau", "energy", "joint_names")
+MAX_TRAJ_BYTES = 1 << 29  # what a trajectory file's arrays hold together, counted before reading (issue 29)
+_STOP_KEYS = ("stop_active", "stop_force")   # optional: runs with end stops (older files have none)
 
 
 def _read_npz(p, max_samples):
@@ -126,8 +148,10 @@ def _read_npz(p, max_samples):
         with zipfile.ZipFile(p) as zf:
             for info in zf.infolist():
                 key = info.filename.removesuffix(".npy")
-                if key not in _NPZ_KEYS + ("residuals", "loop_names", "meta"):
+                if key not in _NPZ_KEYS + ("residuals", "loop_names", "meta") + _STOP_KEYS:
                     continue
+                if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):  # bzip2: inflated whole
+                    raise StateError(f"{p}: array {key!r}: zip method {info.compress_type} (numpy writes 0 or 8)")
                 with zf.open(info) as fh:
                     version = npformat.read_magic(fh)
                     read_header = {(1, 0): npformat.read_array_header_1_0, (2, 0): npformat.read_array_header_2_0}
@@ -141,6 +165,8 @@ def _read_npz(p, max_samples):
                                                                         and key in ("t", "q", "qd", "qdd", "tau")):
                         raise StateError(f"{p}: array {key!r} declares shape {shape}: more than {max_samples} "
                                          "samples (Trajectory.load(max_samples=...))")
+                    if sum(a.nbytes for a in out.values()) + n * dtype.itemsize > MAX_TRAJ_BYTES:
+                        raise StateError(f"{p}: array {key!r} has shape {shape}: over {MAX_TRAJ_BYTES} bytes in all")
                     header_len = fh.tell()
                     if n * dtype.itemsize != info.file_size - header_len:
                         raise StateError(f"{p}: array {key!r} declares shape {shape} of {dtype} "
@@ -164,7 +190,7 @@ def _read_npz(p, max_samples):
 def _read_csv(p, max_samples):
     import re
     size = p.stat().st_size
-    if size > max_samples * 4096:
+    if size > min(max_samples * 4096, MAX_TRAJ_BYTES // 4):  # ~10 bytes of text per number, 32 as a float
         raise StateError(f"{p}: {size} bytes is larger than a trajectory of {max_samples} samples")
     try:
         with open(p, newline="") as fh:
@@ -175,14 +201,14 @@ def _read_csv(p, max_samples):
                                  f"(got {(header or [''])[0]!r})")
             cols = {}
             for i, h in enumerate(header):
-                m = re.fullmatch(r"\s*(q|qd|qdd|tau|residual)\[(.+)\]\s*(?:\[.*\])?\s*", h)
+                m = re.fullmatch(r"\s*(q|qd|qdd|tau|residual|stop|stop_force)\[(.+)\]\s*(?:\[.*\])?\s*", h)
                 if m:
                     cols.setdefault(m[1], []).append((m[2], i))
                 elif h.strip() in ("t", "energy"):
                     cols[h.strip()] = i
                 else:
                     raise StateError(f"{p}: unknown column {h!r} (expected t, q[joint], qd[joint], qdd[joint], "
-                                     "tau[joint], energy, residual[loop])")
+                                     "tau[joint], energy, residual[loop], stop[joint], stop_force[joint])")
             data = []
             for r, row in enumerate(rows, start=2):
                 if len(data) >= max_samples:
@@ -206,11 +232,13 @@ def _read_csv(p, max_samples):
         if len(qnames) == len(names):  # nq = nv: the same joints in the same order
             raise StateError(f"{p}: the qd[...] columns must name the joints of q[...] in the same order")
         out["q_names"] = np.array(qnames)
-    for k in ("qd", "qdd", "tau"):
+    for k in ("qd", "qdd", "tau", "stop", "stop_force"):
+        if k.startswith("stop") and k not in cols:
+            continue
         got = cols.get(k, [])
         if [n for n, _ in got] != list(names):
             raise StateError(f"{p}: the {k}[...] columns must name the joints of qd[...] in the same order")
-        out[k] = A[:, [i for _, i in got]]
+        out["stop_active" if k == "stop" else k] = A[:, [i for _, i in got]]
     if "residual" in cols:
         out["residuals"] = A[:, [i for _, i in cols["residual"]]]
         out["loop_names"] = np.array([n for n, _ in cols["residual"]])
@@ -243,9 +271,16 @@ def _from_arrays(cls, p, z):
     if res is not None and np.asarray(res).shape != (N, len(lnames)):
         raise StateError(f"{p}: array 'residuals' must have shape ({N}, {len(lnames)}), got {np.shape(res)}")
     f = (lambda a: np.array(a, float))
+    stops = {}
+    if "stop_active" in z or "stop_force" in z:
+        for k in ("stop_active", "stop_force"):
+            a = np.asarray(z.get(k))
+            if a.shape != (N, len(names)) or a.dtype.kind not in "fi":
+                raise StateError(f"{p}: array {k!r} must be numbers of shape ({N}, {len(names)}), got {a.shape}")
+        stops = dict(stop_active=np.asarray(z["stop_active"]).astype(np.int8), stop_force=f(z["stop_force"]))
     return cls(t=f(t), q=f(z["q"]), qd=f(z["qd"]), qdd=f(z["qdd"]), tau=f(z["tau"]), energy=f(e),
                joint_names=names, meta={"loaded_from": str(p)}, residuals=None if res is None else f(res),
-               loop_names=lnames if res is not None else (), q_names=qnames)
+               loop_names=lnames if res is not None else (), q_names=qnames, **stops)
 
 
 def _trajectory(model, controller, t, X, passive, meta, data=None):
@@ -272,7 +307,8 @@ def _trajectory(model, controller, t, X, passive, meta, data=None):
 
 def simulate(model, q0, qd0=None, duration=1.0, controller=None, dt_out=0.01, integrator="DOP853", rtol=1e-8,
              atol=1e-10, passive=True, max_step=np.inf, progress=None, t_stab=0.1,
-             loop_solver="fast", residual_tol=1e-3, assemble_initial=True) -> Trajectory:
+             loop_solver="lambda", residual_tol=1e-3, assemble_initial=True, limits=True,
+             max_steps=MAX_STEPS, compiled=True) -> Trajectory:
     """Integrate the tree's forward dynamics (ABA) from (q0, qd0) for ``duration`` seconds.
 
     Args:
@@ -285,19 +321,29 @@ def simulate(model, q0, qd0=None, duration=1.0, controller=None, dt_out=0.01, in
         passive: add URDF ``<dynamics damping>`` (−b q̇), Gazebo joint springs (−k (q − q_ref)) and loop-joint
             damping (``constraints.passive.passive_forces``); the same switch and default as every function.
         progress: show a tqdm progress bar (None: only on a terminal).
-        Closed loops (``<loop>``, ``<mimic>``): closed-loop FD by ``loop_solver``: "fast"
-        (``constraints.forward.fast_qdd``, RBDA §8.5 method 2 without diagnostics) or one of
-        ``constraints.forward.METHODS``,
+        Closed loops (``<loop>``, ``<mimic>``): closed-loop FD by ``loop_solver``, one of
+        ``constraints.forward.METHODS``; "lambda" (RBDA §8.5 method 2) runs compiled
+        (``constraints.forward.fast_qdd``) unless ``compiled=False`` (the readable reference; "fast", the
+        former name of the compiled λ method, still works with a FutureWarning),
         with Baumgarte stabilisation of time constant ``t_stab`` [s] (RBDA §8.3; None: none). If
         ``assemble_initial``, q0 is first assembled (least squares, nearest solution) and qd0 projected onto
         K q̇ = 0. The per-loop residual ‖δ_k‖ is recorded; past ``residual_tol`` [m, rad] the run stops.
+        limits: the URDF ``<limit lower upper>`` of revolute and prismatic joints (cylinder strokes) act as
+            inelastic end stops (``simulation.limits``: Gauss's principle with inequality rows, solved as a QP
+            by ProxSuite, through the loops; an impact sets the velocity into a stop to zero); the Trajectory
+            records ``stop_active`` and ``stop_force``, ``meta["impacts"]`` the impulses. False: joints pass
+            their limits (the behaviour before end stops).
+        max_steps: bound on the integrator's steps; past it the run stops with SimulationError keeping the
+            samples computed so far (a stiff or singular motion would otherwise step at 1e-7 s for hours).
 
     Returns:
         Trajectory sampled at t = 0, dt_out, ..., duration (qdd and tau recomputed at the samples).
 
     Raises:
-        StateError for bad q0/qd0; ValueError for bad durations or an unknown method; SimulationError if the
-        solver fails or the state becomes non-finite — its ``trajectory`` holds the samples before that.
+        StateError for bad q0/qd0 (beyond a limit with ``limits``; a floating base whose H is singular at q0,
+        naming the massless links); ValueError for bad durations or an unknown method; SimulationError if
+        the solver fails, takes more than ``max_steps`` steps or the state becomes non-finite — its
+        ``trajectory`` holds the samples before that.
     """
     from tqdm.auto import tqdm
 
@@ -307,22 +353,40 @@ def simulate(model, q0, qd0=None, duration=1.0, controller=None, dt_out=0.01, in
     fixed = model.is_fixed_base
     if not (np.isfinite(duration) and np.isfinite(dt_out) and duration > 0 and dt_out > 0):
         raise ValueError(f"duration and dt_out must be > 0 (got {duration}, {dt_out})")
-    controller = controller or Passive(model)
-    meta = dict(integrator=integrator, rtol=rtol, atol=atol, dt_out=dt_out, passive=passive,
-                t_stab=t_stab, loop_solver=loop_solver)
+    if loop_solver == "fast":
+        import warnings
+        warnings.warn('simulate(): loop_solver="fast" is now loop_solver="lambda" (compiled=True, the default)',
+                      FutureWarning, stacklevel=2)
+        loop_solver, compiled = "lambda", True
+    fast = bool(compiled) and loop_solver == "lambda"
+    controller = controller or ZeroTorque(model)
+    meta = dict(compiled=bool(compiled), integrator=integrator, rtol=rtol, atol=atol, dt_out=dt_out, passive=passive,
+                t_stab=t_stab, loop_solver=loop_solver, limits=bool(limits))
+    if not fixed:
+        check_floating_inertia(model, q0)
     loops = model.has_constraints
     data = Data(model)
     if loops and assemble_initial:
         from urdf_dyn.constraints.assembly import assemble, project_velocity
         q0 = assemble(model, q0)
         qd0 = project_velocity(model, q0, qd0)
+    stops = end_stops(model) if limits else None
+    stops = stops if stops is not None and len(stops) else None
+    contact = None
+    if stops is not None:
+        stops.check_start(q0)
+        contact, x0 = stop_restart(model, stops, np.concatenate([q0, qd0]), 0.0, data, meta)
+        qd0 = x0[nq:]
 
     def rhs(t, x):
         q, qd = x[:nq], x[nq:]
         tau = np.asarray(controller(t, q, qd), float)
         dq = qd if fixed else qdot(model, q, qd)
+        if contact is not None and contact.any():
+            rows = list(np.flatnonzero(contact))
+            return np.concatenate([dq, stop_acceleration(model, stops, rows, q, qd, tau, t_stab, passive, data)[0]])
         if loops:
-            if loop_solver == "fast":
+            if fast:
                 return np.concatenate([dq, fast_qdd(model, q, qd, tau, t_stab, passive=passive, data=data)])
             from urdf_dyn.constraints.forward import constrained_forward_dynamics
             return np.concatenate([dq, constrained_forward_dynamics(model, q, qd, tau, loop_solver=loop_solver,
@@ -342,7 +406,7 @@ def simulate(model, q0, qd0=None, duration=1.0, controller=None, dt_out=0.01, in
     n_out = int(np.floor(duration / dt_out + 1e-9)) + 1
     t_out = np.minimum(np.linspace(0.0, dt_out * (n_out - 1), n_out), duration)  # no 1e-16 overshoot
     solver = solver_cls(rhs, 0.0, np.concatenate([q0, qd0]), duration, rtol=rtol, atol=atol, max_step=max_step)
-    xs, k = [np.concatenate([q0, qd0])], 1
+    xs, k, steps, contacts = [np.concatenate([q0, qd0])], 1, 0, [contact]
     failure = None
     with tqdm(total=duration, unit="s sim", disable=(False if progress else None) if progress is not False
               else True, leave=False, bar_format="{l_bar}{bar}| {n:.2f}/{total:.2f} s sim [{elapsed}<{remaining}]") as bar:
@@ -359,11 +423,24 @@ def simulate(model, q0, qd0=None, duration=1.0, controller=None, dt_out=0.01, in
             if not np.all(np.isfinite(solver.y)):
                 failure = f"the state became non-finite at t = {solver.t:.6g} s (the motion diverged)"
                 break
-            if k < n_out and t_out[k] <= solver.t + 1e-12:
+            steps += 1
+            event = next_event(stops, contact, solver, t_prev) if stops is not None else None
+            t_end = solver.t if event is None else event[1]
+            if k < n_out and t_out[k] <= t_end + 1e-12:
                 dense = solver.dense_output()
-                while k < n_out and t_out[k] <= solver.t + 1e-12:
+                while k < n_out and t_out[k] <= t_end + 1e-12:
                     xs.append(dense(t_out[k]))
+                    contacts.append(contact)
                     k += 1
+            if event is not None and k < n_out:
+                x_e = solver.dense_output()(t_end) if event[0] == "impact" else solver.y
+                contact, x_e = stop_restart(model, stops, x_e, t_end, data, meta)
+                solver = solver_cls(rhs, t_end, x_e, duration, rtol=rtol, atol=atol, max_step=max_step)
+            if steps >= max_steps and k < n_out:
+                failure = (f"the integrator took max_steps = {max_steps} steps by t = {solver.t:.6g} s (step "
+                           f"{solver.t - t_prev:.3g} s): the motion is stiff or singular (a massless link? a stop "
+                           "chattering?); raise max_steps, or try integrator='Radau'")
+                break
             if loops and residual_tol is not None:
                 worst = _worst_residual(model, solver.y[:nq])
                 if worst[1] > residual_tol:
@@ -375,6 +452,12 @@ def simulate(model, q0, qd0=None, duration=1.0, controller=None, dt_out=0.01, in
     if failure is None and k < n_out:
         failure = f"the solver stopped at t = {solver.t:.6g} s before the end"
     traj = _trajectory(model, controller, t_out[:len(xs)], np.array(xs), passive, meta, data)
+    if stops is not None and len(traj):
+        try:
+            traj.stop_active, traj.stop_force, traj.qdd = stop_samples(
+                model, stops, np.array(contacts[:len(traj)]), traj.q, traj.qd, traj.tau, traj.qdd, t_stab, passive, data)
+        except (np.linalg.LinAlgError, ValueError) as e:   # keep the samples; say why the stop records are empty
+            meta["stop_records"] = f"not computed: {e}"
     if failure:
         meta["message"] = failure
         raise SimulationError(failure + f"; {len(traj)} samples up to t = {traj.t[-1]:.6g} s are kept",
@@ -404,26 +487,13 @@ def _closed_loop_samples(model, t, q, qd, tau, energy, passive, meta, data=None)
         st = LoopState(model, q[i], qd[i])
         K = st.K_k()[0]
         d = st.deltas()
-        if meta["loop_solver"] == "fast":
+        if meta["loop_solver"] == "lambda" and meta.get("compiled", True):
             qdd[i] = fast_qdd(model, q[i], qd[i], tau[i], t_stab, passive=passive, data=data)
         else:
             qdd[i] = constrained_forward_dynamics(model, q[i], qd[i], tau[i], loop_solver=meta["loop_solver"],
                                                   t_stab=t_stab, passive=passive).qdd
         res[i] = [np.linalg.norm(d[bounds[j]:bounds[j + 1]]) for j in range(L)]
         ranks[i] = numerical_rank(K)[0]
-    _warn_variable_mobility(model, t, ranks, meta)
+    warn_variable_mobility(model, t, ranks, meta)
     return Trajectory(t, q, qd, qdd, tau, energy, model.joint_names, meta, res, tuple(lp.name for lp in model.loops),
                       q_names=() if model.is_fixed_base else model.q_names)
-
-
-def _warn_variable_mobility(model, t, ranks, meta):
-    """Warn (ConstraintWarning) if the rank of K changes along the trajectory (RBDA §8.10)."""
-    import warnings
-
-    from urdf_dyn.constraints.loops import ConstraintWarning
-    meta["rank_min"], meta["rank_max"] = int(ranks.min()), int(ranks.max())
-    if ranks.min() != ranks.max():
-        i = int(np.argmax(ranks != ranks[0]))
-        warnings.warn(f"{model.name}: the loop constraints' rank changes from {ranks[0]} to {ranks[i]} at t = "
-                      f"{t[i]:.4g} s: variable mobility (RBDA §8.10), the mechanism passed a singular pose",
-                      ConstraintWarning, stacklevel=3)

@@ -1,0 +1,86 @@
+"""Whole-job benchmarks: wall times, the animation, start-up, the install; called by ``run.py``."""
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from bench_common import ROOT, ud
+
+
+
+
+def wall_times(rows, quick):
+    from urdf_dyn.simulation.controllers import GravityCompensation
+    from urdf_dyn.launch import run_launch as run_sizing
+    from urdf_dyn.simulation.simulate import simulate
+    import tempfile
+    import yaml
+    model = ud.load(ROOT / "robots" / "excavator.urdf")
+    dur = 2.0 if quick else 10.0
+    qd0 = np.r_[0.3, np.zeros(model.nv - 1)]
+    # warm: the kernels load from numba's cache on first call (the start-up section measures that), then the
+    # minimum of 3 runs; each run builds its controller (and so its ActuationPlan), as a launch file does
+    simulate(model, model.q_initial(), qd0, 0.01, controller=GravityCompensation(model), dt_out=0.001, progress=False)
+    best = np.inf
+    for _ in range(3):
+        t0 = time.perf_counter()
+        simulate(model, model.q_initial(), qd0, dur, controller=GravityCompensation(model), dt_out=0.001,
+                 progress=False)
+        best = min(best, time.perf_counter() - t0)
+    rows.append((f"simulate the excavator {dur:g} s (gravity-compensated swing), 1 ms output, warm, min of 3", best))
+    data = yaml.safe_load((ROOT / "scenarios" / "excavator_dig.scenario.yaml").read_text())
+    data["robot"]["file"] = str(ROOT / "robots" / "excavator.urdf")
+    data["motion"]["dt"] = 0.01 if quick else 0.001
+    with tempfile.TemporaryDirectory() as d:
+        f = Path(d) / "dig.yaml"
+        f.write_text(yaml.safe_dump(data))
+        t0 = time.perf_counter()
+        run_sizing(f, out_dir=Path(d) / "out", progress=False, echo=lambda *a: None)
+        rows.append((f"size the 14.6 s dig cycle, {data['motion']['dt'] * 1e3:g} ms samples", time.perf_counter() - t0))
+
+
+def animation_export(rows, quick):
+    """The dig-cycle GIF as the main job writes it (15 fps, 640×480), in a fresh process: the first call of
+    ``render_trajectory`` (what the job pays: viewer imports, EGL context included), split into drawing +
+    reading pixels and palette + GIF encoding (``bench_viewer.dig_cycle_gif``)."""
+    try:
+        import urdf_dyn_viewer  # noqa: F401
+    except ImportError as e:
+        rows.append(("viewer not installed", str(e), None, None))
+        return
+    import bench_viewer
+    g = bench_viewer.dig_cycle_gif(fps=15, size=(640, 480))
+    rows.append((g["frames"], g["first"], g["draw"], g["encode"]))
+
+
+def install(rows, quick):
+    """What the README's first command costs before the job: ``python3 -m venv`` and ``pip install -q -e
+    '.[viewer]'`` into a new virtual environment, timed (wall). pip takes wheels from its cache where it has
+    them, so on a machine that downloads them this is a lower bound."""
+    import shutil
+    import tempfile
+    if quick:
+        return
+    d = tempfile.mkdtemp(prefix="urdf_dyn_venv_")
+    try:
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "venv", d], check=True)
+        subprocess.run([os.path.join(d, "bin", "pip"), "install", "-q", "-e", f"{ROOT}[viewer]"], check=True,
+                       capture_output=True)
+        sec = time.perf_counter() - t0
+        mb = int(subprocess.run(["du", "-sm", d], capture_output=True, text=True).stdout.split()[0])
+        rows.append((f"python3 -m venv + pip install -e '.[viewer]' (pip's cache warm; {mb} MB)", sec, mb, float("nan")))
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def startup(rows, quick):
+    """The job without the animation in a fresh process: first run with an empty numba cache (every kernel
+    it uses is compiled), then warm runs (cache loaded). Wall time of the whole process
+    (``bench_viewer.startup``, which also fails if anything reaches stderr)."""
+    import bench_viewer
+    for label, wall, _cpu, imp, tot, _load in bench_viewer.startup(warm_runs=1 if quick else 3):
+        rows.append((label, wall, imp, tot))

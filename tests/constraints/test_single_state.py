@@ -1,0 +1,111 @@
+"""One state through the public closed-loop calls takes the compiled single-state path on a ``Data``
+workspace (issue 27): ``actuator_forces`` (an ``ActuationPlan`` kept in the Data) and
+``constrained_forward_dynamics`` (``constraints._path.forward_path``, RBDA §8.5 method 3). Held to the
+readable reference on every robot with loops, and to independent oracles: the loop forces by virtual work
+(Kᵀλ = H q̈ + C − τ), q̈ by the loop constraints (K q̈ = k)."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import urdf_dyn as ud
+from urdf_dyn.constraints.inverse import ActuationWarning
+from urdf_dyn.model import default_data
+
+from test_compiled_path import CASES, _motion
+
+
+def _states(model, every=9):
+    q0, mo = _motion(model, dt=0.02)
+    Q, QD, QDD = ud.consistent_motion(model, mo, q_start=q0, progress=False)
+    return [(Q[i].copy(), QD[i].copy(), QDD[i].copy()) for i in range(1, len(Q), every)]
+
+
+def _scale(x):
+    return max(1.0, float(np.abs(x).max(initial=0.0)))
+
+
+@pytest.mark.parametrize("path", CASES)
+def test_actuator_forces_one_state_equals_the_reference(path):
+    model = ud.load(path)
+    data = ud.Data(model)
+    for q, qd, qdd in _states(model):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ActuationWarning)
+            a = ud.actuator_forces(model, q, qd, qdd, data=data)
+            b = ud.actuator_forces(model, q, qd, qdd, compiled=False)
+            c = ud.actuator_forces(model, q[None], qd[None], qdd[None])     # the compiled batch of one
+        s = _scale(b.tau_ID)
+        assert a.case == b.case and a.rank_Gu == b.rank_Gu and a.dof == b.dof and a.names == b.names
+        assert np.abs(a.u - b.u).max(initial=0.0) <= 1e-12 * s
+        assert np.abs(a.tau_ID - b.tau_ID).max() <= 1e-12 * s
+        assert np.abs(a.residual - b.residual).max(initial=0.0) <= 1e-12 * s
+        assert np.array_equal(a.u, c.u[0]) and np.array_equal(a.tau_ID, c.tau_ID[0])
+        for k in b.loop_forces:
+            # λ: the reference's SVD truncates below rtol·σ_max, the compiled path drops the redundant rows;
+            # both are minimum-norm, and agree to the constraints' rounding (4e-9 seen on the excavator)
+            assert np.abs(a.loop_forces[k] - b.loop_forces[k]).max() <= 1e-8 * s
+            assert np.array_equal(a.loop_forces[k], c.loop_forces[k][0])
+    if model.loop_pack is not None and not model.mimic and not model.couplings:
+        assert any(k[0] == "actuation" for k in data.workspaces)   # the fast path ran on the Data
+
+
+@pytest.mark.parametrize("path", CASES)
+@pytest.mark.parametrize("t_stab", [None, 0.05])
+def test_constrained_forward_dynamics_one_state_equals_the_reference(path, t_stab):
+    model = ud.load(path)
+    rng = np.random.default_rng(3)
+    for q, qd, _ in _states(model, every=13):
+        tau = rng.normal(scale=20.0, size=model.nv)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", ud.ConstraintWarning)   # none near a change of mobility here
+            a = ud.constrained_forward_dynamics(model, q, qd, tau, t_stab=t_stab)
+            b = ud.constrained_forward_dynamics(model, q.tolist(), qd.tolist(), tau.tolist(), t_stab=t_stab)
+        assert np.abs(a.qdd - b.qdd).max() <= 1e-12 * _scale(b.qdd)
+        assert a.rank == b.rank and a.method == b.method == "nullspace"
+        assert a.diagnostics == b.diagnostics
+        assert abs(a.residual - b.residual) <= 1e-9 * (1 + np.abs(b.qdd).max())
+        # oracles: K q̈ = k, and virtual work Kᵀλ = H q̈ + C − τ_total
+        K, k = ud.loop_constraints(model, q, qd, t_stab)
+        res = np.linalg.norm(K @ a.qdd - k)     # redundant rows of a file-rounded loop keep a small residual
+        assert abs(res - a.residual) <= 1e-9 * (1 + res)
+        assert res <= 1e-6 * max(1.0, np.linalg.norm(k), np.linalg.norm(K, ord=np.inf) * np.linalg.norm(a.qdd))
+        f = (ud.mass_matrix(model, q) @ a.qdd + ud.bias_force(model, q, qd) - tau
+             - ud.passive_forces(model, q, qd))
+        assert np.abs(K.T @ a.lam - f).max() <= 1e-7 * _scale(f)
+        for name in b.loop_forces:
+            assert np.abs(a.loop_forces[name] - b.loop_forces[name]).max() <= 1e-7 * _scale(f)
+    if model.loop_pack is not None and not (model.mimic or model.couplings) and model.is_fixed_base \
+            and not any(lp.damping > 0 for lp in model.loops):
+        assert default_data(model).workspaces.get("forward") is not None
+
+
+def test_a_batch_or_bad_input_still_takes_the_checking_path():
+    model = ud.load(CASES[0].values[0])
+    q = model.q_initial()
+    with pytest.raises(ud.StateError):
+        ud.constrained_forward_dynamics(model, np.vstack([q, q]), np.zeros((2, model.nv)), np.zeros((2, model.nv)))
+    with pytest.raises(ud.StateError):
+        ud.constrained_forward_dynamics(model, q[:-1], np.zeros(model.nv - 1), np.zeros(model.nv - 1))
+    with pytest.raises(ud.StateError):
+        ud.constrained_forward_dynamics(model, np.full(model.nv, np.nan), np.zeros(model.nv), np.zeros(model.nv))
+
+
+@pytest.mark.parametrize("path", CASES)
+def test_constrained_inverse_dynamics_one_state_equals_the_reference(path):
+    model = ud.load(path)
+    data = ud.Data(model)
+    for q, qd, qdd in _states(model):
+        tau, G = ud.constrained_inverse_dynamics(model, q, qd, qdd, data=data)
+        tau_r, G_r = ud.constrained_inverse_dynamics(model, q.tolist(), qd.tolist(), qdd.tolist())
+        assert np.abs(tau - tau_r).max() <= 1e-12 * _scale(tau_r)
+        assert G.shape == G_r.shape and np.abs(G - G_r).max() <= 1e-12 * _scale(G_r)
+        # oracle: K G = 0 (G spans the loops' motions, RBDA §8.8) to the rank tolerance rtol = 1e-6, which the
+        # redundant rows of a file-rounded loop need (K G ≈ 1e-8 there on the shared excavator)
+        K, _ = ud.loop_constraints(model, q, qd)
+        assert np.abs(K @ G).max() <= 1e-6 * _scale(K) * _scale(G)
+    if model.loop_pack is not None and not (model.mimic or model.couplings) and model.is_fixed_base \
+            and not any(lp.damping > 0 for lp in model.loops):
+        assert data.workspaces.get(("inverse", True)) is not None

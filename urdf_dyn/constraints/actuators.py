@@ -1,0 +1,151 @@
+"""The actuators of a model and the pieces of closed-loop inverse dynamics that do not depend on a state:
+which joints or loop joints carry an actuator (``actuators_of``), the actuation matrix B (τ = B u,
+``actuation_matrix``), the result type ``ActuatorForces``, the weighted minimum-norm solve of RBDA eq. 8.63
+(``_solve_one``) and the compiled path's model-side inputs (``_path_inputs``). ``constraints.inverse`` re-exports
+the public names; the private helpers serve ``inverse`` only."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.optimize
+
+from urdf_dyn.constraints.loops import LoopState
+
+__all__ = ["Actuator", "actuators_of", "actuation_matrix", "ActuatorForces"]
+
+
+@dataclass(frozen=True)
+class Actuator:
+    """An actuator: ``name``, ``kind`` ("joint" for a tree joint, "loop" for an actuated loop joint),
+    ``joint`` (the tree joint or loop joint it drives), ``unit`` (N or N m), ``limit`` (effort, inf if none)."""
+    name: str
+    kind: str
+    joint: str
+    unit: str
+    limit: float
+
+
+def actuators_of(model, actuated=None):
+    """The actuators of ``model``: tree joints from ``<transmission>`` (all joints if the URDF has neither
+    transmissions nor actuated loops) and loop joints with ``actuated="true"``, or the given list of
+    joint / loop names. Raises KeyError for an unknown name."""
+    loops = {lp.name: lp for lp in model.loops}
+    if actuated is None:
+        names = [lp.name for lp in model.loops if lp.actuated]
+        tree = list(model.actuated_joints) if (model.transmissions or not names) else []
+        names = tree + names
+    else:
+        names = list(actuated)
+    out = []
+    for n in names:
+        if n in loops:
+            lp = loops[n]
+            if lp.S.shape[1] != 1:
+                raise KeyError(f"loop {n!r} ({lp.type}) has {lp.S.shape[1]} freedoms; only 1-dof loop joints "
+                               "can carry an actuator")
+            out.append(Actuator(n, "loop", n, "N" if lp.type == "prismatic" else "N m", lp.effort))
+        else:
+            i = model.joint_index(n)
+            out.append(Actuator(n, "joint", n, "N" if model.joint_types[i] == "prismatic" else "N m",
+                                float(model.effort_limit[i])))
+    return tuple(out)
+
+
+def actuation_matrix(model, q, acts, state=None):
+    """B (nv × p): joint forces τ = B u produced by actuator forces u (module docstring). ``state``: a
+    ``LoopState`` at q to reuse (the loop actuators' columns need its Jacobians)."""
+    B = np.zeros((model.nv, len(acts)))
+    st = state
+    for c, a in enumerate(acts):
+        if a.kind == "joint":
+            B[model.joint_index(a.joint), c] = 1.0
+        else:
+            st = st or LoopState(model, q)
+            lp = next(lp for lp in model.loops if lp.name == a.joint)
+            XFp, _ = st.loop_frames(lp)
+            J = XFp @ (st.body_jacobian(lp.s) - st.body_jacobian(lp.p))
+            B[:, c] = J.T @ np.asarray(lp.S)[:, 0]
+    return B
+
+
+@dataclass
+class ActuatorForces:
+    """Actuator forces for one state or a batch of N states.
+
+    names, units, limits: per actuator; u: (p,) or (N, p) [N | N m]; case: "properly actuated",
+    "redundantly actuated", "under-actuated" or "redundantly and under-actuated"; rank_Gu: rank of G_u;
+    dof: n − r; residual: Gᵀ(τ_ID − B u) ((n−r,) or (N, n−r)), zero unless under-actuated;
+    loop_forces: {loop name: (6,) or (N, 6)} pin wrenches [n; f] on the successor in Fp (N·m, N);
+    over_limit: names of actuators whose |u| exceeds their effort limit somewhere."""
+    names: tuple
+    units: tuple
+    limits: np.ndarray
+    u: np.ndarray
+    case: str
+    rank_Gu: int
+    dof: int
+    residual: np.ndarray
+    loop_forces: dict
+    over_limit: tuple
+    tau_ID: np.ndarray = None
+    details: dict = field(default_factory=dict)
+
+
+def _solve_one(A, b, weights, bounds, rtol):
+    p = A.shape[1]
+    w = np.ones(p) if weights is None else np.asarray(weights, float)
+    if np.any(w <= 0):
+        raise ValueError("actuator weights must be > 0")
+    Wi = 1.0 / np.sqrt(w)  # minimise uᵀ W u: substitute u = W^-½ z, minimum-norm z
+    if bounds is not None:
+        lo, hi = bounds
+        res = scipy.optimize.lsq_linear(A, b, bounds=(lo, hi), method="bvls", tol=1e-12, lsmr_tol="auto")
+        u = res.x
+        # among equally good solutions lsq_linear may return any; if the unbounded minimum-norm answer is
+        # feasible, prefer it
+        u_mn = Wi * (np.linalg.pinv(A * Wi, rcond=rtol) @ b)
+        if np.all(u_mn >= lo - 1e-9) and np.all(u_mn <= hi + 1e-9):
+            u = u_mn
+        return u
+    return Wi * (np.linalg.pinv(A * Wi, rcond=rtol) @ b)
+
+
+def _path_inputs(model, acts):
+    """The inputs of ``constraints._path.actuation_path`` that depend only on the model and the actuators, in
+    its argument order: (lp_p, lp_s, lp_XP, lp_XS, lp_axis, lp_mode, row_loop, row_T, nrows, act_col), and
+    pref (nv,) bool, the independent coordinates that complete pivoting takes last (RBDA §8.8). row_loop and
+    row_T hold the constraint rows, then one row (the motion axis S in Fp) per actuated loop joint."""
+    n, p = model.nv, len(acts)
+    pack = model.loop_pack if model.loops else None
+    nrows = len(pack["row_loop"]) if pack is not None else 0
+    loops = {lp.name: i for i, lp in enumerate(model.loops)}
+    act_col, extra_loop, extra_T = np.zeros(p, np.int64), [], []
+    for c, a in enumerate(acts):
+        if a.kind == "joint":
+            act_col[c] = model.joint_index(a.joint)
+        else:
+            act_col[c] = -(1 + len(extra_loop))
+            extra_loop.append(loops[a.joint])
+            extra_T.append(np.asarray(model.loops[loops[a.joint]].S)[:, 0])
+    if pack is not None:
+        row_loop = np.concatenate([pack["row_loop"], np.array(extra_loop, np.int64)])
+        row_T = np.ascontiguousarray(np.vstack([pack["row_T"], np.array(extra_T).reshape(-1, 6)]))
+        lp = (pack["p"], pack["s"], pack["XP"], pack["XS"], pack["axis"], pack["mode"])
+    else:
+        row_loop, row_T = np.zeros(0, np.int64), np.zeros((0, 6))
+        lp = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, 6, 6)), np.zeros((0, 6, 6)),
+              np.zeros((0, 3)), np.zeros(0, np.int64))
+    pref = np.zeros(n, np.bool_)
+    pref[[model.joint_index(j) for j in model.independent]] = True
+    return (*lp, _read_only(row_loop), _read_only(row_T), nrows, act_col), pref
+
+
+def _read_only(a):
+    """A read-only view of a (the caller's array keeps its own flag). The compiled path's model-side inputs,
+    τᵃ and f_ext are read-only like the Model's packed arrays: numba compiles a kernel once per combination
+    of writable and read-only arguments, and each variant of ``actuation_path`` costs ≈ 10 s on the first
+    run."""
+    v = a.view()
+    v.setflags(write=False)
+    return v

@@ -1,0 +1,117 @@
+"""The ``design:`` section of ``job: size``: from the scenario's keys to ``machines.design_cases``.
+
+    design:
+      pins:                                # pin name: a tree joint or loop joint, or {joint, count}
+        boom_foot: boom
+        boom_cylinder_eye: {joint: boom_cylinder_eye, count: 2}   # per pin of the pair
+      swing_bearing: swing                 # axial / radial / tilting of the swing joint
+      friction: 0.5                        # ground friction coefficient (for the stall envelopes)
+      buckling: {threshold: 3.5, youngs_modulus: 210e9, rod_yield: 460e6}   # needs the cylinders'
+                                           # tube_outer and rod_length (actuators.cylinders)
+      pumps: {engine_power: 121e3, margin: 2e6, volumetric_efficiency: 0.95, mechanical_efficiency: 0.9,
+              priority: equal}             # or [boom_cyl, swing, ...]; needs hydraulics:
+      fatigue: {m: 3, life_cycles: 2e6, reference_cycles: 2e6}
+      cycle: {dt: 0.02, min_duration: 0.2} # the shortest cycle through motion.waypoints
+    reference:                             # published figures printed beside the shortest cycle
+      cycle.swing_speed_rpm: {value: 11.3, source: "data sheet"}
+
+Every key's error names its path (``design.pumps.priority: ...``)."""
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["run_design"]
+
+
+def run_design(launch, model, t, q, qd, qdd, f_ext, res, hyd, cyl):
+    """The design cases of ``launch.doc.design`` for the sized cycle (t, q, qd, qdd (N, nv), f_ext; ``res`` the
+    SizingResult, ``hyd`` the HydraulicsResult or None, ``cyl`` {actuator: Cylinder}). Returns a
+    ``DesignCases``. Raises LaunchError naming the key for bad input."""
+    from urdf_dyn.machines.buckling import CylinderColumn
+    from urdf_dyn.machines.design_cases import design_cases, stroke_lengths
+    from urdf_dyn.machines.pins import PinSpec
+    doc = launch.doc
+    ds = doc.design
+    pins = {n: (PinSpec(p) if isinstance(p, str) else PinSpec(p.joint, p.count)) for n, p in ds.pins.items()}
+    notes = []
+    rigid_payload = doc.payload is not None and doc.payload.inertia is not None
+    if pins and rigid_payload:
+        notes.append("- no pin forces: a payload with inertia (payload.inertia) changes the model, which the pin "
+                     "forces do not follow yet; give the payload as a point mass")
+        pins = {}
+    if ds.swing_bearing is not None and ds.swing_bearing not in model.joint_names:
+        raise launch.err("design.swing_bearing", f"unknown joint {ds.swing_bearing!r}")
+    columns, relief = {}, None
+    if ds.buckling is not None:
+        relief = ds.buckling.relief or (doc.hydraulics.relief if doc.hydraulics is not None else None)
+        if relief is None:
+            notes.append("- no buckling check: give design.buckling.relief or a hydraulics: section")
+        for n, c in (doc.actuators.cylinders.items() if relief is not None else ()):
+            if c.tube_outer is None or c.rod_length is None:
+                notes.append(f"- {n}: no buckling check (give tube_outer and rod_length in actuators.cylinders.{n})")
+                continue
+            try:
+                lo, hi = stroke_lengths(model, n)
+                columns[n] = CylinderColumn(c.bore, c.rod, c.tube_outer, c.rod_length, lo, hi,
+                                            ds.buckling.youngs_modulus, ds.buckling.rod_yield)
+            except (ValueError, KeyError) as e:
+                raise launch.err(f"actuators.cylinders.{n}", e.args[0]) from None
+    pumps, p = None, ds.pumps
+    if p is not None and hyd is None:
+        notes.append("- no pumps against the engine: they need a hydraulics: section (pump flow, relief, motors)")
+    elif p is not None:
+        if not isinstance(p.priority, str):
+            for n in p.priority:
+                if n not in hyd.actuators:
+                    raise launch.err("design.pumps.priority", f"unknown section {n!r} (sections: "
+                                     f"{', '.join(hyd.actuators)})")
+        pumps = dict(engine_power=p.engine_power, pump_flow=hyd.pump_flow, relief=hyd.relief, margin=p.margin,
+                     eta_v=p.volumetric_efficiency, eta_hm=p.mechanical_efficiency, priority=p.priority)
+    cycle = None
+    if ds.cycle is not None and rigid_payload:
+        notes.append("- no shortest cycle: a payload with inertia (payload.inertia) is not re-timed yet")
+    elif ds.cycle is not None:
+        cycle = _cycle_inputs(launch, model, t, ds, cyl, pumps, notes)
+    try:
+        dc = design_cases(model, t, q, qd, qdd, f_ext=f_ext or None, actuated=res.names, pins=pins or None,
+                          swing=ds.swing_bearing, fatigue=ds.fatigue.model_dump(), columns=columns, relief=relief,
+                          buckling_threshold=ds.buckling.threshold if ds.buckling else 3.5, hydraulics=hyd,
+                          pumps=pumps, cycle=cycle)
+    except KeyError as e:
+        raise launch.err("design.pins", e.args[0]) from None
+    except ValueError as e:
+        raise launch.err("design", str(e)) from None
+    if ds.friction is not None:
+        notes.append(f"- ground friction coefficient {ds.friction:g}: used by the stall envelopes (sliding)")
+    dc.notes = notes
+    dc.published = {k[len("cycle."):]: dict(value=v.value, source=v.source) for k, v in doc.reference.items()
+                    if k.startswith("cycle.")}
+    return dc
+
+
+def _cycle_inputs(launch, model, t, ds, cyl, pumps, notes):
+    """shortest_cycle's keywords from the scenario's motion and hydraulics, or None (with a note)."""
+    from urdf_dyn.launch.document import joint_vector
+    from urdf_dyn.machines.cycle import CycleLimits
+    doc = launch.doc
+    mo = doc.motion
+    if mo.csv or not mo.waypoints:
+        notes.append("- no shortest cycle: the motion is a recording, not waypoints")
+        return None
+    if doc.hydraulics is None:
+        notes.append("- no shortest cycle: it needs a hydraulics: section (relief, pump flow, motors)")
+        return None
+    h = doc.hydraulics
+    idx = [model.joint_index(j) for j in mo.independent]
+    q0 = model.q_initial()
+    W = np.array([joint_vector(launch, model, w, f"motion.waypoints[{i}]", q0)[idx] for i, w in enumerate(mo.waypoints)])
+    torque = {n: float(model.effort_limit[model.joint_index(n)]) for n in h.motors if n in model.joint_names
+              and np.isfinite(model.effort_limit[model.joint_index(n)]) and model.effort_limit[model.joint_index(n)] > 0}
+    motors = {k: v.displacement if v.displacement is not None else v.torque / (v.relief or h.relief)
+              for k, v in h.motors.items()}               # as the job's hydraulics: D, or τ at the motor's relief
+    lim = CycleLimits(cyl, h.relief, torque=torque, motors=motors,
+                      pump_flow=h.pump_flow, supply=dict(h.supply),
+                      engine_power=pumps["engine_power"] if pumps else None,
+                      pump={k: pumps[k] for k in ("margin", "eta_v", "eta_hm", "priority")} if pumps else {})
+    return dict(names=list(mo.independent), waypoints=W, durations=list(mo.durations), limits=lim, t_ref=t,
+                kind=mo.type, dt=ds.cycle.dt, min_duration=ds.cycle.min_duration, phases=mo.phases)

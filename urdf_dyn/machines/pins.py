@@ -1,0 +1,264 @@
+"""The force at every pin of a closed-loop machine along a motion: tree joints and loop joints alike.
+
+Tree joint i: the spatial force f_i transmitted across joint i from its parent λ(i) to body i, from the
+backward pass of the recursive Newton–Euler algorithm (RBDA Table 5.1):
+
+    v_i = ^iX_λ v_λ + S_i q̇_i,   a_i = ^iX_λ a_λ + S_i q̈_i + v_i × S_i q̇_i,   a_0 = −a_grav,
+    f_i = I_i a_i + v_i ×* I_i v_i − f_i^x,     f_λ += ^λX_i^* f_i   (children first),
+
+where the external forces f_i^x include the loop-closure forces (RBDA §8.12): for loop joint k the wrench
+T_k λ_k (Fp coordinates) acts on its successor and its negative on its predecessor (``constraints.forward``
+and ``constraints.inverse`` module docstrings). f_i is in body i's coordinates, whose origin and axes are
+joint i's frame (the child link's URDF frame): the pin's own frame. Its component Sᵢᵀ f_i is the joint
+force τ_i of RNEA (an actuator's force on an actuated joint, 0 on a free pin).
+
+Loop joint k: the constraint wrench T_k λ_k on the successor in Fp coordinates (about Fp's origin, the pin
+centre) — the pin load of that loop.
+
+A pin that stands for ``count`` identical pins in parallel (a boom-cylinder pair modelled as one body) is
+reported per pin: its wrench divided by ``count`` (the pair shares the load equally, as the model's one body
+assumes).
+
+The swing bearing (a revolute tree joint about z at the slewing ring) is reported as its axial force
+f_z (> 0: the undercarriage pushes the upper structure up, compression), radial force √(f_x² + f_y²), tilting
+moment √(n_x² + n_y²) about the joint origin and the swing torque n_z, all in the joint frame.
+"""
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from urdf_dyn.algorithms.dynamics import f_ext_body
+from urdf_dyn.algorithms.joints import motion_subspace
+from urdf_dyn.algorithms.kinematics import body_poses
+
+__all__ = ["PinSpec", "SwingBearing", "PinLoads", "joint_wrenches", "loop_wrenches_on_bodies", "pin_loads",
+           "write_pin_loads", "write_pin_forces"]
+
+
+@dataclass(frozen=True)
+class PinSpec:
+    """A named pin: ``joint`` (a tree joint or loop joint name of the model) and ``count`` (identical pins
+    in parallel that share its load)."""
+    joint: str
+    count: int = 1
+
+
+def _plux_batch(T):
+    """^B X_A (N, 6, 6) motion transforms from poses T (N, 4, 4) of B in A (RBDA eq. 2.24)."""
+    E = np.swapaxes(T[:, :3, :3], 1, 2)
+    r = T[:, :3, 3]
+    S = np.zeros((len(T), 3, 3))
+    S[:, 0, 1], S[:, 0, 2], S[:, 1, 2] = -r[:, 2], r[:, 1], -r[:, 0]
+    S[:, 1, 0], S[:, 2, 0], S[:, 2, 1] = r[:, 2], -r[:, 1], r[:, 0]
+    X = np.zeros((len(T), 6, 6))
+    X[:, :3, :3] = E
+    X[:, 3:, 3:] = E
+    X[:, 3:, :3] = -E @ S
+    return X
+
+
+def _cross_motion(v, m):
+    """v × m for batches (N, 6) of spatial motion vectors [ω; v] (RBDA eq. 2.31)."""
+    w, u = v[:, :3], v[:, 3:]
+    return np.concatenate([np.cross(w, m[:, :3]), np.cross(u, m[:, :3]) + np.cross(w, m[:, 3:])], axis=1)
+
+
+def _cross_force(v, f):
+    """v ×* f for batches (N, 6): [ω × n + v × f; ω × f] (RBDA eq. 2.32)."""
+    w, u = v[:, :3], v[:, 3:]
+    return np.concatenate([np.cross(w, f[:, :3]) + np.cross(u, f[:, 3:]), np.cross(w, f[:, 3:])], axis=1)
+
+
+def _relative(Ta, Tb):
+    """Poses (N, 4, 4) of frames b in frames a from their world poses (rigid inverse, no general inverse)."""
+    out = np.zeros_like(Tb)
+    Rt = np.swapaxes(Ta[:, :3, :3], 1, 2)
+    out[:, :3, :3] = Rt @ Tb[:, :3, :3]
+    out[:, :3, 3] = np.einsum("nij,nj->ni", Rt, Tb[:, :3, 3] - Ta[:, :3, 3])
+    out[:, 3, 3] = 1.0
+    return out
+
+
+def loop_wrenches_on_bodies(model, q, loop_forces, T=None):
+    """The loop-closure forces as body wrenches (N, NB+1, 6) [n; f] in body coordinates (N m, N).
+
+    loop_forces: {loop name: (N, 6)} the wrench on the successor in Fp coordinates (``ActuatorForces.
+    loop_forces``); the predecessor receives its negative (RBDA §8.1). T: the body poses (N, NB+1, 4, 4)
+    at q when already computed (``body_poses``). q: (N, nq) joint positions."""
+    Q = np.atleast_2d(np.asarray(q, float))
+    N = len(Q)
+    out = np.zeros((N, model.NB + 1, 6))
+    if not model.loops:
+        return out
+    T = body_poses(model, Q) if T is None else T
+    for lp in model.loops:
+        w = np.broadcast_to(np.asarray(loop_forces[lp.name], float), (N, 6))
+        # ^{Fp}X_s = X_P ^pX_s, with ^pX_s from the pose of p in s
+        X_Fp_s = np.asarray(lp.X_P) @ _plux_batch(_relative(T[:, lp.s], T[:, lp.p]))
+        out[:, lp.s] += np.einsum("nji,nj->ni", X_Fp_s, w)            # f_s = (^{Fp}X_s)ᵀ w
+        out[:, lp.p] -= w @ np.asarray(lp.X_P)                          # f_p = −X_Pᵀ w
+    return out
+
+
+def joint_wrenches(model, q, qd, qdd, loop_forces=None, f_ext=None):
+    """f_i (N, NB, 6) [n; f] (N m, N): the wrench body λ(i) applies to body i across tree joint i, in body
+    i's frame (the joint frame), for every tree joint in ``model.joint_names`` order (module docstring).
+
+    q, qd, qdd: (N, nv) a consistent motion; loop_forces: {loop: (N, 6)} as ``loop_wrenches_on_bodies``
+    (required when the model has loops); f_ext: {link: (6,) or (N, 6)} external wrenches in the link frame
+    about its origin, as ``inverse_dynamics``. Source: RBDA Table 5.1 (backward pass) with §8.12's loop
+    forces as external forces. Raises ValueError when the model has loops and no loop_forces are given."""
+    Q, QD, QDD = (np.atleast_2d(np.asarray(x, float)) for x in (q, qd, qdd))
+    N, NB = len(Q), model.NB
+    if model.loops and loop_forces is None:
+        raise ValueError(f"{model.name} has loop joints: give their loop_forces (ActuatorForces.loop_forces)")
+    T = body_poses(model, Q)
+    fx = np.zeros((N, NB + 1, 6))
+    if f_ext:
+        fx += f_ext_body(model, f_ext, N)
+    if model.loops:
+        fx += loop_wrenches_on_bodies(model, Q, loop_forces, T)
+    X, S = [None] * (NB + 1), np.zeros((NB + 1, 6))
+    v, a, f = np.zeros((NB + 1, N, 6)), np.zeros((NB + 1, N, 6)), np.zeros((NB + 1, N, 6))
+    a[0] = model.a0
+    for i in range(1, NB + 1):
+        lam = model.parent[i]
+        X[i] = _plux_batch(_relative(T[:, lam], T[:, i]))                    # ^iX_λ
+        S[i] = motion_subspace(model.jtype[i], model.axis[i])
+        vJ = QD[:, i - 1, None] * S[i]
+        v[i] = np.einsum("nij,nj->ni", X[i], v[lam]) + vJ
+        a[i] = (np.einsum("nij,nj->ni", X[i], a[lam]) + QDD[:, i - 1, None] * S[i] + _cross_motion(v[i], vJ))
+        Iv = v[i] @ np.asarray(model.I[i]).T
+        f[i] = a[i] @ np.asarray(model.I[i]).T + _cross_force(v[i], Iv) - fx[:, i]
+    for i in range(NB, 0, -1):
+        lam = model.parent[i]
+        if lam > 0:
+            f[lam] += np.einsum("nji,nj->ni", X[i], f[i])                     # ^λX_i^* f_i = (^iX_λ)ᵀ f_i
+    return np.transpose(f[1:], (1, 0, 2))
+
+
+@dataclass
+class SwingBearing:
+    """The swing bearing's loads (N,) in its joint frame: ``axial`` [N] (> 0 compression), ``radial`` [N],
+    ``tilting`` [N m] about the joint origin, ``torque`` [N m] the swing torque about the axis."""
+    joint: str
+    axial: np.ndarray
+    radial: np.ndarray
+    tilting: np.ndarray
+    torque: np.ndarray
+
+    def peaks(self) -> dict:
+        """JSON-ready peaks: axial_N (largest |f_z|), radial_N, tilting_moment_Nm, torque_Nm."""
+        return dict(joint=self.joint, axial_N=float(np.max(np.abs(self.axial))), radial_N=float(np.max(self.radial)),
+                    tilting_moment_Nm=float(np.max(self.tilting)), torque_Nm=float(np.max(np.abs(self.torque))))
+
+
+@dataclass
+class PinLoads:
+    """Per pin (``names`` order): ``specs`` {name: PinSpec}; ``kind`` {name: "tree" | "loop"}; ``wrench``
+    {name: (N, 6)} [n; f] (N m, N) per pin on the child / successor in the pin's own frame (joint frame or
+    Fp); ``t`` (N,) [s]; ``swing`` a SwingBearing or None."""
+    t: np.ndarray
+    names: tuple
+    specs: dict
+    kind: dict
+    wrench: dict
+    swing: SwingBearing = None
+    extra: dict = field(default_factory=dict)
+
+    def force(self, name) -> np.ndarray:
+        """|f| (N,) [N]: the pin force's magnitude over time."""
+        return np.linalg.norm(self.wrench[name][:, 3:], axis=1)
+
+    def cycle_peak(self, name) -> tuple:
+        """(peak |f| [N], time [s], force components (3,) in the pin frame at the peak [N])."""
+        F = self.force(name)
+        i = int(np.argmax(F))
+        return float(F[i]), float(self.t[i]), self.wrench[name][i, 3:].copy()
+
+
+def pin_loads(model, t, q, qd, qdd, pins=None, loop_forces=None, f_ext=None, actuated=None, swing=None):
+    """Every pin's force along a consistent motion (module docstring).
+
+    Args:
+        model: the Model; t (N,) [s]; q, qd, qdd (N, nv) a consistent motion.
+        pins: {name: PinSpec | joint name} the pins to report (default: every revolute tree joint and every
+            loop joint, under its URDF name).
+        loop_forces: {loop: (N, 6)} (``ActuatorForces.loop_forces``); computed by ``actuator_forces`` on the
+            compiled path (with ``actuated`` and ``f_ext``) when not given.
+        f_ext: {link: (6,) or (N, 6)} external wrenches in the link frame about its origin [N m, N].
+        swing: the tree joint of the swing bearing (reported as axial / radial / tilting), or None.
+    Returns PinLoads. Raises KeyError for a pin naming an unknown joint, ValueError for count < 1."""
+    Q, QD, QDD = (np.atleast_2d(np.asarray(x, float)) for x in (q, qd, qdd))
+    loops = {lp.name: k for k, lp in enumerate(model.loops)}
+    if pins is None:
+        pins = {n: n for i, n in enumerate(model.joint_names) if model.joint_types[i] in ("revolute", "continuous")}
+        pins.update({n: n for n in loops})
+    specs = {}
+    for name, p in pins.items():
+        p = PinSpec(p) if isinstance(p, str) else p
+        if p.joint not in model.joint_names and p.joint not in loops:
+            raise KeyError(f"pin {name!r}: no joint or loop named {p.joint!r} "
+                           f"(joints: {', '.join(model.joint_names)}; loops: {', '.join(loops)})")
+        if p.count < 1:
+            raise ValueError(f"pin {name!r}: count must be >= 1, got {p.count}")
+        specs[name] = p
+    if swing is not None and swing not in model.joint_names:
+        raise KeyError(f"swing: no joint named {swing!r} (joints: {', '.join(model.joint_names)})")
+    if model.loops and loop_forces is None:
+        from urdf_dyn.constraints.inverse import actuator_forces
+        loop_forces = actuator_forces(model, Q, QD, QDD, actuated=actuated, warn=False, f_ext=f_ext).loop_forces
+    Fj = joint_wrenches(model, Q, QD, QDD, loop_forces, f_ext)
+    wrench, kind = {}, {}
+    for name, p in specs.items():
+        if p.joint in loops:
+            w, kind[name] = np.broadcast_to(np.asarray(loop_forces[p.joint], float), (len(Q), 6)), "loop"
+        else:
+            w, kind[name] = Fj[:, model.joint_index(p.joint)], "tree"
+        wrench[name] = np.array(w) / p.count
+    sb = None
+    if swing is not None:
+        w = Fj[:, model.joint_index(swing)]
+        sb = SwingBearing(swing, w[:, 5].copy(), np.hypot(w[:, 3], w[:, 4]), np.hypot(w[:, 0], w[:, 1]),
+                          w[:, 2].copy())
+    return PinLoads(np.asarray(t, float), tuple(specs), specs, kind, wrench, sb)
+
+
+def write_pin_loads(loads: PinLoads, path, damage=None, design=None):
+    """Write ``pin_design_loads.csv``: one row per pin — name, joint, kind, count, cycle peak [N], its time
+    [s] and components in the pin frame [N], and, when given, the damage-equivalent load [N] ({name: N})
+    and design load columns ({name: (N, case)}, left empty otherwise). Returns the path."""
+    with open(path, "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["pin", "joint", "kind", "count", "cycle_peak_N", "t_peak_s", "fx_N", "fy_N", "fz_N",
+                    "damage_equivalent_N", "design_load_N", "design_case"])
+        for n in loads.names:
+            F, tp, c = loads.cycle_peak(n)
+            d = (design or {}).get(n, ("", ""))
+            w.writerow([n, loads.specs[n].joint, loads.kind[n], loads.specs[n].count, f"{F:.6g}", f"{tp:.4g}",
+                        *(f"{x:.6g}" for x in c), f"{damage[n]:.6g}" if damage and n in damage else "", *d])
+    return path
+
+
+def write_pin_forces(loads: PinLoads, path):
+    """Write the pin forces over time as CSV: ``t [s]``, then per pin ``<pin> fx [N]``, ``fy``, ``fz`` (in the
+    pin's own frame, per pin of a pair) and ``<pin> |f| [N]``; then, with a swing bearing, its axial, radial
+    [N], tilting moment and torque [N m]. Returns the path."""
+    cols, head = [loads.t], ["t [s]"]
+    for n in loads.names:
+        w = loads.wrench[n]
+        cols += [w[:, 3], w[:, 4], w[:, 5], loads.force(n)]
+        head += [f"{n} fx [N]", f"{n} fy [N]", f"{n} fz [N]", f"{n} |f| [N]"]
+    if loads.swing is not None:
+        sb = loads.swing
+        cols += [sb.axial, sb.radial, sb.tilting, sb.torque]
+        head += [f"{sb.joint} axial [N]", f"{sb.joint} radial [N]", f"{sb.joint} tilting moment [N m]",
+                 f"{sb.joint} torque [N m]"]
+    with open(path, "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(head)
+        w.writerows(np.column_stack(cols).tolist())
+    return path

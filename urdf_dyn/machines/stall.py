@@ -1,0 +1,403 @@
+"""Stall envelopes of a hydraulic excavator and the design load of every pin.
+
+**The case.** A cylinder stalls when the operator drives it at its working relief against a locked bucket
+(an obstacle, a stump, the ground): the machine then holds the largest tip force it can, with
+
+- the working cylinder at most at its working relief ``relief`` (cap side pushing, rod side pulling),
+- every other cylinder at most at its holding (port) relief ``holding_relief`` — the same limits and the same
+  statics as ISO 6015's tool forces (``iso6015``: §3.16–3.17, quoted there; its bound function is reused),
+- the machine not tipping: the centre of pressure of the ground reaction inside the one tipping polygon of
+  the ZMP check, the lift chart and ISO 6015 (``stability.tipping_load``; the main job: ``stability.track``),
+- the machine not sliding: the ground's horizontal reaction within Coulomb's cone, |f_xy| ≤ μ f_z
+  (ISO 6015 §3.19's *slipping limit*, which the ISO figures leave out with the machine anchored, §4.5; a
+  stall on site has no anchor). μ is a scenario key (``design.friction``); the default 0.5 is the order of
+  the track traction factors of the Caterpillar Performance Handbook's "Traction factors" table (tracks:
+  about 0.45 on concrete up to 0.9 on dry clay loam; the table was not retrievable here, so the value is an
+  estimate to be replaced by the site's).
+
+The largest tip force is found at every pose of a grid over the three cylinder strokes (``StrokeMap``:
+assembled on the initial configuration's branch, ``margin`` inside every stroke end) and for two kinds of
+direction:
+
+- ``tangent``: the force opposes the lip's motion when the working cylinder extends alone (every other
+  actuator locked): the ISO 6015 tangent to the arc about the bucket pivot (bucket cylinder, §4.8.3.1), the
+  arm pivot (stick cylinder, §4.8.2.1) and, by the same rule, the boom foot (boom cylinder). It is the
+  direction in which a unit tip force loads the working cylinder most: d = J_y[:, c] / |J_y[:, c]|.
+- ``fan``: ``n_fan`` directions of the force on the lip in the boom plane (angle θ from the machine's
+  forward axis towards up, every 360°/n_fan) and the tangent one: the worst is the one in which the machine
+  holds the largest force. The tangent is among them, so the fan's worst never understates the tangent case.
+
+**Statics, batched.** At rest the cylinder forces, the loop (pin) forces and the ground reaction are affine
+in the force f (3,) on the lip: u(f) = u_g + U f (RBDA eq. 8.63 with f as an external wrench). u_g and the
+three columns of U come from four calls of the compiled closed-loop inverse dynamics on the whole grid
+(``actuator_forces`` → ``constraints._path.actuation_path``), the ground reaction's from
+``stability.base_reaction``, the pins' from ``pins.pin_loads`` with the same loop forces. The tangent is
+read off U: with every other actuator locked, u_c = −J_y[:, c] · f (virtual work), so d_c = −U[c] / |U[c]|.
+For a direction with force f = −F d: the cylinder bound (``iso6015``'s ``_bounds``: each cylinder's
+p_k·A_cap pushing or p_k·A_annulus pulling), the tipping bound (``stability.tipping_load``), the sliding bound
+(``sliding_load``); F is the smallest and ``limited_by`` names it: a cylinder's actuator name, "tipping" or
+"sliding".
+
+Weights: included by default (``include_weight``): a stall is a real static state, and the design loads of
+the pins carry the machine's own weight (ISO 6015's figures leave the weights out of the cylinder forces,
+SAE J1179 §3.3; the tipping and sliding limits always count them).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from urdf_dyn.algorithms.kinematics import body_poses
+from urdf_dyn.machines.iso6015 import _bounds, _pressure_limits
+from urdf_dyn.machines.stability import base_reaction, tipping_load
+from urdf_dyn.machines.stroke_map import StrokeMap
+
+__all__ = ["sliding_load", "StallEnvelopes", "stall_envelopes", "plot_design_loads", "DEFAULT_FRICTION"]
+
+#: track–ground friction coefficient when none is given (module docstring: an estimate)
+DEFAULT_FRICTION = 0.5
+
+
+def sliding_load(W0, W1, mu):
+    """Largest L ≥ 0 (N,) for which the ground reaction W0 + L·W1 stays inside Coulomb's cone
+    |f_xy| ≤ μ f_z (f in root coordinates, z up, the ground level); inf where it never leaves it, 0 where
+    W0 is already outside.
+
+    W0, W1: (N, 6) or (6,) [n; f] (N m, N) ground reactions without the load and per unit load
+    (``stability.base_reaction``); mu ≥ 0. The boundary is the smallest positive root of the quadratic
+    μ²(c + L e)² − |a + L b|² = 0 (a, b the horizontal parts, c, e the normal ones); lift-off (c + L e = 0)
+    lies on or beyond it. Raises ValueError for μ < 0 or not finite."""
+    if not (np.isfinite(mu) and mu >= 0):
+        raise ValueError(f"friction coefficient must be >= 0, got {mu!r}")
+    W0, W1 = np.atleast_2d(np.asarray(W0, float)), np.atleast_2d(np.asarray(W1, float))
+    a, b, c, e = W0[:, 3:5], W1[:, 3:5], W0[:, 5], W1[:, 5]
+    m2 = mu * mu
+    A2 = m2 * e * e - np.sum(b * b, axis=1)
+    A1 = 2 * (m2 * c * e - np.sum(a * b, axis=1))
+    A0 = m2 * c * c - np.sum(a * a, axis=1)
+    L = np.full(len(W0), np.inf)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        disc = A1 * A1 - 4 * A2 * A0
+        s = np.sqrt(np.maximum(disc, 0.0))
+        quad = np.abs(A2) > 1e-12 * (np.abs(A1) + np.abs(A0) + 1e-300)
+        r1 = np.where(quad, (-A1 - s) / (2 * A2), np.where(A1 != 0, -A0 / A1, np.inf))
+        r2 = np.where(quad, (-A1 + s) / (2 * A2), np.inf)
+    for r in (r1, r2):
+        ok = (disc >= 0) | ~quad
+        L = np.where(ok & np.isfinite(r) & (r > 0), np.minimum(L, r), L)
+    return np.where((A0 < 0) | (c <= 0), 0.0, L)
+
+
+def _fan(n_fan, swing):
+    """Angles θ (K,) [rad] and unit force directions e(θ) (K, 3) in the boom plane (swing angle ``swing``):
+    e = cos θ x_b + sin θ z, x_b the boom's forward axis."""
+    th = 2 * np.pi * np.arange(n_fan) / n_fan
+    xb = np.array([np.cos(swing), np.sin(swing), 0.0])
+    return th, np.cos(th)[:, None] * xb + np.sin(th)[:, None] * np.array([0.0, 0.0, 1.0])
+
+
+@dataclass
+class StallEnvelopes:
+    """Stall envelopes over a stroke grid (module docstring). Forces [N], positions [m], angles [deg].
+
+    strokes: the grid's cylinders (boom, stick, bucket); X (M, 3) their strokes [m]; Q (M, nv) the poses;
+    lip (M, 3) the force point in root coordinates; names: the actuators (``actuator_forces`` order);
+    u_g (M, p) [N] cylinder forces at rest (zero when weights are left out); U (M, p, 3) [N/N] per unit
+    force on the lip along root x, y, z; W0 (M, 6), W1 (M, 6, 3) ground reactions at rest and per unit force;
+    fan_deg (K,): the fan's angles; working: the working cylinders;
+    per working cylinder c: ``tangent[c]`` and ``fan[c]`` dicts with force_N (M,), limited_by (M,), force
+    (M, 3) the force on the lip at the limit [N] (root coordinates), angle_deg (M,) its angle in the boom
+    plane; ``fan[c]`` also all_N (M, K+1) (the K fan directions, then the tangent) and all_limited_by.
+    relief, holding_relief [Pa], friction μ (None: not checked), tipping_checked, include_weight."""
+    strokes: tuple
+    X: np.ndarray
+    Q: np.ndarray
+    lip: np.ndarray
+    names: tuple
+    u_g: np.ndarray
+    U: np.ndarray
+    W0: np.ndarray
+    W1: np.ndarray
+    fan_deg: np.ndarray
+    working: tuple
+    tangent: dict
+    fan: dict
+    relief: float
+    holding_relief: object
+    friction: object
+    tipping_checked: bool
+    include_weight: bool
+    tip: tuple = None
+    loop_forces: dict = field(default_factory=dict, repr=False)
+    unit_wrenches: list = field(default_factory=list, repr=False)
+
+    def pose(self, k) -> dict:
+        """{cylinder: stroke [m]} of grid pose k."""
+        return {c: float(x) for c, x in zip(self.strokes, self.X[k])}
+
+    def summary(self) -> dict:
+        """JSON-ready: per working cylinder and kind, the largest and smallest held force over the grid, the
+        pose of the largest and how often each limit binds."""
+        out = dict(poses=int(len(self.X)), fan_directions=int(len(self.fan_deg)), relief_Pa=self.relief,
+                   holding_relief_Pa=self.holding_relief, friction=self.friction,
+                   tipping_checked=self.tipping_checked, include_weight=self.include_weight, cylinders={})
+        for c in self.working:
+            d = {}
+            for kind, r in (("tangent", self.tangent[c]), ("fan", self.fan[c])):
+                k = int(np.argmax(r["force_N"]))
+                lims, cnt = np.unique(r["limited_by"].astype(str), return_counts=True)
+                d[kind] = dict(max_N=float(r["force_N"][k]), min_N=float(np.min(r["force_N"])),
+                               max_pose=self.pose(k), max_angle_deg=float(r["angle_deg"][k]),
+                               max_limited_by=str(r["limited_by"][k]),
+                               limited_by_share={str(n): float(m / len(self.X)) for n, m in zip(lims, cnt)})
+            out["cylinders"][c] = d
+        return out
+
+    def design_loads(self, model, pins, swing=None) -> dict:
+        """The design load of every pin: its largest force over every stall state of the envelopes (each
+        working cylinder; the tangent direction and every fan direction, each at its held force), with the
+        state that gives it.
+
+        pins: {name: PinSpec | joint} as ``pins.pin_loads`` (the pin table's names). The pin forces come from
+        ``pins.pin_loads`` on the grid (the design branch's RNEA backward pass with the loop forces of the
+        same compiled statics), at rest and per unit lip force, combined linearly (the statics are linear in
+        the lip force). Returns {name: {"design_load_N": |f| per pin [N], "components_N": (3,) in the pin
+        frame, "design_case": {"cylinder", "direction" ("tangent" | "fan"), "angle_deg", "tip_force_N",
+        "limited_by", "pose": {cylinder: stroke [m]}}}}."""
+        from urdf_dyn.machines.pins import pin_loads
+        M, nv = self.Q.shape
+        z = np.zeros((M, nv))
+        t = np.zeros(M)
+        base = pin_loads(model, t, self.Q, z, z, pins, loop_forces=self.loop_forces["g"], swing=swing)
+        unit = [pin_loads(model, t, self.Q, z, z, pins, loop_forces=self.loop_forces[i],
+                          f_ext={self.tip[0]: self._unit_wrench(i)}, swing=swing) for i in range(3)]
+        names = base.names
+        w0 = np.concatenate([base.wrench[n][:, 3:] for n in names], axis=1)                # (M, 3P)
+        Wf = np.stack([np.concatenate([unit[i].wrench[n][:, 3:] for n in names], axis=1) - w0
+                       for i in range(3)], axis=1)                                          # (M, 3, 3P) per unit f
+        best = {n: (-1.0, None, None) for n in names}
+        for c in self.working:
+            for kind, r in (("tangent", self.tangent[c]), ("fan", self.fan[c])):
+                F = r["force"][:, None, :] if kind == "tangent" else r["all_force"]         # (M, K, 3)
+                f = (w0[:, None, :] + F @ Wf).reshape(M, F.shape[1], len(names), 3)       # (M, K, P, 3)
+                mag = np.sqrt(np.einsum("mkpi,mkpi->pmk", f, f))                          # (P, M, K)
+                flat = mag.reshape(len(names), -1)
+                arg = np.argmax(flat, axis=1)
+                for j, n in enumerate(names):
+                    m, k = np.unravel_index(int(arg[j]), mag.shape[1:])
+                    lim = r["limited_by"][m] if kind == "tangent" else r["all_limited_by"][m, k]
+                    v, b = flat[j, arg[j]], best[n]
+                    # a tie (the same state: equal reliefs make the fan's states alike for every working
+                    # cylinder) goes to the case whose working cylinder is the one at its limit
+                    tie = abs(v - b[0]) <= 1e-9 * v and b[1]["limited_by"] != b[1]["cylinder"] and lim == c
+                    if v <= b[0] and not tie:
+                        continue
+                    tangent = kind == "tangent" or k == F.shape[1] - 1
+                    ang = self.tangent[c]["angle_deg"][m] if tangent else self.fan_deg[k]
+                    best[n] = (float(flat[j, arg[j]]), dict(
+                        cylinder=c, direction="tangent" if tangent else "fan", angle_deg=float(ang),
+                        tip_force_N=float(np.linalg.norm(F[m, k])), limited_by=str(lim), pose=self.pose(m)),
+                        f[m, k, j].copy())
+        out = {n: dict(design_load_N=b[0], design_case=b[1], components_N=b[2]) for n, b in best.items()}
+        return out
+
+    def _unit_wrench(self, i):
+        """(M, 6) link-frame wrench [n; f] of a unit force along root axis i at the lip."""
+        return self.unit_wrenches[i]
+
+    def plot(self, path, title=None):
+        """PNG: side view of the lip positions over the grid, coloured by the holdable force [kN] (the largest
+        of the poses in each cell), one column per working cylinder, the tangent case above the fan's worst
+        direction below. Returns path."""
+        from urdf_dyn.reports.plotting import figure, save_figure
+        x, zz = self.lip[:, 0], self.lip[:, 2]
+        nc = len(self.working)
+        fig, axes = figure((5.4 * nc, 10.0), 2, nc, sharex=True, sharey=True, left=0.7, right=0.2, top=1.0,
+                           bottom=0.55, hspace=0.9, wspace=0.6)
+        for j, c in enumerate(self.working):
+            for i, (kind, r) in enumerate((("tangent", self.tangent[c]), ("fan", self.fan[c]))):
+                ax = axes[i, j]
+                hb = ax.hexbin(x, zz, C=r["force_N"] / 1e3, reduce_C_function=np.max, gridsize=24, cmap="viridis",
+                               mincnt=1)
+                fig.colorbar(hb, ax=ax, label="holdable tip force [kN]", shrink=0.85)
+                k = int(np.argmax(r["force_N"]))
+                ax.plot(x[k], zz[k], "r*", ms=12)
+                lims, cnt = np.unique(r["limited_by"].astype(str), return_counts=True)
+                binds = ", ".join(f"{n} {100 * m / len(x):.0f}%" for n, m in sorted(zip(lims, cnt), key=lambda t: -t[1]))
+                ax.axhline(0, color="0.3", lw=1)
+                ax.set_aspect("equal")
+                ax.grid(alpha=0.3)
+                ax.set_title(f"{c} at {self.relief / 1e5:.0f} bar, " + ("ISO tangent" if kind == "tangent" else
+                             f"worst of {len(self.fan_deg)} directions + tangent") +
+                             f"\nmax (red star) {r['force_N'][k] / 1e3:.0f} kN, limited by {r['limited_by'][k]}"
+                             f"\nbinding: {binds}", fontsize=8)
+                if i == 1:
+                    ax.set_xlabel("lip reach from swing axis x [m]")
+                if j == 0:
+                    ax.set_ylabel("lip height z [m]")
+        fig.suptitle(title or f"Stall envelopes over {len(x)} poses: holding circuits ≤ "
+                     f"{_relief_text(self.holding_relief)}, tipping {'checked' if self.tipping_checked else 'not checked'}, "
+                     f"sliding {'μ = %g' % self.friction if self.friction is not None else 'not checked'}", fontsize=10)
+        return save_figure(fig, path)
+
+
+def plot_design_loads(design, peaks, path):
+    """Bars per pin: the design load (``StallEnvelopes.design_loads``) beside the cycle's peak ({pin: N}) [kN],
+    per pin of a pair, with the design / peak ratio above each pair. PNG at ``path``; returns path."""
+    from urdf_dyn.reports.plotting import figure, save_figure
+    names = list(design)
+    x = np.arange(len(names))
+    D = np.array([design[n]["design_load_N"] for n in names]) / 1e3
+    P = np.array([peaks.get(n, np.nan) for n in names]) / 1e3
+    fig, ax = figure((10, 4.8), 1, 1, bottom=1.6, left=0.9)
+    ax = ax[0, 0]
+    ax.bar(x - 0.2, D, 0.4, label="design load (stall envelopes)", color="C3")
+    ax.bar(x + 0.2, P, 0.4, label="cycle peak", color="C0")
+    for xi, d, p in zip(x, D, P):
+        if np.isfinite(p) and p > 0:
+            ax.text(xi, max(d, p) * 1.02, f"{d / p:.1f}×", ha="center", fontsize=7)
+    ax.set_xticks(x, names, rotation=40, ha="right", fontsize=8)
+    ax.set_ylabel("pin force per pin [kN]")
+    ax.grid(alpha=0.3, axis="y")
+    ax.legend(fontsize=8)
+    ax.set_title("pin design loads (largest over every stall state) against the dig cycle's peak", fontsize=10)
+    return save_figure(fig, path)
+
+
+def _relief_text(h):
+    if h is None:
+        return "unlimited"
+    if isinstance(h, dict):
+        return ", ".join(f"{k} {v / 1e5:.0f} bar" for k, v in h.items())
+    return f"{h / 1e5:.0f} bar"
+
+
+def _grid(model, q0, strokes, acts, n, margin):
+    """Stroke values X (M, 3) and assembled poses Q (M, nv) of the grid, on q0's branch."""
+    rel = margin is None
+    smap = StrokeMap(model, q0, strokes, acts, margin=1e-3 if rel else margin)
+    axes = []
+    for k, c in enumerate(strokes):
+        lo, hi = smap.limits(c)
+        if rel:                                    # 1 % of the stroke inside each end: no state on a limit
+            d = 0.01 * (hi - lo)
+            lo, hi = lo + d, hi - d
+        axes.append(np.linspace(lo, hi, n[k]))
+    X = np.array(np.meshgrid(*axes, indexing="ij")).reshape(len(strokes), -1).T
+    for k, c in enumerate(strokes):
+        for x in axes[k]:
+            smap.pose({c: float(x)})               # each stroke assembled once, then composed
+    Q = smap.compose([dict(zip(strokes, map(float, v))) for v in X])
+    return X, Q
+
+
+def stall_envelopes(model, cylinders, relief, tip, holding_relief=None, footprint=None, friction=DEFAULT_FRICTION,
+                    strokes=("boom_cyl", "stick_cyl", "bucket_cyl"), n=(13, 13, 13), n_fan=36,
+                    include_weight=True, q0=None, margin=None, working=None) -> StallEnvelopes:
+    """Stall envelopes of every working cylinder over a grid of poses (module docstring).
+
+    Args:
+        model: a machine Model whose actuators (URDF <transmission>s) include the cylinders.
+        cylinders: {actuator: ``sizing.Cylinder``} [m].
+        relief: working relief [Pa]; holding_relief: the holding cylinders' port relief [Pa], a number or
+            {cylinder: Pa} (None: unlimited).
+        tip: (link, point (3,) [m] in the link frame): where the force acts (the bucket lip).
+        footprint: the tipping polygon (k, 2) [m] (``stability.tipping_polygon``); None: tipping not checked.
+        friction: μ ≥ 0 of the ground (None: sliding not checked).
+        strokes: the cylinders whose strokes span the grid; n: samples per stroke (M = n₀ n₁ n₂ poses);
+            n_fan: directions of the fan; margin [m] inside each stroke end (default 1 % of the stroke).
+        working: the cylinders that stall in turn (default: ``strokes``).
+        q0: start pose (default the URDF initial configuration; its branch is followed).
+    Returns StallEnvelopes. Raises KeyError for a cylinder that is not an actuator, ValueError for a relief
+    ≤ 0 or μ < 0, ModelError if a pose cannot be assembled."""
+    from urdf_dyn.constraints.inverse import actuator_forces
+    working = tuple(strokes if working is None else working)
+    limits = _pressure_limits(cylinders, relief, holding_relief)
+    if friction is not None and not (np.isfinite(friction) and friction >= 0):
+        raise ValueError(f"friction coefficient must be >= 0, got {friction!r}")
+    names = _actuator_names(model)
+    for c in set(working) | set(strokes) | set(cylinders):
+        if c not in names:
+            raise KeyError(f"cylinder {c!r} is not an actuator of {model.name} ({', '.join(names)})")
+    q0 = model.q_initial() if q0 is None else np.asarray(q0, float)
+    X, Q = _grid(model, q0, tuple(strokes), names, n, margin)
+    M = len(Q)
+    link, p = tip[0], np.asarray(tip[1], float)
+    lf = model.link(link)
+    T = body_poses(model, Q)[:, lf.body] @ np.asarray(lf.T_body_link)
+    R = T[:, :3, :3]
+    lip = np.einsum("mij,j->mi", R, p) + T[:, :3, 3]
+    z = np.zeros_like(Q)
+    a0 = actuator_forces(model, Q, z, z, warn=False)
+    wr, U, LF = [], np.zeros((M, len(names), 3)), {"g": a0.loop_forces}
+    W0 = base_reaction(model, Q)
+    W1 = np.zeros((M, 6, 3))                 # ground reaction per unit lip force: −[lip × e_i; e_i] (at rest the
+    for i in range(3):                       # applied wrench is balanced by the ground alone, RBDA eq. 2.77 summed)
+        e = np.zeros(3)
+        e[i] = 1.0
+        W1[:, :3, i] = -np.cross(lip, e)
+        W1[:, 3 + i, i] = -1.0
+    for i in range(3):
+        f = R[:, i, :]                                        # Rᵀ e_i: the unit force in the link frame
+        w = np.concatenate([np.cross(p, f), f], axis=1)
+        wr.append(w)
+        ai = actuator_forces(model, Q, z, z, warn=False, f_ext={link: w})
+        U[:, :, i] = np.asarray(ai.u) - np.asarray(a0.u)
+        LF[i] = ai.loop_forces
+    g = np.asarray(a0.u, float) if include_weight else np.zeros((M, len(names)))
+    swing = float(q0[model.joint_index("swing")]) if "swing" in model.joint_names else 0.0
+    th, E = _fan(n_fan, swing)
+    tangent, fan = {}, {}
+    xb = np.array([np.cos(swing), np.sin(swing), 0.0])
+    Efan = np.broadcast_to(E[None], (M, n_fan, 3))
+    gfan = _ground(W0, W1, Efan, footprint, friction)               # the same for every working cylinder
+    for c in working:
+        ci = names.index(c)
+        d = -U[:, ci, :] / np.linalg.norm(U[:, ci, :], axis=1)[:, None]   # lip motion per extension (unit)
+        # directions of the force on the lip: the K fan ones, then the tangent's (−d)
+        Fd = np.concatenate([Efan, -d[:, None, :]], axis=1)                  # (M, K+1, 3)
+        gt = _ground(W0, W1, -d[:, None, :], footprint, friction)
+        ground = tuple(np.concatenate([a, b], axis=1) for a, b in zip(gfan, gt))
+        F, lim = _held(U, g, Fd, names, cylinders, limits, c, ground)
+        k = np.argmax(F, axis=1)
+        rows = np.arange(M)
+        ang_t = np.degrees(np.arctan2(-d @ np.array([0, 0, 1.0]), -d @ xb)) % 360
+        tangent[c] = dict(force_N=F[:, -1], limited_by=lim[:, -1], force=F[:, -1, None] * Fd[:, -1],
+                          angle_deg=ang_t, direction=d)
+        fan[c] = dict(force_N=F[rows, k], limited_by=lim[rows, k], force=F[rows, k, None] * Fd[rows, k],
+                      angle_deg=np.where(k == n_fan, ang_t, np.degrees(th)[np.minimum(k, n_fan - 1)]),
+                      all_N=F, all_limited_by=lim, all_force=F[:, :, None] * Fd)
+    env = StallEnvelopes(tuple(strokes), X, Q, lip, names, g, U, W0, W1, np.degrees(th), working, tangent, fan,
+                         float(relief), holding_relief, None if friction is None else float(friction),
+                         footprint is not None, bool(include_weight), (link, p), LF, wr)
+    return env
+
+
+def _actuator_names(model):
+    from urdf_dyn.constraints.inverse import actuators_of
+    return tuple(a.name for a in actuators_of(model))
+
+
+def _ground(W0, W1, Fd, footprint, friction):
+    """Tipping and sliding bounds (M, K) (inf where not checked) for unit force directions Fd (M, K, 3) on the
+    lip: the ground reaction is W0 + F·(W1 Fd)."""
+    M, K, _ = Fd.shape
+    W0r = np.repeat(W0, K, axis=0)
+    W1d = np.einsum("mrj,mkj->mkr", W1, Fd).reshape(M * K, 6)
+    Ft = tipping_load(W0r, W1d, footprint)[0] if footprint is not None else np.full(M * K, np.inf)
+    Fs = sliding_load(W0r, W1d, friction) if friction is not None else np.full(M * K, np.inf)
+    return Ft.reshape(M, K), Fs.reshape(M, K)
+
+
+def _held(U, g, Fd, names, cylinders, limits, working, ground):
+    """Held force F (M, K) and binding limit (M, K) for unit force directions Fd (M, K, 3) on the lip, with
+    the ground's bounds ``ground`` = (tipping, sliding) (M, K) of ``_ground``."""
+    M, K, _ = Fd.shape
+    a = (Fd @ np.swapaxes(U, 1, 2)).reshape(M * K, -1)                # cylinder force per unit F
+    F, i = _bounds(a, np.repeat(g, K, axis=0), names, cylinders, limits, working)
+    F, lim = F.reshape(M, K), np.array(names, dtype=object)[i].reshape(M, K)
+    for bound, name in zip(ground, ("tipping", "sliding")):
+        lim = np.where(bound < F, name, lim)
+        F = np.minimum(F, bound)
+    return np.maximum(F, 0.0), lim

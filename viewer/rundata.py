@@ -1,0 +1,215 @@
+"""A sizing job's output folder, read for the viewers: the motion, the actuator forces, the pin loads, the
+soil force and payload, and what the scene needs to draw them (``view.json``).
+
+The folder is what ``urdf-dyn run`` writes for ``job: size`` (urdf_dyn.jobs.sizing_job):
+
+- ``motion.npz``          the consistent motion (t, q, q̇, q̈) in the model's joint order (required);
+- ``actuator_forces.csv`` t [s], ``u[name] [kN]`` / ``[kN·m]`` per actuator, strokes, power, pressures;
+- ``pin_loads.csv``       t [s], ``force[loop] [kN]`` (magnitudes), ``moment[loop] [kN·m]``;
+- ``soil.csv``            t [s], depth [m], the force on the cutting edge in world axes [N] (3 columns),
+  the edge velocity [m/s], rake angle [deg], bank volume cut [m³], payload [kg] — columns are matched by
+  name (a force column starts with "F" or names "force"), so a renamed column still reads;
+- ``view.json``           ``bench_height`` [m] (``soil.ground.height``), ``edge`` {link, xyz, rpy} (the
+  cutting-edge frame), ``payload`` {link, com} (the cut soil's centroid in the link frame), ``loop_tol``.
+
+Every problem is a ``ViewerError`` naming the file (and the column); a folder with a motion but no forces
+plays the motion only.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from .backend import ViewerError
+
+__all__ = ["RunData", "read_run", "read_csv_columns", "soil_columns", "external_loads", "UNIT_SCALE"]
+
+UNIT_SCALE = {"N": 1.0, "kN": 1e3, "MN": 1e6, "N·m": 1.0, "N m": 1.0, "kN·m": 1e3, "kN m": 1e3, "Nm": 1.0,
+              "kNm": 1e3}
+
+
+@dataclass
+class RunData:
+    """What a run folder holds, on the motion's samples.
+
+    folder: the run folder.  motion: playback.Motion (N samples).
+    actuators: {name: (N,) [N or N m]} from actuator_forces.csv (empty without it); units {name: "N" | "N m"}.
+    pin_force: {loop: (N,) [N]} magnitudes from pin_loads.csv (empty without it).
+    soil_force: (N, 3) [N] the soil's force on the edge in world axes, or None.  soil_depth: (N,) [m] or None.
+    payload_mass: (N,) [kg] the cut soil in the bucket, or None.
+    view: the dict of view.json ({} without it)."""
+    folder: Path
+    motion: object
+    actuators: dict = field(default_factory=dict)
+    units: dict = field(default_factory=dict)
+    pin_force: dict = field(default_factory=dict)
+    soil_force: np.ndarray = None
+    soil_depth: np.ndarray = None
+    payload_mass: np.ndarray = None
+    view: dict = field(default_factory=dict)
+
+    @property
+    def bench_height(self):
+        """The dig bench's surface z [m] in the root frame (``soil.ground.height``), or None."""
+        h = self.view.get("bench_height")
+        return None if h is None else float(h)
+
+
+def read_csv_columns(path):
+    """(header [str], data (rows, cols) float) of a numeric CSV with one header row. Raises ViewerError."""
+    path = Path(path)
+    try:
+        with open(path, newline="", encoding="utf-8") as fh:
+            rows = list(csv.reader(fh))
+    except OSError as e:
+        raise ViewerError(f"{path}: cannot read ({e})") from None
+    if len(rows) < 2:
+        raise ViewerError(f"{path}: no data rows")
+    header = [h.strip() for h in rows[0]]
+    try:
+        data = np.array([[float(x) for x in r] for r in rows[1:] if r], float)
+    except ValueError as e:
+        raise ViewerError(f"{path}: not a numeric table ({e})") from None
+    if data.ndim != 2 or data.shape[1] != len(header):
+        raise ViewerError(f"{path}: rows do not have the {len(header)} columns of the header")
+    return header, data
+
+
+def _on_motion(path, t_csv, values, t):
+    """Values (rows, ...) sampled at t_csv, on the motion's times t (linear; the same samples pass through)."""
+    if len(t_csv) == len(t) and np.allclose(t_csv, t, atol=1e-9):
+        return values
+    if np.any(np.diff(t_csv) <= 0):
+        raise ViewerError(f"{path}: the t column is not increasing")
+    flat = values.reshape(len(t_csv), -1)
+    out = np.column_stack([np.interp(t, t_csv, flat[:, k]) for k in range(flat.shape[1])])
+    return out.reshape((len(t),) + values.shape[1:])
+
+
+_COL = re.compile(r"^\s*(\w+)\[(.+?)\]\s*\[(.+?)\]\s*$")
+
+
+def _actuators(path, t):
+    header, data = read_csv_columns(path)
+    acts, units = {}, {}
+    for k, h in enumerate(header):
+        m = _COL.match(h)
+        if m and m.group(1) == "u":
+            unit = m.group(3).strip()
+            if unit not in UNIT_SCALE:
+                raise ViewerError(f"{path}: column {h!r}: unknown unit {unit!r}")
+            acts[m.group(2)] = data[:, k] * UNIT_SCALE[unit]
+            units[m.group(2)] = "N m" if "m" in unit.replace("kN", "").replace("MN", "") else "N"
+    if not acts:
+        raise ViewerError(f"{path}: no u[name] [unit] columns of actuator forces")
+    vals = _on_motion(path, data[:, 0], np.column_stack(list(acts.values())), t)
+    return {n: vals[:, i] for i, n in enumerate(acts)}, units
+
+
+def _pins(path, t):
+    header, data = read_csv_columns(path)
+    out = {}
+    for k, h in enumerate(header):
+        m = _COL.match(h)
+        if m and m.group(1) in ("force", "force_per_pin"):   # the sizing job: force_per_pin (a pin per side)
+            unit = m.group(3).strip()
+            out[m.group(2)] = data[:, k] * UNIT_SCALE.get(unit, 1.0)
+    if not out:
+        return {}
+    vals = _on_motion(path, data[:, 0], np.column_stack(list(out.values())), t)
+    return {n: vals[:, i] for i, n in enumerate(out)}
+
+
+def soil_columns(header):
+    """Indices {"force": [kx, ky, kz], "depth": k | None, "payload": k | None} of soil.csv's columns, matched
+    by name (case-insensitive): force columns start with "F" or contain "force" (the first three, in x, y, z
+    order); depth contains "depth"; payload contains "payload" or "mass". Raises ValueError without three
+    force columns."""
+    low = [h.strip().lower() for h in header]
+    force = [k for k, h in enumerate(low) if h.startswith("f") or "force" in h]
+    if len(force) < 3:
+        raise ValueError(f"no three force columns (starting with 'F' or naming 'force') in {', '.join(header)}")
+    pick = lambda *words: next((k for k, h in enumerate(low) if any(w in h for w in words)), None)  # noqa: E731
+    return {"force": force[:3], "depth": pick("depth"), "payload": pick("payload", "mass")}
+
+
+def _soil(path, t):
+    header, data = read_csv_columns(path)
+    try:
+        cols = soil_columns(header)
+    except ValueError as e:
+        raise ViewerError(f"{path}: {e}") from None
+    scale = [1e3 if "[kn]" in header[k].lower().replace(" ", "") else 1.0 for k in cols["force"]]
+    f = _on_motion(path, data[:, 0], data[:, cols["force"]] * scale, t)
+    depth = _on_motion(path, data[:, 0], data[:, cols["depth"]], t) if cols["depth"] is not None else None
+    mass = _on_motion(path, data[:, 0], data[:, cols["payload"]], t) if cols["payload"] is not None else None
+    return f, depth, mass
+
+
+def read_run(folder, model):
+    """The RunData of a sizing job's output folder for ``model``. Raises ViewerError naming the file: no
+    folder, no motion.npz, a motion of another robot (joints missing), an unreadable CSV."""
+    from urdf_dyn import Trajectory
+    from urdf_dyn.errors import UrdfDynError
+
+    from .playback import motion_from_trajectory
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise ViewerError(f"{folder}: not a folder")
+    mpath = folder / "motion.npz"
+    if not mpath.is_file():
+        raise ViewerError(f"{mpath}: not found; a run folder is what `urdf-dyn run` writes for a sizing job "
+                          "(motion.npz, actuator_forces.csv, ...)")
+    try:
+        traj = Trajectory.load(mpath)
+    except (OSError, ValueError, KeyError) as e:
+        raise ViewerError(f"{mpath}: cannot read ({e})") from None
+    except UrdfDynError as e:
+        raise ViewerError(str(e)) from None
+    motion = motion_from_trajectory(model, traj, label=str(mpath))
+    run = RunData(folder, motion)
+    t = motion.t
+    if (folder / "actuator_forces.csv").is_file():
+        run.actuators, run.units = _actuators(folder / "actuator_forces.csv", t)
+    if (folder / "pin_loads.csv").is_file():
+        run.pin_force = _pins(folder / "pin_loads.csv", t)
+    if (folder / "soil.csv").is_file():
+        run.soil_force, run.soil_depth, run.payload_mass = _soil(folder / "soil.csv", t)
+    vpath = folder / "view.json"
+    if vpath.is_file():
+        try:
+            run.view = json.loads(vpath.read_text())
+        except (OSError, ValueError) as e:
+            raise ViewerError(f"{vpath}: cannot read ({e})") from None
+        if not isinstance(run.view, dict):
+            raise ViewerError(f"{vpath}: expected a JSON object")
+        for key in ("edge", "payload"):
+            link = (run.view.get(key) or {}).get("link")
+            if link is not None and link not in model.links:
+                raise ViewerError(f"{vpath}: {key}.link {link!r} is not a link of {model.name!r}")
+    return run
+
+
+def external_loads(model, run):
+    """The external wrenches of the run {link: (N, 6)} [n; f] in the link frame about its origin (the
+    convention of ``urdf_dyn.actuator_forces``' ``f_ext``): the soil force at the cutting edge and the
+    weight and inertia of the cut soil at its centroid (urdf_dyn.machines.loads.point_wrench,
+    payload_wrench — what the sizing job applies). {} when the run has no soil force or no view.json."""
+    from urdf_dyn.machines.loads import Frame, frame_poses, payload_wrench, point_wrench
+    edge = run.view.get("edge")
+    if run.soil_force is None or not edge:
+        return {}
+    mo = run.motion
+    fr = Frame(edge["link"], tuple(edge.get("xyz", (0, 0, 0))), tuple(edge.get("rpy", (0, 0, 0))))
+    pos = frame_poses(model, mo.q, fr)[:, :3, 3]
+    out = {fr.link: point_wrench(model, mo.q, fr.link, run.soil_force, pos, frame="world")}
+    pl = run.view.get("payload")
+    if pl and run.payload_mass is not None and mo.qd is not None and mo.qdd is not None:
+        w = payload_wrench(model, mo.q, mo.qd, mo.qdd, pl["link"], pl["com"], run.payload_mass)
+        out[pl["link"]] = out[pl["link"]] + w if pl["link"] in out else w
+    return out

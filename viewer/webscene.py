@@ -1,0 +1,196 @@
+"""The robot, its loops, the ground, the dig bench and the force arrows as a viser scene, posed at one
+sample of a motion. What ``urdf-dyn view --web`` serves (``webapp``) and what a recording stores
+(``recording``): the same scene as the window viewer (``window.RobotViewer``).
+
+Scene tree (viser names): ``/robot/b<i>`` one frame per body i, moved by its pose (``RobotScene.body_T``),
+holding that body's visuals as fixed children (so a sample costs one pose per body, not one per visual);
+``/ground`` the grid at z = 0 (REP-103: z up); ``/bench`` the dig bench, a slab whose top is the soil
+surface ``soil.ground.height``; ``/loops/*`` the triads of the loop frames Fp (long) and Fs (short) and the segment between their origins,
+coloured by ‖δ‖ against the tolerance (green closed → yellow → red at the tolerance, ``residual_rgb``);
+``/arrows/<kind>`` one arrow set per kind (actuator, pin, soil, payload), lengths proportional to the
+value, at a fixed scale per kind for the whole motion (``scales``, so lengths compare between samples);
+``/payload`` a sphere at the cut soil's centroid.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .overlay import ARROW_RGB, bench_box, residual_rgb
+
+__all__ = ["WebScene", "wxyz_of"]
+
+BENCH_RGB = (150, 110, 70)
+PAYLOAD_RGB = (120, 80, 40)
+TRIAD_RGB = np.array([(217, 77, 64), (77, 179, 77), (64, 89, 230)], np.uint8)  # x, y, z: the window viewer's
+
+
+def wxyz_of(R):
+    """Unit quaternion (w, x, y, z) of rotation matrices R (..., 3, 3) (Shepperd's method, sign w ≥ 0)."""
+    R = np.asarray(R, float)
+    w = np.sqrt(np.clip(1.0 + R[..., 0, 0] + R[..., 1, 1] + R[..., 2, 2], 0.0, None)) / 2
+    x = np.sqrt(np.clip(1.0 + R[..., 0, 0] - R[..., 1, 1] - R[..., 2, 2], 0.0, None)) / 2
+    y = np.sqrt(np.clip(1.0 - R[..., 0, 0] + R[..., 1, 1] - R[..., 2, 2], 0.0, None)) / 2
+    z = np.sqrt(np.clip(1.0 - R[..., 0, 0] - R[..., 1, 1] + R[..., 2, 2], 0.0, None)) / 2
+    x = np.copysign(x, R[..., 2, 1] - R[..., 1, 2])
+    y = np.copysign(y, R[..., 0, 2] - R[..., 2, 0])
+    z = np.copysign(z, R[..., 1, 0] - R[..., 0, 1])
+    q = np.stack([w, x, y, z], -1)
+    return q / np.linalg.norm(q, axis=-1, keepdims=True)
+
+
+class WebScene:
+    """A RobotScene (``scene.RobotScene``) and its ForceSource drawn into a viser server's scene.
+
+    Args:
+        server: viser.ViserServer.  robot: scene.RobotScene.  forces: forces.ForceSource or None.
+        loop_tol: residual [m, rad] at which a loop segment is fully red.  bench: soil surface z [m] or None.
+        extent: size [m] of the scene (arrow scale: the largest value of a kind is 0.25 extent long).
+    """
+
+    def __init__(self, server, robot, forces=None, loop_tol=1e-3, bench=None, extent=None, points=None):
+        self.server, self.robot, self.forces = server, robot, forces
+        self.model = m = robot.model
+        self.loop_tol = float(loop_tol)
+        sc = server.scene
+        # no shadows, no image-based lighting: a software-rendered browser (headless, a VM, a cluster node)
+        # spent ~25 s prefiltering the environment map and drew at half the frame rate with shadow maps
+        sc.configure_default_lights(True, cast_shadow=False)
+        sc.configure_environment_map(None)
+        sc.add_light_hemisphere("/light/sky", sky_color=(255, 255, 255), ground_color=(110, 105, 100), intensity=1.6)
+        P = np.asarray(points if points is not None else robot.points(robot.q[None]), float)
+        lo, hi = P.min(axis=0), P.max(axis=0)
+        self.extent = float(extent or np.linalg.norm(hi - lo) or 1.0)
+        self.bodies = {}
+        for k, v in enumerate(robot.visuals):
+            b = int(robot._body[k])
+            if b not in self.bodies:
+                self.bodies[b] = sc.add_frame(f"/robot/b{b}", show_axes=False)
+            M = robot._M[k]
+            mesh = v.mesh
+            rgba = np.asarray(mesh.visual.face_colors)[0] if hasattr(mesh.visual, "face_colors") else (180, 180, 184, 255)
+            sc.add_mesh_simple(f"/robot/b{b}/v{k}", np.asarray(mesh.vertices, np.float32), np.asarray(mesh.faces, np.uint32),
+                               color=tuple(int(c) for c in rgba[:3]), opacity=None if rgba[3] >= 255 else rgba[3] / 255,
+                               flat_shading=True, side="double", position=M[:3, 3], wxyz=wxyz_of(M[:3, :3]),
+                               cast_shadow=False, receive_shadow=False)
+        size = 2 * max(hi[0] - lo[0], hi[1] - lo[1], 0.5 * self.extent)
+        self.ground = sc.add_grid("/ground", width=size, height=size, plane="xy",
+                                  position=(0.5 * (lo[0] + hi[0]), 0.5 * (lo[1] + hi[1]), 0.0),
+                                  cell_size=max(0.1, round(size / 16, 1)), shadow_opacity=0.0)
+        self.bench = None
+        if bench is not None:
+            edge = forces.edge_points_in_soil() if forces is not None else None
+            c, ext = bench_box(bench, P, edge)
+            self.bench = sc.add_box("/bench", color=BENCH_RGB, dimensions=tuple(ext), position=tuple(c), opacity=0.55,
+                                    cast_shadow=False, receive_shadow=False)
+        self.loops = None
+        self.triads = []
+        if m.loops:   # triads fixed to their bodies (no update per sample); the segments move
+            L = 0.06 * self.extent
+            for lp in m.loops:
+                for b, T, length, th, w in ((lp.p, lp.T_P, L, 2.5, "Fp"), (lp.s, lp.T_S, 0.6 * L, 1.5, "Fs")):
+                    if b not in self.bodies:
+                        self.bodies[b] = sc.add_frame(f"/robot/b{b}", show_axes=False)
+                    T = np.asarray(T)
+                    pts = np.stack([np.broadcast_to(T[:3, 3], (3, 3)), T[:3, 3] + length * T[:3, :3].T], 1)
+                    self.triads.append(sc.add_line_segments(
+                        f"/robot/b{b}/{w}_{lp.name}", pts.astype(np.float32), np.repeat(TRIAD_RGB[:, None], 2, axis=1),
+                        thickness=th, thickness_units="screen"))
+            self.loops = sc.add_line_segments("/loops/segments", np.zeros((len(m.loops), 2, 3), np.float32),
+                                              np.zeros((len(m.loops), 2, 3), np.uint8), thickness=4.0,
+                                              thickness_units="screen")
+        self.loops_on = True
+        self.arrows = {}      # (kind, label) -> handle of a unit arrow along z, posed and scaled per sample
+        self.groups = {}
+        self.scale = {}
+        if forces is not None:
+            self.scale = forces.maxima()
+            for kind in ("actuator", "pin", "soil", "payload"):
+                self.groups[kind] = sc.add_frame(f"/arrows/{kind}", show_axes=False)
+        self.payload = None
+        if forces is not None and forces.payload is not None:
+            self.payload = sc.add_icosphere("/payload", radius=0.02 * self.extent, color=PAYLOAD_RGB, visible=False)
+        self.shown = {}
+        self.residuals = {}
+        self.values = ({}, {})
+
+    def arrow_length(self, arrow):
+        """Length [m] of an arrow: 0.25 extent × |value| / the largest value of its kind and unit."""
+        ref = self.scale.get((arrow.kind, arrow.unit), 0.0)
+        return 0.0 if ref <= 0 else 0.25 * self.extent * abs(arrow.value) / ref
+
+    def legend(self):
+        """{kind: text}: what 1 m of arrow means for each kind drawn."""
+        out = {}
+        for (kind, unit), ref in self.scale.items():
+            if ref > 0:
+                per_m = ref / (0.25 * self.extent)
+                s = f"1 m = {per_m / 1e3:.3g} k{unit.replace(' ', '·')}"
+                out[kind] = (out[kind] + "; " + s) if kind in out else s
+        return out
+
+    def show(self, k, q=None, layers=("loops", "actuator", "pin", "soil", "payload")):
+        """Pose everything at sample k (q (nv,) defaults to the motion's sample), drawing ``layers``."""
+        robot = self.robot
+        robot.set_q(q if q is not None else (self.forces.motion.q[k] if self.forces is not None else robot.q), graph=False)
+        T = robot.body_T
+        with self.server.atomic():
+            quats = wxyz_of(T[list(self.bodies), :3, :3])
+            for (b, h), wq in zip(self.bodies.items(), quats):
+                h.wxyz = wq
+                h.position = T[b][:3, 3]
+            if self.loops is not None:
+                self._show_loops("loops" in layers)
+            if self.forces is not None:
+                self._show_arrows(k, T, layers)
+
+    def _show_loops(self, on):
+        res = self.residuals = self.robot.loop_residuals()
+        frames = self.robot.loop_frames()
+        if on != self.loops_on:
+            for h in self.triads:
+                h.visible = on
+            self.loops_on = on
+        pts = np.array([(Fp[:3, 3], Fs[:3, 3]) for _, Fp, Fs in frames], np.float32)
+        rgb = np.array([residual_rgb(res[lp.name], self.loop_tol) for lp, _, _ in frames]) * 255
+        self.loops.points = pts
+        self.loops.colors = np.repeat(rgb[:, None, :], 2, axis=1).astype(np.uint8)
+        self.loops.visible = on
+
+    def _arrow(self, a):
+        key = (a.kind, a.label)
+        if key not in self.arrows:
+            r = 0.006 * self.extent
+            self.arrows[key] = self.server.scene.add_arrows(
+                f"/arrows/{a.kind}/{a.label}", np.array([[[0.0, 0.0, 0.0], [0.0, 0.0, 1.0]]], np.float32),
+                tuple(int(255 * c) for c in ARROW_RGB[a.kind]), shaft_radius=r, head_radius=2.5 * r, head_length=0.15)
+        return self.arrows[key]
+
+    def _show_arrows(self, k, T, layers):
+        f = self.forces
+        self.values = f.values(k)
+        self.shown = {}
+        drawn = set()
+        for a in f.arrows(k, T):
+            n = self.arrow_length(a)
+            self.shown[(a.kind, a.label)] = (a.value, a.unit, n)
+            if n <= 0 or a.kind not in layers:
+                continue
+            h = self._arrow(a)
+            z = np.array([0.0, 0.0, 1.0])
+            axis = np.cross(z, a.direction)
+            s, c = np.linalg.norm(axis), float(np.dot(z, a.direction))
+            if s < 1e-9:
+                q = (1.0, 0.0, 0.0, 0.0) if c > 0 else (0.0, 1.0, 0.0, 0.0)
+            else:
+                half = 0.5 * np.arctan2(s, c)
+                q = (np.cos(half), *(np.sin(half) * axis / s))
+            h.position, h.wxyz, h.scale = a.origin, q, (1.0, 1.0, n)
+            h.visible = True
+            drawn.add((a.kind, a.label))
+        for key, h in self.arrows.items():
+            if key not in drawn and h.visible:
+                h.visible = False
+        if self.payload is not None:
+            c = f.payload_point(T)
+            on = "payload" in layers and float(f.run.payload_mass[k]) > 0
+            self.payload.position, self.payload.visible = c, on
