@@ -109,6 +109,7 @@ _EXPORTS = {
     "size_motion": "urdf_dyn.machines.sizing", "Cylinder": "urdf_dyn.machines.sizing",
     "excavator_urdf": "urdf_dyn.machines.excavator_builder", "write_excavator_urdf": "urdf_dyn.machines.excavator_builder",
     "load_pin_table": "urdf_dyn.machines.pin_table", "PinTable": "urdf_dyn.machines.pin_table",
+    "calibrate": "urdf_dyn.machines.calibration", "Calibration": "urdf_dyn.machines.calibration",
     "hydraulics": "urdf_dyn.machines.hydraulics", "HydraulicMotor": "urdf_dyn.machines.hydraulics",
     "load_from_args": "urdf_dyn.cli.main",
     "run_launch": "urdf_dyn.launch.registry", "run_document": "urdf_dyn.launch.registry",

@@ -126,7 +126,7 @@ def test_payload_fills_and_leaves_continuously_and_follows_its_phase(tmp_path):
         model = ud.load(data["robot"]["file"])
         mo, win = _motion(L, model)
         Q, QD, QDD = ud.consistent_motion(model, mo, progress=False)
-        _, info = _soil(L, model, {"cutting_edge": Frame("bucket", (1.47, 0, 0))}, mo.t, Q, QD, QDD, win)
+        _, info = _soil(L, model, {"cutting_edge": Frame("bucket", tuple(data["frames"]["cutting_edge"]["xyz"]))}, mo.t, Q, QD, QDD, win)
         m = info["mass"]
         assert m.max() > 1000 and np.abs(np.diff(m)).max() < 0.1 * m.max()
         cut_t = mo.t[info["cut"].in_soil]

@@ -15,7 +15,10 @@ from urdf_dyn.machines.lift_chart import LiftChartOptions, lift_chart
 from urdf_dyn.machines.stability import tipping_polygon
 from urdf_dyn.machines.sizing import Cylinder
 
-EXC = ROOT / "robots" / "excavator.urdf"
+#: the geometry these numbers belong to: robots/excavator_pins.yaml before its calibration (issue 25 item 6),
+#: kept as test data; its URDF is byte for byte the robots/excavator.urdf of that time
+#: (tests/machines/test_pin_table.py: the builder against the generator's URDF)
+OLD_PINS = ROOT / "tests" / "machines" / "data" / "excavator_pins_6bfaa15.yaml"
 CYL = {"boom_cyl": Cylinder(0.120, 0.085, 2), "stick_cyl": Cylinder(0.140, 0.100, 1),
        "bucket_cyl": Cylinder(0.120, 0.085, 1)}
 RTOL = 1e-6
@@ -27,7 +30,8 @@ OPTS = LiftChartOptions(radii=(3.0, 4.5, 6.0, 7.5, 9.0), heights=(7.5, 6.0, 4.5,
 
 @pytest.fixture(scope="module")
 def model():
-    return ud.load(EXC)
+    from urdf_dyn.machines.excavator_builder import excavator_urdf
+    return ud.load(excavator_urdf(OLD_PINS))
 
 
 def close(a, b):

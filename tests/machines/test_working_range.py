@@ -15,7 +15,11 @@ from _robots import ROOT
 from urdf_dyn.constraints.assembly import assemble
 from urdf_dyn.machines.working_range import WORKING_RANGE_KEYS, working_range
 
-EXC = ROOT / "robots" / "excavator.urdf"
+#: the geometry of robots/excavator_pins.yaml before its calibration (issue 25 item 6), kept as test data: on
+#: the calibrated table the boom cylinder is fully retracted 3.3 mm short of its dead centre, where the boom
+#: angle changes steeply with the stroke; there the 9-point brute-force stroke grid below misses the reach at
+#: ground by 5 cm and the level bottom's ends agree to 6e-6 m only (see the calibration report)
+OLD_PINS = ROOT / "tests" / "machines" / "data" / "excavator_pins_6bfaa15.yaml"
 ACTS = ("swing", "boom_cyl", "stick_cyl", "bucket_cyl")
 CYLS = ("boom_cyl", "stick_cyl", "bucket_cyl")
 TIP = np.array([1.47, 0.0, 0.0, 1.0])
@@ -24,7 +28,8 @@ N = 9
 
 @pytest.fixture(scope="module")
 def model():
-    return ud.load(EXC)
+    from urdf_dyn.machines.excavator_builder import excavator_urdf
+    return ud.load(excavator_urdf(OLD_PINS))
 
 
 @pytest.fixture(scope="module")

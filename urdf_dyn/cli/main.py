@@ -330,7 +330,13 @@ def cmd_view(args):
 
 
 def cmd_excavator(args):
-    """``urdf-dyn excavator PINS.yaml -o OUT.urdf``: the URDF of an excavator from its pin table (issue 25)."""
+    """``urdf-dyn excavator PINS.yaml -o OUT.urdf``: the URDF of an excavator from its pin table (issue 25);
+    with ``--calibrate SCENARIO``: the pin table calibrated to the scenario's ``reference`` figures, written
+    to OUT.yaml (``urdf_dyn.jobs.calibration_job``)."""
+    if args.calibrate is not None:
+        from urdf_dyn.jobs.calibration_job import calibrate_from_scenario
+        return calibrate_from_scenario(args.pins, args.calibrate, args.output, args.parameters,
+                                       max_evaluations=args.max_evaluations)
     from urdf_dyn.machines.excavator_builder import write_excavator_urdf
     text = write_excavator_urdf(args.pins, args.output)
     print(f"wrote {args.output}: {text.count('<link ')} links, {text.count('<joint ')} joints, "
@@ -430,7 +436,13 @@ def main(argv=None) -> int:
     s.set_defaults(func=cmd_sweep)
     s = sub.add_parser("excavator", help="build an excavator URDF with its loops from a side-view pin table (YAML)")
     s.add_argument("pins", metavar="PINS.yaml", help="pin table (urdf_dyn.machines.pin_table)")
-    s.add_argument("-o", "--output", required=True, metavar="OUT.urdf", help="URDF file to write")
+    s.add_argument("-o", "--output", required=True, metavar="OUT.urdf",
+                   help="URDF file to write (with --calibrate: the calibrated pin table, YAML)")
+    s.add_argument("--calibrate", metavar="SCENARIO", help="calibrate the table's estimated geometry to the "
+                   "scenario's reference figures (working ranges, ISO 6015) and write the table to -o")
+    s.add_argument("--parameters", metavar="NAME=LOW:HIGH,...", help="calibration parameters and their bounds "
+                   "[m] (urdf_dyn.machines.calibration; default: DEFAULT_PARAMETERS)")
+    s.add_argument("--max-evaluations", type=int, default=200, metavar="N", help="optimiser budget (default 200)")
     s.set_defaults(func=cmd_excavator)
     # -- urdf-dyn export (issue 18): the model for another simulator ----------------------------------------
     s = sub.add_parser("export", help="write the model for MuJoCo: --mjcf out.xml (loops as equalities)")
