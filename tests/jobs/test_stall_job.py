@@ -52,9 +52,11 @@ def test_design_load_is_the_pin_force_at_its_case(job):
         pin = PinSpec(spec) if isinstance(spec, str) else PinSpec(spec["joint"], spec.get("count", 1))
         c = js["pins"][name]["design_case"]
         q = model.q_initial()
-        for k, v in c["pose"].items():
-            q[model.joint_index(k)] = v
-        q = assemble(model, q, hold=("swing", "boom_cyl", "stick_cyl", "bucket_cyl"), residual_tol=1e-12)
+        start = {k: q[model.joint_index(k)] for k in c["pose"]}
+        for s in np.linspace(0.0, 1.0, 21)[1:]:   # follow the initial configuration's branch (a pose near the
+            for k, v in c["pose"].items():        # boom's dead centre has a second assembly close by)
+                q[model.joint_index(k)] = start[k] + s * (v - start[k])
+            q = assemble(model, q, hold=("swing", "boom_cyl", "stick_cyl", "bucket_cyl"), residual_tol=1e-12)
         th = np.radians(c["angle_deg"])
         f = c["tip_force_N"] * np.array([np.cos(th), 0.0, np.sin(th)])
         R = ud.link_pose(model, q, lip["link"])[:3, :3]
