@@ -64,7 +64,8 @@ def parse_show(model, text):
     """--show: comma-separated joint, actuator or loop names. Raises ViewerError naming the known ones."""
     names = [s.strip() for s in str(text or "").split(",") if s.strip()]
     from urdf_dyn import actuators_of
-    known = list(model.joint_names) + [a.name for a in actuators_of(model) if a.name not in model.joint_names]
+    known = list(dict.fromkeys([*model.q_names, *model.joint_names]))   # a floating base's x … qw as well
+    known += [a.name for a in actuators_of(model) if a.name not in known]
     bad = [n for n in names if n not in known]
     if bad:
         raise ViewerError(f"--show: unknown name(s) {', '.join(bad)}; joints and actuators are: {', '.join(known)}")

@@ -36,10 +36,9 @@ def hud_lines(v):
     q = v.robot.q
     units = {a.name: a.unit for a in (v.forces.actuators if v.forces is not None else ())}
     for name in v.show:
-        if name in m.joint_names:
-            i = m.joint_index(name)
-            u = "m" if m.joint_types[i] == "prismatic" else "rad"
-            s = f"{name:>16s}  q = {q[i]:+9.4f} {u}"
+        if name in m.q_names:                 # a position coordinate (a floating base's x … qw included)
+            i = m.q_names.index(name)
+            s = f"{name:>16s}  q = {q[i]:+9.4f} {m.q_units[i]}"
             if name in acts:
                 s += f"   u = {acts[name]:+.4g} {units.get(name, '')}"
             lines.append((s, TEXT_RGBA))

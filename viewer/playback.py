@@ -18,7 +18,7 @@ __all__ = ["Motion", "motion_from_trajectory", "motion_from_pose", "demo_motion"
 
 @dataclass
 class Motion:
-    """t (N,) [s] increasing; q (N, nv); qd, qdd, tau (N, nv) or None when unknown."""
+    """t (N,) [s] increasing; q (N, nq) (``Model.q_names`` order); qd, qdd, tau (N, nv) or None when unknown."""
     t: np.ndarray
     q: np.ndarray
     qd: np.ndarray = None
@@ -38,7 +38,8 @@ class Motion:
         return int(np.clip(np.searchsorted(self.t, time, side="right") - 1, 0, len(self.t) - 1))
 
     def q_at(self, time) -> np.ndarray:
-        """q (nv,) at ``time`` [s], linear between samples (clamped to the ends)."""
+        """q (nq,) at ``time`` [s], linear between samples (clamped to the ends; a quaternion so interpolated is
+        normalised by the kinematics)."""
         t = self.t
         if len(t) == 1 or time <= t[0]:
             return self.q[0].copy()
@@ -58,6 +59,16 @@ def _columns(model, names, what):
     return [names.index(j) for j in model.joint_names]
 
 
+def _columns_q(model, names, what):
+    """Indices in ``names`` (a trajectory's q columns) of the model's position coordinates (``q_names``)."""
+    names = tuple(str(n) for n in names)
+    missing = [c for c in model.q_names if c not in names]
+    if missing:
+        raise ViewerError(f"{what}: no column for coordinate(s) {', '.join(missing)} of {model.name!r} "
+                          f"(the trajectory has {', '.join(names)})")
+    return [names.index(c) for c in model.q_names]
+
+
 def motion_from_trajectory(model, traj, label="") -> Motion:
     """A Motion from a ``urdf_dyn.simulate.Trajectory`` (columns matched to the model's joints by name).
     Raises ViewerError for an empty trajectory, missing joints or non-increasing times."""
@@ -66,20 +77,29 @@ def motion_from_trajectory(model, traj, label="") -> Motion:
         raise ViewerError(f"{label or 'trajectory'}: no samples")
     if np.any(np.diff(t) < 0) or not np.all(np.isfinite(t)):
         raise ViewerError(f"{label or 'trajectory'}: times must be finite and non-decreasing")
-    names = getattr(traj, "joint_names", None) or model.joint_names
-    cols = _columns(model, names, label or "trajectory")
+    what = label or "trajectory"
+    names = tuple(getattr(traj, "joint_names", None) or model.joint_names)
+    # q has one column per position coordinate (q_names: a floating joint's x … qw), q̇, q̈, τ one per velocity
+    # coordinate (joint_names): each is matched by its own names, never by the other's index
+    qnames = tuple(getattr(traj, "q_columns", None) or names)
+    extra = [n for n in qnames if n not in model.q_names]
+    if extra and len(qnames) != len(names):
+        raise ViewerError(f"{what}: its coordinates {', '.join(extra)} are not those of {model.name!r} (a "
+                          f"floating-base trajectory on a fixed-base robot? load the robot with --floating-base)")
+    qcols = _columns_q(model, qnames, what)
+    cols = _columns(model, names, what)
 
-    def pick(a):
+    def pick(a, c=cols):
         if a is None:
             return None
         a = np.asarray(a, float)
         if a.ndim != 2 or a.shape[0] != len(t):
             return None
-        return np.ascontiguousarray(a[:, cols])
+        return np.ascontiguousarray(a[:, c])
 
-    q = pick(traj.q)
+    q = pick(traj.q, qcols)
     if q is None:
-        raise ViewerError(f"{label or 'trajectory'}: q must have shape ({len(t)}, {len(names)})")
+        raise ViewerError(f"{what}: q must have shape ({len(t)}, {len(qnames)})")
     if not np.all(np.isfinite(q)):
         raise ViewerError(f"{label or 'trajectory'}: q holds NaN or inf")
     tau = pick(getattr(traj, "tau", None))

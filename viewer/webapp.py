@@ -231,8 +231,8 @@ class WebApp:
         lines = [f"**t = {self.time:.3f} s** / {mo.t[-1]:.3f} s · sample {self.k + 1} of {len(mo)}", "",
                  "| joint | q |", "|---|---:|"]
         q = self.robot.q
-        for i, j in enumerate(m.joint_names):
-            lines.append(f"| {j} | {q[i]:+.4f} {'m' if m.joint_types[i] == 'prismatic' else 'rad'} |")
+        for j, v, u in zip(m.q_names, q, m.q_units):   # q (nq,): one row per position coordinate
+            lines.append(f"| {j} | {v:+.4f} {u} |")
         if m.loops:
             lines += ["", f"| loop | ‖δ‖ (tol {sc.loop_tol:g}) |", "|---|---:|"]
             for lp in m.loops:

@@ -148,7 +148,7 @@ def _read_npz(p, max_samples):
         with zipfile.ZipFile(p) as zf:
             for info in zf.infolist():
                 key = info.filename.removesuffix(".npy")
-                if key not in _NPZ_KEYS + ("residuals", "loop_names", "meta") + _STOP_KEYS:
+                if key not in _NPZ_KEYS + ("residuals", "loop_names", "meta", "q_names") + _STOP_KEYS:
                     continue
                 if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):  # bzip2: inflated whole
                     raise StateError(f"{p}: array {key!r}: zip method {info.compress_type} (numpy writes 0 or 8)")
