@@ -34,7 +34,13 @@ def offscreen_viewer(robot, playback, size=(640, 480), **kw):
         v = RobotViewer(robot, playback, size=size, visible=False, **kw)
     except ViewerError:
         raise
-    except Exception as e:  # missing libEGL/libGL, no EGL device, no matching config
+    except Exception as e:  # missing libEGL/libGL, no EGL device, no matching config — or a visual that
+        gl = (type(e).__module__.startswith("pyglet") or   # cannot be drawn (a NaN vertex): only the first
+              any(w in str(e) for w in ("EGL", "GL", "display", "context", "libGL")))   # is the system's
+        if not gl:
+            src = getattr(getattr(robot, "model", None), "source", None) or "the robot"
+            raise ViewerError(f"{src}: cannot draw its visuals ({type(e).__name__}: {e}): a mesh vertex or a "
+                              "visual pose that is not finite?") from None
         raise ViewerError(f"cannot render offscreen ({type(e).__name__}: {e}); on Debian/Ubuntu install "
                           "libegl1 libegl-mesa0 libgl1 libgl1-mesa-dri libglu1-mesa") from None
     v.render()  # the first frame of a new EGL context can come out black: draw it once
