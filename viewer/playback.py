@@ -64,7 +64,7 @@ def _columns_q(model, names, what):
     names = tuple(str(n) for n in names)
     missing = [c for c in model.q_names if c not in names]
     if missing:
-        raise ViewerError(f"{what}: no column for coordinate(s) {', '.join(missing)} of {model.name!r} "
+        raise ViewerError(f"{what}: no column for joint(s) {', '.join(missing)} of {model.name!r} "
                           f"(the trajectory has {', '.join(names)})")
     return [names.index(c) for c in model.q_names]
 
