@@ -44,6 +44,7 @@ from urdf_dyn.model import Data, default_data
 from urdf_dyn.algorithms import _calls
 from urdf_dyn.constraints import _kernels as _LK
 from urdf_dyn._checks import renamed_keywords
+from urdf_dyn.constraints.solve import gauss_accelerations
 
 __all__ = ["constrained_forward_dynamics", "ConstrainedAccel", "fast_qdd", "qdd_from_terms", "METHODS"]
 
@@ -290,11 +291,7 @@ def constrained_forward_dynamics(model, q, qd, tau, loop_solver="nullspace", t_s
         lam = np.linalg.lstsq(K.T, H @ qdd - rhs, rcond=rank_rtol)[0] if K.size else np.zeros(0)
         diag["independent"] = ec.independent
     elif method == "gauss":
-        Lc = np.linalg.cholesky(H)
-        a = sla.cho_solve((Lc, True), rhs, check_finite=False)
-        B = sla.solve_triangular(Lc, K.T, lower=True, check_finite=False).T  # K L⁻ᵀ (inputs already checked)
-        z = np.linalg.pinv(B, rcond=rank_rtol) @ (k - K @ a)
-        qdd = a + sla.solve_triangular(Lc.T, z, lower=False, check_finite=False)
+        qdd = gauss_accelerations(H, rhs, K, k, rank_rtol)[0]   # Udwadia–Kalaba, shared with urdf_dyn.gauss
         lam = np.linalg.lstsq(K.T, H @ qdd - rhs, rcond=rank_rtol)[0] if K.size else np.zeros(0)
     else:  # sparse
         qdd, lam, nall = _sparse_method(model, st, tau, K, k, rank_rtol)
