@@ -267,7 +267,7 @@ class Model:
         return k
 
     # -- sizes -----------------------------------------------------------------------------------------
-    @property
+    @functools.cached_property
     def NB(self) -> int:
         """Number of moving bodies."""
         return len(self.parent) - 1
@@ -277,7 +277,7 @@ class Model:
         """Number of joint positions: nv plus one per floating joint (its quaternion)."""
         return self.NB + sum(kind == "floating" for kind, *_ in self.multi_dof_joints)
 
-    @property
+    @functools.cached_property
     def nv(self) -> int:
         """Number of joint velocities: one per kernel body."""
         return self.NB

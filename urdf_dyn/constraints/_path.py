@@ -23,8 +23,8 @@ from urdf_dyn.numba_cache import install as _portable_cache
 
 from urdf_dyn.algorithms._kernels import crba_packed, rnea_packed, split_tree
 from urdf_dyn.constraints._kernels import _chol, _chol_solve, loop_geometry, loop_terms, loop_velocity, loop_work
-from urdf_dyn.constraints._linalg import (_choose_given, _complement, _cp_lu, _explicit, _forces, _loop_lambda, _lu,
-                                         _lu_solve)
+from urdf_dyn.constraints._linalg import _choose_given, _complement, _cp_lu, _explicit, _loop_lambda, _lu, _lu_solve
+from urdf_dyn.constraints._sample import actuate, actuation_work, explicit_G, iw_rank, set_size
 
 __all__ = ["motion_path", "actuation_path", "forward_path"]
 
@@ -167,165 +167,37 @@ def actuation_path(parent, jtype, axis, X_tree, ib, fb, lp_p, lp_s, lp_XP, lp_XS
     A tree actuator's column of B is a unit vector, so its column of A = Gᵀ B is a row of G; a loop
     actuator's is its loop-joint row of the loop Jacobian."""
     N, n = Q.shape
-    RA = row_loop.shape[0]
-    R = nrows
-    p = act_col.shape[0]
     Et, rt = split_tree(X_tree)
-    ws = loop_work(n, RA)
-    Ke = np.zeros((RA, n))
-    ke = np.zeros(RA)
-    vJ = np.zeros(RA)
-    dl = np.zeros(RA)
-    K = Ke[:R]                      # views: the constraint rows, then the loop actuators' rows
-    k = ke[:R]
-    nmax = min(R, n)
-    prow = np.empty(nmax, np.int64)
-    pcol = np.empty(nmax, np.int64)
-    pfree = np.empty(n, np.int64)
-    r = -1
-    rows = np.empty(0, np.int64)
-    dep = np.empty(0, np.int64)
-    free = np.arange(n)
-    red = np.empty(0, np.int64)
+    ws = loop_work(n, row_loop.shape[0])
+    fw, iw = actuation_work(n, nrows, row_loop.shape[0], act_col.shape[0])
     Wi = 1.0 / np.sqrt(W)
-    f = np.zeros(n)
-    lam = np.zeros(R)
-    u = np.zeros(p)
     info[0], info[1] = 0, 0
-    G = np.eye(n)
-    g = np.zeros(n)
-    nf = n
-    LUd = np.empty((0, 0))
-    permd = np.empty(0, np.int64)
-    X = np.empty((1, n + 1))
-    A, bb, Aw, M, L, y, iperm = _forces_work(n, p)
-    C, Ct, Mr, Lr, nu, w, nz = _lambda_work(R, max(r, 0), n)   # r, not a literal 0: one compiled variant
+    every_G = info.shape[0] > 3 and info[3] == 1    # the caller asks for every sample's G
     rnea_packed(ib, fb, Q, QD, QDD, f_ext, TAU, np.int64(0), np.int64(N))      # τ of every sample at once
+    r = -1
     for i in range(N):
-        q, qd, qdd = Q[i], QD[i], QDD[i]
-        if RA:
-            loop_geometry(parent, jtype, axis, Et, rt, q, lp_p, lp_s, lp_XP, lp_XS, lp_axis, lp_mode, row_loop,
-                          row_T, ws, Ke, dl)
-            if check:
-                loop_velocity(parent, qd, lp_p, lp_s, row_loop, ws, ke, vJ)
-        kmax = -1.0
-        if check and R:
-            d = 0.0
-            v = 0.0
-            ac = 0.0
-            sc = 0.0
-            sc2 = 0.0
-            kmax = 0.0
-            for a in range(R):
-                d = max(d, abs(dl[a]))
-                s1 = 0.0
-                s2 = -k[a]
-                for j in range(n):
-                    kaj = K[a, j]
-                    s1 += kaj * qd[j]
-                    s2 += kaj * qdd[j]
-                    kmax = max(kmax, abs(kaj))
-                v = max(v, abs(s1))
-                ac = max(ac, abs(s2))
-            for j in range(n):
-                sc = max(sc, abs(qd[j]))
-                sc2 = max(sc2, abs(qdd[j]))
-            scale = 1.0 + sc + sc2
-            if d > tol or v > tol * scale or ac > tol * scale * scale:
-                info[0], info[1] = 1, i
-                return
-        if R:
-            ok = False
-            if r >= 0:
-                ok = _explicit(K, k, rows, dep, free, red, rtol, G, g, LUd, permd, X, kmax)
-            if not ok:
-                Ac = K.copy()
-                r2 = _cp_lu(Ac, pref, rtol, prow, pcol, pfree)
-                if r >= 0 and r2 != r:
-                    info[0], info[1] = 3, i
-                    return
-                r = r2
-                rows = prow[:r].copy()
-                dep = pcol[:r].copy()
-                free = pfree[:n - r].copy()
-                red = _complement(rows, R)
-                nf = n - r
-                G = np.zeros((n, nf))
-                LUd = np.empty((r, r))
-                permd = np.empty(r, np.int64)
-                X = np.empty((r + 1, nf + 1))
-                A, bb, Aw, M, L, y, iperm = _forces_work(nf, p)
-                C, Ct, Mr, Lr, nu, w, nz = _lambda_work(R, r, n)
-                _explicit(K, k, rows, dep, free, red, -1.0, G, g, LUd, permd, X, -1.0)
         for j in range(n):
             TAU[i, j] -= tau_a[i, j]
-        if info.shape[0] > 3 and info[3] == 1:      # the caller asks for every sample's G
+        s = actuate(parent, jtype, axis, Et, rt, lp_p, lp_s, lp_XP, lp_XS, lp_axis, lp_mode, row_loop, row_T, nrows,
+                    act_col, Q[i], QD[i], QDD[i], TAU[i], pref, Wi, rtol, check, tol, ws, fw, iw, U[i], RES[i], LAM[i])
+        if s == 1:
+            info[0], info[1] = 1, i
+            return
+        r2 = set_size(iw)
+        if r >= 0 and r2 != r:
+            info[0], info[1] = 3, i
+            return
+        r = r2
+        if every_G or s == 3:
+            G = explicit_G(fw, iw, n)
             for j in range(n):
-                for c in range(nf):
+                for c in range(n - r):
                     GALL[i, j, c] = G[j, c]
-        for a in range(nf):
-            s = 0.0
-            for j in range(n):
-                s += G[j, a] * TAU[i, j]
-            bb[a] = s
-        for c in range(p):
-            jc = act_col[c]
-            if jc >= 0:
-                for a in range(nf):
-                    A[a, c] = G[jc, a]
-            else:
-                e = R - 1 - jc
-                for a in range(nf):
-                    s = 0.0
-                    for j in range(n):
-                        s += G[j, a] * Ke[e, j]
-                    A[a, c] = s
-        rk = _forces(A, bb, Wi, u, Aw, M, L, y, iperm) if (p and nf) else 0
-        if rk < 0:
-            _fall(i, G, GALL, FALL)
+        if s == 3:
+            FALL[i] = 1
             continue
-        RANK[i] = rk
-        for c in range(p):
-            U[i, c] = u[c] if nf else 0.0
-        for a in range(nf):
-            s = bb[a]
-            for c in range(p):
-                s -= A[a, c] * U[i, c]
-            RES[i, a] = s
-        if R:
-            for j in range(n):
-                f[j] = TAU[i, j]
-            for c in range(p):              # f = τ_ID − B u
-                jc = act_col[c]
-                if jc >= 0:
-                    f[jc] -= U[i, c]
-                else:
-                    e = R - 1 - jc
-                    for j in range(n):
-                        f[j] -= Ke[e, j] * U[i, c]
-            if not _loop_lambda(K, rows, dep, red, f, lam, LUd, permd, C, Ct, Mr, Lr, nu, w, nz):
-                _fall(i, G, GALL, FALL)
-                continue
-            for a in range(R):
-                LAM[i, a] = lam[a]
-    info[2] = nf
-
-
-@njit(cache=True)
-def _fall(i, G, GALL, FALL):
-    """Sample i falls back to the reference: FALL[i] = 1 and its G into GALL[i]."""
-    FALL[i] = 1
-    for j in range(G.shape[0]):
-        for c in range(G.shape[1]):
-            GALL[i, j, c] = G[j, c]
-
-
-@njit(cache=True)
-def _forces_work(m, p):
-    """Scratch of ``_linalg._forces`` for A (m × p): (A, b, Aw, M, L, y, iperm)."""
-    s = min(m, p)
-    return (np.zeros((m, p)), np.zeros(m), np.zeros((m, p)), np.zeros((s, s)), np.zeros((s, s)),
-            np.zeros(max(m, p)), np.zeros(m, np.int64))
+        RANK[i] = iw_rank(iw)
+    info[2] = n - max(r, 0)
 
 
 @njit(cache=True)

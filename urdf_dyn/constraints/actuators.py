@@ -5,6 +5,8 @@ which joints or loop joints carry an actuator (``actuators_of``), the actuation 
 the public names; the private helpers serve ``inverse`` only."""
 from __future__ import annotations
 
+import functools
+
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -12,7 +14,7 @@ import scipy.optimize
 
 from urdf_dyn.constraints.loops import LoopState
 
-__all__ = ["Actuator", "actuators_of", "actuation_matrix", "ActuatorForces"]
+__all__ = ["Actuator", "actuators_of", "actuation_matrix", "ActuatorForces", "OneStateForces"]
 
 
 @dataclass(frozen=True)
@@ -90,6 +92,42 @@ class ActuatorForces:
     over_limit: tuple
     tau_ID: np.ndarray = None
     details: dict = field(default_factory=dict)
+
+
+class OneStateForces(ActuatorForces):
+    """``ActuatorForces`` of one state from the compiled single-state path: u, residual, τ_ID and the loop
+    forces are views of one copy of the kernel's result buffer, made on first access (as Pinocchio's and
+    MuJoCo's results are read from their Data), so a call allocates one array and one object. Behaves as
+    its base class in every other way (fields, equality, repr, ``dataclasses.replace``)."""
+
+    @classmethod
+    def from_buffer(cls, buf, offsets, loop_names, **fields):
+        """The result over ``buf`` (a copy the caller owns), whose parts start at ``offsets`` (the
+        ``constraints._sample.one_layout`` of the path: x, τ_ID, u, res, λ, loop wrenches, ...)."""
+        obj = object.__new__(cls)
+        obj.__dict__.update(fields, details={}, _buf=buf, _off=offsets, _loops=loop_names)
+        return obj
+
+    @functools.cached_property
+    def u(self):
+        o = self._off
+        return self._buf[o[2]:o[3]]
+
+    @functools.cached_property
+    def residual(self):
+        o = self._off
+        return self._buf[o[3]:o[3] + self.dof]
+
+    @functools.cached_property
+    def tau_ID(self):
+        o = self._off
+        return self._buf[o[1]:o[2]]
+
+    @functools.cached_property
+    def loop_forces(self):
+        o = self._off
+        LF = self._buf[o[5]:o[6]].reshape(-1, 6)
+        return {nm: LF[i] for i, nm in enumerate(self._loops)}
 
 
 def _solve_one(A, b, weights, bounds, rtol):

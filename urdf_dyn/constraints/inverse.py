@@ -27,10 +27,10 @@ import numpy as np
 from urdf_dyn._checks import as_batch
 from urdf_dyn.algorithms.dynamics import inverse_dynamics
 from urdf_dyn.constraints.explicit import explicit_constraint
-from urdf_dyn.constraints.forward import _loop_forces
+from urdf_dyn.constraints.forward import _RO_NONE, _loop_forces
 from urdf_dyn.constraints.loops import constraint_terms, numerical_rank
 from urdf_dyn.constraints.passive import passive_forces
-from urdf_dyn.constraints.actuators import (Actuator, ActuatorForces, _path_inputs, _read_only,  # noqa: F401
+from urdf_dyn.constraints.actuators import (Actuator, ActuatorForces, OneStateForces, _path_inputs, _read_only,  # noqa: F401
                                            _solve_one, actuation_matrix, actuators_of)
 from urdf_dyn.errors import StateError
 from urdf_dyn.model import Data, default_data
@@ -85,12 +85,12 @@ def constrained_inverse_dynamics(model, q, qd, qdd, check=True, residual_tol=1e-
             and qdd.__class__ is _ND and q.dtype is _F8 and qd.dtype is _F8 and qdd.dtype is _F8
             and q.shape == qd.shape == qdd.shape == (model.nv,)):
         plan = (default_data(model) if data is None else data).workspace(
-            ("inverse", bool(check)), lambda: _plan(model, (), None, 1e-6, check, with_G=True))
+            ("inverse", bool(check)), lambda: _plan(model, (), None, 1e-6, check))
         if plan is not None:
-            X = plan._X
-            X[0, 0], X[1, 0], X[2, 0] = q, qd, qdd
+            X = plan._x
+            X[0], X[1], X[2] = q, qd, qdd
             if plan._one():
-                return plan._TAU[0].copy(), plan._GALL[0, :, :int(plan._info[2])].copy()
+                return plan._TAU[0].copy(), plan._G()
     from urdf_dyn._checks import one_state
     one_state("constrained_inverse_dynamics", q=q, qd=qd, qdd=qdd)
     n = model.nv
@@ -165,12 +165,9 @@ def actuator_forces(model, q, qd, qdd, actuated=None, weights=None, bounds=None,
             else "redundantly actuated" if redundant else "properly actuated")
     over = tuple(a.name for i, a in enumerate(acts) if np.isfinite(limits[i]) and limits[i] > 0
                  and np.any(np.abs(U[:, i]) > limits[i] * (1 + 1e-9)))
-    if warn and under and np.abs(R).max(initial=0.0) > 1e-9 * (1 + np.abs(TAU).max()):
-        warnings.warn(f"{model.name}: under-actuated (rank G_u = {rank} < {dof} degrees of freedom): the "
-                      f"actuators cannot produce this motion; largest unproduced generalised force "
-                      f"{np.abs(R).max():.3g}", ActuationWarning, stacklevel=2)
-    if warn and over:
-        warnings.warn(f"{model.name}: over the effort limit: {', '.join(over)}", ActuationWarning, stacklevel=2)
+    if warn:
+        rmax = np.abs(R).max(initial=0.0)
+        _warn_actuation(model, under and rmax > 1e-9 * (1 + np.abs(TAU).max()), rank, dof, rmax, over, 4)
     if single:
         U, R, TAU = U[0], R[0], TAU[0]
         LF = {k: v[0] for k, v in LF.items()}
@@ -182,58 +179,65 @@ _F8 = np.dtype(np.float64)
 _ND = np.ndarray
 
 
-def _plan(model, actuated, weights, rtol, check, with_G=False):
-    """An ActuationPlan for a Data's workspace, or None where the compiled path does not apply. ``with_G``:
-    the plan's kernel call also returns G (``constrained_inverse_dynamics``)."""
+def _plan(model, actuated, weights, rtol, check):
+    """An ActuationPlan for a Data's workspace, or None where the compiled path does not apply."""
     try:
         plan = ActuationPlan(model, actuated, weights, rtol, check)
     except (KeyError, ValueError):      # the general path raises them with its own message
         return None
     if not plan.compiled or not model.loops:
         return None
-    if with_G:
-        n = model.nv
-        plan._info = np.array([0, 0, 0, 1], np.int64)
-        plan._GALL = np.zeros((1, n, n))
-        plan._tail = plan._tail[:-3] + (plan._GALL, plan._FALL, plan._info)
     return plan
+
+
+_CASES = {(False, False): "properly actuated", (False, True): "redundantly actuated",
+          (True, False): "under-actuated", (True, True): "redundantly and under-actuated"}
 
 
 def _one_state(model, q, qd, qdd, actuated, weights, rtol, check, warn, data):
     """``actuator_forces`` at one plain state through an ``ActuationPlan`` kept in ``data`` (the compiled path,
     no per-call packing), or None where the general path must answer (not covered, a fallback state, an
     error to explain)."""
-    key = ("actuation", None if actuated is None else tuple(actuated),
-           None if weights is None else np.asarray(weights, float).tobytes(), float(rtol), bool(check))
+    if actuated is None and weights is None:
+        key = ("actuation", rtol, check)
+    else:
+        key = ("actuation", rtol, check, None if actuated is None else tuple(actuated),
+               None if weights is None else np.asarray(weights, float).tobytes())
     try:
-        plan = data.workspace(key, lambda: _plan(model, actuated, weights, rtol, check))
+        plan = data.workspaces[key]
+    except KeyError:
+        plan = data.workspace(key, lambda: _plan(model, actuated, weights, float(rtol), bool(check)))
     except TypeError:                   # unhashable actuator names: the general path explains
         return None
     if plan is None:
         return None
-    X = plan._X
-    X[0, 0], X[1, 0], X[2, 0] = q, qd, qdd
-    if not plan._one():
+    X = plan._x
+    X[0] = q
+    X[1] = qd
+    X[2] = qdd
+    plan._entry(*plan._args)
+    status, rank, dof, nover, rmax, tmax = plan._out.tolist()
+    if status != 0.0:
         return None
-    dof = int(plan._info[2])
-    u, R = plan._U[0].copy(), plan._RES[0, :dof].copy()
-    rank = int(plan._RANK[0]) if len(plan.acts) else 0
-    LF = dict(zip(plan._loop_names, plan._Tb @ plan._LAM[0]))
-    p = len(plan.acts)
-    under, redundant = rank < dof, p > rank
-    case = ("redundantly and under-actuated" if under and redundant else "under-actuated" if under
-            else "redundantly actuated" if redundant else "properly actuated")
-    limits = plan.limits
-    hit = np.abs(u) > plan._lim
-    over = tuple(nm for nm, h in zip(plan._names, hit) if h) if hit.any() else ()
-    if warn and under and np.abs(R).max(initial=0.0) > 1e-9 * (1 + np.abs(plan._TAU).max()):
+    rank, dof = int(rank), int(dof)
+    names = plan._names
+    under = rank < dof
+    over = () if nover == 0.0 else tuple(nm for nm, h in zip(names, plan._over) if h)
+    if warn and (over or under and rmax > 1e-9 * (1 + tmax)):
+        _warn_actuation(model, under and rmax > 1e-9 * (1 + tmax), rank, dof, rmax, over, 5)
+    return OneStateForces.from_buffer(plan._ob.copy(), plan._layout, plan._loop_names, names=names,
+                                      units=plan._units, limits=plan.limits, case=_CASES[under, len(names) > rank],
+                                      rank_Gu=rank, dof=dof, over_limit=over)
+
+
+def _warn_actuation(model, under, rank, dof, rmax, over, stacklevel):
+    """The ActuationWarnings of ``actuator_forces``: under-actuated (largest unproduced force rmax), over a limit."""
+    if under:
         warnings.warn(f"{model.name}: under-actuated (rank G_u = {rank} < {dof} degrees of freedom): the "
                       f"actuators cannot produce this motion; largest unproduced generalised force "
-                      f"{np.abs(R).max():.3g}", ActuationWarning, stacklevel=3)
-    if warn and over:
-        warnings.warn(f"{model.name}: over the effort limit: {', '.join(over)}", ActuationWarning, stacklevel=3)
-    return ActuatorForces(plan._names, plan._units, limits.copy(), u,
-                          case, rank, dof, R, LF, over, plan._TAU[0].copy())
+                      f"{rmax:.3g}", ActuationWarning, stacklevel=stacklevel)
+    if over:
+        warnings.warn(f"{model.name}: over the effort limit: {', '.join(over)}", ActuationWarning, stacklevel=stacklevel)
 
 
 def _compiled_applies(model):
@@ -284,34 +288,31 @@ class ActuationPlan:
         self._loop = np.flatnonzero(cols < 0)             # actuated loop joints: τ += B_c u_c
         if not self.compiled:
             return
-        from urdf_dyn.constraints import _path
-        self._kernel = _path.actuation_path
+        from urdf_dyn.algorithms._kernels import split_tree
+        from urdf_dyn.constraints import _sample
         static, pref = _path_inputs(model, self.acts)
-        nrows = static[8]
-        self._X = np.zeros((3, 1, n))                     # q, q̇, q̈ of the one state (C-contiguous rows)
-        self._TAU, self._U = np.zeros((1, n)), np.zeros((1, p))
-        self._RANK, self._FALL, self._info = np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(3, np.int64)
-        # actuation_path's arguments: (model, loop rows, actuator columns) + (Q, QD, QDD, f_ext) + (τᵃ) + the rest
-        self._head = (model.parent, model.jtype, model.axis, model.X_tree, *model.kernel_pack, *static,
-                      self._X[0], self._X[1], self._X[2], model.f_ext_zero)
-        self._RES, self._LAM = np.zeros((1, n)), np.zeros((1, nrows))
-        self._TA = np.zeros((1, n))                       # τᵃ: the tree joints' passive forces (no damped loop)
-        ta = self._TA.view()
-        ta.setflags(write=False)                          # read-only like the other model-side inputs
-        self._springs = model.spring_stiffness is not None and bool(np.any(model.spring_stiffness))
-        self._tail = (ta, pref, self.weights, self.rtol, self.check, 1e-6, self._TAU, self._U, self._RES,
-                      self._LAM, self._RANK, np.empty((1, n, n)), self._FALL, self._info)
-        self._entry = None
-        self.limits = np.array([a.limit for a in self.acts])
+        nrows, RA = static[8], len(static[6])
+        self.limits = _read_only(np.array([a.limit for a in self.acts]))   # shared by every result: read-only
         self._names, self._units = tuple(a.name for a in self.acts), tuple(a.unit for a in self.acts)
-        self._lim_on = (self.limits > 0) & np.isfinite(self.limits)
-        self._lim = np.where(self._lim_on, self.limits * (1 + 1e-9), np.inf)
-        # loop wrenches T_k λ_k of every loop in one product: (L, 6, R) blocks of the rows' directions
-        Tb = np.zeros((len(model.loops), 6, nrows))
-        if nrows:
-            for r_, (l_, t_) in enumerate(zip(static[6][:nrows], static[7][:nrows])):
-                Tb[l_, :, r_] = t_
-        self._Tb, self._loop_names = Tb, tuple(lp.name for lp in model.loops)
+        lim_on = (self.limits > 0) & np.isfinite(self.limits)
+        self._lim = _read_only(np.where(lim_on, self.limits * (1 + 1e-9), np.inf))
+        self._loop_names = tuple(lp.name for lp in model.loops)
+        self._fw, self._iw = _sample.actuation_work(n, nrows, RA, p)
+        L = len(model.loops)
+        self._layout = o = _sample.one_layout(n, p, nrows, L)
+        self._ob = ob = np.zeros(o[-1])              # the state in, every result out (views below)
+        self._x, self._TAU, self._U = ob[o[0]:o[1]].reshape(3, n), ob[o[1]:o[2]].reshape(1, n), ob[o[2]:o[3]]
+        self._RES, self._LAM, self._LF = ob[o[3]:o[4]], ob[o[4]:o[5]], ob[o[5]:o[6]].reshape(L, 6)
+        self._over, self._out = ob[o[6]:o[7]], ob[o[7]:o[8]]
+        springs = model.spring_stiffness is not None
+        Et, rt = split_tree(model.X_tree)      # writable like actuate's other callers' (one compiled variant)
+        # actuation_one's arguments: the model and its loop rows, the passive forces, the workspace, the buffer
+        self._args = (model.parent, model.jtype, model.axis, Et, rt, *model.kernel_pack, *static[:9], static[9],
+                      model.f_ext_zero, model.damping, model.spring_stiffness if springs else _RO_NONE,
+                      model.spring_reference if springs else _RO_NONE, pref, 1.0 / np.sqrt(self.weights), self._lim,
+                      self.rtol, self.check, 1e-6, self._fw, self._iw, ob)
+        from urdf_dyn.algorithms._calls import entry_point
+        self._entry = entry_point(_sample.actuation_one, self._args)
         if len(self._loop):                               # B's loop columns: rows S_cᵀ ^{Fp}X_0 (J_s − J_p)
             row_loop, row_T = static[6][nrows:], np.ascontiguousarray(static[7][nrows:])
             self._bcols = (static[:6], row_loop, row_T, np.zeros((len(row_loop), n)), np.zeros(len(row_loop)),
@@ -326,32 +327,27 @@ class ActuationPlan:
     def forces(self, q, qd, qdd):
         """Actuator forces u (p,) [N | N m] at one consistent state (class docstring)."""
         self._state(q, qd, qdd)
-        X = self._X if self.compiled else None
+        X = self._x if self.compiled else None
         try:
             if X is not None:
-                X[0, 0], X[1, 0], X[2, 0] = q, qd, qdd
+                X[0], X[1], X[2] = q, qd, qdd
         except (TypeError, ValueError):        # not numbers: actuator_forces names the argument
             X = None
         if X is not None and self._one():
-            return self._U[0].copy()
+            return self._U.copy()
         return actuator_forces(self.model, q, qd, qdd, self.actuated, self.weights, rank_rtol=self.rtol,
                                check=self.check, warn=False).u
 
     def _one(self):
-        """The compiled path at the state in ``_X``; True when it answered (finite, consistent, A clearly of
-        full rank), its results then in ``_U``, ``_RES``, ``_LAM``, ``_RANK``, ``_TAU``."""
-        X, m = self._X, self.model      # a non-finite state gives a non-finite τ: the test below catches it
-        ta = self._TA[0]
-        np.multiply(m.damping, X[1, 0], out=ta)
-        np.negative(ta, out=ta)
-        if self._springs:
-            ta -= np.asarray(m.spring_stiffness) * (X[0, 0] - np.asarray(m.spring_reference))
-        self._FALL[0] = 0
-        if self._entry is None:
-            from urdf_dyn.algorithms._calls import entry_point
-            self._entry = entry_point(self._kernel, self._head + self._tail)
-        self._entry(*self._head, *self._tail)
-        return self._info[0] == 0 and not self._FALL[0] and np.isfinite(self._TAU.sum() + self._U.sum())
+        """The compiled path at the state in ``_x``; True when it answered (finite, consistent, A clearly of
+        full rank), its results then in ``_U``, ``_RES``, ``_LAM``, ``_LF``, ``_TAU``, ``_over``, ``_out``."""
+        self._entry(*self._args)
+        return self._out[0] == 0.0
+
+    def _G(self):
+        """G (n × (n − r)) of the last state (a copy)."""
+        from urdf_dyn.constraints._sample import explicit_G
+        return explicit_G(self._fw, self._iw, self.model.nv).copy()
 
     def joint_forces(self, q, qd, qdd):
         """τ = B u (nv,) [N m | N]: the actuators' generalised forces at one consistent state."""
