@@ -69,3 +69,14 @@ def test_cache_is_shared_by_two_checkouts_of_the_same_sources(tmp_path):
         out.append(r.stdout.split())
     assert out[0] == ["0", "1"]          # the first clone compiles
     assert out[1] == ["1", "0"]          # the second loads it
+
+
+def test_every_compiled_module_keys_the_cache():
+    """The cache folder is keyed by the kernel modules' contents (``urdf_dyn._KERNEL_MODULES``): a module
+    with compiled code left out would let an edited callee run inside a caller compiled against the old one."""
+    import urdf_dyn
+    pkg = Path(urdf_dyn.__file__).parent
+    import re
+    compiled = {p.relative_to(pkg).as_posix() for p in pkg.rglob("*.py")
+                if re.search(r"^@(numba\.)?(njit|jit|generated_jit|vectorize)\b", p.read_text(), re.M)}
+    assert compiled and compiled <= set(urdf_dyn._KERNEL_MODULES), compiled - set(urdf_dyn._KERNEL_MODULES)
