@@ -118,8 +118,11 @@ def actuator_forces(model, q, qd, qdd, actuated=None, weights=None, bounds=None,
             re-check it at every later one; tests hold them together.
         data: a ``urdf_dyn.Data`` of ``model`` whose workspace a single-state call reuses (default: the
             Model's per-thread one, ``urdf_dyn.model.default_data``): one plain state (float64 ndarrays (nv,)) without
-            ``bounds`` or ``f_ext`` runs the compiled path on an ``ActuationPlan`` kept there, with no
-            per-call packing; the result equals that of a batch of one state.
+            ``bounds`` or ``f_ext`` runs the compiled path (``constraints._sample.actuation_one``) on an
+            ``ActuationPlan`` kept there, with no per-call packing or allocation beyond the result (an
+            ``OneStateForces``, whose arrays view one copy of the kernel's buffer). The Data keeps the
+            independent set of RBDA §8.8 between calls and re-checks it at each one, as a trajectory does
+            (u, τ_ID and λ do not depend on the set; an under-actuated ``residual`` is in its coordinates).
     Raises StateError for inconsistent states or a rank of K that changes along the trajectory; KeyError
     for unknown actuator names. Warns (ActuationWarning) when under-actuated or over a limit."""
     if (bounds is None and f_ext is None and compiled and q.__class__ is _ND and qd.__class__ is _ND
