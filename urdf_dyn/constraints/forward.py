@@ -179,9 +179,23 @@ class _ForwardWork:
         self.names = tuple(lp.name for lp in model.loops)
         self.free = np.zeros(n, np.int64)
         self.out = np.zeros(4)
+        self.qdd, self.lam, self.LF = np.zeros(n), np.zeros(self.R), np.zeros((self.L, 6))
+        self.args = {}                            # (passive, t_stab, rtol): the kernel's argument tuple
         self.independent = {}
         self.kernel = forward_path
         self.entry = None
+
+    def call_args(self, passive, t_stab, rtol):
+        """The kernel's arguments for these settings (made once each): model side, state, results."""
+        key = (passive, t_stab, rtol)
+        a = self.args.get(key)
+        if a is None:
+            a = self.args[key] = (*self.head, self.x, *(self.passive if passive else self.none),
+                                  0.0 if t_stab is None else 1.0 / t_stab, float(rtol), self.qdd, self.lam, self.LF,
+                                  self.free, self.out)
+            if self.entry is None:
+                self.entry = _calls.entry_point(self.kernel, a)
+        return a
 
 
 def _applies(model):
@@ -197,24 +211,23 @@ def _forward_fast(model, q, qd, tau, t_stab, rtol, passive, data):
     w = data.workspace("forward", lambda: _ForwardWork(model) if _applies(model) else None)
     if w is None:
         return None
+    args = w.call_args(passive, t_stab, rtol)
     x = w.x
-    x[0], x[1], x[2] = q, qd, tau
-    qdd, lam, LF = np.empty(w.n), np.empty(w.R), np.empty((w.L, 6))
-    args = (*w.head, x, *(w.passive if passive else w.none), 0.0 if t_stab is None else 1.0 / t_stab,
-            float(rtol), qdd, lam, LF, w.free, w.out)
-    if w.entry is None:
-        w.entry = _calls.entry_point(w.kernel, args)
+    x[0] = q
+    x[1] = qd
+    x[2] = tau
     w.entry(*args)
-    out = w.out
-    if out[0] != 0.0:
+    status, r, res, _ = w.out.tolist()
+    if status != 0.0:
         return None
-    nf = w.n - int(out[1])
+    nf = w.n - int(r)
     key = w.free[:nf].tobytes()
     ind = w.independent.get(key)
     if ind is None:
         ind = w.independent[key] = tuple(model.joint_names[j] for j in w.free[:nf])
-    return ConstrainedAccel(qdd, lam, dict(zip(w.names, LF)), int(out[1]), float(out[2]), "nullspace",
-                            {"independent": ind})
+    LF = w.LF.copy()
+    return ConstrainedAccel(w.qdd.copy(), w.lam.copy(), {nm: LF[i] for i, nm in enumerate(w.names)}, int(r), res,
+                            "nullspace", {"independent": ind})
 
 
 def _read_only(a):
