@@ -84,3 +84,18 @@ def startup(rows, quick):
     import bench_viewer
     for label, wall, _cpu, imp, tot, _load in bench_viewer.startup(warm_runs=1 if quick else 3):
         rows.append((label, wall, imp, tot))
+    # a command that fails on bad input (a scenario whose robot file does not exist): best of three fresh
+    # processes of the installed console script, which must exit with status 2 and one line
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        bad = Path(tmp) / "bad.scenario.yaml"
+        bad.write_text("job: size\nrobot:\n  file: no_such_robot.urdf\n")
+        exe = Path(sys.executable).parent / "urdf-dyn"
+        best = float("inf")
+        for _ in range(3):
+            t0 = time.perf_counter()
+            r = subprocess.run([str(exe), "run", str(bad)], capture_output=True, text=True, cwd=tmp)
+            best = min(best, time.perf_counter() - t0)
+            if r.returncode != 2 or len(r.stderr.strip().splitlines()) != 1:
+                raise RuntimeError(f"bad input: exit {r.returncode}, stderr {r.stderr[-500:]!r}")
+        rows.append(("CLI on bad input (exit 2, one line)", best, float("nan"), float("nan")))
