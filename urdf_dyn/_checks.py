@@ -13,9 +13,13 @@ def renamed_keywords(**old_to_new):
     import functools
     import warnings
 
+    olds = frozenset(old_to_new)
+
     def wrap(fn):
         @functools.wraps(fn)
         def call(*args, **kwargs):
+            if not kwargs or olds.isdisjoint(kwargs):       # the usual call: nothing to rename
+                return fn(*args, **kwargs)
             for old, new in old_to_new.items():
                 if old in kwargs:
                     if new in kwargs:

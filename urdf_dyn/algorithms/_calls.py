@@ -29,7 +29,7 @@ from numba import njit, prange
 from urdf_dyn.numba_cache import install as _portable_cache
 from numba import types as nt
 
-from urdf_dyn.algorithms._kernels import _aba_p, _aba_p_w, _crba_p_w, _rnea_p_w, crba_packed, rnea_packed
+from urdf_dyn.algorithms._kernels import _aba_p, _aba_p_w, _crba_p_w, crba_packed, rnea_packed, rnea_packed_work
 from urdf_dyn.algorithms._kernels import pack as _pack
 
 __all__ = ["pack", "tree_work_size", "rnea1", "aba1", "crba1", "rnea", "crba", "aba", "PARALLEL_MIN_BATCH", "entry_point"]
@@ -70,21 +70,8 @@ def _rnea1(ib, fb, q, qd, qdd, tau, w):
     (``tree_work_size``), so that a call allocates nothing."""
     if not (_finite(q) and _finite(qd) and _finite(qdd)):
         return 1
-    n_ = ib.shape[0] // 3
-    E, o = _take(w, 0, 9 * n_)
-    r, o = _take(w, o, 3 * n_)
-    v, o = _take(w, o, 6 * n_)
-    a, o = _take(w, o, 6 * n_)
-    f, o = _take(w, o, 6 * n_)
-    vb, o = _take(w, o, 6 * n_)
-    w1, o = _take(w, o, 6)
-    w2, o = _take(w, o, 6)
-    fx, o = _take(w, o, 6)
-    t1, o = _take(w, o, 3)
-    t2, o = _take(w, o, 3)
-    _rnea_p_w(ib, fb, q[None, :], qd[None, :], qdd[None, :], w[:0].reshape((0, n_, 6)), tau[None], np.int64(0),
-              np.int64(1), E.reshape((n_, 3, 3)), r.reshape((n_, 3)), v.reshape((n_, 6)), a.reshape((n_, 6)),
-              f.reshape((n_, 6)), vb.reshape((n_, 6)), w1, w2, fx, t1, t2)
+    rnea_packed_work(ib, fb, q[None, :], qd[None, :], qdd[None, :], w[:0].reshape((0, ib.shape[0] // 3, 6)), tau[None],
+                     np.int64(0), np.int64(1), w)
     return 0 if _finite(tau) else 2
 
 

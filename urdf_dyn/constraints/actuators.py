@@ -101,11 +101,14 @@ class OneStateForces(ActuatorForces):
     its base class in every other way (fields, equality, repr, ``dataclasses.replace``)."""
 
     @classmethod
-    def from_buffer(cls, buf, offsets, loop_names, **fields):
-        """The result over ``buf`` (a copy the caller owns), whose parts start at ``offsets`` (the
-        ``constraints._sample.one_layout`` of the path: x, τ_ID, u, res, λ, loop wrenches, ...)."""
+    def from_buffer(cls, buf, fields):
+        """The result over ``buf`` (a copy the caller owns). ``fields``: a new dict of the other fields, and
+        ``_off``, the offsets of buf's parts (``constraints._sample.one_layout``: x, τ_ID, u, res, λ, loop
+        wrenches, ...), and ``_loops``, the loop names."""
         obj = object.__new__(cls)
-        obj.__dict__.update(fields, details={}, _buf=buf, _off=offsets, _loops=loop_names)
+        fields["_buf"] = buf
+        fields["details"] = {}
+        obj.__dict__ = fields
         return obj
 
     @functools.cached_property

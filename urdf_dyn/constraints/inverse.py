@@ -228,9 +228,9 @@ def _one_state(model, q, qd, qdd, actuated, weights, rtol, check, warn, data):
     over = () if nover == 0.0 else tuple(nm for nm, h in zip(names, plan._over) if h)
     if warn and (over or under and rmax > 1e-9 * (1 + tmax)):
         _warn_actuation(model, under and rmax > 1e-9 * (1 + tmax), rank, dof, rmax, over, 5)
-    return OneStateForces.from_buffer(plan._ob.copy(), plan._layout, plan._loop_names, names=names,
-                                      units=plan._units, limits=plan.limits, case=_CASES[under, len(names) > rank],
-                                      rank_Gu=rank, dof=dof, over_limit=over)
+    f = plan._fields.copy()
+    f["case"], f["rank_Gu"], f["dof"], f["over_limit"] = _CASES[under, len(names) > rank], rank, dof, over
+    return OneStateForces.from_buffer(plan._ob.copy(), f)
 
 
 def _warn_actuation(model, under, rank, dof, rmax, over, stacklevel):
@@ -307,6 +307,8 @@ class ActuationPlan:
         self._x, self._TAU, self._U = ob[o[0]:o[1]].reshape(3, n), ob[o[1]:o[2]].reshape(1, n), ob[o[2]:o[3]]
         self._RES, self._LAM, self._LF = ob[o[3]:o[4]], ob[o[4]:o[5]], ob[o[5]:o[6]].reshape(L, 6)
         self._over, self._out = ob[o[6]:o[7]], ob[o[7]:o[8]]
+        self._fields = {"names": self._names, "units": self._units, "limits": self.limits, "_off": o,
+                        "_loops": self._loop_names}             # a single-state result's fixed fields
         springs = model.spring_stiffness is not None
         Et, rt = split_tree(model.X_tree)      # writable like actuate's other callers' (one compiled variant)
         # actuation_one's arguments: the model and its loop rows, the passive forces, the workspace, the buffer
