@@ -193,3 +193,34 @@ def test_sweep_plots_must_be_a_boolean(tmp_path):
     with pytest.raises(LaunchError, match=r"sweep\.plots") as e:
         _short_sweep(tmp_path, "sometimes")
     assert "\n" not in str(e.value)
+
+
+def test_warm_up_shares_the_geometry_checks_between_workers(tmp_path):
+    """Two workers' warm-ups (here in turn, in this process, each with an empty cache) compute one group of
+    checks each (sweep_case.WARM_SPLIT); installed together they serve a case of the sweep without any
+    computation, and the case's results are those of a fresh computation."""
+    from urdf_dyn.jobs.sweep_case import install_geometry, run_case, warm_worker
+    data = _small()
+    data.pop("outputs")
+    data["outputs"] = {"plots": False}
+    base = tmp_path / "dig.scenario.yaml"
+    base.write_text(yaml.safe_dump(data))
+    blobs = {}
+    for i in range(2):
+        sc.geometry_cache_stats(clear=True)
+        w = warm_worker("size", data, str(base), (i, 2))
+        assert w["status"] == "ok", w["error"]
+        assert sc.geometry_cache_stats()["misses"] == (1 if i == 0 else 3)   # ranges | ISO 6015, lift, stall
+        blobs.update(w["geometry"])
+    sc.geometry_cache_stats(clear=True)
+    assert install_geometry(blobs) == 4
+    rec = run_case("size", data, str(base), tmp_path / "case")
+    assert rec["status"] == "ok", rec["error"]
+    assert sc.geometry_cache_stats()["hits"] == 4 and sc.geometry_cache_stats()["misses"] == 0
+    import json
+    report = json.loads((tmp_path / "case" / "sizing_report.json").read_text())
+    sc.geometry_cache_stats(clear=True)
+    fresh = _checks(_launch(base, data))
+    assert report["iso6015"]["bucket_digging_force_N"] == fresh["iso6015"].bucket_N
+    ranges = json.loads(json.dumps(fresh["working_range"].to_dict()))
+    assert {k: report["working_range"][k] for k in ranges} == ranges

@@ -21,7 +21,7 @@ from collections import OrderedDict
 import numpy as np
 
 __all__ = ["tipping_polygon_of", "machine_checks", "stability_check", "GEOMETRY_KEYS", "geometry_key",
-           "reuse_geometry_checks", "geometry_cached", "geometry_cache_stats"]
+           "reuse_geometry_checks", "geometry_cached", "geometry_cache_stats", "export_geometry", "import_geometry"]
 
 #: the scenario sections each geometry-only check reads (besides the robot): its cache key. Whole sections,
 #: so that any key inside them (a bore, a frame, a published figure) changes the key.
@@ -92,6 +92,24 @@ def geometry_cached(launch, check: str, compute, extra=None):
     while len(_cache) > _CACHE_SIZE:
         _cache.popitem(last=False)
     return result
+
+
+def export_geometry() -> dict:
+    """This process's geometry cache: {key: pickled result} (to hand to other processes of a sweep)."""
+    return dict(_cache)
+
+
+def import_geometry(blobs: dict) -> int:
+    """Add ``blobs`` ({key: pickled result}, from ``export_geometry`` of another process of the same
+    sweep) to this process's cache; returns how many were new. The keys say what each result was computed
+    from, so a result serves only the cases with equal inputs."""
+    new = 0
+    for k, v in blobs.items():
+        if k not in _cache:
+            _cache[k], new = v, new + 1
+    while len(_cache) > _CACHE_SIZE:
+        _cache.popitem(last=False)
+    return new
 
 
 def geometry_cache_stats(clear=False) -> dict:

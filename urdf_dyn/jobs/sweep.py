@@ -35,7 +35,7 @@ from urdf_dyn.errors import LaunchError
 from urdf_dyn.io.files import atomic_path
 from urdf_dyn.launch.document import Launch, validate
 from urdf_dyn.launch.registry import get_job
-from urdf_dyn.jobs.sweep_case import group_size, one_line, run_case, run_cases, warm_worker
+from urdf_dyn.jobs.sweep_case import group_size, install_geometry, one_line, run_case, run_cases, warm_worker
 from urdf_dyn.jobs.sweep_checks import check_kinds, check_record, count_cases, count_values, probe_scheduler
 
 __all__ = ["Case", "parse_path", "set_path", "expand", "sweep_axes", "make_cases", "case_hash", "run_case", "run_cases",
@@ -305,9 +305,9 @@ def execute(cases, out_dir, scheduler=None, workers=None, progress=None, echo=pr
     cases (default 8 per worker thread, ≥ 16) are queued at once, so a million-case sweep does not flood
     the scheduler. A progress bar (tqdm) shows cases done, failed and the ETA; ``progress=False`` hides it.
 
-    Returns {"computed", "skipped", "failed", "seconds", "workers", "interrupted"} (and "warm_up": each Dask
-    worker's ``warm_worker`` record). On Ctrl-C the queued
-    cases are cancelled, every finished one is kept and the stats say ``interrupted``."""
+    Returns {"computed", "skipped", "failed", "seconds", "workers", "interrupted"} (and on Dask "warm_up":
+    each worker's ``warm_worker`` record, "start_seconds": the cluster's start and the warm-ups). On Ctrl-C
+    the queued cases are cancelled, every finished one is kept and the stats say ``interrupted``."""
     from tqdm.auto import tqdm
     out_dir = Path(out_dir)
     (out_dir / "cases").mkdir(parents=True, exist_ok=True)
@@ -348,6 +348,7 @@ def execute(cases, out_dir, scheduler=None, workers=None, progress=None, echo=pr
 
 
 def _run_dask(pending, out_dir, scheduler, workers, window, stats, done):
+    t_start = time.perf_counter()
     distributed = require("distributed", "the load-case sweep")
     Client, as_completed = distributed.Client, distributed.as_completed
     cluster = client = None
@@ -372,8 +373,17 @@ def _run_dask(pending, out_dir, scheduler, workers, window, stats, done):
         threads = sum(client.nthreads().values()) or 1
         stats["workers"] = len(client.nthreads())
         c0 = pending[0]
-        # imports, the Model, the compiled kernels and the geometry checks, once per worker (in parallel)
-        stats["warm_up"] = list(client.run(warm_worker, c0.job, c0.data, c0.base_path).values())
+        # imports, the Model, the compiled kernels, once per worker; the geometry-only checks shared out
+        # between the workers and each one's results installed in all (sweep_case.warm_worker)
+        addrs = sorted(client.nthreads())
+        warm = client.gather([client.submit(warm_worker, c0.job, c0.data, c0.base_path, (i, len(addrs)),
+                                            workers=[a], allow_other_workers=False, pure=False)
+                              for i, a in enumerate(addrs)])
+        blobs = {k: v for w in warm for k, v in w.pop("geometry", {}).items()}
+        if blobs and len(addrs) > 1:
+            client.run(install_geometry, blobs)
+        stats["warm_up"] = warm
+        stats["start_seconds"] = time.perf_counter() - t_start
         g = group_size(len(pending), threads)
         window = int(window or max(16, 8 * threads)) // g + 1      # tasks queued at once
         groups = [pending[i:i + g] for i in range(0, len(pending), g)]

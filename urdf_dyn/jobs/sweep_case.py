@@ -18,7 +18,8 @@ from urdf_dyn.launch.document import Launch, build_model
 from urdf_dyn.launch.registry import run_document
 from urdf_dyn.reports.sweep_results import case_metrics
 
-__all__ = ["run_case", "run_cases", "warm_worker", "group_size", "one_line", "WARM_DT"]
+__all__ = ["run_case", "run_cases", "warm_worker", "install_geometry", "group_size", "one_line", "WARM_DT",
+           "WARM_SPLIT"]
 
 #: per-process cache of loaded robot descriptions: key (robot section, file path, mtime) -> Model. A Model
 #: is immutable, so cases share it; a worker reads each description once.
@@ -81,14 +82,26 @@ def run_cases(group) -> list:
 WARM_DT = 0.1
 
 
-def warm_worker(job: str, data: dict, base_path: str) -> dict:
+#: the geometry-only checks of ``job: size`` split between the workers' warm-ups (each about half the time:
+#: the working ranges ≈ ISO 6015 + the lift chart + the stall envelopes): a worker computes one group, and
+#: the sweep hands every worker the others' results (``sizing_checks.export_geometry``/``import_geometry``)
+WARM_SPLIT = (("working_range",), ("iso6015", "lift_chart"))
+
+
+def warm_worker(job: str, data: dict, base_path: str, share=None) -> dict:
     """Prepare this worker process before its first case: import the job's modules, read the robot of
     ``data`` into the process's Model cache (``_cached_model``) and run ``data`` once in a temporary folder
     with ``motion.dt`` at least ``WARM_DT`` (its record is dropped): that loads the compiled kernels (numba's
-    disk cache) and, for ``job: size``, computes the geometry-only machine checks once (``run_case``), so no
-    case pays for them. Returns {"worker": host:pid, "seconds", "status", "error"} (a failing warm-up is not
-    an error: the cases report it)."""
+    disk cache) and, for ``job: size``, computes the geometry-only machine checks (``run_case``), so no
+    case pays for them. ``share`` (i, n): this is worker i of n ≥ 2; its warm-up case computes only the
+    checks of ``WARM_SPLIT[i % 2]`` (the other group's sections left out of it), the sweep then installs
+    every worker's results in all (``install_geometry``).
+
+    Returns {"worker": host:pid, "seconds", "status", "error", "geometry": {key: pickled result}} (a
+    failing warm-up is not an error: the cases report it)."""
     import tempfile
+
+    from urdf_dyn.jobs.sizing_checks import export_geometry
     t0 = time.perf_counter()
     importlib.import_module("urdf_dyn.jobs.sizing_job" if job == "size" else "urdf_dyn.jobs.simulate_job")
     rec = {"status": "failed", "error": None}
@@ -98,16 +111,30 @@ def warm_worker(job: str, data: dict, base_path: str) -> dict:
         motion = warm.get("motion")
         if isinstance(motion, dict) and isinstance(motion.get("dt"), (int, float)):
             motion["dt"] = max(float(motion["dt"]), WARM_DT)
+        if job == "size" and share is not None and share[1] >= 2:
+            for j, group in enumerate(WARM_SPLIT):
+                if j != share[0] % len(WARM_SPLIT):
+                    for k in group:
+                        warm[k] = None
         with tempfile.TemporaryDirectory(prefix="urdf_dyn_warm_") as tmp:
             rec = run_case(job, warm, base_path, Path(tmp) / "case")
     except Exception as e:  # noqa: BLE001 - the case itself reports a bad robot section
         rec = {"status": "failed", "error": one_line(e)}
     return {"worker": f"{os.uname().nodename}:{os.getpid()}", "seconds": time.perf_counter() - t0,
-            "status": rec["status"], "error": rec["error"]}
+            "status": rec["status"], "error": rec["error"], "geometry": export_geometry()}
+
+
+def install_geometry(blobs: dict) -> int:
+    """Add other workers' geometry-only results ({key: pickled result}) to this process's cache (a Dask
+    ``client.run`` target); returns how many were new."""
+    from urdf_dyn.jobs.sizing_checks import import_geometry
+    return import_geometry(blobs)
 
 
 def group_size(n_cases: int, threads: int) -> int:
-    """Cases per task: about four tasks per worker thread (load balance), at most 8 cases a task."""
-    return max(1, min(8, n_cases // max(1, 4 * threads)))
+    """Cases per task: about eight tasks per worker thread (so that the last tasks, when one worker waits for
+    the other, are short: a sweep's tail), at most 8 cases a task (Dask's per-task cost, ≈ 10–30 ms, paid
+    once per group)."""
+    return max(1, min(8, n_cases // max(1, 8 * threads)))
 
 

@@ -230,6 +230,11 @@ def run_sweep(launch, out_dir=None, progress=None, echo=print, scheduler=None, w
         written["summary"] = write_summary(outdir / "summary.md", records, names, env, stats,
                                            head=f"`{launch.path.name}`", plots=plots)
     ok = sum(r["status"] == "ok" for r in records)
+    if stats.get("warm_up"):
+        echo("workers warm: " + ", ".join(f"{w['worker']} {w['seconds']:.1f} s" + ("" if w["status"] == "ok" else
+                                          f" (warm-up case failed: {w['error']})") for w in stats["warm_up"])
+             + f"; cluster start and warm-up {stats.get('start_seconds', float('nan')):.1f} s of the "
+             f"{stats['seconds']:.1f} s")
     echo(f"{ok} of {len(cases)} cases ok, {len(records) - ok} failed; computed {stats['computed']}, reused "
          f"{stats['skipped']}; {stats['seconds']:.1f} s" + (f" ({stats['computed'] / stats['seconds']:.2f} cases/s)"
                                                           if stats["computed"] and stats["seconds"] else ""))
