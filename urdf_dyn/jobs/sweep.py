@@ -24,6 +24,7 @@ import itertools
 import json
 import os
 import re
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,7 +41,7 @@ from urdf_dyn.jobs.sweep_checks import check_kinds, check_record, count_cases, c
 
 __all__ = ["Case", "parse_path", "set_path", "expand", "sweep_axes", "make_cases", "case_hash", "run_case", "run_cases",
            "warm_worker", "group_size",
-           "execute", "local_cluster"]
+           "execute", "wait_closed", "local_cluster"]
 
 _SEG = re.compile(r"([^.\[\]]+)|\[(-?\d+)\]")
 
@@ -419,5 +420,17 @@ def _run_dask(pending, out_dir, scheduler, workers, window, stats, done):
     finally:
         if own and client is not None:
             client.close()
-        if cluster is not None:
-            cluster.close()
+        if cluster is not None:      # its workers' shutdown (≈ 2 s) overlaps the sweep's tables and plots
+            t = threading.Thread(target=cluster.close, name="urdf-dyn-cluster-close")
+            t.start()
+            _CLOSING.append(t)
+
+
+#: LocalClusters being closed in the background (``_run_dask``); ``wait_closed`` joins them
+_CLOSING: list = []
+
+
+def wait_closed(timeout=60.0) -> None:
+    """Wait until the LocalClusters a sweep started have shut down (``execute`` closes them in a thread)."""
+    while _CLOSING:
+        _CLOSING.pop().join(timeout)

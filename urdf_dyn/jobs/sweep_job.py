@@ -194,9 +194,7 @@ def run_sweep(launch, out_dir=None, progress=None, echo=print, scheduler=None, w
     {output: path}). Raises LaunchError for a bad sweep before any case runs (a scheduler address in the
     file without ``trust_scheduler`` included), when every case failed, and KeyboardInterrupt after writing
     the tables of the finished cases when interrupted."""
-    from urdf_dyn.jobs.sweep import execute, load_record
-    from urdf_dyn.reports.sweep_results import (envelope, plot_heatmap, plot_peaks, results_table,
-                                                     write_summary, write_table)
+    from urdf_dyn.jobs.sweep import execute, wait_closed
     s = launch.doc.sweep
     scheduler, workers = _where_to_run(launch, scheduler, workers, trust_scheduler)
     cases, params, axes = plan_sweep(launch)
@@ -206,7 +204,18 @@ def run_sweep(launch, out_dir=None, progress=None, echo=print, scheduler=None, w
              f"a LocalCluster of {workers or 'one worker per core'}")
     echo(f"sweep: {len(cases)} cases of job {s.job!r} ({base_path.name}) over {', '.join(params)} on {where}; "
          f"results in {outdir}")
-    stats = execute(cases, outdir, scheduler=scheduler, workers=workers, progress=progress, echo=echo)
+    try:
+        stats = execute(cases, outdir, scheduler=scheduler, workers=workers, progress=progress, echo=echo)
+        return _finish(launch, s, cases, params, axes, outdir, stats, echo)
+    finally:
+        wait_closed()
+
+
+def _finish(launch, s, cases, params, axes, outdir, stats, echo):
+    """The tables, envelope, plots and summary of a run sweep (``run_sweep``)."""
+    from urdf_dyn.jobs.sweep import load_record
+    from urdf_dyn.reports.sweep_results import (envelope, plot_heatmap, plot_peaks, results_table,
+                                                write_summary, write_table)
     records = []
     for c in cases:
         r = load_record(outdir, c.hash, c)
