@@ -56,6 +56,7 @@ Sections (besides ``robot`` and ``outputs``)::
       working_range.max_digging_depth_m: {value: 6.73, source: "data sheet"}
     design: {pins: {boom_foot: boom}, pumps: {engine_power: 121e3}, cycle: {}}   # pins, buckling, pumps
                                          # against the engine, shortest cycle (urdf_dyn.jobs.sizing_design)
+    outputs: {plots: true}               # false: tables and reports only, no PNG (a sweep's cases, by default)
 """
 from __future__ import annotations
 
