@@ -16,6 +16,7 @@ import contextlib
 import hashlib
 import json
 import pickle
+import threading
 from collections import OrderedDict
 
 import numpy as np
@@ -34,7 +35,8 @@ GEOMETRY_KEYS = {
 _CACHE_SIZE = 32                      # entries: a sweep over a few robot files and cylinder sets
 _cache: "OrderedDict[str, object]" = OrderedDict()
 _stats = {"hits": 0, "misses": 0}
-_active = [0]
+_lock = threading.Lock()              # the cache is per process; a Dask worker may run cases in threads
+_local = threading.local()            # reuse_geometry_checks is per thread: only the sweep's cases use it
 
 
 def _section(doc, path):
@@ -65,13 +67,14 @@ def geometry_key(launch, check: str, extra=None) -> str:
 
 @contextlib.contextmanager
 def reuse_geometry_checks():
-    """Within this block, ``geometry_cached`` keeps each geometry-only result (in this process, at most
-    ``_CACHE_SIZE`` of them, least recently used dropped) and serves copies of it for an equal key."""
-    _active[0] += 1
+    """Within this block (in this thread), ``geometry_cached`` keeps each geometry-only result (in this
+    process, at most ``_CACHE_SIZE`` of them, least recently used dropped) and serves copies of it for an
+    equal key."""
+    _local.depth = getattr(_local, "depth", 0) + 1
     try:
         yield
     finally:
-        _active[0] -= 1
+        _local.depth -= 1
 
 
 def geometry_cached(launch, check: str, compute, extra=None):
@@ -79,24 +82,31 @@ def geometry_cached(launch, check: str, compute, extra=None):
     ``geometry_key(launch, check, extra)``, computed on the first call with that key. The cache holds the
     result pickled, so each case unpickles its own copy (a case that changed its copy cannot change
     another's; 20 ms for the 13 MB stall envelopes, a deep copy takes 80 ms). Errors are not stored."""
-    if not _active[0]:
+    if not getattr(_local, "depth", 0):
         return compute()
     key = geometry_key(launch, check, extra)
-    if key in _cache:
-        _stats["hits"] += 1
-        _cache.move_to_end(key)
-        return pickle.loads(_cache[key])
-    _stats["misses"] += 1
+    with _lock:
+        blob = _cache.get(key)
+        if blob is not None:
+            _stats["hits"] += 1
+            _cache.move_to_end(key)
+        else:
+            _stats["misses"] += 1
+    if blob is not None:
+        return pickle.loads(blob)
     result = compute()
-    _cache[key] = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
-    while len(_cache) > _CACHE_SIZE:
-        _cache.popitem(last=False)
+    blob = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
+    with _lock:
+        _cache[key] = blob
+        while len(_cache) > _CACHE_SIZE:
+            _cache.popitem(last=False)
     return result
 
 
 def export_geometry() -> dict:
     """This process's geometry cache: {key: pickled result} (to hand to other processes of a sweep)."""
-    return dict(_cache)
+    with _lock:
+        return dict(_cache)
 
 
 def import_geometry(blobs: dict) -> int:
@@ -104,20 +114,22 @@ def import_geometry(blobs: dict) -> int:
     sweep) to this process's cache; returns how many were new. The keys say what each result was computed
     from, so a result serves only the cases with equal inputs."""
     new = 0
-    for k, v in blobs.items():
-        if k not in _cache:
-            _cache[k], new = v, new + 1
-    while len(_cache) > _CACHE_SIZE:
-        _cache.popitem(last=False)
+    with _lock:
+        for k, v in blobs.items():
+            if k not in _cache:
+                _cache[k], new = v, new + 1
+        while len(_cache) > _CACHE_SIZE:
+            _cache.popitem(last=False)
     return new
 
 
 def geometry_cache_stats(clear=False) -> dict:
     """{"hits", "misses", "entries"} of this process's geometry cache; ``clear`` empties it and resets the counts."""
-    out = dict(_stats, entries=len(_cache))
-    if clear:
-        _cache.clear()
-        _stats.update(hits=0, misses=0)
+    with _lock:
+        out = dict(_stats, entries=len(_cache))
+        if clear:
+            _cache.clear()
+            _stats.update(hits=0, misses=0)
     return out
 
 
