@@ -96,16 +96,17 @@ def test_paths_and_expansion():
 
 
 def test_the_example_sweep_file_is_valid():
-    """scenarios/excavator_sweep.scenario.yaml: 4 soils x 3 swing times, every case accepted by job: size."""
+    """scenarios/excavator_sweep.scenario.yaml: 4 soils x 10 swing times at the main job's 10 ms (issue 27's
+    target), every case accepted by job: size, with the machine checks on and the per-case plots off."""
     launch = read_launch(ROOT / "scenarios" / "excavator_sweep.scenario.yaml")
     validate(launch, SweepDocument, job="sweep")
     cases, params, axes = plan_sweep(launch)
-    assert len(cases) == 12 and len({c.hash for c in cases}) == 12
+    assert len(cases) == 40 and len({c.hash for c in cases}) == 40
     assert axes == {"soil.preset": [], "motion.durations[2]": ["motion.durations[4]"]}
     c = cases[-1]
     assert c.data["soil"]["preset"] == "gravel" and c.data["motion"]["durations"][2:5:2] == [4.8, 4.8]
-    assert c.data["iso6015"] is None and c.data["lift_chart"] is None
-    assert c.data["motion"]["dt"] == 0.02 and "outputs" not in c.data
+    assert c.data["iso6015"] is not None and c.data["lift_chart"] is not None and c.data["working_range"]
+    assert c.data["motion"]["dt"] == 0.01 and c.data["outputs"] == {"plots": False}
 
 
 def test_machine_quantities_come_from_the_sizing_reports_keys(tmp_path):
@@ -268,7 +269,8 @@ def test_interrupted_sweep_resumes_with_only_the_missing_cases(tmp_path):
     """Ctrl-C (SIGINT to the process group, as a terminal sends it) during ``urdf-dyn sweep``: the finished
     cases stay; the rerun computes only the others, and the table has every case."""
     masses = [0.0, 500.0, 1000.0, 1500.0, 2000.0, 2500.0]
-    f = _write_sweep(tmp_path, {"payload.mass": masses}, tmp_path / "out", workers=1)
+    # plots: each case draws its PNGs (≈ 1 s), so that the sweep is still running when Ctrl-C comes
+    f = _write_sweep(tmp_path, {"payload.mass": masses}, tmp_path / "out", workers=1, plots=True)
     cases = tmp_path / "out" / "cases"
     p = subprocess.Popen([PY, "-m", "urdf_dyn.cli", "sweep", str(f)], stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True, start_new_session=True)

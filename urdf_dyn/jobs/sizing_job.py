@@ -56,6 +56,7 @@ Sections (besides ``robot`` and ``outputs``)::
       working_range.max_digging_depth_m: {value: 6.73, source: "data sheet"}
     design: {pins: {boom_foot: boom}, pumps: {engine_power: 121e3}, cycle: {}}   # pins, buckling, pumps
                                          # against the engine, shortest cycle (urdf_dyn.jobs.sizing_design)
+    outputs: {plots: true}               # false: tables and reports only, no PNG (a sweep's cases, by default)
 """
 from __future__ import annotations
 
@@ -67,7 +68,7 @@ from urdf_dyn.launch.document import (build_model, joint_vector, output_dir, run
                                       write_recording)
 from urdf_dyn.launch.registry import Job
 
-__all__ = ["SizeDocument", "run_sizing", "JOB"]
+__all__ = ["SizeDocument", "NoPlots", "run_sizing", "JOB"]
 
 
 def _check_actuators(launch, model):
@@ -237,6 +238,22 @@ def _wrench_csv(launch, key, path):
     return data
 
 
+class NoPlots:
+    """The plot sink of ``outputs.plots: false``: the interface of ``reports.plotting.PlotWorker`` that draws
+    nothing; ``submit`` returns None (the output is then left out of the job's list of files)."""
+    parallel = False
+
+    def submit(self, path, fn, *args):
+        """Draw nothing; returns None."""
+        return None
+
+    def wait(self):
+        """Nothing to wait for."""
+
+    def close(self):
+        """Nothing to end."""
+
+
 def run_sizing(launch, out_dir=None, progress=None, echo=print):
     """Run a validated ``job: size`` launch: motion -> consistent states -> loads -> actuator forces ->
     hydraulics, machine checks -> report. Returns (SizingResult, {output: path}). Raises LaunchError /
@@ -292,9 +309,12 @@ def _run_sizing(launch, out_dir, progress, echo, workers):
          + (f"; soil {doc.soil.preset}" if doc.soil else "") + f"; motion {t[-1]:g} s, "
          f"{len(t)} samples of {', '.join(motion.names)}")
     _early_checks(launch, model, frames, t, windows)
-    from urdf_dyn.reports.plotting import PlotWorker
-    plots = PlotWorker(preload=[f"urdf_dyn.machines.{m}" for m in ("sizing", "soil", "hydraulics", "iso6015",
-                                                                         "lift_chart", "stability", "working_range")])
+    if doc.outputs.plots:
+        from urdf_dyn.reports.plotting import PlotWorker
+        plots = PlotWorker(preload=[f"urdf_dyn.machines.{m}" for m in ("sizing", "soil", "hydraulics", "iso6015",
+                                                                             "lift_chart", "stability", "working_range")])
+    else:                          # outputs.plots: false (a sweep's cases): tables and reports only
+        plots = NoPlots()
     workers.append(plots)
     plotted = {}
     machine = machine_checks(launch, model, cyl, frames, plots, outdir, plotted)
@@ -393,6 +413,7 @@ def _run_sizing(launch, out_dir, progress, echo, workers):
     if res.residual is not None and res.residual.size and np.abs(res.residual).max() > 1e-6:
         echo(f"WARNING: under-actuated: largest generalised force the actuators cannot produce "
              f"{np.abs(res.residual).max():.3g}")
+    written = {k: v for k, v in written.items() if v is not None}     # plots not drawn (NoPlots)
     echo("wrote: " + ", ".join(str(v) for v in written.values()))
     return res, written
 

@@ -5,13 +5,15 @@ from typing import Annotated, Literal, Optional, Union
 
 from pydantic import Field, PositiveInt, model_validator
 
-from urdf_dyn.launch.document import FiniteFloat, LaunchDocument, NonNegativeFloat, PositiveFloat, Section
+from urdf_dyn.launch.document import (FiniteFloat, LaunchDocument, NonNegativeFloat, OutputsSection, PositiveFloat,
+                                      Section)
 from urdf_dyn.machines.soil import SOILS
 
 __all__ = ["MotionSpec", "Payload", "FrameSpec", "LoadSpec", "GroundSpec", "SoilPayloadSpec", "SoilSpec",
            "CylinderSpec", "Actuators", "MotorSpec", "HydraulicsSpec", "IsoSpec", "LiftSpec", "TrackSpec",
            "StabilitySpec", "WorkingRangeSpec", "ReferenceFigure",
-           "DesignPinSpec", "BucklingSpec", "PumpSpec", "FatigueSpec", "CycleSpec", "DesignSpec", "SizeDocument"]
+           "DesignPinSpec", "BucklingSpec", "PumpSpec", "FatigueSpec", "CycleSpec", "DesignSpec", "SizeOutputs",
+           "SizeDocument"]
 
 Vec3 = tuple[FiniteFloat, FiniteFloat, FiniteFloat]
 #: the soil presets of ``urdf_dyn.machines.soil.SOILS``, checked by the schema
@@ -215,8 +217,15 @@ class DesignSpec(Section):
     cycle: Optional[CycleSpec] = None
 
 
+class SizeOutputs(OutputsSection):
+    """The sizing job's ``outputs``: those of every job, and whether to draw its PNG plots."""
+    plots: bool = Field(True, description="draw the PNG plots (actuator forces, soil, ISO 6015, lift chart, ...); "
+                        "false writes only the tables and the reports (a sweep's cases: sweep.plots)")
+
+
 class SizeDocument(LaunchDocument):
     """``job: size``: actuator sizing along a prescribed motion."""
+    outputs: SizeOutputs = Field(default_factory=SizeOutputs)
     motion: MotionSpec
     frames: dict[str, FrameSpec] = Field(default_factory=dict)
     loads: list[LoadSpec] = Field(default_factory=list)

@@ -28,7 +28,7 @@ class StallReport:
 def run_stall(launch, model, cyl, frames, pins):
     """A StallReport for the scenario, or None without ``iso6015`` or pins.
     ``pins``: {name: PinSpec} (the design section's). Raises LaunchError naming the key for bad input."""
-    from urdf_dyn.jobs.sizing_checks import tipping_polygon_of
+    from urdf_dyn.jobs.sizing_checks import geometry_cached, tipping_polygon_of
     from urdf_dyn.machines.stall import DEFAULT_FRICTION, stall_envelopes
     doc = launch.doc
     if doc.iso6015 is None or not pins:
@@ -38,14 +38,19 @@ def run_stall(launch, model, cyl, frames, pins):
     if lip is None:
         raise launch.err("iso6015.lip", f"unknown frame {iso.lip!r}")
     mu = doc.design.friction if doc.design.friction is not None else DEFAULT_FRICTION
-    try:
-        env = stall_envelopes(model, cyl, iso.relief, (lip.link, tuple(lip.xyz)), holding_relief=iso.holding_relief,
-                              footprint=tipping_polygon_of(launch), friction=mu)
-        return StallReport(env, env.design_loads(model, pins))
-    except KeyError as e:
-        raise launch.err("actuators.cylinders", e.args[0]) from None
-    except ValueError as e:
-        raise launch.err("design", str(e)) from None
+
+    def compute():
+        try:
+            env = stall_envelopes(model, cyl, iso.relief, (lip.link, tuple(lip.xyz)), holding_relief=iso.holding_relief,
+                                  footprint=tipping_polygon_of(launch), friction=mu)
+            return StallReport(env, env.design_loads(model, pins))
+        except KeyError as e:
+            raise launch.err("actuators.cylinders", e.args[0]) from None
+        except ValueError as e:
+            raise launch.err("design", str(e)) from None
+    # geometry only (no motion, soil or payload): computed once per sweep and robot (sizing_checks)
+    pin_specs = {n: [p.joint, p.count] for n, p in pins.items()}
+    return geometry_cached(launch, "stall", compute, extra={"pins": pin_specs})
 
 
 def report_stall(stall, design, md, js, out, outdir, plots):

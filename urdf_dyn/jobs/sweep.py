@@ -8,7 +8,9 @@ A case is the base launch document (a dict) with parameter paths replaced: ``pay
 is already computed. Each finished case is written at once to ``<out>/cases/<hash>.json`` by the client
 (Ctrl-C keeps every finished case); the job's own outputs (CSV, PNG) go to ``<out>/cases/<hash>/`` on the
 worker's file system. Workers keep the loaded ``Model`` of each robot description in a per-process cache,
-so a description is read once per worker, not once per case. A case that raises is recorded with its error
+so a description is read once per worker, not once per case, and the geometry-only machine checks of
+``job: size`` likewise (``jobs.sizing_checks.reuse_geometry_checks``). Each worker runs one coarse warm-up
+case before its first task (``warm_worker``): imports, compiled kernels and those checks, once. A case that raises is recorded with its error
 (one line) and the others go on.
 
 Tables, envelope, plots and summary: ``urdf_dyn.reports.sweep_results``; the launch job:
@@ -18,29 +20,28 @@ from __future__ import annotations
 
 import copy
 import hashlib
-import importlib
 import itertools
 import json
 import os
 import re
+import threading
 import time
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from urdf_dyn.extras import require
-from urdf_dyn.reports.sweep_results import case_metrics
 from urdf_dyn.errors import LaunchError
 from urdf_dyn.io.files import atomic_path
-from urdf_dyn.launch.document import Launch, build_model, validate
-from urdf_dyn.launch.registry import get_job, run_document
+from urdf_dyn.launch.document import Launch, validate
+from urdf_dyn.launch.registry import get_job
+from urdf_dyn.jobs.sweep_case import group_size, install_geometry, one_line, run_case, run_cases, warm_worker
 from urdf_dyn.jobs.sweep_checks import check_kinds, check_record, count_cases, count_values, probe_scheduler
 
 __all__ = ["Case", "parse_path", "set_path", "expand", "sweep_axes", "make_cases", "case_hash", "run_case", "run_cases",
            "warm_worker", "group_size",
-           "execute", "local_cluster"]
+           "execute", "wait_closed", "local_cluster"]
 
 _SEG = re.compile(r"([^.\[\]]+)|\[(-?\d+)\]")
 
@@ -185,10 +186,12 @@ def _file_digest(path: Path) -> str:
 
 
 def case_hash(job: str, data: dict, base_path, digests: dict = None) -> str:
-    """16 hex digits of SHA-256 over the job name, the document without ``outputs`` (canonical JSON) and the
-    bytes of the robot file it names (not the files a xacro includes): equal hashes mean equal results.
+    """16 hex digits of SHA-256 over the job name, the document without ``outputs`` (kept when it asks for
+    plots: such a case writes more than one without) (canonical JSON) and the bytes of the robot file it names (not the files a xacro includes): equal hashes mean equal results.
     ``digests``: {path: SHA-256} remembered between calls, so a sweep reads the robot file once."""
     doc = {k: v for k, v in data.items() if k not in ("outputs", "job")}
+    if isinstance(data.get("outputs"), dict) and data["outputs"].get("plots"):
+        doc["outputs"] = data["outputs"]       # a case with plots is not the record of one without
     robot = (Path(base_path).parent / str((data.get("robot") or {}).get("file", ""))).resolve()
     digests = {} if digests is None else digests
     if robot not in digests:
@@ -255,80 +258,6 @@ def make_cases(base: dict, base_path, job: str, combos: list, fixed: dict = None
 
 
 # ---------------------------------------------------------------------------------------------------------
-# one case (runs on a worker)
-# ---------------------------------------------------------------------------------------------------------
-#: per-process cache of loaded robot descriptions: key (robot section, file path, mtime) -> Model. A Model
-#: is immutable, so cases share it; a worker reads each description once.
-_MODELS: dict = {}
-
-
-def _cached_model(data: dict, base_path: Path):
-    """This process's Model of the robot section of ``data`` (read on first use): (model, read_now)."""
-    robot = data.get("robot") or {}
-    f = (base_path.parent / str(robot.get("file", ""))).resolve()
-    try:
-        stamp = f.stat().st_mtime_ns
-    except OSError:
-        stamp = None
-    key = json.dumps([str(f), stamp, str(base_path.parent.resolve()), robot], sort_keys=True, default=str)
-    if key in _MODELS:
-        return _MODELS[key], False
-    _MODELS[key] = build_model(Launch(base_path, data))
-    return _MODELS[key], True
-
-
-def _one_line(e: BaseException) -> str:
-    return f"{type(e).__name__}: " + " ".join(str(e).split())[:500]
-
-
-def run_case(job: str, data: dict, base_path: str, case_dir) -> dict:
-    """Run one case in this process: validate ``data`` against ``job``'s schema, reuse this process's Model
-    of its robot (read on first use), run the job with outputs in ``case_dir`` and return a record:
-    status ("ok" | "failed"), error (one line), metrics (``case_metrics``), seconds (wall), cpu_seconds
-    (this process's CPU time: what the case costs on a machine shared with others), warnings (distinct
-    messages, at most 5), worker (host:pid) and model_built (True if this case read the description)."""
-    t0, c0 = time.perf_counter(), time.process_time()
-    rec = {"status": "ok", "error": None, "metrics": {}, "warnings": [], "model_built": False,
-           "worker": f"{os.uname().nodename}:{os.getpid()}"}
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            model, rec["model_built"] = _cached_model(data, Path(base_path))
-            result = run_document(copy.deepcopy(data), base_path, out_dir=str(case_dir), progress=False,
-                                  echo=lambda *a, **k: None, job=job, model=model)
-            res, written = result if isinstance(result, tuple) and len(result) == 2 else (result, {})
-            rec["metrics"] = case_metrics(res, written)
-        except Exception as e:  # noqa: BLE001 - a failing case is a result of the sweep, not its end
-            rec["status"], rec["error"] = "failed", _one_line(e)
-    rec["warnings"] = list(dict.fromkeys(" ".join(str(w.message).split())[:300] for w in caught))[:5]
-    rec["seconds"] = time.perf_counter() - t0
-    rec["cpu_seconds"] = time.process_time() - c0
-    return rec
-
-
-def run_cases(group) -> list:
-    """Run a group of cases (``run_case`` arguments, one tuple each) one after the other in this worker: one
-    Dask task per group, so that the scheduler's per-task cost (≈ 10–30 ms) is paid once per group."""
-    return [run_case(*args) for args in group]
-
-
-def warm_worker(job: str, data: dict, base_path: str) -> str:
-    """Prepare this worker process before its first case: import the job's modules and read the robot of
-    ``data`` into the process's Model cache (``_cached_model``), so no case pays for them. Returns host:pid."""
-    importlib.import_module("urdf_dyn.jobs.sizing_job" if job == "size" else "urdf_dyn.jobs.simulate_job")
-    try:
-        _cached_model(data, Path(base_path))
-    except Exception:  # noqa: BLE001 - the case itself reports a bad robot section
-        pass
-    return f"{os.uname().nodename}:{os.getpid()}"
-
-
-def group_size(n_cases: int, threads: int) -> int:
-    """Cases per task: about four tasks per worker thread (load balance), at most 8 cases a task."""
-    return max(1, min(8, n_cases // max(1, 4 * threads)))
-
-
-# ---------------------------------------------------------------------------------------------------------
 # execution
 # ---------------------------------------------------------------------------------------------------------
 def local_cluster(workers=None):
@@ -377,8 +306,9 @@ def execute(cases, out_dir, scheduler=None, workers=None, progress=None, echo=pr
     cases (default 8 per worker thread, ≥ 16) are queued at once, so a million-case sweep does not flood
     the scheduler. A progress bar (tqdm) shows cases done, failed and the ETA; ``progress=False`` hides it.
 
-    Returns {"computed", "skipped", "failed", "seconds", "workers", "interrupted"}. On Ctrl-C the queued
-    cases are cancelled, every finished one is kept and the stats say ``interrupted``."""
+    Returns {"computed", "skipped", "failed", "seconds", "workers", "interrupted"} (and on Dask "warm_up":
+    each worker's ``warm_worker`` record, "start_seconds": the cluster's start and the warm-ups). On Ctrl-C
+    the queued cases are cancelled, every finished one is kept and the stats say ``interrupted``."""
     from tqdm.auto import tqdm
     out_dir = Path(out_dir)
     (out_dir / "cases").mkdir(parents=True, exist_ok=True)
@@ -419,6 +349,7 @@ def execute(cases, out_dir, scheduler=None, workers=None, progress=None, echo=pr
 
 
 def _run_dask(pending, out_dir, scheduler, workers, window, stats, done):
+    t_start = time.perf_counter()
     distributed = require("distributed", "the load-case sweep")
     Client, as_completed = distributed.Client, distributed.as_completed
     cluster = client = None
@@ -443,7 +374,17 @@ def _run_dask(pending, out_dir, scheduler, workers, window, stats, done):
         threads = sum(client.nthreads().values()) or 1
         stats["workers"] = len(client.nthreads())
         c0 = pending[0]
-        client.run(warm_worker, c0.job, c0.data, c0.base_path)      # imports and the Model, once per worker
+        # imports, the Model, the compiled kernels, once per worker; the geometry-only checks shared out
+        # between the workers and each one's results installed in all (sweep_case.warm_worker)
+        addrs = sorted(client.nthreads())
+        warm = client.gather([client.submit(warm_worker, c0.job, c0.data, c0.base_path, (i, len(addrs)),
+                                            workers=[a], allow_other_workers=False, pure=False)
+                              for i, a in enumerate(addrs)])
+        blobs = {k: v for w in warm for k, v in w.pop("geometry", {}).items()}
+        if blobs and len(addrs) > 1:
+            client.run(install_geometry, blobs)
+        stats["warm_up"] = warm
+        stats["start_seconds"] = time.perf_counter() - t_start
         g = group_size(len(pending), threads)
         window = int(window or max(16, 8 * threads)) // g + 1      # tasks queued at once
         groups = [pending[i:i + g] for i in range(0, len(pending), g)]
@@ -465,7 +406,7 @@ def _run_dask(pending, out_dir, scheduler, workers, window, stats, done):
                     recs = fut.result()
                 else:  # the worker died, or Dask could not run the task: its cases failed, the sweep goes on
                     exc = fut.exception()
-                    recs = [{"status": "failed", "error": _one_line(exc), "metrics": {}, "warnings": [],
+                    recs = [{"status": "failed", "error": one_line(exc), "metrics": {}, "warnings": [],
                              "seconds": None, "worker": None, "model_built": False} for _ in grp]
                 fut.release()
                 for c, rec in zip(grp, recs):
@@ -479,5 +420,17 @@ def _run_dask(pending, out_dir, scheduler, workers, window, stats, done):
     finally:
         if own and client is not None:
             client.close()
-        if cluster is not None:
-            cluster.close()
+        if cluster is not None:      # its workers' shutdown (≈ 2 s) overlaps the sweep's tables and plots
+            t = threading.Thread(target=cluster.close, name="urdf-dyn-cluster-close")
+            t.start()
+            _CLOSING.append(t)
+
+
+#: LocalClusters being closed in the background (``_run_dask``); ``wait_closed`` joins them
+_CLOSING: list = []
+
+
+def wait_closed(timeout=60.0) -> None:
+    """Wait until the LocalClusters a sweep started have shut down (``execute`` closes them in a thread)."""
+    while _CLOSING:
+        _CLOSING.pop().join(timeout)

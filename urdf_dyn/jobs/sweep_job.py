@@ -18,6 +18,7 @@ Sections::
       scheduler: tcp://head:8786         # optional: an existing Dask cluster (default: a LocalCluster);
                                          # used only with --trust-scheduler (see below)
       workers: 2                         # LocalCluster processes (default: one per core; 0: no Dask, in turn)
+      plots: false                       # job: size: each case's PNG plots (and the base's animation/recording)
     outputs:
       directory: urdf_dyn_out/excavator_sweep
 
@@ -28,8 +29,11 @@ unpickles what a scheduler sends while connecting, so a downloaded file naming a
 run code on this machine; choosing a scheduler is the user's decision (``--scheduler ADDRESS``). Ranges and
 grids are counted before anything is built (at most ``sweep_checks.MAX_CASES`` cases), ``workers`` is at
 most ``sweep_checks.MAX_WORKERS``, a stored record is used only if it is the record of its case, and a
-sweep whose every case fails is an error (exit status 2). Cases drop the base's ``outputs`` (no animation per
-case); each writes its job's outputs to ``<out>/cases/<hash>/``. The sweep writes ``results.parquet``,
+sweep whose every case fails is an error (exit status 2). Cases drop the base's ``outputs``: a ``job: size``
+case draws no plots, animation or recording unless ``sweep.plots: true`` (then the base's animation and
+recording keys are kept too); each writes its job's outputs to ``<out>/cases/<hash>/``. The machine checks
+that depend only on the geometry (ISO 6015, lift chart, working ranges, stall envelopes) are computed once
+per worker and robot (``jobs.sizing_checks.reuse_geometry_checks``). The sweep writes ``results.parquet``,
 ``results.csv``, ``envelope.json``, ``peak_vs_<param>.png``, ``heatmap_peak.png`` (two parameters) and
 ``summary.md`` (``urdf_dyn.reports.sweep_results``). Rerunning in the same folder computes only the
 cases not yet there; Ctrl-C keeps every finished case and writes the tables of what is done.
@@ -80,6 +84,8 @@ class SweepSpec(Section):
                                      description="address of a Dask scheduler (default: a LocalCluster)")
     workers: Optional[NonNegativeInt] = Field(
         None, le=MAX_WORKERS, description="LocalCluster worker processes (default one per core; 0: in turn, without Dask)")
+    plots: bool = Field(False, description="job: size: draw each case's PNG plots (and the base's outputs.animation "
+                        "and outputs.recording); default false: each case writes its tables and reports only")
 
 
 class SweepDocument(Section):
@@ -103,7 +109,8 @@ class SweepResult:
 
 
 def _base_document(launch):
-    """(base document, file its paths resolve against)."""
+    """(base document, file its paths resolve against). Its ``outputs``: for ``job: size`` cases
+    ``{plots: sweep.plots}`` and, with plots, the base's animation and recording keys; none for other jobs."""
     s = launch.doc.sweep
     own = {k: v for k, v in launch.data.items() if k not in ("job", "sweep", "outputs")}
     if s.base:
@@ -113,9 +120,14 @@ def _base_document(launch):
         path = base_launch.path
     else:
         data, path = own, launch.path
-    data.pop("outputs", None)
+    base_out = data.pop("outputs", None) or {}
     if "sweep" in data:
         raise launch.err("sweep.base", f"{path} is itself a sweep")
+    if s.job == "size":            # per-case plots (and animation, recording) only when the sweep asks
+        out = {"plots": bool(s.plots)}
+        if s.plots and isinstance(base_out, dict):
+            out.update({k: v for k, v in base_out.items() if k != "directory"})
+        data["outputs"] = out
     return data, path
 
 
@@ -182,9 +194,7 @@ def run_sweep(launch, out_dir=None, progress=None, echo=print, scheduler=None, w
     {output: path}). Raises LaunchError for a bad sweep before any case runs (a scheduler address in the
     file without ``trust_scheduler`` included), when every case failed, and KeyboardInterrupt after writing
     the tables of the finished cases when interrupted."""
-    from urdf_dyn.jobs.sweep import execute, load_record
-    from urdf_dyn.reports.sweep_results import (envelope, plot_heatmap, plot_peaks, results_table,
-                                                     write_summary, write_table)
+    from urdf_dyn.jobs.sweep import execute, wait_closed
     s = launch.doc.sweep
     scheduler, workers = _where_to_run(launch, scheduler, workers, trust_scheduler)
     cases, params, axes = plan_sweep(launch)
@@ -194,7 +204,18 @@ def run_sweep(launch, out_dir=None, progress=None, echo=print, scheduler=None, w
              f"a LocalCluster of {workers or 'one worker per core'}")
     echo(f"sweep: {len(cases)} cases of job {s.job!r} ({base_path.name}) over {', '.join(params)} on {where}; "
          f"results in {outdir}")
-    stats = execute(cases, outdir, scheduler=scheduler, workers=workers, progress=progress, echo=echo)
+    try:
+        stats = execute(cases, outdir, scheduler=scheduler, workers=workers, progress=progress, echo=echo)
+        return _finish(launch, s, cases, params, axes, outdir, stats, echo)
+    finally:
+        wait_closed()
+
+
+def _finish(launch, s, cases, params, axes, outdir, stats, echo):
+    """The tables, envelope, plots and summary of a run sweep (``run_sweep``)."""
+    from urdf_dyn.jobs.sweep import load_record
+    from urdf_dyn.reports.sweep_results import (envelope, plot_heatmap, plot_peaks, results_table,
+                                                write_summary, write_table)
     records = []
     for c in cases:
         r = load_record(outdir, c.hash, c)
@@ -218,6 +239,11 @@ def run_sweep(launch, out_dir=None, progress=None, echo=print, scheduler=None, w
         written["summary"] = write_summary(outdir / "summary.md", records, names, env, stats,
                                            head=f"`{launch.path.name}`", plots=plots)
     ok = sum(r["status"] == "ok" for r in records)
+    if stats.get("warm_up"):
+        echo("workers warm: " + ", ".join(f"{w['worker']} {w['seconds']:.1f} s" + ("" if w["status"] == "ok" else
+                                          f" (warm-up case failed: {w['error']})") for w in stats["warm_up"])
+             + f"; cluster start and warm-up {stats.get('start_seconds', float('nan')):.1f} s of the "
+             f"{stats['seconds']:.1f} s")
     echo(f"{ok} of {len(cases)} cases ok, {len(records) - ok} failed; computed {stats['computed']}, reused "
          f"{stats['skipped']}; {stats['seconds']:.1f} s" + (f" ({stats['computed'] / stats['seconds']:.2f} cases/s)"
                                                           if stats["computed"] and stats["seconds"] else ""))

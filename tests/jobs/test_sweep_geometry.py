@@ -1,0 +1,226 @@
+"""Issue 27, sweeps at speed: the machine checks that depend only on the geometry (ISO 6015, the lift chart,
+the working ranges, the stall envelopes) are computed once per robot file and scenario keys and reused by
+the cases of a sweep (``jobs.sizing_checks.reuse_geometry_checks``); a reused result is the fresh one, and
+a changed input it depends on (a bore, the robot file's bytes) is computed again. Per-case plots are off in
+a sweep unless ``sweep.plots: true``."""
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from conftest import ROOT
+from test_excavator_job import launch_data
+from urdf_dyn.jobs import sizing_checks as sc
+from urdf_dyn.jobs.sizing_job import NoPlots
+from urdf_dyn.jobs.sizing_schema import SizeDocument
+from urdf_dyn.jobs.sizing_stall import run_stall
+from urdf_dyn.jobs.sweep_job import run_sweep_file
+from urdf_dyn.launch.document import Launch, build_model, validate
+from urdf_dyn.machines.loads import Frame
+from urdf_dyn.machines.pins import PinSpec
+from urdf_dyn.machines.sizing import Cylinder
+
+CHECKS = ("iso6015", "lift_chart", "working_range")
+
+
+def _launch(path, data):
+    launch = Launch(Path(path), data)
+    validate(launch, SizeDocument, job="size")
+    return launch
+
+
+def _checks(launch, model=None):
+    """The job's geometry-only results for ``launch``: machine_checks' three and the stall envelopes."""
+    model = model or build_model(launch)
+    doc = launch.doc
+    frames = {n: Frame(f.link, tuple(f.xyz), tuple(f.rpy)) for n, f in doc.frames.items()}
+    cyl = {n: Cylinder(c.bore, c.rod, c.count) for n, c in doc.actuators.cylinders.items()}
+    out = sc.machine_checks(launch, model, cyl, frames, NoPlots(), "unused", {})
+    pins = {n: PinSpec(p) if isinstance(p, str) else PinSpec(p.joint, p.count) for n, p in doc.design.pins.items()}
+    out["stall"] = run_stall(launch, model, cyl, frames, pins)
+    return out
+
+
+def _diff(a, b, where="result"):
+    """Where ``a`` and ``b`` differ (None if nowhere): every field, item and array element compared exactly
+    (NaN equals NaN); objects by their type and fields."""
+    if type(a) is not type(b):
+        return f"{where}: {type(a).__name__} != {type(b).__name__}"
+    if isinstance(a, np.ndarray):
+        same = a.shape == b.shape and a.dtype == b.dtype and np.array_equal(a, b, equal_nan=a.dtype.kind in "fc")
+        return None if same else f"{where}: arrays differ"
+    if isinstance(a, float):
+        return None if a == b or (np.isnan(a) and np.isnan(b)) else f"{where}: {a!r} != {b!r}"
+    if isinstance(a, dict):
+        if list(a) != list(b):
+            return f"{where}: keys {list(a)} != {list(b)}"
+        return next((d for k in a if (d := _diff(a[k], b[k], f"{where}[{k!r}]"))), None)
+    if isinstance(a, (list, tuple)):
+        if len(a) != len(b):
+            return f"{where}: lengths {len(a)} != {len(b)}"
+        return next((d for i, (x, y) in enumerate(zip(a, b)) if (d := _diff(x, y, f"{where}[{i}]"))), None)
+    if hasattr(a, "__dict__") and not callable(a):
+        return _diff(vars(a), vars(b), f"{where}.")
+    return None if a == b else f"{where}: {a!r} != {b!r}"
+
+
+def _same(a, b):
+    """Equal to the last bit (``_diff``); the difference is printed when not."""
+    d = _diff(a, b)
+    assert d is None, d
+    return True
+
+
+def _small(**changes):
+    """The main job's scenario with a coarser lift chart (the test's time); every check on."""
+    data = launch_data(dt=0.1, **changes)
+    if data.get("lift_chart"):
+        data["lift_chart"]["radii"], data["lift_chart"]["heights"] = [4.5, 7.5], [3.0, -1.5]
+    return data
+
+
+@pytest.fixture(scope="module")
+def fresh():
+    """The checks computed outside any cache (what the main job does)."""
+    sc.geometry_cache_stats(clear=True)
+    launch = _launch(ROOT / "scenarios" / "x.yaml", _small())
+    out = _checks(launch)
+    assert sc.geometry_cache_stats() == {"hits": 0, "misses": 0, "entries": 0}   # nothing cached outside
+    return out
+
+
+def test_reused_results_are_the_fresh_ones_and_inputs_they_depend_on_are_not_served(fresh, tmp_path):
+    sc.geometry_cache_stats(clear=True)
+    with sc.reuse_geometry_checks():
+        first = _checks(_launch(ROOT / "scenarios" / "x.yaml", _small()))
+        assert sc.geometry_cache_stats() == {"hits": 0, "misses": 4, "entries": 4}
+        # another load case: other soil, other swing times, other payload: every check is reused
+        data = _small()
+        data["soil"]["preset"] = "gravel"
+        data["motion"]["durations"][2] = data["motion"]["durations"][4] = 3.4
+        data["payload"] = {"link": "bucket", "mass": 900.0, "com": [0.75, 0.0, 0.35]}
+        reused = _checks(_launch(ROOT / "scenarios" / "x.yaml", data))
+        assert sc.geometry_cache_stats()["hits"] == 4
+        for k in (*CHECKS, "stall"):
+            assert _same(reused[k], fresh[k]), k
+            assert _same(first[k], fresh[k]), k
+            assert reused[k] is not first[k]          # each case its own copy
+        assert reused["iso6015"].bucket_N == fresh["iso6015"].bucket_N > 5e4   # a real force, N
+        # a bore is an input of ISO 6015, the lift chart and the stall: computed again, not the cached value;
+        # the working ranges do not read actuators: reused
+        data = _small()
+        data["actuators"]["cylinders"]["bucket_cyl"]["bore"] = 0.13
+        before = sc.geometry_cache_stats()
+        bigger = _checks(_launch(ROOT / "scenarios" / "x.yaml", data))
+        after = sc.geometry_cache_stats()
+        assert after["misses"] - before["misses"] == 3 and after["hits"] - before["hits"] == 1
+    outside = _checks(_launch(ROOT / "scenarios" / "x.yaml", data))          # the oracle: no cache
+    for k in ("iso6015", "lift_chart", "stall"):
+        assert _same(bigger[k], outside[k]), k
+    assert bigger["iso6015"].bucket_N != fresh["iso6015"].bucket_N     # and it did change the force
+    assert _same(bigger["working_range"], fresh["working_range"])
+
+
+def test_a_changed_robot_file_is_computed_again(fresh, tmp_path):
+    """The key is the robot file's SHA-256: the same path with other bytes (the stick cylinder's stroke) is a
+    miss, and its working range is the fresh one of the changed robot, not the cached one."""
+    robot = tmp_path / "excavator.urdf"
+    shutil.copy(ROOT / "robots" / "excavator.urdf", robot)
+    data = _small(iso6015=None, lift_chart=None, design=None)
+    data["robot"]["file"] = str(robot)
+    sc.geometry_cache_stats(clear=True)
+    with sc.reuse_geometry_checks():
+        same = _checks_ranges(tmp_path, data)
+        assert _same(same, fresh["working_range"])                   # the same bytes: the same ranges
+        assert sc.geometry_cache_stats()["misses"] == 1
+        text = robot.read_text()
+        old = 'lower="-1.209324428991" upper="0.294675571009"'       # stick_cyl: a shorter stroke
+        assert text.count(old) == 1
+        robot.write_text(text.replace(old, 'lower="-1.059324428991" upper="0.294675571009"'))
+        changed = _checks_ranges(tmp_path, data)
+        assert sc.geometry_cache_stats()["misses"] == 2 and sc.geometry_cache_stats()["hits"] == 0
+    outside = _checks_ranges(tmp_path, data)                           # the oracle: no cache
+    assert _same(changed, outside)
+    assert _diff(changed.to_dict(), fresh["working_range"].to_dict()) is not None    # the shorter stroke shows
+
+
+def _checks_ranges(folder, data):
+    launch = _launch(folder / "x.yaml", data)
+    model = build_model(launch)
+    frames = {n: Frame(f.link, tuple(f.xyz), tuple(f.rpy)) for n, f in launch.doc.frames.items()}
+    return sc.machine_checks(launch, model, {}, frames, NoPlots(), "unused", {})["working_range"]
+
+
+def _short_sweep(folder, plots):
+    """Two load cases of a short excavator move, in this process (workers: 0)."""
+    base = {"robot": {"file": str(ROOT / "robots" / "excavator.urdf")},
+            "motion": {"independent": ["swing", "boom_cyl", "stick_cyl", "bucket_cyl"], "type": "quintic",
+                       "waypoints": [{"swing": 0.0, "boom_cyl": -0.40, "stick_cyl": -0.85, "bucket_cyl": -0.45},
+                                     {"swing": 0.6, "boom_cyl": -0.15, "stick_cyl": -0.45, "bucket_cyl": 0.05}],
+                       "durations": [1.2], "dt": 0.05},
+            "payload": {"link": "bucket", "mass": 1500.0, "com": [0.75, 0.0, 0.35]},
+            "actuators": {"cylinders": {"boom_cyl": {"bore": 0.12, "rod": 0.085, "count": 2}}}}
+    sweep = {"job": "size", "parameters": {"payload.mass": [0.0, 2500.0]}, "workers": 0}
+    if plots is not None:
+        sweep["plots"] = plots
+    doc = {"job": "sweep", "sweep": sweep, "outputs": {"directory": str(folder / "out"),
+                                                       "animation": "never.gif"}, **base}
+    f = folder / "sweep.scenario.yaml"
+    f.write_text(yaml.safe_dump(doc, sort_keys=False))
+    res, written = run_sweep_file(f, progress=False, echo=lambda *a: None)
+    assert [r["status"] for r in res.records] == ["ok", "ok"]
+    return res, sorted(p.name for p in (folder / "out" / "cases").glob("*/*"))
+
+
+@pytest.mark.parametrize("plots", [None, False])
+def test_per_case_plots_are_off_by_default(tmp_path, plots):
+    res, files = _short_sweep(tmp_path, plots)
+    assert files and not [f for f in files if f.endswith((".png", ".gif", ".html"))], files
+    assert "actuator_forces.csv" in files and "sizing_report.json" in files
+    assert all(np.isfinite(r["metrics"]["peak[boom_cyl]"]) for r in res.records)
+
+
+def test_sweep_plots_true_draws_each_cases_plots(tmp_path):
+    res, files = _short_sweep(tmp_path, True)
+    pngs = [f for f in files if f.endswith(".png")]
+    assert pngs.count("actuator_forces.png") == 2 and pngs.count("force_vs_stroke.png") == 2, files
+
+
+def test_sweep_plots_must_be_a_boolean(tmp_path):
+    from urdf_dyn.errors import LaunchError
+    with pytest.raises(LaunchError, match=r"sweep\.plots") as e:
+        _short_sweep(tmp_path, "sometimes")
+    assert "\n" not in str(e.value)
+
+
+def test_warm_up_shares_the_geometry_checks_between_workers(tmp_path):
+    """Two workers' warm-ups (here in turn, in this process, each with an empty cache) compute one group of
+    checks each (sweep_case.WARM_SPLIT); installed together they serve a case of the sweep without any
+    computation, and the case's results are those of a fresh computation."""
+    from urdf_dyn.jobs.sweep_case import install_geometry, run_case, warm_worker
+    data = _small()
+    data.pop("outputs")
+    data["outputs"] = {"plots": False}
+    base = tmp_path / "dig.scenario.yaml"
+    base.write_text(yaml.safe_dump(data))
+    blobs = {}
+    for i in range(2):
+        sc.geometry_cache_stats(clear=True)
+        w = warm_worker("size", data, str(base), (i, 2))
+        assert w["status"] == "ok", w["error"]
+        assert sc.geometry_cache_stats()["misses"] == (1 if i == 0 else 3)   # ranges | ISO 6015, lift, stall
+        blobs.update(w["geometry"])
+    sc.geometry_cache_stats(clear=True)
+    assert install_geometry(blobs) == 4
+    rec = run_case("size", data, str(base), tmp_path / "case")
+    assert rec["status"] == "ok", rec["error"]
+    assert sc.geometry_cache_stats()["hits"] == 4 and sc.geometry_cache_stats()["misses"] == 0
+    import json
+    report = json.loads((tmp_path / "case" / "sizing_report.json").read_text())
+    sc.geometry_cache_stats(clear=True)
+    fresh = _checks(_launch(base, data))
+    assert report["iso6015"]["bucket_digging_force_N"] == fresh["iso6015"].bucket_N
+    ranges = json.loads(json.dumps(fresh["working_range"].to_dict()))
+    assert {k: report["working_range"][k] for k in ranges} == ranges

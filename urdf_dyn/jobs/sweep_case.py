@@ -1,0 +1,140 @@
+"""One case of a load-case sweep, run in a worker process (``urdf_dyn.jobs.sweep`` plans and queues them):
+``run_case`` runs a case's job with this process's Model of its robot (read once per process) and, for
+``job: size``, its geometry-only machine checks computed once per process and robot
+(``jobs.sizing_checks.reuse_geometry_checks``); ``run_cases`` runs a group of them (one Dask task);
+``warm_worker`` loads imports, kernels and those checks before a worker's first task."""
+from __future__ import annotations
+
+import copy
+import importlib
+import json
+import os
+import time
+import warnings
+from pathlib import Path
+
+from urdf_dyn.jobs.sizing_checks import reuse_geometry_checks
+from urdf_dyn.launch.document import Launch, build_model
+from urdf_dyn.launch.registry import run_document
+from urdf_dyn.reports.sweep_results import case_metrics
+
+__all__ = ["run_case", "run_cases", "warm_worker", "install_geometry", "group_size", "one_line", "WARM_DT",
+           "WARM_SPLIT"]
+
+#: per-process cache of loaded robot descriptions: key (robot section, file path, mtime) -> Model. A Model
+#: is immutable, so cases share it; a worker reads each description once.
+_MODELS: dict = {}
+
+
+def _cached_model(data: dict, base_path: Path):
+    """This process's Model of the robot section of ``data`` (read on first use): (model, read_now)."""
+    robot = data.get("robot") or {}
+    f = (base_path.parent / str(robot.get("file", ""))).resolve()
+    try:
+        stamp = f.stat().st_mtime_ns
+    except OSError:
+        stamp = None
+    key = json.dumps([str(f), stamp, str(base_path.parent.resolve()), robot], sort_keys=True, default=str)
+    if key in _MODELS:
+        return _MODELS[key], False
+    _MODELS[key] = build_model(Launch(base_path, data))
+    return _MODELS[key], True
+
+
+def one_line(e: BaseException) -> str:
+    """``Type: message`` on one line, at most 500 characters of the message (a case's error)."""
+    return f"{type(e).__name__}: " + " ".join(str(e).split())[:500]
+
+
+def run_case(job: str, data: dict, base_path: str, case_dir) -> dict:
+    """Run one case in this process: validate ``data`` against ``job``'s schema, reuse this process's Model
+    of its robot (read on first use), run the job with outputs in ``case_dir`` and return a record:
+    status ("ok" | "failed"), error (one line), metrics (``case_metrics``), seconds (wall), cpu_seconds
+    (this process's CPU time: what the case costs on a machine shared with others), warnings (distinct
+    messages, at most 5), worker (host:pid) and model_built (True if this case read the description)."""
+    t0, c0 = time.perf_counter(), time.process_time()
+    rec = {"status": "ok", "error": None, "metrics": {}, "warnings": [], "model_built": False,
+           "worker": f"{os.uname().nodename}:{os.getpid()}"}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            model, rec["model_built"] = _cached_model(data, Path(base_path))
+            with reuse_geometry_checks():   # ISO 6015, lift chart, ranges, stall: once per robot and worker
+                result = run_document(copy.deepcopy(data), base_path, out_dir=str(case_dir), progress=False,
+                                      echo=lambda *a, **k: None, job=job, model=model)
+            res, written = result if isinstance(result, tuple) and len(result) == 2 else (result, {})
+            rec["metrics"] = case_metrics(res, written)
+        except Exception as e:  # noqa: BLE001 - a failing case is a result of the sweep, not its end
+            rec["status"], rec["error"] = "failed", one_line(e)
+    rec["warnings"] = list(dict.fromkeys(" ".join(str(w.message).split())[:300] for w in caught))[:5]
+    rec["seconds"] = time.perf_counter() - t0
+    rec["cpu_seconds"] = time.process_time() - c0
+    return rec
+
+
+def run_cases(group) -> list:
+    """Run a group of cases (``run_case`` arguments, one tuple each) one after the other in this worker: one
+    Dask task per group, so that the scheduler's per-task cost (≈ 10–30 ms) is paid once per group."""
+    return [run_case(*args) for args in group]
+
+
+#: sampling of the warm-up case [s]: coarse, so that it costs little beyond what it loads
+WARM_DT = 0.1
+
+
+#: the geometry-only checks of ``job: size`` split between the workers' warm-ups (each about half the time:
+#: the working ranges ≈ ISO 6015 + the lift chart + the stall envelopes): a worker computes one group, and
+#: the sweep hands every worker the others' results (``sizing_checks.export_geometry``/``import_geometry``)
+WARM_SPLIT = (("working_range",), ("iso6015", "lift_chart"))
+
+
+def warm_worker(job: str, data: dict, base_path: str, share=None) -> dict:
+    """Prepare this worker process before its first case: import the job's modules, read the robot of
+    ``data`` into the process's Model cache (``_cached_model``) and run ``data`` once in a temporary folder
+    with ``motion.dt`` at least ``WARM_DT`` (its record is dropped): that loads the compiled kernels (numba's
+    disk cache) and, for ``job: size``, computes the geometry-only machine checks (``run_case``), so no
+    case pays for them. ``share`` (i, n): this is worker i of n ≥ 2; its warm-up case computes only the
+    checks of ``WARM_SPLIT[i % 2]`` (the other group's sections left out of it), the sweep then installs
+    every worker's results in all (``install_geometry``).
+
+    Returns {"worker": host:pid, "seconds", "status", "error", "geometry": {key: pickled result}} (a
+    failing warm-up is not an error: the cases report it)."""
+    import tempfile
+
+    from urdf_dyn.jobs.sizing_checks import export_geometry
+    t0 = time.perf_counter()
+    importlib.import_module("urdf_dyn.jobs.sizing_job" if job == "size" else "urdf_dyn.jobs.simulate_job")
+    rec = {"status": "failed", "error": None}
+    try:
+        _cached_model(data, Path(base_path))
+        warm = copy.deepcopy(data)
+        motion = warm.get("motion")
+        if isinstance(motion, dict) and isinstance(motion.get("dt"), (int, float)):
+            motion["dt"] = max(float(motion["dt"]), WARM_DT)
+        if job == "size" and share is not None and share[1] >= 2:
+            for j, group in enumerate(WARM_SPLIT):
+                if j != share[0] % len(WARM_SPLIT):
+                    for k in group:
+                        warm[k] = None
+        with tempfile.TemporaryDirectory(prefix="urdf_dyn_warm_") as tmp:
+            rec = run_case(job, warm, base_path, Path(tmp) / "case")
+    except Exception as e:  # noqa: BLE001 - the case itself reports a bad robot section
+        rec = {"status": "failed", "error": one_line(e)}
+    return {"worker": f"{os.uname().nodename}:{os.getpid()}", "seconds": time.perf_counter() - t0,
+            "status": rec["status"], "error": rec["error"], "geometry": export_geometry()}
+
+
+def install_geometry(blobs: dict) -> int:
+    """Add other workers' geometry-only results ({key: pickled result}) to this process's cache (a Dask
+    ``client.run`` target); returns how many were new."""
+    from urdf_dyn.jobs.sizing_checks import import_geometry
+    return import_geometry(blobs)
+
+
+def group_size(n_cases: int, threads: int) -> int:
+    """Cases per task: about eight tasks per worker thread (so that the last tasks, when one worker waits for
+    the other, are short: a sweep's tail), at most 8 cases a task (Dask's per-task cost, ≈ 10–30 ms, paid
+    once per group)."""
+    return max(1, min(8, n_cases // max(1, 8 * threads)))
+
+
