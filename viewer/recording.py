@@ -28,7 +28,7 @@ def write_recording(model, path, motion=None, run=None, fps=15.0, loop_tol=1e-3)
         raise ViewerError(f"{path}: a recording is an .html file")
     if not fps > 0:
         raise ViewerError(f"{path}: fps must be > 0")
-    app = WebApp(model, motion, run=run, port=0, loop_tol=loop_tol)
+    app = WebApp(model, motion, run=run, port=0, loop_tol=loop_tol, live=False)
     try:
         mo = app.motion
         times = frame_times(float(mo.t[0]), float(mo.t[-1]), fps)
