@@ -33,7 +33,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.optimize
 
-from urdf_dyn.machines.stroke_map import StrokeMap, tip_jacobian
+from urdf_dyn.algorithms.kinematics import body_poses
+from urdf_dyn.machines.stroke_map import StrokeMap, point_jacobian, tip_jacobian
 
 __all__ = ["WorkingRange", "working_range", "WORKING_RANGE_KEYS"]
 
@@ -131,15 +132,20 @@ def working_range(model, tip, boom="boom_cyl", stick="stick_cyl", bucket="bucket
     memo = {}
 
     def at(x, which="tip"):
-        """(point (3,), d point / d strokes (3, 3)) on the interpolated map, memoised per x."""
-        key = (which, *map(float, x))
-        if key not in memo:
+        """(point (3,), d point / d strokes (3, 3)) on the interpolated map, memoised per x: the body poses
+        and G of an x are computed once for the tip and the arm and bucket pivots (the solvers' constraints
+        ask for several points at one x)."""
+        key = tuple(map(float, x))
+        m = memo.get(key)
+        if m is None:
             if len(memo) > 20_000:
                 memo.clear()
-            q, cols = smap.interpolate(dict(zip(strokes, key[1:])))
-            P, Jt = tip_jacobian(model, q[None], pts[which])
-            memo[key] = (P[0], Jt[0] @ np.column_stack([cols[c] for c in strokes]))
-        return memo[key]
+            q, cols = smap.interpolate(dict(zip(strokes, key)))
+            m = memo[key] = {"T": body_poses(model, q[None]), "G": np.column_stack([cols[c] for c in strokes])}
+        if which not in m:
+            P, Jt = point_jacobian(model, m["T"], pts[which])
+            m[which] = (P[0], Jt[0] @ m["G"])
+        return m[which]
 
     def exact(x, which="tip"):
         q = smap.pose(dict(zip(strokes, map(float, np.clip(x, lo, hi)))))
@@ -250,9 +256,14 @@ def working_range(model, tip, boom="boom_cyl", stick="stick_cyl", bucket="bucket
     out["vertical_wall_depth_m"], poses["vertical_wall_depth_m"] = best_of(
         1, [extreme(1, 2, x0, eq=wall) for x0 in starts(ok, E[:, 2])], wall)
 
-    def width(d):
-        a, b = x_extent(-d, -1), x_extent(-d, 1)
-        return (-np.inf, None) if a is None or b is None else (b[0][0] - a[0][0], (a, b))
+    widths = {}
+
+    def width(d):       # memoised: the root finder and the final pick ask again for depths already swept
+        d = float(d)
+        if d not in widths:
+            a, b = x_extent(-d, -1), x_extent(-d, 1)
+            widths[d] = (-np.inf, None) if a is None or b is None else (b[0][0] - a[0][0], (a, b))
+        return widths[d]
     depth = -out["max_digging_depth_m"][2]
     ds = np.linspace(0.0, depth, 25)
     ws = [width(d)[0] for d in ds]
