@@ -25,6 +25,7 @@ import time as _time
 import numpy as np
 
 from .backend import ViewerError
+from .webscene import set_vector
 
 __all__ = ["WebApp", "SPEEDS"]
 
@@ -227,7 +228,7 @@ class WebApp:
                 x0, y, _, W, _ = self.plot_frame
                 pos = np.array(self.cursor.position, float)
                 pos[0] = x0 + W * self.plot.fraction_at(self.time)
-                self.cursor.position = pos
+                set_vector(self.cursor, "position", pos)
             self._panel_due = True   # the panel follows at ≤ 10 Hz (_play_loop): its markdown costs the page most
 
     def panel_text(self):
