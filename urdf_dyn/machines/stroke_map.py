@@ -247,6 +247,9 @@ class StrokeMap:
         loops close within each group, so it is closed to rounding); give the result to ``tip_levers`` with
         ``hold`` to have any pose that is not closed closed there. The others go through ``pose``."""
         base = (self.q0 if q is None else np.asarray(q, float))
+        out = self._compose_known(grid, base)
+        if out is not None:
+            return out
         out = np.empty((len(grid), self.model.nv))
         for k, values in enumerate(grid):
             known = [self._done.get((c, float(x))) for c, x in values.items()]
@@ -259,4 +262,29 @@ class StrokeMap:
                 out[k] = self.pose(values, q)
         return out
 
-
+    def _compose_known(self, grid, base):
+        """``compose`` of a grid whose dicts all name the same strokes, every value of which was assembled
+        before: the same copies, a column block at a time (one group value lookup per distinct stroke value
+        instead of one per pose). None when that does not apply (``compose`` then goes pose by pose)."""
+        if not len(grid):
+            return None
+        keys = list(grid[0])
+        if any(len(g) != len(keys) for g in grid):
+            return None
+        try:
+            vals = np.array([[float(g[c]) for c in keys] for g in grid])
+        except KeyError:
+            return None
+        tables = []
+        for j, c in enumerate(keys):
+            uniq, inv = np.unique(vals[:, j], return_inverse=True)
+            known = [self._done.get((c, float(x))) for x in uniq]
+            if any(v is None for v in known):
+                return None
+            tables.append((np.array(known).reshape(len(uniq), -1), inv.reshape(-1)))
+        out = np.empty((len(grid), self.model.nv))
+        out[:] = base
+        for j, (c, (table, inv)) in enumerate(zip(keys, tables)):
+            out[:, self.groups[c]] = table[inv]
+            out[:, self.idx[c]] = vals[:, j]
+        return out

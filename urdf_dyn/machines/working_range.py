@@ -157,7 +157,8 @@ def working_range(model, tip, boom="boom_cyl", stick="stick_cyl", bucket="bucket
             smap.pose({c: float(v)})
     X = np.array(np.meshgrid(*axes, indexing="ij")).reshape(3, -1).T
     Q = smap.compose([dict(zip(strokes, map(float, x))) for x in X])
-    E = tip_jacobian(model, Q, tip)[0]
+    TQ = body_poses(model, Q)                  # one forward-kinematics pass of the grid for the three points
+    E = point_jacobian(model, TQ, tip)[0]
     bounds = list(zip(lo, hi))
     opt = dict(ftol=1e-12, maxiter=200)
 
@@ -216,8 +217,9 @@ def working_range(model, tip, boom="boom_cyl", stick="stick_cyl", bucket="bucket
             dict(type="ineq", fun=lambda x: at(x, "bucket")[0][2] - at(x)[0][2],
                  jac=lambda x: at(x, "bucket")[1][2] - at(x)[1][2])]
     Pt = E
-    Pb = tip_jacobian(model, Q, pts["bucket"])[0]
-    Ps = tip_jacobian(model, Q, pts["stick"])[0]
+    Pb = point_jacobian(model, TQ, pts["bucket"])[0]
+    Ps = point_jacobian(model, TQ, pts["stick"])[0]
+    del TQ
     down = (Pb[:, 2] > Pt[:, 2]) & (np.abs(Pt[:, 0] - Pb[:, 0]) < 0.3 * np.linalg.norm(Pt - Pb, axis=1))
     if not down.any():
         raise ValueError("the tip never hangs below the bucket pivot: no loading height")
