@@ -268,11 +268,11 @@ def working_range(model, tip, boom="boom_cyl", stick="stick_cyl", bucket="bucket
         return widths[d]
     depth = -out["max_digging_depth_m"][2]
     ds = np.linspace(0.0, depth, 25)
-    ws = [width(d)[0] for d in ds]
-    ok = [k for k, w in enumerate(ws) if w >= level_bottom]
-    if not ok:
+    # the deepest sample depth with a wide enough bottom: searched from the deepest up (the same k as
+    # sweeping all 25 depths and taking the last that passes, without the shallower ones' solves)
+    k = next((k for k in range(len(ds) - 1, -1, -1) if width(ds[k])[0] >= level_bottom), None)
+    if k is None:
         raise ValueError(f"the tip cannot sweep a {level_bottom} m level bottom at any depth")
-    k = max(ok)
     dlb = ds[k] if k + 1 == len(ds) else scipy.optimize.brentq(lambda d: width(d)[0] - level_bottom, ds[k], ds[k + 1],
                                                                 xtol=1e-6)
     (pa, qa), (pb, qb) = width(dlb)[1] if width(dlb)[1] is not None else width(ds[k])[1]
