@@ -72,19 +72,26 @@ class ForceSource:
     def _run_pins(self):
         """Pin wrenches {loop: (N, 6)} of the run's motion under its external loads (one batch)."""
         if self._pins is None:
-            from urdf_dyn import actuator_forces
-            m, mo = self.model, self.motion
-            from .rundata import external_loads
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                try:
-                    r = actuator_forces(m, mo.q, mo.qd, mo.qdd, actuated=[a.name for a in self.actuators] or None,
-                                        check=False, warn=False, f_ext=external_loads(m, self.run) or None)
-                    self._pins = {n: np.asarray(w) for n, w in r.loop_forces.items() if not n.startswith("mimic:")}
-                except (np.linalg.LinAlgError, ValueError) as e:
-                    warnings.warn(f"{self.run.folder}: pin loads not drawn ({e})", RuntimeWarning, stacklevel=2)
-                    self._pins = {}
+            run = self.run
+            with run.pin_lock:             # kept on the run: another viewer of the same run reuses them
+                if run.pin_wrenches is None:
+                    run.pin_wrenches = self._compute_run_pins()
+                self._pins = run.pin_wrenches
         return self._pins
+
+    def _compute_run_pins(self):
+        from urdf_dyn import actuator_forces
+        m, mo = self.model, self.motion
+        from .rundata import external_loads
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                r = actuator_forces(m, mo.q, mo.qd, mo.qdd, actuated=[a.name for a in self.actuators] or None,
+                                    check=False, warn=False, f_ext=external_loads(m, self.run) or None)
+                return {n: np.asarray(w) for n, w in r.loop_forces.items() if not n.startswith("mimic:")}
+            except (np.linalg.LinAlgError, ValueError) as e:
+                warnings.warn(f"{self.run.folder}: pin loads not drawn ({e})", RuntimeWarning, stacklevel=3)
+                return {}
 
     def pins_in_background(self, done=None):
         """Compute a run's pin wrenches in a thread (the browser viewer serves its page meanwhile: pin arrows

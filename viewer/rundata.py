@@ -20,6 +20,7 @@ from __future__ import annotations
 import csv
 import json
 import re
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -42,7 +43,9 @@ class RunData:
     pin_force: {loop: (N,) [N]} magnitudes from pin_loads.csv (empty without it).
     soil_force: (N, 3) [N] the soil's force on the edge in world axes, or None.  soil_depth: (N,) [m] or None.
     payload_mass: (N,) [kg] the cut soil in the bucket, or None.
-    view: the dict of view.json ({} without it)."""
+    view: the dict of view.json ({} without it).
+    pin_wrenches: the pin wrenches {loop: (N, 6)} under the run's loads, kept by the first ForceSource that
+    computes them (None before), so that the viewers drawing one run compute them once."""
     folder: Path
     motion: object
     actuators: dict = field(default_factory=dict)
@@ -52,6 +55,8 @@ class RunData:
     soil_depth: np.ndarray = None
     payload_mass: np.ndarray = None
     view: dict = field(default_factory=dict)
+    pin_wrenches: dict = field(default=None, repr=False)   # {loop: (N, 6)} once computed (forces.ForceSource)
+    pin_lock: object = field(default_factory=threading.Lock, repr=False, compare=False)
 
     @property
     def bench_height(self):
@@ -151,9 +156,43 @@ def _soil(path, t):
     return f, depth, mass
 
 
+_FILES = ("motion.npz", "actuator_forces.csv", "pin_loads.csv", "soil.csv", "view.json")
+_last = {}                 # {(folder, id(model)): (files' stamps, model, RunData)}: the last folder read
+_lock = threading.Lock()
+
+
 def read_run(folder, model):
     """The RunData of a sizing job's output folder for ``model``. Raises ViewerError naming the file: no
-    folder, no motion.npz, a motion of another robot (joints missing), an unreadable CSV."""
+    folder, no motion.npz, a motion of another robot (joints missing), an unreadable CSV.
+
+    The last folder read is kept: asked again for the same model while its files are unchanged (size and
+    modification time), the same RunData is returned — the sizing job's animation and recording read the
+    run once, and compute its pin loads once (``pin_wrenches``). Treat it as read-only."""
+    folder = Path(folder)
+    try:
+        stamp = tuple((n, st.st_mtime_ns, st.st_size) for n in _FILES
+                      if (st := _stat(folder / n)) is not None)
+        key = (str(folder.resolve()), id(model))
+    except OSError:
+        return _read_run(folder, model)
+    with _lock:
+        hit = _last.get(key)
+        if hit is not None and hit[0] == stamp and hit[1] is model:
+            return hit[2]
+        run = _read_run(folder, model)
+        _last.clear()
+        _last[key] = (stamp, model, run)
+        return run
+
+
+def _stat(path):
+    try:
+        return path.stat()
+    except FileNotFoundError:
+        return None
+
+
+def _read_run(folder, model):
     from urdf_dyn import Trajectory
     from urdf_dyn.errors import UrdfDynError
 

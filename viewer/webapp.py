@@ -25,6 +25,7 @@ import time as _time
 import numpy as np
 
 from .backend import ViewerError
+from .webscene import set_vector
 
 __all__ = ["WebApp", "SPEEDS"]
 
@@ -43,11 +44,15 @@ class WebApp:
         port: the port asked for (the next free one is taken when it is in use); host: where to listen.
         loop_tol: residual [m, rad] at which a loop segment is fully red.  speed: initial playback speed.
         forces: draw force arrows (default: a run's, or when the motion has forces).
+        live: serve a page (the default): a run's pin loads are computed in a thread while the page loads
+            (their arrows appear when ready) and a drawing thread plays the timeline; ``live=False`` (a
+            recording, ``recording.write_recording``): the pin loads first, in this thread, and no drawing
+            thread, so that every frame recorded has the same arrows whatever the machine's load.
     Attributes: server, url, port, scene (webscene.WebScene), plot (plot.ForcePlot or None), time, k.
     Raises ViewerError when viser is not installed."""
 
     def __init__(self, model, motion=None, run=None, port=8080, host="127.0.0.1", loop_tol=1e-3, speed=1.0,
-                 robot=None):
+                 robot=None, live=True):
         try:
             import viser
         except ImportError as e:
@@ -61,7 +66,7 @@ class WebApp:
         self.motion = motion
         self.robot = robot or RobotScene(model)
         self.forces = ForceSource(model, motion, run=run)
-        if run is not None and model.loops:
+        if run is not None and model.loops and live:
             self.forces._pending = True   # WebScene and the page do not wait for the pin loads
         with contextlib.redirect_stdout(io.StringIO()):   # viser's own banner: we print one line with the URL
             self.server = viser.ViserServer(host=host, port=int(port), verbose=False)
@@ -89,8 +94,9 @@ class WebApp:
         if getattr(self.forces, "_pending", False):
             self.forces.pins_in_background(done=self._pins_ready)
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._play_loop, name="urdf-dyn-web-play", daemon=True)
-        self._thread.start()
+        if live:
+            self._thread = threading.Thread(target=self._play_loop, name="urdf-dyn-web-play", daemon=True)
+            self._thread.start()
 
     # -- set-up --------------------------------------------------------------------------------------------
     def _camera(self, pts):
@@ -222,7 +228,7 @@ class WebApp:
                 x0, y, _, W, _ = self.plot_frame
                 pos = np.array(self.cursor.position, float)
                 pos[0] = x0 + W * self.plot.fraction_at(self.time)
-                self.cursor.position = pos
+                set_vector(self.cursor, "position", pos)
             self._panel_due = True   # the panel follows at ≤ 10 Hz (_play_loop): its markdown costs the page most
 
     def panel_text(self):

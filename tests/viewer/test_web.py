@@ -341,3 +341,86 @@ def test_the_sizing_job_writes_a_recording_that_plays_offline(excavator_run, bro
         assert not errors, errors
     finally:
         page.close()
+
+
+# -- the recording's fast paths (issue 27) -------------------------------------------------------------------
+def _recorded(html):
+    """[(time, message dict)] of a recording's page (viser's embedded, zstd-compressed msgpack)."""
+    import base64
+    import re
+
+    import msgspec
+    import zstandard
+    b = base64.b64decode(re.search(r'__VISER_EMBED_DATA__="([^"]*)"', html).group(1))
+    inner = zstandard.ZstdDecompressor().decompress(b[8:], max_output_size=int.from_bytes(b[:8], "little"))
+    n = int.from_bytes(inner[:8], "little")
+    return msgspec.msgpack.decode(inner[8:8 + n])["messages"]
+
+
+def test_set_vector_sends_what_viser_s_own_setter_sends():
+    """webscene.set_vector against viser's public setter (the oracle) on a second server: the same messages
+    for new values, nothing for values within np.allclose of the current one, both attributes."""
+    from urdf_dyn_viewer.webscene import set_vector
+    rng = np.random.default_rng(3)
+    servers = [viser.ViserServer(port=0, verbose=False) for _ in range(2)]
+    try:
+        recs, frames = [], []
+        for s in servers:
+            frames.append(s.scene.add_frame("/f", show_axes=False))
+            recs.append(s.get_scene_serializer())
+        p, w = rng.normal(size=3), rng.normal(size=4)
+        values = []
+        for k in range(40):
+            if k % 4 == 1:
+                p = p + 1e-9 * rng.normal(size=3)          # within allclose: no message
+                w = w * (1 + 5e-6)                         # within rtol 1e-5: no message
+            elif k % 4 == 2:
+                w = w * (1 + 2e-5)                         # just outside rtol: a message
+            else:
+                p, w = rng.normal(size=3) * 10, rng.normal(size=4)
+                w = w / np.linalg.norm(w)
+            values.append((p.copy(), w.copy()))
+        for pv, wv in values:
+            frames[0].position, frames[0].wxyz = pv, wv
+            set_vector(frames[1], "position", pv)
+            set_vector(frames[1], "wxyz", wv)
+        a, b = (_recorded(r.as_html()) for r in recs)
+    finally:
+        for s in servers:
+            s.stop()
+    assert len(a) == len(b) and a == b
+    kinds = [m["type"] for _, m in a]
+    assert 0 < kinds.count("SetPositionMessage") < 40 and 0 < kinds.count("SetOrientationMessage") < 40
+
+
+def test_a_recording_is_the_same_file_twice_and_draws_the_pins_from_its_first_frame(excavator_run, tmp_path):
+    """The pin loads are computed before the first frame (they used to arrive from a thread part-way
+    through, at a time set by the machine's load): two recordings of one run are byte-identical, and the
+    pin arrows are posed at t = 0."""
+    from urdf_dyn_viewer.recording import write_recording
+    from urdf_dyn_viewer.rundata import read_run
+    run_dir, m, _, _ = excavator_run
+    run = read_run(run_dir, m)
+    paths = [write_recording(m, tmp_path / f"r{i}.html", run=run, fps=2)[0] for i in range(2)]
+    assert paths[0].read_bytes() == paths[1].read_bytes()
+    first = [msg for t, msg in _recorded(paths[0].read_text()) if t == 0.0]
+    assert any(msg.get("name", "").startswith("/arrows/pin/") and msg["type"] == "SetPositionMessage"
+               for msg in first)
+
+
+def test_a_run_folder_is_read_once_while_its_files_are_unchanged(excavator_run):
+    """read_run returns the same RunData for the same folder and model until a file changes; the pin loads
+    of two viewers of that run are computed once."""
+    from urdf_dyn_viewer.forces import ForceSource
+    from urdf_dyn_viewer.rundata import read_run
+    run_dir, m, _, _ = excavator_run
+    a = read_run(run_dir, m)
+    assert read_run(run_dir, m) is a
+    pins = ForceSource(m, run=a)._run_pins()
+    assert pins and ForceSource(m, run=a)._run_pins() is pins
+    view = run_dir / "view.json"
+    st = view.stat()
+    os.utime(view, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+    b = read_run(run_dir, m)
+    assert b is not a and b.pin_wrenches is None
+    np.testing.assert_array_equal(b.motion.q, a.motion.q)

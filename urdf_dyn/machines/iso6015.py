@@ -270,10 +270,11 @@ class DiggingForces:
         return save_figure(fig, path)
 
 
-def _grid_forces(model, Q, cylinders, limits, acts, tip, working, include_weight, footprint, G0=None):
+def _grid_forces(model, Q, cylinders, limits, acts, tip, working, include_weight, footprint, G0=None, lvs=None):
     """Holdable forces (N,) and binding names at assembled poses Q (N, nv) for working cylinder
-    ``working``, with the lip levers (``tip_levers``), batched; also returns the levers."""
-    lvs = tip_levers(model, Q, acts, tip)
+    ``working``, with the lip levers (``tip_levers``; ``lvs`` when already computed at Q), batched; also
+    returns the levers."""
+    lvs = tip_levers(model, Q, acts, tip) if lvs is None else lvs
     J = np.array([lv.J for lv in lvs]).reshape(len(lvs), 3, len(acts))
     ci = acts.index(working)
     D = J[:, :, ci] / np.linalg.norm(J[:, :, ci], axis=1)[:, None]
@@ -343,18 +344,24 @@ def digging_forces(model, cylinders, relief, tip, holding_relief=None, include_w
     lo = np.array([smap.limits(c)[0] for c in strokes])
     hi = np.array([smap.limits(c)[1] for c in strokes])
 
+    done = {}        # the envelope grid's poses, weight forces and levers: the same for both cases
+
     def evaluate(values, working):
-        for k, c in enumerate(strokes):
-            for x in np.unique(values[:, k]):
-                smap.pose({c: float(x)})                     # each stroke assembled once, then composed
-        Q = smap.compose([dict(zip(strokes, map(float, v))) for v in values])
-        G0 = None
-        if include_weight:
-            from urdf_dyn.constraints.inverse import actuator_forces
-            z = np.zeros_like(Q)
-            af = actuator_forces(model, Q, z, z, warn=False)
-            G0 = np.asarray(af.u, float)[:, [list(af.names).index(a) for a in acts]]
-        return _grid_forces(model, Q, cylinders, limits, acts, tip, working, include_weight, footprint, G0)
+        key = values.tobytes()
+        if key not in done:
+            for k, c in enumerate(strokes):
+                for x in np.unique(values[:, k]):
+                    smap.pose({c: float(x)})                 # each stroke assembled once, then composed
+            Q = smap.compose([dict(zip(strokes, map(float, v))) for v in values])
+            G0 = None
+            if include_weight:
+                from urdf_dyn.constraints.inverse import actuator_forces
+                z = np.zeros_like(Q)
+                af = actuator_forces(model, Q, z, z, warn=False)
+                G0 = np.asarray(af.u, float)[:, [list(af.names).index(a) for a in acts]]
+            done[key] = (Q, G0, tip_levers(model, Q, acts, tip))
+        Q, G0, lvs = done[key]
+        return _grid_forces(model, Q, cylinders, limits, acts, tip, working, include_weight, footprint, G0, lvs)
 
     axes = [np.linspace(lo[k], hi[k], n[k]) for k in range(3)]
     grid = np.array(np.meshgrid(*axes, indexing="ij")).reshape(3, -1).T

@@ -16,7 +16,7 @@ from urdf_dyn.constraints.assembly import assemble
 from urdf_dyn.constraints.explicit import explicit_constraint
 from urdf_dyn.constraints.loops import LoopState
 
-__all__ = ["TipLever", "tip_lever", "close_loops", "tip_jacobian", "tip_levers", "StrokeMap"]
+__all__ = ["TipLever", "tip_lever", "close_loops", "tip_jacobian", "point_jacobian", "tip_levers", "StrokeMap"]
 
 @dataclass
 class TipLever:
@@ -85,15 +85,23 @@ def tip_jacobian(model, Q, tip):
     """Tip positions P (N, 3) [m] and linear Jacobians J_tip (N, 3, nv) in root coordinates at poses Q (N, nv),
     from the body poses of the whole batch (v_tip = Σ_j S_j q̇_j along the tip's support path: ω × r for
     revolute, the axis for prismatic joints); None for other joint types on the path or nq ≠ nv."""
+    if support_path(model, tip[0]) is None:
+        return None
+    return point_jacobian(model, body_poses(model, Q), tip)
+
+
+def point_jacobian(model, T, tip):
+    """``tip_jacobian`` from body poses T (N, NB+1, 4, 4) already computed (``body_poses``): several points
+    at the same poses then share one forward-kinematics pass. Returns (P (N, 3), J_tip (N, 3, nv)); None
+    for other joint types than revolute and prismatic on the tip's support path."""
     link, p = tip[0], np.asarray(tip[1], float)
     lf = model.link(link)
     path = support_path(model, link)
     if path is None:
         return None
-    T = body_poses(model, Q)                                 # (N, NB+1, 4, 4)
     TL = T[:, lf.body] @ np.asarray(lf.T_body_link)
     P = TL[:, :3, :3] @ p + TL[:, :3, 3]
-    Jt = np.zeros((len(Q), 3, model.nv))
+    Jt = np.zeros((len(T), 3, model.nv))
     for i in path:
         a = T[:, i, :3, :3] @ np.asarray(model.axis[i], float)
         Jt[:, :, i - 1] = _cross(a, P - T[:, i, :3, 3]) if model.jtype[i] == 0 else a
@@ -206,7 +214,7 @@ class StrokeMap:
         derivatives at the two nearest samples: (q (nv,), dq/dx (nv,)), within ~h⁴ (h ≤ ``step``) of the
         assembled pose; q is only read on c's group."""
         v, P, D = self.values[c], self.poses[c], self.slopes[c]
-        j = int(np.clip(np.searchsorted(v, x), 1, len(v) - 1))
+        j = min(max(int(np.searchsorted(v, x)), 1), len(v) - 1)   # = np.clip(..., 1, len(v) - 1), without its overhead
         h = v[j] - v[j - 1]
         t = (x - v[j - 1]) / h
         t2, t3 = t * t, t * t * t
@@ -239,6 +247,9 @@ class StrokeMap:
         loops close within each group, so it is closed to rounding); give the result to ``tip_levers`` with
         ``hold`` to have any pose that is not closed closed there. The others go through ``pose``."""
         base = (self.q0 if q is None else np.asarray(q, float))
+        out = self._compose_known(grid, base)
+        if out is not None:
+            return out
         out = np.empty((len(grid), self.model.nv))
         for k, values in enumerate(grid):
             known = [self._done.get((c, float(x))) for c, x in values.items()]
@@ -251,4 +262,29 @@ class StrokeMap:
                 out[k] = self.pose(values, q)
         return out
 
-
+    def _compose_known(self, grid, base):
+        """``compose`` of a grid whose dicts all name the same strokes, every value of which was assembled
+        before: the same copies, a column block at a time (one group value lookup per distinct stroke value
+        instead of one per pose). None when that does not apply (``compose`` then goes pose by pose)."""
+        if not len(grid):
+            return None
+        keys = list(grid[0])
+        if any(len(g) != len(keys) for g in grid):
+            return None
+        try:
+            vals = np.array([[float(g[c]) for c in keys] for g in grid])
+        except KeyError:
+            return None
+        tables = []
+        for j, c in enumerate(keys):
+            uniq, inv = np.unique(vals[:, j], return_inverse=True)
+            known = [self._done.get((c, float(x))) for x in uniq]
+            if any(v is None for v in known):
+                return None
+            tables.append((np.array(known).reshape(len(uniq), -1), inv.reshape(-1)))
+        out = np.empty((len(grid), self.model.nv))
+        out[:] = base
+        for j, (c, (table, inv)) in enumerate(zip(keys, tables)):
+            out[:, self.groups[c]] = table[inv]
+            out[:, self.idx[c]] = vals[:, j]
+        return out

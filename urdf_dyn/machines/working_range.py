@@ -33,7 +33,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.optimize
 
-from urdf_dyn.machines.stroke_map import StrokeMap, tip_jacobian
+from urdf_dyn.algorithms.kinematics import body_poses
+from urdf_dyn.machines.stroke_map import StrokeMap, point_jacobian, tip_jacobian
 
 __all__ = ["WorkingRange", "working_range", "WORKING_RANGE_KEYS"]
 
@@ -131,15 +132,20 @@ def working_range(model, tip, boom="boom_cyl", stick="stick_cyl", bucket="bucket
     memo = {}
 
     def at(x, which="tip"):
-        """(point (3,), d point / d strokes (3, 3)) on the interpolated map, memoised per x."""
-        key = (which, *map(float, x))
-        if key not in memo:
+        """(point (3,), d point / d strokes (3, 3)) on the interpolated map, memoised per x: the body poses
+        and G of an x are computed once for the tip and the arm and bucket pivots (the solvers' constraints
+        ask for several points at one x)."""
+        key = tuple(map(float, x))
+        m = memo.get(key)
+        if m is None:
             if len(memo) > 20_000:
                 memo.clear()
-            q, cols = smap.interpolate(dict(zip(strokes, key[1:])))
-            P, Jt = tip_jacobian(model, q[None], pts[which])
-            memo[key] = (P[0], Jt[0] @ np.column_stack([cols[c] for c in strokes]))
-        return memo[key]
+            q, cols = smap.interpolate(dict(zip(strokes, key)))
+            m = memo[key] = {"T": body_poses(model, q[None]), "G": np.column_stack([cols[c] for c in strokes])}
+        if which not in m:
+            P, Jt = point_jacobian(model, m["T"], pts[which])
+            m[which] = (P[0], Jt[0] @ m["G"])
+        return m[which]
 
     def exact(x, which="tip"):
         q = smap.pose(dict(zip(strokes, map(float, np.clip(x, lo, hi)))))
@@ -151,7 +157,8 @@ def working_range(model, tip, boom="boom_cyl", stick="stick_cyl", bucket="bucket
             smap.pose({c: float(v)})
     X = np.array(np.meshgrid(*axes, indexing="ij")).reshape(3, -1).T
     Q = smap.compose([dict(zip(strokes, map(float, x))) for x in X])
-    E = tip_jacobian(model, Q, tip)[0]
+    TQ = body_poses(model, Q)                  # one forward-kinematics pass of the grid for the three points
+    E = point_jacobian(model, TQ, tip)[0]
     bounds = list(zip(lo, hi))
     opt = dict(ftol=1e-12, maxiter=200)
 
@@ -210,8 +217,9 @@ def working_range(model, tip, boom="boom_cyl", stick="stick_cyl", bucket="bucket
             dict(type="ineq", fun=lambda x: at(x, "bucket")[0][2] - at(x)[0][2],
                  jac=lambda x: at(x, "bucket")[1][2] - at(x)[1][2])]
     Pt = E
-    Pb = tip_jacobian(model, Q, pts["bucket"])[0]
-    Ps = tip_jacobian(model, Q, pts["stick"])[0]
+    Pb = point_jacobian(model, TQ, pts["bucket"])[0]
+    Ps = point_jacobian(model, TQ, pts["stick"])[0]
+    del TQ
     down = (Pb[:, 2] > Pt[:, 2]) & (np.abs(Pt[:, 0] - Pb[:, 0]) < 0.3 * np.linalg.norm(Pt - Pb, axis=1))
     if not down.any():
         raise ValueError("the tip never hangs below the bucket pivot: no loading height")
@@ -250,16 +258,21 @@ def working_range(model, tip, boom="boom_cyl", stick="stick_cyl", bucket="bucket
     out["vertical_wall_depth_m"], poses["vertical_wall_depth_m"] = best_of(
         1, [extreme(1, 2, x0, eq=wall) for x0 in starts(ok, E[:, 2])], wall)
 
-    def width(d):
-        a, b = x_extent(-d, -1), x_extent(-d, 1)
-        return (-np.inf, None) if a is None or b is None else (b[0][0] - a[0][0], (a, b))
+    widths = {}
+
+    def width(d):       # memoised: the root finder and the final pick ask again for depths already swept
+        d = float(d)
+        if d not in widths:
+            a, b = x_extent(-d, -1), x_extent(-d, 1)
+            widths[d] = (-np.inf, None) if a is None or b is None else (b[0][0] - a[0][0], (a, b))
+        return widths[d]
     depth = -out["max_digging_depth_m"][2]
     ds = np.linspace(0.0, depth, 25)
-    ws = [width(d)[0] for d in ds]
-    ok = [k for k, w in enumerate(ws) if w >= level_bottom]
-    if not ok:
+    # the deepest sample depth with a wide enough bottom: searched from the deepest up (the same k as
+    # sweeping all 25 depths and taking the last that passes, without the shallower ones' solves)
+    k = next((k for k in range(len(ds) - 1, -1, -1) if width(ds[k])[0] >= level_bottom), None)
+    if k is None:
         raise ValueError(f"the tip cannot sweep a {level_bottom} m level bottom at any depth")
-    k = max(ok)
     dlb = ds[k] if k + 1 == len(ds) else scipy.optimize.brentq(lambda d: width(d)[0] - level_bottom, ds[k], ds[k + 1],
                                                                 xtol=1e-6)
     (pa, qa), (pb, qb) = width(dlb)[1] if width(dlb)[1] is not None else width(ds[k])[1]
