@@ -731,10 +731,21 @@ def body_poses(parent, jtype, axis, T_tree, q, T):
     """Forward kinematics: writes T (N, NB+1, 4, 4), the pose of every body frame in the base frame."""
     N, NB = q.shape[0], parent.shape[0] - 1
     iq = q_indices(jtype)
+    A = np.empty((4, 4))
     for n in range(N):
-        T[n, 0] = np.eye(4)
-        for i in range(1, NB + 1):
-            T[n, i] = T[n, parent[i]] @ T_tree[i] @ joint_pose(jtype[i], axis[i], q[n], iq[i])
+        for a in range(4):
+            for b in range(4):
+                T[n, 0, a, b] = 1.0 if a == b else 0.0
+        for i in range(1, NB + 1):      # T_i = (T_λ(i) T_tree,i) X_J(q): 4×4 products written out (numba's @
+            P = T[n, parent[i]]         # calls BLAS and allocates for each, ≈ 20× the arithmetic here)
+            Tt = T_tree[i]
+            for a in range(4):
+                for b in range(4):
+                    A[a, b] = P[a, 0] * Tt[0, b] + P[a, 1] * Tt[1, b] + P[a, 2] * Tt[2, b] + P[a, 3] * Tt[3, b]
+            J = joint_pose(jtype[i], axis[i], q[n], iq[i])
+            for a in range(4):
+                for b in range(4):
+                    T[n, i, a, b] = A[a, 0] * J[0, b] + A[a, 1] * J[1, b] + A[a, 2] * J[2, b] + A[a, 3] * J[3, b]
 
 
 @njit(cache=True)

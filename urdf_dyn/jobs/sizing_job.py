@@ -397,8 +397,17 @@ def _run_sizing(launch, out_dir, progress, echo, workers):
             view["payload"] = {"link": view["edge"]["link"], "com": list(sp.payload.com)}
     (outdir / "view.json").write_text(json.dumps(view, indent=1))
     written["view_json"] = str(outdir / "view.json")
-    write_animation(launch, model, traj, outdir, written, echo)
-    write_recording(launch, model, outdir, written, echo)
+    # the recording (Python building viser's messages) is written in a thread while the GIF is drawn here
+    # (OpenGL stays on the main thread, as a windowing system may require; llvmpipe's drawing releases the
+    # GIL): each keeps its own warning line, and their paths are listed in the same order as before
+    from concurrent.futures import ThreadPoolExecutor
+    gif, rec = {}, {}
+    with ThreadPoolExecutor(1, thread_name_prefix="urdf-dyn-recording") as ex:
+        recording = ex.submit(write_recording, launch, model, outdir, rec, echo)
+        write_animation(launch, model, traj, outdir, gif, echo)
+        recording.result()
+    written.update(gif)
+    written.update(rec)
     plots.wait()
     echo(head)
     echo(table)
