@@ -111,7 +111,7 @@ sys.path[:0] = {paths!r}
 import numpy as np
 t_start = time.perf_counter()
 import urdf_dyn as ud
-from run import dig_cycle
+from bench_dynamics import dig_cycle
 from urdf_dyn.simulation.simulate import Trajectory
 model, mo, _ = dig_cycle(0.01)
 Q, QD, QDD = ud.consistent_motion(model, mo, progress=False)

@@ -177,17 +177,7 @@ def test_compiled_entries_equal_the_dispatcher(arm):
     f = _calls.compiled("rnea1")
     assert callable(f)
     t1, t2 = np.empty(model.nv), np.empty(model.nv)
-    w = np.full(_calls.tree_work_size(ib.shape[0] // 3), np.nan)     # work buffer: whatever it holds is overwritten
-    assert f(ib, fb, q, qd, qdd, t1, w) == 0 and _calls._rnea1(ib, fb, q, qd, qdd, t2, w.copy()) == 0
+    assert f(ib, fb, q, qd, qdd, t1) == 0 and _calls._rnea1(ib, fb, q, qd, qdd, t2) == 0
     assert np.array_equal(t1, t2)
-    # the one-state entries on a reused buffer equal the batch kernels (no allocation inside: their work is w)
-    for what, one, batch in (("ID", lambda: ud.inverse_dynamics(model, q, qd, qdd),
-                              lambda: ud.inverse_dynamics(model, q[None], qd[None], qdd[None])[0]),
-                             ("FD", lambda: ud.forward_dynamics(model, q, qd, qdd),
-                              lambda: ud.forward_dynamics(model, q[None], qd[None], qdd[None])[0]),
-                             ("H", lambda: ud.mass_matrix(model, q), lambda: ud.mass_matrix(model, q[None])[0])):
-        a = one()
-        ud.inverse_dynamics(model, -q, 2 * qd, qdd)         # the buffer now holds another state's numbers
-        assert np.array_equal(one(), a) and np.array_equal(batch(), a), what
     H = _calls.compiled("_crba_n")(ib, fb, np.stack([q, -q]))
     assert np.array_equal(H[0], ud.mass_matrix(model, q))

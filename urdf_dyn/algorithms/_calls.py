@@ -29,10 +29,10 @@ from numba import njit, prange
 from urdf_dyn.numba_cache import install as _portable_cache
 from numba import types as nt
 
-from urdf_dyn.algorithms._kernels import _aba_p, _aba_p_w, _crba_p_w, crba_packed, rnea_packed, rnea_packed_work
+from urdf_dyn.algorithms._kernels import _aba_p, crba_packed, rnea_packed
 from urdf_dyn.algorithms._kernels import pack as _pack
 
-__all__ = ["pack", "tree_work_size", "rnea1", "aba1", "crba1", "rnea", "crba", "aba", "PARALLEL_MIN_BATCH", "entry_point"]
+__all__ = ["pack", "rnea1", "aba1", "crba1", "rnea", "crba", "aba", "PARALLEL_MIN_BATCH", "entry_point"]
 
 
 def pack(parent, jtype, axis, X_tree, I, a0):
@@ -52,81 +52,33 @@ def _finite(x):
     return True
 
 
-def tree_work_size(nb):
-    """Length of the work buffer of ``rnea1``, ``aba1`` and ``crba1`` for a packed model of nb bodies (the
-    largest of the three: ABA's)."""
-    return 92 * nb + 138
-
-
-@njit(cache=True, inline="always")
-def _take(w, o, m):
-    return w[o:o + m], o + m
-
-
 @njit(cache=True)
-def _rnea1(ib, fb, q, qd, qdd, tau, w):
+def _rnea1(ib, fb, q, qd, qdd, tau):
     """τ (nv,) of one state, no external force, into tau; status 0, or 1 for a non-finite input, 2 for a
-    non-finite result (the caller's checking path explains). q (nq,); qd, qdd (nv,); w the work buffer
-    (``tree_work_size``), so that a call allocates nothing."""
+    non-finite result (the caller's checking path explains). q (nq,); qd, qdd (nv,)."""
     if not (_finite(q) and _finite(qd) and _finite(qdd)):
         return 1
-    rnea_packed_work(ib, fb, q[None, :], qd[None, :], qdd[None, :], w[:0].reshape((0, ib.shape[0] // 3, 6)), tau[None],
-                     np.int64(0), np.int64(1), w)
+    rnea_packed(ib, fb, q[None, :], qd[None, :], qdd[None, :], np.zeros((0, ib.shape[0] // 3, 6)), tau[None],
+            np.int64(0), np.int64(1))
     return 0 if _finite(tau) else 2
 
 
 @njit(cache=True)
-def _aba1(ib, fb, q, qd, tau, qdd, w):
-    """q̈ (nv,) of one state, no external force, into qdd; status and w as ``_rnea1``."""
+def _aba1(ib, fb, q, qd, tau, qdd):
+    """q̈ (nv,) of one state, no external force, into qdd; status as ``_rnea1``."""
     if not (_finite(q) and _finite(qd) and _finite(tau)):
         return 1
-    n_ = ib.shape[0] // 3
-    E, o = _take(w, 0, 9 * n_)
-    r, o = _take(w, o, 3 * n_)
-    v, o = _take(w, o, 6 * n_)
-    c, o = _take(w, o, 6 * n_)
-    IA, o = _take(w, o, 36 * n_)
-    pA, o = _take(w, o, 6 * n_)
-    U, o = _take(w, o, 6 * n_)
-    d, o = _take(w, o, n_)
-    u, o = _take(w, o, n_)
-    a, o = _take(w, o, 6 * n_)
-    vb, o = _take(w, o, 6 * n_)
-    Ia, o = _take(w, o, 36)
-    pa, o = _take(w, o, 6)
-    w1, o = _take(w, o, 6)
-    w2, o = _take(w, o, 6)
-    fx, o = _take(w, o, 6)
-    t1, o = _take(w, o, 3)
-    t2, o = _take(w, o, 3)
-    Xs, o = _take(w, o, 36)
-    Ms, o = _take(w, o, 36)
-    _aba_p_w(ib, fb, q[None, :], qd[None, :], tau[None, :], w[:0].reshape((0, n_, 6)), qdd[None], np.int64(0),
-             np.int64(1), E.reshape((n_, 3, 3)), r.reshape((n_, 3)), v.reshape((n_, 6)), c.reshape((n_, 6)),
-             IA.reshape((n_, 6, 6)), pA.reshape((n_, 6)), U.reshape((n_, 6)), d, u, a.reshape((n_, 6)),
-             vb.reshape((n_, 6)), Ia.reshape((6, 6)), pa, w1, w2, fx, t1, t2, Xs.reshape((6, 6)), Ms.reshape((6, 6)))
+    _aba_p(ib, fb, q[None, :], qd[None, :], tau[None, :], np.zeros((0, ib.shape[0] // 3, 6)), qdd[None],
+           np.int64(0), np.int64(1))
     return 0 if _finite(qdd) else 2
 
 
 @njit(cache=True)
-def _crba1(ib, fb, q, H, w):
-    """H (nv, nv) of one state into H, which must be zero on entry; status and w as ``_rnea1``."""
+def _crba1(ib, fb, q, H):
+    """H (nv, nv) of one state into H, which must be zero on entry; status as ``_rnea1``."""
     if not _finite(q):
         return 1
-    n_ = ib.shape[0] // 3
-    E, o = _take(w, 0, 9 * n_)
-    r, o = _take(w, o, 3 * n_)
-    mC, o = _take(w, o, n_)
-    hC, o = _take(w, o, 3 * n_)
-    JC, o = _take(w, o, 9 * n_)
-    F, o = _take(w, o, 6)
-    G, o = _take(w, o, 6)
-    M, o = _take(w, o, 9)
-    g, o = _take(w, o, 3)
-    t1, o = _take(w, o, 3)
-    t2, o = _take(w, o, 3)
-    _crba_p_w(ib, fb, q[None, :], H[None], np.int64(0), np.int64(1), E.reshape((n_, 3, 3)), r.reshape((n_, 3)), mC,
-              hC.reshape((n_, 3)), JC.reshape((n_, 3, 3)), F, G, M.reshape((3, 3)), g, t1, t2)
+    crba_packed(ib, fb, q[None, :], H[None], np.int64(0), np.int64(1))
     for i in range(H.shape[0]):         # indexed, not by row views (each costs a reference count)
         for j in range(i + 1):
             if not np.isfinite(H[i, j]):
@@ -198,9 +150,9 @@ _F3 = nt.Array(nt.float64, 3, "C")   # external forces (Nf, NB+1, 6)
 _O1 = nt.Array(nt.float64, 1, "C")   # a single state's result, allocated by the caller
 _O2 = nt.Array(nt.float64, 2, "C")
 _SIGNATURES = {
-    "rnea1": (_rnea1, (_IB, _FB, _V1, _V1, _V1, _O1, _O1)),
-    "aba1": (_aba1, (_IB, _FB, _V1, _V1, _V1, _O1, _O1)),
-    "crba1": (_crba1, (_IB, _FB, _V1, _O2, _O1)),
+    "rnea1": (_rnea1, (_IB, _FB, _V1, _V1, _V1, _O1)),
+    "aba1": (_aba1, (_IB, _FB, _V1, _V1, _V1, _O1)),
+    "crba1": (_crba1, (_IB, _FB, _V1, _O2)),
     "_rnea_n": (_rnea_n, (_IB, _FB, _V2, _V2, _V2, _F3)),
     "_crba_n": (_crba_n, (_IB, _FB, _V2)),
     "_aba_n": (_aba_n, (_IB, _FB, _V2, _V2, _V2, _F3)),

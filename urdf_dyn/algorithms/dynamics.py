@@ -34,17 +34,6 @@ _ND = np.ndarray
 # Everything else (lists, other dtypes or shapes, batches, f_ext) takes the general, checking path.
 
 
-def _work(model, ib):
-    """The per-thread work buffer of the single-state entries (``_calls.tree_work_size``), held by the Model's
-    ``thread_data`` beside its ``Data``: a call allocates only its result."""
-    td = model.thread_data
-    try:
-        return td.tree_work
-    except AttributeError:
-        td.tree_work = np.empty(K.tree_work_size(ib.shape[0] // 3))
-        return td.tree_work
-
-
 def _out(x, single, what="result"):
     if not np.all(np.isfinite(x)):  # never return NaN silently (e.g. overflow from absurd inputs)
         raise StateError(f"the {what} is not finite: the inputs are out of any physical range (overflow)")
@@ -80,10 +69,10 @@ def inverse_dynamics(model, q, qd, qdd, f_ext=None):
     Raises StateError for arrays of the wrong shape or with NaN/inf."""
     if f_ext is None:
         sq, sv, _, ib, fb = model.kernel_single
-        if (q.__class__ is qd.__class__ is qdd.__class__ is _ND and q.dtype is qd.dtype is qdd.dtype is _F8
-                and q.shape == sq and qd.shape == qdd.shape == sv):
+        if (q.__class__ is _ND and qd.__class__ is _ND and qdd.__class__ is _ND and q.dtype is _F8
+                and qd.dtype is _F8 and qdd.dtype is _F8 and q.shape == sq and qd.shape == sv and qdd.shape == sv):
             tau = np.empty(sv)
-            if K.rnea1(ib, fb, q, qd, qdd, tau, _work(model, ib)) == 0:
+            if K.rnea1(ib, fb, q, qd, qdd, tau) == 0:
                 return tau
     s, single, N = batch_states(model, q=q, qd=qd, qdd=qdd)
     tau = K.rnea(*model.kernel_pack, s["q"], s["qd"], s["qdd"], f_ext_body(model, f_ext, N))
@@ -110,7 +99,7 @@ def mass_matrix(model, q):
     sq, _, sH, ib, fb = model.kernel_single
     if q.__class__ is _ND and q.dtype is _F8 and q.shape == sq:
         H = np.zeros(sH)
-        if K.crba1(ib, fb, q, H, _work(model, ib)) == 0:
+        if K.crba1(ib, fb, q, H) == 0:
             return H
     s, single, N = batch_states(model, q=q)
     return _out(K.crba(*model.kernel_pack, s["q"]), single, "mass matrix")
@@ -132,11 +121,11 @@ def forward_dynamics(model, q, qd, tau, f_ext=None, algorithm="aba"):
     positive definite (a body without mass and inertia at the end of a chain)."""
     if f_ext is None and algorithm == "aba":
         sq, sv, _, ib, fb = model.kernel_single
-        if (q.__class__ is qd.__class__ is tau.__class__ is _ND and q.dtype is qd.dtype is tau.dtype is _F8
-                and q.shape == sq and qd.shape == tau.shape == sv):
+        if (q.__class__ is _ND and qd.__class__ is _ND and tau.__class__ is _ND and q.dtype is _F8
+                and qd.dtype is _F8 and tau.dtype is _F8 and q.shape == sq and qd.shape == sv and tau.shape == sv):
             qdd = np.empty(sv)
             try:
-                if K.aba1(ib, fb, q, qd, tau, qdd, _work(model, ib)) == 0:
+                if K.aba1(ib, fb, q, qd, tau, qdd) == 0:
                     return qdd
             except ZeroDivisionError:  # a zero articulated inertia; the general path below explains
                 pass
