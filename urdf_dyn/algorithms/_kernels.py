@@ -377,34 +377,6 @@ def rnea_packed(ib, fb, q, qd, qdd, f_ext, tau, n0, n1):
               np.empty(3), np.empty(3))
 
 
-@njit(cache=True)
-def rnea_work_size(nb):
-    """Length of ``rnea_packed_work``'s work buffer for a packed model of nb bodies."""
-    return 36 * nb + 24
-
-
-@njit(cache=True)
-def rnea_packed_work(ib, fb, q, qd, qdd, f_ext, tau, n0, n1, w):
-    """``rnea_packed`` on the caller's work buffer w (``rnea_work_size``): a single-state caller that keeps w
-    allocates nothing."""
-    n_ = ib.shape[0] // 3
-    o = 0
-    E = w[o:o + 9 * n_].reshape((n_, 3, 3))
-    o += 9 * n_
-    r = w[o:o + 3 * n_].reshape((n_, 3))
-    o += 3 * n_
-    v = w[o:o + 6 * n_].reshape((n_, 6))
-    o += 6 * n_
-    a = w[o:o + 6 * n_].reshape((n_, 6))
-    o += 6 * n_
-    f = w[o:o + 6 * n_].reshape((n_, 6))
-    o += 6 * n_
-    vb = w[o:o + 6 * n_].reshape((n_, 6))
-    o += 6 * n_
-    _rnea_p_w(ib, fb, q, qd, qdd, f_ext, tau, n0, n1, E, r, v, a, f, vb, w[o:o + 6], w[o + 6:o + 12], w[o + 12:o + 18],
-              w[o + 18:o + 21], w[o + 21:o + 24])
-
-
 @njit(cache=True, _nrt=False)
 def _rnea_p_w(ib, fb, q, qd, qdd, f_ext, tau, n0, n1, E, r, v, a, f, vb, w1, w2, fx, t1, t2):
     """``rnea_packed``'s loops on its work arrays, without numba's reference counting (each row view such as E[i]

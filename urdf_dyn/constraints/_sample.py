@@ -16,8 +16,8 @@ from numba import njit
 
 from urdf_dyn.numba_cache import install as _portable_cache
 
-from urdf_dyn.algorithms._kernels import rnea_packed_work, rnea_work_size
-from urdf_dyn.constraints._kernels import loop_geometry, loop_velocity
+from urdf_dyn.algorithms._kernels import rnea_packed
+from urdf_dyn.constraints._kernels import loop_geometry, loop_velocity, loop_work
 from urdf_dyn.constraints._linalg import _cp_lu, _explicit, _forces, _loop_lambda
 
 __all__ = ["actuation_work", "actuate", "set_size", "iw_rank", "explicit_G", "one_layout", "actuation_one"]
@@ -25,10 +25,10 @@ __all__ = ["actuation_work", "actuate", "set_size", "iw_rank", "explicit_G", "on
 _portable_cache()   # the kernels' numba cache, shared by checkouts of the same sources
 
 # the float buffer's parts (offsets in iw[0:_NF + 1]) and the int buffer's (offsets in iw[_NF + 1:_HEAD])
-_KE, _KK, _VJ, _DL, _G, _GG, _LU, _X, _A, _BB, _AW, _M, _L, _Y, _C, _CT, _MR, _LR, _NU, _W, _F, _AC, _RW, _WS = range(24)
-_NF = 24
-_ROWS, _DEP, _FREE, _RED, _PERM, _IPERM, _NZ, _PROW, _PCOL, _PFREE, _IQ = range(11)
-_NI = 11
+_KE, _KK, _VJ, _DL, _G, _GG, _LU, _X, _A, _BB, _AW, _M, _L, _Y, _C, _CT, _MR, _LR, _NU, _W, _F, _AC = range(22)
+_NF = 22
+_ROWS, _DEP, _FREE, _RED, _PERM, _IPERM, _NZ, _PROW, _PCOL, _PFREE = range(10)
+_NI = 10
 _R = _NF + 1 + _NI + 1          # iw[_R]: r (−1 before the first state), iw[_R + 1]: n − r, iw[_R + 2]: rank of A
 _HEAD = _R + 3
 
@@ -40,11 +40,9 @@ def actuation_work(n, R, RA, p):
     parts' offsets and the independent set's size r (−1: not chosen yet)."""
     nmax = min(R, n)
     s = min(n, p)
-    nb = n + 1
     fsz = (RA * n, RA, RA, RA, n * n, n, nmax * nmax, (nmax + 1) * (n + 1), n * p, n, n * p, s * s, s * s,
-           max(n, p), R * nmax, R * nmax, nmax * nmax, nmax * nmax, nmax, max(nmax, n), n, R * n,
-           rnea_work_size(nb), 9 * nb + 3 * nb + 9 * nb + 3 * nb + 6 * nb * 4 + 6 * RA + 6 * nb + 45 + 15 + 36)
-    isz = (nmax, nmax, n, R, nmax, n, R, nmax, nmax, n, nb)
+           max(n, p), R * nmax, R * nmax, nmax * nmax, nmax * nmax, nmax, max(nmax, n), n, R * n)
+    isz = (nmax, nmax, n, R, nmax, n, R, nmax, nmax, n)
     iw = np.zeros(_HEAD + sum(isz), np.int64)
     o = 0
     for c in range(_NF):
@@ -58,44 +56,7 @@ def actuation_work(n, R, RA, p):
         o += isz[c]
     iw[_NF + 1 + _NI] = o
     iw[_R] = -1
-    ws = _loop_ws(fw, iw, n, RA)          # as ``loop_work`` makes it: E0[0] = 1, iq = −1
-    for a in range(3):
-        ws[2][0, a, a] = 1.0
-    ws[10][:] = -1
     return fw, iw
-
-
-@njit(cache=True)
-def _loop_ws(fw, iw, n, RA):
-    """``loop_work(n, RA)``'s tuple as views of the workspace (its bool part ``sub`` a new array)."""
-    nb = n + 1
-    o = iw[_WS]
-    E = fw[o:o + 9 * nb].reshape((nb, 3, 3))
-    o += 9 * nb
-    r = fw[o:o + 3 * nb].reshape((nb, 3))
-    o += 3 * nb
-    E0 = fw[o:o + 9 * nb].reshape((nb, 3, 3))
-    o += 9 * nb
-    r0 = fw[o:o + 3 * nb].reshape((nb, 3))
-    o += 3 * nb
-    S = fw[o:o + 6 * nb].reshape((nb, 6))
-    o += 6 * nb
-    S0 = fw[o:o + 6 * nb].reshape((nb, 6))
-    o += 6 * nb
-    T0 = fw[o:o + 6 * RA].reshape((RA, 6))
-    o += 6 * RA
-    v0 = fw[o:o + 6 * nb].reshape((nb, 6))
-    o += 6 * nb
-    a0 = fw[o:o + 6 * nb].reshape((nb, 6))
-    o += 6 * nb
-    vb = fw[o:o + 6 * nb].reshape((nb, 6))
-    o += 6 * nb
-    m3 = fw[o:o + 45].reshape((5, 3, 3))
-    o += 45
-    v3 = fw[o:o + 15].reshape((5, 3))
-    o += 15
-    v6 = fw[o:o + 36].reshape((6, 6))
-    return (E, r, E0, r0, S, S0, T0, v0, a0, np.zeros(nb, np.bool_), _i1(iw, _IQ, nb), vb, m3, v3, v6)
 
 
 @njit(cache=True, inline="always")
@@ -302,7 +263,9 @@ def actuation_one(parent, jtype, axis, Et, rt, ib, fb, lp_p, lp_s, lp_XP, lp_XS,
     n − r, number over the limit, max|res|, max|τ_ID|): status 0 ok; 1 inconsistent state; 2 a non-finite
     input or result; 3 the reference must decide (``actuate``). τᵃ = −damping q̇ − stiffness (q − q_ref)
     (the tree joints' passive forces; (0,) arrays for none). One buffer for all of them: a call from
-    Python unboxes one array, not eight."""
+    Python unboxes one array, not eight. RNEA's and the loop terms' small work arrays are allocated per call:
+    measured side by side, that is cheaper than carving them from a kept buffer (each view costs a reshape and
+    a reference count)."""
     n = parent.shape[0] - 1
     p = act_col.shape[0]
     L = lp_p.shape[0]
@@ -327,8 +290,7 @@ def actuation_one(parent, jtype, axis, Et, rt, ib, fb, lp_p, lp_s, lp_XP, lp_XS,
         for j in range(n):
             if not np.isfinite(x[c, j]):
                 return
-    rnea_packed_work(ib, fb, x[0:1], x[1:2], x[2:3], f_ext, tau, np.int64(0), np.int64(1),
-                     fw[iw[_RW]:iw[_RW + 1]])
+    rnea_packed(ib, fb, x[0:1], x[1:2], x[2:3], f_ext, tau, np.int64(0), np.int64(1))
     t = tau[0]
     for j in range(n):              # τ_ID = τ − τᵃ, τᵃ rounded as ``passive_forces`` rounds it
         ta = -damping[j] * x[1, j] if damping.shape[0] else 0.0
@@ -336,7 +298,7 @@ def actuation_one(parent, jtype, axis, Et, rt, ib, fb, lp_p, lp_s, lp_XP, lp_XS,
             ta = ta - stiffness[j] * (x[0, j] - q_ref[j])
         t[j] -= ta
     s = actuate(parent, jtype, axis, Et, rt, lp_p, lp_s, lp_XP, lp_XS, lp_axis, lp_mode, row_loop, row_T, nrows,
-                act_col, x[0], x[1], x[2], t, pref, Wi, rtol, check, tol, _loop_ws(fw, iw, n, row_loop.shape[0]), fw, iw,
+                act_col, x[0], x[1], x[2], t, pref, Wi, rtol, check, tol, loop_work(n, row_loop.shape[0]), fw, iw,
                 u, res, lam)
     out[0] = s
     if s != 0:
