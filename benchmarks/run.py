@@ -107,83 +107,89 @@ def verdicts(per, bat, thr, cl, traj, cid, anim, start, wall, mem):
 
 WHY = """## Reading these numbers
 
-The machine has 2 cores shared by about eight developers; this run's 1-minute load average was 11.6–12.6
-(`uptime`), i.e. every process got about a sixth of a core. Absolute times are several times the quiet
-figures of the previous round (Pinocchio's UR5 RNEA 1.43 µs here, 0.97 µs then); what carries over is the
-ratio to the peer measured in the same process a moment apart. The two-thread batched ratio (1.46×) is
-contention, not code: the batched kernels are unchanged since the last round's 0.51×, and with twelve
-runnable processes a second thread mostly waits for a core; the one-thread ratio (0.37×) is met. Only the
-sections of the issue's ratio targets were rerun (`--only "closed-loop ID,closed-loop FD,batched ID threads,
-tree per call"`); install, first job and sweep were measured by hand on this loaded machine (below), where a
-wall-clock verdict cannot be fair.
+Measured on a quiet machine (no other developer's process; the load average of each section is in the line at
+the top): ratios are ours / the peer's in the same process a moment apart. The machine is a 2-core
+Firecracker VM whose timings still move by ±5–10 % run to run; a ratio within that of its target (UR5 ID at
+1.5×, one state of `constrained_forward_dynamics` at 3×) can fall either side of it in another run.
 
-## What this round (issue 27) built
+## What issue 27 built
 
-- **Lean core install.** Core: numpy, scipy, numba, lxml, yourdfpy, xacro, PyYAML, matplotlib, tqdm, pydantic
-  (what the main job imports). Extras: `[sweep]` dask[distributed] + pyarrow, `[ros]` mcap +
-  mcap-ros2-support, `[gauss]` sympy, `[video]` imageio-ffmpeg (.mp4 only; 165 MB), `[viewer]`, `[mujoco]`,
-  `[all]`; `[test]` pulls `[all]`. A command that needs a missing extra answers with one line and exit
-  status 2 (`urdf_dyn.extras.require`, tests/test_extras.py): `urdf-dyn sweep` in the lean venv printed
-  `urdf-dyn: error: the load-case sweep needs distributed, which is not installed: pip install 'urdf_dyn[sweep]'`.
-  README command 1 is unchanged (`python3 -m venv .venv && .venv/bin/pip install -q -e '.[viewer]' &&
-  .venv/bin/urdf-dyn run scenarios/excavator_dig.scenario.yaml`) and ran to completion (all 14 outputs,
-  GIF included) in the lean venv, which holds no dask, pyarrow, sympy or mcap.
-  Measured: `python3 -m venv` + `pip install -q -e '.[viewer]'` (pip cache warm) **256 s at load ≈ 11, 851 MB**
-  (before: 68 s quiet, 1.2 GB); moving imageio-ffmpeg to `[video]` afterwards takes 165 MB off (≈ 686 MB).
-- **Single-state calls on a `Data` workspace.** `constrained_forward_dynamics` (default `nullspace`) runs
-  `constraints._path.forward_path`, the compiled copy of RBDA §8.5 method 3 (K, k, G, g by complete pivoting,
-  Gᵀ H G ÿ = Gᵀ(τ − C − H g), minimum-norm λ), 1 018 µs → 23.6 µs (3.0× mj_forward);
-  `actuator_forces` and `constrained_inverse_dynamics` keep an `ActuationPlan` in the Data (205 µs → 46 µs);
-  each is called through its compiled entry point (`_calls.entry_point`: numba's dispatcher types each of
-  `actuation_path`'s 34 arguments on every call otherwise). Without a `data=` argument a per-thread Data of
-  the Model is used (`urdf_dyn.model.default_data`). Near a change of mobility, with inconsistent loops or a
-  non-finite value, the readable path answers (and warns or raises) as before.
-  tests/constraints/test_single_state.py holds all three to the readable reference on every robot with
-  loops (q̈, u, τ_ID, G, ranks, independent sets ≤ 1e-12 relative; λ and loop forces ≤ 1e-8: the reference's
-  SVD truncates below rtol·σ_max where the compiled path drops the redundant rows, and the two minimum-norm
-  answers differ by the file-rounded loops' inconsistency, 4e-9 on the shared excavator; oracles: virtual
-  work Kᵀλ = H q̈ + C − τ and K G = 0).
-- **Compile.** tests/jobs/test_compile_variants.py fails if any numba kernel of urdf_dyn holds more than one
-  signature after the main job (it passes). numba's cache is now shared by every checkout of the same
-  sources: the cache folder is keyed by the kernel modules' contents (was: mtimes) and a package-relative
-  locator (`urdf_dyn.numba_cache`) replaces numba's folder named by the absolute source path
-  (tests/algorithms/test_kernel_cache.py: a second clone loads, 0 compilations).
-- **Sweep.** Cases go to Dask in groups (`sweep.run_cases`, about four tasks per worker thread, ≤ 8 cases
-  each) and every worker is warmed before the first case (`sweep.warm_worker`: the job's imports and the
-  Model). tests/jobs/test_sweep.py passes (15).
+- **Lean core install.** Core dependencies are what the main job imports; `[sweep]` (dask, pyarrow), `[ros]`
+  (mcap), `[gauss]` (sympy), `[video]` (imageio-ffmpeg), `[viewer]`, `[mujoco]`, `[all]`; a command that needs
+  a missing extra names it in one line, exit status 2 (`urdf_dyn.extras.require`).
+- **Single-state calls on a `Data`.** `actuator_forces` and `constrained_inverse_dynamics` at one state run
+  `constraints._sample.actuation_one` on an `ActuationPlan` kept in the Data: the independent set of RBDA §8.8
+  is kept between calls and re-checked (not re-chosen by complete pivoting each time), every work array of
+  the linear algebra is a view of the plan's workspace, the passive forces, the finiteness and limit tests
+  and the loop wrenches are computed in the kernel, the state goes in and every result comes out through one
+  buffer (one array to unbox), and the result's arrays are views of one copy of it (`OneStateForces`).
+  The per-sample step is the same compiled function (`actuate`) that `_path.actuation_path` runs for N
+  states, so one state and a batch cannot drift apart. `constrained_forward_dynamics` builds its kernel
+  arguments once per setting. Tests hold all of them to the readable reference on every robot with loops
+  (tests/constraints/test_single_state.py, ≤ 1e-12 relative for u, τ_ID, q̈; λ to 1e-8, the minimum-norm
+  answers of two rank cut-offs).
+- **Compile.** Every kernel compiles one variant in the main job (tests/jobs/test_compile_variants.py counts
+  numba's signatures); the cache is keyed by the kernel modules' contents and shared by checkouts
+  (tests/algorithms/test_kernel_cache.py, which also fails if a module with compiled code is left out of
+  the key).
+- **Sweeps** (RESULTS_sweep.md): the geometry-only machine checks (ISO 6015, lift chart, working ranges,
+  stall envelopes) are computed once per worker and robot file (keyed by its SHA-256 and the scenario keys
+  each reads; split between the two workers' warm-ups), per-case plots are off unless `sweep.plots: true`,
+  cases go to Dask in groups, each worker warms up with one coarse case.
+- **The warm job**: working ranges with one forward-kinematics pass per stroke point, `body_poses` with its
+  4×4 products written out (the 9 261-pose grid 0.22 → 0.06 s), the recording's poses set without viser's
+  per-call setter (5.7 → ~2 s), the GIF drawn while a thread writes the recording.
 
 ## Why the misses remain, and what would close them
 
-- **One state of `actuator_forces` (9.1× mj_inverse; target 3×).** The same compiled path costs 8.8 µs per
-  sample in batches; one state pays ≈ 37 µs more. In-process profile (cProfile, 3 000 calls, 0.93 s):
-  the kernel call 0.32 s (34 %; with N = 1 it allocates its work arrays and chooses the independent set by
-  complete pivoting on every call), `_one_state`'s own lines 0.28 s (the three state copies into the
-  workspace, the loop wrenches' product, the result object), `ActuationPlan._one` 0.11 s (passive forces,
-  the entry call's 34 arguments), numpy reductions 0.10 s (finiteness and limit tests). What would close it: keep the chosen set and the work arrays in the Data
-  between calls (as `fast_qdd` keeps its rows) and pass them to the kernel; return λ's loop wrenches from
-  the kernel as `forward_path` does.
-- **One state of `constrained_forward_dynamics` (3.04×; target 3×).** The kernel also re-chooses the set and
-  allocates ≈ 25 arrays per call; the same two changes would close it.
-- **One call UR5 ID / FD, Panda ID (1.54× / 1.52× / 1.93×; target 1.5×).** Measured at load 12, Pinocchio's
-  figures themselves moved by 1.5×; at the previous quiet run they were 1.7× / 1.4× / 1.4×. The kernel
-  shells allocate 11–20 work arrays per call (≈ 50 ns each); the next step is the Data holding them.
-- **Install (≤ 25 s, ≤ 600 MB).** What remains is numba + llvmlite (208 MB), scipy (143 MB), numpy (73 MB),
-  and yourdfpy's `trimesh[easy]` (embreex 43 MB, networkx 19 MB, shapely, …): the core would need a URDF
-  reader without yourdfpy's trimesh extras to fall under 600 MB.
-- **First job with an empty numba cache (≤ 20 s)** and **README command 1 (≤ 45 s)**: not measurable fairly at
-  load 9–12 (the lean venv's first job took 575 s wall for 70 s of CPU). Compile profile of the job with an
-  empty cache (numba's compile events, exclusive wall seconds, run at `nice 19` beside the others, so
-  preemption lands in whichever kernel was compiling; 311 s in all): every kernel compiled exactly once (×1),
-  no duplicate variant; the largest are the LU/explicit-constraint helpers (`_lu_solve_cols`, `_explicit`),
-  `motion_path`, the RNEA core `_rnea_p_w`, `actuation_path`, `loop_geometry`, then 12 `np.empty`
-  specialisations (8 s). What would close it: fewer, larger compiled units are not cheaper in numba; kernels
-  compiled ahead of time into the wheel (numba.pycc successor or a shipped cache), and the portable cache
-  built here means a second clone or a CI checkout of the same sources compiles nothing.
-- **Sweep at 10 cases/s.** A case of the main job costs 1.7 s of CPU at 50 ms sampling and 5 s at 10 ms
-  (RESULTS_sweep.md), almost all of it outside the dynamics (0.19 s for 21 k samples): the machine checks
-  (ISO 6015, lift chart, envelopes) and seven PNG plots per case. Computing the geometry-only checks once per
-  robot file and a `plots: false` default for cases need hooks in `jobs/sizing_job.py` and the scenario
-  schema (`launch/document.py`), which this branch does not own; not done.
+- **One state of `actuator_forces` (3.5× `mj_inverse`, from 42×).** Measured pieces (quiet, in process):
+  the kernel itself 9.2 µs in compiled code (RNEA 1.5, K and δ 1.6, k 0.4, G by LU of K_d and its re-check
+  1.55, λ through the independent rows 2.1, A and u 0.4, the rest the consistency check, allocation of
+  RNEA's and the loop terms' work arrays and the loop wrenches), unboxing its 30 arguments ≈ 1.5 µs, the
+  Python around it ≈ 5 µs (the keyword wrapper, the plain-array test, copying the state in, the result
+  object). `mj_inverse` does the whole of its work in 5 µs. What would close it: the state's linear algebra
+  in one pass specialised to the planar loops (8 of K's 20 rows carry the rank: the redundant rows are
+  exactly zero out of plane, and λ's least-squares step could skip them before factorising), and a call
+  path with fewer arguments (a numba structref holding the plan, if its functions can be cached).
+  Carving RNEA's and the loop terms' work arrays from the kept buffer was tried and measured slower (18.9
+  against 18.0 µs): a view costs a reshape and a reference count, about what an allocation costs.
+- **One call UR5 ID / H / FD and Panda H (1.5–2.0× Pinocchio).** Our kernels allocate their work arrays
+  (a kept buffer was tried and measured slower: UR5 ID 2.36 against 2.17 µs, FD 4.05 against 3.72 µs); the
+  Python around them is ≈ 0.6 µs (type, dtype and shape tests, the result's allocation), the entry ≈ 0.25 µs,
+  so at UR5's size the fixed cost is a third of the call. CRBA is the largest gap (UR5 2.0×): Pinocchio fills
+  only the upper triangle of H and its CRBA kernel is ≈ 0.3 µs faster than ours; ours computes the
+  composite inertias in the (m, h, Ī) form and writes both triangles. At 30 bodies the same kernels are
+  0.8–1.4× Pinocchio.
+- **Two threads, batched ID (0.77× `rneaInParallel`; one thread 0.55×).** Pinocchio's OpenMP split scales
+  almost perfectly from 1 to 2 threads here (0.98 → 0.48 µs/sample); ours goes 0.54 → 0.37 µs/sample:
+  numba's `prange` over chunks pays its thread pool's start and a barrier per call, ≈ 1.5 ms at N = 10 000.
+  A persistent pool (numba's `threading_layer` with workqueue warmed) or larger N closes it.
+- **Install (62 s, 741 MB; targets 25 s, 600 MB).** numba + llvmlite 208 MB, scipy 143 MB, numpy 73 MB,
+  matplotlib + fonttools 65 MB, yourdfpy's `trimesh[easy]` (embreex 43 MB, networkx 19 MB, shapely, rtree,
+  manifold3d: ≈ 90 MB; urdf_dyn reads the elements through yourdfpy and needs none of them), the viewer
+  extra (viser, zstandard, pyglet, pillow ≈ 70 MB). The time is pip unpacking and byte-compiling these
+  wheels (from its cache). A core without yourdfpy's extras and without scipy would reach ≈ 500 MB; neither
+  is our code to cut (the project's rule is libraries over own code).
+- **First job with an empty numba cache (≈ 79 s here; target 20 s) and README command 1 (≈ 140 s; target
+  45 s).** Compile profile of the main job (numba's compile events, exclusive seconds, measured at load ≈ 4
+  so ≈ 2.5× the quiet figures; 109 s of 137 s wall): `_rnea_p_w` 13.8, `actuate` 12.3, `loop_geometry` 10.5,
+  `actuation_one` 7.2, `motion_path` 6.1, `actuation_path` 5.8, `pack` 5.6, `loop_velocity` 2.7,
+  `_loop_lambda` 2.7, `body_poses` 2.6, … — every kernel once (×1). The big ones inline many small helpers
+  (`inline="always"`), which LLVM then optimises as one large function; compiling them separately would
+  trade compile time for speed. What would close it: compiled kernels shipped in the wheel (numba's AOT
+  successor, or a cache built at install time), `pack` (run once per Model) in plain numpy. The portable
+  cache means a second clone or CI checkout of the same sources compiles nothing.
+- **The warm job (≈ 9.5 s without the GIF, ≈ 13 s with it; targets 3 s and 4.5 s).** The job grew in
+  issues 25–26 (design cases, stall envelopes over 2 197 poses, working ranges, ISO 6015 grid, HTML
+  recording). Profile of a warm run (cProfile, quiet): GIF drawn by software OpenGL and the HTML recording
+  ≈ 5 s together (overlapped), machine checks 2.7 s (working ranges 1.3, ISO 6015 0.7, lift chart 0.7),
+  imports ≈ 3 s (numba and its first call, scipy.optimize, matplotlib, trimesh via yourdfpy, viser), model
+  1.1 s, design 0.5 s, stall 0.6 s. What would close it: the geometry-only checks kept on disk between runs
+  (keyed as the sweep keys them in memory: robot file SHA-256, the scenario keys they read, and the
+  library's version), fewer animation frames, and the imports that only the outputs need deferred.
+- **Sweep at 10 cases/s** (RESULTS_sweep.md): start-up alone (Python, imports, LocalCluster, the workers'
+  warm-up with the geometry checks) exceeds the 4 s that 40 cases at 10 cases/s allow; a case costs ≈ 0.6
+  core-s, of which the dynamics is 0.04 s and the CSV tables ≈ 0.17 s.
 """
 
 

@@ -59,19 +59,19 @@ def actuation_work(n, R, RA, p):
     return fw, iw
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _f1(fw, iw, part, m):
     o = iw[part]
     return fw[o:o + m]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _f2(fw, iw, part, a, b):
     o = iw[part]
     return fw[o:o + a * b].reshape((a, b))
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _i1(iw, part, m):
     o = iw[_NF + 1 + part]
     return iw[o:o + m]

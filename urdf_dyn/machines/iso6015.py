@@ -143,7 +143,9 @@ def digging_forces_at(model, q, cylinders, relief, holding_relief, tip, include_
     if model.has_constraints and np.max(np.abs(LoopState(model, q).deltas()), initial=0.0) > 1e-8:
         raise ValueError("q is not assembled (loop residual > 1e-8): assemble it first (ud.assemble)")
     z = np.zeros(model.nv)
-    a0 = actuator_forces(model, q, z, z, warn=False)
+    # f_ext={}: the same (batch) path as the loaded call below, so that their difference holds no rounding
+    # of two paths (the single-state path answers equally to 1e-12, but not bit for bit)
+    a0 = actuator_forces(model, q, z, z, warn=False, f_ext={})
     names = tuple(a0.names)
     link, p = tip[0], np.asarray(tip[1], float)
     lv = tip_lever(model, q, names, (link, p))

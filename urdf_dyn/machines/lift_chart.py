@@ -94,7 +94,9 @@ def lift_point(model, q, cylinders, load, polygon, lift_cylinder="boom_cyl", lif
         raise ValueError("lift_point needs lift_pressure [Pa] with cylinders")
     hold = lift_pressure if holding_pressure is None else holding_pressure
     z = np.zeros(model.nv)
-    a0 = actuator_forces(model, q, z, z, warn=False)
+    # f_ext={}: the same (batch) path as the loaded call below, so that their difference holds no rounding
+    # of two paths (the single-state path answers equally to 1e-12, but not bit for bit)
+    a0 = actuator_forces(model, q, z, z, warn=False, f_ext={})
     a1 = actuator_forces(model, q, z, z, warn=False, f_ext=_load_wrench(model, q, link, p, 1.0))
     Lh, lim = np.inf, ""
     for name, cyl in cylinders.items():
