@@ -142,44 +142,46 @@ Firecracker VM whose timings still move by ±5–10 % run to run; a ratio within
 
 ## Why the misses remain, and what would close them
 
-- **One state of `actuator_forces` (3.5× `mj_inverse`, from 42×).** Measured pieces (quiet, in process):
+- **One state of `actuator_forces` (3.7× `mj_inverse`, from 42×).** Measured pieces (quiet, in process):
   the kernel itself 9.2 µs in compiled code (RNEA 1.5, K and δ 1.6, k 0.4, G by LU of K_d and its re-check
   1.55, λ through the independent rows 2.1, A and u 0.4, the rest the consistency check, allocation of
-  RNEA's and the loop terms' work arrays and the loop wrenches), unboxing its 30 arguments ≈ 1.5 µs, the
-  Python around it ≈ 5 µs (the keyword wrapper, the plain-array test, copying the state in, the result
+  RNEA's and the loop terms' work arrays and the loop wrenches), unboxing its 30 arguments ≈ 2.5 µs, the
+  Python around it ≈ 6 µs (the keyword wrapper, the plain-array test, copying the state in, the result
   object). `mj_inverse` does the whole of its work in 5 µs. What would close it: the state's linear algebra
   in one pass specialised to the planar loops (8 of K's 20 rows carry the rank: the redundant rows are
   exactly zero out of plane, and λ's least-squares step could skip them before factorising), and a call
   path with fewer arguments (a numba structref holding the plan, if its functions can be cached).
   Carving RNEA's and the loop terms' work arrays from the kept buffer was tried and measured slower (18.9
   against 18.0 µs): a view costs a reshape and a reference count, about what an allocation costs.
-- **One call UR5 ID / H / FD and Panda H (1.5–2.0× Pinocchio).** Our kernels allocate their work arrays
+- **One state of `constrained_forward_dynamics` (3.02×: 23.6 against 7.82 µs; 2.6× in a quiet run earlier the
+  same day, where `mj_forward` took 9.2 µs).** In process: the compiled entry 15.5 µs, the Python around it
+  ≈ 8 µs. `forward_path` still re-chooses the independent set by complete pivoting and allocates ≈ 25 work
+  arrays at every call; the kept set and workspace that `actuation_one` now has would close it.
+- **One call UR5 ID and H, Panda H (1.58×, 1.88×, 1.91×; UR5 FD 1.49×, Panda ID and FD met).** Panda H's
+  4.24 µs is this run's outlier (2.4–2.6 µs, 1.6×, in five side-by-side runs before it). Our kernels allocate their work arrays
   (a kept buffer was tried and measured slower: UR5 ID 2.36 against 2.17 µs, FD 4.05 against 3.72 µs); the
   Python around them is ≈ 0.6 µs (type, dtype and shape tests, the result's allocation), the entry ≈ 0.25 µs,
   so at UR5's size the fixed cost is a third of the call. CRBA is the largest gap (UR5 2.0×): Pinocchio fills
   only the upper triangle of H and its CRBA kernel is ≈ 0.3 µs faster than ours; ours computes the
   composite inertias in the (m, h, Ī) form and writes both triangles. At 30 bodies the same kernels are
   0.8–1.4× Pinocchio.
-- **Two threads, batched ID (0.77× `rneaInParallel`; one thread 0.55×).** Pinocchio's OpenMP split scales
-  almost perfectly from 1 to 2 threads here (0.98 → 0.48 µs/sample); ours goes 0.54 → 0.37 µs/sample:
-  numba's `prange` over chunks pays its thread pool's start and a barrier per call, ≈ 1.5 ms at N = 10 000.
-  A persistent pool (numba's `threading_layer` with workqueue warmed) or larger N closes it.
-- **Install (62 s, 741 MB; targets 25 s, 600 MB).** numba + llvmlite 208 MB, scipy 143 MB, numpy 73 MB,
+- **Install (44.5 s, 741 MB; targets 25 s, 600 MB).** numba + llvmlite 208 MB, scipy 143 MB, numpy 73 MB,
   matplotlib + fonttools 65 MB, yourdfpy's `trimesh[easy]` (embreex 43 MB, networkx 19 MB, shapely, rtree,
   manifold3d: ≈ 90 MB; urdf_dyn reads the elements through yourdfpy and needs none of them), the viewer
   extra (viser, zstandard, pyglet, pillow ≈ 70 MB). The time is pip unpacking and byte-compiling these
-  wheels (from its cache). A core without yourdfpy's extras and without scipy would reach ≈ 500 MB; neither
-  is our code to cut (the project's rule is libraries over own code).
-- **First job with an empty numba cache (≈ 79 s here; target 20 s) and README command 1 (≈ 140 s; target
-  45 s).** Compile profile of the main job (numba's compile events, exclusive seconds, measured at load ≈ 4
-  so ≈ 2.5× the quiet figures; 109 s of 137 s wall): `_rnea_p_w` 13.8, `actuate` 12.3, `loop_geometry` 10.5,
-  `actuation_one` 7.2, `motion_path` 6.1, `actuation_path` 5.8, `pack` 5.6, `loop_velocity` 2.7,
-  `_loop_lambda` 2.7, `body_poses` 2.6, … — every kernel once (×1). The big ones inline many small helpers
+  wheels (from its cache). Without yourdfpy's `trimesh[easy]` the environment would be ≈ 650 MB; scipy,
+  numba and numpy are most of the rest (the project's rule is libraries over own code).
+- **First job with an empty numba cache (54 s; target 20 s) and README command 1 (98 s; target 45 s).**
+  Compile profile of the main job (numba's compile events, exclusive seconds, quiet; 49.7 s of 58.8 s
+  wall): `_rnea_p_w` 6.3, `actuate` 5.4, `loop_geometry` 4.4, `actuation_path` 4.3, `motion_path` 2.7,
+  `_loop_lambda` 2.2, `pack` 2.0, `loop_velocity` 1.2, `body_poses` 1.1, `joint_pose` 1.1, … — every kernel
+  once (×1). Making `actuate`'s workspace views ordinary calls instead of inlined ones took 4.8 s off;
+  the main job no longer compiles a single-state kernel. The big ones inline many small helpers
   (`inline="always"`), which LLVM then optimises as one large function; compiling them separately would
   trade compile time for speed. What would close it: compiled kernels shipped in the wheel (numba's AOT
   successor, or a cache built at install time), `pack` (run once per Model) in plain numpy. The portable
   cache means a second clone or CI checkout of the same sources compiles nothing.
-- **The warm job (≈ 9.5 s without the GIF, ≈ 13 s with it; targets 3 s and 4.5 s).** The job grew in
+- **The warm job (7.2 s without the GIF, 10.3 s with it; targets 3 s and 4.5 s).** The job grew in
   issues 25–26 (design cases, stall envelopes over 2 197 poses, working ranges, ISO 6015 grid, HTML
   recording). Profile of a warm run (cProfile, quiet): GIF drawn by software OpenGL and the HTML recording
   ≈ 5 s together (overlapped), machine checks 2.7 s (working ranges 1.3, ISO 6015 0.7, lift chart 0.7),
@@ -187,7 +189,7 @@ Firecracker VM whose timings still move by ±5–10 % run to run; a ratio within
   1.1 s, design 0.5 s, stall 0.6 s. What would close it: the geometry-only checks kept on disk between runs
   (keyed as the sweep keys them in memory: robot file SHA-256, the scenario keys they read, and the
   library's version), fewer animation frames, and the imports that only the outputs need deferred.
-- **Sweep at 10 cases/s** (RESULTS_sweep.md): start-up alone (Python, imports, LocalCluster, the workers'
+- **Sweep at 10 cases/s (1.55 cases/s; RESULTS_sweep.md)**: start-up alone (Python, imports, LocalCluster, the workers'
   warm-up with the geometry checks) exceeds the 4 s that 40 cases at 10 cases/s allow; a case costs ≈ 0.6
   core-s, of which the dynamics is 0.04 s and the CSV tables ≈ 0.17 s.
 """
