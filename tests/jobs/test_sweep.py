@@ -268,8 +268,9 @@ def test_real_scheduler_and_worker_give_the_same_table(local_sweep, tmp_path):
 def test_interrupted_sweep_resumes_with_only_the_missing_cases(tmp_path):
     """Ctrl-C (SIGINT to the process group, as a terminal sends it) during ``urdf-dyn sweep``: the finished
     cases stay; the rerun computes only the others, and the table has every case."""
-    masses = [0.0, 500.0, 1000.0, 1500.0, 2000.0, 2500.0]
-    # plots: each case draws its PNGs (≈ 1 s), so that the sweep is still running when Ctrl-C comes
+    # 20 cases with their plots (≈ 0.5–1 s each): the sweep is still running when Ctrl-C comes, however fast
+    # the machine (with 6 cases a quiet machine finished them between the check below and the signal)
+    masses = [125.0 * i for i in range(20)]
     f = _write_sweep(tmp_path, {"payload.mass": masses}, tmp_path / "out", workers=1, plots=True)
     cases = tmp_path / "out" / "cases"
     p = subprocess.Popen([PY, "-m", "urdf_dyn.cli", "sweep", str(f)], stdout=subprocess.PIPE,
