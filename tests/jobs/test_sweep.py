@@ -273,8 +273,11 @@ def test_interrupted_sweep_resumes_with_only_the_missing_cases(tmp_path):
     masses = [125.0 * i for i in range(20)]
     f = _write_sweep(tmp_path, {"payload.mass": masses}, tmp_path / "out", workers=1, plots=True)
     cases = tmp_path / "out" / "cases"
+    # SIGINT as a terminal's shell leaves it (default): a library earlier in the same pytest process may have
+    # set it to "ignored", which a child inherits across exec, and the child would then never see Ctrl-C
     p = subprocess.Popen([PY, "-m", "urdf_dyn.cli", "sweep", str(f)], stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True, start_new_session=True)
+                         stderr=subprocess.PIPE, text=True, start_new_session=True,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         _wait_for(lambda: len(list(cases.glob("*.json"))) >= 2 or p.poll() is not None, 240, "no case finished")
         assert p.poll() is None, "the sweep ended before it could be interrupted"
