@@ -5,11 +5,18 @@ part of the repository): the environment variable ``URDF_DYN_SHARED`` (the share
 ``data/``), else the folder ``shared`` beside the repository. Where neither exists (a user's clone), the
 tests that need it skip with ``needs_shared``'s reason. Tests live in folders that mirror the package
 (``tests/constraints/`` for ``urdf_dyn/constraints/``, ...); helpers importable by every test sit here and
-in ``_robots.py``."""
+in ``_robots.py``.
+
+The sizing job's disk cache of geometry-only checks (``urdf_dyn.jobs.disk_cache``) is off in the tests
+(``URDF_DYN_CACHE=off``, inherited by the CLI's subprocesses), so that no test's result depends on what an
+earlier test or run left in the user's cache; tests/jobs/test_sweep_geometry.py turns it on, in a
+temporary folder, to test it."""
 import os
 from pathlib import Path
 
 import pytest
+
+os.environ["URDF_DYN_CACHE"] = "off"
 
 #: the repository root
 ROOT = Path(__file__).resolve().parents[1]

@@ -224,3 +224,130 @@ def test_warm_up_shares_the_geometry_checks_between_workers(tmp_path):
     assert report["iso6015"]["bucket_digging_force_N"] == fresh["iso6015"].bucket_N
     ranges = json.loads(json.dumps(fresh["working_range"].to_dict()))
     assert {k: report["working_range"][k] for k in ranges} == ranges
+
+
+# --- between runs: the disk cache (jobs.disk_cache) -----------------------------------------------------
+
+@pytest.fixture
+def disk(tmp_path, monkeypatch):
+    """The disk cache on, in a temporary folder."""
+    from urdf_dyn.jobs import disk_cache
+    monkeypatch.setenv("URDF_DYN_CACHE", "on")
+    monkeypatch.setenv("URDF_DYN_CACHE_DIR", str(tmp_path / "cache"))
+    sc.served_from_disk(clear=True)
+    return disk_cache.cache_dir()
+
+
+def _refuse(*a, **k):
+    raise AssertionError("computed, though an earlier run kept the result")
+
+
+def test_a_second_run_takes_the_checks_from_disk_and_they_are_the_fresh_ones(fresh, disk, monkeypatch):
+    first = _checks(_launch(ROOT / "scenarios" / "x.yaml", _small()))
+    assert sc.served_from_disk() == [] and len(list(disk.glob("*.pkl"))) == 4
+    # a second run: a new model of the same robot; nothing may be computed (the check functions refuse)
+    import urdf_dyn.machines.iso6015 as iso
+    import urdf_dyn.machines.lift_chart as lc
+    import urdf_dyn.machines.stall as stall
+    import urdf_dyn.machines.working_range as wr
+    for mod, name in ((iso, "digging_forces"), (lc, "lift_chart"), (wr, "working_range"), (stall, "stall_envelopes")):
+        monkeypatch.setattr(mod, name, _refuse)
+    data = _small()
+    data["soil"]["preset"] = "gravel"                # a load case the checks do not read
+    second = _checks(_launch(ROOT / "scenarios" / "x.yaml", data))
+    assert sc.served_from_disk() == ["iso6015", "lift_chart", "working_range", "stall"]
+    for k in (*CHECKS, "stall"):
+        assert _same(second[k], fresh[k]), k         # the oracle: computed with no cache at all
+        assert _same(first[k], fresh[k]), k
+    assert second["iso6015"].bucket_N > 5e4
+
+
+def test_the_disk_cache_recomputes_what_changed(fresh, disk, tmp_path):
+    """Another bore (a section the key reads), another robot (the model's content: the stick cylinder's
+    stroke in a copy of the URDF), other library sources and a corrupt file are each computed again; with
+    URDF_DYN_CACHE=off nothing is read or written."""
+    from urdf_dyn.jobs import disk_cache
+    _checks(_launch(ROOT / "scenarios" / "x.yaml", _small()))
+    data = _small()
+    data["actuators"]["cylinders"]["bucket_cyl"]["bore"] = 0.13
+    bigger = _checks(_launch(ROOT / "scenarios" / "x.yaml", data))
+    assert sc.served_from_disk() == ["working_range"]          # the only one that does not read actuators
+    assert bigger["iso6015"].bucket_N != fresh["iso6015"].bucket_N
+    robot = tmp_path / "excavator.urdf"
+    text = (ROOT / "robots" / "excavator.urdf").read_text()
+    old = 'lower="-1.209324428991" upper="0.294675571009"'
+    robot.write_text(text.replace(old, 'lower="-1.059324428991" upper="0.294675571009"'))
+    data = _small(iso6015=None, lift_chart=None, design=None)
+    data["robot"]["file"] = str(robot)
+    sc.served_from_disk(clear=True)
+    changed = _checks_ranges(tmp_path, data)
+    assert sc.served_from_disk() == []
+    assert _diff(changed.to_dict(), fresh["working_range"].to_dict()) is not None
+    # other library sources: another file name, computed again
+    files = set(disk.glob("*.pkl"))
+    old_lib = disk_cache.library_digest()
+    disk_cache._library = "another version"
+    try:
+        _checks_ranges(tmp_path, data)
+        assert sc.served_from_disk() == [] and len(set(disk.glob("*.pkl")) - files) == 1
+    finally:
+        disk_cache._library = old_lib
+    # a truncated file: ignored, computed again, rewritten
+    for f in disk.glob("*.pkl"):
+        f.write_bytes(f.read_bytes()[:100])
+    again = _checks_ranges(tmp_path, data)
+    assert sc.served_from_disk() == [] and _same(again, changed)
+    assert _same(_checks_ranges(tmp_path, data), changed) and sc.served_from_disk() == ["working_range"]
+
+
+def test_cache_off_reads_and_writes_nothing(disk, tmp_path, monkeypatch):
+    monkeypatch.setenv("URDF_DYN_CACHE", "off")
+    data = _small(iso6015=None, lift_chart=None, design=None)
+    _checks_ranges(tmp_path, data)
+    _checks_ranges(tmp_path, data)
+    assert sc.served_from_disk() == [] and not disk.exists()
+
+
+def test_no_cache_option_turns_the_disk_cache_off(monkeypatch):
+    """``urdf-dyn run|size|sweep --no-cache``: the job runs with the disk cache off (and its workers, by the
+    environment); without the option it stays on."""
+    import urdf_dyn.jobs.sweep_job as sweep_job
+    import urdf_dyn.launch as launch_pkg
+    from urdf_dyn.cli.main import main
+    from urdf_dyn.jobs import disk_cache
+    seen = []
+    record = lambda *a, **k: seen.append(disk_cache.enabled())
+    monkeypatch.setattr(launch_pkg, "run_launch", record)
+    monkeypatch.setattr(sweep_job, "run_sweep_file", record)
+    for cmd in ("run", "size", "sweep"):
+        monkeypatch.setenv("URDF_DYN_CACHE", "on")
+        assert main([cmd, "x.yaml"]) == 0
+        assert main([cmd, "x.yaml", "--no-cache"]) == 0
+    assert seen == [True, False] * 3
+
+
+def test_a_second_run_copies_the_plots_of_the_kept_checks(disk, tmp_path, monkeypatch):
+    """A geometry check's plot is a function of its result alone: drawn once, kept beside the result, and a
+    later run that takes the result from disk copies the plot (byte for byte) without drawing it; a sink that
+    draws nothing (a sweep's cases) gets no copy either."""
+    from urdf_dyn.jobs.sizing_job import NoPlots
+    from urdf_dyn.reports.plotting import PlotWorker
+    data = _small(iso6015=None, lift_chart=None, design=None)      # the working ranges alone: quick
+    launch = _launch(tmp_path / "x.yaml", data)
+    frames = {n: Frame(f.link, tuple(f.xyz), tuple(f.rpy)) for n, f in launch.doc.frames.items()}
+
+    def run(name, plots):
+        (tmp_path / name).mkdir()
+        plotted = {}
+        sc.served_from_disk(clear=True)
+        out = sc.machine_checks(launch, build_model(launch), {}, frames, plots, tmp_path / name, plotted)
+        return out["working_range"], plotted.get("working_range_png")
+
+    result, png = run("first", PlotWorker(parallel=False))
+    assert sc.served_from_disk() == [] and png and Path(png).stat().st_size > 10_000
+    monkeypatch.setattr(type(result), "plot", _refuse)
+    _, png2 = run("second", PlotWorker(parallel=False))
+    assert sc.served_from_disk() == ["working_range"]
+    assert Path(png2).read_bytes() == Path(png).read_bytes() and Path(png2).parent.name == "second"
+    _, none = run("third", NoPlots())
+    assert none is None and not list((tmp_path / "third").iterdir())

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import warnings
 
@@ -297,14 +298,16 @@ def _join_negative_vectors(argv):
     """argparse takes '-0.5,1' for an option; join such a value to its vector option ('--tau=-0.5,1')."""
     out, i = [], 0
     while i < len(argv):
-        a = argv[i]
-        if a in _VECTOR_OPTIONS and i + 1 < len(argv) and argv[i + 1][:1] == "-" and (argv[i + 1][1:2].isdigit() or argv[i + 1][1:2] == "."):
-            out.append(f"{a}={argv[i + 1]}")
-            i += 2
-            continue
-        out.append(a)
-        i += 1
+        a, nxt = argv[i], (argv[i + 1] if i + 1 < len(argv) else "")
+        joined = a in _VECTOR_OPTIONS and nxt[:1] == "-" and (nxt[1:2].isdigit() or nxt[1:2] == ".")
+        out.append(f"{a}={nxt}" if joined else a)
+        i += 2 if joined else 1
     return out
+
+
+def _no_cache_option(p):
+    p.add_argument("--no-cache", action="store_true", help="recompute the geometry-only machine checks (ISO 6015, "
+                   "lift chart, working ranges, stall envelopes), not reuse an earlier run's (URDF_DYN_CACHE=off)")
 
 
 def cmd_size(args):
@@ -398,6 +401,7 @@ def main(argv=None) -> int:
     s.add_argument("--schema", nargs="?", const="", metavar="JOB",
                    help="print the JSON Schema of scenario files (of one job, or of all) and exit")
     s.add_argument("--out-dir", help="override outputs.directory")
+    _no_cache_option(s)
     s.set_defaults(func=cmd_launch)
     s = sub.add_parser("view", help="play a robot, a trajectory or a sizing run (window, browser with --web, or "
                        "offscreen to PNG/GIF/MP4)")
@@ -425,6 +429,7 @@ def main(argv=None) -> int:
     s = sub.add_parser("size", help="actuator sizing: forces, power, pressures, pin loads along a motion")
     s.add_argument("launch_file")
     s.add_argument("--out-dir", help="override outputs.directory")
+    _no_cache_option(s)
     s.set_defaults(func=cmd_size)
     s = sub.add_parser("sweep", help="load-case sweep on Dask: a table per case, the envelope, plots")
     s.add_argument("launch_file", help="launch file with a sweep: section")
@@ -433,6 +438,7 @@ def main(argv=None) -> int:
     s.add_argument("--trust-scheduler", action="store_true", help="use the file's sweep.scheduler address (Dask "
                    "unpickles what a scheduler sends: a hostile address RUNS CODE; default: refused)")
     s.add_argument("--out-dir", help="override outputs.directory")
+    _no_cache_option(s)
     s.set_defaults(func=cmd_sweep)
     s = sub.add_parser("excavator", help="build an excavator URDF with its loops from a side-view pin table (YAML)")
     s.add_argument("pins", metavar="PINS.yaml", help="pin table (urdf_dyn.machines.pin_table)")
@@ -470,6 +476,8 @@ def main(argv=None) -> int:
         warnings.showwarning = _one_line_warning
     if args.trust_xacro_all:
         args.trust_xacro = True
+    if getattr(args, "no_cache", False):    # run, size, sweep: read by jobs.disk_cache, here and in the workers
+        os.environ["URDF_DYN_CACHE"] = "off"
     try:
         from urdf_dyn.io.xacro_safe import trusting
         with trusting(bool(getattr(args, "trust_xacro", False))):

@@ -8,8 +8,11 @@ envelopes depend only on the robot and on a few scenario sections, never on the 
 payload. Inside ``reuse_geometry_checks()`` (the sweep's ``run_case``) each is computed once per key — the
 SHA-256 of the robot file's bytes, the ``robot`` section and the sections the check reads
 (``GEOMETRY_KEYS``) — and later cases get their own copy (unpickled). A sweep that varies one of those
-sections, or the robot file, gets a different key and a fresh computation. Outside that block nothing is
-cached."""
+sections, or the robot file, gets a different key and a fresh computation.
+
+Between runs (issue 27, the warm job): the same results are kept on disk (``jobs.disk_cache``), keyed
+also by the model's content and the library's sources, so that a second run of the same machine takes them
+from there; ``URDF_DYN_CACHE=off`` or ``urdf-dyn run --no-cache`` recomputes them."""
 from __future__ import annotations
 
 import contextlib
@@ -18,11 +21,13 @@ import json
 import pickle
 import threading
 from collections import OrderedDict
+from pathlib import Path
 
 import numpy as np
 
 __all__ = ["tipping_polygon_of", "machine_checks", "stability_check", "GEOMETRY_KEYS", "geometry_key",
-           "reuse_geometry_checks", "geometry_cached", "geometry_cache_stats", "export_geometry", "import_geometry"]
+           "reuse_geometry_checks", "geometry_cached", "geometry_cache_stats", "export_geometry", "import_geometry",
+           "served_from_disk", "geometry_plot"]
 
 #: the scenario sections each geometry-only check reads (besides the robot): its cache key. Whole sections,
 #: so that any key inside them (a bore, a frame, a published figure) changes the key.
@@ -35,6 +40,8 @@ GEOMETRY_KEYS = {
 _CACHE_SIZE = 32                      # entries: a sweep over a few robot files and cylinder sets
 _cache: "OrderedDict[str, object]" = OrderedDict()
 _stats = {"hits": 0, "misses": 0}
+_from_disk: list = []
+_kept: dict = {}                     # check -> its result's file in the disk cache (this job)
 _lock = threading.Lock()              # the cache is per process; a Dask worker may run cases in threads
 _local = threading.local()            # reuse_geometry_checks is per thread: only the sweep's cases use it
 
@@ -77,30 +84,85 @@ def reuse_geometry_checks():
         _local.depth -= 1
 
 
-def geometry_cached(launch, check: str, compute, extra=None):
-    """``compute()`` — or, inside ``reuse_geometry_checks``, a copy of the result stored under
-    ``geometry_key(launch, check, extra)``, computed on the first call with that key. The cache holds the
-    result pickled, so each case unpickles its own copy (a case that changed its copy cannot change
-    another's; 20 ms for the 13 MB stall envelopes, a deep copy takes 80 ms). Errors are not stored."""
-    if not getattr(_local, "depth", 0):
+def geometry_cached(launch, check: str, compute, extra=None, model=None):
+    """``compute()`` — or a copy of the result stored under ``geometry_key(launch, check, extra)``:
+
+    - inside ``reuse_geometry_checks`` (a sweep's cases), the result computed on the first call with that
+      key in this process, held pickled, so each case unpickles its own copy (a case that changed its copy
+      cannot change another's; 20 ms for the 13 MB stall envelopes, a deep copy takes 80 ms);
+    - with ``model`` given and the disk cache on (``jobs.disk_cache``: ``URDF_DYN_CACHE``, ``urdf-dyn run
+      --no-cache``), the result an earlier run kept on disk for the same key, the same model content and
+      the same library sources; a result computed here is kept there.
+
+    Errors are not stored. ``served_from_disk()`` lists the checks this process took from the disk."""
+    from urdf_dyn.jobs import disk_cache
+    reuse = getattr(_local, "depth", 0)
+    on_disk = model is not None and disk_cache.enabled()
+    if not reuse and not on_disk:
         return compute()
     key = geometry_key(launch, check, extra)
-    with _lock:
-        blob = _cache.get(key)
+    if reuse:
+        with _lock:
+            blob = _cache.get(key)
+            if blob is not None:
+                _stats["hits"] += 1
+                _cache.move_to_end(key)
+            else:
+                _stats["misses"] += 1
         if blob is not None:
-            _stats["hits"] += 1
-            _cache.move_to_end(key)
-        else:
-            _stats["misses"] += 1
-    if blob is not None:
-        return pickle.loads(blob)
-    result = compute()
-    blob = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
-    with _lock:
-        _cache[key] = blob
-        while len(_cache) > _CACHE_SIZE:
-            _cache.popitem(last=False)
+            return pickle.loads(blob)
+    result = disk_cache.load(key, model) if on_disk else None
+    if result is not None:
+        with _lock:
+            _from_disk.append(check)
+            _kept[check] = disk_cache.path_of(key, model)
+    else:
+        result = compute()
+        if on_disk and disk_cache.store(key, model, result):
+            with _lock:
+                _kept[check] = disk_cache.path_of(key, model)
+    if reuse:
+        blob = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
+        with _lock:
+            _cache[key] = blob
+            while len(_cache) > _CACHE_SIZE:
+                _cache.popitem(last=False)
     return result
+
+
+def served_from_disk(clear=False) -> list:
+    """The checks ("iso6015", "lift_chart", "working_range", "stall") this process took from the disk cache,
+    in order; ``clear`` empties the list and forgets the kept results' files (a job calls it at its start)."""
+    with _lock:
+        out = list(_from_disk)
+        if clear:
+            _from_disk.clear()
+            _kept.clear()
+    return out
+
+
+def geometry_plot(plots, check: str, path, fn, *args):
+    """Submit the plot ``fn(*args)`` (which writes ``path``) of the geometry-only ``check`` to ``plots`` —
+    or, when the check's result is kept on disk (``geometry_cached`` with a model) and an earlier run kept
+    its plot, copy that plot to ``path``. A plot drawn here is kept beside its result. Returns what
+    ``plots.submit`` returns (str(path); None from a sink that draws nothing)."""
+    from urdf_dyn.jobs import disk_cache
+    with _lock:
+        result_path = _kept.get(check)
+    if result_path is None or not getattr(plots, "draws", True):
+        return plots.submit(path, fn, *args)
+    kept = disk_cache.kept_plot_path(result_path, Path(path).name)
+    if disk_cache.copy_out(kept, path):
+        return str(path)
+    return plots.submit(path, _draw_and_keep, kept, path, fn, *args)
+
+
+def _draw_and_keep(kept, path, fn, *args):
+    """``fn(*args)``, then a copy of ``path`` kept as ``kept`` (in a plot worker: module level, picklable)."""
+    from urdf_dyn.jobs import disk_cache
+    out = fn(*args)
+    disk_cache.keep_file(path, kept)
+    return out
 
 
 def export_geometry() -> dict:
@@ -201,13 +263,14 @@ def machine_checks(launch, model, cyl, frames, plots, outdir, plotted):
     """ISO 6015, the lift chart and the working ranges, when asked (they do not depend on the motion:
     computed first, so that their plots are drawn while the motion is), each plot submitted to ``plots`` as
     soon as its result exists (its path put in ``plotted``). Returns {name: result}."""
-    from urdf_dyn.reports.report import sizing_plot
     doc = launch.doc
     out = {}
     polygon = tipping_polygon_of(launch)
     if doc.iso6015 is not None:
-        out["iso6015"] = geometry_cached(launch, "iso6015", lambda: _iso6015(launch, model, cyl, frames, polygon))
-        plotted["envelope_png"] = sizing_plot(plots, "envelope_png", outdir, out["iso6015"])
+        out["iso6015"] = geometry_cached(launch, "iso6015", lambda: _iso6015(launch, model, cyl, frames, polygon),
+                                         model=model)
+        path = Path(outdir) / "digging_envelope.png"
+        plotted["envelope_png"] = geometry_plot(plots, "iso6015", path, out["iso6015"].plot_envelope, path)
     if doc.lift_chart is not None:
         from urdf_dyn.machines.lift_chart import LiftChartOptions, lift_chart
         lc = doc.lift_chart
@@ -221,8 +284,9 @@ def machine_checks(launch, model, cyl, frames, plots, outdir, plotted):
                 return lift_chart(model, cyl, opts)
             except (KeyError, ValueError) as e:
                 raise launch.err("lift_chart", e.args[0]) from None
-        out["lift_chart"] = geometry_cached(launch, "lift_chart", _lift)
-        plotted["lift_chart_png"] = sizing_plot(plots, "lift_chart_png", outdir, out["lift_chart"])
+        out["lift_chart"] = geometry_cached(launch, "lift_chart", _lift, model=model)
+        path = Path(outdir) / "lift_chart.png"
+        plotted["lift_chart_png"] = geometry_plot(plots, "lift_chart", path, out["lift_chart"].plot, path)
     if doc.working_range is not None:
         from urdf_dyn.machines.working_range import working_range
         tip = _frame(launch, frames, "working_range.tip", doc.working_range.tip)
@@ -232,8 +296,9 @@ def machine_checks(launch, model, cyl, frames, plots, outdir, plotted):
                 return working_range(model, (tip.link, tuple(tip.xyz)), reference=ref)
             except (KeyError, ValueError) as e:
                 raise launch.err("working_range", e.args[0]) from None
-        out["working_range"] = geometry_cached(launch, "working_range", _ranges)
-        plotted["working_range_png"] = sizing_plot(plots, "working_range_png", outdir, out["working_range"])
+        out["working_range"] = geometry_cached(launch, "working_range", _ranges, model=model)
+        path = Path(outdir) / "working_range.png"
+        plotted["working_range_png"] = geometry_plot(plots, "working_range", path, out["working_range"].plot, path)
     return out
 
 

@@ -62,7 +62,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from urdf_dyn.jobs.sizing_checks import machine_checks, stability_check
+from urdf_dyn.jobs.sizing_checks import machine_checks, served_from_disk, stability_check
 from urdf_dyn.jobs.sizing_schema import SizeDocument
 from urdf_dyn.launch.document import (build_model, joint_vector, output_dir, run_staged, write_animation,
                                       write_recording)
@@ -242,6 +242,7 @@ class NoPlots:
     """The plot sink of ``outputs.plots: false``: the interface of ``reports.plotting.PlotWorker`` that draws
     nothing; ``submit`` returns None (the output is then left out of the job's list of files)."""
     parallel = False
+    draws = False
 
     def submit(self, path, fn, *args):
         """Draw nothing; returns None."""
@@ -317,6 +318,7 @@ def _run_sizing(launch, out_dir, progress, echo, workers):
         plots = NoPlots()
     workers.append(plots)
     plotted = {}
+    served_from_disk(clear=True)
     machine = machine_checks(launch, model, cyl, frames, plots, outdir, plotted)
     Q, QD, QDD = consistent_motion(model, motion, progress=progress)
     f_ext, soil_info, models = {}, None, None
@@ -365,6 +367,11 @@ def _run_sizing(launch, out_dir, progress, echo, workers):
         stall = run_stall(launch, model, cyl, frames, machine["design"].pins.specs if machine["design"].pins else None)
         if stall is not None:
             machine["stall"] = stall
+    reused = served_from_disk()
+    if reused:
+        from urdf_dyn.jobs.disk_cache import cache_dir
+        echo(f"reused from an earlier run of this machine (same robot, sections and library): {', '.join(reused)} "
+             f"(kept in {cache_dir()}; --no-cache recomputes)")
     traj = Trajectory(t, Q, QD, QDD, np.zeros_like(Q), np.zeros(len(Q)), model.joint_names,
                       {"job": "size", "launch": str(launch.path)})
     written["motion_npz"] = traj.save(outdir / "motion.npz")

@@ -50,7 +50,7 @@ def run_stall(launch, model, cyl, frames, pins):
             raise launch.err("design", str(e)) from None
     # geometry only (no motion, soil or payload): computed once per sweep and robot (sizing_checks)
     pin_specs = {n: [p.joint, p.count] for n, p in pins.items()}
-    return geometry_cached(launch, "stall", compute, extra={"pins": pin_specs})
+    return geometry_cached(launch, "stall", compute, extra={"pins": pin_specs}, model=model)
 
 
 def report_stall(stall, design, md, js, out, outdir, plots):
@@ -96,7 +96,9 @@ def report_stall(stall, design, md, js, out, outdir, plots):
     js["stall"] = env.summary()
     if pl is not None:
         out["pin_design_loads_csv"] = str(write_pin_loads(pl, outdir / "pin_design_loads.csv", design.damage, csv))
-    out["stall_envelopes_png"] = plots.submit(outdir / "stall_envelopes.png", env.plot, outdir / "stall_envelopes.png")
+    from urdf_dyn.jobs.sizing_checks import geometry_plot
+    out["stall_envelopes_png"] = geometry_plot(plots, "stall", outdir / "stall_envelopes.png", env.plot,
+                                               outdir / "stall_envelopes.png")
     peaks = {n: pl.cycle_peak(n)[0] for n in pl.names} if pl is not None else {}
     out["pin_design_loads_png"] = plots.submit(outdir / "pin_design_loads.png", plot_design_loads, dl, peaks,
                                                outdir / "pin_design_loads.png")
