@@ -408,6 +408,42 @@ def test_a_recording_is_the_same_file_twice_and_draws_the_pins_from_its_first_fr
                for msg in first)
 
 
+def test_the_jobs_recording_process_writes_what_the_job_itself_would(excavator_run, tmp_path, monkeypatch):
+    """launch.document.RecordingTask: the sizing job writes its recording in a forked process while it draws
+    the GIF. Its file is byte-identical to the one written in the job's own process; a child that dies
+    without answering leaves the job to write the file itself; a recording the viewer cannot write is one
+    warning line, as before."""
+    import yaml
+    from urdf_dyn.launch.document import Launch, RecordingTask, validate, write_recording
+    from urdf_dyn.jobs.sizing_schema import SizeDocument
+    import urdf_dyn.launch.document as document
+    run_dir, m, _, _ = excavator_run
+    data = yaml.safe_load((ROOT / "scenarios" / "excavator_dig.scenario.yaml").read_text())
+    data["robot"]["file"] = str(EXCAVATOR)
+    data["outputs"] = {"directory": str(run_dir), "recording": "rec.html", "animation_fps": 2}
+    launch = Launch(tmp_path / "x.yaml", data)
+    validate(launch, SizeDocument, job="size")
+    here, lines = {}, []
+    write_recording(launch, m, run_dir, here, lines.append)
+    ours = Path(here["recording"]).read_bytes()
+    task = RecordingTask(launch, m, run_dir, lines.append)
+    assert task._proc is not None                       # forked (pytest's main thread, Linux)
+    out = {}
+    task.finish(out)
+    assert Path(out["recording"]).read_bytes() == ours and not lines
+    Path(out["recording"]).unlink()
+    monkeypatch.setattr(document, "_record_child", lambda *a: os._exit(3))   # dies without a word
+    out = {}
+    RecordingTask(launch, m, run_dir, lines.append).finish(out)
+    assert Path(out["recording"]).read_bytes() == ours and not lines
+    monkeypatch.undo()
+    import urdf_dyn_viewer.recording as rec
+    monkeypatch.setattr(rec, "record_run", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("no viser here")))
+    out = {}
+    RecordingTask(launch, m, run_dir, lines.append).finish(out)
+    assert out == {} and lines == ["WARNING: outputs.recording rec.html not written: RuntimeError: no viser here"]
+
+
 def test_a_run_folder_is_read_once_while_its_files_are_unchanged(excavator_run):
     """read_run returns the same RunData for the same folder and model until a file changes; the pin loads
     of two viewers of that run are computed once."""

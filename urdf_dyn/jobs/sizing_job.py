@@ -64,8 +64,8 @@ import numpy as np
 
 from urdf_dyn.jobs.sizing_checks import machine_checks, served_from_disk, stability_check
 from urdf_dyn.jobs.sizing_schema import SizeDocument
-from urdf_dyn.launch.document import (build_model, joint_vector, output_dir, run_staged, write_animation,
-                                      write_recording)
+from urdf_dyn.launch.document import (RecordingTask, build_model, joint_vector, output_dir, run_staged,
+                                      write_animation)
 from urdf_dyn.launch.registry import Job
 
 __all__ = ["SizeDocument", "NoPlots", "run_sizing", "JOB"]
@@ -404,17 +404,14 @@ def _run_sizing(launch, out_dir, progress, echo, workers):
             view["payload"] = {"link": view["edge"]["link"], "com": list(sp.payload.com)}
     (outdir / "view.json").write_text(json.dumps(view, indent=1))
     written["view_json"] = str(outdir / "view.json")
-    # the recording (Python building viser's messages) is written in a thread while the GIF is drawn here
-    # (OpenGL stays on the main thread, as a windowing system may require; llvmpipe's drawing releases the
-    # GIL): each keeps its own warning line, and their paths are listed in the same order as before
-    from concurrent.futures import ThreadPoolExecutor
-    gif, rec = {}, {}
-    with ThreadPoolExecutor(1, thread_name_prefix="urdf-dyn-recording") as ex:
-        recording = ex.submit(write_recording, launch, model, outdir, rec, echo)
-        write_animation(launch, model, traj, outdir, gif, echo)
-        recording.result()
+    # the recording (Python building viser's messages) is written by a forked process (else a thread) while
+    # the GIF is drawn here (OpenGL stays on the main thread, as a windowing system may require): each keeps
+    # its own warning line, and their paths are listed in the same order as before
+    gif = {}
+    recording = RecordingTask(launch, model, outdir, echo)
+    write_animation(launch, model, traj, outdir, gif, echo)
     written.update(gif)
-    written.update(rec)
+    recording.finish(written)
     plots.wait()
     echo(head)
     echo(table)

@@ -38,7 +38,7 @@ from urdf_dyn.errors import LaunchError
 
 __all__ = ["Launch", "read_launch", "validate", "Section", "LaunchDocument", "RobotSection", "OutputsSection",
            "FiniteFloat", "PositiveFloat", "NonNegativeFloat", "JointValues", "build_model", "joint_vector",
-           "number", "output_dir", "run_staged", "write_animation", "write_recording", "unknown_name",
+           "number", "output_dir", "run_staged", "write_animation", "write_recording", "RecordingTask", "unknown_name",
            "MAX_YAML_NODES", "MAX_LAUNCH_BYTES"]
 
 
@@ -341,6 +341,71 @@ def write_recording(launch, model, outdir, written, echo):
         written["recording"] = str(record_run(model, outdir, outdir / o.recording, fps=o.animation_fps)[0])
     except Exception as e:  # noqa: BLE001 - missing viser, a run folder it cannot read
         echo(f"WARNING: outputs.recording {o.recording} not written: {type(e).__name__}: {e}")
+
+
+class RecordingTask:
+    """``write_recording`` started beside the caller's own work (the GIF): in a forked process where one can
+    be forked (``reports.plotting.PlotWorker``'s rule: Linux, the main thread of the main process), so that
+    the recording's Python (≈ 2.3 s for the dig cycle) runs on another core instead of sharing the GIL with
+    the GIF's drawing loop; else in a thread. The forked child inherits the model and the run folder's path
+    (nothing is pickled but its one-line answer); if it dies without answering, the recording is written
+    here instead. ``finish(written)`` waits and records the path (or echoes the warning), as
+    ``write_recording`` does."""
+
+    def __init__(self, launch, model, outdir, echo):
+        self._args, self._proc, self._thread, self._rec = (launch, model, outdir, echo), None, None, {}
+        if not launch.doc.outputs.recording:
+            return
+        from urdf_dyn.reports.plotting import _worker_allowed
+        if _worker_allowed():
+            try:
+                import multiprocessing
+                import sys
+                import warnings
+                ctx = multiprocessing.get_context("fork")
+                self._conn, child = ctx.Pipe(duplex=False)
+                for f in (sys.stdout, sys.stderr):      # the child must not write what is buffered again
+                    f.flush()
+                self._proc = ctx.Process(target=_record_child, args=(launch, model, outdir, child), daemon=True)
+                with warnings.catch_warnings():          # Python >= 3.12 warns of fork() beside threads
+                    warnings.simplefilter("ignore", DeprecationWarning)
+                    self._proc.start()
+                child.close()
+                return
+            except Exception:  # noqa: BLE001 - no process support here: a thread does it
+                self._proc = None
+        import threading
+        self._thread = threading.Thread(target=write_recording, args=(launch, model, outdir, self._rec, echo),
+                                        name="urdf-dyn-recording", daemon=True)
+        self._thread.start()
+
+    def finish(self, written):
+        """Wait for the recording; put its path into ``written`` (or echo why it was not written)."""
+        launch, model, outdir, echo = self._args
+        if self._thread is not None:
+            self._thread.join()
+        elif self._proc is not None:
+            try:
+                kind, text = self._conn.recv()
+            except (EOFError, OSError):                  # the child died: write it here
+                kind, text = "lost", ""
+            self._proc.join()
+            self._conn.close()
+            if kind == "ok":
+                self._rec["recording"] = text
+            elif kind == "warning":
+                echo(text)
+            else:
+                write_recording(launch, model, outdir, self._rec, echo)
+        written.update(self._rec)
+
+
+def _record_child(launch, model, outdir, conn):
+    """The forked recording process: ``write_recording``, its answer sent as ("ok", path) or ("warning", line)."""
+    out, lines = {}, []
+    write_recording(launch, model, outdir, out, lines.append)
+    conn.send(("ok", out["recording"]) if "recording" in out else ("warning", "; ".join(lines)))
+    conn.close()
 
 
 def run_staged(launch, out_dir, echo, run):
