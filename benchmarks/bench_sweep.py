@@ -64,16 +64,20 @@ class _Load:
         return f"{min(s):.2f}–{max(s):.2f} (mean {sum(s) / len(s):.2f}, {len(s)} samples)"
 
 
-def _cli_run(sweep_file, workers, label, echo):
-    """The sweep command in a fresh process: wall time, cases, the case records' mean wall and CPU time."""
+def _cli_run(sweep_file, workers, label, echo, checks_cache=None):
+    """The sweep command in a fresh process: wall time, cases, the case records' mean wall and CPU time.
+    ``checks_cache``: the folder of the geometry-only checks kept between runs (``jobs.disk_cache``; a new
+    empty one when None: the checks are computed in the workers' warm-up)."""
     import json
     out = Path(tempfile.mkdtemp(prefix="bench_sweep_"))
+    env = dict(os.environ, URDF_DYN_CACHE="on",
+               URDF_DYN_CACHE_DIR=str(checks_cache or Path(tempfile.mkdtemp(prefix="bench_sweep_checks_"))))
     exe = Path(sys.executable).with_name("urdf-dyn")
     cmd = [str(exe), "sweep", str(sweep_file), "--workers", str(workers), "--out-dir", str(out)]
     try:
         with _Load() as load:
             t0 = time.perf_counter()
-            r = subprocess.run(cmd, capture_output=True, text=True, cwd=str(ROOT))
+            r = subprocess.run(cmd, capture_output=True, text=True, cwd=str(ROOT), env=env)
             wall = time.perf_counter() - t0
         recs = [json.loads(p.read_text()) for p in (out / "cases").glob("*.json")]
     finally:
@@ -159,8 +163,10 @@ def main(argv=None):
 
     t_all = time.perf_counter()
     uptime0 = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
-    runs = [_cli_run(SWEEP, 2, "LocalCluster, 2 workers (the target)", echo),
-            _cli_run(SWEEP, 0, "plain loop in one process (--workers 0)", echo)]
+    kept = Path(tempfile.mkdtemp(prefix="bench_sweep_checks_"))
+    runs = [_cli_run(SWEEP, 2, "LocalCluster, 2 workers (the target; machine checks computed)", echo, kept),
+            _cli_run(SWEEP, 0, "plain loop in one process (--workers 0; machine checks computed)", echo),
+            _cli_run(SWEEP, 2, "LocalCluster, 2 workers, machine checks kept on disk by the first run", echo, kept)]
     if a.with_cycle:
         with tempfile.TemporaryDirectory() as tmp:
             runs.append(_cli_run(_with_cycle(tmp), 2, "LocalCluster, 2 workers, shortest cycle per case", echo))

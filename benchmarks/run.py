@@ -79,6 +79,10 @@ def verdicts(per, bat, thr, cl, traj, cid, anim, start, wall, mem):
     for label, wall_s, imp, tot in sorted(warm, key=lambda r: r[1])[:1]:  # the best warm run
         out.append(verdict(wall_s <= 3.0, f"- {label} of the job without the animation: before {BEFORE['warm']}; now "
                            f"{wall_s:.2f} s wall (the job itself {tot - imp:.2f} s in the process; target ≤ 3 s)"))
+    for label, wall_s, imp, tot in (r for r in start if "--no-cache" in r[0]):
+        out.append(f"- {label}: {wall_s:.2f} s wall (the job itself {tot - imp:.2f} s in the process; a second run "
+                   "of the same machine reuses ISO 6015, the lift chart, the working ranges and the stall "
+                   "envelopes, and their plots, from the first run — `jobs.disk_cache`)")
     warm = [r for r in start if r[0] == "warm run with the animation"]
     for label, wall_s, imp, tot in sorted(warm, key=lambda r: r[1])[:1]:
         out.append(verdict(wall_s <= 4.5, f"- {label} (GIF and HTML recording, as the README runs it): now "
