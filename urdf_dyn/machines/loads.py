@@ -26,7 +26,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from urdf_dyn.algorithms.kinematics import body_poses, support_path
+from urdf_dyn.algorithms.kinematics import support_path
+from urdf_dyn.machines.poses import body_poses
 from urdf_dyn._checks import renamed_keywords
 
 __all__ = ["Frame", "frame_poses", "point_wrench", "point_positions", "point_acceleration", "payload_wrench",

@@ -32,7 +32,7 @@ import numpy as np
 
 from urdf_dyn.algorithms.dynamics import f_ext_body
 from urdf_dyn.algorithms.joints import motion_subspace
-from urdf_dyn.algorithms.kinematics import body_poses
+from urdf_dyn.machines.poses import body_poses
 
 __all__ = ["PinSpec", "SwingBearing", "PinLoads", "joint_wrenches", "loop_wrenches_on_bodies", "pin_loads",
            "write_pin_loads", "write_pin_forces"]

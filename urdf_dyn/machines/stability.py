@@ -44,7 +44,7 @@ import numpy as np
 
 from urdf_dyn.algorithms.dynamics import f_ext_body
 from urdf_dyn.algorithms.joints import motion_subspace
-from urdf_dyn.algorithms.kinematics import body_poses
+from urdf_dyn.machines.poses import body_poses
 from urdf_dyn._checks import as_batch, renamed_keywords
 from urdf_dyn.errors import StateError
 
