@@ -1,6 +1,6 @@
 """One state through the public closed-loop calls takes the compiled single-state path on a ``Data``
 workspace (issue 27): ``actuator_forces`` (an ``ActuationPlan`` kept in the Data) and
-``constrained_forward_dynamics`` (``constraints._path.forward_path``, RBDA §8.5 method 3). Held to the
+``constrained_forward_dynamics`` (``constraints._sample.forward_one``, RBDA §8.5 method 3). Held to the
 readable reference on every robot with loops, and to independent oracles: the loop forces by virtual work
 (Kᵀλ = H q̈ + C − τ), q̈ by the loop constraints (K q̈ = k)."""
 from __future__ import annotations
@@ -132,3 +132,103 @@ def test_one_state_results_are_their_own_and_behave_as_actuator_forces():
     assert isinstance(c, ActuatorForces) and c.case == "checked" and np.array_equal(c.u, a.u)
     assert np.array_equal(c.tau_ID, a.tau_ID) and c.residual.shape == a.residual.shape == (a.dof,)
     assert a.limits.flags.writeable is False        # shared by every result of the Data: read-only
+
+
+def test_a_kept_set_near_a_change_of_mobility_leaves_the_answer_to_the_readable_path():
+    """The Data keeps the independent set chosen at an open pose of the four-bar; close to the folded pose
+    (RBDA §8.10) the compiled path cannot certify the set's rank (``_sample._certified``), so the readable
+    path answers and warns, as it does on a fresh Data; back at the open pose the compiled path answers again."""
+    from urdf_dyn.constraints.forward import ConstrainedAccel, OneStateAccel
+    from urdf_dyn.constraints.loops import ConstraintWarning
+    from conftest import ROOT
+    model = ud.load(ROOT / "robots" / "generalized_rbda" / "four_bar.urdf")
+    data = ud.Data(model)
+    z, tau = np.zeros(3), np.array([1.0, 0.0, 0.0])
+    q_open = ud.assemble(model, np.array([0.6, 0.3, 0.2]), hold=["joint1"])
+    a = ud.constrained_forward_dynamics(model, q_open, z, tau, passive=False, data=data)
+    assert isinstance(a, OneStateAccel)
+    q = ud.assemble(model, np.array([2e-5, -4e-5, 2e-5]), hold=["joint1"])
+    with pytest.warns(ConstraintWarning, match="near-singular"):
+        r = ud.constrained_forward_dynamics(model, q, z, tau, passive=False, data=data)
+    assert type(r) is ConstrainedAccel and np.all(np.isfinite(r.qdd))
+    b = ud.constrained_forward_dynamics(model, q_open, z, tau, passive=False, data=data)
+    ref = ud.constrained_forward_dynamics(model, q_open.tolist(), z.tolist(), tau.tolist(), passive=False)
+    assert isinstance(b, OneStateAccel) and np.abs(b.qdd - ref.qdd).max() <= 1e-12 * _scale(ref.qdd)
+    assert b.rank == ref.rank and b.diagnostics == ref.diagnostics
+
+
+def test_strided_and_read_only_states_take_the_compiled_path():
+    """A row of a Fortran-ordered array (strided) or a read-only array is passed to the kernels as it is (their
+    state arguments have layout 'A') and gives the same answer as a contiguous copy, bit for bit."""
+    from urdf_dyn.constraints.forward import OneStateAccel
+    from urdf_dyn.constraints.actuators import OneStateForces
+    path = next(c.values[0] for c in CASES if "crank" in c.id)
+    model = ud.load(path)
+    q, qd, qdd = _states(model)[1]
+    S = np.asfortranarray(np.array([q, qd, qdd]))
+    assert not S[0].flags.c_contiguous
+    ro = [x.copy() for x in (q, qd, qdd)]
+    for x in ro:
+        x.setflags(write=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ActuationWarning)
+        a = ud.actuator_forces(model, q, qd, qdd)
+        for args in ((S[0], S[1], S[2]), ro):
+            b = ud.actuator_forces(model, *args)
+            assert isinstance(b, OneStateForces) and np.array_equal(a.u, b.u) and np.array_equal(a.tau_ID, b.tau_ID)
+    tau = np.linspace(-1.0, 1.0, model.nv)
+    c = ud.constrained_forward_dynamics(model, q, qd, tau)
+    T = np.asfortranarray(np.array([q, qd, tau]))
+    d = ud.constrained_forward_dynamics(model, T[0], T[1], T[2])
+    assert isinstance(d, OneStateAccel) and np.array_equal(c.qdd, d.qdd) and np.array_equal(c.lam, d.lam)
+    plan = ud.ActuationPlan(model)
+    assert np.array_equal(plan.forces(S[0], S[1], S[2]), plan.forces(q, qd, qdd))
+
+
+def test_bad_single_states_still_give_a_one_line_error():
+    """The single-state fast paths refuse nothing silently: a wrong length, a non-finite entry, a wrong
+    dimension or non-numbers reach the checking path, which raises StateError with one line."""
+    path = next(c.values[0] for c in CASES if "crank" in c.id)
+    model = ud.load(path)
+    q, qd, qdd = _states(model)[1]
+    n = model.nv
+    nan = q.copy()
+    nan[0] = np.nan
+    for bad in (q[:-1], nan, np.zeros((2, 2, n)), np.full(n, np.inf)):
+        with pytest.raises(ud.StateError) as e:
+            ud.actuator_forces(model, bad, qd, qdd)
+        assert "\n" not in str(e.value)
+        with pytest.raises(ud.StateError) as e:
+            ud.constrained_forward_dynamics(model, bad, qd, qdd)
+        assert "\n" not in str(e.value)
+    with pytest.raises(ud.StateError):
+        ud.actuator_forces(model, ["a"] * n, qd, qdd)
+
+
+def test_former_keyword_names_without_the_wrapper():
+    """``rtol=`` is the former name of ``rank_rtol=`` in the single-state functions, handled inside them
+    (no ``renamed_keywords`` wrapper around the fast path): a FutureWarning and the same answer; both names,
+    or an unknown keyword, a TypeError; the documented signature shows neither."""
+    import inspect
+    path = next(c.values[0] for c in CASES if "crank" in c.id)
+    model = ud.load(path)
+    q, qd, qdd = _states(model)[1]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ActuationWarning)
+        with pytest.warns(FutureWarning, match=r"actuator_forces\(\): the keyword rtol= is now rank_rtol="):
+            a = ud.actuator_forces(model, q, qd, qdd, rtol=1e-6)
+        assert np.array_equal(a.u, ud.actuator_forces(model, q, qd, qdd).u)
+        with pytest.raises(TypeError, match="both rtol= and its new name rank_rtol="):
+            ud.actuator_forces(model, q, qd, qdd, rtol=1e-6, rank_rtol=1e-6)
+        with pytest.raises(TypeError, match="unexpected keyword argument 'rtoll'"):
+            ud.actuator_forces(model, q, qd, qdd, rtoll=1e-6)
+    with pytest.warns(FutureWarning, match=r"constrained_forward_dynamics\(\): the keyword rtol= is now"):
+        b = ud.constrained_forward_dynamics(model, q, qd, qdd, rtol=1e-6)
+    assert np.array_equal(b.qdd, ud.constrained_forward_dynamics(model, q, qd, qdd).qdd)
+    with pytest.raises(TypeError, match="both rtol="):
+        ud.constrained_forward_dynamics(model, q, qd, qdd, rtol=1e-6, rank_rtol=1e-5)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'tstab'"):
+        ud.constrained_forward_dynamics(model, q, qd, qdd, tstab=0.1)
+    for f in (ud.actuator_forces, ud.constrained_forward_dynamics):
+        ps = inspect.signature(f).parameters
+        assert "former" not in ps and ps["rank_rtol"].default == 1e-6 and repr(ps["rank_rtol"].default) == "1e-06"

@@ -1,6 +1,7 @@
-"""Compiled (numba) closed-loop path for one state or a trajectory of N states: assembly by Newton on the
-independent constraint rows, q̇ = G ẏ and q̈ = G ÿ + g with G, g by complete pivoting (RBDA §8.8), and
-closed-loop inverse dynamics with actuator forces and loop forces (eqs. 8.62–8.63).
+"""Compiled (numba) closed-loop path for a trajectory of N states: assembly by Newton on the independent
+constraint rows, q̇ = G ẏ and q̈ = G ÿ + g with G, g by complete pivoting (RBDA §8.8), and closed-loop
+inverse dynamics with actuator forces and loop forces (eqs. 8.62–8.63). The per-sample step of the latter,
+and the single-state entries, are in ``constraints._sample``.
 
 Each function here is the compiled copy of a readable reference, and tests hold the two together:
 
@@ -21,12 +22,12 @@ from numba import njit
 
 from urdf_dyn.numba_cache import install as _portable_cache
 
-from urdf_dyn.algorithms._kernels import crba_packed, rnea_packed, split_tree
-from urdf_dyn.constraints._kernels import _chol, _chol_solve, loop_geometry, loop_terms, loop_velocity, loop_work
-from urdf_dyn.constraints._linalg import _choose_given, _complement, _cp_lu, _explicit, _loop_lambda, _lu, _lu_solve
+from urdf_dyn.algorithms._kernels import rnea_packed, split_tree
+from urdf_dyn.constraints._kernels import loop_geometry, loop_velocity, loop_work
+from urdf_dyn.constraints._linalg import _choose_given, _complement, _explicit, _lu, _lu_solve
 from urdf_dyn.constraints._sample import actuate, actuation_work, explicit_G, iw_rank, set_size
 
-__all__ = ["motion_path", "actuation_path", "forward_path"]
+__all__ = ["motion_path", "actuation_path"]
 
 
 _portable_cache()   # the kernels' numba cache, shared by checkouts of the same sources
@@ -198,158 +199,3 @@ def actuation_path(parent, jtype, axis, X_tree, ib, fb, lp_p, lp_s, lp_XP, lp_XS
             continue
         RANK[i] = iw_rank(iw)
     info[2] = n - max(r, 0)
-
-
-@njit(cache=True)
-def _lambda_work(R, r, n):
-    """Scratch of ``_linalg._loop_lambda`` for R rows of rank r and n coordinates: (C, Ct, M, L, nu, w, nz)."""
-    return (np.zeros((R - r, r)), np.zeros((r, R - r)), np.zeros((r, r)), np.zeros((r, r)), np.zeros(r),
-            np.zeros(max(r, n)), np.zeros(R - r, np.int64))
-
-
-@njit(cache=True)
-def forward_path(parent, jtype, axis, X_tree, ib, fb, lp_p, lp_s, lp_XP, lp_XS, lp_axis, lp_mode, row_loop, row_T,
-                 pref, x, damping, stiffness, q_ref, alpha, rtol, qdd, lam, LF, free, out):
-    """Closed-loop forward dynamics at one state by RBDA §8.5 method 3 (eqs. 8.42–8.46), the compiled copy of
-    ``constraints.forward.constrained_forward_dynamics(loop_solver="nullspace")``:
-
-        K, k (+ Baumgarte k_stab = −2α Tᵀv_J − α² δ),  G, g by complete pivoting of K (RBDA §8.8, pref last),
-        Gᵀ H G ÿ = Gᵀ(τ − C − H g) (Cholesky),  q̈ = G ÿ + g,  minimum-norm λ with Kᵀλ = H q̈ − (τ − C).
-
-    x (3, n): the state's rows q, q̇, τ. τ gets the tree joints' passive forces −b q̇ − k (q − q_ref) (damping (n,) or (0,), stiffness and q_ref
-    (n,) or (0,)). Writes qdd (n,), lam (R,), LF (L, 6) the loop wrenches T λ on the successors in Fp,
-    free (n,) the independent coordinates (first n − r), and out (4,) = (status, r, ‖K q̈ − k‖, scale):
-    status 0 ok; 1 the caller's readable path decides (a pivot within 10⁴·rtol of max|K|, near a change
-    of mobility where the reference warns; H or Gᵀ H G not positive definite; λ not found; ‖K q̈ − k‖ above
-    10⁻⁶ · scale, where the reference warns); 2 a non-finite input or result."""
-    n = x.shape[1]
-    q, qd, tau = x[0], x[1], x[2]
-    R = row_loop.shape[0]
-    nb = parent.shape[0]
-    out[0] = 2.0
-    for j in range(n):
-        if not (np.isfinite(q[j]) and np.isfinite(qd[j]) and np.isfinite(tau[j])):
-            return
-    out[0] = 1.0
-    K = np.zeros((R, n))
-    k = np.zeros(R)
-    vJ = np.zeros(R)
-    dl = np.zeros(R)
-    loop_terms(parent, jtype, axis, X_tree, q, qd, lp_p, lp_s, lp_XP, lp_XS, lp_axis, lp_mode, row_loop, row_T,
-               K, k, vJ, dl)
-    kmax = 0.0
-    for a in range(R):
-        k[a] = k[a] - 2.0 * alpha * vJ[a] - alpha * alpha * dl[a]
-        for j in range(n):
-            kmax = max(kmax, abs(K[a, j]))
-    A = K.copy()
-    nmax = min(R, n)
-    prow = np.empty(nmax, np.int64)
-    pcol = np.empty(nmax, np.int64)
-    r = _cp_lu(A, pref, rtol, prow, pcol, free)
-    for c in range(r):
-        if abs(A[prow[c], pcol[c]]) < 1e4 * rtol * kmax:
-            return
-    rows = prow[:r].copy()
-    dep = pcol[:r].copy()
-    nf = n - r
-    fr = free[:nf].copy()
-    red = _complement(rows, R)
-    G = np.zeros((n, nf))
-    g = np.zeros(n)
-    LU = np.empty((r, r))
-    perm = np.empty(r, np.int64)
-    X = np.empty((r + 1, nf + 1))
-    _explicit(K, k, rows, dep, fr, red, -1.0, G, g, LU, perm, X, -1.0)
-    q2 = np.zeros((3, n))                   # q, q̇, 0 as rows of one state for the tree kernels
-    for j in range(n):
-        q2[0, j] = q[j]
-        q2[1, j] = qd[j]
-    H = np.zeros((1, n, n))
-    C = np.zeros((1, n))
-    crba_packed(ib, fb, q2[:1], H, np.int64(0), np.int64(1))
-    rnea_packed(ib, fb, q2[:1], q2[1:2], q2[2:], np.zeros((0, nb, 6)), C, np.int64(0), np.int64(1))
-    rhs = np.empty(n)
-    for j in range(n):
-        rhs[j] = tau[j] - C[0, j]
-    for j in range(damping.shape[0]):
-        rhs[j] -= damping[j] * qd[j]
-    for j in range(stiffness.shape[0]):
-        rhs[j] -= stiffness[j] * (q[j] - q_ref[j])
-    HG = np.zeros((n, nf + 1))              # [H G, H g]
-    for i in range(n):
-        for j in range(n):
-            hij = H[0, i, j]
-            for c in range(nf):
-                HG[i, c] += hij * G[j, c]
-            HG[i, nf] += hij * g[j]
-    M = np.zeros((nf, nf))
-    y = np.zeros(nf)
-    for a in range(nf):
-        s = 0.0
-        for i in range(n):
-            s += G[i, a] * (rhs[i] - HG[i, nf])
-        y[a] = s
-        for c in range(a + 1):
-            s = 0.0
-            for i in range(n):
-                s += G[i, a] * HG[i, c]
-            M[a, c] = s
-            M[c, a] = s
-    L = np.zeros((nf, nf))
-    if not _chol(M, L):
-        return
-    _chol_solve(L, y)
-    f = np.empty(n)
-    for i in range(n):
-        s = g[i]
-        for c in range(nf):
-            s += G[i, c] * y[c]
-        qdd[i] = s
-    for i in range(n):                      # f = H q̈ − (τ − C) = K ᵀ λ
-        s = -rhs[i]
-        for j in range(n):
-            s += H[0, i, j] * qdd[j]
-        f[i] = s
-    for a in range(R):
-        lam[a] = 0.0
-    if R:
-        Cw, Ct, Mr, Lr, nu, w, nz = _lambda_work(R, r, n)
-        if not _loop_lambda(K, rows, dep, red, f, lam, LU, perm, Cw, Ct, Mr, Lr, nu, w, nz):
-            return
-    for l in range(LF.shape[0]):
-        for c in range(6):
-            LF[l, c] = 0.0
-    for a in range(R):
-        l = row_loop[a]
-        for c in range(6):
-            LF[l, c] += row_T[a, c] * lam[a]
-    res = 0.0
-    nk = 0.0
-    nKi = 0.0
-    nq = 0.0
-    for a in range(R):
-        s = -k[a]
-        ra = 0.0
-        for j in range(n):
-            s += K[a, j] * qdd[j]
-            ra += abs(K[a, j])
-        res += s * s
-        nk += k[a] * k[a]
-        nKi = max(nKi, ra)
-    for j in range(n):
-        nq += qdd[j] * qdd[j]
-    out[1] = r
-    out[2] = np.sqrt(res)
-    out[3] = max(1.0, np.sqrt(nk), nKi * np.sqrt(nq))
-    for j in range(n):
-        if not np.isfinite(qdd[j]):
-            out[0] = 2.0
-            return
-    for a in range(R):
-        if not np.isfinite(lam[a]):
-            out[0] = 2.0
-            return
-    if out[2] > 1e-6 * out[3]:
-        return
-    out[0] = 0.0

@@ -1,13 +1,21 @@
-"""Compiled (numba) closed-loop inverse dynamics and actuator forces at one state (RBDA eqs. 8.62–8.63), on a
-workspace that outlives the call: the per-sample step of ``constraints._path.actuation_path`` (a trajectory)
-and of ``actuation_one`` (one state of ``actuator_forces`` on a ``Data``), written once for both.
+"""Compiled (numba) closed-loop dynamics at one state on a workspace that outlives the call: inverse dynamics
+with actuator and loop forces (RBDA eqs. 8.62–8.63), the per-sample step of ``constraints._path.actuation_path``
+(a trajectory) and of ``actuation_one`` (one state of ``actuator_forces`` on a ``Data``), written once for
+both; and forward dynamics by RBDA §8.5 method 3 (``forward_one``, one state of
+``constrained_forward_dynamics`` on a ``Data``).
 
 ``actuation_work`` makes the workspace at its largest sizes (r ≤ min(R, n) independent rows): the
 independent set (rows, dependent and free coordinates, the redundant rows), G, g, K_d's factors and the
-scratch of ``_linalg._explicit``, ``_forces`` and ``_loop_lambda``. ``actuate`` carves views of the sizes
-in use from it, so a state allocates nothing; the set is chosen by complete pivoting (RBDA §8.8) at the first
-state and re-checked at every later one (``_explicit``), as the readable reference
-``constraints.inverse.actuator_forces(compiled=False)`` does along a trajectory.
+scratch of ``_linalg._explicit``, ``_forces`` and ``_loop_lambda``. ``actuate`` and ``forward_one`` carve views
+of the sizes in use from it; the set is chosen by complete pivoting (RBDA §8.8) at the first state and
+re-checked at every later one (``explicit_kept``, which both share), as the readable reference
+``constraints.inverse.actuator_forces(compiled=False)`` does along a trajectory. ``forward_one`` answers only
+where the set's rank is certain (``_certified``); elsewhere its caller's readable path decides.
+
+The single-state entries take the model side packed by ``one_pack`` into one read-only int64 and one
+read-only float64 array (their views have the types the batch path's arrays have, so each callee compiles
+once), the workspace, one result buffer and the state: nine to twelve arguments to unbox from Python
+instead of thirty.
 """
 from __future__ import annotations
 
@@ -16,11 +24,12 @@ from numba import njit
 
 from urdf_dyn.numba_cache import install as _portable_cache
 
-from urdf_dyn.algorithms._kernels import rnea_packed
-from urdf_dyn.constraints._kernels import loop_geometry, loop_velocity, loop_work
-from urdf_dyn.constraints._linalg import _cp_lu, _explicit, _forces, _loop_lambda
+from urdf_dyn.algorithms._kernels import crba_packed, rnea_packed
+from urdf_dyn.constraints._kernels import _chol, _chol_solve, loop_geometry, loop_velocity, loop_work
+from urdf_dyn.constraints._linalg import _cp_lu, _explicit, _forces, _loop_lambda, _lu_solve
 
-__all__ = ["actuation_work", "actuate", "set_size", "iw_rank", "explicit_G", "one_layout", "actuation_one"]
+__all__ = ["actuation_work", "explicit_kept", "actuate", "set_size", "iw_rank", "explicit_G", "one_layout",
+           "forward_layout", "one_pack", "actuation_one", "forward_one"]
 
 _portable_cache()   # the kernels' numba cache, shared by checkouts of the same sources
 
@@ -96,6 +105,64 @@ def explicit_G(fw, iw, n):
 
 
 @njit(cache=True)
+def explicit_kept(K, k, pref, rtol, kmax, fw, iw):
+    """G (n × (n − r)) and g (n,) of RBDA §8.8 into the workspace for K (R × n), k (R,): by the independent set
+    kept in iw, re-checked (``_linalg._explicit``: K_d's pivots, K G on the other rows), or, at the first state
+    or where the kept set no longer serves, a set chosen anew by complete pivoting (pref (n,): coordinates
+    taken last). K_d's LU factors stay in the workspace (``_LU``, ``_PERM``); iw[_R] = r, iw[_R + 1] = n − r.
+    kmax: max|K| if known, else −1. Returns True when the set was chosen anew. The step ``actuate`` and
+    ``forward_one`` share."""
+    R, n = K.shape
+    nmax = min(R, n)
+    r = iw[_R]
+    g = _f1(fw, iw, _GG, n)
+    ok = r >= 0
+    if ok and R:
+        nf = n - r
+        ok = _explicit(K, k, _i1(iw, _ROWS, r), _i1(iw, _DEP, r), _i1(iw, _FREE, nf), _i1(iw, _RED, R - r), rtol,
+                       _f2(fw, iw, _G, n, nf), g, _f2(fw, iw, _LU, r, r), _i1(iw, _PERM, r),
+                       _f2(fw, iw, _X, r + 1, nf + 1), kmax)
+    if ok:
+        return False
+    # the first state, or the set no longer serves: complete pivoting
+    prow, pcol, pfree = _i1(iw, _PROW, nmax), _i1(iw, _PCOL, nmax), _i1(iw, _PFREE, n)
+    r = 0
+    if R:
+        Ac = _f2(fw, iw, _AC, R, n)
+        for a in range(R):
+            for j in range(n):
+                Ac[a, j] = K[a, j]
+        r = _cp_lu(Ac, pref, rtol, prow, pcol, pfree)
+    nf = n - r
+    rows, dep, free, red = _i1(iw, _ROWS, r), _i1(iw, _DEP, r), _i1(iw, _FREE, nf), _i1(iw, _RED, R - r)
+    for c in range(r):
+        rows[c] = prow[c]
+        dep[c] = pcol[c]
+    for c in range(nf):
+        free[c] = pfree[c] if R else c
+    m = 0
+    for a in range(R):          # the rows outside the set, ascending
+        inset = False
+        for c in range(r):
+            inset = inset or rows[c] == a
+        if not inset:
+            red[m] = a
+            m += 1
+    G = _f2(fw, iw, _G, n, nf)
+    if R:
+        _explicit(K, k, rows, dep, free, red, -1.0, G, g, _f2(fw, iw, _LU, r, r), _i1(iw, _PERM, r),
+                  _f2(fw, iw, _X, r + 1, nf + 1), -1.0)
+    else:
+        for j in range(n):
+            g[j] = 0.0
+            for c in range(n):
+                G[j, c] = 1.0 if j == c else 0.0
+    iw[_R] = r
+    iw[_R + 1] = nf
+    return True
+
+
+@njit(cache=True)
 def actuate(parent, jtype, axis, Et, rt, lp_p, lp_s, lp_XP, lp_XS, lp_axis, lp_mode, row_loop, row_T, nrows, act_col,
             q, qd, qdd, tau, pref, Wi, rtol, check, tol, ws, fw, iw, u, res, lam):
     """One state of closed-loop ID with actuator and loop forces (RBDA eqs. 8.62–8.63): tau (n,) holds
@@ -109,7 +176,6 @@ def actuate(parent, jtype, axis, Et, rt, lp_p, lp_s, lp_XP, lp_XS, lp_axis, lp_m
     RA = row_loop.shape[0]
     R = nrows
     p = act_col.shape[0]
-    nmax = min(R, n)
     Ke = _f2(fw, iw, _KE, RA, n)
     ke = _f1(fw, iw, _KK, RA)
     dl = _f1(fw, iw, _DL, RA)
@@ -145,49 +211,8 @@ def actuate(parent, jtype, axis, Et, rt, lp_p, lp_s, lp_XP, lp_XS, lp_axis, lp_m
         scale = 1.0 + sc + sc2
         if d > tol or v > tol * scale or ac > tol * scale * scale:
             return 1
+    explicit_kept(K, k, pref, rtol, kmax, fw, iw)
     r = iw[_R]
-    g = _f1(fw, iw, _GG, n)
-    ok = r >= 0
-    if ok and R:
-        nf = n - r
-        ok = _explicit(K, k, _i1(iw, _ROWS, r), _i1(iw, _DEP, r), _i1(iw, _FREE, nf), _i1(iw, _RED, R - r), rtol,
-                       _f2(fw, iw, _G, n, nf), g, _f2(fw, iw, _LU, r, r), _i1(iw, _PERM, r),
-                       _f2(fw, iw, _X, r + 1, nf + 1), kmax)
-    if not ok:                      # the first state, or the set no longer serves: complete pivoting
-        prow, pcol, pfree = _i1(iw, _PROW, nmax), _i1(iw, _PCOL, nmax), _i1(iw, _PFREE, n)
-        r = 0
-        if R:
-            Ac = _f2(fw, iw, _AC, R, n)
-            for a in range(R):
-                for j in range(n):
-                    Ac[a, j] = K[a, j]
-            r = _cp_lu(Ac, pref, rtol, prow, pcol, pfree)
-        nf = n - r
-        rows, dep, free, red = _i1(iw, _ROWS, r), _i1(iw, _DEP, r), _i1(iw, _FREE, nf), _i1(iw, _RED, R - r)
-        for c in range(r):
-            rows[c] = prow[c]
-            dep[c] = pcol[c]
-        for c in range(nf):
-            free[c] = pfree[c] if R else c
-        m = 0
-        for a in range(R):          # the rows outside the set, ascending
-            inset = False
-            for c in range(r):
-                inset = inset or rows[c] == a
-            if not inset:
-                red[m] = a
-                m += 1
-        G = _f2(fw, iw, _G, n, nf)
-        if R:
-            _explicit(K, k, rows, dep, free, red, -1.0, G, g, _f2(fw, iw, _LU, r, r), _i1(iw, _PERM, r),
-                      _f2(fw, iw, _X, r + 1, nf + 1), -1.0)
-        else:
-            for j in range(n):
-                g[j] = 0.0
-                for c in range(n):
-                    G[j, c] = 1.0 if j == c else 0.0
-        iw[_R] = r
-        iw[_R + 1] = nf
     nf = n - r
     G = _f2(fw, iw, _G, n, nf)
     A = _f2(fw, iw, _A, nf, p)
@@ -245,6 +270,52 @@ def actuate(parent, jtype, axis, Et, rt, lp_p, lp_s, lp_XP, lp_XS, lp_axis, lp_m
     return 0
 
 
+@njit(cache=True)
+def _certified(K, kmax, rtol, fw, iw):
+    """True when the set ``explicit_kept`` left in the workspace provably has the numerical rank of K (the
+    readable path's ``loops.numerical_rank``: singular values above tol = rtol·σ_max) and no singular value of
+    K lies within a factor 10³ above tol (where the readable path warns of a change of mobility, RBDA §8.10):
+
+        σ_r(K) ≥ σ_min(K_d) ≥ 1/‖K_d⁻¹‖_F  must be ≥ 10³·rtol·‖K‖_F ≥ 10³·tol   (K_d a submatrix of K),
+        σ_{r+1}(K) ≤ ‖E‖_F                 must be ≤ rtol·max|K| ≤ tol,
+
+    with E = K G on the rows outside the set (those rows are c_i K_r + E_i, so K minus a matrix of rank r is E).
+    ‖K_d⁻¹‖_F from K_d's LU factors in the workspace (r solves). kmax: max|K|."""
+    R, n = K.shape
+    r = iw[_R]
+    nf = n - r
+    if r < 0:
+        return False
+    dep, free, red = _i1(iw, _DEP, r), _i1(iw, _FREE, nf), _i1(iw, _RED, R - r)
+    G = _f2(fw, iw, _G, n, nf)
+    e2 = 0.0
+    for m in range(R - r):
+        i = red[m]
+        for c in range(nf):
+            s = K[i, free[c]]
+            for j in range(r):
+                s += K[i, dep[j]] * G[dep[j], c]
+            e2 += s * s
+    if not e2 <= (rtol * kmax) * (rtol * kmax):
+        return False
+    if r == 0:
+        return True
+    kf = 0.0
+    for a in range(R):
+        for j in range(n):
+            kf += K[a, j] * K[a, j]
+    LU, perm = _f2(fw, iw, _LU, r, r), _i1(iw, _PERM, r)
+    b, z = _f1(fw, iw, _NU, r), _f1(fw, iw, _W, r)
+    s2 = 0.0
+    for c in range(r):
+        for j in range(r):
+            b[j] = 1.0 if j == c else 0.0
+        _lu_solve(LU, perm, b, z)
+        for j in range(r):
+            s2 += z[j] * z[j]
+    return 1e6 * rtol * rtol * kf * s2 <= 1.0
+
+
 def one_layout(n, p, nrows, L):
     """Offsets of ``actuation_one``'s in/out buffer parts (x (3, n), τ_ID (1, n), u (p,), res (n,), λ (R,),
     loop wrenches (L, 6), over (p,), out (6,)) and its length."""
@@ -253,22 +324,99 @@ def one_layout(n, p, nrows, L):
     return tuple(int(o) for o in offs)
 
 
+def forward_layout(n, R, L):
+    """Offsets of ``forward_one``'s in/out buffer parts (x (3, n), q̈ (n,), λ (R,), loop wrenches (L, 6),
+    out (5,)) and its length."""
+    sizes = (3 * n, n, R, 6 * L, 5)
+    offs = np.concatenate([[0], np.cumsum(sizes)])
+    return tuple(int(o) for o in offs)
+
+
+# the model side of a single-state kernel, packed by ``one_pack`` into one int64 and one float64 array (each
+# array a Python caller passes costs ≈ 80 ns to unbox; a view carved from these costs ≈ 20 ns): the parts
+_PARENT, _JTYPE, _IB, _LPP, _LPS, _LPMODE, _ROWLOOP, _MISC = range(8)
+_AXIS, _FB, _XP, _XS, _LPAXIS, _ROWT, _DAMP, _STIFF, _QREF, _FEXT, _LIM, _SCAL = range(12)
+
+
+def one_pack(model, row_loop, row_T, nrows, act_col, Wi, lim, scalars, fw, iw):
+    """(mi, mf, fw, iw) for ``actuation_one`` and ``forward_one``: mi, mf read-only (as the Model's arrays, so
+    the callees see the types the batch path gives them: one compiled variant each) hold the model, its loop
+    rows (row_loop (RA,), row_T (RA, 6), the first nrows the constraint rows), the passive-force arrays,
+    f_ext = 0, the actuators' limits lim (p,) and ``scalars``; fw and iw are the workspace of
+    ``actuation_work`` with, at their ends, the writable parts: the tree's (E, r) of ``split_tree``, W^-½ (p,)
+    and the actuator columns act_col (p,)."""
+    from urdf_dyn.algorithms._kernels import split_tree
+    pack = model.loop_pack
+    ib, fb = model.kernel_pack
+    springs = model.spring_stiffness is not None
+    Et, rt = split_tree(model.X_tree)
+    empty = np.zeros(0)
+    ints = [model.parent, model.jtype, ib, pack["p"], pack["s"], pack["mode"], row_loop,
+            [nrows, fw.size, fw.size + Et.size + rt.size, iw.size]]
+    floats = [model.axis, fb, pack["XP"], pack["XS"], pack["axis"], row_T, model.damping,
+              model.spring_stiffness if springs else empty, model.spring_reference if springs else empty,
+              model.f_ext_zero, lim, scalars]
+    ints = [np.ascontiguousarray(a, np.int64).ravel() for a in ints]
+    floats = [np.ascontiguousarray(a, np.float64).ravel() for a in floats]
+    head = 2 + len(ints) + 1 + len(floats) + 1
+    io = np.cumsum([head] + [a.size for a in ints])
+    fo = np.cumsum([0] + [a.size for a in floats])
+    mi = np.concatenate([[len(ints), len(floats)], io, fo] + ints).astype(np.int64)
+    mf = np.concatenate(floats)
+    mi.setflags(write=False)
+    mf.setflags(write=False)
+    fw = np.concatenate([fw, Et.ravel(), rt.ravel(), np.asarray(Wi, np.float64)])
+    iw = np.concatenate([iw, np.asarray(act_col, np.int64)])
+    return mi, mf, fw, iw
+
+
 @njit(cache=True)
-def actuation_one(parent, jtype, axis, Et, rt, ib, fb, lp_p, lp_s, lp_XP, lp_XS, lp_axis, lp_mode, row_loop, row_T,
-                  nrows, act_col, f_ext, damping, stiffness, q_ref, pref, Wi, lim, rtol, check, tol, fw, iw, ob):
-    """``actuator_forces`` at one state on a kept workspace (fw, iw from ``actuation_work``; Et, rt from
-    ``split_tree``; f_ext (1, NB+1, 6) zero). ob (``one_layout``) holds the state's rows x (3, n) = q, q̇, q̈
-    on entry and receives τ_ID (1, n), u (p,), res, λ (R,), the loop wrenches T λ (L, 6) on the successors
-    in Fp, over (p,) (1 where |u| exceeds lim; inf where unlimited) and out (6,) = (status, rank of A,
-    n − r, number over the limit, max|res|, max|τ_ID|): status 0 ok; 1 inconsistent state; 2 a non-finite
-    input or result; 3 the reference must decide (``actuate``). τᵃ = −damping q̇ − stiffness (q − q_ref)
-    (the tree joints' passive forces; (0,) arrays for none). One buffer for all of them: a call from
-    Python unboxes one array, not eight. RNEA's and the loop terms' small work arrays are allocated per call:
-    measured side by side, that is cheaper than carving them from a kept buffer (each view costs a reshape and
-    a reference count)."""
-    n = parent.shape[0] - 1
-    p = act_col.shape[0]
+def _ip(mi, c):
+    """Int part c of ``one_pack``'s mi (a read-only view)."""
+    return mi[mi[2 + c]:mi[3 + c]]
+
+
+@njit(cache=True)
+def _fp(mi, mf, c):
+    """Float part c of ``one_pack``'s mf (a read-only view)."""
+    b = 3 + mi[0]
+    return mf[mi[b + c]:mi[b + c + 1]]
+
+
+@njit(cache=True)
+def actuation_one(mi, mf, fw, iw, pref, ob, q, qd, qdd):
+    """``actuator_forces`` at one state (q, q̇, q̈ (n,), any strides) on a kept workspace: the model side and
+    the settings from ``one_pack`` (mi, mf, the workspace fw, iw), pref (n,) the coordinates complete pivoting
+    takes last. ob (``one_layout``) receives the state's rows x (3, n), τ_ID (1, n), u (p,), res, λ (R,), the
+    loop wrenches T λ (L, 6) on the successors in Fp, over (p,) (1 where |u| exceeds lim; inf where
+    unlimited) and out (6,) = (status, rank of A, n − r, number over the limit, max|res|, max|τ_ID|):
+    status 0 ok; 1 inconsistent state; 2 a non-finite input or result; 3 the reference must decide
+    (``actuate``). τᵃ = −damping q̇ − stiffness (q − q_ref) (the tree joints' passive forces). Nine arguments,
+    one result buffer: a call from Python unboxes nine arrays, not thirty arguments. RNEA's and the loop
+    terms' small work arrays are allocated per call: measured side by side, that is cheaper than carving
+    them from a kept buffer (each view costs a reshape and a reference count)."""
+    parent, jtype, ib = _ip(mi, _PARENT), _ip(mi, _JTYPE), _ip(mi, _IB)
+    lp_p, lp_s, lp_mode, row_loop, misc = _ip(mi, _LPP), _ip(mi, _LPS), _ip(mi, _LPMODE), _ip(mi, _ROWLOOP), _ip(mi, _MISC)
+    nb1 = parent.shape[0]
+    n = nb1 - 1
     L = lp_p.shape[0]
+    RA = row_loop.shape[0]
+    lim = _fp(mi, mf, _LIM)
+    p = lim.shape[0]
+    nrows = misc[0]
+    axis = _fp(mi, mf, _AXIS).reshape((nb1, 3))
+    fb = _fp(mi, mf, _FB)
+    lp_XP = _fp(mi, mf, _XP).reshape((L, 6, 6))
+    lp_XS = _fp(mi, mf, _XS).reshape((L, 6, 6))
+    lp_axis = _fp(mi, mf, _LPAXIS).reshape((L, 3))
+    row_T = _fp(mi, mf, _ROWT).reshape((RA, 6))
+    damping, stiffness, q_ref = _fp(mi, mf, _DAMP), _fp(mi, mf, _STIFF), _fp(mi, mf, _QREF)
+    f_ext = _fp(mi, mf, _FEXT).reshape((1, nb1, 6))
+    scal = _fp(mi, mf, _SCAL)
+    Et = fw[misc[1]:misc[1] + 9 * nb1].reshape((nb1, 3, 3))
+    rt = fw[misc[1] + 9 * nb1:misc[2]].reshape((nb1, 3))
+    Wi = fw[misc[2]:misc[2] + p]
+    act_col = iw[misc[3]:misc[3] + p]
     o = 0
     x = ob[o:o + 3 * n].reshape((3, n))
     o += 3 * n
@@ -286,10 +434,13 @@ def actuation_one(parent, jtype, axis, Et, rt, ib, fb, lp_p, lp_s, lp_XP, lp_XS,
     o += p
     out = ob[o:o + 6]
     out[0] = 2.0
-    for c in range(3):
-        for j in range(n):
-            if not np.isfinite(x[c, j]):
-                return
+    for j in range(n):
+        a, b, c = q[j], qd[j], qdd[j]
+        if not (np.isfinite(a) and np.isfinite(b) and np.isfinite(c)):
+            return
+        x[0, j] = a
+        x[1, j] = b
+        x[2, j] = c
     rnea_packed(ib, fb, x[0:1], x[1:2], x[2:3], f_ext, tau, np.int64(0), np.int64(1))
     t = tau[0]
     for j in range(n):              # τ_ID = τ − τᵃ, τᵃ rounded as ``passive_forces`` rounds it
@@ -298,7 +449,7 @@ def actuation_one(parent, jtype, axis, Et, rt, ib, fb, lp_p, lp_s, lp_XP, lp_XS,
             ta = ta - stiffness[j] * (x[0, j] - q_ref[j])
         t[j] -= ta
     s = actuate(parent, jtype, axis, Et, rt, lp_p, lp_s, lp_XP, lp_XS, lp_axis, lp_mode, row_loop, row_T, nrows,
-                act_col, x[0], x[1], x[2], t, pref, Wi, rtol, check, tol, loop_work(n, row_loop.shape[0]), fw, iw,
+                act_col, x[0], x[1], x[2], t, pref, Wi, scal[0], scal[1] != 0.0, scal[2], loop_work(n, RA), fw, iw,
                 u, res, lam)
     out[0] = s
     if s != 0:
@@ -332,3 +483,178 @@ def actuation_one(parent, jtype, axis, Et, rt, ib, fb, lp_p, lp_s, lp_XP, lp_XS,
         l = row_loop[a]
         for c in range(6):
             LF[l, c] += row_T[a, c] * lam[a]
+
+
+@njit(cache=True)
+def forward_one(mi, mf, fw, iw, pref, ob, q, qd, tau, alpha, rtol, passive):
+    """Closed-loop forward dynamics at one state by RBDA §8.5 method 3 (eqs. 8.42–8.46), the compiled copy of
+    ``constraints.forward.constrained_forward_dynamics(loop_solver="nullspace")``, on a kept workspace:
+
+        K, k (+ Baumgarte k_stab = −2α Tᵀv_J − α² δ),  G, g by the kept independent set (``explicit_kept``:
+        re-checked, or chosen anew by complete pivoting, RBDA §8.8),  Gᵀ H G ÿ = Gᵀ(τ − C − H g) (Cholesky),
+        q̈ = G ÿ + g,  minimum-norm λ with Kᵀλ = H q̈ − (τ − C) (``_linalg._loop_lambda``).
+
+    mi, mf, fw, iw from ``one_pack`` (no actuators), pref (n,) the coordinates complete pivoting takes last;
+    q, q̇, τ (n,) any strides; α = 1/T_stab (0: none); rtol the rank tolerance; passive: τ gets the tree joints'
+    passive forces −b q̇ − k (q − q_ref). ob (``forward_layout``) receives x (3, n) = q, q̇, τ, q̈ (n,), λ (R,),
+    the loop wrenches T λ (L, 6) on the successors in Fp, and out (5,) = (status, r, ‖K q̈ − k‖, scale, the
+    number of times the set was chosen anew, kept across calls): status 0 ok; 1 the caller's readable path
+    decides (the set's rank not certified, ``_certified``: near a change of mobility, where the reference
+    warns; H or Gᵀ H G not positive definite; λ not found; ‖K q̈ − k‖ above 10⁻⁶ · scale, where the
+    reference warns); 2 a non-finite input or result."""
+    parent, jtype, ib = _ip(mi, _PARENT), _ip(mi, _JTYPE), _ip(mi, _IB)
+    lp_p, lp_s, lp_mode, row_loop, misc = _ip(mi, _LPP), _ip(mi, _LPS), _ip(mi, _LPMODE), _ip(mi, _ROWLOOP), _ip(mi, _MISC)
+    nb1 = parent.shape[0]
+    n = nb1 - 1
+    L = lp_p.shape[0]
+    R = row_loop.shape[0]
+    axis = _fp(mi, mf, _AXIS).reshape((nb1, 3))
+    fb = _fp(mi, mf, _FB)
+    lp_XP = _fp(mi, mf, _XP).reshape((L, 6, 6))
+    lp_XS = _fp(mi, mf, _XS).reshape((L, 6, 6))
+    lp_axis = _fp(mi, mf, _LPAXIS).reshape((L, 3))
+    row_T = _fp(mi, mf, _ROWT).reshape((R, 6))
+    damping, stiffness, q_ref = _fp(mi, mf, _DAMP), _fp(mi, mf, _STIFF), _fp(mi, mf, _QREF)
+    f_ext = _fp(mi, mf, _FEXT).reshape((1, nb1, 6))
+    Et = fw[misc[1]:misc[1] + 9 * nb1].reshape((nb1, 3, 3))
+    rt = fw[misc[1] + 9 * nb1:misc[2]].reshape((nb1, 3))
+    o = 0
+    x = ob[o:o + 3 * n].reshape((3, n))
+    o += 3 * n
+    qdd = ob[o:o + n]
+    o += n
+    lam = ob[o:o + R]
+    o += R
+    LF = ob[o:o + 6 * L].reshape((L, 6))
+    o += 6 * L
+    out = ob[o:o + 5]
+    out[0] = 2.0
+    for j in range(n):
+        a, b, c = q[j], qd[j], tau[j]
+        if not (np.isfinite(a) and np.isfinite(b) and np.isfinite(c)):
+            return
+        x[0, j] = a
+        x[1, j] = b
+        x[2, j] = c
+    out[0] = 1.0
+    Ke = _f2(fw, iw, _KE, R, n)
+    ke = _f1(fw, iw, _KK, R)
+    dl = _f1(fw, iw, _DL, R)
+    vJ = _f1(fw, iw, _VJ, R)
+    K = Ke[:R]
+    k = ke[:R]
+    ws = loop_work(n, R)
+    loop_geometry(parent, jtype, axis, Et, rt, x[0], lp_p, lp_s, lp_XP, lp_XS, lp_axis, lp_mode, row_loop, row_T,
+                  ws, Ke, dl)
+    loop_velocity(parent, x[1], lp_p, lp_s, row_loop, ws, ke, vJ)
+    kmax = 0.0
+    for a in range(R):
+        k[a] = k[a] - 2.0 * alpha * vJ[a] - alpha * alpha * dl[a]
+        for j in range(n):
+            kmax = max(kmax, abs(K[a, j]))
+    fresh = explicit_kept(K, k, pref, rtol, kmax, fw, iw)
+    if fresh:
+        out[4] += 1.0
+    if not _certified(K, kmax, rtol, fw, iw):
+        if fresh:                   # chosen anew here and still not certain: the readable path decides
+            return
+        iw[_R] = -1                 # the kept set serves but is not certain here: choose anew
+        explicit_kept(K, k, pref, rtol, kmax, fw, iw)
+        out[4] += 1.0
+        if not _certified(K, kmax, rtol, fw, iw):
+            return
+    r = iw[_R]
+    nf = n - r
+    G = _f2(fw, iw, _G, n, nf)
+    g = _f1(fw, iw, _GG, n)
+    H = np.zeros((1, n, n))
+    C = np.zeros((1, n))
+    crba_packed(ib, fb, x[0:1], H, np.int64(0), np.int64(1))
+    rnea_packed(ib, fb, x[0:1], x[1:2], np.zeros((1, n)), f_ext, C, np.int64(0), np.int64(1))
+    rhs = np.empty(n)
+    for j in range(n):
+        rhs[j] = x[2, j] - C[0, j]
+    if passive:
+        for j in range(damping.shape[0]):
+            rhs[j] -= damping[j] * x[1, j]
+        for j in range(stiffness.shape[0]):
+            rhs[j] -= stiffness[j] * (x[0, j] - q_ref[j])
+    HG = np.zeros((n, nf + 1))              # [H G, H g]
+    for i in range(n):
+        for j in range(n):
+            hij = H[0, i, j]
+            for c in range(nf):
+                HG[i, c] += hij * G[j, c]
+            HG[i, nf] += hij * g[j]
+    M = np.zeros((nf, nf))
+    y = np.zeros(nf)
+    for a in range(nf):
+        s = 0.0
+        for i in range(n):
+            s += G[i, a] * (rhs[i] - HG[i, nf])
+        y[a] = s
+        for c in range(a + 1):
+            s = 0.0
+            for i in range(n):
+                s += G[i, a] * HG[i, c]
+            M[a, c] = s
+            M[c, a] = s
+    Lc = np.zeros((nf, nf))
+    if not _chol(M, Lc):
+        return
+    _chol_solve(Lc, y)
+    for i in range(n):
+        s = g[i]
+        for c in range(nf):
+            s += G[i, c] * y[c]
+        qdd[i] = s
+    f = _f1(fw, iw, _F, n)
+    for i in range(n):                      # f = H q̈ − (τ − C) = K ᵀ λ
+        s = -rhs[i]
+        for j in range(n):
+            s += H[0, i, j] * qdd[j]
+        f[i] = s
+    for a in range(R):
+        lam[a] = 0.0
+    if R:
+        if not _loop_lambda(K, _i1(iw, _ROWS, r), _i1(iw, _DEP, r), _i1(iw, _RED, R - r), f, lam,
+                            _f2(fw, iw, _LU, r, r), _i1(iw, _PERM, r), _f2(fw, iw, _C, R - r, r),
+                            _f2(fw, iw, _CT, r, R - r), _f2(fw, iw, _MR, r, r), _f2(fw, iw, _LR, r, r),
+                            _f1(fw, iw, _NU, r), _f1(fw, iw, _W, max(r, n)), _i1(iw, _NZ, R - r)):
+            return
+    for l in range(L):
+        for c in range(6):
+            LF[l, c] = 0.0
+    for a in range(R):
+        l = row_loop[a]
+        for c in range(6):
+            LF[l, c] += row_T[a, c] * lam[a]
+    res = 0.0
+    nk = 0.0
+    nKi = 0.0
+    nq = 0.0
+    for a in range(R):
+        s = -k[a]
+        ra = 0.0
+        for j in range(n):
+            s += K[a, j] * qdd[j]
+            ra += abs(K[a, j])
+        res += s * s
+        nk += k[a] * k[a]
+        nKi = max(nKi, ra)
+    for j in range(n):
+        nq += qdd[j] * qdd[j]
+    out[1] = r
+    out[2] = np.sqrt(res)
+    out[3] = max(1.0, np.sqrt(nk), nKi * np.sqrt(nq))
+    for j in range(n):
+        if not np.isfinite(qdd[j]):
+            out[0] = 2.0
+            return
+    for a in range(R):
+        if not np.isfinite(lam[a]):
+            out[0] = 2.0
+            return
+    if out[2] > 1e-6 * out[3]:
+        return
+    out[0] = 0.0

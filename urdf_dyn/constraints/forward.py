@@ -25,6 +25,7 @@ minimum-norm solution (only Kᵀλ is unique).
 """
 from __future__ import annotations
 
+import functools
 import warnings
 from dataclasses import dataclass, field
 
@@ -156,46 +157,117 @@ def _sparse_method(model, st, tau, K, k, rtol, f_ext_body=None):
 
 _F8 = np.dtype(np.float64)
 _ND = np.ndarray
+_UNMADE = object()
+
+
+class _Default(float):
+    """A keyword's default value that a function tells apart from the same value given (``is``): how
+    ``constrained_forward_dynamics`` and ``inverse.actuator_forces`` know that a former keyword and its new
+    name were both given, without ``_checks.renamed_keywords``' wrapper (≈ 0.4 µs a call). Prints as the float."""
+    __slots__ = ()
+    __repr__ = float.__repr__
+
+
+#: the default rank tolerance (1e-6) of the single-state functions that take ``rank_rtol`` or its former ``rtol``
+_RTOL = _Default(1e-6)
+
+
+def _former_rtol(name, former, rank_rtol):
+    """``rank_rtol`` for a call that gave keywords outside the signature (``former``): ``rtol=`` is the former
+    name of ``rank_rtol`` (a FutureWarning names both, as ``_checks.renamed_keywords``); giving both, or any
+    other unknown keyword, is a TypeError."""
+    for k in former:
+        if k != "rtol":
+            raise TypeError(f"{name}() got an unexpected keyword argument {k!r}")
+    if rank_rtol is not _RTOL:
+        raise TypeError(f"{name}() got both rtol= and its new name rank_rtol=")
+    warnings.warn(f"{name}(): the keyword rtol= is now rank_rtol=", FutureWarning, stacklevel=3)
+    return former["rtol"]
+
+
+def _public_signature(fn):
+    """``fn`` with the signature its documentation gives: without the ``**former`` catch-all."""
+    import inspect
+    sig = inspect.signature(fn)
+    fn.__signature__ = sig.replace(parameters=[p for p in sig.parameters.values() if p.kind is not p.VAR_KEYWORD])
+    return fn
+
+
+def _state_entry(kernel, args, nstate, scalars=()):
+    """The compiled entry point of a single-state kernel (``constraints._sample``) whose arguments are
+    ``args`` (prepared once), then ``nstate`` state vectors (float64 (n,), any strides: typed with layout 'A',
+    so a row or a column of a caller's array passes as it is), then scalars of the given numba types. Bound
+    to ``args`` (``functools.partial``): a call passes the state only. The caller must pass float64 1-D
+    ndarrays of the right length (the entry point trusts its arguments, ``algorithms._calls.entry_point``)."""
+    import functools
+    from numba import typeof, types
+    sig = tuple(typeof(a) for a in args) + (types.Array(types.float64, 1, "A"),) * nstate + tuple(scalars)
+    f = kernel.overloads.get(sig)
+    if f is None:
+        kernel.compile(sig)
+        f = kernel.overloads[sig]
+    return functools.partial(f.entry_point, *args)
 
 
 class _ForwardWork:
-    """What ``constraints._path.forward_path`` needs besides the state, prepared once per ``Data``: its
-    compiled entry point, the model-side arguments and the result arrays' shapes."""
+    """What ``constraints._sample.forward_one`` needs besides the state, prepared once per ``Data``: the packed
+    model, its workspace (which keeps the independent set of RBDA §8.8 between calls), the result buffer
+    and the compiled entry point bound to them."""
 
     def __init__(self, model):
-        from urdf_dyn.constraints._path import forward_path
+        from numba import types
+        from urdf_dyn.constraints import _sample
         pack = model.loop_pack
-        n = model.nv
+        n, R, L = model.nv, len(pack["row_loop"]), len(model.loops)
         pref = np.zeros(n, np.bool_)
         pref[[model.joint_index(j) for j in model.independent]] = True
-        self.head = (model.parent, model.jtype, model.axis, model.X_tree, *model.kernel_pack, pack["p"], pack["s"],
-                     pack["XP"], pack["XS"], pack["axis"], pack["mode"], pack["row_loop"], pack["row_T"],
-                     _read_only(pref))
-        self.passive = (model.damping,) + ((model.spring_stiffness, model.spring_reference)
-                                           if model.spring_stiffness is not None else (_RO_NONE, _RO_NONE))
-        self.none = (_RO_NONE, _RO_NONE, _RO_NONE)
-        self.x = np.zeros((3, n))                 # the state's rows q, q̇, τ
-        self.n, self.R, self.L = n, len(pack["row_loop"]), len(model.loops)
-        self.names = tuple(lp.name for lp in model.loops)
-        self.free = np.zeros(n, np.int64)
-        self.out = np.zeros(4)
-        self.qdd, self.lam, self.LF = np.zeros(n), np.zeros(self.R), np.zeros((self.L, 6))
-        self.args = {}                            # (passive, t_stab, rtol): the kernel's argument tuple
-        self.independent = {}
-        self.kernel = forward_path
-        self.entry = None
+        fw, iw = _sample.actuation_work(n, R, R, 0)
+        none = np.zeros(0)
+        mi, mf, fw, iw = _sample.one_pack(model, pack["row_loop"], pack["row_T"], R, np.zeros(0, np.int64), none,
+                                          none, none, fw, iw)
+        self.off = o = _sample.forward_layout(n, R, L)
+        self.ob = np.zeros(o[-1])                # the state in, every result out
+        self.out = self.ob[o[4]:o[5]]
+        self.shape = (n,)
+        self.loops = tuple(lp.name for lp in model.loops)
+        self.iw, self.free_at, self.names = iw, int(iw[_sample._NF + 1 + _sample._FREE]), model.joint_names
+        self.chosen, self.independent = 0.0, ()  # the set's names, re-read when the kernel chose it anew
+        self.call = _state_entry(_sample.forward_one, (mi, mf, fw, iw, pref, self.ob), 3,
+                                 (types.float64, types.float64, types.boolean))
 
-    def call_args(self, passive, t_stab, rtol):
-        """The kernel's arguments for these settings (made once each): model side, state, results."""
-        key = (passive, t_stab, rtol)
-        a = self.args.get(key)
-        if a is None:
-            a = self.args[key] = (*self.head, self.x, *(self.passive if passive else self.none),
-                                  0.0 if t_stab is None else 1.0 / t_stab, float(rtol), self.qdd, self.lam, self.LF,
-                                  self.free, self.out)
-            if self.entry is None:
-                self.entry = _calls.entry_point(self.kernel, a)
-        return a
+    def result(self, r, res, chosen):
+        """The ``OneStateAccel`` of the state the kernel just solved (status 0)."""
+        if chosen != self.chosen:
+            self.chosen = chosen
+            a = self.free_at
+            self.independent = tuple(self.names[j] for j in self.iw[a:a + self.shape[0] - int(r)])
+        obj = object.__new__(OneStateAccel)
+        obj.__dict__ = {"rank": int(r), "residual": res, "method": "nullspace",
+                        "diagnostics": {"independent": self.independent}, "_buf": self.ob.copy(), "_off": self.off,
+                        "_loops": self.loops}
+        return obj
+
+
+class OneStateAccel(ConstrainedAccel):
+    """``ConstrainedAccel`` from the compiled single-state path: qdd, lam and the loop forces are views of one
+    copy of the kernel's result buffer, made on first access, so that a call allocates one array and one
+    object. Behaves as its base class in every other way (fields, repr, ``dataclasses.replace``)."""
+
+    @functools.cached_property
+    def qdd(self):
+        o = self._off
+        return self._buf[o[1]:o[2]]
+
+    @functools.cached_property
+    def lam(self):
+        o = self._off
+        return self._buf[o[2]:o[3]]
+
+    @functools.cached_property
+    def loop_forces(self):
+        o = self._off
+        LF = self._buf[o[3]:o[4]].reshape(-1, 6)
+        return {nm: LF[i] for i, nm in enumerate(self._loops)}
 
 
 def _applies(model):
@@ -204,44 +276,17 @@ def _applies(model):
             and model.loop_pack is not None and not any(lp.damping > 0 for lp in model.loops))
 
 
-def _forward_fast(model, q, qd, tau, t_stab, rtol, passive, data):
-    """``constrained_forward_dynamics(loop_solver="nullspace")`` at one plain state by the compiled
-    ``forward_path`` on ``data``'s workspace, or None where the readable path must answer (the kernel's
-    status, module ``_path``)."""
-    w = data.workspace("forward", lambda: _ForwardWork(model) if _applies(model) else None)
-    if w is None:
-        return None
-    args = w.call_args(passive, t_stab, rtol)
-    x = w.x
-    x[0] = q
-    x[1] = qd
-    x[2] = tau
-    w.entry(*args)
-    status, r, res, _ = w.out.tolist()
-    if status != 0.0:
-        return None
-    nf = w.n - int(r)
-    key = w.free[:nf].tobytes()
-    ind = w.independent.get(key)
-    if ind is None:
-        ind = w.independent[key] = tuple(model.joint_names[j] for j in w.free[:nf])
-    LF = w.LF.copy()
-    return ConstrainedAccel(w.qdd.copy(), w.lam.copy(), {nm: LF[i] for i, nm in enumerate(w.names)}, int(r), res,
-                            "nullspace", {"independent": ind})
-
-
 def _read_only(a):
     a.setflags(write=False)
     return a
 
 
-#: "no such passive force" for ``forward_path``, read-only like the Model's arrays (one compiled variant)
+#: "no such passive force", read-only like the Model's arrays (one compiled variant)
 _RO_NONE = _read_only(np.zeros(0))
 
 
-@renamed_keywords(rtol="rank_rtol")
-def constrained_forward_dynamics(model, q, qd, tau, loop_solver="nullspace", t_stab=None, rank_rtol=1e-6,
-                                 passive=True, data=None) -> ConstrainedAccel:
+def constrained_forward_dynamics(model, q, qd, tau, loop_solver="nullspace", t_stab=None, rank_rtol=_RTOL,
+                                 passive=True, data=None, **former) -> ConstrainedAccel:
     """Closed-loop forward dynamics at one state (RBDA §8.3–8.5, §8.13).
 
     Args:
@@ -249,25 +294,41 @@ def constrained_forward_dynamics(model, q, qd, tau, loop_solver="nullspace", t_s
             [N m | N] (nq = nv + 1 per floating joint, ``urdf_dyn.model``).
         loop_solver: one of ``METHODS`` (module docstring).
         t_stab: Baumgarte time constant [s] (RBDA §8.3); None for the exact constraint K q̈ = k.
-        rank_rtol: relative tolerance for ranks and pseudo-inverses (overconstrained loops).
+        rank_rtol: relative tolerance for ranks and pseudo-inverses (overconstrained loops); ``rtol=`` is its
+            former name (a FutureWarning).
         passive: add the passive joint forces (``passive_forces``: URDF damping, Gazebo springs, loop-joint
             damping) to τ; the same switch and default (True) as ``simulate`` and ``actuator_forces``.
         data: a ``urdf_dyn.Data`` of ``model`` whose workspace the call reuses (default: the Model's per-thread
             one, ``urdf_dyn.model.default_data``). With the default method, one plain state (float64 ndarrays) of a
             model the compiled path covers (loops without ``<mimic>``, ``<coupling>``, universal or damped
-            loop joints, fixed base) runs ``constraints._path.forward_path``, which tests hold to this
-            function's readable path; near a change of mobility, or where the loops are inconsistent, the
-            readable path answers (and warns).
+            loop joints, fixed base) runs ``constraints._sample.forward_one``, which tests hold to this
+            function's readable path. The Data keeps the independent set of RBDA §8.8 between calls and
+            re-checks it at each one (q̈, λ and the rank do not depend on the set; ``diagnostics["independent"]``
+            names the set used); the compiled path answers only where the rank of K is certain, away from a
+            change of mobility (``_sample._certified``); elsewhere, or where the loops are inconsistent, the
+            readable path answers (and warns). The result is then a ``OneStateAccel``, whose arrays view one
+            copy of the kernel's buffer.
 
     Returns a ConstrainedAccel. Raises StateError for bad arrays, ValueError for an unknown method. Warns
     (ConstraintWarning) if the constraints are inconsistent (‖K q̈ − k‖ large: e.g. a locked mechanism).
     """
+    if former:
+        rank_rtol = _former_rtol("constrained_forward_dynamics", former, rank_rtol)
     if (loop_solver == "nullspace" and q.__class__ is _ND and qd.__class__ is _ND and tau.__class__ is _ND
-            and q.dtype is _F8 and qd.dtype is _F8 and tau.dtype is _F8 and q.ndim == 1 and q.shape == qd.shape
-            == tau.shape == (model.nv,) and (t_stab is None or t_stab > 0)):
-        res = _forward_fast(model, q, qd, tau, t_stab, rank_rtol, passive, default_data(model) if data is None else data)
-        if res is not None:
-            return res
+            and q.dtype is _F8 and qd.dtype is _F8 and tau.dtype is _F8):
+        if data is None:
+            data = default_data(model)
+        w = data.workspaces.get("forward", _UNMADE)
+        if w is _UNMADE:
+            w = data.workspace("forward", lambda: _ForwardWork(model) if _applies(model) else None)
+        if w is not None and q.shape == w.shape and qd.shape == w.shape and tau.shape == w.shape:
+            alpha = 0.0 if t_stab is None else 1.0 / t_stab if t_stab > 0 else None
+            if alpha is not None:
+                w.call(q, qd, tau, alpha, 1e-6 if rank_rtol is _RTOL else float(rank_rtol),
+                       passive is True or bool(passive))
+                status, r, res, _, chosen = w.out.tolist()
+                if status == 0.0:
+                    return w.result(r, res, chosen)
     from urdf_dyn._checks import one_state
     one_state("constrained_forward_dynamics", q=q, qd=qd, tau=tau)
     n = model.nv
@@ -315,6 +376,9 @@ def constrained_forward_dynamics(model, q, qd, tau, loop_solver="nullspace", t_s
         warnings.warn(f"{model.name}: loop constraints inconsistent at this state (‖K q̈ − k‖ = {res:.3g}); "
                       "the least-squares answer is returned", ConstraintWarning, stacklevel=2)
     return ConstrainedAccel(qdd, lam, _loop_forces(model, lam), r, res, method, diag)
+
+
+_public_signature(constrained_forward_dynamics)
 
 
 @renamed_keywords(rtol="rank_rtol")

@@ -27,7 +27,7 @@ import numpy as np
 from urdf_dyn._checks import as_batch
 from urdf_dyn.algorithms.dynamics import inverse_dynamics
 from urdf_dyn.constraints.explicit import explicit_constraint
-from urdf_dyn.constraints.forward import _RO_NONE, _loop_forces
+from urdf_dyn.constraints.forward import _RTOL, _UNMADE, _former_rtol, _loop_forces, _public_signature, _state_entry
 from urdf_dyn.constraints.loops import constraint_terms, numerical_rank
 from urdf_dyn.constraints.passive import passive_forces
 from urdf_dyn.constraints.actuators import (Actuator, ActuatorForces, OneStateForces, _path_inputs, _read_only,  # noqa: F401
@@ -86,11 +86,8 @@ def constrained_inverse_dynamics(model, q, qd, qdd, check=True, residual_tol=1e-
             and q.shape == qd.shape == qdd.shape == (model.nv,)):
         plan = (default_data(model) if data is None else data).workspace(
             ("inverse", bool(check)), lambda: _plan(model, (), None, 1e-6, check))
-        if plan is not None:
-            X = plan._x
-            X[0], X[1], X[2] = q, qd, qdd
-            if plan._one():
-                return plan._TAU[0].copy(), plan._G()
+        if plan is not None and plan._one(q, qd, qdd):
+            return plan._TAU[0].copy(), plan._G()
     from urdf_dyn._checks import one_state
     one_state("constrained_inverse_dynamics", q=q, qd=qd, qdd=qdd)
     n = model.nv
@@ -99,15 +96,15 @@ def constrained_inverse_dynamics(model, q, qd, qdd, check=True, residual_tol=1e-
     return tau, (ec.G if ec is not None else np.eye(n))
 
 
-@renamed_keywords(rtol="rank_rtol")
-def actuator_forces(model, q, qd, qdd, actuated=None, weights=None, bounds=None, rank_rtol=1e-6, check=True,
-                    warn=True, f_ext=None, compiled=True, data=None) -> ActuatorForces:
+def actuator_forces(model, q, qd, qdd, actuated=None, weights=None, bounds=None, rank_rtol=_RTOL, check=True,
+                    warn=True, f_ext=None, compiled=True, data=None, **former) -> ActuatorForces:
     """Actuator forces that produce (q, q̇, q̈) — RBDA eq. 8.63 (module docstring for the cases).
 
     Args:
         q, qd, qdd: (nv,) one consistent state, or (N, nv) a trajectory.
         actuated: actuator names (tree joints and/or actuated loop joints); default from the URDF.
         weights: (p,) positive weights W of the minimum-norm solution (redundant actuation).
+        rank_rtol: relative tolerance of the ranks (``rtol=`` is its former name: a FutureWarning).
         bounds: "limits" for the URDF effort limits, or (lower (p,), upper (p,)) [N | N m]; bounded least
             squares via scipy.optimize.lsq_linear.
         f_ext: external wrenches {link: (6,) or (N, 6)} [n; f] in the link frame about its origin (N m, N),
@@ -120,14 +117,17 @@ def actuator_forces(model, q, qd, qdd, actuated=None, weights=None, bounds=None,
             Model's per-thread one, ``urdf_dyn.model.default_data``): one plain state (float64 ndarrays (nv,)) without
             ``bounds`` or ``f_ext`` runs the compiled path (``constraints._sample.actuation_one``) on an
             ``ActuationPlan`` kept there, with no per-call packing or allocation beyond the result (an
-            ``OneStateForces``, whose arrays view one copy of the kernel's buffer). The Data keeps the
+            ``OneStateForces``, whose arrays view one copy of the kernel's buffer; the model side is packed
+            in two arrays, so the call unboxes nine). The Data keeps the
             independent set of RBDA §8.8 between calls and re-checks it at each one, as a trajectory does
             (u, τ_ID and λ do not depend on the set; an under-actuated ``residual`` is in its coordinates).
-    Raises StateError for inconsistent states or a rank of K that changes along the trajectory; KeyError
-    for unknown actuator names. Warns (ActuationWarning) when under-actuated or over a limit."""
+    Raises StateError for inconsistent states, a non-finite value or a rank of K that changes along the
+    trajectory; KeyError for unknown actuator names; ValueError for bad ``bounds`` or weights. Warns
+    (ActuationWarning) when under-actuated or over a limit."""
+    if former:
+        rank_rtol = _former_rtol("actuator_forces", former, rank_rtol)
     if (bounds is None and f_ext is None and compiled and q.__class__ is _ND and qd.__class__ is _ND
-            and qdd.__class__ is _ND and q.dtype is _F8 and qd.dtype is _F8 and qdd.dtype is _F8
-            and q.shape == qd.shape == qdd.shape == (model.nv,)):
+            and qdd.__class__ is _ND and q.dtype is _F8 and qd.dtype is _F8 and qdd.dtype is _F8):
         res = _one_state(model, q, qd, qdd, actuated, weights, rank_rtol, check, warn,
                          default_data(model) if data is None else data)
         if res is not None:
@@ -170,12 +170,15 @@ def actuator_forces(model, q, qd, qdd, actuated=None, weights=None, bounds=None,
                  and np.any(np.abs(U[:, i]) > limits[i] * (1 + 1e-9)))
     if warn:
         rmax = np.abs(R).max(initial=0.0)
-        _warn_actuation(model, under and rmax > 1e-9 * (1 + np.abs(TAU).max()), rank, dof, rmax, over, 4)
+        _warn_actuation(model, under and rmax > 1e-9 * (1 + np.abs(TAU).max()), rank, dof, rmax, over, 3)
     if single:
         U, R, TAU = U[0], R[0], TAU[0]
         LF = {k: v[0] for k, v in LF.items()}
     return ActuatorForces(tuple(a.name for a in acts), tuple(a.unit for a in acts), limits, U, case, rank, dof,
                           R, LF, over, TAU)
+
+
+_public_signature(actuator_forces)
 
 
 _F8 = np.dtype(np.float64)
@@ -197,40 +200,48 @@ _CASES = {(False, False): "properly actuated", (False, True): "redundantly actua
           (True, False): "under-actuated", (True, True): "redundantly and under-actuated"}
 
 
+_DEFAULT_KEY = ("actuation", 1e-6, True)
+
+
 def _one_state(model, q, qd, qdd, actuated, weights, rtol, check, warn, data):
-    """``actuator_forces`` at one plain state through an ``ActuationPlan`` kept in ``data`` (the compiled path,
-    no per-call packing), or None where the general path must answer (not covered, a fallback state, an
-    error to explain)."""
-    if actuated is None and weights is None:
-        key = ("actuation", rtol, check)
+    """``actuator_forces`` at one plain state (float64 ndarrays) through an ``ActuationPlan`` kept in ``data``
+    (the compiled path, no per-call packing), or None where the general path must answer (not covered, a
+    wrong shape, a fallback state, an error to explain)."""
+    if actuated is None and weights is None and rtol is _RTOL and check is True:
+        key = _DEFAULT_KEY
     else:
-        key = ("actuation", rtol, check, None if actuated is None else tuple(actuated),
-               None if weights is None else np.asarray(weights, float).tobytes())
-    try:
-        plan = data.workspaces[key]
-    except KeyError:
-        plan = data.workspace(key, lambda: _plan(model, actuated, weights, float(rtol), bool(check)))
-    except TypeError:                   # unhashable actuator names: the general path explains
+        try:
+            key = ("actuation", rtol, check, None if actuated is None else tuple(actuated),
+                   None if weights is None else np.asarray(weights, float).tobytes())
+        except (TypeError, ValueError):  # the general path explains
+            return None
+    plan = data.workspaces.get(key, _UNMADE)
+    if plan is _UNMADE:
+        try:
+            plan = data.workspace(key, lambda: _plan(model, actuated, weights, float(rtol), bool(check)))
+        except TypeError:               # unhashable actuator names: the general path explains
+            return None
+    if plan is None or q.shape != plan._shape or qd.shape != plan._shape or qdd.shape != plan._shape:
         return None
-    if plan is None:
-        return None
-    X = plan._x
-    X[0] = q
-    X[1] = qd
-    X[2] = qdd
-    plan._entry(*plan._args)
+    plan._call(q, qd, qdd)
     status, rank, dof, nover, rmax, tmax = plan._out.tolist()
     if status != 0.0:
         return None
-    rank, dof = int(rank), int(dof)
-    names = plan._names
-    under = rank < dof
-    over = () if nover == 0.0 else tuple(nm for nm, h in zip(names, plan._over) if h)
-    if warn and (over or under and rmax > 1e-9 * (1 + tmax)):
-        _warn_actuation(model, under and rmax > 1e-9 * (1 + tmax), rank, dof, rmax, over, 5)
-    f = plan._fields.copy()
-    f["case"], f["rank_Gu"], f["dof"], f["over_limit"] = _CASES[under, len(names) > rank], rank, dof, over
-    return OneStateForces.from_buffer(plan._ob.copy(), f)
+    t = plan._cases.get((rank, dof))
+    if t is None:                       # the fields of a result with this rank and mobility, made once
+        t = plan._cases[rank, dof] = plan._result_fields(int(rank), int(dof))
+    fields, under = t
+    fields = fields.copy()
+    if nover != 0.0 or warn and under and rmax > 1e-9 * (1 + tmax):
+        over = () if nover == 0.0 else tuple(nm for nm, h in zip(plan._names, plan._over) if h)
+        fields["over_limit"] = over
+        if warn:
+            _warn_actuation(model, under and rmax > 1e-9 * (1 + tmax), int(rank), int(dof), rmax, over, 4)
+    fields["_buf"] = plan._ob.copy()
+    fields["details"] = {}
+    obj = object.__new__(OneStateForces)
+    obj.__dict__ = fields
+    return obj
 
 
 def _warn_actuation(model, under, rank, dof, rmax, over, stacklevel):
@@ -291,33 +302,30 @@ class ActuationPlan:
         self._loop = np.flatnonzero(cols < 0)             # actuated loop joints: τ += B_c u_c
         if not self.compiled:
             return
-        from urdf_dyn.algorithms._kernels import split_tree
         from urdf_dyn.constraints import _sample
         static, pref = _path_inputs(model, self.acts)
         nrows, RA = static[8], len(static[6])
         self.limits = _read_only(np.array([a.limit for a in self.acts]))   # shared by every result: read-only
         self._names, self._units = tuple(a.name for a in self.acts), tuple(a.unit for a in self.acts)
         lim_on = (self.limits > 0) & np.isfinite(self.limits)
-        self._lim = _read_only(np.where(lim_on, self.limits * (1 + 1e-9), np.inf))
+        self._lim = np.where(lim_on, self.limits * (1 + 1e-9), np.inf)
         self._loop_names = tuple(lp.name for lp in model.loops)
-        self._fw, self._iw = _sample.actuation_work(n, nrows, RA, p)
+        fw, iw = _sample.actuation_work(n, nrows, RA, p)
+        # the model, its loop rows, the passive forces and the settings in two read-only arrays; the workspace
+        # with the tree's (E, r), W^-½ and the actuator columns at its end (``_sample.one_pack``)
+        mi, mf, self._fw, self._iw = _sample.one_pack(model, static[6], static[7], nrows, static[9],
+                                                      1.0 / np.sqrt(self.weights), self._lim,
+                                                      np.array([self.rtol, float(self.check), 1e-6]), fw, iw)
         L = len(model.loops)
         self._layout = o = _sample.one_layout(n, p, nrows, L)
         self._ob = ob = np.zeros(o[-1])              # the state in, every result out (views below)
         self._x, self._TAU, self._U = ob[o[0]:o[1]].reshape(3, n), ob[o[1]:o[2]].reshape(1, n), ob[o[2]:o[3]]
         self._RES, self._LAM, self._LF = ob[o[3]:o[4]], ob[o[4]:o[5]], ob[o[5]:o[6]].reshape(L, 6)
         self._over, self._out = ob[o[6]:o[7]], ob[o[7]:o[8]]
-        self._fields = {"names": self._names, "units": self._units, "limits": self.limits, "_off": o,
-                        "_loops": self._loop_names}             # a single-state result's fixed fields
-        springs = model.spring_stiffness is not None
-        Et, rt = split_tree(model.X_tree)      # writable like actuate's other callers' (one compiled variant)
-        # actuation_one's arguments: the model and its loop rows, the passive forces, the workspace, the buffer
-        self._args = (model.parent, model.jtype, model.axis, Et, rt, *model.kernel_pack, *static[:9], static[9],
-                      model.f_ext_zero, model.damping, model.spring_stiffness if springs else _RO_NONE,
-                      model.spring_reference if springs else _RO_NONE, pref, 1.0 / np.sqrt(self.weights), self._lim,
-                      self.rtol, self.check, 1e-6, self._fw, self._iw, ob)
-        from urdf_dyn.algorithms._calls import entry_point
-        self._entry = entry_point(_sample.actuation_one, self._args)
+        self._shape = (n,)
+        self._cases = {}                           # (rank, n − r): a single-state result's fixed fields
+        # actuation_one bound to the packed model, the workspace and the buffer: a call passes q, q̇, q̈
+        self._call = _state_entry(_sample.actuation_one, (mi, mf, self._fw, self._iw, pref, ob), 3)
         if len(self._loop):                               # B's loop columns: rows S_cᵀ ^{Fp}X_0 (J_s − J_p)
             row_loop, row_T = static[6][nrows:], np.ascontiguousarray(static[7][nrows:])
             self._bcols = (static[:6], row_loop, row_T, np.zeros((len(row_loop), n)), np.zeros(len(row_loop)),
@@ -332,22 +340,30 @@ class ActuationPlan:
     def forces(self, q, qd, qdd):
         """Actuator forces u (p,) [N | N m] at one consistent state (class docstring)."""
         self._state(q, qd, qdd)
-        X = self._x if self.compiled else None
-        try:
-            if X is not None:
-                X[0], X[1], X[2] = q, qd, qdd
-        except (TypeError, ValueError):        # not numbers: actuator_forces names the argument
-            X = None
-        if X is not None and self._one():
+        x = None
+        if self.compiled:
+            try:
+                x = np.asarray(q, float), np.asarray(qd, float), np.asarray(qdd, float)
+            except (TypeError, ValueError):    # not numbers: actuator_forces names the argument
+                x = None
+        if x is not None and self._one(*x):
             return self._U.copy()
         return actuator_forces(self.model, q, qd, qdd, self.actuated, self.weights, rank_rtol=self.rtol,
                                check=self.check, warn=False).u
 
-    def _one(self):
-        """The compiled path at the state in ``_x``; True when it answered (finite, consistent, A clearly of
-        full rank), its results then in ``_U``, ``_RES``, ``_LAM``, ``_LF``, ``_TAU``, ``_over``, ``_out``."""
-        self._entry(*self._args)
+    def _one(self, q, qd, qdd):
+        """The compiled path at one state (float64 ndarrays (nv,), any strides); True when it answered (finite,
+        consistent, A clearly of full rank), its results then in ``_U``, ``_RES``, ``_LAM``, ``_LF``, ``_TAU``,
+        ``_over``, ``_out``."""
+        self._call(q, qd, qdd)
         return self._out[0] == 0.0
+
+    def _result_fields(self, rank, dof):
+        """(fields, under): a single-state result's fields but its buffer, for this rank of G_u and n − r."""
+        under = rank < dof
+        return ({"names": self._names, "units": self._units, "limits": self.limits, "_off": self._layout,
+                 "_loops": self._loop_names, "case": _CASES[under, len(self._names) > rank], "rank_Gu": rank,
+                 "dof": dof, "over_limit": ()}, under)
 
     def _G(self):
         """G (n × (n − r)) of the last state (a copy)."""
