@@ -232,3 +232,37 @@ def test_former_keyword_names_without_the_wrapper():
     for f in (ud.actuator_forces, ud.constrained_forward_dynamics):
         ps = inspect.signature(f).parameters
         assert "former" not in ps and ps["rank_rtol"].default == 1e-6 and repr(ps["rank_rtol"].default) == "1e-06"
+
+
+def test_one_state_results_pickle_copy_and_replace_as_their_base_class():
+    """The single-state results' classes are made per plan (their fixed fields are class attributes): a
+    result still pickles, copies and replaces as an ``ActuatorForces`` / ``ConstrainedAccel`` with equal fields,
+    and its own fields (details, diagnostics) are its own."""
+    import copy
+    import dataclasses
+    import pickle
+    from urdf_dyn.constraints.actuators import ActuatorForces
+    from urdf_dyn.constraints.forward import ConstrainedAccel
+    path = next(c.values[0] for c in CASES if "crank" in c.id)
+    model = ud.load(path)
+    q, qd, qdd = _states(model)[1]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ActuationWarning)
+        a = ud.actuator_forces(model, q, qd, qdd)
+        a2 = ud.actuator_forces(model, q, qd, qdd)
+    f = ud.constrained_forward_dynamics(model, q, qd, qdd)
+    f2 = ud.constrained_forward_dynamics(model, q, qd, qdd)
+    for x, base in ((a, ActuatorForces), (f, ConstrainedAccel)):
+        for y in (pickle.loads(pickle.dumps(x)), copy.deepcopy(x), dataclasses.replace(x)):
+            assert isinstance(y, base)
+            for fl in dataclasses.fields(base):
+                u, v = getattr(x, fl.name), getattr(y, fl.name)
+                if isinstance(u, dict):
+                    assert u.keys() == v.keys() and all(np.array_equal(u[k], v[k]) for k in u)
+                else:
+                    assert np.array_equal(u, v) if isinstance(u, np.ndarray) else u == v
+        assert base.__name__ in repr(x) or type(x).__name__ in repr(x)
+    a.details["mine"] = 1
+    f.diagnostics["mine"] = 1
+    assert "mine" not in a2.details and "mine" not in f2.diagnostics
+    assert f.diagnostics["independent"] == f2.diagnostics["independent"] and f.rank == f2.rank

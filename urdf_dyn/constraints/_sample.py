@@ -390,7 +390,8 @@ def actuation_one(mi, mf, fw, iw, pref, ob, q, qd, qdd):
     takes last. ob (``one_layout``) receives the state's rows x (3, n), τ_ID (1, n), u (p,), res, λ (R,), the
     loop wrenches T λ (L, 6) on the successors in Fp, over (p,) (1 where |u| exceeds lim; inf where
     unlimited) and out (6,) = (status, rank of A, n − r, number over the limit, max|res|, max|τ_ID|):
-    status 0 ok; 1 inconsistent state; 2 a non-finite input or result; 3 the reference must decide
+    status 0 ok; 1 inconsistent state; 2 a state of another length, a non-finite input or result; 3 the
+    reference must decide
     (``actuate``). τᵃ = −damping q̇ − stiffness (q − q_ref) (the tree joints' passive forces). Nine arguments,
     one result buffer: a call from Python unboxes nine arrays, not thirty arguments. RNEA's and the loop
     terms' small work arrays are allocated per call: measured side by side, that is cheaper than carving
@@ -434,6 +435,8 @@ def actuation_one(mi, mf, fw, iw, pref, ob, q, qd, qdd):
     o += p
     out = ob[o:o + 6]
     out[0] = 2.0
+    if q.shape[0] != n or qd.shape[0] != n or qdd.shape[0] != n:
+        return
     for j in range(n):
         a, b, c = q[j], qd[j], qdd[j]
         if not (np.isfinite(a) and np.isfinite(b) and np.isfinite(c)):
@@ -501,7 +504,7 @@ def forward_one(mi, mf, fw, iw, pref, ob, q, qd, tau, alpha, rtol, passive):
     number of times the set was chosen anew, kept across calls): status 0 ok; 1 the caller's readable path
     decides (the set's rank not certified, ``_certified``: near a change of mobility, where the reference
     warns; H or Gᵀ H G not positive definite; λ not found; ‖K q̈ − k‖ above 10⁻⁶ · scale, where the
-    reference warns); 2 a non-finite input or result."""
+    reference warns); 2 a state of another length, a non-finite input or result."""
     parent, jtype, ib = _ip(mi, _PARENT), _ip(mi, _JTYPE), _ip(mi, _IB)
     lp_p, lp_s, lp_mode, row_loop, misc = _ip(mi, _LPP), _ip(mi, _LPS), _ip(mi, _LPMODE), _ip(mi, _ROWLOOP), _ip(mi, _MISC)
     nb1 = parent.shape[0]
@@ -529,6 +532,8 @@ def forward_one(mi, mf, fw, iw, pref, ob, q, qd, tau, alpha, rtol, passive):
     o += 6 * L
     out = ob[o:o + 5]
     out[0] = 2.0
+    if q.shape[0] != n or qd.shape[0] != n or tau.shape[0] != n:
+        return
     for j in range(n):
         a, b, c = q[j], qd[j], tau[j]
         if not (np.isfinite(a) and np.isfinite(b) and np.isfinite(c)):

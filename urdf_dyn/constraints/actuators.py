@@ -5,6 +5,7 @@ which joints or loop joints carry an actuator (``actuators_of``), the actuation 
 the public names; the private helpers serve ``inverse`` only."""
 from __future__ import annotations
 
+import dataclasses
 import functools
 
 from dataclasses import dataclass, field
@@ -97,19 +98,18 @@ class ActuatorForces:
 class OneStateForces(ActuatorForces):
     """``ActuatorForces`` of one state from the compiled single-state path: u, residual, τ_ID and the loop
     forces are views of one copy of the kernel's result buffer, made on first access (as Pinocchio's and
-    MuJoCo's results are read from their Data), so a call allocates one array and one object. Behaves as
-    its base class in every other way (fields, equality, repr, ``dataclasses.replace``)."""
+    MuJoCo's results are read from their Data), and the fields that one state does not change (names,
+    units, limits, case, rank, n − r) are attributes of a subclass made once per plan and rank (``kind``), so
+    that a call makes one array and one object with one attribute (its buffer). Behaves as its base class in
+    every other way (fields, equality, repr, ``dataclasses.replace``); pickles and copies as an
+    ``ActuatorForces``."""
 
     @classmethod
-    def from_buffer(cls, buf, fields):
-        """The result over ``buf`` (a copy the caller owns). ``fields``: a new dict of the other fields, and
-        ``_off``, the offsets of buf's parts (``constraints._sample.one_layout``: x, τ_ID, u, res, λ, loop
-        wrenches, ...), and ``_loops``, the loop names."""
-        obj = object.__new__(cls)
-        fields["_buf"] = buf
-        fields["details"] = {}
-        obj.__dict__ = fields
-        return obj
+    def kind(cls, fields):
+        """The subclass whose results share ``fields``: the fixed fields by name, and ``_off``, the offsets of
+        the buffer's parts (``constraints._sample.one_layout``: x, τ_ID, u, res, λ, loop wrenches, ...), and
+        ``_loops``, the loop names."""
+        return type(cls.__name__, (cls,), {**fields, "__module__": cls.__module__, "__qualname__": cls.__qualname__})
 
     @functools.cached_property
     def u(self):
@@ -131,6 +131,13 @@ class OneStateForces(ActuatorForces):
         o = self._off
         LF = self._buf[o[5]:o[6]].reshape(-1, 6)
         return {nm: LF[i] for i, nm in enumerate(self._loops)}
+
+    @functools.cached_property
+    def details(self):
+        return {}
+
+    def __reduce__(self):
+        return ActuatorForces, tuple(getattr(self, f.name) for f in dataclasses.fields(ActuatorForces))
 
 
 def _solve_one(A, b, weights, bounds, rtol):

@@ -232,26 +232,39 @@ class _ForwardWork:
         self.loops = tuple(lp.name for lp in model.loops)
         self.iw, self.free_at, self.names = iw, int(iw[_sample._NF + 1 + _sample._FREE]), model.joint_names
         self.chosen, self.independent = 0.0, ()  # the set's names, re-read when the kernel chose it anew
+        self.kinds = {}                          # r: the results' class, for the set in use
         self.call = _state_entry(_sample.forward_one, (mi, mf, fw, iw, pref, self.ob), 3,
                                  (types.float64, types.float64, types.boolean))
 
     def result(self, r, res, chosen):
         """The ``OneStateAccel`` of the state the kernel just solved (status 0)."""
-        if chosen != self.chosen:
-            self.chosen = chosen
+        if chosen != self.chosen:                # the set was chosen anew: its names, new classes
+            self.chosen, self.kinds = chosen, {}
             a = self.free_at
             self.independent = tuple(self.names[j] for j in self.iw[a:a + self.shape[0] - int(r)])
-        obj = object.__new__(OneStateAccel)
-        obj.__dict__ = {"rank": int(r), "residual": res, "method": "nullspace",
-                        "diagnostics": {"independent": self.independent}, "_buf": self.ob.copy(), "_off": self.off,
-                        "_loops": self.loops}
+        kind = self.kinds.get(r)
+        if kind is None:                         # the results' class for this rank and independent set
+            kind = self.kinds[r] = OneStateAccel.kind(
+                {"rank": int(r), "method": "nullspace", "_independent": self.independent, "_off": self.off,
+                 "_loops": self.loops})
+        obj = object.__new__(kind)
+        obj._buf = self.ob.copy()
+        obj.residual = res
         return obj
 
 
 class OneStateAccel(ConstrainedAccel):
     """``ConstrainedAccel`` from the compiled single-state path: qdd, lam and the loop forces are views of one
-    copy of the kernel's result buffer, made on first access, so that a call allocates one array and one
-    object. Behaves as its base class in every other way (fields, repr, ``dataclasses.replace``)."""
+    copy of the kernel's result buffer, made on first access, and the fields that one state does not change
+    (rank, method, the independent set) are attributes of a subclass made once per rank and set (``kind``), so
+    that a call makes one array and one object. Behaves as its base class in every other way (fields, repr,
+    ``dataclasses.replace``); pickles and copies as a ``ConstrainedAccel``."""
+
+    @classmethod
+    def kind(cls, fields):
+        """The subclass whose results share ``fields`` (and ``_off``, the buffer's parts, ``_sample.forward_layout``;
+        ``_loops``, the loop names; ``_independent``, the independent coordinates' names)."""
+        return type(cls.__name__, (cls,), {**fields, "__module__": cls.__module__, "__qualname__": cls.__qualname__})
 
     @functools.cached_property
     def qdd(self):
@@ -268,6 +281,14 @@ class OneStateAccel(ConstrainedAccel):
         o = self._off
         LF = self._buf[o[3]:o[4]].reshape(-1, 6)
         return {nm: LF[i] for i, nm in enumerate(self._loops)}
+
+    @functools.cached_property
+    def diagnostics(self):
+        return {"independent": self._independent}
+
+    def __reduce__(self):
+        import dataclasses
+        return ConstrainedAccel, tuple(getattr(self, f.name) for f in dataclasses.fields(ConstrainedAccel))
 
 
 def _applies(model):
@@ -315,13 +336,14 @@ def constrained_forward_dynamics(model, q, qd, tau, loop_solver="nullspace", t_s
     if former:
         rank_rtol = _former_rtol("constrained_forward_dynamics", former, rank_rtol)
     if (loop_solver == "nullspace" and q.__class__ is _ND and qd.__class__ is _ND and tau.__class__ is _ND
-            and q.dtype is _F8 and qd.dtype is _F8 and tau.dtype is _F8):
+            and q.dtype is _F8 and qd.dtype is _F8 and tau.dtype is _F8 and q.ndim == 1 and qd.ndim == 1
+            and tau.ndim == 1):                                         # the lengths: the kernel's status 2
         if data is None:
             data = default_data(model)
         w = data.workspaces.get("forward", _UNMADE)
         if w is _UNMADE:
             w = data.workspace("forward", lambda: _ForwardWork(model) if _applies(model) else None)
-        if w is not None and q.shape == w.shape and qd.shape == w.shape and tau.shape == w.shape:
+        if w is not None:
             alpha = 0.0 if t_stab is None else 1.0 / t_stab if t_stab > 0 else None
             if alpha is not None:
                 w.call(q, qd, tau, alpha, 1e-6 if rank_rtol is _RTOL else float(rank_rtol),

@@ -127,7 +127,8 @@ def actuator_forces(model, q, qd, qdd, actuated=None, weights=None, bounds=None,
     if former:
         rank_rtol = _former_rtol("actuator_forces", former, rank_rtol)
     if (bounds is None and f_ext is None and compiled and q.__class__ is _ND and qd.__class__ is _ND
-            and qdd.__class__ is _ND and q.dtype is _F8 and qd.dtype is _F8 and qdd.dtype is _F8):
+            and qdd.__class__ is _ND and q.dtype is _F8 and qd.dtype is _F8 and qdd.dtype is _F8
+            and q.ndim == 1 and qd.ndim == 1 and qdd.ndim == 1):   # the lengths: the kernel's status 2
         res = _one_state(model, q, qd, qdd, actuated, weights, rank_rtol, check, warn,
                          default_data(model) if data is None else data)
         if res is not None:
@@ -221,26 +222,23 @@ def _one_state(model, q, qd, qdd, actuated, weights, rtol, check, warn, data):
             plan = data.workspace(key, lambda: _plan(model, actuated, weights, float(rtol), bool(check)))
         except TypeError:               # unhashable actuator names: the general path explains
             return None
-    if plan is None or q.shape != plan._shape or qd.shape != plan._shape or qdd.shape != plan._shape:
+    if plan is None:
         return None
     plan._call(q, qd, qdd)
     status, rank, dof, nover, rmax, tmax = plan._out.tolist()
     if status != 0.0:
         return None
     t = plan._cases.get((rank, dof))
-    if t is None:                       # the fields of a result with this rank and mobility, made once
-        t = plan._cases[rank, dof] = plan._result_fields(int(rank), int(dof))
-    fields, under = t
-    fields = fields.copy()
+    if t is None:                       # the results' class for this rank and mobility, made once
+        t = plan._cases[rank, dof] = plan._result_kind(int(rank), int(dof))
+    kind, under = t
+    obj = object.__new__(kind)
+    obj._buf = plan._ob.copy()
     if nover != 0.0 or warn and under and rmax > 1e-9 * (1 + tmax):
         over = () if nover == 0.0 else tuple(nm for nm, h in zip(plan._names, plan._over) if h)
-        fields["over_limit"] = over
+        obj.over_limit = over
         if warn:
             _warn_actuation(model, under and rmax > 1e-9 * (1 + tmax), int(rank), int(dof), rmax, over, 4)
-    fields["_buf"] = plan._ob.copy()
-    fields["details"] = {}
-    obj = object.__new__(OneStateForces)
-    obj.__dict__ = fields
     return obj
 
 
@@ -322,8 +320,7 @@ class ActuationPlan:
         self._x, self._TAU, self._U = ob[o[0]:o[1]].reshape(3, n), ob[o[1]:o[2]].reshape(1, n), ob[o[2]:o[3]]
         self._RES, self._LAM, self._LF = ob[o[3]:o[4]], ob[o[4]:o[5]], ob[o[5]:o[6]].reshape(L, 6)
         self._over, self._out = ob[o[6]:o[7]], ob[o[7]:o[8]]
-        self._shape = (n,)
-        self._cases = {}                           # (rank, n − r): a single-state result's fixed fields
+        self._cases = {}                           # (rank, n − r): the single-state results' class
         # actuation_one bound to the packed model, the workspace and the buffer: a call passes q, q̇, q̈
         self._call = _state_entry(_sample.actuation_one, (mi, mf, self._fw, self._iw, pref, ob), 3)
         if len(self._loop):                               # B's loop columns: rows S_cᵀ ^{Fp}X_0 (J_s − J_p)
@@ -358,12 +355,13 @@ class ActuationPlan:
         self._call(q, qd, qdd)
         return self._out[0] == 0.0
 
-    def _result_fields(self, rank, dof):
-        """(fields, under): a single-state result's fields but its buffer, for this rank of G_u and n − r."""
+    def _result_kind(self, rank, dof):
+        """(class, under): the ``OneStateForces`` subclass of this plan's results for this rank of G_u and n − r."""
         under = rank < dof
-        return ({"names": self._names, "units": self._units, "limits": self.limits, "_off": self._layout,
-                 "_loops": self._loop_names, "case": _CASES[under, len(self._names) > rank], "rank_Gu": rank,
-                 "dof": dof, "over_limit": ()}, under)
+        return OneStateForces.kind({"names": self._names, "units": self._units, "limits": self.limits,
+                                    "_off": self._layout, "_loops": self._loop_names,
+                                    "case": _CASES[under, len(self._names) > rank], "rank_Gu": rank, "dof": dof,
+                                    "over_limit": ()}), under
 
     def _G(self):
         """G (n × (n − r)) of the last state (a copy)."""
