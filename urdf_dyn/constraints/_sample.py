@@ -384,7 +384,7 @@ def _fp(mi, mf, c):
 
 
 @njit(cache=True)
-def actuation_one(mi, mf, fw, iw, pref, ob, q, qd, qdd):
+def actuation_one(mi, mf, fw, iw, pref, q, qd, qdd, ob):
     """``actuator_forces`` at one state (q, q̇, q̈ (n,), any strides) on a kept workspace: the model side and
     the settings from ``one_pack`` (mi, mf, the workspace fw, iw), pref (n,) the coordinates complete pivoting
     takes last. ob (``one_layout``) receives the state's rows x (3, n), τ_ID (1, n), u (p,), res, λ (R,), the
@@ -392,7 +392,10 @@ def actuation_one(mi, mf, fw, iw, pref, ob, q, qd, qdd):
     unlimited) and out (6,) = (status, rank of A, n − r, number over the limit, max|res|, max|τ_ID|):
     status 0 ok; 1 inconsistent state; 2 a state of another length, a non-finite input or result; 3 the
     reference must decide
-    (``actuate``). τᵃ = −damping q̇ − stiffness (q − q_ref) (the tree joints' passive forces). Nine arguments,
+    (``actuate``). Returns −status where status ≠ 0, else (rank of A) · 2³² + (n − r) · 4 + flags (bit 0:
+    an actuator over its limit; bit 1: under-actuated with max|res| > 10⁻⁹ (1 + max|τ_ID|), which the caller
+    warns of), so that the usual call reads nothing else back. τᵃ = −damping q̇ − stiffness (q − q_ref) (the
+    tree joints' passive forces). Nine arguments,
     one result buffer: a call from Python unboxes nine arrays, not thirty arguments. RNEA's and the loop
     terms' small work arrays are allocated per call: measured side by side, that is cheaper than carving
     them from a kept buffer (each view costs a reshape and a reference count)."""
@@ -436,11 +439,11 @@ def actuation_one(mi, mf, fw, iw, pref, ob, q, qd, qdd):
     out = ob[o:o + 6]
     out[0] = 2.0
     if q.shape[0] != n or qd.shape[0] != n or qdd.shape[0] != n:
-        return
+        return -2
     for j in range(n):
         a, b, c = q[j], qd[j], qdd[j]
         if not (np.isfinite(a) and np.isfinite(b) and np.isfinite(c)):
-            return
+            return -2
         x[0, j] = a
         x[1, j] = b
         x[2, j] = c
@@ -456,7 +459,7 @@ def actuation_one(mi, mf, fw, iw, pref, ob, q, qd, qdd):
                 u, res, lam)
     out[0] = s
     if s != 0:
-        return
+        return -s
     nf = iw[_R + 1]
     out[1] = iw[_R + 2]
     out[2] = nf
@@ -478,7 +481,7 @@ def actuation_one(mi, mf, fw, iw, pref, ob, q, qd, qdd):
     out[5] = tm
     if not fin:
         out[0] = 2.0
-        return
+        return -2
     for l in range(L):
         for c in range(6):
             LF[l, c] = 0.0
@@ -486,10 +489,13 @@ def actuation_one(mi, mf, fw, iw, pref, ob, q, qd, qdd):
         l = row_loop[a]
         for c in range(6):
             LF[l, c] += row_T[a, c] * lam[a]
+    rk = iw[_R + 2]
+    flags = (1 if no else 0) + (2 if rk < nf and rm > 1e-9 * (1.0 + tm) else 0)
+    return (rk << 32) + nf * 4 + flags
 
 
 @njit(cache=True)
-def forward_one(mi, mf, fw, iw, pref, ob, q, qd, tau, alpha, rtol, passive):
+def forward_one(mi, mf, fw, iw, pref, q, qd, tau, alpha, rtol, passive, ob):
     """Closed-loop forward dynamics at one state by RBDA §8.5 method 3 (eqs. 8.42–8.46), the compiled copy of
     ``constraints.forward.constrained_forward_dynamics(loop_solver="nullspace")``, on a kept workspace:
 
@@ -499,9 +505,11 @@ def forward_one(mi, mf, fw, iw, pref, ob, q, qd, tau, alpha, rtol, passive):
 
     mi, mf, fw, iw from ``one_pack`` (no actuators), pref (n,) the coordinates complete pivoting takes last;
     q, q̇, τ (n,) any strides; α = 1/T_stab (0: none); rtol the rank tolerance; passive: τ gets the tree joints'
-    passive forces −b q̇ − k (q − q_ref). ob (``forward_layout``) receives x (3, n) = q, q̇, τ, q̈ (n,), λ (R,),
-    the loop wrenches T λ (L, 6) on the successors in Fp, and out (5,) = (status, r, ‖K q̈ − k‖, scale, the
-    number of times the set was chosen anew, kept across calls): status 0 ok; 1 the caller's readable path
+    passive forces −b q̇ − k (q − q_ref). ob (``forward_layout``; no entry is read: the caller may pass a new
+    ``np.empty`` for each state) receives x (3, n) = q, q̇, τ, q̈ (n,), λ (R,), the loop wrenches T λ (L, 6) on
+    the successors in Fp, and out (5,) = (status, r, ‖K q̈ − k‖, scale, the number of times the set was chosen
+    anew). Returns −status where status ≠ 0, else r + 2²⁰ · (the number of times the set was chosen anew, kept
+    in iw[_R + 2] across calls). Status 0 ok; 1 the caller's readable path
     decides (the set's rank not certified, ``_certified``: near a change of mobility, where the reference
     warns; H or Gᵀ H G not positive definite; λ not found; ‖K q̈ − k‖ above 10⁻⁶ · scale, where the
     reference warns); 2 a state of another length, a non-finite input or result."""
@@ -533,11 +541,11 @@ def forward_one(mi, mf, fw, iw, pref, ob, q, qd, tau, alpha, rtol, passive):
     out = ob[o:o + 5]
     out[0] = 2.0
     if q.shape[0] != n or qd.shape[0] != n or tau.shape[0] != n:
-        return
+        return -2
     for j in range(n):
         a, b, c = q[j], qd[j], tau[j]
         if not (np.isfinite(a) and np.isfinite(b) and np.isfinite(c)):
-            return
+            return -2
         x[0, j] = a
         x[1, j] = b
         x[2, j] = c
@@ -559,15 +567,15 @@ def forward_one(mi, mf, fw, iw, pref, ob, q, qd, tau, alpha, rtol, passive):
             kmax = max(kmax, abs(K[a, j]))
     fresh = explicit_kept(K, k, pref, rtol, kmax, fw, iw)
     if fresh:
-        out[4] += 1.0
+        iw[_R + 2] += 1             # the times the set was chosen (the caller re-reads its names)
     if not _certified(K, kmax, rtol, fw, iw):
         if fresh:                   # chosen anew here and still not certain: the readable path decides
-            return
+            return -1
         iw[_R] = -1                 # the kept set serves but is not certain here: choose anew
         explicit_kept(K, k, pref, rtol, kmax, fw, iw)
-        out[4] += 1.0
+        iw[_R + 2] += 1
         if not _certified(K, kmax, rtol, fw, iw):
-            return
+            return -1
     r = iw[_R]
     nf = n - r
     G = _f2(fw, iw, _G, n, nf)
@@ -606,7 +614,7 @@ def forward_one(mi, mf, fw, iw, pref, ob, q, qd, tau, alpha, rtol, passive):
             M[c, a] = s
     Lc = np.zeros((nf, nf))
     if not _chol(M, Lc):
-        return
+        return -1
     _chol_solve(Lc, y)
     for i in range(n):
         s = g[i]
@@ -626,7 +634,7 @@ def forward_one(mi, mf, fw, iw, pref, ob, q, qd, tau, alpha, rtol, passive):
                             _f2(fw, iw, _LU, r, r), _i1(iw, _PERM, r), _f2(fw, iw, _C, R - r, r),
                             _f2(fw, iw, _CT, r, R - r), _f2(fw, iw, _MR, r, r), _f2(fw, iw, _LR, r, r),
                             _f1(fw, iw, _NU, r), _f1(fw, iw, _W, max(r, n)), _i1(iw, _NZ, R - r)):
-            return
+            return -1
     for l in range(L):
         for c in range(6):
             LF[l, c] = 0.0
@@ -652,14 +660,16 @@ def forward_one(mi, mf, fw, iw, pref, ob, q, qd, tau, alpha, rtol, passive):
     out[1] = r
     out[2] = np.sqrt(res)
     out[3] = max(1.0, np.sqrt(nk), nKi * np.sqrt(nq))
+    out[4] = iw[_R + 2]
     for j in range(n):
         if not np.isfinite(qdd[j]):
             out[0] = 2.0
-            return
+            return -2
     for a in range(R):
         if not np.isfinite(lam[a]):
             out[0] = 2.0
-            return
+            return -2
     if out[2] > 1e-6 * out[3]:
-        return
+        return -1
     out[0] = 0.0
+    return r + (iw[_R + 2] << 20)

@@ -97,7 +97,7 @@ class ActuatorForces:
 
 class OneStateForces(ActuatorForces):
     """``ActuatorForces`` of one state from the compiled single-state path: u, residual, τ_ID and the loop
-    forces are views of one copy of the kernel's result buffer, made on first access (as Pinocchio's and
+    forces are views of the buffer the kernel wrote (the result's own), made on first access (as Pinocchio's and
     MuJoCo's results are read from their Data), and the fields that one state does not change (names,
     units, limits, case, rank, n − r) are attributes of a subclass made once per plan and rank (``kind``), so
     that a call makes one array and one object with one attribute (its buffer). Behaves as its base class in

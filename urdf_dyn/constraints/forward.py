@@ -193,20 +193,25 @@ def _public_signature(fn):
     return fn
 
 
-def _state_entry(kernel, args, nstate, scalars=()):
-    """The compiled entry point of a single-state kernel (``constraints._sample``) whose arguments are
-    ``args`` (prepared once), then ``nstate`` state vectors (float64 (n,), any strides: typed with layout 'A',
-    so a row or a column of a caller's array passes as it is), then scalars of the given numba types. Bound
-    to ``args`` (``functools.partial``): a call passes the state only. The caller must pass float64 1-D
-    ndarrays of the right length (the entry point trusts its arguments, ``algorithms._calls.entry_point``)."""
-    import functools
-    from numba import typeof, types
-    sig = tuple(typeof(a) for a in args) + (types.Array(types.float64, 1, "A"),) * nstate + tuple(scalars)
+def _state_entry(kernel, args, tail):
+    """The compiled entry point of a single-state kernel (``constraints._sample``) whose first arguments are
+    ``args`` (prepared once) and whose others have the numba types ``tail`` (``_STATE`` for a state vector:
+    float64 (n,), any strides, layout 'A', so a row or a column of a caller's array passes as it is; ``_OUT``
+    for a result buffer). Bound to ``args`` (``functools.partial``): a call passes the state and the buffer.
+    The caller must pass arrays of these types (the entry point trusts its arguments,
+    ``algorithms._calls.entry_point``)."""
+    from numba import typeof
+    sig = tuple(typeof(a) for a in args) + tuple(tail)
     f = kernel.overloads.get(sig)
     if f is None:
         kernel.compile(sig)
         f = kernel.overloads[sig]
     return functools.partial(f.entry_point, *args)
+
+
+def _types():
+    from numba import types
+    return types, types.Array(types.float64, 1, "A"), types.Array(types.float64, 1, "C")
 
 
 class _ForwardWork:
@@ -215,7 +220,6 @@ class _ForwardWork:
     and the compiled entry point bound to them."""
 
     def __init__(self, model):
-        from numba import types
         from urdf_dyn.constraints import _sample
         pack = model.loop_pack
         n, R, L = model.nv, len(pack["row_loop"]), len(model.loops)
@@ -226,36 +230,38 @@ class _ForwardWork:
         mi, mf, fw, iw = _sample.one_pack(model, pack["row_loop"], pack["row_T"], R, np.zeros(0, np.int64), none,
                                           none, none, fw, iw)
         self.off = o = _sample.forward_layout(n, R, L)
-        self.ob = np.zeros(o[-1])                # the state in, every result out
-        self.out = self.ob[o[4]:o[5]]
-        self.shape = (n,)
+        self.size, self.res_at = o[-1], o[4] + 2  # a result buffer's length; ‖K q̈ − k‖ in it
+        self.n = n
         self.loops = tuple(lp.name for lp in model.loops)
         self.iw, self.free_at, self.names = iw, int(iw[_sample._NF + 1 + _sample._FREE]), model.joint_names
-        self.chosen, self.independent = 0.0, ()  # the set's names, re-read when the kernel chose it anew
+        self.chosen, self.independent = -1, ()   # the set's names, re-read when the kernel chose it anew
         self.kinds = {}                          # r: the results' class, for the set in use
-        self.call = _state_entry(_sample.forward_one, (mi, mf, fw, iw, pref, self.ob), 3,
-                                 (types.float64, types.float64, types.boolean))
+        t, state, out = _types()
+        self.call = _state_entry(_sample.forward_one, (mi, mf, fw, iw, pref),
+                                 (state, state, state, t.float64, t.float64, t.boolean, out))
 
-    def result(self, r, res, chosen):
-        """The ``OneStateAccel`` of the state the kernel just solved (status 0)."""
+    def result(self, code, buf):
+        """The ``OneStateAccel`` of the state the kernel just solved into ``buf`` (its code ≥ 0: r and the
+        times the set was chosen, ``_sample.forward_one``)."""
+        r, chosen = code & 0xFFFFF, code >> 20
         if chosen != self.chosen:                # the set was chosen anew: its names, new classes
             self.chosen, self.kinds = chosen, {}
             a = self.free_at
-            self.independent = tuple(self.names[j] for j in self.iw[a:a + self.shape[0] - int(r)])
+            self.independent = tuple(self.names[j] for j in self.iw[a:a + self.n - r])
         kind = self.kinds.get(r)
         if kind is None:                         # the results' class for this rank and independent set
             kind = self.kinds[r] = OneStateAccel.kind(
-                {"rank": int(r), "method": "nullspace", "_independent": self.independent, "_off": self.off,
+                {"rank": r, "method": "nullspace", "_independent": self.independent, "_off": self.off,
                  "_loops": self.loops})
         obj = object.__new__(kind)
-        obj._buf = self.ob.copy()
-        obj.residual = res
+        obj._buf = buf
+        obj.residual = buf.item(self.res_at)
         return obj
 
 
 class OneStateAccel(ConstrainedAccel):
-    """``ConstrainedAccel`` from the compiled single-state path: qdd, lam and the loop forces are views of one
-    copy of the kernel's result buffer, made on first access, and the fields that one state does not change
+    """``ConstrainedAccel`` from the compiled single-state path: qdd, lam and the loop forces are views of the
+    buffer the kernel wrote (the result's own), made on first access, and the fields that one state does not change
     (rank, method, the independent set) are attributes of a subclass made once per rank and set (``kind``), so
     that a call makes one array and one object. Behaves as its base class in every other way (fields, repr,
     ``dataclasses.replace``); pickles and copies as a ``ConstrainedAccel``."""
@@ -327,8 +333,8 @@ def constrained_forward_dynamics(model, q, qd, tau, loop_solver="nullspace", t_s
             re-checks it at each one (q̈, λ and the rank do not depend on the set; ``diagnostics["independent"]``
             names the set used); the compiled path answers only where the rank of K is certain, away from a
             change of mobility (``_sample._certified``); elsewhere, or where the loops are inconsistent, the
-            readable path answers (and warns). The result is then a ``OneStateAccel``, whose arrays view one
-            copy of the kernel's buffer.
+            readable path answers (and warns). The result is then a ``OneStateAccel``, whose arrays view the
+            buffer the kernel wrote.
 
     Returns a ConstrainedAccel. Raises StateError for bad arrays, ValueError for an unknown method. Warns
     (ConstraintWarning) if the constraints are inconsistent (‖K q̈ − k‖ large: e.g. a locked mechanism).
@@ -346,11 +352,11 @@ def constrained_forward_dynamics(model, q, qd, tau, loop_solver="nullspace", t_s
         if w is not None:
             alpha = 0.0 if t_stab is None else 1.0 / t_stab if t_stab > 0 else None
             if alpha is not None:
-                w.call(q, qd, tau, alpha, 1e-6 if rank_rtol is _RTOL else float(rank_rtol),
-                       passive is True or bool(passive))
-                status, r, res, _, chosen = w.out.tolist()
-                if status == 0.0:
-                    return w.result(r, res, chosen)
+                buf = np.empty(w.size)           # the result's own buffer
+                code = w.call(q, qd, tau, alpha, 1e-6 if rank_rtol is _RTOL else float(rank_rtol),
+                              passive is True or bool(passive), buf)
+                if code >= 0:
+                    return w.result(code, buf)
     from urdf_dyn._checks import one_state
     one_state("constrained_forward_dynamics", q=q, qd=qd, tau=tau)
     n = model.nv

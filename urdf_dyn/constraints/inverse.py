@@ -27,7 +27,8 @@ import numpy as np
 from urdf_dyn._checks import as_batch
 from urdf_dyn.algorithms.dynamics import inverse_dynamics
 from urdf_dyn.constraints.explicit import explicit_constraint
-from urdf_dyn.constraints.forward import _RTOL, _UNMADE, _former_rtol, _loop_forces, _public_signature, _state_entry
+from urdf_dyn.constraints.forward import (_RTOL, _UNMADE, _former_rtol, _loop_forces, _public_signature, _state_entry,
+                                         _types)
 from urdf_dyn.constraints.loops import constraint_terms, numerical_rank
 from urdf_dyn.constraints.passive import passive_forces
 from urdf_dyn.constraints.actuators import (Actuator, ActuatorForces, OneStateForces, _path_inputs, _read_only,  # noqa: F401
@@ -117,7 +118,7 @@ def actuator_forces(model, q, qd, qdd, actuated=None, weights=None, bounds=None,
             Model's per-thread one, ``urdf_dyn.model.default_data``): one plain state (float64 ndarrays (nv,)) without
             ``bounds`` or ``f_ext`` runs the compiled path (``constraints._sample.actuation_one``) on an
             ``ActuationPlan`` kept there, with no per-call packing or allocation beyond the result (an
-            ``OneStateForces``, whose arrays view one copy of the kernel's buffer; the model side is packed
+            ``OneStateForces``, whose arrays view the buffer the kernel wrote; the model side is packed
             in two arrays, so the call unboxes nine). The Data keeps the
             independent set of RBDA §8.8 between calls and re-checks it at each one, as a trajectory does
             (u, τ_ID and λ do not depend on the set; an under-actuated ``residual`` is in its coordinates).
@@ -224,21 +225,22 @@ def _one_state(model, q, qd, qdd, actuated, weights, rtol, check, warn, data):
             return None
     if plan is None:
         return None
-    plan._call(q, qd, qdd)
-    status, rank, dof, nover, rmax, tmax = plan._out.tolist()
-    if status != 0.0:
+    buf = np.empty(plan._size)          # the result's own buffer
+    code = plan._call(q, qd, qdd, buf)  # −status, or rank · 2³² + (n − r) · 4 + flags (``actuation_one``)
+    if code < 0:
         return None
-    t = plan._cases.get((rank, dof))
-    if t is None:                       # the results' class for this rank and mobility, made once
-        t = plan._cases[rank, dof] = plan._result_kind(int(rank), int(dof))
-    kind, under = t
+    kind = plan._kinds.get(code >> 2)
+    if kind is None:                    # the results' class for this rank and mobility, made once
+        kind = plan._kinds[code >> 2] = plan._result_kind(code >> 32, (code >> 2) & 0x3FFFFFFF)
     obj = object.__new__(kind)
-    obj._buf = plan._ob.copy()
-    if nover != 0.0 or warn and under and rmax > 1e-9 * (1 + tmax):
-        over = () if nover == 0.0 else tuple(nm for nm, h in zip(plan._names, plan._over) if h)
+    obj._buf = buf
+    if code & 3:                        # over a limit, or under-actuated with a residual: read the details
+        o = plan._layout
+        _, rank, dof, _, rmax, _ = buf[o[7]:o[8]].tolist()
+        over = tuple(nm for nm, h in zip(plan._names, buf[o[6]:o[7]].tolist()) if h) if code & 1 else ()
         obj.over_limit = over
         if warn:
-            _warn_actuation(model, under and rmax > 1e-9 * (1 + tmax), int(rank), int(dof), rmax, over, 4)
+            _warn_actuation(model, bool(code & 2), int(rank), int(dof), rmax, over, 4)
     return obj
 
 
@@ -316,13 +318,15 @@ class ActuationPlan:
                                                       np.array([self.rtol, float(self.check), 1e-6]), fw, iw)
         L = len(model.loops)
         self._layout = o = _sample.one_layout(n, p, nrows, L)
-        self._ob = ob = np.zeros(o[-1])              # the state in, every result out (views below)
+        self._ob = ob = np.zeros(o[-1])              # the buffer of ``forces`` and ``_one`` (views below)
         self._x, self._TAU, self._U = ob[o[0]:o[1]].reshape(3, n), ob[o[1]:o[2]].reshape(1, n), ob[o[2]:o[3]]
         self._RES, self._LAM, self._LF = ob[o[3]:o[4]], ob[o[4]:o[5]], ob[o[5]:o[6]].reshape(L, 6)
         self._over, self._out = ob[o[6]:o[7]], ob[o[7]:o[8]]
-        self._cases = {}                           # (rank, n − r): the single-state results' class
-        # actuation_one bound to the packed model, the workspace and the buffer: a call passes q, q̇, q̈
-        self._call = _state_entry(_sample.actuation_one, (mi, mf, self._fw, self._iw, pref, ob), 3)
+        self._kinds = {}                           # rank · 2³⁰ + n − r: the single-state results' class
+        self._size = o[-1]                         # a result buffer's length
+        # actuation_one bound to the packed model and the workspace: a call passes q, q̇, q̈ and a buffer
+        _, state, out = _types()
+        self._call = _state_entry(_sample.actuation_one, (mi, mf, self._fw, self._iw, pref), (state,) * 3 + (out,))
         if len(self._loop):                               # B's loop columns: rows S_cᵀ ^{Fp}X_0 (J_s − J_p)
             row_loop, row_T = static[6][nrows:], np.ascontiguousarray(static[7][nrows:])
             self._bcols = (static[:6], row_loop, row_T, np.zeros((len(row_loop), n)), np.zeros(len(row_loop)),
@@ -352,16 +356,14 @@ class ActuationPlan:
         """The compiled path at one state (float64 ndarrays (nv,), any strides); True when it answered (finite,
         consistent, A clearly of full rank), its results then in ``_U``, ``_RES``, ``_LAM``, ``_LF``, ``_TAU``,
         ``_over``, ``_out``."""
-        self._call(q, qd, qdd)
-        return self._out[0] == 0.0
+        return self._call(q, qd, qdd, self._ob) >= 0
 
     def _result_kind(self, rank, dof):
-        """(class, under): the ``OneStateForces`` subclass of this plan's results for this rank of G_u and n − r."""
-        under = rank < dof
+        """The ``OneStateForces`` subclass of this plan's results for this rank of G_u and n − r."""
         return OneStateForces.kind({"names": self._names, "units": self._units, "limits": self.limits,
                                     "_off": self._layout, "_loops": self._loop_names,
-                                    "case": _CASES[under, len(self._names) > rank], "rank_Gu": rank, "dof": dof,
-                                    "over_limit": ()}), under
+                                    "case": _CASES[rank < dof, len(self._names) > rank], "rank_Gu": rank,
+                                    "dof": dof, "over_limit": ()})
 
     def _G(self):
         """G (n × (n − r)) of the last state (a copy)."""
