@@ -104,7 +104,7 @@ def explicit_G(fw, iw, n):
     return _f2(fw, iw, _G, n, iw[_R + 1])
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def explicit_kept(K, k, pref, rtol, kmax, fw, iw):
     """G (n × (n − r)) and g (n,) of RBDA §8.8 into the workspace for K (R × n), k (R,): by the independent set
     kept in iw, re-checked (``_linalg._explicit``: K_d's pivots, K G on the other rows), or, at the first state
