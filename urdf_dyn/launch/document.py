@@ -356,8 +356,8 @@ class RecordingTask:
         self._args, self._proc, self._thread, self._rec = (launch, model, outdir, echo), None, None, {}
         if not launch.doc.outputs.recording:
             return
-        from urdf_dyn.reports.plotting import _worker_allowed
-        if _worker_allowed():
+        from urdf_dyn.reports.plotting import worker_allowed
+        if worker_allowed():
             try:
                 import multiprocessing
                 import sys

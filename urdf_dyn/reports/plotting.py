@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from urdf_dyn.io.files import atomic_path
 
-__all__ = ["DPI", "PNG_COMPRESS", "pyplot", "figure", "save_figure", "PlotWorker"]
+__all__ = ["DPI", "PNG_COMPRESS", "pyplot", "figure", "save_figure", "PlotWorker", "worker_allowed"]
 
 #: resolution of the report plots [dots per inch]; PNG compression level (zlib 0–9: 1 encodes the job's plots
 #: 1.4–1.6× faster than Pillow's default 6, for files 1.06–1.14× larger, measured on this machine)
@@ -48,7 +48,7 @@ def save_figure(fig, path):
     return str(path)
 
 
-def _worker_allowed() -> bool:
+def worker_allowed() -> bool:
     """A plot worker process only where it can be forked (Linux): a spawned worker would re-run a user's
     script that calls the job without an ``if __name__ == "__main__"`` guard; only from the main thread of
     the main process (not in a sweep's Dask worker, thread or process); and not when the environment
@@ -73,7 +73,7 @@ def _plot_worker_init():
 class PlotWorker:
     """Draws a job's plots in one worker process (``concurrent.futures.ProcessPoolExecutor``, forked when the
     job starts, so that importing matplotlib there overlaps the job's own work), concurrently with the rest
-    of the job; or in the caller when ``parallel`` is False or no worker can run (``_worker_allowed``; or a
+    of the job; or in the caller when ``parallel`` is False or no worker can run (``worker_allowed``; or a
     process pool cannot start here).
 
     ``submit(path, fn, *args)`` returns str(path) at once (``fn(*args)`` must write ``path``; the function
@@ -85,7 +85,7 @@ class PlotWorker:
 
     def __init__(self, parallel=True, preload=()):
         self._ex, self._jobs = None, []
-        if parallel and _worker_allowed():
+        if parallel and worker_allowed():
             try:
                 import importlib
                 import multiprocessing
