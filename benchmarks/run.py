@@ -113,89 +113,80 @@ WHY = """## Reading these numbers
 
 Measured on a quiet machine (no other developer's process; the load average of each section is in the line at
 the top): ratios are ours / the peer's in the same process a moment apart. The machine is a 2-core
-Firecracker VM whose timings still move by ±5–10 % run to run; a ratio within that of its target (UR5 ID at
-1.5×, one state of `constrained_forward_dynamics` at 3×) can fall either side of it in another run.
+Firecracker VM whose timings still move by ±5–10 % run to run, and a section that meets a burst of another
+process's work can read 1.5× slower (an earlier run of this same code read one state of `actuator_forces` at
+22 µs and the 2-thread batch at 0.73×; two reruns of those sections minutes later read 14.0 µs and 0.54–0.56×).
 
 ## What issue 27 built
 
 - **Lean core install.** Core dependencies are what the main job imports; `[sweep]` (dask, pyarrow), `[ros]`
   (mcap), `[gauss]` (sympy), `[video]` (imageio-ffmpeg), `[viewer]`, `[mujoco]`, `[all]`; a command that needs
   a missing extra names it in one line, exit status 2 (`urdf_dyn.extras.require`).
-- **Single-state calls on a `Data`.** `actuator_forces` and `constrained_inverse_dynamics` at one state run
-  `constraints._sample.actuation_one` on an `ActuationPlan` kept in the Data: the independent set of RBDA §8.8
-  is kept between calls and re-checked (not re-chosen by complete pivoting each time), every work array of
-  the linear algebra is a view of the plan's workspace, the passive forces, the finiteness and limit tests
-  and the loop wrenches are computed in the kernel, the state goes in and every result comes out through one
-  buffer (one array to unbox), and the result's arrays are views of one copy of it (`OneStateForces`).
-  The per-sample step is the same compiled function (`actuate`) that `_path.actuation_path` runs for N
-  states, so one state and a batch cannot drift apart. `constrained_forward_dynamics` builds its kernel
-  arguments once per setting. Tests hold all of them to the readable reference on every robot with loops
-  (tests/constraints/test_single_state.py, ≤ 1e-12 relative for u, τ_ID, q̈; λ to 1e-8, the minimum-norm
-  answers of two rank cut-offs).
+- **Single-state calls on a `Data`.** `actuator_forces` / `constrained_inverse_dynamics` (`actuation_one`) and
+  `constrained_forward_dynamics` (`forward_one`, RBDA §8.5 method 3) at one state run on a plan kept in the
+  Data: the independent set of RBDA §8.8 is kept between calls and re-checked (`explicit_kept`, the same
+  step the batch path runs), not re-chosen by complete pivoting; the model side is packed into one int64 and
+  one float64 array (9 and 12 arguments to unbox instead of 30 and 26); the kernels return a status and
+  write into the result's own buffer, whose arrays the result's fields view; the keyword wrapper is gone
+  from the two calls. Forward dynamics answers on the compiled path only where it proves the kept set's size
+  is the SVD rank with no singular value near the threshold (`_certified`), else the readable path answers
+  and warns as before. Tests hold every path to the readable reference on every robot with loops
+  (tests/constraints/test_single_state.py, ≤ 1e-12 relative for u, τ_ID, q̈).
 - **Compile.** Every kernel compiles one variant in the main job (tests/jobs/test_compile_variants.py counts
   numba's signatures); the cache is keyed by the kernel modules' contents and shared by checkouts
   (tests/algorithms/test_kernel_cache.py, which also fails if a module with compiled code is left out of
   the key).
-- **Sweeps** (RESULTS_sweep.md): the geometry-only machine checks (ISO 6015, lift chart, working ranges,
-  stall envelopes) are computed once per worker and robot file (keyed by its SHA-256 and the scenario keys
-  each reads; split between the two workers' warm-ups), per-case plots are off unless `sweep.plots: true`,
-  cases go to Dask in groups, each worker warms up with one coarse case.
+- **The machine checks kept between runs** (`jobs.disk_cache`): ISO 6015, the lift chart, the working ranges
+  and the stall envelopes depend only on the robot and a few scenario sections; their results and plots are
+  kept under `~/.cache/urdf_dyn/checks/`, keyed by those sections, the model's content (the expanded URDF
+  and every array the algorithms read) and the library's sources, so a second run of the same machine —
+  another soil, motion or payload — takes them from there and says so; `--no-cache` recomputes them (the
+  row "machine checks recomputed" above is that run).
 - **The warm job**: working ranges with one forward-kinematics pass per stroke point, `body_poses` with its
-  4×4 products written out (the 9 261-pose grid 0.22 → 0.06 s), the recording's poses set without viser's
-  per-call setter (5.7 → ~2 s), the GIF drawn while a thread writes the recording.
+  4×4 products written out, one body-pose pass per motion shared by the loads, the tipping margin and the
+  pins (`machines.poses`; six before), the recording's poses set without viser's per-call setter, and the
+  HTML recording written by a forked process while the GIF is drawn (in a thread its 2.3 s of Python shared
+  the GIL with the GIF's loop; the file is byte-identical).
+- **Sweeps** (RESULTS_sweep.md): the geometry-only checks once per worker and robot (and from the disk when
+  an earlier run kept them), per-case plots off unless `sweep.plots: true`, cases sent to Dask in groups,
+  each worker warmed up with one coarse case.
 
 ## Why the misses remain, and what would close them
 
-- **One state of `actuator_forces` (3.7× `mj_inverse`, from 42×).** Measured pieces (quiet, in process):
-  the kernel itself 9.2 µs in compiled code (RNEA 1.5, K and δ 1.6, k 0.4, G by LU of K_d and its re-check
-  1.55, λ through the independent rows 2.1, A and u 0.4, the rest the consistency check, allocation of
-  RNEA's and the loop terms' work arrays and the loop wrenches), unboxing its 30 arguments ≈ 2.5 µs, the
-  Python around it ≈ 6 µs (the keyword wrapper, the plain-array test, copying the state in, the result
-  object). `mj_inverse` does the whole of its work in 5 µs. What would close it: the state's linear algebra
-  in one pass specialised to the planar loops (8 of K's 20 rows carry the rank: the redundant rows are
-  exactly zero out of plane, and λ's least-squares step could skip them before factorising), and a call
-  path with fewer arguments (a numba structref holding the plan, if its functions can be cached).
-  Carving RNEA's and the loop terms' work arrays from the kept buffer was tried and measured slower (18.9
-  against 18.0 µs): a view costs a reshape and a reference count, about what an allocation costs.
-- **One state of `constrained_forward_dynamics` (3.02×: 23.6 against 7.82 µs; 2.6× in a quiet run earlier the
-  same day, where `mj_forward` took 9.2 µs).** In process: the compiled entry 15.5 µs, the Python around it
-  ≈ 8 µs. `forward_path` still re-chooses the independent set by complete pivoting and allocates ≈ 25 work
-  arrays at every call; the kept set and workspace that `actuation_one` now has would close it.
-- **One call UR5 ID and H, Panda H (1.58×, 1.88×, 1.91×; UR5 FD 1.49×, Panda ID and FD met).** Panda H's
-  4.24 µs is this run's outlier (2.4–2.6 µs, 1.6×, in five side-by-side runs before it). Our kernels allocate their work arrays
-  (a kept buffer was tried and measured slower: UR5 ID 2.36 against 2.17 µs, FD 4.05 against 3.72 µs); the
-  Python around them is ≈ 0.6 µs (type, dtype and shape tests, the result's allocation), the entry ≈ 0.25 µs,
-  so at UR5's size the fixed cost is a third of the call. CRBA is the largest gap (UR5 2.0×): Pinocchio fills
-  only the upper triangle of H and its CRBA kernel is ≈ 0.3 µs faster than ours; ours computes the
-  composite inertias in the (m, h, Ī) form and writes both triangles. At 30 bodies the same kernels are
-  0.8–1.4× Pinocchio.
-- **Install (44.5 s, 741 MB; targets 25 s, 600 MB).** numba + llvmlite 208 MB, scipy 143 MB, numpy 73 MB,
+- **One call UR5 H and Panda H (1.7×).** Our kernels allocate their work arrays (a kept buffer was tried and
+  measured slower: UR5 ID 2.36 against 2.17 µs); the Python around a call is ≈ 0.6 µs (type, dtype and shape
+  tests, the result's allocation) and the entry ≈ 0.25 µs, a third of a UR5 call. CRBA is the largest gap:
+  Pinocchio fills only the upper triangle of H and its kernel is ≈ 0.3 µs faster; ours computes the composite
+  inertias in the (m, h, Ī) form and writes both triangles. At 30 bodies the same kernels are 0.9–1.4×
+  Pinocchio. What would close it: an upper-triangle CRBA writing into the caller's array.
+- **Install (≈ 44 s, 741 MB; targets 25 s, 600 MB).** numba + llvmlite 208 MB, scipy 143 MB, numpy 73 MB,
   matplotlib + fonttools 65 MB, yourdfpy's `trimesh[easy]` (embreex 43 MB, networkx 19 MB, shapely, rtree,
   manifold3d: ≈ 90 MB; urdf_dyn reads the elements through yourdfpy and needs none of them), the viewer
   extra (viser, zstandard, pyglet, pillow ≈ 70 MB). The time is pip unpacking and byte-compiling these
   wheels (from its cache). Without yourdfpy's `trimesh[easy]` the environment would be ≈ 650 MB; scipy,
   numba and numpy are most of the rest (the project's rule is libraries over own code).
-- **First job with an empty numba cache (54 s; target 20 s) and README command 1 (98 s; target 45 s).**
+- **First job with an empty numba cache (≈ 55–58 s; target 20 s) and README command 1 (≈ 100 s; target 45 s).**
   Compile profile of the main job (numba's compile events, exclusive seconds, quiet; 49.7 s of 58.8 s
   wall): `_rnea_p_w` 6.3, `actuate` 5.4, `loop_geometry` 4.4, `actuation_path` 4.3, `motion_path` 2.7,
   `_loop_lambda` 2.2, `pack` 2.0, `loop_velocity` 1.2, `body_poses` 1.1, `joint_pose` 1.1, … — every kernel
-  once (×1). Making `actuate`'s workspace views ordinary calls instead of inlined ones took 4.8 s off;
-  the main job no longer compiles a single-state kernel. The big ones inline many small helpers
-  (`inline="always"`), which LLVM then optimises as one large function; compiling them separately would
-  trade compile time for speed. What would close it: compiled kernels shipped in the wheel (numba's AOT
-  successor, or a cache built at install time), `pack` (run once per Model) in plain numpy. The portable
-  cache means a second clone or CI checkout of the same sources compiles nothing.
-- **The warm job (7.2 s without the GIF, 10.3 s with it; targets 3 s and 4.5 s).** The job grew in
-  issues 25–26 (design cases, stall envelopes over 2 197 poses, working ranges, ISO 6015 grid, HTML
-  recording). Profile of a warm run (cProfile, quiet): GIF drawn by software OpenGL and the HTML recording
-  ≈ 5 s together (overlapped), machine checks 2.7 s (working ranges 1.3, ISO 6015 0.7, lift chart 0.7),
-  imports ≈ 3 s (numba and its first call, scipy.optimize, matplotlib, trimesh via yourdfpy, viser), model
-  1.1 s, design 0.5 s, stall 0.6 s. What would close it: the geometry-only checks kept on disk between runs
-  (keyed as the sweep keys them in memory: robot file SHA-256, the scenario keys they read, and the
-  library's version), fewer animation frames, and the imports that only the outputs need deferred.
-- **Sweep at 10 cases/s (1.55 cases/s; RESULTS_sweep.md)**: start-up alone (Python, imports, LocalCluster, the workers'
-  warm-up with the geometry checks) exceeds the 4 s that 40 cases at 10 cases/s allow; a case costs ≈ 0.6
-  core-s, of which the dynamics is 0.04 s and the CSV tables ≈ 0.17 s.
+  once (×1). Measured this round, first job with an empty cache, two at a time: without any
+  `inline="always"` 77.1 s against 81.9 s (−6 %), with LLVM at `NUMBA_OPT=1` 63.8 s (−22 %, and slower
+  kernels): numba's own typing and lowering, not LLVM's optimiser, is most of it. What would close it:
+  compiled kernels shipped in the wheel (numba's AOT successor, or a cache built at install time), `pack`
+  (run once per Model) in plain numpy. The portable cache means a second clone or CI checkout of the same
+  sources compiles nothing.
+- **The warm job (≈ 5.4 s without the GIF, ≈ 6.6 s with it; targets 3 s and 4.5 s).** Profile of a warm run
+  without the GIF (cProfile): imports ≈ 2.4 s (numba and the kernels' cache loads ≈ 70 ms each, scipy
+  via `constraints.assembly` and trimesh via yourdfpy ≈ 1.6 s, the model's first kernels 0.7 s), the model
+  1.0 s, the dynamics, soil, design and reports ≈ 1.5 s, and the HTML recording 2.3 s after them (14 000
+  viser messages for 318 frames × 45 arrows and bodies), while the plot worker draws the motion's 10 plots
+  (≈ 2.5 s of CPU) on the other core. With the GIF, the recording runs in its own process beside the GIF's
+  drawing (software OpenGL, ≈ 2 s). What would close it: the force arrows as one batched viser node per
+  kind (one message per frame instead of ≈ 45), fewer animation frames, and a lighter loader than
+  yourdfpy's trimesh import.
+- **Sweep at 10 cases/s (RESULTS_sweep.md)**: start-up alone (Python, imports, LocalCluster, the workers'
+  warm-up) exceeds the 4 s that 40 cases at 10 cases/s allow; a case costs ≈ 0.6 core-s, of which the
+  dynamics is 0.04 s and writing the six time-series CSVs ≈ 0.2 s (Python's float formatting).
 """
 
 
