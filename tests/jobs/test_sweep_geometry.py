@@ -351,3 +351,24 @@ def test_a_second_run_copies_the_plots_of_the_kept_checks(disk, tmp_path, monkey
     assert Path(png2).read_bytes() == Path(png).read_bytes() and Path(png2).parent.name == "second"
     _, none = run("third", NoPlots())
     assert none is None and not list((tmp_path / "third").iterdir())
+
+
+def test_the_disk_cache_keeps_the_newest_files_and_drops_stale_temporaries(disk, monkeypatch):
+    """At most MAX_FILES results and plots are kept, the least recently used dropped first; a temporary file
+    older than an hour (a killed run's) is removed, a fresh one (a write in progress) is not."""
+    import os
+    import time
+    from urdf_dyn.jobs import disk_cache
+    monkeypatch.setattr(disk_cache, "MAX_FILES", 3)
+    disk.mkdir(parents=True)
+    stale, fresh = disk / "a.tmp", disk / "b.tmp"
+    stale.write_bytes(b"x"), fresh.write_bytes(b"x")
+    os.utime(stale, (time.time() - 7200, time.time() - 7200))
+    for i in range(5):
+        f = disk / f"r{i}.pkl"
+        f.write_bytes(b"r")
+        os.utime(f, (time.time() - 100 + i, time.time() - 100 + i))
+    src = disk.parent / "plot.png"
+    src.write_bytes(b"png")
+    assert disk_cache.keep_file(src, disk / "p.png")
+    assert sorted(p.name for p in disk.iterdir()) == ["b.tmp", "p.png", "r3.pkl", "r4.pkl"]

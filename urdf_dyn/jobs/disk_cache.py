@@ -126,10 +126,17 @@ def keep_file(path, kept) -> bool:
 
 
 def _prune(folder: Path):
-    """Drop the least recently used files beyond ``MAX_FILES``."""
+    """Drop the least recently used files beyond ``MAX_FILES``, and temporary files a killed run left (older
+    than an hour: a running write's is newer)."""
+    import time
     try:
-        files = sorted((f for f in folder.iterdir() if f.suffix != ".tmp"), key=lambda x: x.stat().st_mtime)
-        for old in files[:-MAX_FILES]:
+        files, now = [], time.time()
+        for f in folder.iterdir():
+            if f.suffix != ".tmp":
+                files.append(f)
+            elif now - f.stat().st_mtime > 3600:
+                f.unlink(missing_ok=True)
+        for old in sorted(files, key=lambda x: x.stat().st_mtime)[:-MAX_FILES]:
             old.unlink(missing_ok=True)
     except OSError:
         pass
