@@ -34,9 +34,12 @@ __all__ = ["actuation_work", "explicit_kept", "actuate", "set_size", "iw_rank", 
 _portable_cache()   # the kernels' numba cache, shared by checkouts of the same sources
 
 # the float buffer's parts (offsets in iw[0:_NF + 1]) and the int buffer's (offsets in iw[_NF + 1:_HEAD])
-_KE, _KK, _VJ, _DL, _G, _GG, _LU, _X, _A, _BB, _AW, _M, _L, _Y, _C, _CT, _MR, _LR, _NU, _W, _F, _AC = range(22)
+# the parts' numbers are numpy ints, not Python ints: numba types a global Python int as a literal, and the
+# views below (_f1, _f2, _i1) would compile once per part (32 variants, seconds of a first run)
+(_KE, _KK, _VJ, _DL, _G, _GG, _LU, _X, _A, _BB, _AW, _M, _L, _Y, _C, _CT, _MR, _LR, _NU, _W, _F,
+ _AC) = np.arange(22, dtype=np.int64)
 _NF = 22
-_ROWS, _DEP, _FREE, _RED, _PERM, _IPERM, _NZ, _PROW, _PCOL, _PFREE = range(10)
+_ROWS, _DEP, _FREE, _RED, _PERM, _IPERM, _NZ, _PROW, _PCOL, _PFREE = np.arange(10, dtype=np.int64)
 _NI = 10
 _R = _NF + 1 + _NI + 1          # iw[_R]: r (−1 before the first state), iw[_R + 1]: n − r, iw[_R + 2]: rank of A
 _HEAD = _R + 3
