@@ -183,6 +183,7 @@ def write(a, runs, prof_now, prof_before, uptime0, uptime1, total):
     t = runs[0]
     verdict = "met" if t["rate"] >= TARGET else f"missed, {TARGET / t['rate']:.1f}× away"
     loop = runs[1]
+    kept = runs[2] if len(runs) > 2 else runs[0]
     client = t["wall"] - t["execute"]
     cases_s = t["execute"] - t["start"]
     rows = "\n".join(f"| {r['label']} | {r['cases']} ({r['ok']} ok) | {r['wall']:.1f} s | **{r['rate']:.2f}** | "
@@ -222,30 +223,28 @@ machine checks, once per worker), the 40 cases and the sweep's own tables, plots
   computing the other half; `workers warm: …` in the sweep's output), plus **{client:.1f} s** in the
   command's own process (Python's start and imports, validating the 40 cases, and after the cases the
   tables, the envelope, the sweep's three plots and the summary). That is more than the whole 4 s budget
-  before any case runs: LocalCluster(2) alone starts in ≈ 2.5–3 s on this machine, a worker's imports and
-  model ≈ 3–4 s, and the geometry checks (the working ranges ≈ 4 s; ISO 6015 + lift chart + stall envelopes
-  ≈ 4 s) are the work of `machines/working_range.py`, `iso6015.py`, `lift_chart.py` and `stall.py` (being made
-  faster on branch jobspeed).
+  before any case runs. With the checks kept on disk by an earlier run (`jobs.disk_cache`, the third row)
+  the warm-up falls to {kept['start']:.1f} s: LocalCluster(2) alone starts in ≈ 2.5–3 s on this machine and
+  a worker's imports and model take ≈ 2 s.
 - **The cases: {cases_s:.1f} s** for 40 on 2 workers, {t['case_cpu']:.2f} s of CPU each (the loop in one
   process: {loop['case_cpu']:.2f} s). 10 cases/s on 2 cores needs ≤ 0.2 core-s a case, start-up aside. The
   dynamics proper (consistent states and closed-loop ID on the compiled paths) is ≈ 0.04 s of it; the rest is
-  per-case work outside them (profile below): writing the time-series CSVs (`csv.writer`, ≈ 0.17 s for
-  6 files of ≈ 2 000 rows: `reports/report.py`, `machines/pins.py`, `machines/sizing.py`), `body_poses`
-  recomputed 6 times per case by `machines/loads.py`, `stability.py` and `pins.py` (≈ 0.1 s), the soil's
-  failure-angle search (`machines/soil.py`, ≈ 0.05 s) and the stability's base reaction (≈ 0.05 s).
-- **The machine is shared**: the load average was {t['load']} during the run, on 2 cores — the
-  other developers' processes held about half of the machine, so the two workers waited for a core (mean
-  case {t['case_wall']:.2f} s wall for {t['case_cpu']:.2f} s of CPU), and a plain loop in one process was
-  faster than two workers ({loop['rate']:.2f} against {t['rate']:.2f} cases/s).
+  per-case work outside them (profile below): writing the six time-series CSVs (`csv.writer`, Python's
+  float formatting, ≈ 0.2 s: `reports/report.py`, `machines/pins.py`, `machines/sizing.py`), the soil's
+  failure-angle search (`machines/soil.py`, ≈ 0.05 s) and the stability's base reaction (≈ 0.05 s); the
+  body poses are computed once per case (`machines/poses.py`; six times before).
+- **The machine is shared**: the load average was {t['load']} during the run, on 2 cores (part of it the
+  sweep's own workers), so the two workers waited for a core at times (mean case {t['case_wall']:.2f} s wall
+  for {t['case_cpu']:.2f} s of CPU; a plain loop in one process: {loop['rate']:.2f} cases/s against
+  {t['rate']:.2f}).
 
-To close it: a `tables: false` switch (or binary `.npz` instead of CSV) for a sweep's cases in the report
-writers; one `body_poses` per case shared by the loads, the stability and the pins; the geometry checks
-faster (jobspeed) or kept on disk between runs, keyed as in memory by the robot file's SHA-256 and the
-scenario keys; and — for the start-up included in a 4 s budget — a cluster already running (`--scheduler`)
-rather than a LocalCluster started per command. Even then the start of Python, the imports and the cluster
-(≈ 5 s here) exceed 4 s: the target as stated (40 cases, start-up included, LocalCluster started by the
-command) cannot be met on this 2-core machine; ≥ 10 cases/s is within reach only for the cases themselves
-at ≤ 0.2 core-s each, on a warm cluster.
+To close it: a `tables: false` switch (or binary `.npz`, or a faster float formatter: `ndarray.astype(str)`
+measured 1.75× faster than `csv.writer`, round-trip exact) for a sweep's cases; and — for the start-up
+included in a 4 s budget — a cluster already running (`--scheduler`) rather than a LocalCluster started per
+command. Even then the start of Python, the imports and the cluster (≈ 5 s here) exceed 4 s: the target as
+stated (40 cases, start-up included, LocalCluster started by the command) cannot be met on this 2-core
+machine; ≥ 10 cases/s is within reach only for the cases themselves at ≤ 0.2 core-s each, on a warm
+cluster.
 
 ## One case, in process, warm (cProfile)
 
