@@ -132,8 +132,11 @@ process's work can read 1.5× slower (an earlier run of this same code read one 
   is the SVD rank with no singular value near the threshold (`_certified`), else the readable path answers
   and warns as before. Tests hold every path to the readable reference on every robot with loops
   (tests/constraints/test_single_state.py, ≤ 1e-12 relative for u, τ_ID, q̈).
+- **One-call CRBA.** The kernel allocates 3 work arrays instead of 11 and keeps its per-body temporaries in
+  scalars (UR5 1.18 → 0.80 µs, Panda 1.51 → 0.86 µs for the kernel alone); H is still returned full.
 - **Compile.** Every kernel compiles one variant in the main job (tests/jobs/test_compile_variants.py counts
-  numba's signatures); the cache is keyed by the kernel modules' contents and shared by checkouts
+  numba's signatures with an empty cache, callees included: the workspace views of `constraints/_sample`
+  compiled 32 variants on a first run, one per literal part number, until the numbers became numpy ints); the cache is keyed by the kernel modules' contents and shared by checkouts
   (tests/algorithms/test_kernel_cache.py, which also fails if a module with compiled code is left out of
   the key).
 - **The machine checks kept between runs** (`jobs.disk_cache`): ISO 6015, the lift chart, the working ranges
@@ -153,19 +156,13 @@ process's work can read 1.5× slower (an earlier run of this same code read one 
 
 ## Why the misses remain, and what would close them
 
-- **One call UR5 H and Panda H (1.7×).** Our kernels allocate their work arrays (a kept buffer was tried and
-  measured slower: UR5 ID 2.36 against 2.17 µs); the Python around a call is ≈ 0.6 µs (type, dtype and shape
-  tests, the result's allocation) and the entry ≈ 0.25 µs, a third of a UR5 call. CRBA is the largest gap:
-  Pinocchio fills only the upper triangle of H and its kernel is ≈ 0.3 µs faster; ours computes the composite
-  inertias in the (m, h, Ī) form and writes both triangles. At 30 bodies the same kernels are 0.9–1.4×
-  Pinocchio. What would close it: an upper-triangle CRBA writing into the caller's array.
-- **Install (≈ 44 s, 741 MB; targets 25 s, 600 MB).** numba + llvmlite 208 MB, scipy 143 MB, numpy 73 MB,
+- **Install (44–60 s in today's runs, 741 MB; targets 25 s, 600 MB).** numba + llvmlite 208 MB, scipy 143 MB, numpy 73 MB,
   matplotlib + fonttools 65 MB, yourdfpy's `trimesh[easy]` (embreex 43 MB, networkx 19 MB, shapely, rtree,
   manifold3d: ≈ 90 MB; urdf_dyn reads the elements through yourdfpy and needs none of them), the viewer
   extra (viser, zstandard, pyglet, pillow ≈ 70 MB). The time is pip unpacking and byte-compiling these
   wheels (from its cache). Without yourdfpy's `trimesh[easy]` the environment would be ≈ 650 MB; scipy,
   numba and numpy are most of the rest (the project's rule is libraries over own code).
-- **First job with an empty numba cache (≈ 55–58 s; target 20 s) and README command 1 (≈ 100 s; target 45 s).**
+- **First job with an empty numba cache (56–73 s in today's five runs; target 20 s) and README command 1 (105–129 s; target 45 s).**
   Compile profile of the main job (numba's compile events, exclusive seconds, quiet; 49.7 s of 58.8 s
   wall): `_rnea_p_w` 6.3, `actuate` 5.4, `loop_geometry` 4.4, `actuation_path` 4.3, `motion_path` 2.7,
   `_loop_lambda` 2.2, `pack` 2.0, `loop_velocity` 1.2, `body_poses` 1.1, `joint_pose` 1.1, … — every kernel
@@ -175,7 +172,7 @@ process's work can read 1.5× slower (an earlier run of this same code read one 
   compiled kernels shipped in the wheel (numba's AOT successor, or a cache built at install time), `pack`
   (run once per Model) in plain numpy. The portable cache means a second clone or CI checkout of the same
   sources compiles nothing.
-- **The warm job (≈ 5.4 s without the GIF, ≈ 6.6 s with it; targets 3 s and 4.5 s).** Profile of a warm run
+- **The warm job (5.2–5.8 s without the GIF, 6.6–7.9 s with it in today's runs; before 7.2 and 10.3 s; targets 3 s and 4.5 s).** Profile of a warm run
   without the GIF (cProfile): imports ≈ 2.4 s (numba and the kernels' cache loads ≈ 70 ms each, scipy
   via `constraints.assembly` and trimesh via yourdfpy ≈ 1.6 s, the model's first kernels 0.7 s), the model
   1.0 s, the dynamics, soil, design and reports ≈ 1.5 s, and the HTML recording 2.3 s after them (14 000
@@ -184,6 +181,9 @@ process's work can read 1.5× slower (an earlier run of this same code read one 
   drawing (software OpenGL, ≈ 2 s). What would close it: the force arrows as one batched viser node per
   kind (one message per frame instead of ≈ 45), fewer animation frames, and a lighter loader than
   yourdfpy's trimesh import.
+- **The dig-cycle GIF (earlier target 2 s: 2.1–2.6 s in today's runs, 1.90 s yesterday at a lower load).** Its
+  318 frames are drawn by software OpenGL (llvmpipe), which uses both cores: a load of 1–2 from elsewhere
+  slows it directly. Fewer frames (10 fps instead of 15) would close it at the cost of smoothness.
 - **Sweep at 10 cases/s (RESULTS_sweep.md)**: start-up alone (Python, imports, LocalCluster, the workers'
   warm-up) exceeds the 4 s that 40 cases at 10 cases/s allow; a case costs ≈ 0.6 core-s, of which the
   dynamics is 0.04 s and writing the six time-series CSVs ≈ 0.2 s (Python's float formatting).
