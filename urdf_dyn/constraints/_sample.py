@@ -90,6 +90,23 @@ def _i1(iw, part, m):
 
 
 @njit(cache=True)
+def _state_in(q, qd, w, x, n):
+    """Copy one state into the rows of x (3, n): q, q̇ and w (q̈ or τ); False, with x partly written, when an
+    array's length is not n or a value is not finite (the caller answers −2: the readable path's checks
+    name what is wrong)."""
+    if q.shape[0] != n or qd.shape[0] != n or w.shape[0] != n:
+        return False
+    for j in range(n):
+        a, b, c = q[j], qd[j], w[j]
+        if not (np.isfinite(a) and np.isfinite(b) and np.isfinite(c)):
+            return False
+        x[0, j] = a
+        x[1, j] = b
+        x[2, j] = c
+    return True
+
+
+@njit(cache=True)
 def set_size(iw):
     """r, the size of the independent set ``actuate`` holds (−1: none chosen yet)."""
     return iw[_R]
@@ -441,15 +458,8 @@ def actuation_one(mi, mf, fw, iw, pref, q, qd, qdd, ob):
     o += p
     out = ob[o:o + 6]
     out[0] = 2.0
-    if q.shape[0] != n or qd.shape[0] != n or qdd.shape[0] != n:
+    if not _state_in(q, qd, qdd, x, n):
         return -2
-    for j in range(n):
-        a, b, c = q[j], qd[j], qdd[j]
-        if not (np.isfinite(a) and np.isfinite(b) and np.isfinite(c)):
-            return -2
-        x[0, j] = a
-        x[1, j] = b
-        x[2, j] = c
     rnea_packed(ib, fb, x[0:1], x[1:2], x[2:3], f_ext, tau, np.int64(0), np.int64(1))
     t = tau[0]
     for j in range(n):              # τ_ID = τ − τᵃ, τᵃ rounded as ``passive_forces`` rounds it
@@ -543,15 +553,8 @@ def forward_one(mi, mf, fw, iw, pref, q, qd, tau, alpha, rtol, passive, ob):
     o += 6 * L
     out = ob[o:o + 5]
     out[0] = 2.0
-    if q.shape[0] != n or qd.shape[0] != n or tau.shape[0] != n:
+    if not _state_in(q, qd, tau, x, n):
         return -2
-    for j in range(n):
-        a, b, c = q[j], qd[j], tau[j]
-        if not (np.isfinite(a) and np.isfinite(b) and np.isfinite(c)):
-            return -2
-        x[0, j] = a
-        x[1, j] = b
-        x[2, j] = c
     out[0] = 1.0
     Ke = _f2(fw, iw, _KE, R, n)
     ke = _f1(fw, iw, _KK, R)

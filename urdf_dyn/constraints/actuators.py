@@ -95,21 +95,32 @@ class ActuatorForces:
     details: dict = field(default_factory=dict)
 
 
-class OneStateForces(ActuatorForces):
+class _OneStateResult:
+    """What the results of the compiled single-state paths share (``OneStateForces`` here,
+    ``forward.OneStateAccel``): ``kind`` makes the subclass whose results share the fixed fields (given by
+    name, with ``_off``, the offsets of the parts of the kernel's buffer, and the loop names), so that a
+    call makes one array and one object; a result pickles and copies as its plain dataclass ``_base``."""
+    _base = None
+
+    @classmethod
+    def kind(cls, fields):
+        """The subclass whose results share ``fields`` ({attribute: value})."""
+        return type(cls.__name__, (cls,), {**fields, "__module__": cls.__module__, "__qualname__": cls.__qualname__})
+
+    def __reduce__(self):
+        return self._base, tuple(getattr(self, f.name) for f in dataclasses.fields(self._base))
+
+
+class OneStateForces(_OneStateResult, ActuatorForces):
     """``ActuatorForces`` of one state from the compiled single-state path: u, residual, τ_ID and the loop
     forces are views of the buffer the kernel wrote (the result's own), made on first access (as Pinocchio's and
     MuJoCo's results are read from their Data), and the fields that one state does not change (names,
     units, limits, case, rank, n − r) are attributes of a subclass made once per plan and rank (``kind``), so
     that a call makes one array and one object with one attribute (its buffer). Behaves as its base class in
     every other way (fields, equality, repr, ``dataclasses.replace``); pickles and copies as an
-    ``ActuatorForces``."""
-
-    @classmethod
-    def kind(cls, fields):
-        """The subclass whose results share ``fields``: the fixed fields by name, and ``_off``, the offsets of
-        the buffer's parts (``constraints._sample.one_layout``: x, τ_ID, u, res, λ, loop wrenches, ...), and
-        ``_loops``, the loop names."""
-        return type(cls.__name__, (cls,), {**fields, "__module__": cls.__module__, "__qualname__": cls.__qualname__})
+    ``ActuatorForces``. ``_off``: the buffer's parts (``constraints._sample.one_layout``: x, τ_ID, u, res, λ,
+    loop wrenches, ...); ``_loops``: the loop names."""
+    _base = ActuatorForces
 
     @functools.cached_property
     def u(self):
@@ -135,9 +146,6 @@ class OneStateForces(ActuatorForces):
     @functools.cached_property
     def details(self):
         return {}
-
-    def __reduce__(self):
-        return ActuatorForces, tuple(getattr(self, f.name) for f in dataclasses.fields(ActuatorForces))
 
 
 def _solve_one(A, b, weights, bounds, rtol):

@@ -37,6 +37,7 @@ import scipy.sparse.linalg as spla
 from urdf_dyn._checks import as_batch
 from urdf_dyn.algorithms.dynamics import bias_force, mass_matrix
 from urdf_dyn.algorithms.spatial import crf, crm
+from urdf_dyn.constraints.actuators import _OneStateResult, _read_only
 from urdf_dyn.constraints.couplings import coupling_rows
 from urdf_dyn.constraints.explicit import complete_pivot_lu, explicit_constraint
 from urdf_dyn.constraints.loops import ConstraintWarning, constraint_terms, numerical_rank
@@ -259,18 +260,15 @@ class _ForwardWork:
         return obj
 
 
-class OneStateAccel(ConstrainedAccel):
+class OneStateAccel(_OneStateResult, ConstrainedAccel):
     """``ConstrainedAccel`` from the compiled single-state path: qdd, lam and the loop forces are views of the
     buffer the kernel wrote (the result's own), made on first access, and the fields that one state does not change
     (rank, method, the independent set) are attributes of a subclass made once per rank and set (``kind``), so
     that a call makes one array and one object. Behaves as its base class in every other way (fields, repr,
-    ``dataclasses.replace``); pickles and copies as a ``ConstrainedAccel``."""
-
-    @classmethod
-    def kind(cls, fields):
-        """The subclass whose results share ``fields`` (and ``_off``, the buffer's parts, ``_sample.forward_layout``;
-        ``_loops``, the loop names; ``_independent``, the independent coordinates' names)."""
-        return type(cls.__name__, (cls,), {**fields, "__module__": cls.__module__, "__qualname__": cls.__qualname__})
+    ``dataclasses.replace``); pickles and copies as a ``ConstrainedAccel``. ``_off``: the buffer's parts
+    (``_sample.forward_layout``); ``_loops``: the loop names; ``_independent``: the independent coordinates'
+    names."""
+    _base = ConstrainedAccel
 
     @functools.cached_property
     def qdd(self):
@@ -292,20 +290,11 @@ class OneStateAccel(ConstrainedAccel):
     def diagnostics(self):
         return {"independent": self._independent}
 
-    def __reduce__(self):
-        import dataclasses
-        return ConstrainedAccel, tuple(getattr(self, f.name) for f in dataclasses.fields(ConstrainedAccel))
-
 
 def _applies(model):
     """True when the compiled single-state paths cover the model (``inverse._compiled_applies``)."""
     return (model.loops and not model.mimic and not model.couplings and model.is_fixed_base
             and model.loop_pack is not None and not any(lp.damping > 0 for lp in model.loops))
-
-
-def _read_only(a):
-    a.setflags(write=False)
-    return a
 
 
 #: "no such passive force", read-only like the Model's arrays (one compiled variant)
