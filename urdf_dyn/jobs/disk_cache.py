@@ -142,12 +142,11 @@ def _prune(folder: Path):
         pass
 
 
-def load(key: str, model):
-    """The result kept under ``key`` for ``model``, or None (nothing kept, the cache off, or a file that
-    cannot be read)."""
+def load(p):
+    """The result kept at ``p`` (``path_of``), or None (nothing kept, the cache off, or a file that cannot be
+    read)."""
     if not enabled():
         return None
-    p = path_of(key, model)
     try:
         with open(p, "rb") as f:
             out = pickle.load(f)
@@ -160,12 +159,12 @@ def load(key: str, model):
     return out
 
 
-def store(key: str, model, result) -> bool:
-    """Keep ``result`` under ``key`` for ``model``; False when the cache is off or the folder cannot be
-    written (the run goes on without it). Drops the oldest results beyond ``MAX_FILES``."""
+def store(p, result) -> bool:
+    """Keep ``result`` at ``p`` (``path_of``); False when the cache is off or the folder cannot be written (the
+    run goes on without it). Drops the oldest results beyond ``MAX_FILES``."""
     if not enabled():
         return False
-    p, tmp = path_of(key, model), None
+    p, tmp = Path(p), None
     try:
         p.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=p.parent, suffix=".tmp")

@@ -111,16 +111,17 @@ def geometry_cached(launch, check: str, compute, extra=None, model=None):
                 _stats["misses"] += 1
         if blob is not None:
             return pickle.loads(blob)
-    result = disk_cache.load(key, model) if on_disk else None
+    kept = disk_cache.path_of(key, model) if on_disk else None
+    result = disk_cache.load(kept) if on_disk else None
     if result is not None:
         with _lock:
             _from_disk.append(check)
-            _kept[check] = disk_cache.path_of(key, model)
+            _kept[check] = kept
     else:
         result = compute()
-        if on_disk and disk_cache.store(key, model, result):
+        if on_disk and disk_cache.store(kept, result):
             with _lock:
-                _kept[check] = disk_cache.path_of(key, model)
+                _kept[check] = kept
     if reuse:
         blob = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
         with _lock:
