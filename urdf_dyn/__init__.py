@@ -80,6 +80,10 @@ _EXPORTS = {
     "explicit_constraint": "urdf_dyn.constraints.explicit", "UserLoopClosure": "urdf_dyn.constraints.explicit",
     "assemble": "urdf_dyn.constraints.assembly", "project_velocity": "urdf_dyn.constraints.assembly",
     "passive_forces": "urdf_dyn.constraints.passive",
+    "Balancer": "urdf_dyn.algorithms.force_elements", "make_balancer": "urdf_dyn.algorithms.force_elements",
+    "with_balancers": "urdf_dyn.algorithms.force_elements",
+    "balancer_generalized_forces": "urdf_dyn.algorithms.force_elements",
+    "balancer_lengths": "urdf_dyn.algorithms.force_elements",
     # applications
     "constrained_inverse_dynamics": "urdf_dyn.constraints.inverse",
     "actuator_forces": "urdf_dyn.constraints.inverse", "actuators_of": "urdf_dyn.constraints.inverse",

@@ -137,6 +137,8 @@ class Model:
             (URDF+), preferred as independent coordinates; initial_configuration: {joint: value} of the
             assembled pose that picks the branch; spring_stiffness/spring_reference: (NB,) joint springs
             τ = −k (q − q_ref) from Gazebo ``<springStiffness>``/``<springReference>``.
+        balancers: force elements between two pins (``algorithms.force_elements.Balancer``: gas and coil
+            springs), from ``<balancer>`` elements or a scenario; passive forces (``constraints.passive``).
     """
     name: str
     source: str
@@ -168,6 +170,7 @@ class Model:
     spring_stiffness: np.ndarray = None
     spring_reference: np.ndarray = None
     couplings: tuple = ()
+    balancers: tuple = ()
 
     @property
     def nc(self) -> int:

@@ -41,7 +41,7 @@ from urdf_dyn.constraints.actuators import _OneStateResult, _read_only
 from urdf_dyn.constraints.couplings import coupling_rows
 from urdf_dyn.constraints.explicit import complete_pivot_lu, explicit_constraint
 from urdf_dyn.constraints.loops import ConstraintWarning, constraint_terms, numerical_rank
-from urdf_dyn.constraints.passive import passive_forces
+from urdf_dyn.constraints.passive import needs_passive_call, passive_forces
 from urdf_dyn.model import Data, default_data
 from urdf_dyn.algorithms import _calls
 from urdf_dyn.constraints import _kernels as _LK
@@ -294,7 +294,7 @@ class OneStateAccel(_OneStateResult, ConstrainedAccel):
 def _applies(model):
     """True when the compiled single-state paths cover the model (``inverse._compiled_applies``)."""
     return (model.loops and not model.mimic and not model.couplings and model.is_fixed_base
-            and model.loop_pack is not None and not any(lp.damping > 0 for lp in model.loops))
+            and model.loop_pack is not None and not needs_passive_call(model))
 
 
 #: "no such passive force", read-only like the Model's arrays (one compiled variant)
@@ -414,10 +414,8 @@ def fast_qdd(model, q, qd, tau, t_stab=None, rank_rtol=1e-6, passive=True, data=
     if rows is not None and pack is not None and not (model.mimic or model.couplings) and model.is_fixed_base:
         b = ks = qr = _NONE
         if passive:
-            for lp in model.loops:
-                if lp.damping > 0:              # damped loop joints: passive_forces and the reference
-                    b = None
-                    break
+            if needs_passive_call(model):       # damped loop joints, balancers: passive_forces, the reference
+                b = None
             else:
                 b = model.damping
                 if model.spring_stiffness is not None:

@@ -295,7 +295,7 @@ class ActuationPlan:
         if np.any(w <= 0):
             raise ValueError("actuator weights must be > 0")
         self.weights = np.ascontiguousarray(w, float)
-        self.compiled = _compiled_applies(model)
+        self.compiled = _compiled_applies(model) and not model.balancers   # its kernel adds no balancer force
         cols = np.array([model.joint_index(a.joint) if a.kind == "joint" else -1 for a in self.acts], np.int64)
         self._tree = np.flatnonzero(cols >= 0)            # actuators on tree joints: τ[col] = u
         self._tree_cols = cols[self._tree]

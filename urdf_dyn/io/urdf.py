@@ -30,7 +30,7 @@ from urdf_dyn.errors import ModelError, ModelWarning, UnsupportedError, XacroErr
 from urdf_dyn.algorithms.joints import FREE, PLANAR, SUB_P, SUB_R, TYPE_CODES
 from urdf_dyn.model import LinkFrame, Mimic, Model, Transmission, frozen
 from urdf_dyn.io.packages import PackageResolver
-from urdf_dyn.io.urdf_plus import coupling_followers, read_couplings, read_transmissions
+from urdf_dyn.io.urdf_plus import coupling_followers, read_balancers, read_couplings, read_transmissions
 from urdf_dyn.algorithms.spatial import mcI, pose_to_plux
 
 __all__ = ["parse_urdf", "MAX_XML_BYTES", "NEAR_PSD_RTOL", "NEAR_PSD_ATOL"]
@@ -606,6 +606,9 @@ def parse_urdf(source, package_dirs=None, xacro_args=None, gravity=(0.0, 0.0, -9
     couplings = read_couplings(root, model, chk)
     if couplings:
         model = dataclasses.replace(model, couplings=couplings)
+    balancers = read_balancers(root, model, chk)
+    if balancers:
+        model = dataclasses.replace(model, balancers=balancers)
     if (couplings or model.mimic) and not any(v for v in flags.values()):  # no independent= in the file
         followers = coupling_followers(model, couplings)
         model = dataclasses.replace(model, independent=tuple(j for j in joint_names if j not in followers))

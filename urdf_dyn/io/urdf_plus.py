@@ -1,5 +1,5 @@
 """Readers of the URDF elements beside the kinematic tree: ROS 1 ``<transmission>``, ROS 2
-``<ros2_control>`` and URDF+ ``<coupling>``. Called by ``urdf_dyn.io.urdf.parse_urdf`` with its checker
+``<ros2_control>``, URDF+ ``<coupling>`` and urdf_dyn's ``<balancer>``. Called by ``urdf_dyn.io.urdf.parse_urdf`` with its checker
 (``chk``), so that every error and warning names the file, the line and the element.
 
 Transmissions (ROS 1, http://wiki.ros.org/urdf/XML/Transmission; Drake's extensions):
@@ -21,6 +21,15 @@ URDF+ couplings (generalized_rbda, Chignoli et al.; ``urdf_dyn.model.Coupling``)
 "rolling"><predecessor link/><successor link/><ratio value/></coupling>``, or its older spelling
 ``<constraint type="rolling">`` (Cassie v4 of generalized_rbda's history). Every joint on the two paths
 from the links' nearest common ancestor must be revolute or continuous (the constraint adds joint angles).
+
+Balancers (``algorithms.force_elements``: force laws, sign convention), one element each, pins in the link
+frames [m], parameters in SI units::
+
+    <balancer name="j2_balancer" type="gas_spring" action="pull"
+              link_a="link_1" xyz_a="0.41 0 0.235" link_b="link_2" xyz_b="0 0 1.12"
+              precharge="9.0e6" area="0.0113" volume="0.012" reference_length="0.885" exponent="1.3"/>
+    <balancer name="spring" type="coil_spring" action="push" link_a="base_link" xyz_a="0 0 0.1"
+              link_b="link_1" xyz_b="0.2 0 0" rate="2.0e5" free_length="0.45" preload="1500"/>
 """
 from __future__ import annotations
 
@@ -28,9 +37,10 @@ import math
 
 import numpy as np
 
+from urdf_dyn.algorithms.force_elements import BALANCER_TYPES, make_balancer
 from urdf_dyn.model import Coupling, Transmission
 
-__all__ = ["read_transmissions", "read_couplings", "coupling_followers"]
+__all__ = ["read_transmissions", "read_couplings", "coupling_followers", "read_balancers"]
 
 _ROTOR_TAGS = ("rotorInertia", "rotor_inertia", "motorInertia", "{http://drake.mit.edu}rotor_inertia")
 _GEAR_TAGS = ("{http://drake.mit.edu}gear_ratio",)
@@ -208,3 +218,37 @@ def coupling_followers(model, couplings):
             out.add(model.joint_names[i - 1])
             i = int(model.parent[i])
     return out
+
+
+_BALANCER_ATTRS = {"name", "type", "action", "link_a", "xyz_a", "link_b", "xyz_b"}
+
+
+def read_balancers(root, model, chk):
+    """Balancer tuple from the ``<balancer>`` elements (module docstring), each checked by
+    ``force_elements.make_balancer``; an error names the line and the element."""
+    out, seen = [], {}
+    for el in root.findall("balancer"):
+        name = el.get("name")
+        if not name:
+            raise chk.err(el, "<balancer> without a name attribute")
+        if name in seen:
+            raise chk.err(el, f"duplicate balancer name {name!r} (first on line {seen[name]})")
+        seen[name] = el.sourceline
+        btype = el.get("type")
+        if btype not in BALANCER_TYPES:
+            raise chk.err(el, f"<balancer type={btype!r}>: the types are {', '.join(BALANCER_TYPES)}")
+        unknown = [a for a in el.keys() if a not in _BALANCER_ATTRS and a not in BALANCER_TYPES[btype]]
+        if unknown:
+            raise chk.err(el, f"unknown attribute(s) {', '.join(unknown)} (a {btype} takes "
+                              f"{', '.join(BALANCER_TYPES[btype])})")
+        for a in ("link_a", "xyz_a", "link_b", "xyz_b"):
+            if el.get(a) is None:
+                raise chk.err(el, f"<balancer name={name!r}> has no {a} attribute")
+        params = {k: chk.floats(el, k, 1, owner=el)[0] for k in BALANCER_TYPES[btype] if el.get(k) is not None}
+        try:
+            out.append(make_balancer(model, name, btype, el.get("link_a"), chk.floats(el, "xyz_a", 3, owner=el),
+                                     el.get("link_b"), chk.floats(el, "xyz_b", 3, owner=el),
+                                     el.get("action") or "push", params, el.sourceline or 0))
+        except ValueError as e:
+            raise chk.err(el, f"balancer {name!r}: {e}") from None
+    return tuple(out)
