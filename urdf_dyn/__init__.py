@@ -84,6 +84,9 @@ _EXPORTS = {
     "with_balancers": "urdf_dyn.algorithms.force_elements",
     "balancer_generalized_forces": "urdf_dyn.algorithms.force_elements",
     "balancer_lengths": "urdf_dyn.algorithms.force_elements",
+    "arm_sizing": "urdf_dyn.machines.drives", "load_drive_data": "urdf_dyn.machines.drives",
+    "ArmPayload": "urdf_dyn.machines.drives", "DriveData": "urdf_dyn.machines.drives",
+    "write_drive_report": "urdf_dyn.reports.drive_report",
     # applications
     "constrained_inverse_dynamics": "urdf_dyn.constraints.inverse",
     "actuator_forces": "urdf_dyn.constraints.inverse", "actuators_of": "urdf_dyn.constraints.inverse",

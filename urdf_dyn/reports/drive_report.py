@@ -1,0 +1,170 @@
+"""The electric-drive sizing report of an arm (``machines.drives.ArmSizing``): Markdown tables of the motors,
+the reducers, the wrist's payload, the balancers and the pin forces; a CSV of the cycle; two plots — the
+motors' operating points on their torque–speed curves (``machines.motors.plot_operating_points``) and the
+cycle's reducer torques, balancer forces and pin forces over time. It speaks of drives: torque, speed, power.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from urdf_dyn.io.files import atomic_path
+from urdf_dyn.reports.plotting import pyplot, save_figure
+
+__all__ = ["drive_tables", "plot_drive_cycle", "write_drive_report"]
+
+_RPM = 60.0 / (2.0 * np.pi)
+
+
+def _pct(x):
+    return "–" if not np.isfinite(x) else f"{100 * x:.0f} %"
+
+
+def _flag(*ratios):
+    return "OVER" if any(r > 1.0 for r in ratios if np.isfinite(r)) else "ok"
+
+
+def drive_tables(sz) -> str:
+    """The report's tables (Markdown) for an ArmSizing ``sz``."""
+    d = sz.data
+    out = ["## Motors (torque at the motor shaft)\n",
+           "τ_m = τ_j/(N η) driving, τ_j η/N back-driven, + (J_m + J_r) N q̈; ω_m = N q̇; RMS over the cycle.\n",
+           "| joint | motor | reducer | N | J_m + J_r [kg m²] | peak τ_m [N m] | RMS τ_m [N m] | rated [N m] | "
+           "RMS/rated | peak/available | peak speed [min⁻¹] | max speed [min⁻¹] | peak power [kW] | |",
+           "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+    for r in sz.drives:
+        mo = d.motors[r.motor]
+        out.append(f"| {r.joint} | {r.motor} | {r.reducer} | {r.ratio:g} | {r.inertia_in:.3g} | {r.peak_torque:.1f} | "
+                   f"{r.rms_torque:.1f} | {mo.rated_torque:g} | {_pct(r.rms_over_rated)} | {_pct(r.peak_over_max)} | "
+                   f"{r.peak_speed * _RPM:.0f} | {mo.max_speed * _RPM:.0f} | {r.peak_power / 1e3:.2f} | "
+                   f"{_flag(r.rms_over_rated, r.peak_over_max, r.speed_over_max)} |")
+    out += ["\n## Reducers (torque at the output = joint torque)\n",
+            "Mean load torque T_m = (Σ|n|Δt|T|^{10/3} / Σ|n|Δt)^{3/10} against the rated torque T0 (life "
+            "L10 = K (N0/N_m)(T0/T_m)^{10/3}); peak against the allowable acceleration/deceleration torque; "
+            "the emergency stop (the motor's peak torque through the ratio) against the momentary maximum.\n",
+            "| joint | reducer | peak [N m] | allowable accel. [N m] | peak/allowable | T_m [N m] | T0 [N m] | "
+            "T_m/T0 | life L10 [h] | e-stop [N m] | momentary max [N m] | e-stop/max | |",
+            "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+    for r in sz.reducers:
+        rd = d.reducers[r.reducer]
+        life = "∞" if not np.isfinite(r.life) else f"{r.life:.3g}"
+        out.append(f"| {r.joint} | {r.reducer} | {r.peak_torque:.0f} | {rd.peak_torque:g} | {_pct(r.peak_over_rating)} | "
+                   f"{r.mean_torque:.0f} | {rd.rated_torque:g} | {_pct(r.mean_over_rated)} | {life} | "
+                   f"{r.estop_torque:.0f} | {rd.emergency_stop_torque:g} | {_pct(r.estop_over_rating)} | "
+                   f"{_flag(r.peak_over_rating, r.mean_over_rated, r.estop_over_rating)} |")
+    if sz.wrist:
+        p = sz.payload
+        out += [f"\n## Wrist payload ({p.mass:g} kg on {p.link}, centre of mass {list(p.com)} m)\n",
+                "Load moment m g d and inertia I_c + m d² about each wrist axis (d: distance from the axis line to "
+                "the centre of mass, largest over the cycle's poses) against the maker's allowable values.\n",
+                "| axis | moment [N m] | allowable [N m] | | inertia [kg m²] | allowable [kg m²] | | |",
+                "|---|---:|---:|---:|---:|---:|---:|---|"]
+        for w in sz.wrist:
+            out.append(f"| {w.joint} | {w.moment:.0f} | {w.moment_limit:g} | {_pct(w.moment / w.moment_limit)} | "
+                       f"{w.inertia:.0f} | {w.inertia_limit:g} | {_pct(w.inertia / w.inertia_limit)} | "
+                       f"{_flag(w.moment / w.moment_limit, w.inertia / w.inertia_limit)} |")
+    if sz.balancers:
+        out += ["\n## Balancers\n", "| balancer | type | length [m] min–max | force [kN] min–max | |",
+                "|---|---|---:|---:|---|"]
+        for name, (L, F) in sz.balancers.items():
+            kind = sz.balancer_types.get(name, "")
+            out.append(f"| {name} | {kind} | {L.min():.4f}–{L.max():.4f} | {F.min() / 1e3:.2f}–{F.max() / 1e3:.2f} | "
+                       f"{'pull' if F.max() < 0 else 'push' if F.min() > 0 else 'both'} |")
+    if sz.pin_forces:
+        out += ["\n## Pin forces (loop joints: the wrench on the successor, in its frame)\n",
+                "| loop | peak force [kN] | peak moment [kN m] |", "|---|---:|---:|"]
+        for name, W in sz.pin_forces.items():
+            out.append(f"| {name} | {np.linalg.norm(W[:, 3:], axis=1).max() / 1e3:.2f} | "
+                       f"{np.linalg.norm(W[:, :3], axis=1).max() / 1e3:.3f} |")
+    return "\n".join(out)
+
+
+def plot_drive_cycle(sz, path, title="drive cycle"):
+    """PNG: the reducers' output torques with ± their allowable acceleration torque, the balancers' forces
+    and the pin forces over the cycle; the payload's time on the wrist shaded."""
+    plt = pyplot()
+    panels = 1 + bool(sz.balancers) + bool(sz.pin_forces)
+    fig, axes = plt.subplots(panels, 1, figsize=(9, 2.8 * panels + 0.6), sharex=True, squeeze=False)
+    axes = axes[:, 0]
+    t = sz.t
+    for ax in axes:
+        on = sz.loaded.astype(float)
+        ax.fill_between(t, 0, 1, where=on > 0, transform=ax.get_xaxis_transform(), color="0.85", lw=0,
+                        label="payload on")
+    ax = axes[0]
+    for k, r in enumerate(sz.reducers):
+        rd = sz.data.reducers[r.reducer]
+        line, = ax.plot(t, sz.u[:, k] / 1e3, lw=1.2, label=f"{r.joint} ({r.reducer})")
+        ax.axhline(rd.peak_torque / 1e3, color=line.get_color(), ls=":", lw=0.8)
+        ax.axhline(-rd.peak_torque / 1e3, color=line.get_color(), ls=":", lw=0.8)
+    lim = max(np.abs(sz.u).max(), 1.0) / 1e3
+    ax.set_ylim(-1.6 * lim, 1.6 * lim)
+    ax.set_ylabel("reducer output\ntorque [kN m]")
+    ax.set_title("joint torques (dotted: ± allowable acceleration torque)", fontsize=9)
+    ax.legend(fontsize=7, ncol=3, loc="upper right")
+    i = 1
+    if sz.balancers:
+        ax = axes[i]
+        for name, (L, F) in sz.balancers.items():
+            ax.plot(t, F / 1e3, lw=1.2, label=name)
+        ax.set_ylabel("balancer force [kN]\n(+ push, − pull)")
+        ax.legend(fontsize=7, loc="upper right")
+        i += 1
+    if sz.pin_forces:
+        ax = axes[i]
+        for name, W in sz.pin_forces.items():
+            ax.plot(t, np.linalg.norm(W[:, 3:], axis=1) / 1e3, lw=1.2, label=name)
+        ax.set_ylabel("pin force [kN]")
+        ax.legend(fontsize=7, loc="upper right")
+    for ax in axes:
+        ax.grid(alpha=0.3)
+    axes[-1].set_xlabel("time [s]")
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    return save_figure(fig, path)
+
+
+def write_drive_report(sz, outdir, name, echo=print):
+    """Write drive_report.md, drive_cycle.csv, drive_operating_points.png and drive_cycle.png into
+    ``outdir`` for ArmSizing ``sz`` of robot ``name``. Returns {output key: path}."""
+    import csv
+    from urdf_dyn.machines.motors import plot_operating_points
+    outdir = Path(outdir)
+    outdir.mkdir(parents=True, exist_ok=True)
+    written = {}
+    ms = sz.motors
+    p = outdir / "drive_cycle.csv"
+    with atomic_path(p) as tmp:
+        with open(tmp, "w", newline="") as fh:
+            w = csv.writer(fh)
+            w.writerow(["t [s]", "payload on"] + [f"tau_j[{j}] [N m]" for j in sz.names]
+                       + [f"{k}[{j}] [{u}]" for k, u in (("omega_m", "rad/s"), ("tau_m", "N m"), ("P_m", "W"))
+                          for j in sz.names]
+                       + [f"F[{b}] [N]" for b in sz.balancers])
+            cols = [sz.t, sz.loaded.astype(int), sz.u, ms.speed, ms.torque, ms.power] + [F for _, F in sz.balancers.values()]
+            w.writerows(np.column_stack(cols).tolist())
+    written["drive_csv"] = str(p)
+    written["drive_operating_points"] = plot_operating_points(ms, outdir / "drive_operating_points.png",
+                                                              f"{name}: motor operating points on the torque–speed curves")
+    written["drive_cycle"] = plot_drive_cycle(sz, outdir / "drive_cycle.png", f"{name}: drive cycle")
+    sources = []
+    d = sz.data
+    for kind, cat in (("motor", d.motors), ("reducer", d.reducers)):
+        used = {getattr(r, kind) for r in sz.drives}
+        sources += [f"- {kind} {k}: {v.source}" for k, v in cat.items() if k in used]
+    sources += [f"- wrist {j}: {v.source}" for j, v in d.payload_limits.items()]
+    text = (f"# {name}: electric-drive sizing\n\n" + (d.notes.strip() + "\n\n" if d.notes else "") + drive_tables(sz)
+            + "\n\n## Sources of the drive data\n\n" + "\n".join(sources) + "\n"
+            + ("\n## Warnings\n\n" + "\n".join(f"- {w}" for w in sz.warnings) + "\n" if sz.warnings else ""))
+    rep = outdir / "drive_report.md"
+    with atomic_path(rep) as tmp:
+        Path(tmp).write_text(text)
+    written["drive_report"] = str(rep)
+    for r in sz.drives:
+        echo(f"{r.joint:>9}: RMS/rated {_pct(r.rms_over_rated):>6}, peak/available {_pct(r.peak_over_max):>6}, "
+             f"speed {r.peak_speed * _RPM:5.0f} min⁻¹; reducer peak/allowable "
+             f"{_pct(next(x.peak_over_rating for x in sz.reducers if x.joint == r.joint)):>6}")
+    for w in sz.warnings:
+        echo(f"WARNING: {w}")
+    return written
