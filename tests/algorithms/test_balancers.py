@@ -206,3 +206,34 @@ def test_gas_spring_bottoming_out_is_an_error():
     balancer_generalized_forces(model, np.array([0.05]))    # L ≈ 1.0: fine
     with pytest.raises(StateError, match="'g'.*compressed to zero volume"):
         balancer_generalized_forces(model, np.array([2.5]))  # L ≈ 0.68: 0.32 m × 1e-2 m² > 1e-3 m³
+
+
+def _scenario(tmp_path, balancers):
+    import yaml
+    robot = tmp_path / "one.urdf"
+    robot.write_text(ONE_JOINT.format(balancer=""))
+    p = tmp_path / "s.scenario.yaml"
+    p.write_text(yaml.safe_dump({"robot": {"file": "one.urdf", "balancers": balancers}, "job": "simulate"}))
+    return p
+
+
+def test_scenario_balancers_are_added_and_located(tmp_path):
+    from urdf_dyn.errors import LaunchError
+    from urdf_dyn.launch.document import build_model, read_launch
+    spec = {"name": "s", "type": "coil_spring", "action": "push", "link_a": "base", "xyz_a": [0.3, 0, 0],
+            "link_b": "arm", "xyz_b": [0.8, 0, 0], "rate": 5.0e3, "free_length": 0.9, "preload": 200.0}
+    model = build_model(read_launch(_scenario(tmp_path, [spec])))
+    urdf = ud.load(ONE_JOINT.format(balancer='<balancer name="s" type="coil_spring" action="push" link_a="base" '
+                                    'xyz_a="0.3 0 0" link_b="arm" xyz_b="0.8 0 0" rate="5e3" free_length="0.9" '
+                                    'preload="200"/>'))
+    q = np.array([0.7])
+    assert np.allclose(balancer_generalized_forces(model, q), balancer_generalized_forces(urdf, q), rtol=1e-15)
+    for change, words in (({"rate": None}, "robot.balancers[0]: balancer 's': a coil_spring needs rate"),
+                          ({"precharge": 1e6}, "robot.balancers[0]: precharge: not a parameter of a coil_spring"),
+                          ({"link_b": "hand"}, "robot.balancers[0]: balancer 's': unknown link 'hand'")):
+        bad = {k: v for k, v in {**spec, **change}.items() if v is not None}
+        with pytest.raises(LaunchError) as e:
+            build_model(read_launch(_scenario(tmp_path, [bad])))
+        assert words in str(e.value)
+    with pytest.raises(LaunchError, match="robot.balancers: balancer name.* used twice: s"):
+        build_model(read_launch(_scenario(tmp_path, [spec, spec])))

@@ -38,7 +38,7 @@ from urdf_dyn.errors import LaunchError
 from urdf_dyn.machines.motors import Drive, Motor, motor_sizing
 
 __all__ = ["ServoMotor", "Reducer", "DriveAxis", "PayloadLimit", "DriveData", "load_drive_data",
-           "ArmPayload", "DriveRow", "ReducerRow", "WristRow", "ArmSizing", "arm_sizing"]
+           "ArmPayload", "DriveRow", "ReducerRow", "WristRow", "ArmSizing", "arm_sizing", "drive_sizing"]
 
 G0 = 9.80665   # standard gravity [m/s²], the makers' kgf conversions
 
@@ -195,7 +195,8 @@ class WristRow:
 class ArmSizing:
     """The result: t (N,); u (N, p) joint torques of the actuated joints (``names``); the motor side
     (``motors``: machines.motors.MotorSizing, speed/torque/power (N, p)); rows per drive, reducer and
-    wrist axis; balancers {name: (L (N,) [m], F (N,) [N])}; pin_forces {loop: (N, 6) [n; f] in Fp};
+    wrist axis; balancers {name: (L (N,) [m], F (N,) [N])}; pin_forces {loop: (force (N,) [N], moment (N,)
+    [N m])};
     loaded (N,) bool: the payload on; data: the DriveData; balancer_types {name: "gas_spring, pull" ...}."""
     names: tuple
     t: np.ndarray
@@ -254,9 +255,21 @@ def _wrist_rows(model, Q, payload, limits):
     return rows
 
 
+def _check_names(data, actuated):
+    missing = [j for j in actuated if j not in data.drives]
+    extra = [j for j in data.drives if j not in actuated]
+    if missing or extra:
+        raise LaunchError("drive data: " + "; ".join(
+            ([f"no drive for the actuated joint(s) {', '.join(missing)}"] if missing else [])
+            + ([f"drives for joints that are not actuated: {', '.join(extra)} (actuated: {', '.join(actuated)})"]
+               if extra else [])))
+
+
 def arm_sizing(model, data: DriveData, t, q, qd, qdd, payload: Optional[ArmPayload] = None, loaded=None,
                f_ext=None) -> ArmSizing:
-    """Size an arm's drives along a motion (module docstring for the formulas).
+    """Size an arm's drives along a motion (module docstring for the formulas): the actuator forces by
+    closed-loop inverse dynamics (``constraints.inverse.actuator_forces``, RBDA eq. 8.63; the balancers
+    enter as passive forces), then ``drive_sizing``.
 
     Args:
         model: the Model (its balancers, loops and transmissions as loaded); data: the DriveData, one
@@ -267,23 +280,15 @@ def arm_sizing(model, data: DriveData, t, q, qd, qdd, payload: Optional[ArmPaylo
         f_ext: further external wrenches {link: (6,) or (N, 6)} (``actuator_forces``).
     Returns an ArmSizing. Raises LaunchError when a drive names a joint that is not actuated, or an actuated
     joint has no drive; StateError from the dynamics (an inconsistent state, a bottomed-out balancer)."""
-    from urdf_dyn.algorithms.force_elements import balancer_generalized_forces
     from urdf_dyn.constraints.inverse import actuator_forces
     t = np.asarray(t, float)
     Q, QD, QDD = (np.asarray(a, float) for a in (q, qd, qdd))
-    names = tuple(model.actuated_joints)
-    missing = [j for j in names if j not in data.drives]
-    extra = [j for j in data.drives if j not in names]
-    if missing or extra:
-        raise LaunchError("drive data: " + "; ".join(
-            ([f"no drive for the actuated joint(s) {', '.join(missing)}"] if missing else [])
-            + ([f"drives for joints that are not actuated: {', '.join(extra)} (actuated: {', '.join(names)})"]
-               if extra else [])))
+    _check_names(data, tuple(model.actuated_joints))
     names = tuple(data.drives)                 # the data file's order
     N = len(t)
     loaded = np.ones(N, bool) if loaded is None else np.asarray(loaded, bool)
     u = np.zeros((N, len(names)))
-    pins = {lp.name: np.zeros((N, 6)) for lp in model.loops}
+    pins = {lp.name: (np.zeros(N), np.zeros(N)) for lp in model.loops}
     for on in (True, False):
         idx = np.flatnonzero(loaded == on)
         if not len(idx):
@@ -293,9 +298,29 @@ def arm_sizing(model, data: DriveData, t, q, qd, qdd, payload: Optional[ArmPaylo
         af = actuator_forces(m, Q[idx], QD[idx], QDD[idx], actuated=list(names), f_ext=fx, warn=False)
         u[idx] = af.u
         for k, v in af.loop_forces.items():
-            pins[k][idx] = v
+            pins[k][0][idx] = np.linalg.norm(v[:, 3:], axis=1)
+            pins[k][1][idx] = np.linalg.norm(v[:, :3], axis=1)
+    return drive_sizing(model, data, t, Q, QD, QDD, names, u, pins, payload, loaded)
+
+
+def drive_sizing(model, data: DriveData, t, q, qd, qdd, names, u, pin_forces=None,
+                 payload: Optional[ArmPayload] = None, loaded=None) -> ArmSizing:
+    """The drives' checks from given actuator forces (module docstring): ``names`` (p,) the actuated joints,
+    ``u`` (N, p) their torques [N m] along t (N,), q (N, nq), qd, qdd (N, nv); ``pin_forces`` {loop: (force
+    (N,) [N], moment (N,) [N m])} the pins' loads; ``payload`` and ``loaded`` (N,) bool for the wrist check
+    (the torques already include the payload). Returns an ArmSizing; raises LaunchError as ``arm_sizing``."""
+    from urdf_dyn.algorithms.force_elements import balancer_generalized_forces
+    t = np.asarray(t, float)
+    Q, QD, QDD = (np.asarray(a, float) for a in (q, qd, qdd))
+    names, u = tuple(names), np.asarray(u, float)
+    _check_names(data, names)
+    N = len(t)
+    loaded = np.ones(N, bool) if loaded is None else np.asarray(loaded, bool)
+    pins = dict(pin_forces or {})
     tau = np.zeros((N, model.nv))
     drives = []
+    order = [names.index(j) for j in data.drives]      # the data file's order
+    names, u = tuple(data.drives), u[:, order]
     for k, j in enumerate(names):
         tau[:, model.joint_index(j)] = u[:, k]
         ax = data.drives[j]
