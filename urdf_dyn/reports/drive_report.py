@@ -12,7 +12,7 @@ import numpy as np
 from urdf_dyn.io.files import atomic_path
 from urdf_dyn.reports.plotting import pyplot, save_figure
 
-__all__ = ["drive_tables", "plot_drive_cycle", "write_drive_report"]
+__all__ = ["drive_tables", "plot_torque_speed", "plot_drive_cycle", "write_drive_report"]
 
 _RPM = 60.0 / (2.0 * np.pi)
 
@@ -79,6 +79,46 @@ def drive_tables(sz) -> str:
     return "\n".join(out)
 
 
+def plot_torque_speed(sz, path, title="motor operating points"):
+    """PNG: per drive, the motor's operating points (|ω_m|, |τ_m|) over the cycle (payload on / off) inside
+    its peak torque–speed curve (the catalogue's curve when the data gives one, else peak torque up to the
+    maximum speed), the continuous zone (rated torque up to the rated speed, then the rated power: the usual
+    reading of a servo data sheet), and the RMS torque at the mean speed."""
+    plt = pyplot()
+    n = len(sz.drives)
+    cols = min(3, n)
+    rows = int(np.ceil(n / cols))
+    fig, axes = plt.subplots(rows, cols, figsize=(4.4 * cols, 3.5 * rows), squeeze=False)
+    ms = sz.motors
+    for k, r in enumerate(sz.drives):
+        ax = axes[k // cols, k % cols]
+        mo = sz.data.motors[r.motor]
+        w = np.linspace(0, mo.max_speed, 300)
+        peak = ms.drives[k].motor.peak_at(w)
+        ax.plot(np.r_[w, mo.max_speed] * _RPM, np.r_[peak, 0.0], color="C0", lw=1.5,
+                label="peak" + (" (catalogue curve)" if mo.curve else " (no curve given)"))
+        cont = np.where(w <= mo.rated_speed, mo.rated_torque, mo.rated_torque * mo.rated_speed / np.maximum(w, 1e-9))
+        ax.fill_between(w * _RPM, 0, cont, color="C2", alpha=0.15, lw=0)
+        ax.plot(w * _RPM, cont, color="C2", lw=1.0, ls="--", label="continuous (rated torque, then power)")
+        on = sz.loaded
+        spd, tq = np.abs(ms.speed[:, k]) * _RPM, np.abs(ms.torque[:, k])
+        ax.plot(spd[on], tq[on], ".", ms=2.0, color="C3", label="payload on")
+        ax.plot(spd[~on], tq[~on], ".", ms=2.0, color="C1", label="payload off")
+        ax.plot([np.mean(spd)], [r.rms_torque], "kD", ms=5, label=f"RMS {r.rms_torque:.3g} N m at mean speed")
+        ax.set_xlim(0, max(mo.max_speed * _RPM, spd.max()) * 1.05)
+        ax.set_ylim(0, max(mo.peak_torque, tq.max()) * 1.12)
+        ax.set_title(f"{r.joint}: {r.motor} through {r.reducer} (N = {r.ratio:g})", fontsize=8.5)
+        ax.set_xlabel("motor speed [min⁻¹]", fontsize=8)
+        ax.set_ylabel("motor torque [N m]", fontsize=8)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=5.5, loc="upper right")
+    for k in range(n, rows * cols):
+        axes[k // cols, k % cols].axis("off")
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    return save_figure(fig, path)
+
+
 def plot_drive_cycle(sz, path, title="drive cycle"):
     """PNG: the reducers' output torques with ± their allowable acceleration torque, the balancers' forces
     and the pin forces over the cycle; the payload's time on the wrist shaded."""
@@ -98,10 +138,10 @@ def plot_drive_cycle(sz, path, title="drive cycle"):
         ax.axhline(rd.peak_torque / 1e3, color=line.get_color(), ls=":", lw=0.8)
         ax.axhline(-rd.peak_torque / 1e3, color=line.get_color(), ls=":", lw=0.8)
     lim = max(np.abs(sz.u).max(), 1.0) / 1e3
-    ax.set_ylim(-1.6 * lim, 1.6 * lim)
+    ax.set_ylim(-1.6 * lim, 2.1 * lim)
     ax.set_ylabel("reducer output\ntorque [kN m]")
     ax.set_title("joint torques (dotted: ± allowable acceleration torque)", fontsize=9)
-    ax.legend(fontsize=7, ncol=3, loc="upper right")
+    ax.legend(fontsize=6.5, ncol=4, loc="upper center")
     i = 1
     if sz.balancers:
         ax = axes[i]
@@ -128,7 +168,6 @@ def write_drive_report(sz, outdir, name, echo=print):
     """Write drive_report.md, drive_cycle.csv, drive_operating_points.png and drive_cycle.png into
     ``outdir`` for ArmSizing ``sz`` of robot ``name``. Returns {output key: path}."""
     import csv
-    from urdf_dyn.machines.motors import plot_operating_points
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
     written = {}
@@ -144,8 +183,8 @@ def write_drive_report(sz, outdir, name, echo=print):
             cols = [sz.t, sz.loaded.astype(int), sz.u, ms.speed, ms.torque, ms.power] + [F for _, F in sz.balancers.values()]
             w.writerows(np.column_stack(cols).tolist())
     written["drive_csv"] = str(p)
-    written["drive_operating_points"] = plot_operating_points(ms, outdir / "drive_operating_points.png",
-                                                              f"{name}: motor operating points on the torque–speed curves")
+    written["drive_operating_points"] = plot_torque_speed(sz, outdir / "drive_operating_points.png",
+                                                          f"{name}: motor operating points on the torque–speed curves")
     written["drive_cycle"] = plot_drive_cycle(sz, outdir / "drive_cycle.png", f"{name}: drive cycle")
     sources = []
     d = sz.data
