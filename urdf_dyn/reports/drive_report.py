@@ -12,7 +12,8 @@ import numpy as np
 from urdf_dyn.io.files import atomic_path
 from urdf_dyn.reports.plotting import pyplot, save_figure
 
-__all__ = ["drive_tables", "plot_torque_speed", "plot_drive_cycle", "write_drive_report"]
+__all__ = ["drive_tables", "drive_markdown", "summary_lines", "plot_torque_speed", "plot_drive_cycle", "write_drive_csv",
+           "write_drive_report", "render_arm"]
 
 _RPM = 60.0 / (2.0 * np.pi)
 
@@ -164,16 +165,12 @@ def plot_drive_cycle(sz, path, title="drive cycle"):
     return save_figure(fig, path)
 
 
-def write_drive_report(sz, outdir, name, echo=print):
-    """Write drive_report.md, drive_cycle.csv, drive_operating_points.png and drive_cycle.png into
-    ``outdir`` for ArmSizing ``sz`` of robot ``name``. Returns {output key: path}."""
+def write_drive_csv(sz, path):
+    """The cycle as CSV at ``path``: t, payload on, joint torques, motor speeds, torques and powers, balancer
+    forces (SI; the header names each column's unit). Returns str(path)."""
     import csv
-    outdir = Path(outdir)
-    outdir.mkdir(parents=True, exist_ok=True)
-    written = {}
     ms = sz.motors
-    p = outdir / "drive_cycle.csv"
-    with atomic_path(p) as tmp:
+    with atomic_path(path) as tmp:
         with open(tmp, "w", newline="") as fh:
             w = csv.writer(fh)
             w.writerow(["t [s]", "payload on"] + [f"tau_j[{j}] [N m]" for j in sz.names]
@@ -182,27 +179,69 @@ def write_drive_report(sz, outdir, name, echo=print):
                        + [f"F[{b}] [N]" for b in sz.balancers])
             cols = [sz.t, sz.loaded.astype(int), sz.u, ms.speed, ms.torque, ms.power] + [F for _, F in sz.balancers.values()]
             w.writerows(np.column_stack(cols).tolist())
-    written["drive_csv"] = str(p)
-    written["drive_operating_points"] = plot_torque_speed(sz, outdir / "drive_operating_points.png",
-                                                          f"{name}: motor operating points on the torque–speed curves")
-    written["drive_cycle"] = plot_drive_cycle(sz, outdir / "drive_cycle.png", f"{name}: drive cycle")
-    sources = []
+    return str(path)
+
+
+def drive_markdown(sz) -> list:
+    """The report's lines: the data's notes, the tables (``drive_tables``), the sources, the warnings."""
     d = sz.data
+    sources = []
     for kind, cat in (("motor", d.motors), ("reducer", d.reducers)):
         used = {getattr(r, kind) for r in sz.drives}
         sources += [f"- {kind} {k}: {v.source}" for k, v in cat.items() if k in used]
     sources += [f"- wrist {j}: {v.source}" for j, v in d.payload_limits.items()]
-    text = (f"# {name}: electric-drive sizing\n\n" + (d.notes.strip() + "\n\n" if d.notes else "") + drive_tables(sz)
-            + "\n\n## Sources of the drive data\n\n" + "\n".join(sources) + "\n"
-            + ("\n## Warnings\n\n" + "\n".join(f"- {w}" for w in sz.warnings) + "\n" if sz.warnings else ""))
+    return (([d.notes.strip(), ""] if d.notes else []) + [drive_tables(sz), "", "## Sources of the drive data", ""]
+            + sources + ([""] + ["## Drive warnings", ""] + [f"- {w}" for w in sz.warnings] if sz.warnings else []))
+
+
+def summary_lines(sz) -> list:
+    """One printed line per drive: motor RMS/rated, peak/available, speed; reducer peak/allowable."""
+    red = {r.joint: r for r in sz.reducers}
+    return [f"{r.joint:>9}: motor RMS/rated {_pct(r.rms_over_rated):>6}, peak/available {_pct(r.peak_over_max):>6}, "
+            f"speed {r.peak_speed * _RPM:5.0f} min⁻¹; reducer peak/allowable {_pct(red[r.joint].peak_over_rating):>6}, "
+            f"T_m/T0 {_pct(red[r.joint].mean_over_rated):>6}" for r in sz.drives]
+
+
+def write_drive_report(sz, outdir, name, echo=print):
+    """Write drive_report.md, drive_cycle.csv, drive_operating_points.png and drive_cycle.png into
+    ``outdir`` for ArmSizing ``sz`` of robot ``name`` (outside a sizing run). Returns {output key: path}."""
+    outdir = Path(outdir)
+    outdir.mkdir(parents=True, exist_ok=True)
+    written = {"drive_csv": write_drive_csv(sz, outdir / "drive_cycle.csv"),
+               "drive_operating_points": plot_torque_speed(sz, outdir / "drive_operating_points.png",
+                                                           f"{name}: motor operating points on the torque–speed curves"),
+               "drive_cycle": plot_drive_cycle(sz, outdir / "drive_cycle.png", f"{name}: drive cycle")}
     rep = outdir / "drive_report.md"
     with atomic_path(rep) as tmp:
-        Path(tmp).write_text(text)
+        Path(tmp).write_text("\n".join([f"# {name}: electric-drive sizing", ""] + drive_markdown(sz)) + "\n")
     written["drive_report"] = str(rep)
-    for r in sz.drives:
-        echo(f"{r.joint:>9}: RMS/rated {_pct(r.rms_over_rated):>6}, peak/available {_pct(r.peak_over_max):>6}, "
-             f"speed {r.peak_speed * _RPM:5.0f} min⁻¹; reducer peak/allowable "
-             f"{_pct(next(x.peak_over_rating for x in sz.reducers if x.joint == r.joint)):>6}")
+    for line in summary_lines(sz):
+        echo(line)
     for w in sz.warnings:
         echo(f"WARNING: {w}")
     return written
+
+
+def render_arm(run, report):
+    """The arm kind's part of a sizing run's report (``reports.sizing_render.Report``): the drive tables and
+    sources in the Markdown, the drives' figures in the JSON, the cycle CSV and the two plots."""
+    sz = run.checks["drives"]
+    name = run.model.name
+    report.md += ["## Electric drives", ""] + drive_markdown(sz) + [""]
+    report.js["drives"] = {
+        r.joint: dict(motor=r.motor, reducer=r.reducer, ratio=r.ratio, peak_motor_torque_Nm=r.peak_torque,
+                      rms_motor_torque_Nm=r.rms_torque, peak_motor_speed_rad_s=r.peak_speed,
+                      peak_motor_power_W=r.peak_power, rms_over_rated=r.rms_over_rated, peak_over_max=r.peak_over_max,
+                      reducer_peak_Nm=x.peak_torque, reducer_mean_Nm=x.mean_torque, reducer_life_h=x.life,
+                      reducer_peak_over_rating=x.peak_over_rating, reducer_mean_over_rated=x.mean_over_rated,
+                      estop_over_rating=x.estop_over_rating)
+        for r, x in zip(sz.drives, sz.reducers)}
+    report.js["wrist"] = {w.joint: dict(moment_Nm=w.moment, moment_limit_Nm=w.moment_limit, inertia_kgm2=w.inertia,
+                                        inertia_limit_kgm2=w.inertia_limit) for w in sz.wrist}
+    report.js["balancers"] = {k: dict(min_force_N=float(F.min()), max_force_N=float(F.max()),
+                                      min_length_m=float(L.min()), max_length_m=float(L.max()))
+                              for k, (L, F) in sz.balancers.items()}
+    report.wrote("drive_csv", write_drive_csv(sz, report.path("drive_csv")))
+    report.plot("drive_operating_points_png", plot_torque_speed, sz, report.path("drive_operating_points_png"),
+                f"{name}: motor operating points on the torque–speed curves")
+    report.plot("drive_cycle_png", plot_drive_cycle, sz, report.path("drive_cycle_png"), f"{name}: drive cycle")
