@@ -103,6 +103,7 @@ def test_reducer_life_on_a_constant_load():
     assert r.mean_torque == pytest.approx(60.0) and r.mean_speed == pytest.approx(w)
     assert r.life == pytest.approx(6000 * (1.5708 / w) * (100.0 / 60.0) ** (10 / 3), rel=1e-12)
     assert r.mean_over_rated == pytest.approx(0.6) and r.peak_over_rating == pytest.approx(60 / 250)
+    assert r.life_use == pytest.approx(6000 / r.life)
 
 
 def test_wrist_moment_and_inertia_from_geometry():

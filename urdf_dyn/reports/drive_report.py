@@ -41,8 +41,8 @@ def drive_tables(sz) -> str:
                    f"{r.peak_speed * _RPM:.0f} | {mo.max_speed * _RPM:.0f} | {r.peak_power / 1e3:.2f} | "
                    f"{_flag(r.rms_over_rated, r.peak_over_max, r.speed_over_max)} |")
     out += ["\n## Reducers (torque at the output = joint torque)\n",
-            "Mean load torque T_m = (Σ|n|Δt|T|^{10/3} / Σ|n|Δt)^{3/10} against the rated torque T0 (life "
-            "L10 = K (N0/N_m)(T0/T_m)^{10/3}); peak against the allowable acceleration/deceleration torque; "
+            f"Mean load torque T_m = (Σ|n|Δt|T|^{{10/3}} / Σ|n|Δt)^{{3/10}} and the rated torque T0 give the life "
+            f"L10 = K (N0/N_m)(T0/T_m)^{{10/3}}, required {f"{d.required_life:g} h" if d.required_life else "K, the rated life"}; peak against the allowable acceleration/deceleration torque; "
             "the emergency stop (the motor's peak torque through the ratio) against the momentary maximum.\n",
             "| joint | reducer | peak [N m] | allowable accel. [N m] | peak/allowable | T_m [N m] | T0 [N m] | "
             "T_m/T0 | life L10 [h] | e-stop [N m] | momentary max [N m] | e-stop/max | |",
@@ -53,7 +53,7 @@ def drive_tables(sz) -> str:
         out.append(f"| {r.joint} | {r.reducer} | {r.peak_torque:.0f} | {rd.peak_torque:g} | {_pct(r.peak_over_rating)} | "
                    f"{r.mean_torque:.0f} | {rd.rated_torque:g} | {_pct(r.mean_over_rated)} | {life} | "
                    f"{r.estop_torque:.0f} | {rd.emergency_stop_torque:g} | {_pct(r.estop_over_rating)} | "
-                   f"{_flag(r.peak_over_rating, r.mean_over_rated, r.estop_over_rating)} |")
+                   f"{_flag(r.peak_over_rating, r.life_use, r.estop_over_rating)} |")
     if sz.wrist:
         p = sz.payload
         out += [f"\n## Wrist payload ({p.mass:g} kg on {p.link}, centre of mass {list(p.com)} m)\n",
@@ -199,7 +199,7 @@ def summary_lines(sz) -> list:
     red = {r.joint: r for r in sz.reducers}
     return [f"{r.joint:>9}: motor RMS/rated {_pct(r.rms_over_rated):>6}, peak/available {_pct(r.peak_over_max):>6}, "
             f"speed {r.peak_speed * _RPM:5.0f} min⁻¹; reducer peak/allowable {_pct(red[r.joint].peak_over_rating):>6}, "
-            f"T_m/T0 {_pct(red[r.joint].mean_over_rated):>6}" for r in sz.drives]
+            f"life {red[r.joint].life:.3g} h" for r in sz.drives]
 
 
 def write_drive_report(sz, outdir, name, echo=print):
@@ -233,7 +233,7 @@ def render_arm(run, report):
                       rms_motor_torque_Nm=r.rms_torque, peak_motor_speed_rad_s=r.peak_speed,
                       peak_motor_power_W=r.peak_power, rms_over_rated=r.rms_over_rated, peak_over_max=r.peak_over_max,
                       reducer_peak_Nm=x.peak_torque, reducer_mean_Nm=x.mean_torque, reducer_life_h=x.life,
-                      reducer_peak_over_rating=x.peak_over_rating, reducer_mean_over_rated=x.mean_over_rated,
+                      reducer_peak_over_rating=x.peak_over_rating, reducer_mean_over_rated=x.mean_over_rated, reducer_life_use=x.life_use,
                       estop_over_rating=x.estop_over_rating)
         for r, x in zip(sz.drives, sz.reducers)}
     report.js["wrist"] = {w.joint: dict(moment_Nm=w.moment, moment_limit_Nm=w.moment_limit, inertia_kgm2=w.inertia,
