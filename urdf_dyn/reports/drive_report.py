@@ -40,9 +40,10 @@ def drive_tables(sz) -> str:
                    f"{r.rms_torque:.1f} | {mo.rated_torque:g} | {_pct(r.rms_over_rated)} | {_pct(r.peak_over_max)} | "
                    f"{r.peak_speed * _RPM:.0f} | {mo.max_speed * _RPM:.0f} | {r.peak_power / 1e3:.2f} | "
                    f"{_flag(r.rms_over_rated, r.peak_over_max, r.speed_over_max)} |")
+    req = f"{d.required_life:g} h" if d.required_life else "K, the rated life"
     out += ["\n## Reducers (torque at the output = joint torque)\n",
             f"Mean load torque T_m = (Σ|n|Δt|T|^{{10/3}} / Σ|n|Δt)^{{3/10}} and the rated torque T0 give the life "
-            f"L10 = K (N0/N_m)(T0/T_m)^{{10/3}}, required {f"{d.required_life:g} h" if d.required_life else "K, the rated life"}; peak against the allowable acceleration/deceleration torque; "
+            f"L10 = K (N0/N_m)(T0/T_m)^{{10/3}}, required {req}; peak against the allowable acceleration/deceleration torque; "
             "the emergency stop (the motor's peak torque through the ratio) against the momentary maximum.\n",
             "| joint | reducer | peak [N m] | allowable accel. [N m] | peak/allowable | T_m [N m] | T0 [N m] | "
             "T_m/T0 | life L10 [h] | e-stop [N m] | momentary max [N m] | e-stop/max | |",
