@@ -471,6 +471,7 @@ def main(argv=None) -> int:
               f"{mj.nu} actuators (MuJoCo qpos = urdf_dyn q)")
         return 0
     s.set_defaults(func=cmd_export)
+    __import__("urdf_dyn.cli.loops_cmd", fromlist=["*"]).add_loops_parser(sub, _model_args, load_from_args)
     args = p.parse_args(_join_negative_vectors(sys.argv[1:] if argv is None else list(argv)))
     if not args.debug:
         warnings.showwarning = _one_line_warning
