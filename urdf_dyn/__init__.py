@@ -115,6 +115,7 @@ _EXPORTS = {
     "point_acceleration": "urdf_dyn.machines.loads",
     "size_motion": "urdf_dyn.machines.sizing", "Cylinder": "urdf_dyn.machines.sizing",
     "excavator_urdf": "urdf_dyn.machines.excavator_builder", "write_excavator_urdf": "urdf_dyn.machines.excavator_builder",
+    "close_mimic_loops": "urdf_dyn.io.mimic_loops", "MimicLoops": "urdf_dyn.io.mimic_loops",
     "load_pin_table": "urdf_dyn.machines.pin_table", "PinTable": "urdf_dyn.machines.pin_table",
     "calibrate": "urdf_dyn.machines.calibration", "Calibration": "urdf_dyn.machines.calibration",
     "hydraulics": "urdf_dyn.machines.hydraulics", "HydraulicMotor": "urdf_dyn.machines.hydraulics",

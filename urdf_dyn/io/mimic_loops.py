@@ -31,7 +31,7 @@ import numpy as np
 from lxml import etree
 
 from urdf_dyn.errors import ModelError
-from urdf_dyn.io._urdf_text import add_loop, fmt, origin
+from urdf_dyn.io._urdf_text import fmt
 
 __all__ = ["Closure", "MimicLoops", "close_mimic_loops", "parse_pin"]
 
