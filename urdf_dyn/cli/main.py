@@ -52,7 +52,7 @@ def load_from_args(args):
         xargs[k] = v
     return load(getattr(args, "file", None) or args.robot, package_dirs=pk_map or pk_dirs or None, xacro_args=xargs,
                 trust_xacro=bool(getattr(args, "trust_xacro", False)),
-                floating_base=bool(getattr(args, "floating_base", False)))
+                floating_base=bool(getattr(args, "floating_base", False)), check_loops=getattr(args, "check_loops", True))
 
 
 def _vector(model, text, name, default_zero=True):
@@ -143,16 +143,8 @@ def cmd_info(args):
         print(f"    {lp.name}: {lp.type} ({lp.nc} constraints) {lp.predecessor} -> {lp.successor}"
               + (" [actuated]" if lp.actuated else ""))
     if m.has_constraints:
-        from urdf_dyn.constraints.assembly import assemble
-        from urdf_dyn.constraints.loops import loop_residuals, mobility
-        q = m.q_initial()
-        res = max(float(np.abs(v).max()) for v in loop_residuals(m, q).values())
-        try:
-            mb = mobility(m, assemble(m, q))
-            print(f"  mobility at the initial configuration: n = {mb.n}, n^c = {mb.nc}, r = {mb.rank}, "
-                  f"dof = {mb.dof}; loop residual there {res:.2g}")
-        except UrdfDynError as e:
-            print(f"  the loops cannot be assembled from the initial configuration: {e}")
+        from urdf_dyn.cli.closure import closure_summary
+        print(closure_summary(m))
     return 0
 
 
@@ -367,6 +359,8 @@ def main(argv=None) -> int:
     s = sub.add_parser("info", help="links, joints, dof, masses, limits, loops")
     _model_args(s)
     s.set_defaults(func=cmd_info)
+    from urdf_dyn.cli.closure import add_check_parser
+    add_check_parser(sub, _model_args)
     s = sub.add_parser("id", help="inverse dynamics: tau = ID(q, qd, qdd)")
     _model_args(s)
     for k in ("q", "qd", "qdd"):
