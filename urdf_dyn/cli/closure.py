@@ -11,7 +11,7 @@ import numpy as np
 
 from urdf_dyn.errors import UrdfDynError
 
-__all__ = ["add_check_parser", "cmd_check", "closure_summary"]
+__all__ = ["add_check_parser", "cmd_check", "closure_summary", "undetermined"]
 
 
 def add_check_parser(sub, model_args):
@@ -96,3 +96,15 @@ def closure_summary(m):
                 f"dof = {mb.dof}; loop residual there {res:.2g}")
     except UrdfDynError as e:
         return f"  the loops cannot be assembled from the initial configuration: {e}"
+
+
+def undetermined(m, q, loop_forces):
+    """``loop_forces`` ({loop or "mimic:<joint>": wrench}) with the forces the model leaves undetermined (a
+    loop whose rows duplicate ``<mimic>`` rows, and those mimics: ``closure.mimic_duplicates``) replaced by the
+    reason, a str."""
+    from urdf_dyn.constraints.closure import mimic_duplicates
+    out = dict(loop_forces)
+    for k, v in mimic_duplicates(m, q).items():
+        out[k] = f"undetermined: its rows duplicate the <mimic> of {', '.join(v)}"
+        out.update({f"mimic:{j}": f"undetermined: duplicated by loop {k}" for j in v})
+    return out

@@ -181,7 +181,8 @@ def _closed_loop_state(m, q, qd, qdd=None):
 def _print_loop_answer(m, note, kind, values, names, units, loop_forces, as_json, extra=None):
     if as_json:
         out = {"closed_loop": True, "note": note, "names": list(names), kind: [float(v) for v in values],
-               "units": list(units), "loop_forces": {k: [float(x) for x in v] for k, v in loop_forces.items()}}
+               "units": list(units), "loop_forces": {k: v if isinstance(v, str) else [float(x) for x in v]
+                                                         for k, v in loop_forces.items()}}
         out.update(extra or {})
         print(json.dumps(out, indent=2))
         return
@@ -190,8 +191,10 @@ def _print_loop_answer(m, note, kind, values, names, units, loop_forces, as_json
     for j, v, u in zip(names, values, units):
         print(f"{j:<{w}}  {kind} = {v: .9g} {u}")
     for k, f in loop_forces.items():
-        print(f"loop {k}: wrench [n; f] on the successor in Fp = [{', '.join(f'{x:.6g}' for x in np.asarray(f))}] "
-              "(N m, N)")
+        if isinstance(f, str):  # undetermined: why
+            print(f"loop {k}: {f}")
+        else:
+            print(f"loop {k}: wrench [n; f] on the successor in Fp = [{', '.join(f'{x:.6g}' for x in np.asarray(f))}] (N m, N)")
 
 
 def cmd_id(args):
@@ -202,7 +205,9 @@ def cmd_id(args):
         from urdf_dyn.constraints.inverse import actuator_forces
         q, qd, qdd, note = _closed_loop_state(m, q, qd, qdd)
         af = actuator_forces(m, q, qd, qdd)
-        _print_loop_answer(m, note + f"; {af.case}", "u", af.u, af.names, af.units, af.loop_forces, args.json,
+        from urdf_dyn.cli.closure import undetermined
+        _print_loop_answer(m, note + f"; {af.case}", "u", af.u, af.names, af.units, undetermined(m, q, af.loop_forces),
+                           args.json,
                            {"q": q.tolist(), "qd": qd.tolist(), "qdd": qdd.tolist()})
         return 0
     _print_named(m, "tau", inverse_dynamics(m, q, qd, qdd), args.json)
@@ -409,7 +414,9 @@ def main(argv=None) -> int:
     s.add_argument("--xacro-arg", action="append", default=[], metavar="NAME:=VALUE")
     s.add_argument("--trust-xacro", action="store_true", help="evaluate xacro expressions as Python (RUNS CODE)")
     s.add_argument("--traj", help="trajectory .npz, .csv (urdf-dyn simulate/launch output) or .mcap (ROS 2 bag)")
-    s.add_argument("--q", help="a single pose: values in joint order or 'joint=value,...'")
+    s.add_argument("--q", help="a single pose: values in joint order or 'joint=value,...'; assembled through the loops "
+                   "holding the joints named (else those declared independent)")
+    s.add_argument("--no-assemble", action="store_true", help="--q: draw the pose as given, loops open")
     s.add_argument("--out", help="write instead of opening a window: .png (one frame), .gif or .mp4")
     s.add_argument("--fps", type=float, default=30.0, help="frames per second of the animation")
     s.add_argument("--speed", type=float, default=1.0, help="playback speed (1 = real time)")
