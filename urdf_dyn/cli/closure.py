@@ -14,12 +14,13 @@ from urdf_dyn.errors import UrdfDynError
 __all__ = ["add_check_parser", "cmd_check", "closure_summary", "undetermined"]
 
 
-def add_check_parser(sub, model_args):
-    """Register ``check`` on the subparsers ``sub``; ``model_args`` adds the common model options."""
+def add_check_parser(sub, model_args, loader):
+    """Register ``check`` on the subparsers ``sub``; ``model_args`` adds the common model options, ``loader``
+    (``cli.main.load_from_args``) loads the model from the parsed arguments."""
     s = sub.add_parser("check", help="loop closure: per loop the residual at the initial configuration and after "
                        "assembly, its frames and links; exit status 2 if a loop cannot close (with the nearest fix)")
     model_args(s)
-    s.set_defaults(func=cmd_check, check_loops=False)
+    s.set_defaults(func=cmd_check, check_loops=False, loader=loader)
 
 
 def _fmt(v):
@@ -38,10 +39,9 @@ def _assembled(m):
 
 
 def cmd_check(args):
-    from urdf_dyn.cli.main import load_from_args
     from urdf_dyn.constraints.assembly import check_assembly
     from urdf_dyn.constraints.closure import loop_gaps, loop_origins, mimic_duplicates
-    m = load_from_args(args)
+    m = args.loader(args)
     q0 = m.q_initial()
     qa, held, why = _assembled(m) if m.has_constraints else (q0, (), None)
     before = loop_gaps(m, q0)

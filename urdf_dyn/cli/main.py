@@ -365,7 +365,7 @@ def main(argv=None) -> int:
     _model_args(s)
     s.set_defaults(func=cmd_info)
     from urdf_dyn.cli.closure import add_check_parser
-    add_check_parser(sub, _model_args)
+    add_check_parser(sub, _model_args, load_from_args)
     s = sub.add_parser("id", help="inverse dynamics: tau = ID(q, qd, qdd)")
     _model_args(s)
     for k in ("q", "qd", "qdd"):

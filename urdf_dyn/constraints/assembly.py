@@ -21,7 +21,7 @@ def assemble(model, q_guess=None, hold=None, residual_tol=1e-6, max_nfev=200, co
     from a guess near the wanted branch keeps that branch; the step is bounded to stay near it.
 
     When nothing is held (no ``hold``, none declared independent), the independent coordinates that complete
-    pivoting picks at the guess (RBDA §8.8) may move: if one moves by more than ``branch_tol`` [rad | m], the
+    pivoting picks (RBDA §8.8) may move: if one moves by more than ``branch_tol`` [rad | m], the
     pose has likely landed on another branch of the mechanism, and a ``ConstraintWarning`` says which joint
     moved by how much.
 
@@ -71,14 +71,15 @@ def assemble(model, q_guess=None, hold=None, residual_tol=1e-6, max_nfev=200, co
 
 
 def _warn_branch(model, q0, q, branch_tol):
-    """A ConstraintWarning when an independent coordinate (complete pivoting at q0, RBDA §8.8) moved by more
-    than ``branch_tol`` between the guess q0 and the assembled q."""
+    """A ConstraintWarning when an independent coordinate (complete pivoting at the assembled q, RBDA §8.8;
+    at the unassembled guess K is generally of full rank) moved by more than ``branch_tol`` between the guess
+    q0 and q."""
     import warnings
     from urdf_dyn.algorithms.configuration import joint_positions
     from urdf_dyn.constraints.explicit import explicit_constraint
     from urdf_dyn.constraints.loops import ConstraintWarning
     try:
-        y = explicit_constraint(model, q0, np.zeros(model.nv)).independent
+        y = explicit_constraint(model, q, np.zeros(model.nv)).independent
     except (ValueError, np.linalg.LinAlgError):
         return
     d = np.abs(joint_positions(model, q) - joint_positions(model, q0))
