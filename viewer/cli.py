@@ -146,7 +146,7 @@ def _motion(model, args, single_frame, traj=None):
         return motion_from_trajectory(model, traj, label=str(args.traj))
     if args.q:
         return motion_from_pose(model, _assembled(model, args, parse_pose(model, args.q)))
-    if single_frame:
+    if single_frame or getattr(args, "open_loops", False):   # a loop that cannot close: its raw initial pose
         return motion_from_pose(model, model.q_initial())
     return demo_motion(model, dt=1.0 / max(float(args.fps), 1.0))
 

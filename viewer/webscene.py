@@ -212,7 +212,8 @@ class WebScene:
             if lp.name in gaps:
                 mid = tuple(float(x) for x in 0.5 * (Fp[:3, 3] + Fs[:3, 3]))
                 if h is None:
-                    labels[lp.name] = self.server.scene.add_label(f"/loops/gap_{k}", gaps[lp.name], position=mid)
+                    labels[lp.name] = self.server.scene.add_label(f"/loops/gap_{k}", gaps[lp.name], position=mid,
+                                                                  anchor="top-right")
                 else:
                     h.text, h.position, h.visible = gaps[lp.name], mid, True
             elif h is not None:
