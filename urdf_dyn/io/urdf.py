@@ -628,11 +628,11 @@ def _say_actuators(root, model, chk):
             kind = "mimic followers" if reason.startswith("mimic") else "passive loop joints"
             why.setdefault(kind, []).append(j)
         but = "; ".join(f"{k}: {', '.join(v)}" for k, v in why.items())
-        free = [j for lp in model.loops for j in model.loop_chain(lp)] if model.loops and not model.independent else []
+        free = {j for lp in model.loops for j in model.loop_chain(lp)} if not model.independent else ()
         chk.warn(root, f"no <transmission>: the actuators are {', '.join(acts) or 'none'}"
                  + (f" (not driven: {but})" if but else "")
-                 + (f"; every joint of the loops ({', '.join(dict.fromkeys(free))}) counts as an actuator: mark "
-                    "the driven ones independent=\"true\" or give <transmission>s" if free else ""))
+                 + (f"; the {len(free)} joints of the loops all count as actuators (none is marked independent): "
+                    "mark the driven ones independent=\"true\" or give <transmission>s" if free else ""))
     zero = [j for j in acts if model.effort_limit[model.joint_index(j)] == 0.0]
     if zero:
         chk.warn(root, f"<limit effort=\"0\"> on the actuated joint(s) {', '.join(zero)}: read as unknown (ROS-"
