@@ -55,11 +55,18 @@ def test_id_says_why_the_duplicated_loops_force_is_not_reported():
 
 
 def test_no_transmission_names_the_actuators_in_one_line():
+    """A mimic file: one warning line; a loop file whose independent="true" joint is the actuator: no warning
+    (it holds no surprise), info's actuated line names the passive loop joints."""
+    r = _cli("info", DATA / "parallelogram_loop.urdf")
+    assert r.returncode == 0 and r.stderr == ""
+    assert ("actuated: arm_joint (no <transmission>; not driven: crank_joint (passive joint of loop "
+            "tie_rod_crank_pin), rod_joint (passive joint of loop tie_rod_crank_pin))") in r.stdout
     r = _cli("info", DATA / "parallelogram_mimic.urdf")
     assert r.returncode == 0
     said = [ln for ln in r.stderr.splitlines() if "no <transmission>" in ln]
     assert said == [f'warning: {DATA / "parallelogram_mimic.urdf"}:9: <robot name="parallelogram">: no <transmission>: '
                     "the actuators are arm_joint (not driven: mimic followers: rod_joint, crank_joint)"]
-    assert "actuated: arm_joint\n" in r.stdout
+    assert ("actuated: arm_joint (no <transmission>; not driven: rod_joint (mimic follower of arm_joint), "
+            "crank_joint (mimic follower of arm_joint))\n") in r.stdout
     zero = [ln for ln in r.stderr.splitlines() if 'effort="0"' in ln]
     assert len(zero) == 1 and "arm_joint" in zero[0] and "unknown" in zero[0]

@@ -11,7 +11,7 @@ import numpy as np
 
 from urdf_dyn.errors import UrdfDynError
 
-__all__ = ["add_check_parser", "cmd_check", "closure_summary", "undetermined"]
+__all__ = ["add_check_parser", "cmd_check", "closure_summary", "undetermined", "actuated_text"]
 
 
 def add_check_parser(sub, model_args, loader):
@@ -108,3 +108,13 @@ def undetermined(m, q, loop_forces):
         out[k] = f"undetermined: its rows duplicate the <mimic> of {', '.join(v)}"
         out.update({f"mimic:{j}": f"undetermined: duplicated by loop {k}" for j in v})
     return out
+
+
+def actuated_text(m):
+    """``urdf-dyn info``'s actuated set: the joints, and without ``<transmission>`` the joints left out and
+    why (``Model.undriven_joints``)."""
+    text = ", ".join(m.actuated_joints) or "none"
+    if m.transmissions or not m.undriven_joints:
+        return text
+    return text + " (no <transmission>; not driven: " + ", ".join(
+        f"{j} ({why})" for j, why in m.undriven_joints.items()) + ")"

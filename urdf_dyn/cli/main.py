@@ -111,6 +111,7 @@ def _print_named(model, kind, values, as_json, extra=None):
 
 
 def cmd_info(args):
+    from urdf_dyn.cli.closure import actuated_text, closure_summary
     m = load_from_args(args)
     if args.json:
         print(json.dumps({
@@ -128,7 +129,7 @@ def cmd_info(args):
     print(f"robot {m.name!r} from {m.source}")
     print(f"  links: {len(m.links)} ({m.NB} moving bodies after merging fixed joints); total mass "
           f"{m.total_mass:.6g} kg; gravity {[float(g) for g in m.gravity]} m/s^2")
-    print(f"  dof: nq = {m.nq}, nv = {m.nv}; actuated: {', '.join(m.actuated_joints)}")
+    print(f"  dof: nq = {m.nq}, nv = {m.nv}; actuated: {actuated_text(m)}")
     w = max([len(j) for j in m.joint_names] + [5])
     print(f"  {'joint':<{w}}  {'type':<10} {'parent -> child':<40} {'lower':>9} {'upper':>9} {'vel':>8} {'effort':>9}")
     for i, (j, t) in enumerate(zip(m.joint_names, m.joint_types)):
@@ -143,7 +144,6 @@ def cmd_info(args):
         print(f"    {lp.name}: {lp.type} ({lp.nc} constraints) {lp.predecessor} -> {lp.successor}"
               + (" [actuated]" if lp.actuated else ""))
     if m.has_constraints:
-        from urdf_dyn.cli.closure import closure_summary
         print(closure_summary(m))
     return 0
 
