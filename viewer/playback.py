@@ -135,7 +135,7 @@ def _demo_start(model, q0, names):
     starts = [q0]
     for _ in range(4):
         try:
-            starts.append(assemble(model, q0 + 0.3 * rng.standard_normal(model.nv)))
+            starts.append(assemble(model, q0 + 0.3 * rng.standard_normal(model.nv), branch_tol=None))  # probes
         except (UrdfDynError, ValueError, np.linalg.LinAlgError):
             continue
     zero = np.zeros(model.nv)

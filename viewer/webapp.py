@@ -244,6 +244,8 @@ class WebApp:
             for lp in m.loops:
                 r = sc.residuals.get(lp.name, float("nan"))
                 lines.append(f"| {lp.name} | {r:.2e} {'closed' if r <= sc.loop_tol else '**OPEN**'} |")
+            gaps = self.robot.gap_labels(sc.loop_tol)       # each open loop's gap and the nearest fix, as drawn
+            lines += [f"- {gaps[lp.name]}" for lp in m.loops if lp.name in gaps]
         if sc.shown:
             lines += ["", "| force | value |", "|---|---:|"]
             for (kind, label), (v, unit, _) in sc.shown.items():
