@@ -484,8 +484,8 @@ def main(argv=None) -> int:
             return args.func(args)
     except BrokenPipeError:  # output piped into head & co.
         return 0
-    except (UrdfDynError, OSError, ValueError, KeyError, np.linalg.LinAlgError) as e:
-        if args.debug:
+    except (UrdfDynError, OSError, ValueError, KeyError, np.linalg.LinAlgError, Warning) as e:
+        if args.debug:      # a Warning here is one a -W error / PYTHONWARNINGS=error filter made an error
             raise
         msg = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
         print(f"urdf-dyn: error: {msg}", file=sys.stderr)

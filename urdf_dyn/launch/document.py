@@ -59,8 +59,10 @@ JointValues = Union[dict[str, FiniteFloat], list[FiniteFloat], FiniteFloat]
 
 
 class Section(BaseModel):
-    """A launch-file section: unknown keys are errors (a misspelt key never passes silently)."""
-    model_config = ConfigDict(extra="forbid")
+    """A launch-file section: unknown keys are errors (a misspelt key never passes silently), and no float of
+    any section is ``inf`` or ``nan`` (``allow_inf_nan=False``: also a bare ``float`` field, a ``.inf`` YAML
+    value of a bound-only field)."""
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 
 class RobotSection(Section):
@@ -156,6 +158,8 @@ def read_launch(path) -> Launch:
                       "rename it to .scenario.yaml", FutureWarning, stacklevel=2)
     if path.stat().st_size > MAX_LAUNCH_BYTES:
         raise LaunchError(f"{path}: {path.stat().st_size} bytes; launch files are at most 1 MiB")
+    from urdf_dyn.io.files import note_input
+    note_input(path)              # no output of this run may replace it
     try:
         data = yaml.load(path.read_text(), Loader=_Composer)  # noqa: S506 - a SafeLoader subclass
     except RecursionError:
@@ -196,7 +200,9 @@ def _message(e, job=None) -> str:
         return "unknown key" + (f" for job: {job}" if job else "")
     if kind == "missing":
         return "required"
-    if kind in ("float_parsing", "float_type", "finite_number"):
+    if kind == "finite_number":
+        return f"must be finite, got {value!r}"
+    if kind in ("float_parsing", "float_type"):
         return f"{value!r} is not a number"
     if kind in ("int_parsing", "int_type", "int_from_float"):
         return f"{value!r} is not a whole number"
