@@ -66,6 +66,17 @@ def _vector(model, text, name, default_zero=True):
             return base
         raise StateError(f"--{name} is required")
     items = [t for t in text.replace(",", " ").split() if t]
+    out = _parse_vector(model, text, name, names, base, items)
+    for kind, k, *_ in (model.multi_dof_joints if is_q else ()):   # a floating joint's quaternion is a rotation
+        if kind == "floating" and not 1e-9 < float(np.linalg.norm(out[k + 3:k + 7])) < np.inf:
+            joint = names[k].rsplit(".", 1)[0]
+            raise StateError(f"--{name}: the quaternion (qx, qy, qz, qw) of floating joint {joint!r} is "
+                             f"{tuple(float(v) for v in out[k + 3:k + 7])}: give a unit quaternion "
+                             f"(e.g. {joint}.qw=1)")
+    return out
+
+
+def _parse_vector(model, text, name, names, base, items):
     out = base
     if items and all("=" in t for t in items):
         for t in items:
