@@ -145,6 +145,9 @@ class _MeshCache:
             loaded = trimesh.load(path, force="mesh", process=False)
             if not isinstance(loaded, trimesh.Trimesh) or loaded.is_empty:
                 raise ValueError("no triangles in the file")
+            bad = np.flatnonzero(~np.isfinite(np.asarray(loaded.vertices)).all(axis=1))
+            if len(bad):        # a NaN vertex: the mesh file's fault, named here (not the robot file's)
+                raise ValueError(f"{path}: vertex {int(bad[0])} is not finite ({len(bad)} such vertices)")
             _shrink_textures(loaded)
             self.meshes[path] = loaded
         return self.meshes[path].copy()

@@ -379,6 +379,10 @@ def _run_sizing(launch, out_dir, progress, echo, workers):
     from urdf_dyn.simulation.limits import ends_reached   # issue 29: the prescribed motion against the strokes
     ends, ends_line = ends_reached(model, t, Q)
     head += "\n\n" + ends_line
+    if reused:      # the report says which figures a cache gave and how to recompute them
+        head += (f"\n\n**From the cache:** {', '.join(reused)} were taken from an earlier run of this machine (same "
+                 "robot, scenario sections and library; each entry authenticated); `urdf-dyn size --no-cache` "
+                 "recomputes them")
     written.update(write_sizing_report(model, launch.path, res, outdir, head, table, windows=windows, soil=soil_info,
                                        hydraulics=hyd, machine=machine, f_ext=f_ext, plots=plots,
                                        plotted=plotted))
