@@ -108,18 +108,11 @@ def test_json_size_and_depth_are_bounded_with_located_messages(tmp_path):
         json.loads(deep.read_text())
     with pytest.raises(InputError, match="deep.json: nested more than 64 deep"):
         read_json(deep)
-    mid = tmp_path / "mid.json"
-    mid.write_text("[" * 100 + "]" * 100)             # within Python's recursion, over the bound
-    with pytest.raises(InputError, match="nested more than 64 deep"):
-        read_json(mid)
-    bad = tmp_path / "bad.json"
-    bad.write_text('{"a": 1,\n "b": }')
-    with pytest.raises(InputError, match=r"bad.json:2:7: not JSON"):
-        read_json(bad)
+    for name, text, match in (("mid.json", "[" * 100 + "]" * 100, "nested more than 64 deep"),  # within recursion
+                              ("bad.json", '{"a": 1,\n "b": }', r"bad.json:2:7: not JSON"),
+                              ("nan.json", '{"a": NaN}', "NaN is not a number JSON allows")):
+        _refused(tmp_path / name, text, read_json, match)
     nan = tmp_path / "nan.json"
-    nan.write_text('{"a": NaN}')
-    with pytest.raises(InputError, match="NaN is not a number JSON allows"):
-        read_json(nan)
     assert read_json(nan, allow_nan=True)["a"] != 0
 
 
@@ -131,20 +124,21 @@ def test_csv_fields_rows_and_values_are_bounded_and_located(tmp_path):
         list(csv.reader(open(wide)))
     with pytest.raises(InputError, match=r"soil.csv:3: a field longer than 65536 characters"):
         read_csv_rows(wide)
-    word = tmp_path / "w.csv"
-    word.write_text("t,fx\n0,1\n0.1,a\n")
-    with pytest.raises(InputError, match=r"w.csv:3: column 'fx': 'a' is not a number"):
-        read_numeric_csv(word)
-    nan = tmp_path / "n.csv"
-    nan.write_text("t,fx\n0,1\n0.1,nan\n")
-    with pytest.raises(InputError, match=r"n.csv:3: column 'fx': 'nan' is not finite"):
-        read_numeric_csv(nan)
+    for name, text, match in (("w.csv", "t,fx\n0,1\n0.1,a\n", r"w.csv:3: column 'fx': 'a' is not a number"),
+                              ("n.csv", "t,fx\n0,1\n0.1,nan\n", r"n.csv:3: column 'fx': 'nan' is not finite")):
+        _refused(tmp_path / name, text, read_numeric_csv, match)
     many = tmp_path / "m.csv"
     many.write_text("t\n" + "0\n" * 11)
     with pytest.raises(InputError, match=r"m.csv:12: more than 10 rows"):
         read_csv_rows(many, max_rows=10)
     header, data = read_numeric_csv(_ok(tmp_path))
     assert header == ["t", "fx"] and data.tolist() == [[0.0, 1.0], [0.1, 2.0]]
+
+
+def _refused(path, text, reader, match):
+    path.write_text(text)
+    with pytest.raises(InputError, match=match):
+        reader(path)
 
 
 def _ok(tmp_path):

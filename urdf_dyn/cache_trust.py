@@ -66,16 +66,23 @@ def _own_problem(path, st, kind: str):
     return None
 
 
+def _stat(path, how):
+    """(``how(path)``, None), (None, None) when it does not exist, or (None, why it cannot be examined)."""
+    try:
+        return how(path), None
+    except FileNotFoundError:
+        return None, None
+    except OSError as e:
+        return None, e.strerror or str(e)
+
+
 def folder_problem(folder):
     """Why the cache folder ``folder`` may not be trusted (a sentence), or None; a folder that does not
     exist yet is judged by its nearest existing ancestors (it will be made by this user)."""
     folder = os.path.abspath(folder)
-    try:
-        st = os.lstat(folder)
-    except FileNotFoundError:
-        st = None
-    except OSError as e:
-        return f"cannot be examined ({e.strerror})"
+    st, err = _stat(folder, os.lstat)
+    if err:
+        return f"cannot be examined ({err})"
     if st is not None:
         if not stat.S_ISLNK(st.st_mode) and not stat.S_ISDIR(st.st_mode):
             return "is not a folder"
@@ -84,12 +91,9 @@ def folder_problem(folder):
             return why
     up = os.path.realpath(os.path.dirname(folder))
     while True:
-        try:
-            st = os.stat(up)
-        except FileNotFoundError:
-            st = None
-        except OSError as e:
-            return f"{up} cannot be examined ({e.strerror})"
+        st, err = _stat(up, os.stat)
+        if err:
+            return f"{up} cannot be examined ({err})"
         if st is not None:
             if st.st_uid not in (0, os.getuid()):
                 return f"the folder above it, {up}, is owned by another user (uid {st.st_uid})"
