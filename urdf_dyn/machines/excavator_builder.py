@@ -221,8 +221,8 @@ def _shape(name, geo, xyz, pitch, axis, material) -> str:
     g = f'<box size="{r(*geo)}"/>' if len(geo) == 3 else f'<cylinder radius="{r(geo[0])}" length="{r(geo[1])}"/>'
     a = " ".join(_f(round(float(x), 10)) for x in (roll, _wrap(pitch), 0.0))
     o = f'<origin xyz="{r(*xyz)}" rpy="{a}"/>'
-    return (f'    <visual name="{name}">\n      {o}\n      <geometry>{g}</geometry>\n'
-            f'      <material name="{material}"/>\n    </visual>\n')
+    return (f'    <visual name="{xml_attr(name)}">\n      {o}\n      <geometry>{g}</geometry>\n'
+            f'      <material name="{xml_attr(material)}"/>\n    </visual>\n')
 
 
 def _table_visuals(t, link, frame) -> str:
@@ -345,8 +345,8 @@ def excavator_urdf(table) -> str:
         vis = _table_visuals(t, link, fr[link]) if link in t.visuals else _auto_visuals(t, link, fr[link])
         body += f'  <link name="{link}">\n' + _inertial(t, link, fr[link]) + vis + "  </link>\n"
     s = _header(t, fr, rng) + f'<robot name="{xml_attr(t.name)}">\n'
-    s += "".join(f'  <material name="{k}"><color rgba="{_v(*rgba)}"/></material>\n' for k, rgba in mats.items()
-                 if f'<material name="{k}"/>' in body) + "\n" + body
+    s += "".join(f'  <material name="{xml_attr(k)}"><color rgba="{_v(*rgba)}"/></material>\n'
+                 for k, rgba in mats.items() if f'<material name="{xml_attr(k)}"/>' in body) + "\n" + body
     marks = [("bucket_tip", "tip")] + ([("bucket_lip", "lip")] if t.pins.lip is not None else [])
     marks = marks if t.marker_links else []
     s += "".join(f'  <link name="{n}"/>\n' for n, _ in marks) + "\n"
