@@ -33,13 +33,14 @@ def md_text(value) -> str:
     return html.escape(s, quote=True)
 
 
-def md_document(text: str, source: str = "report") -> str:
-    """``text`` with every ``<`` outside code spans written ``&lt;``; raises NotFiniteFigure naming ``source``
-    and the line when a figure is ``inf``, ``nan`` or 20 digits or more (a report prints physical numbers)."""
+def md_document(text: str, source: str = "report", figures: bool = True) -> str:
+    """``text`` with every ``<`` outside code spans written ``&lt;``; with ``figures``, raises NotFiniteFigure
+    naming ``source`` and the line when a figure is ``inf``, ``nan`` or 20 digits or more (a report prints
+    physical numbers)."""
     out = []
     for n, line in enumerate(text.split("\n"), 1):
         plain = _CODE.sub("", line)
-        m = _BAD_FIGURE.search(plain)
+        m = _BAD_FIGURE.search(plain) if figures else None
         if m:
             raise NotFiniteFigure(f"{source}: line {n}: the figure {m.group(0)[:24]!r} is not a finite, physical "
                                   f"number ({line.strip()[:100]!r}); an input is out of its physical range")

@@ -358,8 +358,9 @@ def run_motor_report(model, traj, section: MotorsSection, base_dir, outdir, echo
             "ω_m = G q̇; RMS over the whole motion. Friction not modelled.\n\n" + table + "\n\n"
             + ("Motor data:\n" + "\n".join(sources) + "\n" if sources else ""))
     rep = outdir / section.report
+    from urdf_dyn.io.escape import md_document      # names from the robot file are text, never HTML
     with atomic_path(rep) as tmp:
-        Path(tmp).write_text(text)
+        Path(tmp).write_text(md_document(text, str(rep), figures=False))
     written["motor_report"] = str(rep)
     echo(table)
     over = [r.joint for r in sz.rows if not r.ok]
