@@ -252,3 +252,33 @@ def test_a_warning_made_an_error_is_one_line(tmp_path, capsys):
         assert main(["run", str(old), "--out-dir", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "the suffix .launch.yaml is deprecated" in err[0]
+
+
+# -- floating bases --------------------------------------------------------------------------------------------
+def test_a_floating_base_trajectory_with_a_zero_quaternion_names_file_and_columns(tmp_path):
+    """The viewer poses a floating base with its nq coordinates (it reshaped q to nv: "cannot reshape array of
+    size 8 into shape (7,)"), and a zero quaternion is named by file, row and columns."""
+    pytest.importorskip("mujoco")
+    viewer = pytest.importorskip("urdf_dyn_viewer.playback")
+    import urdf_dyn as ud
+    from urdf_dyn_viewer.backend import ViewerError
+    from urdf_dyn_viewer.scene import RobotScene
+    data = ROOT / "tests" / "bad_inputs" / "data"
+    m = ud.load(data / "floating_free.xml")
+    assert (m.nq, m.nv) == (8, 7)
+    traj = ud.Trajectory.load(data / "floating_traj_zero_quaternion.csv")
+    with pytest.raises(ViewerError, match=r"floating_traj_zero_quaternion.csv: row 1 of the samples: the columns "
+                                          r"q\[root.qx\], q\[root.qy\], q\[root.qz\], q\[root.qw\]"):
+        viewer.motion_from_trajectory(m, traj, label=str(data / "floating_traj_zero_quaternion.csv"))
+    q = np.array(traj.q)
+    q[:, 6] = 1.0                                     # qw = 1: the identity rotation
+    q[:, 2] = [0.0, 0.5, 1.0]                         # the base rises 1 m
+    import dataclasses
+    good = dataclasses.replace(traj, q=q)
+    mo = viewer.motion_from_trajectory(m, good)
+    scene = RobotScene(m)
+    scene.set_q(mo.q[2])
+    assert scene.body_T.shape[0] == len(m.body_names)
+    assert scene.body_T[m.body_names.index("b")][2, 3] == pytest.approx(1.0)
+    pose = viewer.motion_from_pose(m, m.q_initial())
+    assert pose.q.shape == (1, 8) and pose.qd.shape == (1, 7)
