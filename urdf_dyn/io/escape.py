@@ -7,7 +7,8 @@ an XML attribute or into an XML comment (generated URDFs). A name is data: it mu
   spaces), so ``<iframe srcdoc=…>`` shows as text;
 - ``md_document``: a whole markdown document made from trusted text with names in it: every ``<`` outside code
   spans becomes ``&lt;`` (no raw HTML survives: a renderer that passes HTML through gets none), and a figure
-  that is not a finite number of sensible length (``inf``, ``nan``, 20 digits or more) is refused;
+  that is not a finite number of sensible size (``inf``, ``nan``, 20 digits or more, a three-digit exponent
+  such as ``1e+300``) is refused;
 - ``xml_attr`` and ``xml_comment``: XML 1.0 §2.3 attribute values and §2.5 comments (no ``--``), with
   characters XML cannot hold replaced by U+FFFD."""
 from __future__ import annotations
@@ -20,11 +21,11 @@ __all__ = ["md_text", "md_document", "xml_attr", "xml_comment", "NotFiniteFigure
 _MD = str.maketrans({c: "\\" + c for c in "\\`*_{}[]()#+!|~"})
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 _CODE = re.compile(r"(`+)(.*?)\1", re.S)
-_BAD_FIGURE = re.compile(r"(?<![\w.])[-+]?(?:inf|nan|infinity)(?![\w])|\d{20,}", re.I)
+_BAD_FIGURE = re.compile(r"(?<![\w.])[-+]?(?:inf|nan|infinity)(?![\w])|\d{20,}|\d[eE][+-]?\d{3,}", re.I)
 
 
 class NotFiniteFigure(ValueError):
-    """A report line holds ``inf``, ``nan`` or a number of 20 digits or more."""
+    """A report line holds ``inf``, ``nan``, a number of 20 digits or more, or a three-digit exponent."""
 
 
 def md_text(value) -> str:

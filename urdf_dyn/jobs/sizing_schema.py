@@ -16,6 +16,10 @@ __all__ = ["MotionSpec", "Payload", "FrameSpec", "LoadSpec", "GroundSpec", "Soil
            "SizeDocument"]
 
 Vec3 = tuple[FiniteFloat, FiniteFloat, FiniteFloat]
+#: a force [N] or moment [N m] component within ±1e9: the largest machines' forces are ≈ 10 MN (a mining
+#: shovel's crowd), so a figure beyond is a unit slip that would overflow the sums built from it
+_WrenchComponent = Annotated[float, Field(ge=-1e9, le=1e9)]
+Wrench3 = tuple[_WrenchComponent, _WrenchComponent, _WrenchComponent]
 #: the soil presets of ``urdf_dyn.machines.soil.SOILS``, checked by the schema
 SoilPreset = Literal[tuple(SOILS)]
 Phases = Union[str, list[str]]
@@ -75,8 +79,8 @@ class LoadSpec(Section):
     link: str = Field(description="the link the wrench acts on")
     frame: str = Field("link", description="link | world | <link name> | <frames: name>")
     point: Vec3 = Field((0.0, 0.0, 0.0), description="[m] in `frame`")
-    force: Vec3 = Field((0.0, 0.0, 0.0), description="[N] in `frame` axes")
-    moment: Vec3 = Field((0.0, 0.0, 0.0), description="[N m] in `frame` axes")
+    force: Wrench3 = Field((0.0, 0.0, 0.0), description="[N] in `frame` axes")
+    moment: Wrench3 = Field((0.0, 0.0, 0.0), description="[N m] in `frame` axes")
     during: Optional[Phases] = None
     profile: Optional[list[tuple[FiniteFloat, FiniteFloat]]] = Field(
         None, description="[[t (s from the phase start), factor], ...] scaling force and moment")

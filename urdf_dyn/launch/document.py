@@ -54,6 +54,7 @@ def _finite(x: float) -> float:
 FiniteFloat = Annotated[float, AfterValidator(_finite)]
 PositiveFloat = Annotated[float, Field(gt=0), AfterValidator(_finite)]
 NonNegativeFloat = Annotated[float, Field(ge=0), AfterValidator(_finite)]
+_Gravity = Annotated[float, Field(ge=-1000, le=1000), AfterValidator(_finite)]
 #: joint-space values: {joint: value}, a list in joint order, or one value for every joint
 JointValues = Union[dict[str, FiniteFloat], list[FiniteFloat], FiniteFloat]
 
@@ -71,7 +72,8 @@ class RobotSection(Section):
     package_dirs: Optional[Union[dict[str, str], list[str], str]] = Field(
         None, description="folders holding ROS packages, or {package: folder}")
     xacro_args: Optional[dict[str, Union[str, int, float, bool]]] = Field(None, description="xacro arguments")
-    gravity: tuple[FiniteFloat, FiniteFloat, FiniteFloat] = Field(
+    # each component within ±1000 m/s² (100 g): Earth's 9.81, Jupiter's 24.8; beyond, a unit slip
+    gravity: tuple[_Gravity, _Gravity, _Gravity] = Field(
         (0.0, 0.0, -9.81), description="gravitational acceleration [m/s²] in the root-link frame")
     floating_base: bool = Field(False, description="give the root link a 6-dof floating joint 'root_joint' "
                                 "(Pinocchio's free-flyer); q then names root_joint.x ... root_joint.qw")
