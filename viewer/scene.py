@@ -26,6 +26,8 @@ from urdf_dyn import body_poses
 from urdf_dyn import LoopState
 from urdf_dyn import PackageResolver
 
+from .backend import ViewerError
+
 __all__ = ["ViewerWarning", "Visual", "load_visuals", "inertia_box", "RobotScene", "resolver_of", "PLACEHOLDER_RGBA"]
 
 DEFAULT_RGBA = (0.70, 0.70, 0.72, 1.0)
@@ -147,7 +149,8 @@ class _MeshCache:
                 raise ValueError("no triangles in the file")
             bad = np.flatnonzero(~np.isfinite(np.asarray(loaded.vertices)).all(axis=1))
             if len(bad):        # a NaN vertex: the mesh file's fault, named here (not the robot file's)
-                raise ValueError(f"{path}: vertex {int(bad[0])} is not finite ({len(bad)} such vertices)")
+                raise ViewerError(f"{path}: vertex {int(bad[0]) + 1} is {tuple(loaded.vertices[bad[0]].tolist())}, "
+                                  f"not finite ({len(bad)} such vertices): the mesh file cannot be drawn")
             _shrink_textures(loaded)
             self.meshes[path] = loaded
         return self.meshes[path].copy()
@@ -168,6 +171,8 @@ def _geometry(geom, resolver, base_dir, cache):
             if not np.allclose(scale, 1.0):
                 mesh.apply_transform(np.diag([*scale, 1.0]))
         except Exception as e:  # missing file, unknown package, unreadable format
+            if isinstance(e, ViewerError):           # a broken mesh file (a NaN vertex): an error naming it
+                raise
             return None, kind, f"mesh {uri!r} could not be loaded ({e})"
     elif mesh is None:
         return None, kind, f"unsupported geometry <{kind}>"
