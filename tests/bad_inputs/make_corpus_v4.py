@@ -1,6 +1,6 @@
 """Writes the cases of the fourth reliability round into the bad-input corpus: numbers outside their physical
 range in the sizing job's design and soil sections (each refused naming its key, before any work), a duplicate
-pump priority, a zero quaternion in an SDF pose, in a floating base's ``--q0`` and in a floating-base
+pump priority, a mesh with a NaN vertex (named by the mesh file), a zero quaternion in an SDF pose, in a floating base's ``--q0`` and in a floating-base
 trajectory CSV, a URDF attribute with an undeclared ``drake:`` prefix (loads with one located warning), and a
 stored sweep record with a word where a metric's number goes (its ``SETUP`` in test_bad_inputs.py). Files a
 case reads but that are not cases are in ``data/``. Run from anywhere:
@@ -43,11 +43,19 @@ FILES = {
     "data/floating_traj_zero_quaternion.csv": ",".join(
         ["t"] + [f"q[{n}]" for n in Q] + [f"{k}[{n}]" for k in ("qd", "qdd", "tau") for n in V] + ["energy"]) + "\n"
         + "".join(",".join([f"{0.1 * i:g}"] + ["0"] * (len(Q) + 3 * len(V) + 1)) + "\n" for i in range(3)),
+    "data/nan_vertex.stl": "solid t\nfacet normal 0 0 1\nouter loop\nvertex 0 0 0\nvertex 1 0 0\nvertex nan 1 0\n"
+        "endloop\nendfacet\nendsolid t\n",
+    "data/nan_vertex_mesh.urdf": '<robot name="m">\n<link name="base"/>\n<link name="a"><inertial><mass value="1"/>'
+        '<inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial>\n<visual><geometry>'
+        '<mesh filename="nan_vertex.stl"/></geometry></visual></link>\n<joint name="j" type="revolute"><parent '
+        'link="base"/><child link="a"/><axis xyz="0 0 1"/><limit lower="-1" upper="1" effort="1" velocity="1"/>'
+        '</joint>\n</robot>\n',
     "sweep_record_metric_word.sweep.yaml": SWEEP + "sweep:\n  parameters: {payload.mass: [1, 2]}\n  workers: 0\n",
 }
 
 CLI = {
     "cli_q0_zero_quaternion": ["simulate", f"{{HERE}}/{PUMA}", "--floating-base", "--q0", "root_joint.qw=0"],
+    "cli_view_nan_mesh_vertex": ["view", "{HERE}/data/nan_vertex_mesh.urdf", "--out", "{OUT}/x.png"],
     "cli_view_floating_traj_zero_quaternion": ["view", "{HERE}/data/floating_free.xml", "--traj",
                                                "{HERE}/data/floating_traj_zero_quaternion.csv", "--out", "{OUT}/x.png"],
 }
