@@ -4,8 +4,8 @@ CSVs, wrench and motion CSVs, a sweep's stored records).
 Each reader checks the file's size before reading it (once), bounds what parsing may build (JSON nesting
 depth; a CSV's rows and its longest field), refuses ``NaN``/``Infinity`` where numbers are expected, and
 raises ``InputError`` (a ``UrdfDynError`` and ``ValueError``) with one located line — ``file:line`` or
-``file: key`` — instead of Python's ``json``/``csv`` messages or a traceback. The file is noted as an input
-(``io.files.note_input``: no output of the run may replace it).
+``file: key`` — instead of Python's ``json``/``csv`` messages or a traceback. (These files are not noted as
+inputs for ``io.files``: a run's own state — a sweep's records, its CSVs — is rewritten by later runs.)
 
 - ``read_json(path)``: the parsed value; ``MAX_JSON_BYTES``, ``MAX_JSON_DEPTH``; no NaN/Infinity constants;
 - ``read_csv_rows(path)``: (header, [(line, row)]) of a CSV with a header row; ``MAX_CSV_BYTES``,
@@ -51,8 +51,6 @@ def _size(path, limit, what):
         raise InputError(f"{path}: cannot read ({e.strerror})") from None
     if size > limit:
         raise InputError(f"{path}: {size} bytes, more than a {what} may hold ({limit} bytes)")
-    from urdf_dyn.io.files import note_input
-    note_input(path)
 
 
 def _no_constant(name):

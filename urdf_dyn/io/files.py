@@ -6,7 +6,8 @@ one, never replaces one of its own inputs, and never renames over anything that 
   failure;
 - an output that is the same file (``os.path.samefile``: same device and inode, through links too) as an
   input of this run is refused with ``OutputError`` before anything is written: the inputs are those given
-  and every file noted with ``note_input`` (the robot, scenario, pin-table and bounded readers note theirs);
+  and every file noted with ``note_input`` (the robot, scenario and pin-table readers note theirs: a user's
+  sources, never a run's own outputs, which a later run rewrites);
 - a target that exists and is not a regular file is never renamed over: a symbolic link to a regular file
   has its target replaced (the link stays); a character device, FIFO or socket (``/dev/null``, a link to
   ``/proc/self/fd/1``) is written into; a folder or a dangling link is refused."""
@@ -23,7 +24,7 @@ from urdf_dyn.errors import UrdfDynError
 
 __all__ = ["atomic_path", "note_input", "OutputError"]
 
-_inputs: dict = {}       # (st_dev, st_ino) -> the path as the user gave it
+_inputs: dict = {}       # (st_dev, st_ino) -> {paths noted with that identity}
 
 
 class OutputError(UrdfDynError):
@@ -37,7 +38,7 @@ def note_input(path) -> None:
     except OSError:
         return
     if stat.S_ISREG(st.st_mode):
-        _inputs[(st.st_dev, st.st_ino)] = str(path)
+        _inputs.setdefault((st.st_dev, st.st_ino), set()).add(os.path.abspath(path))
 
 
 def _check_not_input(path: Path, inputs) -> None:
@@ -45,17 +46,20 @@ def _check_not_input(path: Path, inputs) -> None:
         st = os.stat(path)
     except OSError:
         return
-    for p in inputs:
-        try:
-            if os.path.samefile(path, p):
-                raise OutputError(f"{path}: the output is the input file {p}: refusing to overwrite it "
-                                  f"(give another output path)")
-        except OSError:
-            continue
-    same = _inputs.get((st.st_dev, st.st_ino))
-    if same is not None:
-        raise OutputError(f"{path}: the output is the input file {same}: refusing to overwrite it "
-                          f"(give another output path)")
+    # the noted paths of the same device and inode that are still that file (an inode number is reused once
+    # its file is deleted: a noted path that is gone or now another file does not count)
+    noted = [p for p in sorted(_inputs.get((st.st_dev, st.st_ino), ())) if _same(path, p)]
+    for p in [*inputs, *noted]:
+        if _same(path, p):
+            raise OutputError(f"{path}: the output is the input file {p}: refusing to overwrite it "
+                              f"(give another output path)")
+
+
+def _same(a, b) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
 
 
 def _target(path: Path):
