@@ -38,6 +38,25 @@ def test_an_output_that_is_an_input_is_refused_through_links_too(tmp_path):
     assert src.read_text() == "keep" and link.is_symlink()
 
 
+def test_a_runs_own_state_may_be_rewritten_and_a_deleted_inputs_inode_is_forgotten(tmp_path):
+    rec = tmp_path / "case.json"                        # a sweep's record: read back, then rewritten on a retry
+    rec.write_text('{"status": "failed"}')
+    read_json(rec)
+    with atomic_path(rec) as tmp:
+        tmp.write_text('{"status": "ok"}')
+    assert read_json(rec) == {"status": "ok"}
+    for i in range(20):                                 # inode numbers are reused once a file is deleted
+        src = tmp_path / f"robot{i}.urdf"
+        src.write_text("x")
+        note_input(src)
+        src.unlink()
+        out = tmp_path / f"out{i}.urdf"
+        out.write_text("old")
+        with atomic_path(out) as tmp:
+            tmp.write_text("new")
+        assert out.read_text() == "new"
+
+
 def test_excavator_refuses_to_write_its_urdf_over_its_pin_table(tmp_path, capsys):
     pins = tmp_path / "pins.yaml"
     pins.write_bytes(PINS.read_bytes())
