@@ -51,6 +51,9 @@ def load(source, package_dirs=None, xacro_args=None, gravity=(0.0, 0.0, -9.81), 
         origins). A ``ModelWarning`` names each loop whose rows duplicate ``<mimic>`` rows.
     """
     kind = _kind(source)
+    if isinstance(source, (str, os.PathLike)) and not str(source).lstrip().startswith("<"):
+        from urdf_dyn.io.files import note_input
+        note_input(source)        # no output of this run may replace it
     if kind == "sdf":
         from urdf_dyn.io.sdf import parse_sdf
         model = parse_sdf(source, package_dirs=package_dirs, gravity=gravity, floating_base=floating_base)

@@ -154,15 +154,12 @@ def _motion(model, args, single_frame, traj=None):
 def robot_of_run(run_dir):
     """(robot file, package_dirs) of a run folder: view.json's ``robot``, else the scenario named in
     motion.npz's metadata (its ``robot.file``, relative to the scenario). Raises ViewerError."""
-    import json
     run_dir = Path(run_dir)
     v = run_dir / "view.json"
     if v.is_file():
-        try:
-            data = json.loads(v.read_text())
-        except (OSError, ValueError) as e:
-            raise ViewerError(f"{v}: cannot read ({e})") from None
-        if isinstance(data, dict) and data.get("robot"):
+        from .rundata import read_view
+        data = read_view(v)
+        if data.get("robot"):
             return data["robot"], data.get("package_dirs") or []
     from urdf_dyn import Trajectory
     try:
@@ -215,6 +212,9 @@ def run_web(args, model, run, motion, block=True):
                  loop_tol=getattr(args, "loop_tol", None) or 1e-3, speed=float(getattr(args, "speed", 1.0)))
     if app.port != port:
         print(f"warning: port {port} is in use: serving on port {app.port} instead", file=sys.stderr)
+    if getattr(app, "exposed", False):
+        print(f"warning: --host {getattr(args, 'host', '')}: the viewer is on the network without authentication: "
+              f"anyone who can reach {app.url} sees the robot and the run", file=sys.stderr)
     what = f"run {run.folder}" if run is not None else (motion.label or "pose")
     print(f"urdf-dyn view: {model.name}, {what}: open {app.url}  (Ctrl-C stops)", flush=True)
     if not block:

@@ -26,6 +26,8 @@ from urdf_dyn import body_poses
 from urdf_dyn import LoopState
 from urdf_dyn import PackageResolver
 
+from .backend import ViewerError
+
 __all__ = ["ViewerWarning", "Visual", "load_visuals", "inertia_box", "RobotScene", "resolver_of", "PLACEHOLDER_RGBA"]
 
 DEFAULT_RGBA = (0.70, 0.70, 0.72, 1.0)
@@ -145,6 +147,10 @@ class _MeshCache:
             loaded = trimesh.load(path, force="mesh", process=False)
             if not isinstance(loaded, trimesh.Trimesh) or loaded.is_empty:
                 raise ValueError("no triangles in the file")
+            bad = np.flatnonzero(~np.isfinite(np.asarray(loaded.vertices)).all(axis=1))
+            if len(bad):        # a NaN vertex: the mesh file's fault, named here (not the robot file's)
+                raise ViewerError(f"{path}: vertex {int(bad[0]) + 1} is {tuple(loaded.vertices[bad[0]].tolist())}, "
+                                  f"not finite ({len(bad)} such vertices): the mesh file cannot be drawn")
             _shrink_textures(loaded)
             self.meshes[path] = loaded
         return self.meshes[path].copy()
@@ -165,6 +171,8 @@ def _geometry(geom, resolver, base_dir, cache):
             if not np.allclose(scale, 1.0):
                 mesh.apply_transform(np.diag([*scale, 1.0]))
         except Exception as e:  # missing file, unknown package, unreadable format
+            if isinstance(e, ViewerError):           # a broken mesh file (a NaN vertex): an error naming it
+                raise
             return None, kind, f"mesh {uri!r} could not be loaded ({e})"
     elif mesh is None:
         return None, kind, f"unsupported geometry <{kind}>"
@@ -319,7 +327,7 @@ class RobotScene:
     def set_q(self, q, graph=True):
         """Pose the scene at joint positions q (nv,): ``body_T`` and ``visual_T``, and the trimesh scene graph's
         node transforms unless ``graph=False`` (the viewer draws from ``visual_T``; an export skips them)."""
-        q = np.asarray(q, float).reshape(self.model.nv)
+        q = np.asarray(q, float).reshape(self.model.nq)     # position coordinates (a floating base: nv + 1)
         self.q = q
         self.body_T = body_poses(self.model, q[None])[0]
         W = self.visual_T = self.body_T[self._body] @ self._M

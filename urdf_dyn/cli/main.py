@@ -11,7 +11,8 @@ import warnings
 
 import numpy as np
 
-from urdf_dyn.errors import SimulationError, StateError, UrdfDynError
+from urdf_dyn.cli.vectors import vector as _vector
+from urdf_dyn.errors import SimulationError, UrdfDynError
 
 __all__ = ["load_from_args", "cmd_info", "cmd_id", "cmd_fd", "cmd_simulate", "cmd_launch", "cmd_size", "cmd_view",
            "cmd_excavator", "main"]
@@ -53,38 +54,6 @@ def load_from_args(args):
     return load(getattr(args, "file", None) or args.robot, package_dirs=pk_map or pk_dirs or None, xacro_args=xargs,
                 trust_xacro=bool(getattr(args, "trust_xacro", False)),
                 floating_base=bool(getattr(args, "floating_base", False)), check_loops=getattr(args, "check_loops", True))
-
-
-def _vector(model, text, name, default_zero=True):
-    """Parse '0.1,0.2 ...' (coordinate order) or 'joint=value,...' into (nq,) for --q (``model.q_names``,
-    unnamed entries at ``model.neutral()``), (nv,) otherwise (``model.joint_names``)."""
-    is_q = name in ("q", "q0")
-    names = model.q_names if is_q else model.joint_names
-    base = model.neutral() if is_q else np.zeros(model.nv)
-    if text is None:
-        if default_zero:
-            return base
-        raise StateError(f"--{name} is required")
-    items = [t for t in text.replace(",", " ").split() if t]
-    out = base
-    if items and all("=" in t for t in items):
-        for t in items:
-            j, v = t.split("=", 1)
-            if j not in names:
-                raise StateError(f"--{name}: no movable joint named {j!r}; joints are: {', '.join(names)}")
-            try:
-                out[names.index(j)] = float(v)
-            except ValueError:
-                raise StateError(f"--{name}: {v!r} is not a number") from None
-        return out
-    try:
-        vals = [float(t) for t in items]
-    except ValueError:
-        raise StateError(f"--{name}: expected {len(names)} numbers or joint=value pairs, got {text!r}") from None
-    if len(vals) != len(names):
-        raise StateError(f"--{name}: expected {len(names)} values (coordinates: {', '.join(names)}), "
-                         f"got {len(vals)}")
-    return np.array(vals)
 
 
 def _units(model, kind):
@@ -485,8 +454,8 @@ def main(argv=None) -> int:
             return args.func(args)
     except BrokenPipeError:  # output piped into head & co.
         return 0
-    except (UrdfDynError, OSError, ValueError, KeyError, np.linalg.LinAlgError) as e:
-        if args.debug:
+    except (UrdfDynError, OSError, ValueError, KeyError, np.linalg.LinAlgError, Warning) as e:
+        if args.debug:      # a Warning here is one a -W error / PYTHONWARNINGS=error filter made an error
             raise
         msg = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
         print(f"urdf-dyn: error: {msg}", file=sys.stderr)

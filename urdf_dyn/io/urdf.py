@@ -172,7 +172,7 @@ def _parse_xml(data: bytes, name: str, strict: bool = False):
 
 _DECL = re.compile(rb"<\?xml\b[^>]*\?>")
 _VERSION = re.compile(rb"(<\?xml\b[^>]*?version\s*=\s*)([\"'])[^\"']*\2")
-_UNDECLARED = re.compile(r"Namespace prefix ([A-Za-z_][\w.-]*) on [^ ]+ is not defined")
+_UNDECLARED = re.compile(r"Namespace prefix ([A-Za-z_][\w.-]*) (?:for [^ ]+ )?on [^ ]+ is not defined")  # element or attribute
 _ROOT_TAG = re.compile(rb"<([A-Za-z_][\w.:-]*)")
 
 
