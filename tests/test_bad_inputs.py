@@ -97,6 +97,9 @@ SETUP = {
     "sweep_record_not_object.sweep.yaml": lambda n, w: _stored_record(n, w, lambda c: "[1, 2]\n"),
     "sweep_record_other_case.sweep.yaml": lambda n, w: _stored_record(n, w, lambda c: json.dumps(
         {"hash": c.hash, "index": 0, "params": {"payload.mass": 99.0}, "job": "size", "status": "ok", "metrics": {}})),
+    "sweep_record_metric_word.sweep.yaml": lambda n, w: _stored_record(n, w, lambda c: json.dumps(
+        {"hash": c.hash, "index": 0, "params": c.params, "job": "size", "status": "ok",
+         "metrics": {"peak_force[crank]": "huge"}})),
 }
 
 

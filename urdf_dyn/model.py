@@ -304,11 +304,38 @@ class Model:
     @property
     def actuated_joints(self) -> tuple:
         """Tree joints driven by a ``<transmission>``; if the URDF declares none, every tree joint except the
-        coordinates of a floating joint (a free-flying base is not driven)."""
+        coordinates of a floating joint (a free-flying base is not driven) and the joints ``undriven_joints``
+        names (mimic followers, passive loop joints)."""
         if not self.transmissions:
-            return tuple(j for j, t in zip(self.joint_names, self.joint_types) if t != "floating")
+            skip = self.undriven_joints
+            return tuple(j for j, t in zip(self.joint_names, self.joint_types) if t != "floating" and j not in skip)
         named = {j for t in self.transmissions for j in t.joints}
         return tuple(j for j in self.joint_names if j in named)
+
+    @functools.cached_property
+    def undriven_joints(self) -> Mapping:
+        """{joint: why} the tree joints that carry no actuator when the file has no ``<transmission>``: a
+        ``<mimic>`` follower is driven through its leader ("mimic follower of L"); on a model whose file
+        marks joints ``independent``, a joint on a loop's closed chain (the paths from the loop's predecessor
+        and successor bodies up to their nearest common ancestor, RBDA §8.1) that is not independent is a
+        passive pin ("passive joint of loop K")."""
+        out = {m.joint: f"mimic follower of {m.leader}" for m in self.mimic}
+        if self.loops and self.independent:
+            for lp in self.loops:
+                for j in self.loop_chain(lp):
+                    if j not in self.independent and self.joint_types[self.joint_index(j)] != "floating":
+                        out.setdefault(j, f"passive joint of loop {lp.name}")
+        return MappingProxyType(out)
+
+    def loop_chain(self, lp) -> tuple:
+        """The tree joints on the closed chain of loop joint ``lp``: from its predecessor and successor bodies
+        up to their nearest common ancestor (RBDA §8.1)."""
+        a, b, out = int(lp.p), int(lp.s), []
+        while a != b:                       # λ(i) < i: the larger index is the deeper body
+            i = max(a, b)
+            out.append(self.joint_names[i - 1])
+            a, b = (int(self.parent[a]), b) if a > b else (a, int(self.parent[b]))
+        return tuple(out)
 
     def joint_index(self, name: str) -> int:
         """Index of tree joint ``name`` in q. Raises KeyError naming the known joints."""

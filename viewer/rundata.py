@@ -17,8 +17,6 @@ plays the motion only.
 """
 from __future__ import annotations
 
-import csv
-import json
 import re
 import threading
 from dataclasses import dataclass, field
@@ -28,7 +26,7 @@ import numpy as np
 
 from .backend import ViewerError
 
-__all__ = ["RunData", "read_run", "read_csv_columns", "soil_columns", "external_loads", "UNIT_SCALE"]
+__all__ = ["RunData", "read_run", "read_view", "read_csv_columns", "soil_columns", "external_loads", "UNIT_SCALE"]
 
 UNIT_SCALE = {"N": 1.0, "kN": 1e3, "MN": 1e6, "N·m": 1.0, "N m": 1.0, "kN·m": 1e3, "kN m": 1e3, "Nm": 1.0,
               "kNm": 1e3}
@@ -66,23 +64,14 @@ class RunData:
 
 
 def read_csv_columns(path):
-    """(header [str], data (rows, cols) float) of a numeric CSV with one header row. Raises ViewerError."""
-    path = Path(path)
+    """(header [str], data (rows, cols) float) of a numeric CSV with one header row, every value finite
+    (``urdf_dyn.io.bounded``: size, rows and field length bounded). Raises ViewerError naming the file, line
+    and column."""
+    from urdf_dyn.io.bounded import InputError, read_numeric_csv
     try:
-        with open(path, newline="", encoding="utf-8") as fh:
-            rows = list(csv.reader(fh))
-    except OSError as e:
-        raise ViewerError(f"{path}: cannot read ({e})") from None
-    if len(rows) < 2:
-        raise ViewerError(f"{path}: no data rows")
-    header = [h.strip() for h in rows[0]]
-    try:
-        data = np.array([[float(x) for x in r] for r in rows[1:] if r], float)
-    except ValueError as e:
-        raise ViewerError(f"{path}: not a numeric table ({e})") from None
-    if data.ndim != 2 or data.shape[1] != len(header):
-        raise ViewerError(f"{path}: rows do not have the {len(header)} columns of the header")
-    return header, data
+        return read_numeric_csv(path, min_rows=1)
+    except InputError as e:
+        raise ViewerError(str(e)) from None
 
 
 def _on_motion(path, t_csv, values, t):
@@ -221,17 +210,41 @@ def _read_run(folder, model):
         run.soil_force, run.soil_depth, run.payload_mass = _soil(folder / "soil.csv", t)
     vpath = folder / "view.json"
     if vpath.is_file():
-        try:
-            run.view = json.loads(vpath.read_text())
-        except (OSError, ValueError) as e:
-            raise ViewerError(f"{vpath}: cannot read ({e})") from None
-        if not isinstance(run.view, dict):
-            raise ViewerError(f"{vpath}: expected a JSON object")
+        run.view = read_view(vpath)
         for key in ("edge", "payload"):
             link = (run.view.get(key) or {}).get("link")
             if link is not None and link not in model.links:
                 raise ViewerError(f"{vpath}: {key}.link {link!r} is not a link of {model.name!r}")
     return run
+
+
+#: view.json's keys and what each holds (a run folder is input: a hand-edited or planted file is checked)
+_VIEW_KEYS = {"robot": str, "package_dirs": (list, str, dict), "bench_height": float, "loop_tol": float,
+              "edge": dict, "payload": dict}
+_FRAME_KEYS = {"link": str, "xyz": list, "rpy": list, "com": list}
+
+
+def read_view(path) -> dict:
+    """A run folder's view.json (``urdf_dyn.io.bounded.read_json``: ≤ 1 MiB, ≤ 16 deep), each known key of
+    the type it holds and each position three finite numbers. Raises ViewerError naming the file and key."""
+    from urdf_dyn.io.bounded import InputError, expect, read_json
+    try:
+        view = expect(read_json(path, max_bytes=1 << 20, max_depth=16, what="view.json"), dict, f"{path}")
+        for key, kinds in _VIEW_KEYS.items():
+            if view.get(key) is not None:
+                expect(view[key], kinds, f"{path}: {key}")
+        for key in ("edge", "payload"):
+            for k, v in (view.get(key) or {}).items():
+                if k in _FRAME_KEYS:
+                    expect(v, _FRAME_KEYS[k], f"{path}: {key}.{k}")
+                if _FRAME_KEYS.get(k) is list:
+                    if len(v) != 3:
+                        raise InputError(f"{path}: {key}.{k}: expected 3 numbers, got {len(v)}")
+                    for i, x in enumerate(v):
+                        expect(x, float, f"{path}: {key}.{k}[{i}]")
+    except InputError as e:
+        raise ViewerError(str(e)) from None
+    return view
 
 
 def external_loads(model, run):

@@ -141,7 +141,7 @@ def test_export_file_and_mimic_weld(tmp_path):
 </robot>"""
     model = ud.load(urdf)
     mj = ud.export_mjcf(model, tmp_path / "mw.xml")
-    assert mj.neq == 1 and mj.nu == 2
+    assert mj.neq == 1 and mj.nu == 1      # one motor: the mimic follower jb is driven through ja, not by its own
     back = mujoco.MjModel.from_xml_path(str(tmp_path / "mw.xml"))
     d = mujoco.MjData(back)
     d.qpos[:] = [0.3, -2 * 0.3 + 0.1]

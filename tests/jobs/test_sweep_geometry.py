@@ -360,15 +360,17 @@ def test_the_disk_cache_keeps_the_newest_files_and_drops_stale_temporaries(disk,
     import time
     from urdf_dyn.jobs import disk_cache
     monkeypatch.setattr(disk_cache, "MAX_FILES", 3)
-    disk.mkdir(parents=True)
-    stale, fresh = disk / "a.tmp", disk / "b.tmp"
+    disk.mkdir(parents=True, mode=0o700)
+    name = lambda c, ext: c * 40 + ext    # noqa: E731 - the cache's own names: 40 hex digits
+    stale, fresh = disk / f".{name('a', '.pkl')}.x1y2z3.tmp", disk / f".{name('b', '.pkl')}.x1y2z3.tmp"
     stale.write_bytes(b"x"), fresh.write_bytes(b"x")
     os.utime(stale, (time.time() - 7200, time.time() - 7200))
     for i in range(5):
-        f = disk / f"r{i}.pkl"
+        f = disk / name(str(i), ".pkl")
         f.write_bytes(b"r")
         os.utime(f, (time.time() - 100 + i, time.time() - 100 + i))
     src = disk.parent / "plot.png"
     src.write_bytes(b"png")
-    assert disk_cache.keep_file(src, disk / "p.png")
-    assert sorted(p.name for p in disk.iterdir()) == ["b.tmp", "p.png", "r3.pkl", "r4.pkl"]
+    assert disk_cache.keep_file(src, disk / name("e", ".png"))
+    assert sorted(p.name for p in disk.iterdir()) == [fresh.name, name("3", ".pkl"), name("4", ".pkl"),
+                                                      name("e", ".png")]

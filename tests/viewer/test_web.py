@@ -294,6 +294,26 @@ def test_open_loop_shows_a_red_segment(browser, tmp_path):
     assert reds[0] < 20 and reds[1] > 100, reds
 
 
+def test_open_loop_gap_is_labelled_with_its_size_and_fix(browser, tmp_path):
+    """The browser viewer labels the gap of a loop with a sign error in its point with the gap's size and
+    the nearest fix (as the window does), and draws the segment red."""
+    from urdf_dyn_viewer.webapp import WebApp
+    m = ud.load(ROOT / "tests" / "constraints" / "data" / "parallelogram_sign_error.urdf", check_loops=False)
+    app = WebApp(m, motion_from_pose(m, m.q_initial()), port=0)
+    page = _open(browser, app)
+    try:
+        label = "tie_rod_crank_pin: gap 2.24 m, 0 rad; closes if predecessor xyz z = -1.12 instead of +1.12"
+        assert app.scene.gap_label["tie_rod_crank_pin"].text == label      # the label drawn in the scene
+        page.wait_for_function("document.body.innerText.includes('instead of +1.12')", timeout=15000)
+        assert label in page.inner_text("body")                             # and in the State panel
+        img = _shot(page, "web_parallelogram_sign_error", tmp_path)
+        img[600:, :100] = 255
+        assert ((img[..., 0] > 200) & (img[..., 1] < 50) & (img[..., 2] < 50)).sum() > 100
+    finally:
+        page.close()
+        app.close()
+
+
 def test_cli_serves_a_run_folder(excavator_run, browser):
     """``urdf-dyn view RUN_DIR --web``: the robot from view.json, the URL on stdout, the page interactive."""
     folder = excavator_run[0]

@@ -172,7 +172,7 @@ def _parse_xml(data: bytes, name: str, strict: bool = False):
 
 _DECL = re.compile(rb"<\?xml\b[^>]*\?>")
 _VERSION = re.compile(rb"(<\?xml\b[^>]*?version\s*=\s*)([\"'])[^\"']*\2")
-_UNDECLARED = re.compile(r"Namespace prefix ([A-Za-z_][\w.-]*) on [^ ]+ is not defined")
+_UNDECLARED = re.compile(r"Namespace prefix ([A-Za-z_][\w.-]*) (?:for [^ ]+ )?on [^ ]+ is not defined")  # element or attribute
 _ROOT_TAG = re.compile(rb"<([A-Za-z_][\w.:-]*)")
 
 
@@ -612,10 +612,38 @@ def parse_urdf(source, package_dirs=None, xacro_args=None, gravity=(0.0, 0.0, -9
     if (couplings or model.mimic) and not any(v for v in flags.values()):  # no independent= in the file
         followers = coupling_followers(model, couplings)
         model = dataclasses.replace(model, independent=tuple(j for j in joint_names if j not in followers))
+    _say_actuators(root, model, chk)
     if model.total_mass == 0.0 and model.NB > 0:
         chk.warn(root, "the robot has no mass (no <inertial> with a non-zero mass): its dynamics are zero; "
                        "kinematics only")
     return model
+
+
+def _say_actuators(root, model, chk):
+    """One located warning each: which joints are the actuators of a constrained model without
+    ``<transmission>`` (``Model.actuated_joints``: not the mimic followers nor the passive loop joints) when
+    that is not simply the joints the file marks ``independent="true"`` (it has mimics, or loops with none
+    marked), and
+    the actuators whose ``<limit effort="0">`` is read as unknown (ROS-Industrial files write 0), not as a
+    capacity of zero."""
+    acts = model.actuated_joints
+    if not model.transmissions and model.has_constraints and not any(lp.actuated for lp in model.loops):
+        why = {}
+        for j, reason in model.undriven_joints.items():
+            kind = "mimic followers" if reason.startswith("mimic") else "passive loop joints"
+            why.setdefault(kind, []).append(j)
+        but = "; ".join(f"{k}: {', '.join(v)}" for k, v in why.items())
+        free = {j for lp in model.loops for j in model.loop_chain(lp)} if not model.independent else ()
+        if model.mimic or free:  # else the file's independent="true" joints are the actuators: no surprise
+            chk.warn(root, f"no <transmission>: the actuators are {', '.join(acts) or 'none'}"
+                     + (f" (not driven: {but})" if but else "")
+                     + (f"; the {len(free)} joints of the loops all count as actuators (none is marked independent):"
+                        " mark the driven ones independent=\"true\" or give <transmission>s" if free else ""))
+    zero = [j for j in acts if model.effort_limit[model.joint_index(j)] == 0.0]
+    if zero:
+        chk.warn(root, f"<limit effort=\"0\"> on the actuated joint(s) {', '.join(zero)}: read as unknown (ROS-"
+                 "Industrial files write 0), not as zero capacity; no effort check or capacity is computed for "
+                 "them: give their real effort limits [N m | N]")
 
 
 def _initial_configuration(root, joint_names, chk):

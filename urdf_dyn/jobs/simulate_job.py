@@ -212,8 +212,9 @@ def _run_simulate(launch, out_dir, progress, echo):
     text = (f"# {model.name}: joint torques\n\nlaunch: `{launch.path}`; {len(traj)} samples over "
             f"{traj.t[-1]:g} s; integrator {s.integrator} rtol={s.rtol:g}\n\n"
             + (loops_text + "\n\n" if loops_text else "") + f"{table}\n\n{summary}\n")
+    from urdf_dyn.io.escape import md_document      # names from the robot file are text, never HTML
     with atomic_path(rep) as tmp:
-        Path(tmp).write_text(text)
+        Path(tmp).write_text(md_document(text, str(rep), figures=False))
     written["report"] = str(rep)
     write_animation(launch, model, traj, outdir, written, echo)
     echo(table)

@@ -226,13 +226,11 @@ def _loads(launch, model, frames, t, Q, windows):
 
 
 def _wrench_csv(launch, key, path):
-    import csv
+    from urdf_dyn.io.bounded import InputError, read_numeric_csv
     try:
-        with open(path, newline="") as fh:
-            rows = [r for r in csv.reader(fh) if r]
-        data = np.array([[float(x) for x in r] for r in rows[1:]])
-    except (OSError, ValueError) as e:
-        raise launch.err(key, f"cannot read {path}: {e}") from None
+        _, data = read_numeric_csv(path)         # bounded; a value that is not a finite number: file:line: column
+    except InputError as e:
+        raise launch.err(key, str(e)) from None
     if data.ndim != 2 or data.shape[1] != 7 or len(data) < 2 or np.any(np.diff(data[:, 0]) <= 0):
         raise launch.err(key, f"{path}: need a header and >= 2 rows t, fx, fy, fz, nx, ny, nz with increasing t")
     return data
@@ -381,6 +379,10 @@ def _run_sizing(launch, out_dir, progress, echo, workers):
     from urdf_dyn.simulation.limits import ends_reached   # issue 29: the prescribed motion against the strokes
     ends, ends_line = ends_reached(model, t, Q)
     head += "\n\n" + ends_line
+    if reused:      # the report says which figures a cache gave and how to recompute them
+        head += (f"\n\n**From the cache:** {', '.join(reused)} were taken from an earlier run of this machine (same "
+                 "robot, scenario sections and library; each entry authenticated); `urdf-dyn size --no-cache` "
+                 "recomputes them")
     written.update(write_sizing_report(model, launch.path, res, outdir, head, table, windows=windows, soil=soil_info,
                                        hydraulics=hyd, machine=machine, f_ext=f_ext, plots=plots,
                                        plotted=plotted))
@@ -402,7 +404,8 @@ def _run_sizing(launch, out_dir, progress, echo, workers):
                     list(edge.xyz) if edge else [0, 0, 0], "rpy": list(edge.rpy) if edge else [0, 0, 0]})
         if sp.payload is not None:
             view["payload"] = {"link": view["edge"]["link"], "com": list(sp.payload.com)}
-    (outdir / "view.json").write_text(json.dumps(view, indent=1))
+    with atomic_path(outdir / "view.json") as tmp:
+        Path(tmp).write_text(json.dumps(view, indent=1, allow_nan=False))
     written["view_json"] = str(outdir / "view.json")
     # the recording (Python building viser's messages) is written by a forked process (else a thread) while
     # the GIF is drawn here (OpenGL stays on the main thread, as a windowing system may require): each keeps

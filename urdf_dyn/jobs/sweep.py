@@ -282,9 +282,13 @@ def load_record(out_dir, h, case=None):
     record is checked to be that case's (``sweep_checks.check_record``: LaunchError naming the file)."""
     if case is not None:
         return check_record(_record_path(out_dir, h), case)
+    from urdf_dyn.io.bounded import InputError, read_json
+    p = _record_path(out_dir, h)
+    if not p.is_file():
+        return None
     try:
-        return json.loads(_record_path(out_dir, h).read_text())
-    except (OSError, ValueError):
+        return read_json(p, max_depth=32, what="sweep record", allow_nan=True)
+    except InputError:
         return None
 
 

@@ -136,10 +136,11 @@ def check_record(path: Path, case) -> dict | None:
                            f"({case.hash}): delete the file to compute the case again")
     if size > MAX_RECORD_BYTES:
         raise bad(f"{size} bytes, more than a record holds ({MAX_RECORD_BYTES})")
+    from urdf_dyn.io.bounded import InputError, read_json
     try:
-        rec = json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError, ValueError) as e:
-        raise bad(f"not JSON ({e})") from None
+        rec = read_json(path, max_bytes=MAX_RECORD_BYTES, max_depth=32, what="sweep record", allow_nan=True)
+    except InputError as e:
+        raise bad(f"not a record ({str(e).removeprefix(str(path) + ': ').removeprefix(str(path))})") from None
     if not isinstance(rec, dict):
         raise bad(f"a JSON {type(rec).__name__}, not an object")
     for key, want in (("hash", case.hash), ("job", case.job)):
@@ -150,4 +151,14 @@ def check_record(path: Path, case) -> dict | None:
         raise bad(f"its params {rec.get('params')!r} are not the case's {case.params!r}")
     if rec.get("status") not in ("ok", "failed") or not isinstance(rec.get("metrics", {}), dict):
         raise bad("its status or metrics are malformed")
+    for k, v in (rec.get("metrics") or {}).items():     # each metric a number (or null): the results table's
+        if k in ("units", "sources"):                    # float64 columns take nothing else
+            if not isinstance(v, dict):
+                raise bad(f"its metrics.{k} is not an object")
+        elif v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))):
+            raise bad(f"its metrics.{k} is {v!r}, not a number")
+    for k in ("seconds",):
+        v = rec.get(k)
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))):
+            raise bad(f"its {k} is {v!r}, not a number")
     return rec

@@ -54,13 +54,16 @@ def _finite(x: float) -> float:
 FiniteFloat = Annotated[float, AfterValidator(_finite)]
 PositiveFloat = Annotated[float, Field(gt=0), AfterValidator(_finite)]
 NonNegativeFloat = Annotated[float, Field(ge=0), AfterValidator(_finite)]
+_Gravity = Annotated[float, Field(ge=-1000, le=1000), AfterValidator(_finite)]
 #: joint-space values: {joint: value}, a list in joint order, or one value for every joint
 JointValues = Union[dict[str, FiniteFloat], list[FiniteFloat], FiniteFloat]
 
 
 class Section(BaseModel):
-    """A launch-file section: unknown keys are errors (a misspelt key never passes silently)."""
-    model_config = ConfigDict(extra="forbid")
+    """A launch-file section: unknown keys are errors (a misspelt key never passes silently), and no float of
+    any section is ``inf`` or ``nan`` (``allow_inf_nan=False``: also a bare ``float`` field, a ``.inf`` YAML
+    value of a bound-only field)."""
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 
 class BalancerSection(Section):
@@ -89,7 +92,8 @@ class RobotSection(Section):
     package_dirs: Optional[Union[dict[str, str], list[str], str]] = Field(
         None, description="folders holding ROS packages, or {package: folder}")
     xacro_args: Optional[dict[str, Union[str, int, float, bool]]] = Field(None, description="xacro arguments")
-    gravity: tuple[FiniteFloat, FiniteFloat, FiniteFloat] = Field(
+    # each component within ±1000 m/s² (100 g): Earth's 9.81, Jupiter's 24.8; beyond, a unit slip
+    gravity: tuple[_Gravity, _Gravity, _Gravity] = Field(
         (0.0, 0.0, -9.81), description="gravitational acceleration [m/s²] in the root-link frame")
     floating_base: bool = Field(False, description="give the root link a 6-dof floating joint 'root_joint' "
                                 "(Pinocchio's free-flyer); q then names root_joint.x ... root_joint.qw")
@@ -178,6 +182,8 @@ def read_launch(path) -> Launch:
                       "rename it to .scenario.yaml", FutureWarning, stacklevel=2)
     if path.stat().st_size > MAX_LAUNCH_BYTES:
         raise LaunchError(f"{path}: {path.stat().st_size} bytes; launch files are at most 1 MiB")
+    from urdf_dyn.io.files import note_input
+    note_input(path)              # no output of this run may replace it
     try:
         data = yaml.load(path.read_text(), Loader=_Composer)  # noqa: S506 - a SafeLoader subclass
     except RecursionError:
@@ -218,7 +224,9 @@ def _message(e, job=None) -> str:
         return "unknown key" + (f" for job: {job}" if job else "")
     if kind == "missing":
         return "required"
-    if kind in ("float_parsing", "float_type", "finite_number"):
+    if kind == "finite_number":
+        return f"must be finite, got {value!r}"
+    if kind in ("float_parsing", "float_type"):
         return f"{value!r} is not a number"
     if kind in ("int_parsing", "int_type", "int_from_float"):
         return f"{value!r} is not a whole number"

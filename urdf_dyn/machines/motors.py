@@ -51,7 +51,7 @@ __all__ = ["Motor", "DriveSpec", "MotorsSection", "Drive", "MotorRow", "MotorSiz
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)     # no float of a drive is inf or nan
 
 
 def _finite(v):
@@ -67,7 +67,8 @@ class Motor(_Strict):
     max_speed: float = Field(gt=0, description="[rad/s]")
     nominal_torque: Optional[float] = Field(None, gt=0, description="[N m] continuous (thermal) rating")
     torque_constant: Optional[float] = Field(None, gt=0, description="[N m / A]")
-    efficiency: float = Field(1.0, gt=0, le=1, description="gear efficiency η")
+    # η in [0.1, 1]: gearboxes run at 0.5 (worm) to 0.98 (planetary); below 10 % the figure is a slip
+    efficiency: float = Field(1.0, ge=0.1, le=1, description="gear efficiency η")
     envelope: Optional[list[tuple[float, float]]] = Field(
         None, min_length=2, description="peak torque–speed curve: (speed [rad/s], torque [N m]) points")
     source: str = ""
@@ -357,8 +358,9 @@ def run_motor_report(model, traj, section: MotorsSection, base_dir, outdir, echo
             "ω_m = G q̇; RMS over the whole motion. Friction not modelled.\n\n" + table + "\n\n"
             + ("Motor data:\n" + "\n".join(sources) + "\n" if sources else ""))
     rep = outdir / section.report
+    from urdf_dyn.io.escape import md_document      # names from the robot file are text, never HTML
     with atomic_path(rep) as tmp:
-        Path(tmp).write_text(text)
+        Path(tmp).write_text(md_document(text, str(rep), figures=False))
     written["motor_report"] = str(rep)
     echo(table)
     over = [r.joint for r in sz.rows if not r.ok]

@@ -208,6 +208,7 @@ def pin_loads(model, t, q, qd, qdd, pins=None, loop_forces=None, f_ext=None, act
         specs[name] = p
     if swing is not None and swing not in model.joint_names:
         raise KeyError(f"swing: no joint named {swing!r} (joints: {', '.join(model.joint_names)})")
+    _refuse_undetermined(model, Q[0])
     if model.loops and loop_forces is None:
         from urdf_dyn.constraints.inverse import actuator_forces
         loop_forces = actuator_forces(model, Q, QD, QDD, actuated=actuated, warn=False, f_ext=f_ext).loop_forces
@@ -225,6 +226,19 @@ def pin_loads(model, t, q, qd, qdd, pins=None, loop_forces=None, f_ext=None, act
         sb = SwingBearing(swing, w[:, 5].copy(), np.hypot(w[:, 3], w[:, 4]), np.hypot(w[:, 0], w[:, 1]),
                           w[:, 2].copy())
     return PinLoads(np.asarray(t, float), tuple(specs), specs, kind, wrench, sb)
+
+
+def _refuse_undetermined(model, q):
+    """ModelError when a loop's rows duplicate ``<mimic>`` rows (``constraints.closure.mimic_duplicates``):
+    the split of the constraint force between them, hence every pin force of the chain, is undetermined."""
+    from urdf_dyn.constraints.closure import mimic_duplicates
+    from urdf_dyn.errors import ModelError
+    dup = mimic_duplicates(model, q)
+    if dup:
+        raise ModelError("pin forces not reported: they are undetermined: " + "; ".join(
+            f"loop {k} duplicates the <mimic> of {', '.join(v)}" for k, v in dup.items()) + " (rank-deficient "
+            "constraints: any split of the force between the loop and the mimic balances the motion); drop the "
+            "<mimic>s the loops replace", file=model.source)
 
 
 def write_pin_loads(loads: PinLoads, path, damage=None, design=None):

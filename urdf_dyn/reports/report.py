@@ -432,8 +432,10 @@ def write_sizing_report(model, launch_path, res, outdir, head, table, windows=No
     if "stall" in machine:           # stall envelopes and the pins' design loads (jobs.sizing_stall)
         machine["stall"].report(md, js, out, outdir, plots, machine.get("design"))
     rep = outdir / "sizing_report.md"
+    from urdf_dyn.io.escape import md_document      # no raw HTML from a name; no inf, NaN or 300-digit figure
+    text = md_document("\n".join(md) + "\n", str(rep))
     with atomic_path(rep) as tmp:
-        Path(tmp).write_text("\n".join(md) + "\n")
+        Path(tmp).write_text(text)
     out["report"] = str(rep)
     jp = outdir / "sizing_report.json"
     with atomic_path(jp) as tmp:
