@@ -229,7 +229,9 @@ def test_scenario_balancers_are_added_and_located(tmp_path):
     q = np.array([0.7])
     assert np.allclose(balancer_generalized_forces(model, q), balancer_generalized_forces(urdf, q), rtol=1e-15)
     for change, words in (({"rate": None}, "robot.balancers[0]: balancer 's': a coil_spring needs rate"),
-                          ({"precharge": 1e6}, "robot.balancers[0]: precharge: not a parameter of a coil_spring"),
+                          ({"precharge": 1e6}, "robot.balancers[0]: precharge: not a key of a coil_spring balancer"),
+                          ({"link_a": None}, "robot.balancers[0]: missing link_a"),
+                          ({"type": "hydraulic"}, "robot.balancers[0]: balancer 's': unknown balancer type"),
                           ({"link_b": "hand"}, "robot.balancers[0]: balancer 's': unknown link 'hand'")):
         bad = {k: v for k, v in {**spec, **change}.items() if v is not None}
         with pytest.raises(LaunchError) as e:

@@ -29,7 +29,7 @@ import numpy as np
 
 from urdf_dyn.errors import StateError
 
-__all__ = ["Balancer", "BALANCER_TYPES", "make_balancer", "with_balancers", "balancer_lengths", "balancer_generalized_forces"]
+__all__ = ["Balancer", "BALANCER_TYPES", "make_balancer", "with_balancers", "balancers_from", "balancer_lengths", "balancer_generalized_forces"]
 
 #: the force laws and the parameters each needs (module docstring)
 BALANCER_TYPES = {"gas_spring": ("precharge", "area", "volume", "reference_length", "exponent"),
@@ -135,6 +135,36 @@ def with_balancers(model, balancers):
     if dup:
         raise ValueError(f"balancer name(s) used twice: {', '.join(dup)}")
     return dataclasses.replace(model, balancers=tuple(model.balancers) + tuple(balancers))
+
+
+_KEYS = ("name", "type", "action", "link_a", "xyz_a", "link_b", "xyz_b")
+
+
+def balancers_from(model, specs):
+    """A new Model: ``model`` with the balancers ``specs`` (mappings with the ``<balancer>`` keys: name, type,
+    action, link_a, xyz_a, link_b, xyz_b and the type's parameters, ``BALANCER_TYPES``) added. Raises
+    ValueError(where, message): ``where`` "[i]" for the entry at fault ("" for a name used twice)."""
+    out = []
+    for i, spec in enumerate(specs):
+        spec = dict(spec)
+        btype = spec.get("type")
+        need = BALANCER_TYPES.get(btype, ())
+        missing = [k for k in _KEYS if k not in spec and k != "action"]
+        unknown = [k for k in spec if k not in _KEYS and k not in need]
+        if btype in BALANCER_TYPES and unknown:
+            raise ValueError(f"[{i}]", f"{', '.join(unknown)}: not a key of a {btype} balancer (it takes "
+                             f"{', '.join(_KEYS)}, {', '.join(need)})")
+        if missing:
+            raise ValueError(f"[{i}]", f"missing {', '.join(missing)}")
+        try:
+            out.append(make_balancer(model, str(spec["name"]), btype, spec["link_a"], spec["xyz_a"], spec["link_b"],
+                                     spec["xyz_b"], spec.get("action", "push"), {k: spec[k] for k in need if k in spec}))
+        except (ValueError, TypeError) as e:
+            raise ValueError(f"[{i}]", f"balancer {spec['name']!r}: {e}") from None
+    try:
+        return with_balancers(model, out)
+    except ValueError as e:
+        raise ValueError("", str(e)) from None
 
 
 def _points(model, T, b):

@@ -66,26 +66,6 @@ class Section(BaseModel):
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 
-class BalancerSection(Section):
-    """A balancer between two pins (``algorithms.force_elements``; the URDF's ``<balancer>`` takes the same
-    keys): pins [m] in the link frames, the parameters of its ``type`` in SI units."""
-    name: str
-    type: str = Field(description="gas_spring | coil_spring")
-    action: str = Field("push", description="push | pull")
-    link_a: str
-    xyz_a: tuple[FiniteFloat, FiniteFloat, FiniteFloat]
-    link_b: str
-    xyz_b: tuple[FiniteFloat, FiniteFloat, FiniteFloat]
-    precharge: Optional[FiniteFloat] = Field(None, description="[Pa] gas spring")
-    area: Optional[FiniteFloat] = Field(None, description="[m²] gas spring")
-    volume: Optional[FiniteFloat] = Field(None, description="[m³] gas spring, at the reference length")
-    reference_length: Optional[FiniteFloat] = Field(None, description="[m] gas spring")
-    exponent: Optional[FiniteFloat] = Field(None, description="polytropic exponent, gas spring")
-    rate: Optional[FiniteFloat] = Field(None, description="[N/m] coil spring")
-    free_length: Optional[FiniteFloat] = Field(None, description="[m] coil spring")
-    preload: Optional[FiniteFloat] = Field(None, description="[N] coil spring")
-
-
 class RobotSection(Section):
     """The robot description to load (``urdf_dyn.load``), with balancers added to those of the file."""
     file: str = Field(description="URDF or xacro file, relative to the launch file")
@@ -97,8 +77,9 @@ class RobotSection(Section):
         (0.0, 0.0, -9.81), description="gravitational acceleration [m/s²] in the root-link frame")
     floating_base: bool = Field(False, description="give the root link a 6-dof floating joint 'root_joint' "
                                 "(Pinocchio's free-flyer); q then names root_joint.x ... root_joint.qw")
-    balancers: list[BalancerSection] = Field(default_factory=list, description="gas or coil springs between two "
-                                             "pins, added to the file's <balancer>s")
+    balancers: list[dict[str, Union[str, FiniteFloat, tuple[FiniteFloat, FiniteFloat, FiniteFloat]]]] = Field(
+        default_factory=list, description="gas or coil springs between two pins, the <balancer> keys "
+        "(algorithms.force_elements.balancers_from), added to the file's")
 
 
 class OutputsSection(Section):
@@ -350,28 +331,13 @@ def build_model(launch):
     xargs = {k: str(v) for k, v in (r.xacro_args or {}).items()}
     model = load(base / r.file, package_dirs=pkg, xacro_args=xargs or None, gravity=list(r.gravity),
                  floating_base=r.floating_base)
-    return _with_balancers(launch, model, r.balancers) if r.balancers else model
-
-
-def _with_balancers(launch, model, specs):
-    """``model`` with the ``robot.balancers`` added; a LaunchError naming the entry at fault."""
-    from urdf_dyn.algorithms.force_elements import BALANCER_TYPES, make_balancer, with_balancers
-    out = []
-    for i, b in enumerate(specs):
-        key = f"robot.balancers[{i}]"
-        names = BALANCER_TYPES.get(b.type, ())
-        wrong = [k for k in {n for ns in BALANCER_TYPES.values() for n in ns} - set(names) if getattr(b, k) is not None]
-        if b.type in BALANCER_TYPES and wrong:
-            raise launch.err(key, f"{', '.join(sorted(wrong))}: not a parameter of a {b.type} (it takes {', '.join(names)})")
+    if r.balancers:
+        from urdf_dyn.algorithms.force_elements import balancers_from
         try:
-            out.append(make_balancer(model, b.name, b.type, b.link_a, b.xyz_a, b.link_b, b.xyz_b, b.action,
-                                     {k: getattr(b, k) for k in names if getattr(b, k) is not None}))
+            model = balancers_from(model, r.balancers)
         except ValueError as e:
-            raise launch.err(key, f"balancer {b.name!r}: {e}") from None
-    try:
-        return with_balancers(model, out)
-    except ValueError as e:
-        raise launch.err("robot.balancers", str(e)) from None
+            raise launch.err(f"robot.balancers{e.args[0]}", e.args[1]) from None
+    return model
 
 
 def output_dir(launch, out_dir=None) -> Path:
