@@ -177,8 +177,15 @@ class Model:
     armature: np.ndarray = None
 
     def __post_init__(self):
-        if self.armature is None:   # no armature given: zeros (nv,), read-only as every array of the Model
-            object.__setattr__(self, "armature", frozen(np.zeros(len(self.parent) - 1)))
+        """Armature: zeros (nv,) when none is given, read-only as every array of the Model; raises ValueError
+        for one of another length, negative or not finite."""
+        nv = len(self.parent) - 1
+        arm = np.zeros(nv) if self.armature is None else np.asarray(self.armature, float)
+        if arm.shape != (nv,) or not np.all(np.isfinite(arm)) or np.any(arm < 0):
+            raise ValueError(f"{self.name}: armature must be {nv} finite values ≥ 0 [kg m² | kg], one per "
+                             f"velocity coordinate; got {np.array2string(arm, threshold=8)}")
+        if not isinstance(self.armature, np.ndarray) or self.armature.flags.writeable or self.armature.dtype != float:
+            object.__setattr__(self, "armature", frozen(arm))
 
     @property
     def nc(self) -> int:

@@ -100,6 +100,16 @@ def test_bad_armature_is_located(bad, match):
     assert "<string>:" in str(ei.value)
 
 
+def test_a_wrong_armature_is_refused(model):
+    import dataclasses
+    for bad in ([0.1, 0.2], [0.1, -1.0, 0, 0, 0], [0.1, np.nan, 0, 0, 0]):
+        with pytest.raises(ValueError, match="armature must be 5 finite values"):
+            dataclasses.replace(model, armature=np.array(bad))
+    m = dataclasses.replace(model, armature=np.array([0.1, 0.2, 0.0, 0.0, 0.3]))   # a writable array: copied
+    assert not m.armature.flags.writeable
+    assert dataclasses.replace(model, armature=[0, 1, 0, 0, 2]).armature.dtype == np.float64
+
+
 def _pin_model(model):
     pm = pin.buildModelFromXML(model.urdf_xml)
     iv = np.array([pm.idx_vs[pm.getJointId(n)] for n in model.joint_names])
