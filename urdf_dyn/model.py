@@ -26,6 +26,7 @@ from typing import Mapping
 import numpy as np
 
 from urdf_dyn.algorithms.joints import FREE as _FREE, PLANAR as _PLANAR, PRISMATIC, SUB_P, q_indices
+from urdf_dyn.algorithms.layout import LOOP_ARGS, LOOPS
 from urdf_dyn.algorithms.spatial import mcI, pose_to_plux
 
 __all__ = ["LinkFrame", "Mimic", "Transmission", "LoopJoint", "Model", "Data", "Coupling", "default_data"]
@@ -137,6 +138,11 @@ class Model:
             (URDF+), preferred as independent coordinates; initial_configuration: {joint: value} of the
             assembled pose that picks the branch; spring_stiffness/spring_reference: (NB,) joint springs
             τ = −k (q − q_ref) from Gazebo ``<springStiffness>``/``<springReference>``.
+        armature: (nv,) [kg m² for a rotation, kg for a translation] the joint's armature: a rotor's inertia
+            reflected through its gearbox (G² J_m), added to the diagonal of the joint-space inertia, H +
+            diag(armature), by every algorithm (MuJoCo's joint ``armature``, Pinocchio's ``model.armature``,
+            Drake's reflected rotor inertia). From URDF ``<dynamics armature>`` (urdf_dyn's extension) or a
+            transmission's ``drake:rotor_inertia`` × ``drake:gear_ratio``²; zeros by default.
     """
     name: str
     source: str
@@ -168,11 +174,29 @@ class Model:
     spring_stiffness: np.ndarray = None
     spring_reference: np.ndarray = None
     couplings: tuple = ()
+    armature: np.ndarray = None
+
+    def __post_init__(self):
+        """Armature: zeros (nv,) when none is given, read-only as every array of the Model; raises ValueError
+        for one of another length, negative or not finite."""
+        nv = len(self.parent) - 1
+        arm = np.zeros(nv) if self.armature is None else np.asarray(self.armature, float)
+        if arm.shape != (nv,) or not np.all(np.isfinite(arm)) or np.any(arm < 0):
+            raise ValueError(f"{self.name}: armature must be {nv} finite values ≥ 0 [kg m² | kg], one per "
+                             f"velocity coordinate; got {np.array2string(arm, threshold=8)}")
+        if not isinstance(self.armature, np.ndarray) or self.armature.flags.writeable or self.armature.dtype != float:
+            object.__setattr__(self, "armature", frozen(arm))
 
     @property
     def nc(self) -> int:
         """Total number of constraint equations n^c (before rank reduction), mimic and coupling rows included."""
         return sum(lp.nc for lp in self.loops) + len(self.mimic) + len(self.couplings)
+
+    @functools.cached_property
+    def has_damped_loops(self) -> bool:
+        """True when a loop joint has damping (its passive force needs the loop Jacobian, formed in Python:
+        ``constraints.loops.compiled_covers``)."""
+        return any(lp.damping > 0 for lp in self.loops)
 
     @property
     def has_constraints(self) -> bool:
@@ -356,11 +380,12 @@ class Model:
 
     @functools.cached_property
     def kernel_pack(self) -> tuple:
-        """(ib, fb): the tree packed into one int64 and one float64 array for the compiled kernels, every 1-dof
-        body in a frame whose z axis is its joint axis (``algorithms._kernels.pack``), so that a single call
-        passes two model arguments, not nine."""
+        """(ib, fb): the tree packed into one int64 and one float64 array for the compiled kernels as
+        ``algorithms.layout.TREE`` declares them (``TREE.views(ib, fb, {"n": NB + 1})`` names the parts), every
+        1-dof body in a frame whose z axis is its joint axis (``algorithms._kernels.pack``), the joint armature
+        included, so that a single call passes two model arguments, not ten."""
         from urdf_dyn.algorithms._calls import pack
-        ib, fb = pack(self.parent, self.jtype, self.axis, self.X_tree, self.I, self.a0)
+        ib, fb = pack(self.parent, self.jtype, self.axis, self.X_tree, self.I, self.a0, self.armature)
         return frozen(ib, np.int64), frozen(fb)
 
     @functools.cached_property
@@ -376,11 +401,12 @@ class Model:
 
     @functools.cached_property
     def loop_pack(self):
-        """The loop joints laid out for the compiled loop kernels (``constraints._kernels``), or None when a
-        loop is universal (its T depends on the configuration): a mapping with p, s (L,) body indices; XP,
-        XS (L, 6, 6); axis (L, 3); mode (L,) 0 = rotation error a × (R a) (joints turning about a), 1 =
-        rotation vector; row_loop (R,) the loop of each constraint row; row_T (R, 6) its direction in Fp;
-        labels (R,) ``"<loop>[c]"``."""
+        """The loop joints laid out for the compiled loop kernels (``constraints._kernels``) as
+        ``algorithms.layout.LOOPS`` declares them (one int64 and one float64 array, read-only views by name),
+        or None when a loop is universal (its T depends on the configuration): a mapping with p, s (L,) body
+        indices; XP, XS (L, 6, 6); axis (L, 3); mode (L,) 0 = rotation error a × (R a) (joints turning about
+        a), 1 = rotation vector; row_loop (R,) the loop of each constraint row; row_T (R, 6) its direction in
+        Fp; labels (R,) ``"<loop>[c]"``; args: the eight arrays in the kernels' argument order (``LOOP_ARGS``)."""
         if any(lp.type == "universal" for lp in self.loops):
             return None
         rows, row_T, labels = [], [], []
@@ -390,14 +416,13 @@ class Model:
                 row_T.append(np.asarray(lp.T)[:, c])
                 labels.append(f"{lp.name}[{c}]")
         lps = self.loops
-        return MappingProxyType(dict(
-            p=frozen([lp.p for lp in lps], np.int64), s=frozen([lp.s for lp in lps], np.int64),
-            XP=frozen(np.array([lp.X_P for lp in lps]).reshape(-1, 6, 6)),
-            XS=frozen(np.array([lp.X_S for lp in lps]).reshape(-1, 6, 6)),
-            axis=frozen(np.array([lp.axis for lp in lps]).reshape(-1, 3)),
-            mode=frozen([0 if lp.type in ("revolute", "continuous", "cylindrical", "planar") else 1 for lp in lps],
-                         np.int64),
-            row_loop=frozen(rows, np.int64), row_T=frozen(np.array(row_T).reshape(-1, 6)), labels=tuple(labels)))
+        sizes = {"L": len(lps), "R": len(rows)}
+        views = LOOPS.views(*LOOPS.pack(dict(
+            p=[lp.p for lp in lps], s=[lp.s for lp in lps],
+            mode=[0 if lp.type in ("revolute", "continuous", "cylindrical", "planar") else 1 for lp in lps],
+            row_loop=rows, XP=[lp.X_P for lp in lps], XS=[lp.X_S for lp in lps], axis=[lp.axis for lp in lps],
+            row_T=row_T), sizes), sizes)
+        return MappingProxyType({**views, "labels": tuple(labels), "args": tuple(views[k] for k in LOOP_ARGS)})
 
     @functools.cached_property
     def thread_data(self) -> threading.local:
