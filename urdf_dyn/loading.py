@@ -74,7 +74,8 @@ def _kind(source) -> str:
             return suffix[1:]
         if suffix != ".xml" or not path.is_file():
             return "urdf"
-        stream = path
+        with open(path, "rb") as f:  # iterparse given a path leaves its file open when it stops early
+            return {"mujoco": "mjcf", "sdf": "sdf"}.get(_root_tag(f), "urdf")
     return {"mujoco": "mjcf", "sdf": "sdf"}.get(_root_tag(stream), "urdf")
 
 

@@ -62,6 +62,10 @@ class Transmission:
     rotor_inertia: float | None = None
     #: the actuator's name (``<actuator name>``), "" when not given.
     actuator: str = ""
+    #: per joint of ``joints``, the coefficient c_j of a fixed-tendon transmission (``<joint><coefficient>``,
+    #: ``urdf_dyn.io.urdf_plus``): one actuator whose force u gives τ_j = c_j u; () for a transmission that
+    #: drives each joint on its own.
+    coefficients: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -168,6 +172,9 @@ class Model:
     spring_stiffness: np.ndarray = None
     spring_reference: np.ndarray = None
     couplings: tuple = ()
+    #: True when the description lists its actuators exhaustively (MJCF's ``<actuator>``): then a model
+    #: without transmissions has no actuated joint, instead of URDF's "every joint" default.
+    actuators_declared: bool = False
 
     @property
     def nc(self) -> int:
@@ -300,11 +307,15 @@ class Model:
 
     @property
     def actuated_joints(self) -> tuple:
-        """Tree joints driven by a ``<transmission>``; if the URDF declares none, every tree joint except the
-        coordinates of a floating joint (a free-flying base is not driven)."""
+        """Tree joints driven on their own by a ``<transmission>`` (a fixed-tendon transmission's joints are
+        not: its one actuator drives them together, ``Transmission.coefficients``); if the URDF declares no
+        transmission, every tree joint except the coordinates of a floating joint (a free-flying base is not
+        driven) — unless ``actuators_declared`` (an MJCF file without actuators): then none."""
         if not self.transmissions:
+            if self.actuators_declared:
+                return ()
             return tuple(j for j, t in zip(self.joint_names, self.joint_types) if t != "floating")
-        named = {j for t in self.transmissions for j in t.joints}
+        named = {j for t in self.transmissions if not t.coefficients for j in t.joints}
         return tuple(j for j in self.joint_names if j in named)
 
     def joint_index(self, name: str) -> int:

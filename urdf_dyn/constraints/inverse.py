@@ -256,9 +256,11 @@ def _warn_actuation(model, under, rank, dof, rmax, over, stacklevel):
 
 def _compiled_applies(model):
     """True when ``constraints._path.actuation_path`` covers the model: no ``<mimic>`` and no URDF+
-    ``<coupling>`` (their rows are not in the compiled loop terms), no universal loop (configuration-dependent
+    ``<coupling>`` (their rows are not in the compiled loop terms), no fixed-tendon transmission (an actuator
+    on several joints), no universal loop (configuration-dependent
     T), no damped loop joint (its passive force needs the loop Jacobian), a fixed base (q̇ = v)."""
     return (not model.mimic and not model.couplings and model.is_fixed_base
+            and not any(t.coefficients for t in model.transmissions)
             and (not model.loops or model.loop_pack is not None)
             and not any(lp.damping > 0 for lp in model.loops))
 

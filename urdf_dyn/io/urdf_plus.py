@@ -11,6 +11,16 @@ Transmissions (ROS 1, http://wiki.ros.org/urdf/XML/Transmission; Drake's extensi
                           <drake:rotor_inertia value="1e-4"/></actuator>      <!-- optional -->
     </transmission>
 
+A fixed tendon (MuJoCo's ``<fixed>``, length L = Σ c_j q_j) driven by one actuator is a transmission whose
+``<joint>`` elements each hold a ``<coefficient>`` (urdf_dyn's extension; every joint then needs one): the
+actuator's force u gives the joint forces τ_j = c_j u, so B's column is (c_j) (``Transmission.coefficients``):
+
+    <transmission name="fingers"><type>urdf_dyn/FixedTendon</type>
+      <joint name="right_driver"><coefficient>0.5</coefficient></joint>
+      <joint name="left_driver"><coefficient>0.5</coefficient></joint>
+      <actuator name="fingers"><mechanicalReduction>1</mechanicalReduction></actuator>
+    </transmission>
+
 ROS 2 (ros2_control, https://control.ros.org): the ``<joint>`` elements of a ``<ros2_control>`` block with a
 ``<command_interface>`` are actuated; its ``<transmission>`` elements give ``<mechanical_reduction>`` (on the
 joint or the actuator) and optionally a ``rotor_inertia`` parameter. A reduction that is not a number (e.g.
@@ -80,18 +90,30 @@ def _reduction_and_rotor(chk, el, red_tags):
 
 
 def _one(chk, el, joints, source):
-    names = []
+    names, coefs = [], []
+    tendon = any(j.find("coefficient") is not None for j in el.findall("joint"))
     for j in el.findall("joint"):
         jn = j.get("name")
         if jn not in joints:  # stale transmissions are common; Pinocchio ignores them too
+            if tendon:
+                raise chk.err(el, f"fixed-tendon transmission names unknown joint {jn!r}")
             chk.warn(el, f"transmission names unknown joint {jn!r}; ignored")
             continue
         names.append(jn)
+        if tendon:
+            c = j.find("coefficient")
+            if c is None:
+                raise chk.err(el, f"joint {jn!r} of a fixed-tendon transmission has no <coefficient> (every joint "
+                                  "needs one when one has)")
+            v = _number(chk, el, _value(c), "<coefficient>")
+            if v is None:
+                raise chk.err(el, f"<coefficient> {_value(c)!r} of joint {jn!r} is not a number")
+            coefs.append(v)
     tags = ("mechanicalReduction",) if source == "ros1" else ("mechanical_reduction", "mechanicalReduction")
     red, rotor = _reduction_and_rotor(chk, el, tags)
     act = el.find("actuator")
     return Transmission(el.get("name") or "", tuple(names), red, source, rotor,
-                        (act.get("name") or "") if act is not None else "")
+                        (act.get("name") or "") if act is not None else "", tuple(coefs))
 
 
 def read_transmissions(root, joints, chk):
