@@ -11,6 +11,7 @@ import re
 from pathlib import Path
 
 from urdf_dyn.constraints.assembly import check_assembly
+from urdf_dyn.errors import ModelError
 from urdf_dyn.io.urdf import parse_urdf
 
 __all__ = ["load"]
@@ -57,9 +58,23 @@ def load(source, package_dirs=None, xacro_args=None, gravity=(0.0, 0.0, -9.81), 
     else:
         model = parse_urdf(source, package_dirs=package_dirs, xacro_args=xacro_args, gravity=gravity,
                            trust_xacro=trust_xacro, strict=strict, floating_base=floating_base)
-    if model.loops:
+    if model.loops and kind == "mjcf":
+        _check_mjcf_assembly(model)
+    elif model.loops:
         check_assembly(model)
     return model
+
+
+def _check_mjcf_assembly(model):
+    """``check_assembly`` for a model read from MJCF: its error names the equality (whose line in the user's
+    file the loop carries) and says what to check there."""
+    try:
+        check_assembly(model)
+    except ModelError as e:
+        reason = e.reason.split(": check the")[0]
+        raise ModelError(f"{reason}: MuJoCo's compiler closes connect and weld equalities between bodies at "
+                         "qpos0; check the positions of the equality's sites", file=e.file, line=e.line,
+                         element=(e.element or "").replace("<loop name=", "<equality name=")) from None
 
 
 def _kind(source) -> str:

@@ -128,7 +128,8 @@ def cmd_info(args):
     print(f"robot {m.name!r} from {m.source}")
     print(f"  links: {len(m.links)} ({m.NB} moving bodies after merging fixed joints); total mass "
           f"{m.total_mass:.6g} kg; gravity {[float(g) for g in m.gravity]} m/s^2")
-    print(f"  dof: nq = {m.nq}, nv = {m.nv}; actuated: {', '.join(m.actuated_joints)}")
+    acts = list(m.actuated_joints) + [f"{t.name} (fixed tendon)" for t in m.transmissions if t.coefficients]
+    print(f"  dof: nq = {m.nq}, nv = {m.nv}; actuated: {', '.join(acts) or 'none'}")
     w = max([len(j) for j in m.joint_names] + [5])
     print(f"  {'joint':<{w}}  {'type':<10} {'parent -> child':<40} {'lower':>9} {'upper':>9} {'vel':>8} {'effort':>9}")
     for i, (j, t) in enumerate(zip(m.joint_names, m.joint_types)):

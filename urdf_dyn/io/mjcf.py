@@ -1,10 +1,13 @@
 """MJCF (MuJoCo) → Model: the kinematic tree of ``<body>``/``<joint>`` plus the ``connect`` and ``weld``
-equalities as loop joints, ``joint`` equalities as mimic couplings, joint actuators as transmissions.
+equalities as loop joints, ``joint`` equalities as mimic couplings, actuators on joints and fixed tendons as
+transmissions.
 
 MuJoCo's own compiler reads the file (defaults, ``childclass``, angle units, ``euler`` sequences,
-``fullinertia`` → principal axes, ``connect`` anchors on body2 are all resolved by it), so the reader only
-translates the compiled ``mjModel``; it needs the ``[mujoco]`` extra (``pip install 'urdf_dyn[mujoco]'``).
-Compiler errors become a ModelError naming the file and MuJoCo's line.
+``fullinertia`` → principal axes, ``connect`` anchors on body2 and weld ``relpose`` at qpos0 are all resolved
+by it), so the reader only translates the compiled ``mjModel``; it needs the ``[mujoco]`` extra (``pip
+install 'urdf_dyn[mujoco]'``). Compiler errors become a ModelError naming the file and MuJoCo's line; every
+other error and warning names the user's file, line and MJCF element (``urdf_dyn.io.mjcf_source``), also
+when it comes from the URDF reader's checks of the translation.
 
 Translation (q = qpos − qpos0, i.e. q = 0 is the configuration written in the file, where MuJoCo's
 compiler closes the ``connect`` anchors and ``weld`` poses):
@@ -18,11 +21,12 @@ compiler closes the ``connect`` anchors and ``weld`` poses):
 - every MJCF body frame stays a URDF link of the same name (a joint away from the body origin moves a
   massless link ``<body>__joint`` to which the body is fixed);
 - inertias from ``body_mass``, ``body_ipos``, ``body_iquat``, ``body_inertia`` (the compiled principal axes);
-- ``connect`` → a spherical ``<loop>`` (Fp at the anchor in body1, Fs at the compiled anchor in body2);
-  ``weld`` → a fixed loop (Fp = relpose of body2 in body1, Fs = body2's frame); ``joint`` equality with a
-  linear polynomial → ``<mimic>`` (q1 = c1·q2 + c0); other equalities are refused;
-- actuators on joints → ``<transmission>`` with the gear as mechanical reduction; damping, frictionloss,
-  stiffness/springref → ``<dynamics>`` and Gazebo springs; joint ranges shifted by qpos0.
+- equalities, tendons and actuators: ``urdf_dyn.io.mjcf_equality`` (connect/weld between bodies or sites →
+  loops, linear joint equalities → mimic, actuators on joints or fixed tendons → transmissions);
+- damping, armature (``<dynamics damping armature>``), stiffness/springref → Gazebo springs; joint ranges
+  shifted by qpos0. ``frictionloss`` is kept as ``<dynamics friction>`` with a warning (urdf_dyn's dynamics
+  have no dry friction); armature, damping or frictionloss on a free joint are left out with a warning.
+- An MJCF file lists its actuators, so a file without any has no actuated joint (``Model.actuators_declared``).
 """
 from __future__ import annotations
 
@@ -235,11 +239,14 @@ def parse_mjcf(source, gravity=(0.0, 0.0, -9.81), floating_base=False):
 
     Returns:
         A Model: tree joints named as the MJCF joints (q = qpos − qpos0), loops named after the equalities
-        (``connect_<body1>__<body2>``, ``weld_...`` when unnamed), ``source`` the MJCF file.
+        (``connect_<body1|site1>__<body2|site2>``, ``weld_...`` when unnamed; ``_2``, ``_3``, ... for the
+        second and later of one name), ``source`` the MJCF file.
 
     Raises:
-        ModelError (MuJoCo missing or a compiler error, with its line), UnsupportedError (ball/free joints,
-        tendon or flex equalities, site transmissions).
+        ModelError (MuJoCo missing or a compiler error, with its line), UnsupportedError (ball joints,
+        tendon or flex equalities, joint equalities beyond q1 = c0 + c1 q2), each naming the file, line and
+        element. Warns (ModelWarning, located) about what is left out: frictionloss, spatial tendons, tendon
+        limits/springs, muscles' activation, actuators on sites, bodies or slider-cranks, inactive equalities.
     """
     text, name, origins, src, nu = _translate(source)
     with warnings.catch_warnings(record=True) as caught:
@@ -253,8 +260,11 @@ def parse_mjcf(source, gravity=(0.0, 0.0, -9.81), floating_base=False):
             warnings.warn(_relocate_text(str(w.message), origins, src), ModelWarning, stacklevel=2)
         else:
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    # loops carry their equality's line in the user's file, so that later messages (check_assembly) name it
+    loops = tuple(dataclasses.replace(lp, line=(origins.get(("loop", lp.name)) or (0,))[0] or 0) for lp in model.loops)
     # an MJCF file lists its actuators: with none, nothing is actuated (URDF's "all joints" default is not meant)
-    return dataclasses.replace(model, source=name, actuators_declared=True)
+    return dataclasses.replace(model, source=name, actuators_declared=True, loops=loops)
+
 
 
 _URDF_EL = re.compile(r'<(\w+) name="([^"]*)">')

@@ -9,7 +9,8 @@
   freedoms, the sixth equation is redundant, as MuJoCo's solver allows); ``fixed`` → ``weld``. Other loop
   types have no MuJoCo equality and raise UnsupportedError.
 - ``<mimic>`` → ``joint`` equality (polycoef with MuJoCo's ref offsets).
-- Actuated tree joints (``model.actuated_joints``) → ``motor`` actuators (gear 1, ctrlrange ± effort limit).
+- Actuated tree joints (``model.actuated_joints``) → ``motor`` actuators (gear 1, ctrlrange ± effort limit);
+  fixed-tendon transmissions (``Transmission.coefficients``) → a fixed ``<tendon>`` and a motor on it.
 - Soft constraints: equalities get ``solref``/``solimp`` (default (0.0002, 1) and (0.9999, 0.9999, 0.001):
   stiff; MuJoCo's accelerations then approach the exact closed-loop ones, see tests/test_mjcf.py).
 - Bodies with zero mass or inertia (massless links of ball joints, point masses) are bounded by MuJoCo's
@@ -121,7 +122,8 @@ def to_mjspec(model, q_ref=None, solref=(0.0002, 1.0), solimp=(0.9999, 0.9999, 0
     bodies = {}
 
     def add(parent, i, T_rel):
-        b = parent.add_body(name=model.body_names[i], pos=T_rel[:3, 3], quat=_quat(T_rel[:3, :3]))
+        name = model.body_names[i] if (i or model.body_names[0] != "world") else "world__root"  # MuJoCo's own
+        b = parent.add_body(name=name, pos=T_rel[:3, 3], quat=_quat(T_rel[:3, :3]))
         m, c, Ic = _inertia(np.asarray(model.I[i]))
         b.explicitinertial = True
         b.mass = m
@@ -193,6 +195,12 @@ def to_mjspec(model, q_ref=None, solref=(0.0002, 1.0), solimp=(0.9999, 0.9999, 0
         if np.isfinite(eff):
             act.ctrllimited = mujoco.mjtLimited.mjLIMITED_TRUE
             act.ctrlrange = [-eff, eff]
+    for t in model.transmissions:  # a fixed-tendon transmission: MuJoCo's fixed tendon and a motor on it
+        if t.coefficients:
+            ten = spec.add_tendon(name=t.name)
+            for jn, c in zip(t.joints, t.coefficients):
+                ten.wrap_joint(jn, c)
+            spec.add_actuator(name=t.name, target=t.name, trntype=mujoco.mjtTrn.mjTRN_TENDON).set_to_motor()
     return spec
 
 
