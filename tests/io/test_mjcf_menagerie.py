@@ -168,3 +168,54 @@ def test_menagerie_model_moves_as_in_mujoco(folder, tmp_path):
           f"{err:.2e} (nv {model.nv}, {len(model.loops)} loops, {len(model.mimic)} mimic)")
     assert err <= TOL
     assert err < err_stiff  # the extrapolation approaches ours: the difference was MuJoCo's softness
+
+
+@pytest.mark.parametrize("folder", [f for f in MODELS if f != "agility_cassie"])
+def test_armature_reaches_the_translation(folder, tmp_path):
+    """Every joint's armature is in the URDF translation as ``<dynamics armature>``, MuJoCo's value exactly
+    (the contract with the URDF reader, which adds it to H's diagonal)."""
+    from lxml import etree
+    from urdf_dyn.io.mjcf import mjcf_to_urdf
+    path = scratch_copy(folder, tmp_path)
+    m = mujoco.MjModel.from_xml_path(str(path))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ud.ModelWarning)
+        text, _ = mjcf_to_urdf(path)
+    arm = {el.get("name"): float(el.find("dynamics").get("armature", 0.0)) if el.find("dynamics") is not None else 0.0
+           for el in etree.fromstring(text.encode()).findall("joint")}
+    for j in range(m.njnt):
+        if int(m.jnt_type[j]) in (int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_SLIDE)):
+            assert arm[mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_JOINT, j)] == m.dof_armature[m.jnt_dofadr[j]]
+
+
+@pytest.mark.parametrize("folder", ["robotiq_2f85", "robotiq_2f85_v4", "ufactory_xarm7"])
+def test_gripper_tendon_actuator_is_one_column_of_B(folder, tmp_path):
+    """The grippers' actuator drives the fixed tendon ``split``: one actuator whose column of B is MuJoCo's
+    actuator moment over the gear, at the assembled state."""
+    from urdf_dyn.constraints.inverse import actuation_matrix
+    path = scratch_copy(folder, tmp_path)
+    model = load_quietly(path)
+    acts = ud.actuators_of(model)
+    assert [(a.name, a.kind) for a in acts] == [("fingers_actuator", "tendon")]
+    m = mj_model(path, 0.9999)
+    coords = Coordinates(model, m)
+    q, v, tau = assembled_state(model)
+    d = mujoco.MjData(m)
+    d.qpos[:], d.qvel[:], _ = coords.to_mujoco(q, v, tau)
+    mujoco.mj_forward(m, d)
+    moment = np.zeros((m.nu, m.nv))
+    mujoco.mju_sparse2dense(moment, d.actuator_moment, d.moment_rownnz, d.moment_rowadr, d.moment_colind)
+    B = actuation_matrix(model, q, acts)
+    assert np.allclose(coords.acceleration(q, np.zeros_like(v), B[:, 0]), moment[0] / m.actuator_gear[0, 0],
+                       atol=1e-15)
+
+
+def test_softfoot_has_no_actuators(tmp_path, capsys):
+    """SoftFoot has no <actuator>: nothing is actuated (not "all 92 joints")."""
+    from urdf_dyn.cli import main
+    path = scratch_copy("iit_softfoot", tmp_path)
+    assert load_quietly(path).actuated_joints == ()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ud.ModelWarning)
+        assert main(["info", str(path)]) == 0
+    assert "actuated: none" in capsys.readouterr().out
