@@ -141,6 +141,11 @@ class Model:
             (URDF+), preferred as independent coordinates; initial_configuration: {joint: value} of the
             assembled pose that picks the branch; spring_stiffness/spring_reference: (NB,) joint springs
             τ = −k (q − q_ref) from Gazebo ``<springStiffness>``/``<springReference>``.
+        armature: (nv,) [kg m² for a rotation, kg for a translation] the joint's armature: a rotor's inertia
+            reflected through its gearbox (G² J_m), added to the diagonal of the joint-space inertia, H +
+            diag(armature), by every algorithm (MuJoCo's joint ``armature``, Pinocchio's ``model.armature``,
+            Drake's reflected rotor inertia). From URDF ``<dynamics armature>`` (urdf_dyn's extension) or a
+            transmission's ``drake:rotor_inertia`` × ``drake:gear_ratio``²; zeros by default.
     """
     name: str
     source: str
@@ -172,9 +177,14 @@ class Model:
     spring_stiffness: np.ndarray = None
     spring_reference: np.ndarray = None
     couplings: tuple = ()
+    armature: np.ndarray = None
     #: True when the description lists its actuators exhaustively (MJCF's ``<actuator>``): then a model
     #: without transmissions has no actuated joint, instead of URDF's "every joint" default.
     actuators_declared: bool = False
+
+    def __post_init__(self):
+        if self.armature is None:   # no armature given: zeros (nv,), read-only as every array of the Model
+            object.__setattr__(self, "armature", frozen(np.zeros(len(self.parent) - 1)))
 
     @property
     def nc(self) -> int:
@@ -344,7 +354,7 @@ class Model:
         body in a frame whose z axis is its joint axis (``algorithms._kernels.pack``), so that a single call
         passes two model arguments, not nine."""
         from urdf_dyn.algorithms._calls import pack
-        ib, fb = pack(self.parent, self.jtype, self.axis, self.X_tree, self.I, self.a0)
+        ib, fb = pack(self.parent, self.jtype, self.axis, self.X_tree, self.I, self.a0, self.armature)
         return frozen(ib, np.int64), frozen(fb)
 
     @functools.cached_property

@@ -35,11 +35,12 @@ from urdf_dyn.algorithms._kernels import pack as _pack
 __all__ = ["pack", "rnea1", "aba1", "crba1", "rnea", "crba", "aba", "PARALLEL_MIN_BATCH", "entry_point"]
 
 
-def pack(parent, jtype, axis, X_tree, I, a0):
+def pack(parent, jtype, axis, X_tree, I, a0, armature):
     """(ib, fb) of ``_kernels.pack`` from a Model's arrays (called once per Model by ``Model.kernel_pack``)."""
     return _pack(np.ascontiguousarray(parent, np.int64), np.ascontiguousarray(jtype, np.int64),
                  np.ascontiguousarray(axis, float), np.ascontiguousarray(X_tree, float),
-                 np.ascontiguousarray(I, float), np.ascontiguousarray(a0, float))
+                 np.ascontiguousarray(I, float), np.ascontiguousarray(a0, float),
+                 np.ascontiguousarray(armature, float))
 
 
 _portable_cache()   # the kernels' numba cache, shared by checkouts of the same sources

@@ -34,8 +34,26 @@ from urdf_dyn.constraints.couplings import coupling_rows
 from urdf_dyn.algorithms.spatial import crm, inv_plux
 from urdf_dyn._checks import renamed_keywords
 
-__all__ = ["LoopState", "constraint_terms", "loop_constraints", "loop_residuals", "loop_jacobian", "mobility", "Mobility",
+__all__ = ["LoopState", "compiled_covers", "constraint_terms", "loop_constraints",
+           "loop_residuals", "loop_jacobian", "mobility", "Mobility",
            "numerical_rank", "ConstraintWarning"]
+
+
+def compiled_covers(model, passive=True) -> bool:
+    """True when the compiled closed-loop paths cover ``model`` — the one rule that ``constrained_forward_dynamics``,
+    ``fast_qdd``, ``actuator_forces`` and ``consistent_motion`` ask before they leave the readable reference:
+
+    - a fixed base (q̇ = v: the compiled paths index q by v);
+    - no ``<mimic>`` and no URDF+ ``<coupling>`` (their rows are not in the compiled loop terms, which hold
+      the loop joints' rows only, ``Model.loop_pack``);
+    - no universal loop joint (its T depends on the configuration: ``Model.loop_pack`` is None);
+    - with ``passive`` (the dynamics), no damped loop joint (its passive force needs the loop Jacobian, which
+      ``constraints.passive.passive_forces`` forms in Python); a motion (``consistent_motion``: kinematics
+      only) passes ``passive=False``.
+
+    A model without loops is covered when it meets the rest (a tree: the compiled paths then hold no rows)."""
+    return (model.is_fixed_base and not model.mimic and not model.couplings and model.loop_pack is not None
+            and not (passive and any(lp.damping > 0 for lp in model.loops)))
 
 
 class ConstraintWarning(UserWarning):

@@ -30,7 +30,7 @@ from urdf_dyn.errors import ModelError, ModelWarning, UnsupportedError, XacroErr
 from urdf_dyn.algorithms.joints import FREE, PLANAR, SUB_P, SUB_R, TYPE_CODES
 from urdf_dyn.model import LinkFrame, Mimic, Model, Transmission, frozen
 from urdf_dyn.io.packages import PackageResolver
-from urdf_dyn.io.urdf_plus import coupling_followers, read_couplings, read_transmissions
+from urdf_dyn.io.urdf_plus import coupling_followers, joint_armature, read_couplings, read_transmissions
 from urdf_dyn.algorithms.spatial import mcI, pose_to_plux
 
 __all__ = ["parse_urdf", "MAX_XML_BYTES", "NEAR_PSD_RTOL", "NEAR_PSD_ATOL"]
@@ -310,7 +310,7 @@ class _Checker:
                 pass  # urdfdom requires <limit>; we accept its absence as "no limits" (see README)
             dyn = el.find("dynamics")
             if dyn is not None:
-                for a in ("damping", "friction"):
+                for a in ("damping", "friction", "armature"):
                     v = self.floats(dyn, a, 1, owner=el)
                     if v is not None and v[0] < 0:
                         raise self.err(el, f"dynamics {a}={v[0]} is negative")
@@ -599,6 +599,7 @@ def parse_urdf(source, package_dirs=None, xacro_args=None, gravity=(0.0, 0.0, -9
         mimic=mimic, transmissions=read_transmissions(root, joints_el, chk), package_dirs=resolver.as_tuple(),
         independent=independent, initial_configuration=MappingProxyType(init),
         spring_stiffness=frozen(springs[0]), spring_reference=frozen(springs[1]),
+        armature=frozen(joint_armature(root, joint_names, urdf_joint_of, joints_el, chk)),
     )
     loops = _loops(root, model, chk)
     if loops:

@@ -27,6 +27,13 @@ joint or the actuator) and optionally a ``rotor_inertia`` parameter. A reduction
 an unexpanded ``reduction`` placeholder) is kept as 1 with a located ModelWarning, as Pinocchio ignores it;
 ``strict=True`` refuses it.
 
+Joint armature (``Model.armature``, the rotor inertia reflected through the gearbox, added to H's
+diagonal): urdf_dyn's extension attribute ``<dynamics damping="…" friction="…" armature="…"/>`` [kg m² for a
+revolute joint, kg for a prismatic one] (MuJoCo's joint ``armature``; docs/manual.md, "URDF extensions"), or,
+as Drake reads it (``drake::multibody::JointActuator``: reflected inertia ρ² I_r), a ``<transmission>``'s
+``<actuator>`` with ``<drake:rotor_inertia value="I_r"/>`` and optionally ``<drake:gear_ratio value="ρ"/>``
+(default 1; Drake does not read ``<mechanicalReduction>``).
+
 URDF+ couplings (generalized_rbda, Chignoli et al.; ``urdf_dyn.model.Coupling``): ``<coupling name type=
 "rolling"><predecessor link/><successor link/><ratio value/></coupling>``, or its older spelling
 ``<constraint type="rolling">`` (Cassie v4 of generalized_rbda's history). Every joint on the two paths
@@ -38,9 +45,10 @@ import math
 
 import numpy as np
 
+from urdf_dyn.io.xml_ns import DRAKE_NS
 from urdf_dyn.model import Coupling, Transmission
 
-__all__ = ["read_transmissions", "read_couplings", "coupling_followers"]
+__all__ = ["read_transmissions", "read_couplings", "coupling_followers", "joint_armature"]
 
 _ROTOR_TAGS = ("rotorInertia", "rotor_inertia", "motorInertia", "{http://drake.mit.edu}rotor_inertia")
 _GEAR_TAGS = ("{http://drake.mit.edu}gear_ratio",)
@@ -229,4 +237,43 @@ def coupling_followers(model, couplings):
         while i > 0 and i not in anc:
             out.add(model.joint_names[i - 1])
             i = int(model.parent[i])
+    return out
+
+
+def joint_armature(root, joint_names, urdf_joint_of, joints_el, chk):
+    """(nv,) armature of each tree coordinate (module docstring): ``<dynamics armature>`` of a 1-dof joint,
+    plus ρ² I_r of every ``<transmission>`` whose ``<actuator>`` gives ``<drake:rotor_inertia>``. Raises a
+    located ModelError for a negative value; warns (located) of an armature on a floating or planar joint,
+    which is not read, and of a joint given both (the ``<dynamics armature>`` value is kept)."""
+    out = np.zeros(len(joint_names))
+    index = {urdf_joint_of[j]: k for k, j in enumerate(joint_names) if urdf_joint_of[j]}
+    given = set()
+    for name, el in joints_el.items():
+        v = chk.floats(el.find("dynamics"), "armature", 1, owner=el)
+        if v is None:             # (a negative value was refused with the joint's other <dynamics>)
+            continue
+        if el.get("type") in ("floating", "planar"):
+            chk.warn(el, f"<dynamics armature> on a {el.get('type')} joint is not read (1-dof joints only)")
+        elif name in index:
+            out[index[name]] = v[0]
+            given.add(name)
+    for tr in root.findall("transmission"):
+        act = tr.find("actuator")
+        ri = None if act is None else act.find(f"{{{DRAKE_NS}}}rotor_inertia")
+        if ri is None:
+            continue
+        J = chk.floats(ri, "value", 1, owner=tr)
+        gr = act.find(f"{{{DRAKE_NS}}}gear_ratio")
+        G = chk.floats(gr, "value", 1, default=[1.0], owner=tr)[0] if gr is not None else 1.0
+        if J is None:
+            raise chk.err(tr, "<drake:rotor_inertia> has no value attribute")
+        if J[0] < 0:
+            raise chk.err(tr, f"<drake:rotor_inertia value={J[0]}> is negative")
+        for j in tr.findall("joint"):
+            jn = j.get("name")
+            if jn in given:
+                chk.warn(tr, f"joint {jn!r} has <dynamics armature> and a <drake:rotor_inertia>: the "
+                             "<dynamics armature> value is kept")
+            elif jn in index:
+                out[index[jn]] += G * G * J[0]
     return out
