@@ -478,7 +478,8 @@ class Coupling:
 
     i.e. the successor (rotor) turns N times as far as the predecessor (link), both measured from the NCA.
     A linear constraint on q (RBDA eq. 3.11 in implicit form, K = constant row); ``coefficients`` holds
-    it as ((joint name, coefficient), ...). ``line``: source line of the element."""
+    it as ((joint name, coefficient), ...). ``line``: source line of the element. Type "linear" (no links,
+    ratio 1): any constant row Σ c_j q_j = ``offset``, e.g. MuJoCo's equality between fixed tendons."""
     name: str
     type: str
     predecessor: str
@@ -486,3 +487,5 @@ class Coupling:
     ratio: float
     coefficients: tuple
     line: int = 0
+    #: the row's right-hand side b (``type="linear"``: Σ c_j q_j = offset; 0 for "rolling").
+    offset: float = 0.0

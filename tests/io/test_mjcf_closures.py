@@ -219,3 +219,55 @@ def test_spatial_tendon_and_muscle_are_warned_about():
     assert any(m.startswith('<string>:11: <spatial name="cable">: spatial tendon') for m in msgs), msgs
     assert any('<muscle name="m">: muscle' in m for m in msgs) and any("acts through a spatial tendon" in m for m in msgs)
     assert model.transmissions == () and ud.actuators_of(model) == ()
+
+
+TENDON_EQ = """<mujoco model="tendon_eq">
+  <worldbody>
+    <body name="l">
+      <joint name="jl" axis="0 0 1" ref="0.2"/><geom size=".05" pos="0.3 0 0" mass="1"/>
+      <body name="l2" pos="0.6 0 0"><joint name="jl2" axis="0 1 0"/><geom size=".05" pos="0.2 0 0" mass="0.5"/></body>
+    </body>
+    <body name="r" pos="0 0.5 0">
+      <joint name="jr" axis="0 0 1"/><geom size=".05" pos="0.3 0 0" mass="1"/>
+    </body>
+  </worldbody>
+  <tendon>
+    <fixed name="t1"><joint joint="jl" coef="0.4"/><joint joint="jl2" coef="1"/></fixed>
+    <fixed name="t2"><joint joint="jr" coef="-0.6"/></fixed>
+  </tendon>
+  <equality>
+    <tendon tendon1="t1" tendon2="t2" polycoef="0.05 1.5 0 0 0"/>
+  </equality>
+</mujoco>"""
+
+
+def test_fixed_tendon_equality_is_one_coupling_row():
+    """A tendon equality L1 − L1₀ = c0 + c1 (L2 − L2₀) between fixed tendons becomes one linear coupling row:
+    its residual is MuJoCo's equality row at random poses, and the accelerations approach MuJoCo's as its
+    equality stiffens (extrapolated to rigid)."""
+    model = quiet_load(TENDON_EQ)
+    c, = model.couplings
+    assert (c.name, c.type, c.offset) == ("tendon_0", "linear", 0.05)
+    rng = np.random.default_rng(3)
+    m = mujoco.MjModel.from_xml_string(TENDON_EQ)
+    for _ in range(3):
+        q = rng.uniform(-1, 1, 3)
+        d = mujoco.MjData(m)
+        d.qpos[:] = m.qpos0 + q
+        mujoco.mj_forward(m, d)
+        assert np.allclose(ud.loop_residuals(model, q)["coupling:tendon_0"], d.efc_pos[:1], atol=1e-14)
+    q = ud.assemble(model, np.array([0.3, 0.2, 0.0]))
+    qd = ud.project_velocity(model, q, rng.normal(size=3))
+    tau = rng.normal(size=3)
+    ours = ud.constrained_forward_dynamics(model, q, qd, tau).qdd
+    acc, eps = [], []
+    for dimp in (0.9999, 0.9998):
+        m.eq_solimp[:, :3], m.eq_solref[:] = (dimp, dimp, 0.001), (1.0, 1.0)
+        m.opt.disableflags |= int(mujoco.mjtDisableBit.mjDSBL_CONTACT)
+        d = mujoco.MjData(m)
+        d.qpos[:], d.qvel[:], d.qfrc_applied[:] = m.qpos0 + q, qd, tau
+        mujoco.mj_forward(m, d)
+        acc.append(d.qacc.copy())
+        eps.append((1 - dimp) / dimp)
+    rigid = (eps[1] * acc[0] - eps[0] * acc[1]) / (eps[1] - eps[0])
+    assert np.abs(rigid - ours).max() <= 1e-6 * np.abs(ours).max() < np.abs(acc[0] - ours).max()

@@ -5,7 +5,8 @@ that they join the loop constraints in K q̈ = k (RBDA eqs. 8.14–8.17):
 
 - ``<mimic joint=l multiplier=m offset=o>`` on joint f:  q_f − m q_l = o;
 - URDF+ ``<coupling>`` (generalized_rbda, type "rolling", ``<ratio value=N>``):
-  N Σ_{NCA→predecessor} q_j − Σ_{NCA→successor} q_j = 0 (``urdf_dyn.model.Coupling``).
+  N Σ_{NCA→predecessor} q_j − Σ_{NCA→successor} q_j = 0 (``urdf_dyn.model.Coupling``); type "linear":
+  Σ c_j q_j = offset.
 
 Because A is constant, the acceleration row is A q̈ = 0 (k = 0), the velocity row A q̇ and the position
 error δ = A q − b. Rows come in a fixed order: one per mimic (model order), then one per coupling.
@@ -51,7 +52,7 @@ def coupling_rows(model) -> CouplingRows:
         for j, coef in c.coefficients:
             row[model.joint_index(j)] += coef
         rows.append(row)
-        b.append(0.0)
+        b.append(c.offset)
         labels.append(f"coupling:{c.name}")
     A = np.array(rows, float).reshape(len(rows), model.nv)
     return CouplingRows(A, np.array(b, float), tuple(labels))

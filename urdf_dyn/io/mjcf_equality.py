@@ -11,6 +11,9 @@
   relquat) in body1, Fs = (anchor, identity) in body2; between sites: the two site frames coincide.
 - ``joint`` equality q1 − q1₀ = c0 + c1 (q2 − q2₀) (a linear ``polycoef``) → ``<mimic>``; higher terms and a
   ``joint`` equality without joint2 are refused (they are not constant rows A q = b).
+- ``tendon`` equality between fixed tendons L1 − L1₀ = c0 + c1 (L2 − L2₀) (L − L₀ = Σ c_j q_j) → a linear
+  ``<coupling>``, one constant row Σ a_j q_j − c1 Σ b_j q_j = c0 (``urdf_dyn.io.urdf_plus``); higher terms
+  and spatial tendons are refused.
 - An actuator on a joint → ``<transmission>`` (gear as mechanical reduction); on a fixed tendon L = Σ c_j q_j
   → one ``<transmission>`` naming every joint of the tendon with its ``<coefficient>``: the actuator's force u
   acts as τ_j = c_j u (B's column is the tendon's coefficients; ``urdf_dyn.io.urdf_plus``).
@@ -120,9 +123,35 @@ def equalities(mujoco, m, src, robot, bodies, jnames, origins):
                                      "of one of them", UnsupportedError)
             etree.SubElement(el, "mimic", joint=jnames[j2], multiplier=repr(float(d[1])), offset=repr(float(d[0])))
             origins[("joint", jnames[j1])] = where
+        elif et == E.mjEQ_TENDON:
+            _tendon_equality(mujoco, m, src, robot, jnames, e, ename, where)
+            origins[("coupling", ename)] = where
         else:
-            raise src.err(where, f"equality {ename!r} of type {et.name[5:].lower()}: urdf_dyn reads connect, weld "
-                                 "and joint equalities", UnsupportedError)
+            raise src.err(where, f"equality {ename!r} of type {et.name[5:].lower()}: urdf_dyn reads connect, weld, "
+                                 "joint and fixed-tendon equalities", UnsupportedError)
+
+
+def _tendon_equality(mujoco, m, src, robot, jnames, e, ename, where):
+    """A tendon equality L1 − L1₀ = c0 + c1 (L2 − L2₀) between fixed tendons (L − L₀ = Σ c_j q_j, q = qpos −
+    qpos0) → ``<coupling type="linear">``: Σ a_j q_j − c1 Σ b_j q_j = c0."""
+    d = np.asarray(m.eq_data[e], float)
+    if np.any(d[2:5]):
+        raise src.err(where, f"tendon equality {ename!r} has polycoef {' '.join(f'{v:g}' for v in d[:5])}: urdf_dyn "
+                             "reads L1 = c0 + c1 L2 (terms in L2², L2³, L2⁴ are not read)", UnsupportedError)
+    coef = {}
+    for t, scale in ((int(m.eq_obj1id[e]), 1.0), (int(m.eq_obj2id[e]), -float(d[1]))):
+        if t < 0:
+            continue
+        terms = _fixed_tendon(mujoco, m, t, jnames)
+        if terms is None:
+            raise src.err(where, f"tendon equality {ename!r} holds a spatial tendon: urdf_dyn reads fixed tendons "
+                                 "of hinge and slide joints", UnsupportedError)
+        for jn, c in terms:
+            coef[jn] = coef.get(jn, 0.0) + scale * c
+    el = etree.SubElement(robot, "coupling", name=ename, type="linear")
+    for jn, c in coef.items():
+        etree.SubElement(el, "joint", name=jn, coefficient=repr(c))
+    etree.SubElement(el, "offset", value=repr(float(d[0])))
 
 
 def _fixed_tendon(mujoco, m, t, jnames):

@@ -38,6 +38,8 @@ URDF+ couplings (generalized_rbda, Chignoli et al.; ``urdf_dyn.model.Coupling``)
 "rolling"><predecessor link/><successor link/><ratio value/></coupling>``, or its older spelling
 ``<constraint type="rolling">`` (Cassie v4 of generalized_rbda's history). Every joint on the two paths
 from the links' nearest common ancestor must be revolute or continuous (the constraint adds joint angles).
+A general linear coupling Σ c_j q_j = offset (MuJoCo's tendon equality between fixed tendons, as the MJCF
+reader writes it): ``<coupling name type="linear"><joint name coefficient/>... <offset value/></coupling>``.
 """
 from __future__ import annotations
 
@@ -163,9 +165,12 @@ def read_couplings(root, model, chk):
             raise chk.err(el, f"duplicate coupling name {name!r} (first on line {seen[name]})")
         seen[name] = el.sourceline
         ctype = el.get("type") or "rolling"
+        if ctype == "linear":
+            out.append(_linear_coupling(el, name, model, chk))
+            continue
         if ctype != "rolling":
-            raise chk.err(el, f"coupling type {ctype!r} is not supported (types: rolling); use <loop> for a "
-                              "position constraint", )
+            raise chk.err(el, f"coupling type {ctype!r} is not supported (types: rolling, linear); use <loop> "
+                              "for a position constraint", )
         ends = []
         for tag in ("predecessor", "successor"):
             e = el.find(tag)
@@ -195,6 +200,22 @@ def read_couplings(root, model, chk):
                          "configuration; the angle sum of the rolling constraint is kept as written")
         out.append(Coupling(name, ctype, ends[0], ends[1], float(ratio), coef, el.sourceline or 0))
     return tuple(out)
+
+
+def _linear_coupling(el, name, model, chk):
+    """A ``<coupling type="linear">``: Σ c_j q_j = offset over its ``<joint name coefficient>`` elements."""
+    coef = {}
+    for j in el.findall("joint"):
+        jn = j.get("name")
+        if jn not in model.joint_names or model.joint_types[model.joint_index(jn)] not in (
+                "revolute", "continuous", "prismatic"):
+            raise chk.err(el, f"linear coupling names {jn!r}, which is not a revolute, continuous or prismatic joint")
+        coef[jn] = coef.get(jn, 0.0) + chk.floats(j, "coefficient", 1, owner=el)[0]
+    if not any(coef.values()):
+        raise chk.err(el, "linear coupling has no <joint name coefficient> with a non-zero coefficient")
+    off = el.find("offset")
+    offset = 0.0 if off is None else chk.floats(off, "value", 1, owner=el)[0]
+    return Coupling(name, "linear", "", "", 1.0, tuple(coef.items()), el.sourceline or 0, offset)
 
 
 def _path_coefficients(model, bp, bs, ratio):
@@ -227,6 +248,9 @@ def coupling_followers(model, couplings):
     (the rotors). They are the natural dependent coordinates when a file marks none ``independent``."""
     out = {mi.joint for mi in model.mimic}
     for c in couplings:
+        if c.type == "linear":  # its first joint with a non-zero coefficient
+            out.add(next(j for j, v in c.coefficients if v))
+            continue
         bs, bp = model.links[c.successor].body, model.links[c.predecessor].body
         anc = set()
         i = bp
