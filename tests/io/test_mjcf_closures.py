@@ -271,3 +271,19 @@ def test_fixed_tendon_equality_is_one_coupling_row():
         eps.append((1 - dimp) / dimp)
     rigid = (eps[1] * acc[0] - eps[0] * acc[1]) / (eps[1] - eps[0])
     assert np.abs(rigid - ours).max() <= 1e-6 * np.abs(ours).max() < np.abs(acc[0] - ours).max()
+
+
+def test_gravity_and_gravcomp_of_the_file_are_warned_about():
+    """The file's <option gravity> is not the one used unless passed; gravcomp is not modelled: both are said."""
+    xml = FOUR_BAR.replace('<mujoco model="four_bar">', '<mujoco model="four_bar">\n  <option gravity="0 0 -3.7"/>')
+    xml = xml.replace('<body name="rocker" pos="0.6 0 0">', '<body name="rocker" pos="0.6 0 0" gravcomp="1">')
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        ud.parse_mjcf(xml)
+    msgs = [str(x.message) for x in w if issubclass(x.category, ud.ModelWarning)]
+    assert any(m.startswith("<string>:2: <option>: the file's gravity 0.0 0.0 -3.7") for m in msgs), msgs
+    assert any('<body name="rocker">: gravcomp of 1 bodies (rocker)' in m for m in msgs), msgs
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ud.ModelWarning)
+        with pytest.raises(ud.ModelWarning, match="gravcomp"):  # with the file's gravity, only gravcomp is left
+            ud.parse_mjcf(xml, gravity=(0, 0, -3.7))

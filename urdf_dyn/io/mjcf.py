@@ -93,7 +93,7 @@ def mjcf_to_urdf(source):
 
 
 def _translate(source):
-    """(urdf_text, display name, origins {(URDF tag, name): (line, MJCF element)}, MjcfSource, nu)."""
+    """(urdf_text, display name, origins {(URDF tag, name): (line, MJCF element)}, MjcfSource, mjModel)."""
     mujoco, m, src = _compile(source)
     name = src.name
     nm = lambda obj, i: mujoco.mj_id2name(m, obj, i) or f"{mujoco.mjtObj(obj).name[6:].lower()}_{i}"  # noqa: E731
@@ -115,6 +115,11 @@ def _translate(source):
         if b and m.body_mass[b] > 0:
             add_inertial(el, m.body_mass[b], quat_T(m.body_ipos[b], m.body_iquat[b]), np.diag(m.body_inertia[b]))
         _visuals(mujoco, m, b, el)
+    comp = [b for b in range(1, m.nbody) if m.body_gravcomp[b]]
+    if comp:  # MuJoCo's gravity compensation: a passive force urdf_dyn does not have
+        listed = ", ".join(bodies[b] for b in comp[:6]) + (", ..." if len(comp) > 6 else "")
+        src.warn(origins[("link", bodies[comp[0]])], f"gravcomp of {len(comp)} bodies ({listed}) not modelled: "
+                                                     "urdf_dyn applies gravity to every body")
     jnames, friction = {}, []
     for b in range(1, m.nbody):
         parent = bodies[m.body_parentid[b]]
@@ -201,7 +206,7 @@ def _translate(source):
                                       "not modelled: urdf_dyn's dynamics have no dry friction")
     equalities(mujoco, m, src, robot, bodies, jnames, origins)
     transmissions(mujoco, m, src, robot, jnames, origins)
-    return etree.tostring(robot, pretty_print=True).decode(), name, origins, src, m.nu
+    return etree.tostring(robot, pretty_print=True).decode(), name, origins, src, m
 
 
 def _visuals(mujoco, m, b, link_el):
@@ -248,7 +253,10 @@ def parse_mjcf(source, gravity=(0.0, 0.0, -9.81), floating_base=False):
         element. Warns (ModelWarning, located) about what is left out: frictionloss, spatial tendons, tendon
         limits/springs, muscles' activation, actuators on sites, bodies or slider-cranks, inactive equalities.
     """
-    text, name, origins, src, nu = _translate(source)
+    text, name, origins, src, m = _translate(source)
+    if not np.allclose(m.opt.gravity, gravity, rtol=0, atol=1e-12):
+        src.warn(src.where("option", 0), f"the file's gravity {fmt(m.opt.gravity)} m/s² is not the one used, "
+                                         f"{fmt(gravity)}: pass gravity= to load it")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:

@@ -180,7 +180,8 @@ def transmissions(mujoco, m, src, robot, jnames, origins):
             continue
         unread = [w for w, v in (("range (a unilateral limit)", m.tendon_limited[t]),
                                  ("stiffness", m.tendon_stiffness[t]), ("damping", m.tendon_damping[t]),
-                                 ("frictionloss", m.tendon_frictionloss[t])) if v]
+                                 ("frictionloss", m.tendon_frictionloss[t]),
+                                 ("armature", getattr(m, "tendon_armature", np.zeros(m.ntendon))[t])) if v]
         if unread:
             src.warn(where, f"fixed tendon {tname!r}: {', '.join(unread)} not modelled; left out")
     for a in range(m.nu):

@@ -34,12 +34,13 @@ class MjcfSource:
             root = etree.fromstring(data, etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False))
         except etree.XMLSyntaxError:  # MuJoCo compiled it, so this cannot happen short of an encoding quirk
             root = None
-        self.kinds = {k: [] for k in ("body", "joint", "site", "equality", "tendon", "actuator")}
+        self.kinds = {k: [] for k in ("body", "joint", "site", "equality", "tendon", "actuator", "option")}
         if root is None:
             return
         for wb in root.iter("worldbody"):
             for el in wb.iter("body", "joint", "freejoint", "site"):
                 self.kinds["joint" if el.tag == "freejoint" else el.tag].append(el)
+        self.kinds["option"] = list(root.iter("option"))
         for sec, kind in _SECTION.items():
             for s in root.iter(sec):
                 self.kinds[kind].extend(c for c in s if isinstance(c.tag, str))
