@@ -41,11 +41,14 @@ class LinkFrame:
 
 @dataclass(frozen=True)
 class Mimic:
-    """A URDF ``<mimic>``: q[joint] = multiplier · q[leader] + offset (RBDA eq. 3.11, explicit form)."""
+    """A URDF ``<mimic>``: q[joint] = multiplier · q[leader] + offset (RBDA eq. 3.11, explicit form), plus
+    ``poly`` = (c2, c3, c4) · (q[leader]², q[leader]³, q[leader]⁴) when urdf_dyn's ``polynomial`` attribute
+    gives them (MuJoCo's joint equality ``polycoef``); then the row is nonlinear (``constraints.couplings``)."""
     joint: str
     leader: str
     multiplier: float = 1.0
     offset: float = 0.0
+    poly: tuple = ()
 
 
 @dataclass(frozen=True)

@@ -142,14 +142,81 @@ def test_two_unnamed_connects_close_a_revolute():
 
 def test_located_error_names_the_users_file_line_and_element(tmp_path):
     """A refusal names the MJCF file, the equality's line and element, never the URDF translation."""
-    f = tmp_path / "poly.xml"
-    f.write_text(FOUR_BAR.replace("  </equality>", '    <joint joint1="j_rocker" joint2="j_crank" '
-                                                    'polycoef="0 1 0.5 0 0"/>\n  </equality>'))
+    f = tmp_path / "lock.xml"
+    f.write_text(FOUR_BAR.replace("  </equality>", '    <joint joint1="j_rocker" polycoef="0.1 0 0 0 0"/>\n'
+                                                    '  </equality>'))
     with pytest.raises(ud.UnsupportedError) as e:
         ud.load(f)
     msg = str(e.value)
-    line = f.read_text().splitlines().index('    <joint joint1="j_rocker" joint2="j_crank" polycoef="0 1 0.5 0 0"/>') + 1
-    assert msg.startswith(f"{f}:{line}: <joint> (joint_2): ") and "polycoef 0 1 0.5 0 0" in msg and "translation" not in msg
+    line = f.read_text().splitlines().index('    <joint joint1="j_rocker" polycoef="0.1 0 0 0 0"/>') + 1
+    assert msg.startswith(f"{f}:{line}: <joint> (joint_2): ") and "without joint2" in msg and "translation" not in msg
+
+
+POLY = """<mujoco model="poly">
+  <worldbody>
+    <body name="a"><joint name="ja" axis="0 0 1" ref="0.3"/><geom size=".05" pos="0.3 0 0" mass="1"/></body>
+    <body name="b" pos="0 1 0">
+      <joint name="jb" axis="0 1 0"/><geom size=".05" pos="0.3 0 0" mass="1"/>
+      <body name="c" pos="0.6 0 0"><joint name="jc" axis="1 0 0"/><geom size=".05" pos="0 0.2 0" mass="0.5"/></body>
+    </body>
+  </worldbody>
+  <equality>
+    <joint joint1="jb" joint2="ja" polycoef="0.1 -0.8 0.5 0.3 -0.2"/>
+  </equality>
+</mujoco>"""
+
+
+def mujoco_rigid(m, qpos, qvel, qfrc):
+    """MuJoCo's qacc extrapolated to rigid equalities from d = 0.9999 and 0.9998 (linear in ε = (1 − d)/d),
+    and its qacc at 0.9999."""
+    acc, eps = [], []
+    for dimp in (0.9999, 0.9998):
+        m.eq_solimp[:, :3], m.eq_solref[:] = (dimp, dimp, 0.001), (1.0, 1.0)
+        m.opt.disableflags |= int(mujoco.mjtDisableBit.mjDSBL_CONTACT)
+        m.opt.tolerance, m.opt.iterations = 1e-15, 1000
+        d = mujoco.MjData(m)
+        d.qpos[:], d.qvel[:], d.qfrc_applied[:] = qpos, qvel, qfrc
+        mujoco.mj_forward(m, d)
+        acc.append(d.qacc.copy())
+        eps.append((1 - dimp) / dimp)
+    return (eps[1] * acc[0] - eps[0] * acc[1]) / (eps[1] - eps[0]), acc[0]
+
+
+def test_polynomial_joint_equality_is_a_nonlinear_row():
+    """MuJoCo's polycoef q1 − q1₀ = c0 + c1 x + c2 x² + c3 x³ + c4 x⁴ (x = q2 − q2₀) is one nonlinear row:
+    - its residual is MuJoCo's equality row at random poses;
+    - at rest the closed-loop accelerations equal MuJoCo's extrapolated to rigid, also from the export, which
+      writes the polynomial about MuJoCo's own qpos0;
+    - moving, the row's k = p''(x) ẋ² makes q(t) = q + q̇ t + q̈ t²/2 keep the row to second order (a finite
+      difference of the residual). MuJoCo's joint equality has no such term: its stiff limit has J q̈ = 0."""
+    model = quiet_load(POLY)
+    mi, = model.mimic
+    assert (mi.joint, mi.leader, mi.poly) == ("jb", "ja", (0.5, 0.3, -0.2))
+    m = mujoco.MjModel.from_xml_string(POLY)
+    rng = np.random.default_rng(5)
+    for _ in range(3):
+        q = rng.uniform(-1, 1, 3)
+        d = mujoco.MjData(m)
+        d.qpos[:] = m.qpos0 + q
+        mujoco.mj_forward(m, d)
+        assert np.allclose(ud.loop_residuals(model, q)["mimic:jb"], d.efc_pos[:1], atol=1e-14)
+    q = ud.assemble(model, np.array([0.7, 0.0, 0.4]))
+    tau = np.array([0.3, -0.2, 0.1])
+    z = np.zeros(3)
+    ours = ud.constrained_forward_dynamics(model, q, z, tau).qdd
+    rigid, stiff = mujoco_rigid(m, m.qpos0 + q, z, tau)
+    assert np.abs(rigid - ours).max() <= 1e-6 * np.abs(ours).max() < np.abs(stiff - ours).max()
+    rigid_b, _ = mujoco_rigid(ud.to_mjspec(model, q_ref=q).compile(), q, z, tau)
+    assert np.abs(rigid_b - ours).max() <= 1e-6 * np.abs(ours).max()
+    qd = ud.project_velocity(model, q, np.array([2.0, 0.0, -1.0]))
+    qdd = ud.constrained_forward_dynamics(model, q, qd, tau).qdd
+    phi = lambda t: ud.loop_residuals(model, q + qd * t + 0.5 * qdd * t * t)["mimic:jb"][0]  # noqa: E731
+    h = 1e-4
+    assert abs(phi(h) - 2 * phi(0.0) + phi(-h)) / h ** 2 < 1e-6 * np.abs(qdd).max()
+    K, k = ud.loop_constraints(model, q, qd)
+    assert abs(k[0]) > 1.0  # the term is not small here: MuJoCo's stiff limit misses it
+    mj_moving, _ = mujoco_rigid(m, m.qpos0 + q, qd, tau)
+    assert abs(K[0] @ mj_moving) < 1e-4 * abs(k[0])
 
 
 TENDON = """<mujoco model="tendon">

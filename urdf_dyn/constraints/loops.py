@@ -190,10 +190,12 @@ class LoopState:
             ks.append(kk)
             vs.append(TX @ dv)
             labels += [f"{lp.name}[{i}]" for i in range(lp.nc)]
-        cr = coupling_rows(m)  # <mimic> and URDF+ <coupling> rows A q = b (constraints/couplings.py)
+        # <mimic> and URDF+ <coupling> rows A q = b (constraints/couplings.py; a polynomial mimic's A and k
+        # depend on the state)
+        cr = coupling_rows(m, joint_positions(m, self.q), self.qd)
         if len(cr):
             Ks.append(cr.A)
-            ks.append(np.zeros(len(cr)))
+            ks.append(cr.k)
             vs.append(cr.A @ self.qd)
             labels += list(cr.labels)
         if not Ks:
@@ -232,9 +234,9 @@ class LoopState:
         m = self.model
         fast = self._compiled()
         out = [fast[3]] if fast is not None else [self.delta(lp) for lp in m.loops]
-        cr = coupling_rows(m)
+        cr = coupling_rows(m, joint_positions(m, self.q))
         if len(cr):
-            out.append(cr.A @ joint_positions(m, self.q) - cr.b)
+            out.append(cr.delta)
         return np.concatenate(out) if out else np.zeros(0)
 
 

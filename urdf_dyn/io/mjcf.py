@@ -22,7 +22,8 @@ compiler closes the ``connect`` anchors and ``weld`` poses):
   massless link ``<body>__joint`` to which the body is fixed);
 - inertias from ``body_mass``, ``body_ipos``, ``body_iquat``, ``body_inertia`` (the compiled principal axes);
 - equalities, tendons and actuators: ``urdf_dyn.io.mjcf_equality`` (connect/weld between bodies or sites →
-  loops, linear joint equalities → mimic, actuators on joints or fixed tendons → transmissions);
+  loops, joint equalities → mimic (polynomial ones nonlinear), fixed-tendon equalities → linear couplings,
+  actuators on joints or fixed tendons → transmissions);
 - damping, armature (``<dynamics damping armature>``), stiffness/springref → Gazebo springs; joint ranges
   shifted by qpos0. ``frictionloss`` is kept as ``<dynamics friction>`` with a warning (urdf_dyn's dynamics
   have no dry friction); armature, damping or frictionloss on a free joint are left out with a warning.
@@ -249,8 +250,8 @@ def parse_mjcf(source, gravity=(0.0, 0.0, -9.81), floating_base=False):
 
     Raises:
         ModelError (MuJoCo missing or a compiler error, with its line), UnsupportedError (ball joints,
-        tendon or flex equalities, joint equalities beyond q1 = c0 + c1 q2), each naming the file, line and
-        element. Warns (ModelWarning, located) about what is left out: frictionloss, spatial tendons, tendon
+        flex equalities, equalities on spatial tendons, a joint equality without joint2), each naming the file,
+        line and element. Warns (ModelWarning, located) about what is left out: frictionloss, spatial tendons, tendon
         limits/springs, muscles' activation, actuators on sites, bodies or slider-cranks, inactive equalities.
     """
     text, name, origins, src, m = _translate(source)

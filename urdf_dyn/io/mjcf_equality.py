@@ -9,8 +9,9 @@
   ``anchor`` (``eq_data[0:3]``), and body1's orientation times ``relquat`` (``eq_data[6:10]``) is body2's
   (the compiler fills relpose from qpos0 when the file gives none) → a fixed loop with Fp = (relpos,
   relquat) in body1, Fs = (anchor, identity) in body2; between sites: the two site frames coincide.
-- ``joint`` equality q1 − q1₀ = c0 + c1 (q2 − q2₀) (a linear ``polycoef``) → ``<mimic>``; higher terms and a
-  ``joint`` equality without joint2 are refused (they are not constant rows A q = b).
+- ``joint`` equality q1 − q1₀ = c0 + c1 (q2 − q2₀) + c2 (q2 − q2₀)² + … (``polycoef``) → ``<mimic>`` with
+  urdf_dyn's ``polynomial="c2 c3 c4"`` when those are not zero (a nonlinear row, ``constraints.couplings``);
+  a ``joint`` equality without joint2 (a lock) is refused.
 - ``tendon`` equality between fixed tendons L1 − L1₀ = c0 + c1 (L2 − L2₀) (L − L₀ = Σ c_j q_j) → a linear
   ``<coupling>``, one constant row Σ a_j q_j − c1 Σ b_j q_j = c0 (``urdf_dyn.io.urdf_plus``); higher terms
   and spatial tendons are refused.
@@ -110,10 +111,6 @@ def equalities(mujoco, m, src, robot, bodies, jnames, origins):
             if j2 < 0:
                 raise src.err(where, f"joint equality {ename!r} without joint2 (q1 = {d[0]:g}, a locked joint) is "
                                      "not read; lock the joint by making it fixed", UnsupportedError)
-            if np.any(d[2:5]):
-                raise src.err(where, f"joint equality {ename!r} has polycoef {' '.join(f'{v:g}' for v in d[:5])}: "
-                                     "urdf_dyn reads q1 = c0 + c1 q2 (terms in q2², q2³, q2⁴ are not read)",
-                              UnsupportedError)
             if j1 not in jnames or j2 not in jnames:
                 raise src.err(where, f"joint equality {ename!r} couples a joint that is not a hinge or slide",
                               UnsupportedError)
@@ -121,7 +118,9 @@ def equalities(mujoco, m, src, robot, bodies, jnames, origins):
             if el.find("mimic") is not None:
                 raise src.err(where, f"joint {jnames[j1]!r} is joint1 of two joint equalities; make it joint2 "
                                      "of one of them", UnsupportedError)
-            etree.SubElement(el, "mimic", joint=jnames[j2], multiplier=repr(float(d[1])), offset=repr(float(d[0])))
+            mim = etree.SubElement(el, "mimic", joint=jnames[j2], multiplier=repr(float(d[1])), offset=repr(float(d[0])))
+            if np.any(d[2:5]):  # q1 = c0 + c1 q2 + c2 q2² + c3 q2³ + c4 q2⁴: urdf_dyn's polynomial extension
+                mim.set("polynomial", " ".join(repr(float(v)) for v in d[2:5]))
             origins[("joint", jnames[j1])] = where
         elif et == E.mjEQ_TENDON:
             _tendon_equality(mujoco, m, src, robot, jnames, e, ename, where)

@@ -19,6 +19,7 @@
 from __future__ import annotations
 
 import numpy as np
+from numpy.polynomial import Polynomial
 
 from urdf_dyn.algorithms.kinematics import body_poses
 from urdf_dyn.errors import UnsupportedError
@@ -180,11 +181,14 @@ def to_mjspec(model, q_ref=None, solref=(0.0002, 1.0), solimp=(0.9999, 0.9999, 0
                                    "spherical, revolute; weld: fixed)", file=model.source)
     for mm in model.mimic:
         f, ld = model.joint_index(mm.joint), model.joint_index(mm.leader)
-        a0 = mm.multiplier * q_ref[ld] + mm.offset - q_ref[f]
+        # MuJoCo's polycoef is about qpos0 = q_ref: p(q_ref[ld] + x) − q_ref[f] as a polynomial in x
+        c = (Polynomial([mm.offset, mm.multiplier, *mm.poly])(Polynomial([q_ref[ld], 1.0]))).coef
+        c = np.r_[c, np.zeros(5)][:5]
+        c[0] -= q_ref[f]
         e = spec.add_equality(name=f"mimic_{mm.joint}", type=mujoco.mjtEq.mjEQ_JOINT,
                               objtype=mujoco.mjtObj.mjOBJ_JOINT, name1=mm.joint, name2=mm.leader)
         d = np.zeros(len(e.data))
-        d[:2] = [a0, mm.multiplier]
+        d[:5] = c
         e.data = d
         e.solref, e.solimp = list(solref), list(solimp) + [0.5, 2.0]
     for jn in model.actuated_joints:
