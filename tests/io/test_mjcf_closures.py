@@ -338,6 +338,10 @@ def test_fixed_tendon_equality_is_one_coupling_row():
         eps.append((1 - dimp) / dimp)
     rigid = (eps[1] * acc[0] - eps[0] * acc[1]) / (eps[1] - eps[0])
     assert np.abs(rigid - ours).max() <= 1e-6 * np.abs(ours).max() < np.abs(acc[0] - ours).max()
+    back = ud.to_mjspec(model, q_ref=q).compile()  # the export: a fixed tendon and a tendon equality
+    assert back.ntendon == 1 and int(back.eq_type[0]) == int(mujoco.mjtEq.mjEQ_TENDON)
+    rigid_b, _ = mujoco_rigid(back, q, qd, tau)
+    assert np.abs(rigid_b - ours).max() <= 1e-6 * np.abs(ours).max()
 
 
 def test_gravity_and_gravcomp_of_the_file_are_warned_about():

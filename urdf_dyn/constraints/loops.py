@@ -13,7 +13,8 @@ rows use a × (R a) for joints that rotate about a (exact to first order at any 
 rotation vector of R otherwise; translational rows use the position of Fs's origin in Fp.
 
 ``<mimic>`` (q_f = m q_l + o) and URDF+ ``<coupling>`` rows are constant rows of the same system (RBDA eq.
-3.11), from ``constraints/couplings.py``.
+3.11), from ``constraints/couplings.py`` (a mimic with polynomial terms is the one row whose A and k depend on
+the state).
 
 All quantities of a state are computed by one ``LoopState`` so that K, k and δ agree. Units: rows of K
 and k for rotational constraints are in rad/s², translational ones in m/s²; δ in rad and m.

@@ -8,7 +8,8 @@
   equalities at Fp ± ``connect_spacing``·axis (a ball is not enough: two points on the axis remove 5
   freedoms, the sixth equation is redundant, as MuJoCo's solver allows); ``fixed`` → ``weld``. Other loop
   types have no MuJoCo equality and raise UnsupportedError.
-- ``<mimic>`` → ``joint`` equality (polycoef with MuJoCo's ref offsets).
+- ``<mimic>`` → ``joint`` equality (polycoef with MuJoCo's ref offsets); a URDF+ ``<coupling>`` (Σ c_j q_j =
+  offset) → a fixed tendon and a ``tendon`` equality on it.
 - Actuated tree joints (``model.actuated_joints``) → ``motor`` actuators (gear 1, ctrlrange ± effort limit);
   fixed-tendon transmissions (``Transmission.coefficients``) → a fixed ``<tendon>`` and a motor on it.
 - Soft constraints: equalities get ``solref``/``solimp`` (default (0.0002, 1) and (0.9999, 0.9999, 0.001):
@@ -189,6 +190,16 @@ def to_mjspec(model, q_ref=None, solref=(0.0002, 1.0), solimp=(0.9999, 0.9999, 0
                               objtype=mujoco.mjtObj.mjOBJ_JOINT, name1=mm.joint, name2=mm.leader)
         d = np.zeros(len(e.data))
         d[:5] = c
+        e.data = d
+        e.solref, e.solimp = list(solref), list(solimp) + [0.5, 2.0]
+    for cp in model.couplings:  # Σ c_j q_j = offset: a fixed tendon, and L − L₀ = offset − Σ c_j q_ref_j on it
+        ten = spec.add_tendon(name=f"coupling_{cp.name}")
+        for jn, c in cp.coefficients:
+            ten.wrap_joint(jn, c)
+        e = spec.add_equality(name=f"coupling_{cp.name}", type=mujoco.mjtEq.mjEQ_TENDON,
+                              objtype=mujoco.mjtObj.mjOBJ_TENDON, name1=f"coupling_{cp.name}")
+        d = np.zeros(len(e.data))
+        d[0] = cp.offset - sum(c * q_ref[model.joint_index(jn)] for jn, c in cp.coefficients)
         e.data = d
         e.solref, e.solimp = list(solref), list(solimp) + [0.5, 2.0]
     for jn in model.actuated_joints:
