@@ -274,7 +274,8 @@ def test_no_actuators_means_none_actuated(tmp_path, capsys):
 
 def test_spatial_tendon_and_muscle_are_warned_about():
     xml = TENDON.replace('<fixed name="split"><joint joint="jl" coef="0.4"/><joint joint="jr" coef="-0.6"/></fixed>',
-                         '<spatial name="cable" limited="true" range="0 1"><site site="s1"/><site site="s2"/></spatial>')
+                         '<spatial name="cable" limited="true" range="0 1"><site site="s1"/>'
+                         '<site site="s2"/></spatial>')
     xml = xml.replace('<geom size=".05" pos="0.3 0 0" mass="1"/>\n    </body>\n    <body name="r"',
                       '<geom size=".05" pos="0.3 0 0" mass="1"/><site name="s1"/>\n    </body>\n    <body name="r"')
     xml = xml.replace('frictionloss="0.2"/>', 'frictionloss="0.2"/><site name="s2" pos="0.2 0 0"/>')
@@ -284,7 +285,8 @@ def test_spatial_tendon_and_muscle_are_warned_about():
         model = ud.parse_mjcf(xml)
     msgs = [str(x.message) for x in w if issubclass(x.category, ud.ModelWarning)]
     assert any(m.startswith('<string>:11: <spatial name="cable">: spatial tendon') for m in msgs), msgs
-    assert any('<muscle name="m">: muscle' in m for m in msgs) and any("acts through a spatial tendon" in m for m in msgs)
+    assert any('<muscle name="m">: muscle' in m for m in msgs)
+    assert any("acts through a spatial tendon" in m for m in msgs)
     assert model.transmissions == () and ud.actuators_of(model) == ()
 
 

@@ -42,7 +42,7 @@ def mj_model(path, dimp):
     D = mujoco.mjtDisableBit
     m.opt.disableflags |= int(D.mjDSBL_CONTACT) | int(D.mjDSBL_LIMIT) | int(D.mjDSBL_FRICTIONLOSS) \
         | int(D.mjDSBL_ACTUATION)
-    m.eq_solref[:] = (1.0, 1.0)  # a slow reference: MuJoCo's spring on a loop gap (ToddlerBot's 1e-8 m) stays negligible
+    m.eq_solref[:] = (1.0, 1.0)  # a slow reference: MuJoCo's spring on a loop gap (ToddlerBot's 1e-8 m) is nil
     m.eq_solimp[:, :3] = (dimp, dimp, 0.001)
     m.opt.solver = int(mujoco.mjtSolver.mjSOL_NEWTON)
     m.opt.tolerance, m.opt.iterations, m.opt.ls_tolerance = 1e-15, 1000, 1e-15

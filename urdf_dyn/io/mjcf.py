@@ -239,7 +239,8 @@ def parse_mjcf(source, gravity=(0.0, 0.0, -9.81), floating_base=False):
 
     Args:
         source: path of an MJCF ``.xml`` file, or its text.
-        gravity: (3,) [m/s²] in the world frame (the MJCF ``<option gravity>`` is not read).
+        gravity: (3,) [m/s²] in the world frame (the MJCF ``<option gravity>`` is not read: a located warning
+            says so when it differs).
         floating_base: a floating joint between the world and the root body (``urdf_dyn.load``); an MJCF robot
             usually has its own ``<freejoint>`` instead.
 
@@ -251,8 +252,9 @@ def parse_mjcf(source, gravity=(0.0, 0.0, -9.81), floating_base=False):
     Raises:
         ModelError (MuJoCo missing or a compiler error, with its line), UnsupportedError (ball joints,
         flex equalities, equalities on spatial tendons, a joint equality without joint2), each naming the file,
-        line and element. Warns (ModelWarning, located) about what is left out: frictionloss, spatial tendons, tendon
-        limits/springs, muscles' activation, actuators on sites, bodies or slider-cranks, inactive equalities.
+        line and element. Warns (ModelWarning, located) about what is left out: frictionloss, spatial tendons,
+        tendon limits/springs, muscles' activation, actuators on sites, bodies or slider-cranks, inactive
+        equalities, gravcomp, a file gravity other than ``gravity``.
     """
     text, name, origins, src, m = _translate(source)
     if not np.allclose(m.opt.gravity, gravity, rtol=0, atol=1e-12):
@@ -270,10 +272,10 @@ def parse_mjcf(source, gravity=(0.0, 0.0, -9.81), floating_base=False):
         else:
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     # loops carry their equality's line in the user's file, so that later messages (check_assembly) name it
-    loops = tuple(dataclasses.replace(lp, line=(origins.get(("loop", lp.name)) or (0,))[0] or 0) for lp in model.loops)
+    loops = tuple(dataclasses.replace(lp, line=(origins.get(("loop", lp.name)) or (0,))[0] or 0)
+                  for lp in model.loops)
     # an MJCF file lists its actuators: with none, nothing is actuated (URDF's "all joints" default is not meant)
     return dataclasses.replace(model, source=name, actuators_declared=True, loops=loops)
-
 
 
 _URDF_EL = re.compile(r'<(\w+) name="([^"]*)">')

@@ -118,7 +118,8 @@ def equalities(mujoco, m, src, robot, bodies, jnames, origins):
             if el.find("mimic") is not None:
                 raise src.err(where, f"joint {jnames[j1]!r} is joint1 of two joint equalities; make it joint2 "
                                      "of one of them", UnsupportedError)
-            mim = etree.SubElement(el, "mimic", joint=jnames[j2], multiplier=repr(float(d[1])), offset=repr(float(d[0])))
+            mim = etree.SubElement(el, "mimic", joint=jnames[j2], multiplier=repr(float(d[1])),
+                                   offset=repr(float(d[0])))
             if np.any(d[2:5]):  # q1 = c0 + c1 q2 + c2 q2² + c3 q2³ + c4 q2⁴: urdf_dyn's polynomial extension
                 mim.set("polynomial", " ".join(repr(float(v)) for v in d[2:5]))
             origins[("joint", jnames[j1])] = where
