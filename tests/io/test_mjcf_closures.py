@@ -360,3 +360,19 @@ def test_gravity_and_gravcomp_of_the_file_are_warned_about():
         warnings.simplefilter("error", ud.ModelWarning)
         with pytest.raises(ud.ModelWarning, match="gravcomp"):  # with the file's gravity, only gravcomp is left
             ud.parse_mjcf(xml, gravity=(0, 0, -3.7))
+
+
+def test_bad_polynomial_attribute_is_located():
+    """urdf_dyn's ``<mimic polynomial>`` takes exactly three numbers (c2, c3, c4)."""
+    urdf = """<robot name="p">
+  <link name="base"/>
+  <link name="a"><inertial><mass value="1"/><inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <link name="b"><inertial><mass value="1"/><inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <joint name="ja" type="continuous"><parent link="base"/><child link="a"/><axis xyz="0 0 1"/></joint>
+  <joint name="jb" type="continuous"><parent link="base"/><child link="b"/><axis xyz="0 1 0"/>
+    <mimic joint="ja" multiplier="2" polynomial="0.5 0.1"/></joint>
+</robot>"""
+    with pytest.raises(ud.ModelError, match=r'<string>:6: <joint name="jb">: <mimic polynomial="0.5 0.1">: expected 3'):
+        ud.load(urdf)
+    model = ud.load(urdf.replace('polynomial="0.5 0.1"', 'polynomial="0.5 0.1 0"'))
+    assert model.mimic[0].poly == (0.5, 0.1, 0.0)
