@@ -21,8 +21,9 @@ import os
 
 #: the modules holding compiled (numba) code; a kernel compiled into another embeds the callee's code, and
 #: numba's cache checks only the caller's own file, so the cache folder is keyed by all of these together
-_KERNEL_MODULES = ("algorithms/spatial.py", "algorithms/joints.py", "algorithms/_kernels.py", "algorithms/_calls.py",
-                   "constraints/_kernels.py", "constraints/_linalg.py", "constraints/_sample.py", "constraints/_path.py")
+_KERNEL_MODULES = ("algorithms/spatial.py", "algorithms/joints.py", "algorithms/layout.py", "algorithms/_kernels.py",
+                   "algorithms/_calls.py", "constraints/_kernels.py", "constraints/_linalg.py",
+                   "constraints/_sample.py", "constraints/_path.py")
 
 
 def _kernel_key() -> str:

@@ -26,6 +26,7 @@ from typing import Mapping
 import numpy as np
 
 from urdf_dyn.algorithms.joints import FREE as _FREE, PLANAR as _PLANAR, PRISMATIC, SUB_P, q_indices
+from urdf_dyn.algorithms.layout import LOOP_ARGS, LOOPS
 from urdf_dyn.algorithms.spatial import mcI, pose_to_plux
 
 __all__ = ["LinkFrame", "Mimic", "Transmission", "LoopJoint", "Model", "Data", "Coupling", "default_data"]
@@ -353,9 +354,10 @@ class Model:
 
     @functools.cached_property
     def kernel_pack(self) -> tuple:
-        """(ib, fb): the tree packed into one int64 and one float64 array for the compiled kernels, every 1-dof
-        body in a frame whose z axis is its joint axis (``algorithms._kernels.pack``), so that a single call
-        passes two model arguments, not nine."""
+        """(ib, fb): the tree packed into one int64 and one float64 array for the compiled kernels as
+        ``algorithms.layout.TREE`` declares them (``TREE.views(ib, fb, {"n": NB + 1})`` names the parts), every
+        1-dof body in a frame whose z axis is its joint axis (``algorithms._kernels.pack``), the joint armature
+        included, so that a single call passes two model arguments, not ten."""
         from urdf_dyn.algorithms._calls import pack
         ib, fb = pack(self.parent, self.jtype, self.axis, self.X_tree, self.I, self.a0, self.armature)
         return frozen(ib, np.int64), frozen(fb)
@@ -373,11 +375,12 @@ class Model:
 
     @functools.cached_property
     def loop_pack(self):
-        """The loop joints laid out for the compiled loop kernels (``constraints._kernels``), or None when a
-        loop is universal (its T depends on the configuration): a mapping with p, s (L,) body indices; XP,
-        XS (L, 6, 6); axis (L, 3); mode (L,) 0 = rotation error a × (R a) (joints turning about a), 1 =
-        rotation vector; row_loop (R,) the loop of each constraint row; row_T (R, 6) its direction in Fp;
-        labels (R,) ``"<loop>[c]"``."""
+        """The loop joints laid out for the compiled loop kernels (``constraints._kernels``) as
+        ``algorithms.layout.LOOPS`` declares them (one int64 and one float64 array, read-only views by name),
+        or None when a loop is universal (its T depends on the configuration): a mapping with p, s (L,) body
+        indices; XP, XS (L, 6, 6); axis (L, 3); mode (L,) 0 = rotation error a × (R a) (joints turning about
+        a), 1 = rotation vector; row_loop (R,) the loop of each constraint row; row_T (R, 6) its direction in
+        Fp; labels (R,) ``"<loop>[c]"``; args: the eight arrays in the kernels' argument order (``LOOP_ARGS``)."""
         if any(lp.type == "universal" for lp in self.loops):
             return None
         rows, row_T, labels = [], [], []
@@ -387,14 +390,13 @@ class Model:
                 row_T.append(np.asarray(lp.T)[:, c])
                 labels.append(f"{lp.name}[{c}]")
         lps = self.loops
-        return MappingProxyType(dict(
-            p=frozen([lp.p for lp in lps], np.int64), s=frozen([lp.s for lp in lps], np.int64),
-            XP=frozen(np.array([lp.X_P for lp in lps]).reshape(-1, 6, 6)),
-            XS=frozen(np.array([lp.X_S for lp in lps]).reshape(-1, 6, 6)),
-            axis=frozen(np.array([lp.axis for lp in lps]).reshape(-1, 3)),
-            mode=frozen([0 if lp.type in ("revolute", "continuous", "cylindrical", "planar") else 1 for lp in lps],
-                         np.int64),
-            row_loop=frozen(rows, np.int64), row_T=frozen(np.array(row_T).reshape(-1, 6)), labels=tuple(labels)))
+        sizes = {"L": len(lps), "R": len(rows)}
+        views = LOOPS.views(*LOOPS.pack(dict(
+            p=[lp.p for lp in lps], s=[lp.s for lp in lps],
+            mode=[0 if lp.type in ("revolute", "continuous", "cylindrical", "planar") else 1 for lp in lps],
+            row_loop=rows, XP=[lp.X_P for lp in lps], XS=[lp.X_S for lp in lps], axis=[lp.axis for lp in lps],
+            row_T=row_T), sizes), sizes)
+        return MappingProxyType({**views, "labels": tuple(labels), "args": tuple(views[k] for k in LOOP_ARGS)})
 
     @functools.cached_property
     def thread_data(self) -> threading.local:

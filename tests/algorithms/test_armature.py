@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import urdf_dyn as ud
+from test_closed_loop import mujoco_mass_matrix
 
 pin = pytest.importorskip("pinocchio")
 mujoco = pytest.importorskip("mujoco")
@@ -164,11 +165,7 @@ def test_tree_algorithms_match_mujoco(model):
     for q, qd, qdd in zip(Q, QD, QDD):
         md.qpos[qa], md.qvel[da], md.qacc[da] = q, qd, qdd
         mujoco.mj_inverse(mm, md)
-        M = np.zeros((mm.nv, mm.nv))
-        try:
-            mujoco.mj_fullM(mm, md, M)          # MuJoCo >= 4
-        except TypeError:
-            mujoco.mj_fullM(mm, M, md.qM)       # MuJoCo 3
+        M = mujoco_mass_matrix(mujoco, mm, md)
         tau = ud.inverse_dynamics(model, q, qd, qdd)
         worst = max(worst, rel(ud.mass_matrix(model, q), M[np.ix_(da, da)]), rel(tau, md.qfrc_inverse[da]))
         md.qfrc_applied[:] = 0.0

@@ -2,7 +2,8 @@
 method, the compiled single-state path and the simulator's ``fast_qdd``), actuator forces (compiled and
 readable), and simulation.
 
-Oracles: Pinocchio's H and C with the same ``model.armature`` (it ignores ``<loop>``): with G, g of the
+Oracles: Pinocchio's H and C with the same ``model.armature`` (it ignores ``<loop>``; the joint matching of
+``test_couplings._Pin``): with G, g of the
 explicit constraint (RBDA §8.8), q̈ = G (GᵀHG)⁻¹ Gᵀ(τ − C − H g) + g, and τ_ID = RNEA(q, q̇, q̈); the
 armature changes the answer (the comparison is not vacuous); energy conservation of a passive, undamped
 four-bar whose joints carry armature (the kinetic energy ½ q̇ᵀ(H + diag(armature))q̇)."""
@@ -22,8 +23,10 @@ from urdf_dyn.model import frozen
 from urdf_dyn.simulation.simulate import simulate
 
 from conftest import ROOT
+from test_couplings import _Pin as _PinTree
 
 pin = pytest.importorskip("pinocchio")
+EXCAVATOR = ROOT / "robots" / "excavator.urdf"
 
 
 def _with_armature(model, seed=0):
@@ -41,37 +44,14 @@ def _state(model):
     return Q, QD, QDD
 
 
-class _Pin:
-    """Pinocchio's H and RNEA of the model's tree (its URDF text; <loop> is ignored), armature included."""
+class _Pin(_PinTree):
+    """Pinocchio's H and RNEA of the model's tree (its URDF file; <loop> is ignored), armature included."""
 
-    def __init__(self, model):
-        self.pm = pin.buildModelFromXML(model.urdf_xml)
-        self.pd = self.pm.createData()
-        ids = [self.pm.getJointId(n) for n in model.joint_names]
-        self.iq = np.array([self.pm.idx_qs[j] for j in ids])
-        self.iv = np.array([self.pm.idx_vs[j] for j in ids])
-        self.one = np.array([self.pm.nqs[j] == 1 for j in ids])
+    def __init__(self, model, path):
+        super().__init__(model, path)
         arm = np.zeros(self.pm.nv)
         arm[self.iv] = model.armature
         self.pm.armature = arm
-
-    def _q(self, q):
-        out = np.zeros(self.pm.nq)
-        out[self.iq[self.one]] = q[self.one]
-        out[self.iq[~self.one]], out[self.iq[~self.one] + 1] = np.cos(q[~self.one]), np.sin(q[~self.one])
-        return out
-
-    def _v(self, v):
-        out = np.zeros(self.pm.nv)
-        out[self.iv] = v
-        return out
-
-    def H(self, q):
-        M = pin.crba(self.pm, self.pd, self._q(q))
-        return (np.triu(M) + np.triu(M, 1).T)[np.ix_(self.iv, self.iv)]
-
-    def rnea(self, q, v, a):
-        return np.asarray(pin.rnea(self.pm, self.pd, self._q(q), self._v(v), self._v(a)))[self.iv]
 
 
 def rel(a, b):
@@ -80,7 +60,7 @@ def rel(a, b):
 
 @pytest.fixture(scope="module")
 def excavator():
-    model = _with_armature(ud.load(ROOT / "robots" / "excavator.urdf"))
+    model = _with_armature(ud.load(EXCAVATOR))
     return model, _state(model)
 
 
@@ -88,7 +68,7 @@ def test_constrained_forward_dynamics_with_armature(excavator):
     """Every method, the compiled single-state path and ``fast_qdd`` equal the explicit-constraint formula on
     Pinocchio's H and C (armature included) to ≤ 1e-9 relative, and differ from the model without armature."""
     model, (Q, QD, QDD) = excavator
-    ref = _Pin(model)
+    ref = _Pin(model, EXCAVATOR)
     bare = dataclasses.replace(model, armature=None)
     rng = np.random.default_rng(1)
     worst = 0.0
@@ -117,7 +97,7 @@ def test_actuator_forces_with_armature(excavator):
     """τ_ID of the compiled and the readable path is Pinocchio's RNEA with armature minus the passive forces
     (≤ 1e-9 relative); u and the pin loads of the two paths agree."""
     model, (Q, QD, QDD) = excavator
-    ref = _Pin(model)
+    ref = _Pin(model, EXCAVATOR)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ud.ActuationWarning)
         fast = actuator_forces(model, Q, QD, QDD)

@@ -104,6 +104,16 @@ def test_mobility_of_the_robots(name, expect):
     assert (mb.n, mb.nc, mb.rank, mb.dof) == expect, name
 
 
+def mujoco_mass_matrix(mujoco, mm, md):
+    """MuJoCo's joint-space inertia (nv, nv) at md's last mj_forward or mj_inverse (mj_fullM)."""
+    M = np.zeros((mm.nv, mm.nv))
+    try:
+        mujoco.mj_fullM(mm, md, M)       # MuJoCo >= 4
+    except TypeError:
+        mujoco.mj_fullM(mm, M, md.qM)    # MuJoCo 3
+    return M
+
+
 @needs_shared
 def test_shared_excavator_matches_mujoco():
     """H and gravity torques of the spanning tree equal MuJoCo's on the equivalent MJCF (mj_fullM,
@@ -121,11 +131,7 @@ def test_shared_excavator_matches_mujoco():
         md.qpos[:] = mm.qpos0 + q[perm]
         md.qvel[:] = 0
         mujoco.mj_forward(mm, md)
-        M = np.zeros((mm.nv, mm.nv))
-        try:
-            mujoco.mj_fullM(mm, md, M)       # MuJoCo >= 4
-        except TypeError:
-            mujoco.mj_fullM(mm, M, md.qM)    # MuJoCo 3
+        M = mujoco_mass_matrix(mujoco, mm, md)
         H = ud.mass_matrix(model, q)[np.ix_(perm, perm)]
         g = ud.gravity_torques(model, q)[perm]
         assert np.linalg.norm(H - M) <= 1e-6 * np.linalg.norm(M)

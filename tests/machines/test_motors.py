@@ -54,7 +54,9 @@ def test_single_link_sinusoid_analytic():
     G, Jm, A, w = 50.0, 1.0e-4, 0.8, 2 * math.pi
     model = ud.load(one_link(G, Jm))
     t, q, qd, qdd, tau = sinusoid(model, A, w)
-    assert np.allclose(tau[:, 0], I_ZZ * qdd[:, 0], rtol=1e-12, atol=1e-12)  # the link alone (no gravity torque)
+    # the link and, as Drake reads <drake:rotor_inertia> without <drake:gear_ratio> (ρ = 1), J_m as armature;
+    # motor_sizing takes the armature out and models the rotor itself (J_m G q̈ at the motor)
+    assert np.allclose(tau[:, 0], (I_ZZ + Jm) * qdd[:, 0], rtol=1e-12, atol=1e-12)
     (drive,) = drives_from(model, section())
     assert (drive.gear_ratio, drive.rotor_inertia) == (G, Jm)  # from the <transmission>
     sz = motor_sizing(model, [drive], t, q, qd, qdd, tau)

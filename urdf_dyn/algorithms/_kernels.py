@@ -35,6 +35,7 @@ from urdf_dyn.numba_cache import install as _portable_cache
 from urdf_dyn.algorithms.joints import (FREE, PLANAR, PRIS_Z, PRISMATIC, REV_Z, REVOLUTE, is_sub, jcalc, joint_pose,
                                         q_indices, quat_entries)
 from urdf_dyn.algorithms.joints import write_subspace as _S
+from urdf_dyn.algorithms.layout import TREE
 from urdf_dyn.algorithms.spatial import crm
 
 
@@ -247,13 +248,26 @@ def group_base(jtype, xv, vb_parent, out):
 
 
 # ---------------------------------------------------------------------------------------------------------
-# the packed model: the tree in the kernels' frames, in two flat arrays (``Model.kernel_pack``)
+# the packed model: the tree in the kernels' frames, in two flat arrays (``Model.kernel_pack``), laid out as
+# ``layout.TREE`` declares: its offsets are c·n (n bodies), frozen here as compile-time constants (this module
+# and ``layout`` are in the numba cache's key, ``urdf_dyn._KERNEL_MODULES``)
 # ---------------------------------------------------------------------------------------------------------
+NI = len(TREE.ints)                                    # int fields, each (n,): ib has NI · n entries
+_PA, _JT, _IQ = TREE.index("parent"), TREE.index("jtype"), TREE.index("iq")
+_C = TREE.coefficients("n")
+_ET, _IB, _EC = _C["E_tree"] // 9, _C["I_bar"] // 9, _C["E_c"] // 9     # in rows of 3×3
+_AX, _RT, _H = _C["axis"] // 3, _C["r_tree"] // 3, _C["h"] // 3        # in rows of 3
+_SS = _C["S"] // 6                                                      # in rows of 6
+_M, _ARM, _A0 = _C["m"], _C["armature"], _C["a0"]
+_END, _FIXED = _C["end"]
+_PAD = TREE.pad
+
+
 @njit(cache=True, inline="always")
 def _fb_len(n):
-    """Length of the packed float array for n bodies: 44 n + 6, rounded up to a multiple of 18 so that it can
-    be viewed as rows of 3, 6 and 3×3 (``_unpack``)."""
-    return (44 * n + 6 + 17) // 18 * 18
+    """Length of the packed float array for n bodies (``layout.TREE``), rounded up to a multiple of its pad
+    (18) so that it can be viewed as rows of 3, 6 and 3×3 (``_unpack``)."""
+    return (_END * n + _FIXED + _PAD - 1) // _PAD * _PAD
 
 
 @njit(cache=True, inline="always")
@@ -277,11 +291,11 @@ def _frame_z(a, Ec):
 
 @njit(cache=True)
 def pack(parent, jtype, axis, X_tree, I, a0, armature):
-    """The tree in the kernels' frames (RBDA §4.4), packed into two flat arrays (n = NB+1 bodies):
-    ib (3n,) int64 = [parent | jtype | q index] and fb float64 = [E_tree (n, 3, 3) | Ī about the origin (n, 3, 3) |
-    E_c (n, 3, 3) | axis (n, 3) | S (n, 6) | r_tree (n, 3) | h = m c (n, 3) | m (n,) | armature (n,) | a0 (6,) |
-    padding] (offsets 0, 9n, 18n, 27n, 30n, 36n, 39n, 42n, 43n, 44n: each a multiple of its row length, see
-    ``_unpack``); armature (n,) holds 0 for the base, then the Model's (nv,).
+    """The tree in the kernels' frames (RBDA §4.4), packed into two flat arrays (n = NB+1 bodies) as
+    ``layout.TREE`` declares them: ib int64 = [parent | jtype | q index] and fb float64 = [E_tree (n, 3, 3) |
+    Ī about the origin (n, 3, 3) | E_c (n, 3, 3) | axis (n, 3) | S (n, 6) | r_tree (n, 3) | h = m c (n, 3) |
+    m (n,) | armature (n,) | a0 (6,) | padding] (viewed by ``_unpack``); armature holds 0 for the base, then
+    the Model's (nv,).
 
     Every revolute (prismatic) body i is expressed in the frame F'_i = rot(E_c,i) F_i whose z axis is its
     joint axis (``_frame_z``; E_c = 1 for the other bodies and the base), with the code REV_Z (PRIS_Z):
@@ -292,30 +306,31 @@ def pack(parent, jtype, axis, X_tree, I, a0, armature):
     external forces, given in the F frames, are rotated by E_c on entry. X_tree (n, 6, 6) Plücker transforms,
     I (n, 6, 6) spatial inertias [[Ī, h×], [h×ᵀ, m 1]], a0 (6,) = −a_grav, armature (n − 1,) [kg m² | kg]."""
     n = parent.shape[0]
-    ib = np.empty(3 * n, np.int64)
+    ib = np.empty(NI * n, np.int64)
     fb = np.zeros(_fb_len(n))
     iq = q_indices(jtype)
-    _, _, _, ax, Et, rt, S, m, h, J, Ec, _, arm = _unpack(ib, fb)
+    par, jt, iqv, ax, Et, rt, S, m, h, J, Ec, a0v, arm = _unpack(ib, fb)
     E0, r0, T = np.empty((3, 3)), np.empty(3), np.empty((3, 3))
     for k in range(6):
-        fb[44 * n + k] = a0[k]
+        a0v[k] = a0[k]
+    arm[0] = 0.0
     for i in range(1, n):
         arm[i] = armature[i - 1]
     for i in range(n):
-        ib[i], ib[2 * n + i] = parent[i], iq[i]
+        par[i], iqv[i] = parent[i], iq[i]
         t = jtype[i]
         if i > 0 and (t == REVOLUTE or t == PRISMATIC):
             _frame_z(axis[i], Ec[i])
-            ib[n + i] = REV_Z if t == REVOLUTE else PRIS_Z
+            jt[i] = REV_Z if t == REVOLUTE else PRIS_Z
             ax[i, 2] = 1.0
         else:
             for k in range(3):
                 Ec[i, k, k] = 1.0
                 ax[i, k] = axis[i, k]
-            ib[n + i] = t
+            jt[i] = t
         if i == 0:
             continue
-        _S(ib[n + i], ax[i], S[i])
+        _S(jt[i], ax[i], S[i])
         Ei, Ep = Ec[i], Ec[parent[i]]
         plux_er(X_tree[i], E0, r0)      # (E, r) of X_tree
         for a in range(3):              # T = E_tree E_c,λᵀ, E' = E_c,i T, r' = E_c,λ r
@@ -340,14 +355,16 @@ def pack(parent, jtype, axis, X_tree, I, a0, armature):
 
 @njit(cache=True, inline="always")
 def _unpack(ib, fb):
-    """Views of ``pack``'s arrays: parent, jtype, iq, axis, E_tree, r_tree, S, m, h, Ī, E_c, a0, armature
-    (three reshapes of fb, then slices: a reshape costs tens of ns in compiled code, a slice a few)."""
-    n = ib.shape[0] // 3
+    """Views of ``pack``'s arrays: parent, jtype, iq, axis, E_tree, r_tree, S, m, h, Ī, E_c, a0, armature,
+    at the offsets ``layout.TREE`` declares (three reshapes of fb, then slices: a reshape costs tens of ns in
+    compiled code, a slice a few)."""
+    n = ib.shape[0] // NI
     L = fb.shape[0]
     f3, f6, f33 = fb.reshape((L // 3, 3)), fb.reshape((L // 6, 6)), fb.reshape((L // 9, 3, 3))
-    return (ib[:n], ib[n:2 * n], ib[2 * n:], f3[9 * n:10 * n], f33[:n], f3[12 * n:13 * n], f6[5 * n:6 * n],
-            fb[42 * n:43 * n], f3[13 * n:14 * n], f33[n:2 * n], f33[2 * n:3 * n], fb[44 * n:44 * n + 6],
-            fb[43 * n:44 * n])
+    return (ib[_PA * n:(_PA + 1) * n], ib[_JT * n:(_JT + 1) * n], ib[_IQ * n:(_IQ + 1) * n],
+            f3[_AX * n:(_AX + 1) * n], f33[_ET * n:(_ET + 1) * n], f3[_RT * n:(_RT + 1) * n],
+            f6[_SS * n:(_SS + 1) * n], fb[_M * n:(_M + 1) * n], f3[_H * n:(_H + 1) * n], f33[_IB * n:(_IB + 1) * n],
+            f33[_EC * n:(_EC + 1) * n], fb[_A0 * n:_A0 * n + 6], fb[_ARM * n:(_ARM + 1) * n])
 
 
 @njit(cache=True, inline="always")
@@ -375,7 +392,7 @@ def rnea_packed(ib, fb, q, qd, qdd, f_ext, tau, n0, n1):
     """Recursive Newton-Euler inverse dynamics, RBDA Table 5.1, on the packed model (``pack``) for states
     n0 ≤ n < n1. q (N, nq), qd, qdd (N, nv); f_ext (Nf, NB+1, 6) external forces
     in the link-frame body coordinates (Nf = 1 or N; 0 for none). Writes tau (N, nv)."""
-    n_ = ib.shape[0] // 3   # bodies (``pack``)
+    n_ = ib.shape[0] // NI   # bodies (``pack``)
     _rnea_p_w(ib, fb, q, qd, qdd, f_ext, tau, n0, n1, np.empty((n_, 3, 3)), np.empty((n_, 3)), np.empty((n_, 6)),
               np.empty((n_, 6)), np.empty((n_, 6)), np.empty((n_, 6)), np.empty(6), np.empty(6), np.empty(6),
               np.empty(3), np.empty(3))
@@ -492,7 +509,7 @@ def crba_packed(ib, fb, q, H, n0, n1):
     entries are zero and left as they are). Composite inertias are rigid-body inertias, so they are kept as
     (m, h = m c, Ī about the body origin) and moved to the parent by RBDA eq. 2.66 in that form (Table 2.5):
     with g = Eᵀh, h_λ = g + m r, Ī_λ = EᵀĪE − (r gᵀ + g rᵀ) − m r rᵀ + (2 g·r + m r·r) 1."""
-    n_ = ib.shape[0] // 3   # bodies (``pack``)
+    n_ = ib.shape[0] // NI   # bodies (``pack``)
     _crba_p_w(ib, fb, q, H, n0, n1, np.empty((2 * n_, 3, 3)), np.empty((2 * n_, 3)), np.empty(n_))
 
 
@@ -586,7 +603,7 @@ def _aba_p(ib, fb, q, qd, tau, f_ext, qdd, n0, n1):
     """Articulated-body forward dynamics, RBDA Table 7.1, on the packed model for states n0 ≤ n < n1;
     f_ext as in ``rnea_packed``. Writes qdd (N, nv). Raises ZeroDivisionError for a
     zero articulated inertia d_i."""
-    n_ = ib.shape[0] // 3   # bodies (``pack``)
+    n_ = ib.shape[0] // NI   # bodies (``pack``)
     _aba_p_w(ib, fb, q, qd, tau, f_ext, qdd, n0, n1,
         np.empty((n_, 3, 3)), np.empty((n_, 3)), np.empty((n_, 6)), np.empty((n_, 6)), np.empty((n_, 6, 6)),
         np.empty((n_, 6)), np.empty((n_, 6)), np.empty(n_), np.empty(n_), np.empty((n_, 6)), np.empty((n_, 6)),

@@ -184,10 +184,11 @@ def _path_inputs(model, acts):
     """The inputs of ``constraints._path.actuation_path`` that depend only on the model and the actuators, in
     its argument order: (lp_p, lp_s, lp_XP, lp_XS, lp_axis, lp_mode, row_loop, row_T, nrows, act_col), and
     pref (nv,) bool, the independent coordinates that complete pivoting takes last (RBDA §8.8). row_loop and
-    row_T hold the constraint rows, then one row (the motion axis S in Fp) per actuated loop joint."""
+    row_T hold the constraint rows, then one row (the motion axis S in Fp) per actuated loop joint. For a
+    model the compiled path covers (``loops.compiled_covers``: ``Model.loop_pack`` is not None)."""
     n, p = model.nv, len(acts)
-    pack = model.loop_pack if model.loops else None
-    nrows = len(pack["row_loop"]) if pack is not None else 0
+    pack = model.loop_pack                          # not None: the compiled path covers the model
+    nrows = len(pack["row_loop"])
     loops = {lp.name: i for i, lp in enumerate(model.loops)}
     act_col, extra_loop, extra_T = np.zeros(p, np.int64), [], []
     for c, a in enumerate(acts):
@@ -199,14 +200,9 @@ def _path_inputs(model, acts):
             act_col[c] = -(1 + len(extra_loop))
             extra_loop.append(loops[a.joint])
             extra_T.append(np.asarray(model.loops[loops[a.joint]].S)[:, 0])
-    if pack is not None:
-        row_loop = np.concatenate([pack["row_loop"], np.array(extra_loop, np.int64)])
-        row_T = np.ascontiguousarray(np.vstack([pack["row_T"], np.array(extra_T).reshape(-1, 6)]))
-        lp = (pack["p"], pack["s"], pack["XP"], pack["XS"], pack["axis"], pack["mode"])
-    else:
-        row_loop, row_T = np.zeros(0, np.int64), np.zeros((0, 6))
-        lp = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, 6, 6)), np.zeros((0, 6, 6)),
-              np.zeros((0, 3)), np.zeros(0, np.int64))
+    row_loop = np.concatenate([pack["row_loop"], np.array(extra_loop, np.int64)])
+    row_T = np.ascontiguousarray(np.vstack([pack["row_T"], np.array(extra_T).reshape(-1, 6)]))
+    lp = pack["args"][:6]                           # the loops' arrays (``layout.LOOP_ARGS``), then the rows
     pref = np.zeros(n, np.bool_)
     pref[[model.joint_index(j) for j in model.independent]] = True
     return (*lp, _read_only(row_loop), _read_only(row_T), nrows, act_col), pref

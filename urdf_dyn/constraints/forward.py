@@ -423,9 +423,7 @@ def fast_qdd(model, q, qd, tau, t_stab=None, rank_rtol=1e-6, passive=True, data=
                 ks, qr = model.spring_stiffness, model.spring_reference
         qdd = np.empty(q.shape[0])
         if _LK.cl_qdd(model.parent, model.jtype, model.axis, model.X_tree, *model.kernel_pack, q, qd, tau, b,
-                      ks, qr, pack["p"], pack["s"], pack["XP"], pack["XS"], pack["axis"], pack["mode"],
-                      pack["row_loop"], pack["row_T"], rows, 0.0 if t_stab is None else 1.0 / t_stab, rank_rtol,
-                      qdd) == 0:
+                      ks, qr, *pack["args"], rows, 0.0 if t_stab is None else 1.0 / t_stab, rank_rtol, qdd) == 0:
             return qdd
     if passive:
         tau = tau + passive_forces(model, q, qd)

@@ -431,9 +431,9 @@ def _compiled(model, Q, QD, QDD, acts, w, rtol, check, fx):
     _path.actuation_path(model.parent, model.jtype, model.axis, model.X_tree, *model.kernel_pack, *static, Q, QD,
                          QDD, fb, tau_a, pref, np.ascontiguousarray(w, float), rtol, check,
                          1e-6, TAU, U, RES, LAM, RANK, GALL, FALL, info)
-    if info[0] == 1:
+    if info[0] == 1:            # the readable terms explain (the same message as the reference's)
         i = int(info[1])
-        st, K, k = constraint_terms(model, Q[i], QD[i])
+        st, K, k = constraint_terms(model, Q[i], QD[i], compiled=False)
         _consistency(model, st, QD[i], QDD[i], K, k, 1e-6)
     if info[0] == 3:
         raise StateError(f"{model.name}: the rank of the loop constraints changes along the trajectory "

@@ -165,8 +165,7 @@ class LoopState:
                 R = len(pack["row_loop"])
                 K, k, vJ, dl = np.zeros((R, self.model.nv)), np.zeros(R), np.zeros(R), np.zeros(R)
                 _LK.loop_terms(self.model.parent, self.model.jtype, self.model.axis, self.model.X_tree, self.q,
-                              self.qd, pack["p"], pack["s"], pack["XP"], pack["XS"], pack["axis"], pack["mode"],
-                              pack["row_loop"], pack["row_T"], K, k, vJ, dl)
+                               self.qd, *pack["args"], K, k, vJ, dl)
                 self._kk = (K, k, vJ, dl)
         return self._kk or None
 

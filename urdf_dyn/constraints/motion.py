@@ -132,8 +132,7 @@ def _compiled(model, motion, idx, q0, Q, QD, QDD):
     dep = np.array([j for j in range(n) if j not in set(idx.tolist())], np.int64)
     info = np.zeros(2, np.int64)
     f = np.ascontiguousarray
-    _path.motion_path(model.parent, model.jtype, model.axis, model.X_tree, pack["p"], pack["s"], pack["XP"],
-                      pack["XS"], pack["axis"], pack["mode"], pack["row_loop"], pack["row_T"], idx, dep,
+    _path.motion_path(model.parent, model.jtype, model.axis, model.X_tree, *pack["args"], idx, dep,
                       f(motion.t, float), f(motion.y, float), f(motion.yd, float), f(motion.ydd, float), q0,
                       1e-6, NEWTON_TOL, NEWTON_MAXIT, CLOSE_TOL, Q, QD, QDD, info)
     if info[0] == 1:            # Q[i] holds Newton's last iterate there

@@ -227,7 +227,9 @@ def motor_sizing(model, drives, t, q, qd, qdd, tau) -> MotorSizing:
     Args:
         model: the Model (for joint order); drives: list of Drive (``drives_from``).
         t (N,) [s]; q, qd, qdd, tau (N, nv) in ``model.joint_names`` order (e.g. a Trajectory's fields):
-            tau is the joint torque the load needs (inverse dynamics), without the rotors.
+            tau is the joint torque (inverse dynamics, or a simulation's τ); the share of the model's joint
+            armature (``Model.armature`` q̈, a rotor reflected into the joint) is taken out of it, since the
+            drive's rotor is modelled here (J_m G q̈ at the motor), so that it does not count twice.
 
     Returns:
         MotorSizing with per-drive arrays and MotorRow summaries.
@@ -238,7 +240,8 @@ def motor_sizing(model, drives, t, q, qd, qdd, tau) -> MotorSizing:
     G = np.array([d.gear_ratio for d in drives])
     eta = np.array([d.motor.efficiency for d in drives])
     Jm = np.array([d.rotor_inertia for d in drives])
-    v, a, tj = qd[:, cols], qdd[:, cols], tau[:, cols]
+    v, a = qd[:, cols], qdd[:, cols]
+    tj = tau[:, cols] - np.asarray(model.armature)[cols] * a       # the load alone, without the armature
     speed = G * v
     load = np.where(tj * v >= 0, tj / (G * eta), tj * eta / G)
     rotor = Jm * G * a
