@@ -195,6 +195,12 @@ class Model:
         """Total number of constraint equations n^c (before rank reduction), mimic and coupling rows included."""
         return sum(lp.nc for lp in self.loops) + len(self.mimic) + len(self.couplings)
 
+    @functools.cached_property
+    def has_damped_loops(self) -> bool:
+        """True when a loop joint has damping (its passive force needs the loop Jacobian, formed in Python:
+        ``constraints.loops.compiled_covers``)."""
+        return any(lp.damping > 0 for lp in self.loops)
+
     @property
     def has_constraints(self) -> bool:
         """True when the model has loop joints, mimic or URDF+ couplings (closed-loop algorithms apply)."""

@@ -14,6 +14,8 @@ import numpy as np
 import pytest
 
 import urdf_dyn as ud
+from urdf_dyn.algorithms.joints import PRISMATIC, REVOLUTE
+from urdf_dyn.model import frozen
 from test_closed_loop import mujoco_mass_matrix
 
 pin = pytest.importorskip("pinocchio")
@@ -184,3 +186,31 @@ def test_passive_tree_with_armature_conserves_energy(model):
     drift = np.max(np.abs(tr.energy - tr.energy[0])) / np.max(np.abs(tr.energy))
     assert drift <= 1e-6
     assert np.max(np.abs(tr.q[-1] - q0)) > 0.3
+
+
+def test_floating_base_with_armature_matches_pinocchio():
+    """A free-flyer root (Solo-12 of example-robot-data) with armature on its 12 joints: RNEA, CRBA and ABA
+    against Pinocchio's ``JointModelFreeFlyer`` model with the same ``armature`` (0 on the base), ≤ 1e-12."""
+    import dataclasses
+    from test_floating_base import ERD, Bridge, _load, _random_state
+    if ERD is None:
+        pytest.skip("example-robot-data is not installed")
+    model, pm = _load(ERD / "solo_description/robots/solo12.urdf", floating_base=True)
+    rng = np.random.default_rng(7)
+    arm = np.where(np.isin(model.jtype[1:], (REVOLUTE, PRISMATIC)), rng.uniform(0.01, 0.1, model.nv), 0.0)
+    assert np.count_nonzero(arm) == 12
+    model = dataclasses.replace(model, armature=frozen(arm))
+    br = Bridge(model, pm)
+    pm.armature = br.v(arm)
+    pd = pm.createData()
+    P = br.perm()
+    worst = 0.0
+    for _ in range(3):
+        q, v, a, tau = _random_state(model, rng)
+        qp, vp, ap, taup = br.q(q), br.v(v), br.v(a), br.v(tau)
+        Hp = pin.crba(pm, pd, qp)
+        Hp = np.triu(Hp) + np.triu(Hp, 1).T
+        worst = max(worst, rel(ud.inverse_dynamics(model, q, v, a), br.from_pin(pin.rnea(pm, pd, qp, vp, ap))),
+                    rel(ud.forward_dynamics(model, q, v, tau), br.from_pin(pin.aba(pm, pd, qp, vp, taup))),
+                    rel(ud.mass_matrix(model, q), Hp[np.ix_(P, P)]))
+    assert worst <= 1e-12, worst

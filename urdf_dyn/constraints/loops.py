@@ -54,7 +54,7 @@ def compiled_covers(model, passive=True) -> bool:
 
     A model without loops is covered when it meets the rest (a tree: the compiled paths then hold no rows)."""
     return (model.is_fixed_base and not model.mimic and not model.couplings and model.loop_pack is not None
-            and not (passive and any(lp.damping > 0 for lp in model.loops)))
+            and not (passive and model.has_damped_loops))
 
 
 class ConstraintWarning(UserWarning):
