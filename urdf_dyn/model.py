@@ -66,9 +66,8 @@ class Transmission:
     rotor_inertia: float | None = None
     #: the actuator's name (``<actuator name>``), "" when not given.
     actuator: str = ""
-    #: per joint of ``joints``, the coefficient c_j of a fixed-tendon transmission (``<joint><coefficient>``,
-    #: ``urdf_dyn.io.urdf_plus``): one actuator whose force u gives τ_j = c_j u; () for a transmission that
-    #: drives each joint on its own.
+    #: per joint, c_j of a fixed-tendon transmission (``<joint><coefficient>``, ``io.urdf_plus``): one actuator
+    #: whose force u gives τ_j = c_j u; () when it drives each joint on its own.
     coefficients: tuple = ()
 
 
@@ -182,8 +181,7 @@ class Model:
     spring_reference: np.ndarray = None
     couplings: tuple = ()
     armature: np.ndarray = None
-    #: True when the description lists its actuators exhaustively (MJCF's ``<actuator>``): then a model
-    #: without transmissions has no actuated joint, instead of URDF's "every joint" default.
+    #: the file lists every actuator (MJCF): no transmission means nothing actuated, not URDF's "all joints".
     actuators_declared: bool = False
 
     def __post_init__(self):
