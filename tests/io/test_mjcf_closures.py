@@ -166,6 +166,16 @@ POLY = """<mujoco model="poly">
 </mujoco>"""
 
 
+def assert_row_is_mujocos(model, m, label, rng):
+    """Our constraint row ``label``'s residual is MuJoCo's one equality row at three random poses."""
+    for _ in range(3):
+        q = rng.uniform(-1, 1, model.nv)
+        d = mujoco.MjData(m)
+        d.qpos[:] = m.qpos0 + q
+        mujoco.mj_forward(m, d)
+        assert np.allclose(ud.loop_residuals(model, q)[label], d.efc_pos[:1], atol=1e-14)
+
+
 def mujoco_rigid(m, qpos, qvel, qfrc):
     """MuJoCo's qacc extrapolated to rigid equalities from d = 0.9999 and 0.9998 (linear in ε = (1 − d)/d),
     and its qacc at 0.9999."""
@@ -193,13 +203,7 @@ def test_polynomial_joint_equality_is_a_nonlinear_row():
     mi, = model.mimic
     assert (mi.joint, mi.leader, mi.poly) == ("jb", "ja", (0.5, 0.3, -0.2))
     m = mujoco.MjModel.from_xml_string(POLY)
-    rng = np.random.default_rng(5)
-    for _ in range(3):
-        q = rng.uniform(-1, 1, 3)
-        d = mujoco.MjData(m)
-        d.qpos[:] = m.qpos0 + q
-        mujoco.mj_forward(m, d)
-        assert np.allclose(ud.loop_residuals(model, q)["mimic:jb"], d.efc_pos[:1], atol=1e-14)
+    assert_row_is_mujocos(model, m, "mimic:jb", np.random.default_rng(5))
     q = ud.assemble(model, np.array([0.7, 0.0, 0.4]))
     tau = np.array([0.3, -0.2, 0.1])
     z = np.zeros(3)
@@ -319,12 +323,7 @@ def test_fixed_tendon_equality_is_one_coupling_row():
     assert (c.name, c.type, c.offset) == ("tendon_0", "linear", 0.05)
     rng = np.random.default_rng(3)
     m = mujoco.MjModel.from_xml_string(TENDON_EQ)
-    for _ in range(3):
-        q = rng.uniform(-1, 1, 3)
-        d = mujoco.MjData(m)
-        d.qpos[:] = m.qpos0 + q
-        mujoco.mj_forward(m, d)
-        assert np.allclose(ud.loop_residuals(model, q)["coupling:tendon_0"], d.efc_pos[:1], atol=1e-14)
+    assert_row_is_mujocos(model, m, "coupling:tendon_0", rng)
     q = ud.assemble(model, np.array([0.3, 0.2, 0.0]))
     qd = ud.project_velocity(model, q, rng.normal(size=3))
     tau = rng.normal(size=3)
@@ -364,10 +363,12 @@ def test_gravity_and_gravcomp_of_the_file_are_warned_about():
 
 def test_bad_polynomial_attribute_is_located():
     """urdf_dyn's ``<mimic polynomial>`` takes exactly three numbers (c2, c3, c4)."""
-    urdf = """<robot name="p">
+    link = '<link name="{}"><inertial><mass value="1"/><inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" ' \
+           'iyz="0"/></inertial></link>'
+    urdf = f"""<robot name="p">
   <link name="base"/>
-  <link name="a"><inertial><mass value="1"/><inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>
-  <link name="b"><inertial><mass value="1"/><inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  {link.format("a")}
+  {link.format("b")}
   <joint name="ja" type="continuous"><parent link="base"/><child link="a"/><axis xyz="0 0 1"/></joint>
   <joint name="jb" type="continuous"><parent link="base"/><child link="b"/><axis xyz="0 1 0"/>
     <mimic joint="ja" multiplier="2" polynomial="0.5 0.1"/></joint>
