@@ -28,80 +28,9 @@ import numpy as np
 from urdf_dyn.algorithms.joints import FREE as _FREE, PLANAR as _PLANAR, PRISMATIC, SUB_P, q_indices
 from urdf_dyn.algorithms.layout import LOOP_ARGS, LOOPS
 from urdf_dyn.algorithms.spatial import mcI, pose_to_plux
+from urdf_dyn.elements import Coupling, LinkFrame, LoopJoint, Mimic, Transmission
 
 __all__ = ["LinkFrame", "Mimic", "Transmission", "LoopJoint", "Model", "Data", "Coupling", "default_data"]
-
-
-@dataclass(frozen=True)
-class LinkFrame:
-    """Where a URDF link lives: ``body`` index and ``T_body_link`` (4×4), the link frame's pose in the body
-    frame (identity unless the link hangs on fixed joints)."""
-    body: int
-    T_body_link: np.ndarray
-
-
-@dataclass(frozen=True)
-class Mimic:
-    """A URDF ``<mimic>``: q[joint] = multiplier · q[leader] + offset (RBDA eq. 3.11, explicit form)."""
-    joint: str
-    leader: str
-    multiplier: float = 1.0
-    offset: float = 0.0
-
-
-@dataclass(frozen=True)
-class Transmission:
-    """A ROS ``<transmission>``: ``joints`` driven by an actuator with the given mechanical reduction."""
-    name: str
-    joints: tuple
-    mechanical_reduction: float = 1.0
-    #: ``"ros1"`` (``<transmission>``) or ``"ros2_control"`` (``<ros2_control>``/``<joint>``/``<param
-    #: name="mechanical_reduction">``, or a ``<transmission>`` inside ``<ros2_control>``).
-    source: str = "ros1"
-    #: rotor (motor) inertia [kg m²] about its axis when the description gives one (``<actuator>
-    #: <rotorInertia>`` or a ``rotor_inertia`` parameter), else None.
-    rotor_inertia: float | None = None
-    #: the actuator's name (``<actuator name>``), "" when not given.
-    actuator: str = ""
-
-
-@dataclass(frozen=True)
-class LoopJoint:
-    """A loop-closing joint k between a predecessor body p and a successor body s (RBDA §8.1).
-
-    ``X_P`` (6×6) is the Plücker transform from the predecessor BODY frame to the loop frame Fp, ``X_S``
-    from the successor body frame to Fs (RBDA §8.1); ``T_P``, ``T_S`` the same as 4×4 poses of
-    Fp, Fs in the body frames. ``S`` (6×m) spans the loop joint's motion freedom and ``T`` (6×n^c) its
-    constraint-force subspace, orthonormal, with Tᵀ S = 0, both in Fp coordinates (RBDA §3.5, Table 8.1).
-    ``axis`` (3,) in Fp (``axis2`` the second axis of a universal joint, in Fs). ``actuated``: an actuator
-    acts along S (e.g. a hydraulic cylinder cut at its prismatic pair)."""
-    name: str
-    type: str
-    predecessor: str
-    successor: str
-    p: int
-    s: int
-    T_P: np.ndarray
-    T_S: np.ndarray
-    X_P: np.ndarray
-    X_S: np.ndarray
-    axis: np.ndarray
-    axis2: np.ndarray
-    S: np.ndarray
-    T: np.ndarray
-    actuated: bool = False
-    lower: float = -np.inf
-    upper: float = np.inf
-    effort: float = np.inf
-    velocity: float = np.inf
-    damping: float = 0.0
-    friction: float = 0.0
-    line: int = 0
-
-    @property
-    def nc(self) -> int:
-        """Number of constraints n^c_k this loop joint imposes (6 − its degrees of freedom)."""
-        return self.T.shape[1]
 
 
 def frozen(a, dtype=float):
@@ -175,6 +104,8 @@ class Model:
     spring_reference: np.ndarray = None
     couplings: tuple = ()
     armature: np.ndarray = None
+    #: the file lists every actuator (MJCF): no transmission means nothing actuated, not URDF's "all joints".
+    actuators_declared: bool = False
 
     def __post_init__(self):
         """Armature: zeros (nv,) when none is given, read-only as every array of the Model; raises ValueError
@@ -324,13 +255,17 @@ class Model:
 
     @property
     def actuated_joints(self) -> tuple:
-        """Tree joints driven by a ``<transmission>``; if the URDF declares none, every tree joint except the
-        coordinates of a floating joint (a free-flying base is not driven) and the joints ``undriven_joints``
-        names (mimic followers, passive loop joints)."""
+        """Tree joints driven on their own by a ``<transmission>`` (a fixed-tendon transmission's joints are
+        not: its one actuator drives them together, ``Transmission.coefficients``); if the file declares no
+        transmission, every tree joint except the coordinates of a floating joint (a free-flying base is not
+        driven) and the joints ``undriven_joints`` names (mimic followers, passive loop joints) — unless
+        ``actuators_declared`` (an MJCF file without actuators): then none."""
         if not self.transmissions:
+            if self.actuators_declared:
+                return ()
             skip = self.undriven_joints
             return tuple(j for j, t in zip(self.joint_names, self.joint_types) if t != "floating" and j not in skip)
-        named = {j for t in self.transmissions for j in t.joints}
+        named = {j for t in self.transmissions if not t.coefficients for j in t.joints}
         return tuple(j for j in self.joint_names if j in named)
 
     @functools.cached_property
@@ -497,23 +432,3 @@ def default_data(model: Model) -> Data:
     except AttributeError:
         local.data = Data(model)
         return local.data
-
-
-@dataclass(frozen=True)
-class Coupling:
-    """A URDF+ ``<coupling>`` (generalized_rbda's "rolling" constraint, e.g. a motor rotor geared to its
-    link): with N = ``ratio`` and the movable tree joints on the paths from the nearest common ancestor
-    (NCA) of the two links down to the predecessor and to the successor,
-
-        N · Σ_{j ∈ NCA→predecessor} q_j − Σ_{j ∈ NCA→successor} q_j = 0,
-
-    i.e. the successor (rotor) turns N times as far as the predecessor (link), both measured from the NCA.
-    A linear constraint on q (RBDA eq. 3.11 in implicit form, K = constant row); ``coefficients`` holds
-    it as ((joint name, coefficient), ...). ``line``: source line of the element."""
-    name: str
-    type: str
-    predecessor: str
-    successor: str
-    ratio: float
-    coefficients: tuple
-    line: int = 0

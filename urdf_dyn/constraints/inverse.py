@@ -157,7 +157,7 @@ def actuator_forces(model, q, qd, qdd, actuated=None, weights=None, bounds=None,
         if wr.shape not in ((6,), (Q.shape[0], 6)):
             raise StateError(f"f_ext[{link!r}] must have shape (6,) or ({Q.shape[0]}, 6), got {wr.shape}")
         fx[link] = np.broadcast_to(wr, (Q.shape[0], 6))
-    if compiled and bounds is None and compiled_covers(model):
+    if compiled and bounds is None and compiled_covers(model) and _one_joint_actuators(model):
         U, R, TAU, lam, ranks, dof = _compiled(model, Q, QD, QDD, acts, w, rank_rtol, check, fx)
         LF = _loop_forces(model, lam.T) if model.has_constraints else {}
     else:
@@ -255,6 +255,12 @@ def _warn_actuation(model, under, rank, dof, rmax, over, stacklevel):
         warnings.warn(f"{model.name}: over the effort limit: {', '.join(over)}", ActuationWarning, stacklevel=stacklevel)
 
 
+def _one_joint_actuators(model):
+    """True when every transmission drives its joints one by one: the compiled path has one joint (or loop
+    joint) per actuator, so a fixed-tendon transmission (``Transmission.coefficients``) takes the reference."""
+    return not any(t.coefficients for t in model.transmissions)
+
+
 class ActuationPlan:
     """Actuator forces (RBDA eq. 8.63) at one state after another — a controller's or a simulator's call —
     with everything that depends only on the model and the actuator set prepared once: the actuators, the
@@ -287,7 +293,7 @@ class ActuationPlan:
         if np.any(w <= 0):
             raise ValueError("actuator weights must be > 0")
         self.weights = np.ascontiguousarray(w, float)
-        self.compiled = compiled_covers(model)
+        self.compiled = compiled_covers(model) and _one_joint_actuators(model)
         cols = np.array([model.joint_index(a.joint) if a.kind == "joint" else -1 for a in self.acts], np.int64)
         self._tree = np.flatnonzero(cols >= 0)            # actuators on tree joints: τ[col] = u
         self._tree_cols = cols[self._tree]

@@ -13,7 +13,8 @@ rows use a × (R a) for joints that rotate about a (exact to first order at any 
 rotation vector of R otherwise; translational rows use the position of Fs's origin in Fp.
 
 ``<mimic>`` (q_f = m q_l + o) and URDF+ ``<coupling>`` rows are constant rows of the same system (RBDA eq.
-3.11), from ``constraints/couplings.py``.
+3.11), from ``constraints/couplings.py`` (a mimic with polynomial terms is the one row whose A and k depend on
+the state).
 
 All quantities of a state are computed by one ``LoopState`` so that K, k and δ agree. Units: rows of K
 and k for rotational constraints are in rad/s², translational ones in m/s²; δ in rad and m.
@@ -189,10 +190,12 @@ class LoopState:
             ks.append(kk)
             vs.append(TX @ dv)
             labels += [f"{lp.name}[{i}]" for i in range(lp.nc)]
-        cr = coupling_rows(m)  # <mimic> and URDF+ <coupling> rows A q = b (constraints/couplings.py)
+        # <mimic> and URDF+ <coupling> rows A q = b (constraints/couplings.py; a polynomial mimic's A and k
+        # depend on the state)
+        cr = coupling_rows(m, joint_positions(m, self.q), self.qd)
         if len(cr):
             Ks.append(cr.A)
-            ks.append(np.zeros(len(cr)))
+            ks.append(cr.k)
             vs.append(cr.A @ self.qd)
             labels += list(cr.labels)
         if not Ks:
@@ -231,9 +234,9 @@ class LoopState:
         m = self.model
         fast = self._compiled()
         out = [fast[3]] if fast is not None else [self.delta(lp) for lp in m.loops]
-        cr = coupling_rows(m)
+        cr = coupling_rows(m, joint_positions(m, self.q))
         if len(cr):
-            out.append(cr.A @ joint_positions(m, self.q) - cr.b)
+            out.append(cr.delta)
         return np.concatenate(out) if out else np.zeros(0)
 
 

@@ -585,8 +585,11 @@ def parse_urdf(source, package_dirs=None, xacro_args=None, gravity=(0.0, 0.0, -9
             chk.warn(joints_el[j.name], f"<mimic joint={j.mimic.joint!r}> ignored: only movable joints can be "
                      "coupled (this joint or its leader is fixed)")
             continue
+        mim_el = joints_el[j.name].find("mimic")
+        poly = (chk.floats(mim_el, "polynomial", 3, owner=joints_el[j.name])
+                if mim_el is not None and mim_el.get("polynomial") is not None else ())
         mimic.append(Mimic(j.name, j.mimic.joint, 1.0 if j.mimic.multiplier is None else float(j.mimic.multiplier),
-                           0.0 if j.mimic.offset is None else float(j.mimic.offset)))
+                           0.0 if j.mimic.offset is None else float(j.mimic.offset), tuple(poly)))
     mimic = tuple(mimic)
     model = Model(
         name=robot.name, source=name, urdf_xml=text.decode(),

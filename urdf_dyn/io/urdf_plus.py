@@ -11,6 +11,16 @@ Transmissions (ROS 1, http://wiki.ros.org/urdf/XML/Transmission; Drake's extensi
                           <drake:rotor_inertia value="1e-4"/></actuator>      <!-- optional -->
     </transmission>
 
+A fixed tendon (MuJoCo's ``<fixed>``, length L = Σ c_j q_j) driven by one actuator is a transmission whose
+``<joint>`` elements each hold a ``<coefficient>`` (urdf_dyn's extension; every joint then needs one): the
+actuator's force u gives the joint forces τ_j = c_j u, so B's column is (c_j) (``Transmission.coefficients``):
+
+    <transmission name="fingers"><type>urdf_dyn/FixedTendon</type>
+      <joint name="right_driver"><coefficient>0.5</coefficient></joint>
+      <joint name="left_driver"><coefficient>0.5</coefficient></joint>
+      <actuator name="fingers"><mechanicalReduction>1</mechanicalReduction></actuator>
+    </transmission>
+
 ROS 2 (ros2_control, https://control.ros.org): the ``<joint>`` elements of a ``<ros2_control>`` block with a
 ``<command_interface>`` are actuated; its ``<transmission>`` elements give ``<mechanical_reduction>`` (on the
 joint or the actuator) and optionally a ``rotor_inertia`` parameter. A reduction that is not a number (e.g.
@@ -28,6 +38,8 @@ URDF+ couplings (generalized_rbda, Chignoli et al.; ``urdf_dyn.model.Coupling``)
 "rolling"><predecessor link/><successor link/><ratio value/></coupling>``, or its older spelling
 ``<constraint type="rolling">`` (Cassie v4 of generalized_rbda's history). Every joint on the two paths
 from the links' nearest common ancestor must be revolute or continuous (the constraint adds joint angles).
+A general linear coupling Σ c_j q_j = offset (MuJoCo's tendon equality between fixed tendons, as the MJCF
+reader writes it): ``<coupling name type="linear"><joint name coefficient/>... <offset value/></coupling>``.
 """
 from __future__ import annotations
 
@@ -88,18 +100,30 @@ def _reduction_and_rotor(chk, el, red_tags):
 
 
 def _one(chk, el, joints, source):
-    names = []
+    names, coefs = [], []
+    tendon = any(j.find("coefficient") is not None for j in el.findall("joint"))
     for j in el.findall("joint"):
         jn = j.get("name")
         if jn not in joints:  # stale transmissions are common; Pinocchio ignores them too
+            if tendon:
+                raise chk.err(el, f"fixed-tendon transmission names unknown joint {jn!r}")
             chk.warn(el, f"transmission names unknown joint {jn!r}; ignored")
             continue
         names.append(jn)
+        if tendon:
+            c = j.find("coefficient")
+            if c is None:
+                raise chk.err(el, f"joint {jn!r} of a fixed-tendon transmission has no <coefficient> (every joint "
+                                  "needs one when one has)")
+            v = _number(chk, el, _value(c), "<coefficient>")
+            if v is None:
+                raise chk.err(el, f"<coefficient> {_value(c)!r} of joint {jn!r} is not a number")
+            coefs.append(v)
     tags = ("mechanicalReduction",) if source == "ros1" else ("mechanical_reduction", "mechanicalReduction")
     red, rotor = _reduction_and_rotor(chk, el, tags)
     act = el.find("actuator")
     return Transmission(el.get("name") or "", tuple(names), red, source, rotor,
-                        (act.get("name") or "") if act is not None else "")
+                        (act.get("name") or "") if act is not None else "", tuple(coefs))
 
 
 def read_transmissions(root, joints, chk):
@@ -141,9 +165,12 @@ def read_couplings(root, model, chk):
             raise chk.err(el, f"duplicate coupling name {name!r} (first on line {seen[name]})")
         seen[name] = el.sourceline
         ctype = el.get("type") or "rolling"
+        if ctype == "linear":
+            out.append(_linear_coupling(el, name, model, chk))
+            continue
         if ctype != "rolling":
-            raise chk.err(el, f"coupling type {ctype!r} is not supported (types: rolling); use <loop> for a "
-                              "position constraint", )
+            raise chk.err(el, f"coupling type {ctype!r} is not supported (types: rolling, linear); use <loop> "
+                              "for a position constraint", )
         ends = []
         for tag in ("predecessor", "successor"):
             e = el.find(tag)
@@ -173,6 +200,22 @@ def read_couplings(root, model, chk):
                          "configuration; the angle sum of the rolling constraint is kept as written")
         out.append(Coupling(name, ctype, ends[0], ends[1], float(ratio), coef, el.sourceline or 0))
     return tuple(out)
+
+
+def _linear_coupling(el, name, model, chk):
+    """A ``<coupling type="linear">``: Σ c_j q_j = offset over its ``<joint name coefficient>`` elements."""
+    coef = {}
+    for j in el.findall("joint"):
+        jn = j.get("name")
+        if jn not in model.joint_names or model.joint_types[model.joint_index(jn)] not in (
+                "revolute", "continuous", "prismatic"):
+            raise chk.err(el, f"linear coupling names {jn!r}, which is not a revolute, continuous or prismatic joint")
+        coef[jn] = coef.get(jn, 0.0) + chk.floats(j, "coefficient", 1, owner=el)[0]
+    if not any(coef.values()):
+        raise chk.err(el, "linear coupling has no <joint name coefficient> with a non-zero coefficient")
+    off = el.find("offset")
+    offset = 0.0 if off is None else chk.floats(off, "value", 1, owner=el)[0]
+    return Coupling(name, "linear", "", "", 1.0, tuple(coef.items()), el.sourceline or 0, offset)
 
 
 def _path_coefficients(model, bp, bs, ratio):
@@ -205,6 +248,9 @@ def coupling_followers(model, couplings):
     (the rotors). They are the natural dependent coordinates when a file marks none ``independent``."""
     out = {mi.joint for mi in model.mimic}
     for c in couplings:
+        if c.type == "linear":  # its first joint with a non-zero coefficient
+            out.add(next(j for j, v in c.coefficients if v))
+            continue
         bs, bp = model.links[c.successor].body, model.links[c.predecessor].body
         anc = set()
         i = bp
