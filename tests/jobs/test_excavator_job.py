@@ -113,23 +113,22 @@ def _column(path, name):
 def test_payload_fills_and_leaves_continuously_and_follows_its_phase(tmp_path):
     """Soil mass from the cut volume: no step between samples; with the dig phase 1 s longer, the edge
     still cuts only inside the dig phase and the payload still leaves during the dump."""
+    from urdf_dyn.jobs.sizing_job import SizeDocument
+    from urdf_dyn.jobs.sizing_plan import SizingPlan
+    from urdf_dyn.jobs.sizing_run import compute
     from urdf_dyn.launch.document import read_launch, validate
-    from urdf_dyn.jobs.sizing_job import SizeDocument, _motion, _soil
-    from urdf_dyn.machines.loads import Frame
     for extra in (0.0, 1.0):
-        data = launch_data()
+        data = launch_data(iso6015=None, lift_chart=None, working_range=None, design=None, stability=None)
         data["motion"]["durations"][0] += extra
         f = tmp_path / f"d{extra}.yaml"
         f.write_text(yaml.safe_dump(data))
         L = read_launch(f)
         validate(L, SizeDocument)
-        model = ud.load(data["robot"]["file"])
-        mo, win = _motion(L, model)
-        Q, QD, QDD = ud.consistent_motion(model, mo, progress=False)
-        _, info = _soil(L, model, {"cutting_edge": Frame("bucket", tuple(data["frames"]["cutting_edge"]["xyz"]))}, mo.t, Q, QD, QDD, win)
-        m = info["mass"]
+        run = compute(SizingPlan.from_scenario(L), progress=False)
+        mo, win, m = run.plan.motion, run.windows, run.loads.mass
+        assert set(run.f_ext) == {"bucket"} and run.power is not None and run.checks == {}
         assert m.max() > 1000 and np.abs(np.diff(m)).max() < 0.1 * m.max()
-        cut_t = mo.t[info["cut"].in_soil]
+        cut_t = mo.t[run.loads.cut.in_soil]
         assert win["dig"][0] <= cut_t.min() and cut_t.max() <= win["curl"][1]
         a, b = win["dump"]
         assert m[mo.t < a].max() == pytest.approx(m.max()) and m[mo.t > b + 1e-9].max() == 0.0

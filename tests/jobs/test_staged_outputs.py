@@ -1,11 +1,12 @@
-"""A failed run never overwrites a good one (issue 29): ``launch.document.run_staged`` writes a job's
+"""A failed run never overwrites a good one (issue 29): ``jobs.outputs.run_staged`` writes a job's
 outputs into a hidden staging folder and moves them into the output folder only when the job returns."""
 from pathlib import Path
 
 import pytest
 
 from urdf_dyn.errors import LaunchError, SimulationError
-from urdf_dyn.launch.document import Launch, run_staged
+from urdf_dyn.jobs.outputs import run_staged
+from urdf_dyn.launch.document import Launch
 
 
 def _launch(tmp_path):

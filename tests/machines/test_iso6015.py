@@ -104,7 +104,8 @@ def test_against_the_cat320_data_sheet(res):
 
 
 def test_plot_envelope(res, tmp_path):
-    p = res.plot_envelope(tmp_path / "dig.png")
+    from urdf_dyn.reports.check_plots import plot_digging_envelope
+    p = plot_digging_envelope(res, tmp_path / "dig.png")
     assert (tmp_path / "dig.png").stat().st_size > 10_000 and str(p).endswith("dig.png")
 
 

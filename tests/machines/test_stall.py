@@ -242,8 +242,8 @@ def test_design_loads_are_the_pin_forces_at_their_case(model, env):
 
 
 def test_plot(model, env, tmp_path):
-    from urdf_dyn.machines.stall import plot_design_loads
-    p = env.plot(tmp_path / "stall.png")
+    from urdf_dyn.reports.check_plots import plot_design_loads, plot_stall_envelopes
+    p = plot_stall_envelopes(env, tmp_path / "stall.png")
     assert (tmp_path / "stall.png").stat().st_size > 10_000 and str(p).endswith("stall.png")
     dl = env.design_loads(model, {"boom_foot": "boom", "bucket_pivot": "bucket"})
     plot_design_loads(dl, {"boom_foot": 1e5}, tmp_path / "bars.png")

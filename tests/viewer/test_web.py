@@ -409,12 +409,13 @@ def test_a_recording_is_the_same_file_twice_and_draws_the_pins_from_its_first_fr
 
 
 def test_the_jobs_recording_process_writes_what_the_job_itself_would(excavator_run, tmp_path, monkeypatch):
-    """launch.document.RecordingTask: the sizing job writes its recording in a forked process while it draws
+    """jobs.outputs.RecordingTask: the sizing job writes its recording in a forked process while it draws
     the GIF. Its file is byte-identical to the one written in the job's own process; a child that dies
     without answering leaves the job to write the file itself; a recording the viewer cannot write is one
     warning line, as before."""
     import yaml
-    from urdf_dyn.launch.document import Launch, RecordingTask, validate, write_recording
+    from urdf_dyn.jobs.outputs import RecordingTask, write_recording
+    from urdf_dyn.launch.document import Launch, validate
     from urdf_dyn.jobs.sizing_schema import SizeDocument
     import urdf_dyn.launch.document as document
     run_dir, m, _, _ = excavator_run

@@ -40,8 +40,8 @@ from pydantic import AfterValidator, Field
 
 from urdf_dyn.io.files import atomic_path
 from urdf_dyn.launch.document import (FiniteFloat, JointValues, LaunchDocument, OutputsSection, PositiveFloat,
-                                      Section, build_model, joint_vector, output_dir, run_staged,
-                                      write_animation)
+                                      Section, build_model, joint_vector, output_dir)
+from urdf_dyn.jobs.outputs import run_staged, write_animation
 from urdf_dyn.launch.registry import Job
 from urdf_dyn.machines.motors import MotorsSection
 
@@ -222,7 +222,7 @@ def _run_simulate(launch, out_dir, progress, echo):
     if over:
         echo(f"WARNING: over the URDF effort limit: {', '.join(over)}")
     if doc.motors is not None:  # motor-side sizing through the gears (machines/motors.py)
-        from urdf_dyn.machines.motors import run_motor_report
+        from urdf_dyn.reports.motor_report import run_motor_report
         from urdf_dyn.errors import LaunchError
         try:
             written.update(run_motor_report(model, traj, doc.motors, Path(launch.path).parent, outdir, echo))

@@ -9,7 +9,7 @@ is already computed. Each finished case is written at once to ``<out>/cases/<has
 (Ctrl-C keeps every finished case); the job's own outputs (CSV, PNG) go to ``<out>/cases/<hash>/`` on the
 worker's file system. Workers keep the loaded ``Model`` of each robot description in a per-process cache,
 so a description is read once per worker, not once per case, and the geometry-only machine checks of
-``job: size`` likewise (``jobs.sizing_checks.reuse_geometry_checks``). Each worker runs one coarse warm-up
+``job: size`` likewise (the worker's ``jobs.geometry_cache.GeometryCache``). Each worker runs one coarse warm-up
 case before its first task (``warm_worker``): imports, compiled kernels and those checks, once. A case that raises is recorded with its error
 (one line) and the others go on.
 

@@ -33,7 +33,7 @@ sweep whose every case fails is an error (exit status 2). Cases drop the base's 
 case draws no plots, animation or recording unless ``sweep.plots: true`` (then the base's animation and
 recording keys are kept too); each writes its job's outputs to ``<out>/cases/<hash>/``. The machine checks
 that depend only on the geometry (ISO 6015, lift chart, working ranges, stall envelopes) are computed once
-per worker and robot (``jobs.sizing_checks.reuse_geometry_checks``). The sweep writes ``results.parquet``,
+per worker and robot (the worker's ``jobs.geometry_cache.GeometryCache``, ``jobs.sweep_case.WORKER``). The sweep writes ``results.parquet``,
 ``results.csv``, ``envelope.json``, ``peak_vs_<param>.png``, ``heatmap_peak.png`` (two parameters) and
 ``summary.md`` (``urdf_dyn.reports.sweep_results``). Rerunning in the same folder computes only the
 cases not yet there; Ctrl-C keeps every finished case and writes the tables of what is done.

@@ -71,14 +71,15 @@ def run_launch(path, out_dir=None, progress=None, echo=print, job=None):
     return _run(read_launch(path), out_dir, progress, echo, job)
 
 
-def run_document(data: dict, base_path, out_dir=None, progress=None, echo=print, job=None, model=None):
+def run_document(data: dict, base_path, out_dir=None, progress=None, echo=print, job=None, model=None, **options):
     """Run a launch document given as a mapping (e.g. one case of a sweep) as ``run_launch`` runs a file;
     relative paths in it resolve against ``base_path`` (the launch file it came from). ``model``: the
-    robot's Model if already loaded (it must be the one ``robot`` names). Same returns and errors."""
-    return _run(Launch(Path(base_path), data, model=model), out_dir, progress, echo, job)
+    robot's Model if already loaded (it must be the one ``robot`` names); ``options``: passed to the job's
+    runner (``job: size`` takes ``cache``, a ``jobs.geometry_cache.GeometryCache``). Same returns and errors."""
+    return _run(Launch(Path(base_path), data, model=model), out_dir, progress, echo, job, options)
 
 
-def _run(launch, out_dir, progress, echo, job):
+def _run(launch, out_dir, progress, echo, job, options=None):
     name = job or launch.data.get("job") or ("size" if launch.data.get("motion") else "simulate")
     if not isinstance(name, str):
         raise launch.err("job", f"expected a job name, got {name!r}")
@@ -87,7 +88,7 @@ def _run(launch, out_dir, progress, echo, job):
     except KeyError as e:
         raise launch.err("job", e.args[0]) from None
     validate(launch, the_job.schema, job=name)
-    return the_job.run(launch, out_dir=out_dir, progress=progress, echo=echo)
+    return the_job.run(launch, out_dir=out_dir, progress=progress, echo=echo, **(options or {}))
 
 
 def launch_schema(name=None) -> dict:
