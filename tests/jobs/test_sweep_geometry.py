@@ -13,8 +13,7 @@ import yaml
 from conftest import ROOT
 from test_excavator_job import launch_data
 from urdf_dyn.jobs import sizing_checks as sc
-from urdf_dyn.jobs.geometry_cache import CachedPlots, GeometryCache
-from urdf_dyn.reports.plotting import NoPlots
+from urdf_dyn.jobs.geometry_cache import GeometryCache
 from urdf_dyn.jobs.sizing_schema import SizeDocument
 from urdf_dyn.jobs.sizing_stall import run_stall
 from urdf_dyn.jobs.sweep_job import run_sweep_file
@@ -329,32 +328,29 @@ def test_no_cache_option_turns_the_disk_cache_off(monkeypatch):
 
 def test_a_second_run_copies_the_plots_of_the_kept_checks(disk, tmp_path, monkeypatch):
     """A geometry check's plot is a function of its result alone: drawn once, kept beside the result, and a
-    later run that takes the result from disk copies the plot (byte for byte) without drawing it; a sink that
-    draws nothing (a sweep's cases) gets no copy either."""
+    later run that takes the result from disk copies the plot (byte for byte) without drawing it."""
     from urdf_dyn.reports import check_plots
-    from urdf_dyn.reports.plotting import PlotWorker
     data = _small(iso6015=None, lift_chart=None, design=None)      # the working ranges alone: quick
     launch = _launch(tmp_path / "x.yaml", data)
     frames = {n: Frame(f.link, tuple(f.xyz), tuple(f.rpy)) for n, f in launch.doc.frames.items()}
-
     cache = GeometryCache()
 
-    def run(name, plots):                            # one run: the check, then its plot (as render draws it)
+    def run(name):                                   # one run: the check, its plot copied or drawn and kept
         (tmp_path / name).mkdir()
         cache.begin_run()
         out = sc.machine_checks(launch, build_model(launch), {}, frames, cache)["working_range"]
-        path = tmp_path / name / "working_range.png"
-        return out, CachedPlots(plots, cache).submit(path, check_plots.plot_working_range, out, path,
-                                                     check="working_range")
+        files = {"working_range": tmp_path / name / "working_range.png"}
+        if not cache.copy_kept_plots(files):
+            check_plots.plot_working_range(out, files["working_range"])
+            cache.keep_plots(files)
+        return out, files["working_range"]
 
-    result, png = run("first", PlotWorker(parallel=False))
-    assert cache.served_from_disk() == [] and png and Path(png).stat().st_size > 10_000
+    result, png = run("first")
+    assert cache.served_from_disk() == [] and png.stat().st_size > 10_000
     monkeypatch.setattr(check_plots, "plot_working_range", _refuse)
-    _, png2 = run("second", PlotWorker(parallel=False))
+    _, png2 = run("second")
     assert cache.served_from_disk() == ["working_range"]
-    assert Path(png2).read_bytes() == Path(png).read_bytes() and Path(png2).parent.name == "second"
-    _, none = run("third", NoPlots())
-    assert none is None and not list((tmp_path / "third").iterdir())
+    assert png2.read_bytes() == png.read_bytes() and png2.parent.name == "second"
 
 
 def test_the_disk_cache_keeps_the_newest_files_and_drops_stale_temporaries(disk, monkeypatch):

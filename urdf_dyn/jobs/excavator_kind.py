@@ -4,7 +4,7 @@ soil cut by the bucket's edge and the soil it carries: ``machines.loads.soil_loa
 post-processing (cylinders, motors and pumps: ``machines.hydraulics``); its checks (ISO 6015 digging forces,
 the ISO 10567 lift chart, the ISO 7135 working ranges, the tipping margin, the design cases and the stall
 envelopes: ``jobs.sizing_checks``, ``jobs.sizing_design``, ``jobs.sizing_stall``); and its report
-(``reports.excavator_report.render_excavator``)."""
+(``reports.excavator_report.ExcavatorReport``)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from urdf_dyn.jobs.machine_kind import MachineKind
+from urdf_dyn.reports.excavator_report import ExcavatorReport
 
 __all__ = ["ExcavatorKind", "ExcavatorPlan", "EXCAVATOR"]
 
@@ -33,6 +34,7 @@ class ExcavatorKind(MachineKind):
     name = "excavator"
     sections = ("soil", "hydraulics", "iso6015", "lift_chart", "stability", "working_range", "design")
     plot_modules = ("sizing", "soil", "hydraulics", "iso6015", "lift_chart", "stability", "working_range")
+    report = ExcavatorReport()
 
     def plan(self, plan):
         from urdf_dyn.constraints.inverse import actuators_of
@@ -158,28 +160,6 @@ class ExcavatorKind(MachineKind):
     def warnings(self, run):
         out = [f"hydraulics: {w}" for w in (run.power.warnings() if run.power is not None else ())]
         return out + [f"design: {w}" for w in (run.checks["design"].warnings() if "design" in run.checks else ())]
-
-    def shade(self, run) -> list:
-        """[(t0, t1, label)]: the spans with the edge in the soil, shaded on the actuator plot."""
-        from urdf_dyn.machines.hydraulics import intervals
-        if run.loads is None:
-            return []
-        return [(t0, t1, f"in {run.loads.soil.name}") for t0, t1 in intervals(run.t, run.loads.cut.in_soil)]
-
-    def render(self, run, report):
-        from urdf_dyn.reports.excavator_report import render_excavator
-        render_excavator(run, report)
-
-    def view(self, run):
-        sp = run.plan.scenario.doc.soil
-        if sp is None:
-            return {}
-        edge = run.plan.frames.get(sp.edge)
-        view = dict(bench_height=sp.ground.height, edge={"link": edge.link if edge else sp.edge, "xyz":
-                    list(edge.xyz) if edge else [0, 0, 0], "rpy": list(edge.rpy) if edge else [0, 0, 0]})
-        if sp.payload is not None:
-            view["payload"] = {"link": view["edge"]["link"], "com": list(sp.payload.com)}
-        return view
 
 
 def _angle(a, b) -> float:

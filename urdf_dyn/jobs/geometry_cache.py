@@ -11,7 +11,7 @@ the payload. ``GeometryCache`` keeps them in two tiers:
   that changes its copy cannot change another's); at most ``size`` entries, least recently used dropped;
 - **disk** (``disk=True``, the default unless ``URDF_DYN_CACHE=off``): ``jobs.disk_cache`` keeps results
   between runs, keyed also by the model's content and the library's sources; the plots drawn from a result
-  kept there are kept beside it and copied out by a later run (``CachedPlots``).
+  kept there are kept beside it and copied out by a later run (``copy_kept_plots``, ``keep_plots``).
 
 Errors are never stored. ``served_from_disk`` lists the checks this cache took from the disk (in order);
 ``stats`` counts the memory tier's hits and misses; ``export``/``install`` hand the memory tier's results
@@ -27,7 +27,7 @@ from pathlib import Path
 
 from urdf_dyn.jobs import disk_cache
 
-__all__ = ["GeometryCache", "CachedPlots", "geometry_key"]
+__all__ = ["GeometryCache", "geometry_key"]
 
 
 def _section(doc, path):
@@ -127,6 +127,24 @@ class GeometryCache:
         with self._lock:
             return self._kept.get(check)
 
+    def copy_kept_plots(self, files: dict) -> set:
+        """Copy into place the plot an earlier run kept beside each check's result: ``files`` {check: path of
+        its plot in this run's folder}. Returns the checks whose plot was copied (a plot is a function of its
+        result alone, so a result taken from the disk brings its plot)."""
+        done = set()
+        for check, path in files.items():
+            kept = self.kept_result(check)
+            if kept is not None and disk_cache.copy_out(disk_cache.kept_plot_path(kept, Path(path).name), path):
+                done.add(check)
+        return done
+
+    def keep_plots(self, files: dict):
+        """Keep beside each check's result on disk the plot drawn in this run (``files`` {check: path})."""
+        for check, path in files.items():
+            kept = self.kept_result(check)
+            if kept is not None and Path(path).is_file():
+                disk_cache.keep_file(path, disk_cache.kept_plot_path(kept, Path(path).name))
+
     def stats(self) -> dict:
         """{"hits", "misses", "entries"} of the memory tier."""
         with self._lock:
@@ -147,39 +165,3 @@ class GeometryCache:
                     self._blobs[k], new = v, new + 1
             self._trim()
         return new
-
-
-class CachedPlots:
-    """A plot sink (``reports.plotting.PlotSink``) in front of ``plots`` that, for a plot of a geometry-only
-    check whose result ``cache`` kept on disk, copies the plot an earlier run kept beside it instead of
-    drawing it again; a plot drawn here is kept beside its result. Everything else goes to ``plots``."""
-
-    def __init__(self, plots, cache: GeometryCache):
-        self._plots, self._cache = plots, cache
-        self.draws, self.parallel = getattr(plots, "draws", True), getattr(plots, "parallel", False)
-
-    def submit(self, path, fn, *args, check=None):
-        """Draw ``fn(*args)`` (which writes ``path``) — or copy the kept plot of ``check``. Returns what the
-        inner sink returns (str(path); None from a sink that draws nothing)."""
-        result_path = self._cache.kept_result(check) if check is not None else None
-        if result_path is None or not self.draws:
-            return self._plots.submit(path, fn, *args)
-        kept = disk_cache.kept_plot_path(result_path, Path(path).name)
-        if disk_cache.copy_out(kept, path):
-            return str(path)
-        return self._plots.submit(path, _draw_and_keep, kept, path, fn, *args)
-
-    def wait(self):
-        """Wait for the inner sink's plots."""
-        self._plots.wait()
-
-    def close(self):
-        """End the inner sink."""
-        self._plots.close()
-
-
-def _draw_and_keep(kept, path, fn, *args):
-    """``fn(*args)``, then a copy of ``path`` kept as ``kept`` (in a plot worker: module level, picklable)."""
-    out = fn(*args)
-    disk_cache.keep_file(path, kept)
-    return out

@@ -17,19 +17,21 @@ from the scenario's ``MachineKind``:
 ``actuation(plan, res, f_ext)``  post-processing of the actuator forces (excavator: hydraulics; arm: drives)
 ``checks(plan, run, cache, echo)``  checks along the motion ({name: result}, typed by the kind)
 ``summary(run)``, ``warnings(run)``  the lines the job prints
-``shade(run)``      spans [(t0, t1, label)] shaded on the actuator-force plot
-``render(run, report)``  the kind's report sections, tables and plots (a ``reports`` function)
-``view(run)``       what the viewer needs beside the generic run files ({key: JSON value})
+``report``          its part of the report, a ``reports.sizing_render.KindReport``: ``render(run, report)``
+                    (sections, tables, plots), ``shade(run)`` (spans on the actuator plot), ``view(run)``
+                    (its items of view.json), ``check_plots`` (a cached check's plot, copied not drawn)
 ``plot_modules``    modules a plot worker imports before it forks (those of the results it unpickles)
 ==================  ==================================================================================
 
 **How to add a machine kind.** Write its section schemas (pydantic ``Section`` s) and add them as optional
 fields of ``jobs.sizing_schema.SizeDocument``; write its compute functions in ``machines/`` (pure: arrays in,
-results out) and its report in ``reports/`` (one ``render_<kind>(run, report)`` that adds Markdown lines,
+results out) and its report in ``reports/`` (a ``KindReport`` subclass whose ``render(run, report)`` adds Markdown lines,
 JSON keys and files through ``report``); subclass ``MachineKind`` here (in a module of its own in
 ``jobs/``) with the methods above and add an instance to ``jobs.kinds.KINDS``. The pipeline needs no change.
 """
 from __future__ import annotations
+
+from urdf_dyn.reports.sizing_render import KindReport
 
 __all__ = ["MachineKind", "GENERIC"]
 
@@ -39,6 +41,8 @@ class MachineKind:
     actuators and nothing more: no sections, no loads, checks or report sections of its own)."""
     name = "machine"
     sections: tuple = ()
+    #: its part of the report (a ``reports.sizing_render.KindReport``: render, shade, view, check_plots)
+    report = KindReport()
     plot_modules: tuple = ("sizing",)
 
     def applies(self, doc) -> bool:
@@ -73,18 +77,6 @@ class MachineKind:
     def warnings(self, run) -> list:
         """One line per problem the job prints as ``WARNING: ...``."""
         return []
-
-    def shade(self, run) -> list:
-        """[(t0, t1, label)] spans shaded on the actuator-force plot (excavator: the edge in the soil)."""
-        return []
-
-    def render(self, run, report):
-        """Add the kind's report sections, JSON keys and files through ``report`` (a
-        ``reports.sizing_render.Report``)."""
-
-    def view(self, run) -> dict:
-        """What the viewer needs in ``view.json`` beside the generic keys."""
-        return {}
 
 
 #: the generic kind: a scenario with no machine kind's sections

@@ -68,13 +68,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from urdf_dyn.jobs.geometry_cache import CachedPlots, GeometryCache
+from urdf_dyn.jobs.geometry_cache import GeometryCache
 from urdf_dyn.jobs.outputs import RecordingTask, run_staged, write_animation
 from urdf_dyn.jobs.sizing_plan import SizingPlan
 from urdf_dyn.jobs.sizing_run import compute
 from urdf_dyn.jobs.sizing_schema import SizeDocument
 from urdf_dyn.launch.registry import Job
 from urdf_dyn.reports.plotting import NoPlots, PlotWorker
+from urdf_dyn.reports.manifest import OUTPUTS
 from urdf_dyn.reports.sizing_render import render
 
 __all__ = ["SizeDocument", "NoPlots", "run_sizing", "JOB"]
@@ -117,7 +118,11 @@ def _run_sizing(scenario, outdir, progress, echo, workers, cache):
         from urdf_dyn.jobs.disk_cache import cache_dir
         echo(f"reused from an earlier run of this machine (same robot, sections and library): "
              f"{', '.join(run.provenance)} (kept in {cache_dir()}; --no-cache recomputes)")
-    written = dict(render(run, outdir, CachedPlots(plots, cache)))
+    # a geometry-only check's plot is a function of its result alone: one kept with a cached result is
+    # copied into place instead of drawn; one drawn here is kept beside its result (after plots.wait())
+    files = {c: outdir / OUTPUTS[k].file for c, k in plan.kind.report.check_plots.items()} if plots.draws else {}
+    copied = cache.copy_kept_plots(files)
+    written = dict(render(run, outdir, plots, present={plan.kind.report.check_plots[c] for c in copied}))
     # the recording (Python building viser's messages) is written by a forked process (else a thread) while
     # the GIF is drawn here (OpenGL stays on the main thread, as a windowing system may require)
     gif = {}
@@ -126,6 +131,7 @@ def _run_sizing(scenario, outdir, progress, echo, workers, cache):
     written.update(gif)
     recording.finish(written)
     plots.wait()
+    cache.keep_plots({c: f for c, f in files.items() if c not in copied})
     _say(run, echo)
     echo("wrote: " + ", ".join(str(v) for v in written.values()))
     return run.actuation, written

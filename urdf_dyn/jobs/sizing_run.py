@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from urdf_dyn.reports.sizing_render import head_of, trajectory_of
+
 __all__ = ["SizingRun", "compute"]
 
 
@@ -51,16 +53,12 @@ class SizingRun:
         return self.plan.kind
 
     def trajectory(self):
-        """The motion as a ``simulation.simulate.Trajectory`` (zero torques; meta: job, scenario)."""
-        from urdf_dyn.simulation.simulate import Trajectory
-        return Trajectory(self.t, self.q, self.qd, self.qdd, np.zeros_like(self.q), np.zeros(len(self.q)),
-                          self.model.joint_names, {"job": "size", "launch": str(self.plan.scenario.path)})
+        """The motion as a ``simulation.simulate.Trajectory`` (``reports.sizing_render.trajectory_of``)."""
+        return trajectory_of(self)
 
     def head(self) -> str:
-        """The report's first lines: the actuation case, the rank of G_u and the strokes."""
-        res = self.actuation
-        return (f"actuation: {res.case}; rank G_u = {res.rank_Gu}, degrees of freedom {res.dof}; actuators: "
-                f"{', '.join(res.names)}\n\n{self.strokes_line}")
+        """The report's first lines (``reports.sizing_render.head_of``)."""
+        return head_of(self)
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ def write_actuators(report, title=None, phases=None, shade=None):
     axis names its unit (kN, kN·m, m, rad, kW, bar).
     ``phases``: {name: (t0, t1)} [s] labelled on the force plot; ``shade``: [(t0, t1, label)] shaded there
     (e.g. the bucket in the soil)."""
-    model, res = report.run.model, report.run.actuation
+    model, res = report.run.plan.model, report.run.actuation
     su = {n: ("m" if u == "N" else "rad") for n, u in zip(res.names, res.units)}
     header = ["t [s]"] + [f"u[{n}] [{_scaled(u)[1]}]" for n, u in zip(res.names, res.units)] + \
              [f"s[{n}] [{su[n]}]" for n in res.names] + [f"power[{n}] [kW]" for n in res.names] + \

@@ -148,7 +148,7 @@ def render_stall(rep, stall, design=None):
     js["stall"] = env.summary()
     if pl is not None:
         rep.wrote("pin_design_loads_csv", write_pin_loads(pl, rep.path("pin_design_loads_csv"), design.damage, csv))
-    rep.plot("stall_envelopes_png", plot_stall_envelopes, env, rep.path("stall_envelopes_png"), check="stall")
+    rep.plot("stall_envelopes_png", plot_stall_envelopes, env, rep.path("stall_envelopes_png"))
     peaks = {n: pl.cycle_peak(n)[0] for n in pl.names} if pl is not None else {}
     rep.plot("pin_design_loads_png", plot_design_loads, dl, peaks, rep.path("pin_design_loads_png"))
 

@@ -8,10 +8,11 @@ import numpy as np
 
 from urdf_dyn.reports.check_plots import plot_digging_envelope, plot_lift_chart, plot_working_range, plot_zmp
 from urdf_dyn.reports.design_report import render_design, render_stall
+from urdf_dyn.reports.sizing_render import KindReport
 from urdf_dyn.reports.excavator_plots import (plot_pump_flow, plot_soil, plot_soil_direction, soil_section,
                                               write_hydraulics_csv, write_soil_csv)
 
-__all__ = ["render_excavator"]
+__all__ = ["render_excavator", "ExcavatorReport"]
 
 
 def render_excavator(run, rep):
@@ -48,19 +49,19 @@ def render_excavator(run, rep):
                              holding_bar=d.holding_bar)
         if d.reference:
             js["iso6015"]["published"] = d.reference
-        rep.plot("envelope_png", plot_digging_envelope, d, rep.path("envelope_png"), check="iso6015")
+        rep.plot("envelope_png", plot_digging_envelope, d, rep.path("envelope_png"))
     if "working_range" in machine:
         w = machine["working_range"]
         md += ["## Working ranges, ISO 7135 dimensions (urdf_dyn.machines.working_range)", "", w.table(), ""]
         js["working_range"] = w.to_dict()
         if w.reference:
             js["working_range"]["published"] = w.reference
-        rep.plot("working_range_png", plot_working_range, w, rep.path("working_range_png"), check="working_range")
+        rep.plot("working_range_png", plot_working_range, w, rep.path("working_range_png"))
     if "lift_chart" in machine:
         lc = machine["lift_chart"]
         md += ["## ISO 10567 lift capacity (urdf_dyn.machines.lift_chart)", "", lc.to_markdown(), ""]
         js["lift_capacity"] = lc.grid()
-        rep.plot("lift_chart_png", plot_lift_chart, lc, rep.path("lift_chart_png"), check="lift_chart")
+        rep.plot("lift_chart_png", plot_lift_chart, lc, rep.path("lift_chart_png"))
     if "stability" in machine:
         _stability(rep, machine["stability"])
     if "design" in machine:          # pins, buckling, pumps, shortest cycle (machines.design_cases)
@@ -83,3 +84,31 @@ def _stability(rep, st):
     rep.js["stability"] = dict(min_margin_m=st.min_margin, t_min_margin_s=st.t_min, outside=bool(np.any(st.outside)),
                                footprint_m=st.footprint)
     rep.plot("zmp_png", plot_zmp, st, rep.path("zmp_png"))
+
+
+class ExcavatorReport(KindReport):
+    """The excavator kind's part of the sizing report (``jobs.excavator_kind``)."""
+    check_plots = {"iso6015": "envelope_png", "lift_chart": "lift_chart_png", "working_range": "working_range_png",
+                   "stall": "stall_envelopes_png"}
+
+    def render(self, run, report):
+        render_excavator(run, report)
+
+    def shade(self, run) -> list:
+        """[(t0, t1, label)]: the spans with the edge in the soil, shaded on the actuator plot."""
+        from urdf_dyn.machines.hydraulics import intervals
+        if run.loads is None:
+            return []
+        return [(t0, t1, f"in {run.loads.soil.name}") for t0, t1 in intervals(run.t, run.loads.cut.in_soil)]
+
+    def view(self, run) -> dict:
+        """The bench height, the cutting edge's frame and the payload's centroid (``soil``)."""
+        sp = run.plan.scenario.doc.soil
+        if sp is None:
+            return {}
+        edge = run.plan.frames.get(sp.edge)
+        view = dict(bench_height=sp.ground.height, edge={"link": edge.link if edge else sp.edge, "xyz":
+                    list(edge.xyz) if edge else [0, 0, 0], "rpy": list(edge.rpy) if edge else [0, 0, 0]})
+        if sp.payload is not None:
+            view["payload"] = {"link": view["edge"]["link"], "com": list(sp.payload.com)}
+        return view

@@ -85,6 +85,8 @@ class PlotWorker:
     — those of the results the worker will unpickle (``iso6015`` alone brings the loop solvers and scipy:
     imported in the worker, 0.5 s would delay that plot; imported once here, the worker inherits them)."""
 
+    draws = True
+
     def __init__(self, parallel=True, preload=()):
         self._ex, self._jobs = None, []
         if parallel and worker_allowed():

@@ -6,7 +6,12 @@ view.json) is here; the machine kind adds its sections through ``kind.render(run
 Written in this order (the manifest's): actuator_forces.csv, pin_loads.csv, actuator_forces.png,
 force_vs_stroke.png, motion.npz, the kind's files, sizing_report.md, sizing_report.json, f_ext.npz,
 view.json. The plots go through ``plots`` (``reports.plotting.PlotWorker`` or a sink that draws nothing):
-complete after its ``wait()``."""
+complete after its ``wait()``.
+
+A machine kind's part of the report is a ``KindReport`` (``MachineKind.report``): ``render(run, report)`` adds
+its sections, ``shade(run)`` the spans shaded on the actuator plot, ``view(run)`` its items of view.json and
+``check_plots`` {geometry-only check: output key of its plot}, so that a plot kept with a cached result can be
+copied into place instead of drawn (``present``)."""
 from __future__ import annotations
 
 import json
@@ -18,7 +23,7 @@ from urdf_dyn.io.files import atomic_path
 from urdf_dyn.reports.actuator_report import write_actuators
 from urdf_dyn.reports.manifest import Manifest
 
-__all__ = ["Report", "render", "jsonable"]
+__all__ = ["Report", "KindReport", "render", "jsonable", "trajectory_of", "head_of"]
 
 
 def jsonable(x):
@@ -42,8 +47,8 @@ class Report:
     and records it with ``wrote(key)``; ``plot(key, fn, *args, check=...)`` submits a plot (``check``: the
     geometry-only check the plot draws, so that a cached plot can be copied instead)."""
 
-    def __init__(self, run, outdir, plots):
-        self.run, self.plots = run, plots
+    def __init__(self, run, outdir, plots, present=()):
+        self.run, self.plots, self.present = run, plots, frozenset(present)
         self.manifest = Manifest(outdir)
         self.md: list = []
         self.js: dict = {}
@@ -56,21 +61,56 @@ class Report:
         """Record that output ``key`` was written (at ``path(key)`` unless given)."""
         return self.manifest.add(key, self.path(key) if path is None else path)
 
-    def plot(self, key, fn, *args, check=None):
-        """Submit ``fn(*args)`` (which writes ``path(key)``) to the plot sink; record it."""
-        return self.manifest.add(key, self.plots.submit(self.path(key), fn, *args, check=check))
+    def plot(self, key, fn, *args):
+        """Submit ``fn(*args)`` (which writes ``path(key)``) to the plot sink — unless the file is already in
+        place (``present``: a plot copied from the cache) — and record it."""
+        if key in self.present:
+            return self.manifest.add(key, self.path(key))
+        return self.manifest.add(key, self.plots.submit(self.path(key), fn, *args))
 
 
-def render(run, outdir, plots) -> Manifest:
-    """Write the SizingRun ``run`` into ``outdir`` (which must exist); see the module docstring."""
+class KindReport:
+    """A machine kind's part of the sizing report; this base is the generic kind's (nothing to add)."""
+    #: {geometry-only check: output key of its plot}
+    check_plots: dict = {}
+
+    def render(self, run, report):
+        """Add the kind's sections, JSON keys and files to ``report``."""
+
+    def shade(self, run) -> list:
+        """[(t0, t1, label)] spans shaded on the actuator-force plot."""
+        return []
+
+    def view(self, run) -> dict:
+        """The kind's items of view.json."""
+        return {}
+
+
+def trajectory_of(run):
+    """The motion of ``run`` as a ``simulation.simulate.Trajectory`` (zero torques; meta: job, scenario)."""
+    from urdf_dyn.simulation.simulate import Trajectory
+    return Trajectory(run.t, run.q, run.qd, run.qdd, np.zeros_like(run.q), np.zeros(len(run.q)),
+                      run.plan.model.joint_names, {"job": "size", "launch": str(run.plan.scenario.path)})
+
+
+def head_of(run) -> str:
+    """The report's first lines: the actuation case, the rank of G_u and the strokes."""
+    res = run.actuation
+    return (f"actuation: {res.case}; rank G_u = {res.rank_Gu}, degrees of freedom {res.dof}; actuators: "
+            f"{', '.join(res.names)}\n\n{run.strokes_line}")
+
+
+def render(run, outdir, plots, present=()) -> Manifest:
+    """Write the SizingRun ``run`` into ``outdir`` (which must exist); see the module docstring. ``present``:
+    output keys whose files are already in place (plots copied from the cache)."""
     from urdf_dyn.machines.sizing import sizing_table
-    rep = Report(run, outdir, plots)
-    model, res, kind, windows = run.model, run.actuation, run.kind, run.windows
+    rep = Report(run, outdir, plots, present)
+    model, res, kind, windows = run.plan.model, run.actuation, run.plan.kind.report, run.windows
     write_actuators(rep, phases=windows, shade=kind.shade(run))
-    rep.wrote("motion_npz", run.trajectory().save(rep.path("motion_npz")))
+    rep.wrote("motion_npz", trajectory_of(run).save(rep.path("motion_npz")))
     md, js = rep.md, rep.js
     scenario = run.plan.scenario.path
-    md += [f"# {model.name}: actuator sizing", "", f"launch: `{scenario}`", "", run.head(), ""]
+    md += [f"# {model.name}: actuator sizing", "", f"launch: `{scenario}`", "", head_of(run), ""]
     if windows:
         md += ["phases: " + ", ".join(f"{n} {a:.2f}–{b:.2f} s" for n, (a, b) in windows.items()), ""]
     md += ["## Actuators (closed-loop inverse dynamics, RBDA §8.12)", "", sizing_table(res), ""]
@@ -132,11 +172,11 @@ def _write_view(rep):
     """view.json: what the viewers (``urdf-dyn view RUN_DIR [--web]``) need beside the run's files to draw it
     (the robot and its packages; the kind's items, e.g. the bench, the cutting edge and the payload)."""
     run = rep.run
-    model = run.model
+    model = run.plan.model
     items = (tuple(model.package_dirs) + ((), ()))[0]
     view = {"robot": str(Path(model.source).resolve()), "package_dirs": [f"{k}={v}" for k, v in items],
             "loop_tol": 1e-3}
-    view.update(run.kind.view(run))
+    view.update(run.plan.kind.report.view(run))
     with atomic_path(rep.path("view_json")) as tmp:
         Path(tmp).write_text(json.dumps(view, indent=1))
     rep.wrote("view_json")
