@@ -12,7 +12,7 @@ import yaml
 import urdf_dyn as ud
 from _robots import ROOT
 from urdf_dyn.cli.main import main
-from urdf_dyn.launch import run_launch
+from urdf_dyn.launch import run_scenario
 
 SRC = ROOT / "scenarios" / "excavator_dig.scenario.yaml"
 
@@ -36,7 +36,7 @@ def run(tmp_path, data, name="dig"):
     f = tmp_path / f"{name}.yaml"
     f.write_text(yaml.safe_dump(data))
     lines = []
-    res, written = run_launch(f, out_dir=tmp_path / name, progress=False, echo=lines.append)
+    res, written = run_scenario(f, out_dir=tmp_path / name, progress=False, echo=lines.append)
     return res, written, lines
 
 
@@ -116,13 +116,13 @@ def test_payload_fills_and_leaves_continuously_and_follows_its_phase(tmp_path):
     from urdf_dyn.jobs.sizing_job import SizeDocument
     from urdf_dyn.jobs.sizing_plan import SizingPlan
     from urdf_dyn.jobs.sizing_run import compute
-    from urdf_dyn.launch.document import read_launch, validate
+    from urdf_dyn.launch.document import read_scenario, validate
     for extra in (0.0, 1.0):
         data = launch_data(iso6015=None, lift_chart=None, working_range=None, design=None, stability=None)
         data["motion"]["durations"][0] += extra
         f = tmp_path / f"d{extra}.yaml"
         f.write_text(yaml.safe_dump(data))
-        L = read_launch(f)
+        L = read_scenario(f)
         validate(L, SizeDocument)
         run = compute(SizingPlan.from_scenario(L), progress=False)
         mo, win, m = run.plan.motion, run.windows, run.loads.mass
@@ -162,8 +162,8 @@ def test_bad_input_names_the_key(tmp_path, change, message):
         data["soil"]["during"] = ["digging"]
     f = tmp_path / "bad.yaml"
     f.write_text(yaml.safe_dump(data))
-    with pytest.raises(ud.LaunchError) as e:
-        run_launch(f, out_dir=tmp_path / "o", progress=False, echo=lambda *a: None)
+    with pytest.raises(ud.ScenarioError) as e:
+        run_scenario(f, out_dir=tmp_path / "o", progress=False, echo=lambda *a: None)
     assert message in str(e.value) and "\n" not in str(e.value)
     assert main(["launch", str(f), "--out-dir", str(tmp_path / "o")]) == 2
 

@@ -17,7 +17,7 @@ from urdf_dyn.jobs.geometry_cache import GeometryCache
 from urdf_dyn.jobs.sizing_schema import SizeDocument
 from urdf_dyn.jobs.sizing_stall import run_stall
 from urdf_dyn.jobs.sweep_job import run_sweep_file
-from urdf_dyn.launch.document import Launch, build_model, validate
+from urdf_dyn.launch.document import Scenario, build_model, validate
 from urdf_dyn.machines.loads import Frame
 from urdf_dyn.machines.pins import PinSpec
 from urdf_dyn.machines.sizing import Cylinder
@@ -26,7 +26,7 @@ CHECKS = ("iso6015", "lift_chart", "working_range")
 
 
 def _launch(path, data):
-    launch = Launch(Path(path), data)
+    launch = Scenario(Path(path), data)
     validate(launch, SizeDocument, job="size")
     return launch
 
@@ -188,8 +188,8 @@ def test_sweep_plots_true_draws_each_cases_plots(tmp_path):
 
 
 def test_sweep_plots_must_be_a_boolean(tmp_path):
-    from urdf_dyn.errors import LaunchError
-    with pytest.raises(LaunchError, match=r"sweep\.plots") as e:
+    from urdf_dyn.errors import ScenarioError
+    with pytest.raises(ScenarioError, match=r"sweep\.plots") as e:
         _short_sweep(tmp_path, "sometimes")
     assert "\n" not in str(e.value)
 
@@ -317,7 +317,7 @@ def test_no_cache_option_turns_the_disk_cache_off(monkeypatch):
     from urdf_dyn.jobs import disk_cache
     seen = []
     record = lambda *a, **k: seen.append(disk_cache.enabled())
-    monkeypatch.setattr(launch_pkg, "run_launch", record)
+    monkeypatch.setattr(launch_pkg, "run_scenario", record)
     monkeypatch.setattr(sweep_job, "run_sweep_file", record)
     for cmd in ("run", "size", "sweep"):
         monkeypatch.setenv("URDF_DYN_CACHE", "on")

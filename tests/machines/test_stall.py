@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import urdf_dyn as ud
+import urdf_dyn.machines as um
 from _robots import ROOT
 from test_iso6015 import ARM, lip_jacobian
 from urdf_dyn.machines.sizing import Cylinder
@@ -200,7 +201,7 @@ def test_tipping_and_sliding_limits_against_the_zmp_and_coulomb(model):
         fl = R.T @ f
         w = np.r_[np.cross(LIP[1], fl), fl]
         zm = zmp_margin(model, poly, q=env.Q[k][None], f_ext={"bucket": w[None]}, warn=False).min_margin
-        W = ud.base_reaction(model, env.Q[k], f_ext={"bucket": w})
+        W = um.base_reaction(model, env.Q[k], f_ext={"bucket": w})
         assert zm >= -1e-9
         assert np.linalg.norm(W[3:5]) <= 0.5 * W[5] * (1 + 1e-9)
         if r["limited_by"][k] == "tipping":

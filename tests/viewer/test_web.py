@@ -32,7 +32,7 @@ def excavator_run(tmp_path_factory):
     """The main job (scenarios/excavator_dig.scenario.yaml) at 0.05 s steps, with the soil.csv the soil
     model gives along its motion."""
     import yaml
-    from urdf_dyn.launch import run_launch
+    from urdf_dyn.launch import run_scenario
     d = tmp_path_factory.mktemp("excavator_run")
     data = yaml.safe_load((ROOT / "scenarios" / "excavator_dig.scenario.yaml").read_text())
     data["robot"]["file"] = str(EXCAVATOR)
@@ -40,7 +40,7 @@ def excavator_run(tmp_path_factory):
     data["outputs"] = {"directory": str(d / "run"), "recording": "dig_cycle.html", "animation_fps": 5}
     f = d / "dig.scenario.yaml"
     f.write_text(yaml.safe_dump(data))
-    run_launch(f, progress=False, echo=lambda *a: None)
+    run_scenario(f, progress=False, echo=lambda *a: None)
     m = ud.load(EXCAVATOR)
     from urdf_dyn_viewer.playback import motion_from_trajectory
     mo = motion_from_trajectory(m, ud.Trajectory.load(d / "run" / "motion.npz"))
@@ -415,14 +415,14 @@ def test_the_jobs_recording_process_writes_what_the_job_itself_would(excavator_r
     warning line, as before."""
     import yaml
     from urdf_dyn.jobs.outputs import RecordingTask, write_recording
-    from urdf_dyn.launch.document import Launch, validate
+    from urdf_dyn.launch.document import Scenario, validate
     from urdf_dyn.jobs.sizing_schema import SizeDocument
     import urdf_dyn.launch.document as document
     run_dir, m, _, _ = excavator_run
     data = yaml.safe_load((ROOT / "scenarios" / "excavator_dig.scenario.yaml").read_text())
     data["robot"]["file"] = str(EXCAVATOR)
     data["outputs"] = {"directory": str(run_dir), "recording": "rec.html", "animation_fps": 2}
-    launch = Launch(tmp_path / "x.yaml", data)
+    launch = Scenario(tmp_path / "x.yaml", data)
     validate(launch, SizeDocument, job="size")
     here, lines = {}, []
     write_recording(launch, m, run_dir, here, lines.append)

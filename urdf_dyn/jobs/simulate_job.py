@@ -138,7 +138,7 @@ def build_controller(launch, model):
 
 def run_simulate(launch, out_dir=None, progress=None, echo=print):
     """Run a validated ``job: simulate`` launch: load, simulate, write outputs, print the torque table.
-    Returns (Trajectory, {output: path}). Raises LaunchError / ModelError for bad input; SimulationError
+    Returns (Trajectory, {output: path}). Raises ScenarioError / ModelError for bad input; SimulationError
     after saving the partial trajectory. Outputs are staged and moved in at the end (``run_staged``)."""
     return run_staged(launch, out_dir, echo, lambda stage, say: _run_simulate(launch, stage, progress, say))
 
@@ -223,11 +223,11 @@ def _run_simulate(launch, out_dir, progress, echo):
         echo(f"WARNING: over the URDF effort limit: {', '.join(over)}")
     if doc.motors is not None:  # motor-side sizing through the gears (machines/motors.py)
         from urdf_dyn.reports.motor_report import run_motor_report
-        from urdf_dyn.errors import LaunchError
+        from urdf_dyn.errors import ScenarioError
         try:
             written.update(run_motor_report(model, traj, doc.motors, Path(launch.path).parent, outdir, echo))
-        except LaunchError as e:
-            raise LaunchError(f"{launch.path}: {e}") from None
+        except ScenarioError as e:
+            raise ScenarioError(f"{launch.path}: {e}") from None
     echo("wrote: " + ", ".join(str(v) for v in written.values()))
     return traj, written
 

@@ -17,7 +17,7 @@ import warnings
 from pathlib import Path
 
 from urdf_dyn.jobs.geometry_cache import GeometryCache
-from urdf_dyn.launch.document import Launch, build_model
+from urdf_dyn.launch.document import Scenario, build_model
 from urdf_dyn.launch.registry import run_document
 from urdf_dyn.reports.sweep_results import case_metrics
 
@@ -50,7 +50,7 @@ def _cached_model(data: dict, base_path: Path):
     key = json.dumps([str(f), stamp, str(base_path.parent.resolve()), robot], sort_keys=True, default=str)
     if key in WORKER.models:
         return WORKER.models[key], False
-    WORKER.models[key] = build_model(Launch(base_path, data))
+    WORKER.models[key] = build_model(Scenario(base_path, data))
     return WORKER.models[key], True
 
 

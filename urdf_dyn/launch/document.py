@@ -21,7 +21,7 @@ Each job's own sections are documented in its module (``urdf_dyn.jobs.simulate_j
 ``urdf_dyn.jobs.sizing_job``, ``urdf_dyn.jobs.gauss_job``). ``urdf-dyn run --schema`` prints the JSON
 Schema of every job, for editors that complete and check YAML.
 
-Every error is a ``LaunchError`` naming the file and the key path (``solver.rtol``), the value and what is
+Every error is a ``ScenarioError`` naming the file and the key path (``solver.rtol``), the value and what is
 allowed.
 """
 from __future__ import annotations
@@ -35,9 +35,9 @@ import numpy as np
 import yaml
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
-from urdf_dyn.errors import LaunchError
+from urdf_dyn.errors import ScenarioError
 
-__all__ = ["Launch", "read_launch", "validate", "Section", "LaunchDocument", "RobotSection", "OutputsSection",
+__all__ = ["Scenario", "read_scenario", "validate", "Section", "LaunchDocument", "RobotSection", "OutputsSection",
            "FiniteFloat", "PositiveFloat", "NonNegativeFloat", "JointValues", "build_model", "joint_vector",
            "number", "output_dir", "unknown_name",
            "MAX_YAML_NODES", "MAX_LAUNCH_BYTES"]
@@ -97,7 +97,7 @@ class LaunchDocument(Section):
 # reading and validation
 # ---------------------------------------------------------------------------------------------------------
 @dataclass
-class Launch:
+class Scenario:
     """A read launch file: ``path``, the raw mapping ``data`` and, once validated, the typed ``doc``."""
     path: Path
     data: dict
@@ -105,9 +105,9 @@ class Launch:
     outputs: dict = field(default_factory=dict)
     model: object = None  #: a Model of ``robot`` already loaded (a sweep worker's cache); build_model returns it
 
-    def err(self, key, msg) -> LaunchError:
-        """A LaunchError naming this file and ``key`` (a dotted path such as ``solver.rtol``)."""
-        return LaunchError(f"{self.path}: {key}: {msg}")
+    def err(self, key, msg) -> ScenarioError:
+        """A ScenarioError naming this file and ``key`` (a dotted path such as ``solver.rtol``)."""
+        return ScenarioError(f"{self.path}: {key}: {msg}")
 
 
 MAX_LAUNCH_BYTES = 1 << 20
@@ -144,34 +144,34 @@ class _Composer(yaml.SafeLoader):
         return node
 
 
-def read_launch(path) -> Launch:
+def read_scenario(path) -> Scenario:
     """Read a launch file (YAML, PyYAML's safe loader: no Python tags). Refused: files over 1 MiB and
-    documents holding more than ``MAX_YAML_NODES`` values once aliases are expanded. Raises LaunchError naming
+    documents holding more than ``MAX_YAML_NODES`` values once aliases are expanded. Raises ScenarioError naming
     the file (and line for YAML syntax errors). The document is validated by its job (``validate``)."""
     path = Path(path)
     if not path.is_file():
-        raise LaunchError(f"{path}: scenario file not found")
+        raise ScenarioError(f"{path}: scenario file not found")
     if path.name.endswith(".launch.yaml"):
         import warnings
         warnings.warn(f"{path}: the suffix .launch.yaml is deprecated (ROS 2 launch files start processes); "
                       "rename it to .scenario.yaml", FutureWarning, stacklevel=2)
     if path.stat().st_size > MAX_LAUNCH_BYTES:
-        raise LaunchError(f"{path}: {path.stat().st_size} bytes; launch files are at most 1 MiB")
+        raise ScenarioError(f"{path}: {path.stat().st_size} bytes; launch files are at most 1 MiB")
     try:
         data = yaml.load(path.read_text(), Loader=_Composer)  # noqa: S506 - a SafeLoader subclass
     except RecursionError:
-        raise LaunchError(f"{path}: YAML error: nested too deeply") from None
+        raise ScenarioError(f"{path}: YAML error: nested too deeply") from None
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f":{mark.line + 1}" if mark is not None else ""
-        raise LaunchError(f"{path}{where}: YAML error: {getattr(e, 'problem', None) or e}") from None
+        raise ScenarioError(f"{path}{where}: YAML error: {getattr(e, 'problem', None) or e}") from None
     except (OSError, UnicodeDecodeError) as e:
-        raise LaunchError(f"{path}: cannot read: {e}") from None
+        raise ScenarioError(f"{path}: cannot read: {e}") from None
     if data is None:
         data = {}
     if not isinstance(data, dict):
-        raise LaunchError(f"{path}: top level: expected a mapping of sections, got {type(data).__name__}")
-    return Launch(path, data)
+        raise ScenarioError(f"{path}: top level: expected a mapping of sections, got {type(data).__name__}")
+    return Scenario(path, data)
 
 
 _BARE_TAGS = frozenset({"float", "int", "str", "bool", "none", "is-instance", "any"})
@@ -224,9 +224,9 @@ def _message(e, job=None) -> str:
     return f"{e['msg']} (got {value!r})"
 
 
-def validate(launch: Launch, schema: type[BaseModel], job=None):
+def validate(launch: Scenario, schema: type[BaseModel], job=None):
     """Validate ``launch.data`` against ``schema`` (a LaunchDocument subclass); sets and returns
-    ``launch.doc``. Raises LaunchError naming the file, the key path, the value and what is allowed; when
+    ``launch.doc``. Raises ScenarioError naming the file, the key path, the value and what is allowed; when
     several keys are wrong, the first is named and the count of the others given."""
     try:
         launch.doc = schema.model_validate(launch.data)
@@ -249,7 +249,7 @@ def validate(launch: Launch, schema: type[BaseModel], job=None):
 # helpers shared by the jobs
 # ---------------------------------------------------------------------------------------------------------
 def number(launch, v, key):
-    """``v`` as a finite float, or LaunchError naming ``key``."""
+    """``v`` as a finite float, or ScenarioError naming ``key``."""
     try:
         x = float(v)
     except (TypeError, ValueError):
@@ -270,7 +270,7 @@ def unknown_name(kind, name, known) -> str:
 def joint_vector(launch, model, value, key, default=None, positions=False):
     """A joint-space vector (nv,) — or, with ``positions``, a configuration (nq,) named by ``model.q_names``
     — from a {joint: value} mapping, a list in joint order or a scalar; joints not named keep ``default``
-    (zeros; ``model.neutral()`` for positions). Raises LaunchError naming ``key`` for unknown joints or a
+    (zeros; ``model.neutral()`` for positions). Raises ScenarioError naming ``key`` for unknown joints or a
     wrong length."""
     names = model.q_names if positions else model.joint_names
     n = len(names)
@@ -295,7 +295,7 @@ def joint_vector(launch, model, value, key, default=None, positions=False):
 
 def _unit_quaternions(launch, names, q, key):
     """``q`` after checking that the quaternion (``<joint>.qx`` … ``.qw``) of each floating joint is not zero
-    (it is normalised later; a zero one has no direction). Raises LaunchError naming ``key`` and the joint."""
+    (it is normalised later; a zero one has no direction). Raises ScenarioError naming ``key`` and the joint."""
     for i, n in enumerate(names):
         if n.endswith(".qw") and i >= 3 and names[i - 3] == n[:-3] + ".qx":
             if not np.linalg.norm(q[i - 3:i + 1]) > 1e-9:
@@ -329,3 +329,8 @@ def output_dir(launch, out_dir=None) -> Path:
         return Path(out_dir)
     d = launch.doc.outputs.directory if launch.doc is not None else None
     return Path(d or f"urdf_dyn_out/{launch.path.name.split('.')[0]}")
+
+
+from urdf_dyn._deprecated import deprecated_getattr  # noqa: E402 - the old names, with a FutureWarning
+
+__getattr__ = deprecated_getattr(__name__)

@@ -41,7 +41,7 @@ from typing import Optional, Union
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from urdf_dyn.errors import LaunchError
+from urdf_dyn.errors import ScenarioError
 
 __all__ = ["Motor", "DriveSpec", "MotorsSection", "Drive", "MotorRow", "MotorSizing", "load_motor_catalogue",
            "drives_from", "motor_sizing", "format_motor_table"]
@@ -124,17 +124,17 @@ class MotorsSection(_Strict):
 
 
 def load_motor_catalogue(path) -> dict:
-    """{name: Motor} from a YAML catalogue. Raises LaunchError naming the file and the key at fault."""
+    """{name: Motor} from a YAML catalogue. Raises ScenarioError naming the file and the key at fault."""
     import yaml
     path = Path(path)
     if not path.is_file():
-        raise LaunchError(f"{path}: motor catalogue not found")
+        raise ScenarioError(f"{path}: motor catalogue not found")
     try:
         data = yaml.safe_load(path.read_text())
     except yaml.YAMLError as e:
-        raise LaunchError(f"{path}: YAML error: {str(e).splitlines()[0]}") from None
+        raise ScenarioError(f"{path}: YAML error: {str(e).splitlines()[0]}") from None
     if not isinstance(data, dict):
-        raise LaunchError(f"{path}: a motor catalogue is a mapping {{motor name: entry}}")
+        raise ScenarioError(f"{path}: a motor catalogue is a mapping {{motor name: entry}}")
     out = {}
     for name, entry in data.items():
         try:
@@ -142,7 +142,7 @@ def load_motor_catalogue(path) -> dict:
         except ValidationError as e:
             err = e.errors()[0]
             key = ".".join(str(x) for x in (name, *err["loc"]))
-            raise LaunchError(f"{path}: {key}: {err['msg']}") from None
+            raise ScenarioError(f"{path}: {key}: {err['msg']}") from None
     return out
 
 
@@ -157,7 +157,7 @@ class Drive:
 
 
 def drives_from(model, section: MotorsSection, base_dir=".", where="motors"):
-    """Drives of a ``MotorsSection`` for ``model``. Raises LaunchError (key path from ``where``)."""
+    """Drives of a ``MotorsSection`` for ``model``. Raises ScenarioError (key path from ``where``)."""
     cat = section.catalogue
     if isinstance(cat, str):
         cat = load_motor_catalogue(Path(base_dir) / cat)
@@ -166,14 +166,14 @@ def drives_from(model, section: MotorsSection, base_dir=".", where="motors"):
     for joint, d in section.drives.items():
         key = f"{where}.drives.{joint}"
         if joint not in model.joint_names:
-            raise LaunchError(f"{key}: no movable joint {joint!r}; joints are: {', '.join(model.joint_names)}")
+            raise ScenarioError(f"{key}: no movable joint {joint!r}; joints are: {', '.join(model.joint_names)}")
         if d.motor not in cat:
-            raise LaunchError(f"{key}.motor: {d.motor!r} is not in the catalogue ({', '.join(cat) or 'empty'})")
+            raise ScenarioError(f"{key}.motor: {d.motor!r} is not in the catalogue ({', '.join(cat) or 'empty'})")
         m = cat[d.motor]
         G = d.gear_ratio if d.gear_ratio is not None else (trans[joint].mechanical_reduction if joint in trans
                                                            else None)
         if G is None or G == 0:
-            raise LaunchError(f"{key}.gear_ratio: needed (the joint has no <transmission> reduction), non-zero")
+            raise ScenarioError(f"{key}.gear_ratio: needed (the joint has no <transmission> reduction), non-zero")
         Jm = next((v for v in (d.rotor_inertia, m.rotor_inertia, getattr(trans.get(joint), "rotor_inertia", None))
                    if v is not None), 0.0)
         out.append(Drive(joint, m, float(G), float(Jm), d.motor))
