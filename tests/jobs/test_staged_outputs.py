@@ -1,4 +1,4 @@
-"""A failed run never overwrites a good one (issue 29): ``jobs.outputs.run_staged`` writes a job's
+"""A failed run never overwrites a good one: ``jobs.outputs.run_staged`` writes a job's
 outputs into a hidden staging folder and moves them into the output folder only when the job returns."""
 from pathlib import Path
 

@@ -156,7 +156,7 @@ def _check_motion_size(scenario):
     """Refuse, before any work, a motion whose sample count is over the limit, or a csv that is missing."""
     from urdf_dyn.simulation.simulate import MAX_SAMPLES
     mo = scenario.doc.motion
-    if mo.durations and sum(mo.durations) / mo.dt + 1 > MAX_SAMPLES:  # before any work (issue 15)
+    if mo.durations and sum(mo.durations) / mo.dt + 1 > MAX_SAMPLES:  # before any work
         raise scenario.err("motion.dt", f"{mo.dt:g} s over {sum(mo.durations):g} s makes {sum(mo.durations) / mo.dt:.3g} "
                          f"samples, more than the limit of {MAX_SAMPLES}; choose a larger dt")
     if mo.csv and not (scenario.path.parent / mo.csv).is_file():
