@@ -73,7 +73,7 @@ def parse_show(model, text):
 
 
 def _load_model(args):
-    from urdf_dyn import load_from_args as _load
+    from urdf_dyn.cli import load_from_args as _load
     ns = types.SimpleNamespace(file=args.robot, package_dir=list(getattr(args, "package_dir", []) or []),
                                xacro_arg=list(getattr(args, "xacro_arg", []) or []),
                                trust_xacro=bool(getattr(args, "trust_xacro", False)))

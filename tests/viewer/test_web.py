@@ -417,7 +417,7 @@ def test_the_jobs_recording_process_writes_what_the_job_itself_would(excavator_r
     from urdf_dyn.jobs.outputs import RecordingTask, write_recording
     from urdf_dyn.launch.document import Scenario, validate
     from urdf_dyn.jobs.sizing_schema import SizeDocument
-    import urdf_dyn.launch.document as document
+    import urdf_dyn.jobs.outputs as outputs
     run_dir, m, _, _ = excavator_run
     data = yaml.safe_load((ROOT / "scenarios" / "excavator_dig.scenario.yaml").read_text())
     data["robot"]["file"] = str(EXCAVATOR)
@@ -433,7 +433,7 @@ def test_the_jobs_recording_process_writes_what_the_job_itself_would(excavator_r
     task.finish(out)
     assert Path(out["recording"]).read_bytes() == ours and not lines
     Path(out["recording"]).unlink()
-    monkeypatch.setattr(document, "_record_child", lambda *a: os._exit(3))   # dies without a word
+    monkeypatch.setattr(outputs, "_record_child", lambda *a: os._exit(3))   # dies without a word
     out = {}
     RecordingTask(launch, m, run_dir, lines.append).finish(out)
     assert Path(out["recording"]).read_bytes() == ours and not lines
