@@ -27,7 +27,7 @@ ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 
 import urdf_dyn.jobs.sizing_design as sd  # noqa: E402
-from urdf_dyn.launch.registry import run_launch  # noqa: E402
+from urdf_dyn.launch.registry import run_scenario  # noqa: E402
 
 SCENARIO = ROOT / "scenarios" / "excavator_dig.scenario.yaml"
 
@@ -45,7 +45,7 @@ def _record():
     try:
         with tempfile.TemporaryDirectory() as d:
             t0 = time.perf_counter()
-            run_launch(SCENARIO, out_dir=d, echo=lambda *_: None)
+            run_scenario(SCENARIO, out_dir=d, echo=lambda *_: None)
             wall = time.perf_counter() - t0
     finally:
         sd.run_design = real

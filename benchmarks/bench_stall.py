@@ -100,7 +100,7 @@ def main():
     text = "\n".join(lines) + "\n"
     print(text)
     if not a.quick:
-        (ROOT / "RESULTS_stall.md").write_text(text)
+        (HERE / "RESULTS_stall.md").write_text(text)
 
 
 if __name__ == "__main__":

@@ -113,9 +113,9 @@ def _profile(echo, before):
     it before issue 27 (plots drawn, every machine check computed, the shortest cycle on)."""
     from urdf_dyn.jobs.sweep import run_case
     from urdf_dyn.jobs.sweep_job import SweepDocument, plan_sweep
-    from urdf_dyn.launch.document import read_launch, validate
+    from urdf_dyn.launch.document import read_scenario, validate
     from urdf_dyn.launch.registry import run_document
-    launch = read_launch(SWEEP)
+    launch = read_scenario(SWEEP)
     validate(launch, SweepDocument, job="sweep")
     cases, _, _ = plan_sweep(launch)
     out = Path(tempfile.mkdtemp(prefix="bench_sweep_prof_"))

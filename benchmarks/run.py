@@ -288,15 +288,23 @@ def main():
 
 
 def readme_speed(lines):
-    """Put this run's verdicts into the README's speed block (between its two markers), so that the README
-    quotes the run RESULTS.md records."""
+    """Put a five-line summary of this run's verdicts into the README's speed block (between its two markers):
+    when and where it was measured, how many targets were met, the first three verdicts (one state of
+    closed-loop ID and FD against MuJoCo, UR5 ID against Pinocchio) and a link to the dated log in RESULTS.md."""
     readme = ROOT / "README.md"
     text = readme.read_text()
     a, b = "<!-- speed: written by benchmarks/run.py -->", "<!-- /speed -->"
     if a not in text or b not in text:
         return
     body = [x for x in lines if x.strip() and not x.startswith("#")]
-    text = text[:text.index(a) + len(a)] + "\n" + "\n".join(body) + "\n" + text[text.index(b):]
+    verdicts = [x for x in body if x.startswith("- ")]
+    met = sum(x.rstrip().endswith("**met**") for x in verdicts)
+    judged = sum(x.rstrip().endswith(("**met**", "**missed**")) for x in verdicts)
+    summary = [body[0].split(" on ")[0] + ": "
+               f"{met} of {judged} targets met; every table, the misses' profiles and the dated log in "
+               "[benchmarks/RESULTS.md](benchmarks/RESULTS.md)."] + verdicts[:3] + [
+               "- the install, the first job and the warm job: [benchmarks/RESULTS.md](benchmarks/RESULTS.md)"]
+    text = text[:text.index(a) + len(a)] + "\n" + "\n".join(summary[:5]) + "\n" + text[text.index(b):]
     readme.write_text(text)
     print(f"wrote the speed block of {readme}")
 

@@ -84,8 +84,8 @@ def _not_dask_port():
 def _stored_record(name, work, content):
     """Write a record at the hash of the sweep's first case: ``content(case)`` -> its text."""
     from urdf_dyn.jobs.sweep_job import SweepDocument, plan_sweep
-    from urdf_dyn.launch.document import read_launch, validate
-    launch = read_launch(HERE / name)
+    from urdf_dyn.launch.document import read_scenario, validate
+    launch = read_scenario(HERE / name)
     validate(launch, SweepDocument, job="sweep")
     c = plan_sweep(launch)[0][0]
     d = work / "out" / "cases"

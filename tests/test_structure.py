@@ -13,11 +13,11 @@ PKG = ROOT / "urdf_dyn"
 
 #: layer of each module (docs/architecture.md); a module's layer is that of its longest matching prefix
 LAYERS = {
-    "urdf_dyn.errors": 0, "urdf_dyn._checks": 0, "urdf_dyn.extras": 0, "urdf_dyn.numba_cache": 0,
-    "urdf_dyn.cache_trust": 0,
+    "urdf_dyn.errors": 0, "urdf_dyn._checks": 0, "urdf_dyn._deprecated": 0, "urdf_dyn.extras": 0,
+    "urdf_dyn.numba_cache": 0, "urdf_dyn.cache_trust": 0,
     "urdf_dyn.algorithms": 1,
     "urdf_dyn.model": 2, "urdf_dyn.elements": 2,
-    "urdf_dyn.io": 3, "urdf_dyn.reports.plotting": 3,
+    "urdf_dyn.io": 3,
     "urdf_dyn.constraints": 4,
     "urdf_dyn.loading": 5,
     "urdf_dyn.simulation": 6, "urdf_dyn.gauss": 6,
@@ -166,7 +166,7 @@ def test_api_page_builds_without_warnings(tmp_path):
 #: private modules that are shared on purpose across subpackages: the package-wide state checks, and the
 #: compiled tree kernels, which the loop kernels call directly so that numba inlines them
 #: (docs/architecture.md, "Compiled kernels"); the names taken from them must still be public
-SHARED_PRIVATE_MODULES = {"urdf_dyn._checks", "urdf_dyn.algorithms._kernels", "urdf_dyn.algorithms._calls"}
+SHARED_PRIVATE_MODULES = {"urdf_dyn._checks", "urdf_dyn._deprecated", "urdf_dyn.algorithms._kernels", "urdf_dyn.algorithms._calls"}
 
 
 def _subpackage(mod: str) -> str:
@@ -221,6 +221,51 @@ def test_docs_links_resolve():
             if "://" not in target and not (f.parent / target).exists():
                 bad.append(f"{f.relative_to(ROOT)}: {target}")
     assert not bad, bad
+
+
+def _doc_path_errors(text: str) -> list:
+    """The test paths (tests/...py), source paths (urdf_dyn/, viewer/, benchmarks/ ...py) and dotted module
+    paths (urdf_dyn.x.y[.name]) named in ``text`` that do not exist: a module path must name a module, or a
+    name that module defines or exports."""
+    bad = []
+    for m in re.finditer(r"(?<![\w/.])((?:tests|urdf_dyn|viewer|benchmarks)/[\w/]+\.py)", text):
+        if not (ROOT / m.group(1)).exists():
+            bad.append(m.group(1))
+    for m in re.finditer(r"(?<![\w/.])(urdf_dyn(?:\.\w+)+)", text):
+        parts = m.group(1).split(".")
+        k = next((k for k in range(len(parts), 0, -1) if _exists(".".join(parts[:k])) or k == 1), 1)
+        if k == len(parts):
+            continue
+        p = ROOT.joinpath(*parts[:k])
+        src = (p.with_suffix(".py") if p.with_suffix(".py").is_file() else p / "__init__.py").read_text()
+        if not re.search(rf"(^(def|class) {parts[k]}\b|^{parts[k]}\b.*=|\"{parts[k]}\")", src, re.M):
+            bad.append(m.group(1))
+    return bad
+
+
+def test_docs_name_only_paths_and_modules_that_exist():
+    """Every test path, source path and module path the README and docs/ name exists (a moved test or
+    module is renamed in the docs too)."""
+    bad = [f"{f.relative_to(ROOT)}: {b}" for f in DOCS for b in _doc_path_errors(f.read_text())]
+    assert not bad, "\n".join(bad)
+
+
+def test_subpackage_docstrings_give_their_layer():
+    """A subpackage docstring that names its layer ("(layer N)") names the one of ``LAYERS``."""
+    bad = []
+    for init in sorted(PKG.glob("*/__init__.py")):
+        mod = _module_name(init)
+        m = re.search(r"\(layer (\d+)\)", ast.get_docstring(ast.parse(init.read_text())) or "")
+        if m and int(m.group(1)) != _layer(mod):
+            bad.append(f"{mod}: says layer {m.group(1)}, is {_layer(mod)}")
+    assert not bad, bad
+
+
+def test_the_doc_path_check_can_fail():
+    assert _doc_path_errors("see tests/test_nowhere.py and urdf_dyn.machines.nothing_here") == [
+        "tests/test_nowhere.py", "urdf_dyn.machines.nothing_here"]
+    assert _doc_path_errors("urdf_dyn.jobs.sizing_run.compute, urdf_dyn.machines.digging_forces, "
+                            "tests/test_structure.py") == []
 
 
 def test_every_cited_section_exists():

@@ -143,7 +143,8 @@ def test_rating_rule_and_table(chart, tmp_path):
     md = chart.to_markdown()
     assert md.count("\n|") == len(chart.heights) + 1 and "front" in md and "side" in md
     assert len(chart.grid()) == chart.front.size
-    chart.plot(tmp_path / "lift.png")
+    from urdf_dyn.reports.check_plots import plot_lift_chart
+    plot_lift_chart(chart, tmp_path / "lift.png")
     assert (tmp_path / "lift.png").stat().st_size > 10_000
 
 

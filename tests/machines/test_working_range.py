@@ -205,5 +205,6 @@ def test_level_bottom_against_the_grid(wr, grid):
 def test_report_table_plot_and_keys(wr, tmp_path):
     assert set(wr.to_dict()) == set(WORKING_RANGE_KEYS)
     assert "6.73 m" in wr.table() and "S6" in wr.table()
-    wr.plot(tmp_path / "wr.png")
+    from urdf_dyn.reports.check_plots import plot_working_range
+    plot_working_range(wr, tmp_path / "wr.png")
     assert (tmp_path / "wr.png").stat().st_size > 10_000

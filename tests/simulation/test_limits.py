@@ -261,7 +261,7 @@ def test_stewart_platform_rests_on_six_stroke_ends_at_once():
 
 @pytest.mark.parametrize("limits", [True, False])
 def test_scenario_key_solver_limits(tmp_path, limits):
-    from urdf_dyn.launch.registry import run_launch
+    from urdf_dyn.launch.registry import run_scenario
     from _robots import pendulum_urdf
     urdf = pendulum_urdf().replace('type="continuous"', 'type="revolute"').replace(
         "<dynamics", f'<limit lower="{LOWER}" upper="2.0" effort="0" velocity="10"/><dynamics')
@@ -270,7 +270,7 @@ def test_scenario_key_solver_limits(tmp_path, limits):
         "robot: {file: p.urdf}\njob: simulate\ninitial_state: {q: {hinge: 1.2}}\nduration: 1.0\n"
         f"solver: {{rtol: 1.0e-10, atol: 1.0e-12, limits: {str(limits).lower()}}}\n"
         "outputs: {trajectory: [t.npz, t.csv]}\n")
-    traj, written = run_launch(tmp_path / "p.scenario.yaml", out_dir=tmp_path / "out", echo=lambda *a: None)
+    traj, written = run_scenario(tmp_path / "p.scenario.yaml", out_dir=tmp_path / "out", echo=lambda *a: None)
     back = Trajectory.load(tmp_path / "out" / "t.csv")
     if limits:
         assert traj.q[:, 0].min() > LOWER - 1e-9 and np.all(back.stop_active[-1] == -1)

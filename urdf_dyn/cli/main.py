@@ -247,13 +247,13 @@ def cmd_simulate(args):
 
 
 def cmd_launch(args):
-    from urdf_dyn.launch import launch_schema, run_launch
+    from urdf_dyn.launch import launch_schema, run_scenario
     if args.schema is not None:
         print(json.dumps(launch_schema(args.schema or None), indent=2))
         return 0
     if not args.launch_file:
         raise UrdfDynError("run: give a scenario file (or --schema)")
-    run_launch(args.launch_file, out_dir=args.out_dir)
+    run_scenario(args.launch_file, out_dir=args.out_dir)
     return 0
 
 
@@ -277,8 +277,8 @@ def _no_cache_option(p):
 
 
 def cmd_size(args):
-    from urdf_dyn.launch import run_launch
-    run_launch(args.launch_file, out_dir=args.out_dir, job="size")
+    from urdf_dyn.launch import run_scenario
+    run_scenario(args.launch_file, out_dir=args.out_dir, job="size")
     return 0
 
 
