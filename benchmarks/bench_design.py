@@ -1,4 +1,4 @@
-"""Speed of the design cases (issue 26 items 2–6, 8) on the main job's cycle (scenarios/excavator_dig.scenario.yaml).
+"""Speed of the design cases on the main job's cycle (scenarios/excavator_dig.scenario.yaml).
 
     python benchmarks/bench_design.py            # writes benchmarks/RESULTS_design.md
     python benchmarks/bench_design.py --quick    # one repeat, prints only
@@ -111,7 +111,7 @@ def main():
     lines += ["", f"Main job with the design cases, warm, one run: {wall:.1f} s wall.",
               f"Shortest cycle found: {c.total:.2f} s ({c.evaluations} candidate cycles evaluated); binding: "
               + "; ".join(c.to_dict()["binding_limits"]) + ".", "",
-              "Targets (issue 26 item 8): the design-case analysis under 10 s and the shortest-cycle search under 30 s. "
+              "Targets: the design-case analysis under 10 s and the shortest-cycle search under 30 s. "
               "The stall envelopes (item 1, 2 000 poses) are not part of this branch and not timed here."]
     if not a.quick:
         (HERE / "RESULTS_design.md").write_text("\n".join(lines) + "\n")

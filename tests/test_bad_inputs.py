@@ -49,7 +49,7 @@ def command(name, work):
         for k, v in subst.items():
             argv = [a.replace(k, v) for a in argv]
         return argv
-    if name.endswith(".pins.yaml"):  # excavator pin tables (issue 25)
+    if name.endswith(".pins.yaml"):  # excavator pin tables
         return ["excavator", f, "-o", str(work / "out" / "machine.urdf")]
     if name.endswith((".xacro", ".urdf", ".sdf", ".xml")):
         return ["info", f]

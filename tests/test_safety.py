@@ -1,4 +1,4 @@
-"""Issue 15: nothing runs that the user did not ask for, nothing hangs, nothing is silently wrong.
+"""Nothing runs that the user did not ask for, nothing hangs, nothing is silently wrong.
 
 xacro's restricted evaluator and --trust-xacro, the YAML alias budget, bounded trajectory files, the
 one-state guard of the closed-loop functions, `urdf-dyn fd`/`id` through the loops (against the sympy

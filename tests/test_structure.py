@@ -364,7 +364,7 @@ def _numbers(path: Path):
 
 def test_no_cat320_number_in_the_library():
     """A machine's numbers (data sheet figures, footprint, reliefs, bucket radius) live in robots/ and
-    scenarios/, never as defaults of the library (issue 24, step 6)."""
+    scenarios/, never as defaults of the library."""
     bad = [f"{p.relative_to(ROOT)}:{line}: {v:g}" for p in sorted(PKG.rglob("*.py")) for line, v in _numbers(p)
            if any(abs(v - c) <= 1e-9 * abs(c) for c in CAT320_FIGURES)]
     assert not bad, bad
@@ -375,3 +375,31 @@ def test_the_cat320_check_can_fail(tmp_path):
     f.write_text("def hydraulics(relief=35e6, pump_flow=429 / 60e3):\n    return 1.47\n")
     assert {v for _, v in _numbers(f) if any(abs(v - c) <= 1e-9 * abs(c) for c in CAT320_FIGURES)} == \
         {35e6, 429.0, 429 / 60e3, 1.47}
+
+
+#: an internal tracker reference (the word, a space and a number): a reader of the repository cannot open it
+_ISSUE_REF = re.compile(r"(?<![\w#/-])[Ii]ssues? #?\d+")
+
+
+def _issue_refs(paths):
+    return [f"{p.relative_to(ROOT) if p.is_relative_to(ROOT) else p}:{i}: {m.group(0)}" for p in paths
+            for i, line in enumerate(p.read_text(encoding="utf-8", errors="replace").splitlines(), start=1)
+            for m in _ISSUE_REF.finditer(line)]
+
+
+def test_no_internal_issue_numbers_are_cited():
+    """Code, docs, tests, benchmarks and shipped files cite what a reader can open (RBDA equations, ISO
+    clauses, papers, data-sheet sources), never a number of this project's issue tracker."""
+    exts = {".py", ".md", ".yaml", ".urdf", ".toml", ".xml", ".txt", ".tsv", ".cfg"}
+    out = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True)
+    if out.returncode != 0:
+        pytest.skip("not a git checkout: the file list comes from git")
+    paths = [ROOT / f for f in out.stdout.split() if Path(f).suffix in exts and (ROOT / f).is_file()]
+    assert not _issue_refs(paths), _issue_refs(paths)
+
+
+def test_the_issue_number_check_can_fail(tmp_path):
+    f = tmp_path / "x.py"
+    ref = "iss" + "ue 27"          # spelled apart so that this file passes its own check
+    f.write_text(f'"""Fast ({ref}, part 5)."""\n# see colcon-core#208 and docs/issues.md\n')
+    assert _issue_refs([f]) == [f"{f}:1: {ref}"]

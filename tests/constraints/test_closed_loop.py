@@ -73,7 +73,7 @@ def test_every_method_matches_pinocchio_constraint_dynamics(name):
     so that an error in urdf_dyn's K, k or λ cannot pass because the five methods share it. Pinocchio's
     proximal solver stops at an absolute residual, hence the looser bound on the excavator's 10⁵ N pin forces.
     (The MuJoCo-derived shared excavator is left out: there q̈ agrees to 8e-7 but the split of its pin forces
-    does not — open question, see issue 15's report; its tree is checked against MuJoCo below.)"""
+    does not — an open question; its tree is checked against MuJoCo below.)"""
     pytest.importorskip("pinocchio")
     from reference import PinLoops
     model = ud.load(ROBOTS[name])

@@ -1,4 +1,4 @@
-"""Load-case sweeps on Dask (issue 17): the sweep's numbers are those of each case run alone through the
+"""Load-case sweeps on Dask: the sweep's numbers are those of each case run alone through the
 ordinary launch path, on an embedded LocalCluster and on a real scheduler + worker started as separate
 processes; a failing case is recorded and the others finish; an interrupted sweep resumes with only the
 missing cases; bad parameter paths and values are one-line errors before anything runs."""
@@ -96,8 +96,8 @@ def test_paths_and_expansion():
 
 
 def test_the_example_sweep_file_is_valid():
-    """scenarios/excavator_sweep.scenario.yaml: 4 soils x 10 swing times at the main job's 10 ms (issue 27's
-    target), every case accepted by job: size, with the machine checks on and the per-case plots off."""
+    """scenarios/excavator_sweep.scenario.yaml: 4 soils x 10 swing times at the main job's 10 ms (the sweep
+    benchmark's work), every case accepted by job: size, with the machine checks on and the per-case plots off."""
     launch = read_scenario(ROOT / "scenarios" / "excavator_sweep.scenario.yaml")
     validate(launch, SweepDocument, job="sweep")
     cases, params, axes = plan_sweep(launch)

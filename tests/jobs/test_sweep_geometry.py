@@ -1,4 +1,4 @@
-"""Issue 27, sweeps at speed: the machine checks that depend only on the geometry (ISO 6015, the lift chart,
+"""Sweeps at speed: the machine checks that depend only on the geometry (ISO 6015, the lift chart,
 the working ranges, the stall envelopes) are computed once per robot file and scenario keys and reused by
 the cases of a sweep (a ``jobs.geometry_cache.GeometryCache`` with its memory tier, one per worker); a reused result is the fresh one, and
 a changed input it depends on (a bore, the robot file's bytes) is computed again. Per-case plots are off in

@@ -176,7 +176,7 @@ def test_max_reach_column(exc, chart):
 
 @pytest.mark.parametrize("side", ["front", "side"])
 def test_lift_chart_and_zmp_share_the_tipping_line(exc, chart, side):
-    """One tipping line (issue 25): the ZMP check (stability.zmp_margin) with the same polygon puts the
+    """One tipping line: the ZMP check (stability.zmp_margin) with the same polygon puts the
     centre of pressure just inside at 99 % of the chart's tipping load and just outside at 101 %, over the
     front and over the side, at every reachable cell (the load hung at the stick nose, without bucket)."""
     m = without_links(exc, ("bucket",))

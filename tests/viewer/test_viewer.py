@@ -1,4 +1,4 @@
-"""The viewer (issue 5) draws for real (this file: the clock, scenes, offscreen frames, the CLI; the window,
+"""The viewer draws for real (this file: the clock, scenes, offscreen frames, the CLI; the window,
 the fast drawing paths and the sizing run's layers: test_viewer_window.py): offscreen through EGL in this process, and in a real window under
 Xvfb in a subprocess. Pixels are checked: something drawn, frames differ between poses, an opened loop
 shows in red next to its segment, arrows in their colours. In CI (env CI set) nothing here may skip: the

@@ -1,4 +1,4 @@
-"""The browser viewer (issue 28): a sizing job's run folder read for the viewers, the pin loads the viewer
+"""The browser viewer: a sizing job's run folder read for the viewers, the pin loads the viewer
 draws checked against the job's own pin_loads.csv, bad input, and the page itself in a real browser
 (Debian's headless Chromium driven by playwright): no console errors, frames that differ between the
 start and the dig's peak, a red segment for an opened loop, arrow lengths that follow the force, and a
@@ -363,7 +363,7 @@ def test_the_sizing_job_writes_a_recording_that_plays_offline(excavator_run, bro
         page.close()
 
 
-# -- the recording's fast paths (issue 27) -------------------------------------------------------------------
+# -- the recording's fast paths -------------------------------------------------------------------
 def _recorded(html):
     """[(time, message dict)] of a recording's page (viser's embedded, zstd-compressed msgpack)."""
     import base64

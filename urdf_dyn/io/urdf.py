@@ -352,7 +352,7 @@ class _Checker:
                 j = lead[j]
 
     def check_inertial(self, link):
-        for kind in ("visual", "collision"):  # a NaN pose would reach the viewer as "missing EGL" (issue 29)
+        for kind in ("visual", "collision"):  # a NaN pose would reach the viewer as "missing EGL"
             for el in link.findall(kind):
                 for node, attr in [(el.find("origin"), a) for a in ("xyz", "rpy")] + [
                         (g, a) for g in el.findall("geometry/*") for a in ("size", "radius", "length", "scale")]:

@@ -1,4 +1,4 @@
-"""Bounds and checks of a load-case sweep, made before anything is allocated, connected or run (issue 29):
+"""Bounds and checks of a load-case sweep, made before anything is allocated, connected or run:
 the number of values of a range and of cases of a grid, the worker count, a scheduler address (its form,
 and that a Dask scheduler answers there), and a stored per-case record (that it is a record of the case its
 name says). Each raises ValueError (or ScenarioError for a record) with a message that names what is wrong; the
