@@ -11,6 +11,7 @@ import re
 from pathlib import Path
 
 from urdf_dyn.constraints.assembly import check_assembly
+from urdf_dyn.errors import ModelError
 from urdf_dyn.io.urdf import parse_urdf
 
 __all__ = ["load"]
@@ -65,7 +66,7 @@ def load(source, package_dirs=None, xacro_args=None, gravity=(0.0, 0.0, -9.81), 
                            trust_xacro=trust_xacro, strict=strict, floating_base=floating_base)
     if model.loops:
         if check_loops:
-            check_assembly(model)
+            _check_mjcf_assembly(model) if kind == "mjcf" else check_assembly(model)
         if model.mimic:
             _warn_duplicates(model)
     return model
@@ -87,6 +88,18 @@ def _warn_duplicates(model):
             element=f'<loop name="{name}">')), ModelWarning, stacklevel=3)
 
 
+def _check_mjcf_assembly(model):
+    """``check_assembly`` for a model read from MJCF: its error names the equality (whose line in the user's
+    file the loop carries) and says what to check there."""
+    try:
+        check_assembly(model)
+    except ModelError as e:
+        reason = e.reason.split(": check the")[0]
+        raise ModelError(f"{reason}: MuJoCo's compiler closes connect and weld equalities between bodies at "
+                         "qpos0; check the positions of the equality's sites", file=e.file, line=e.line,
+                         element=(e.element or "").replace("<loop name=", "<equality name=")) from None
+
+
 def _kind(source) -> str:
     """'sdf', 'mjcf' or 'urdf' from the file suffix (XML text and ``.xml`` files by their root element)."""
     if isinstance(source, bytes) or (isinstance(source, str) and source.lstrip().startswith("<")):
@@ -99,7 +112,8 @@ def _kind(source) -> str:
             return suffix[1:]
         if suffix != ".xml" or not path.is_file():
             return "urdf"
-        stream = path
+        with open(path, "rb") as f:  # iterparse given a path leaves its file open when it stops early
+            return {"mujoco": "mjcf", "sdf": "sdf"}.get(_root_tag(f), "urdf")
     return {"mujoco": "mjcf", "sdf": "sdf"}.get(_root_tag(stream), "urdf")
 
 

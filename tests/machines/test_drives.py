@@ -14,7 +14,7 @@ import urdf_dyn as ud
 from _robots import ROOT
 from urdf_dyn.algorithms.force_elements import balancer_lengths
 from urdf_dyn.constraints.motion import consistent_motion
-from urdf_dyn.errors import LaunchError
+from urdf_dyn.errors import ScenarioError
 from urdf_dyn.machines.drives import G0, ArmPayload, DriveData, arm_sizing, load_drive_data
 from urdf_dyn.reports.drive_report import write_drive_report
 from urdf_dyn.simulation.trajectories import spline_motion
@@ -144,18 +144,18 @@ def test_report_files(tmp_path):
 def test_bad_drive_data_is_located(tmp_path):
     model = ud.load(ONE)
     z = np.zeros((3, 1))
-    with pytest.raises(LaunchError, match="no drive for the actuated joint"):
+    with pytest.raises(ScenarioError, match="no drive for the actuated joint"):
         arm_sizing(model, data(["k"]).model_copy(update={"drives": {}}), np.arange(3.0), z, z, z)
     bad = data(["j"]).model_dump()
     bad["reducers"]["r"]["ratio"] = 0.5
     p = tmp_path / "d.yaml"
     p.write_text(yaml.safe_dump(bad))
-    with pytest.raises(LaunchError, match=r"d.yaml: reducers.r.ratio: .*\|ratio\| ≥ 1"):
+    with pytest.raises(ScenarioError, match=r"d.yaml: reducers.r.ratio: .*\|ratio\| ≥ 1"):
         load_drive_data(p)
     bad = data(["j"]).model_dump()
     bad["drives"]["j"]["motor"] = "nope"
     p.write_text(yaml.safe_dump(bad))
-    with pytest.raises(LaunchError, match="drives: .*motor 'nope' is not in motors"):
+    with pytest.raises(ScenarioError, match="drives: .*motor 'nope' is not in motors"):
         load_drive_data(p)
 
 

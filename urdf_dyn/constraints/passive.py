@@ -4,7 +4,7 @@ balancers (gas and coil springs between two pins, ``algorithms.force_elements``)
 They are applied forces (they enter τ of H q̈ + C = τ + Kᵀλ, RBDA eq. 8.34); every function that takes
 ``passive=`` adds them when it is True (the default everywhere). The compiled single-state paths add only
 the tree joints' damping and springs themselves; a model with damped loop joints or balancers takes the
-path that calls ``passive_forces`` (``needs_passive_call``).
+path that calls ``passive_forces`` (``single_state_covers``).
 """
 from __future__ import annotations
 
@@ -12,15 +12,16 @@ import numpy as np
 
 from urdf_dyn.algorithms.configuration import joint_positions
 from urdf_dyn.algorithms.force_elements import balancer_generalized_forces
-from urdf_dyn.constraints.loops import LoopState
+from urdf_dyn.constraints.loops import LoopState, compiled_covers
 
-__all__ = ["passive_forces", "needs_passive_call"]
+__all__ = ["passive_forces", "single_state_covers"]
 
 
-def needs_passive_call(model):
-    """True when the model's passive forces need ``passive_forces`` (damped loop joints, balancers): the
-    compiled single-state paths, which add only the tree joints' damping and springs, do not apply."""
-    return bool(model.balancers) or any(lp.damping > 0 for lp in model.loops)
+def single_state_covers(model, passive=True):
+    """True when the compiled single-state paths (``forward_one``, ``actuation_one``, ``cl_qdd``), which add
+    only the tree joints' damping and springs themselves, cover ``model``: ``loops.compiled_covers`` and, with
+    ``passive``, no balancer (its force needs ``passive_forces``; the batch path passes that in)."""
+    return compiled_covers(model, passive=passive) and not (passive and model.balancers)
 
 
 def passive_forces(model, q, qd):

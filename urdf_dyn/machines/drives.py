@@ -35,7 +35,7 @@ from typing import Optional
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from urdf_dyn.errors import LaunchError
+from urdf_dyn.errors import ScenarioError
 from urdf_dyn.machines.motors import Drive, Motor, motor_sizing
 
 __all__ = ["ServoMotor", "Reducer", "DriveAxis", "PayloadLimit", "DriveData", "load_drive_data",
@@ -122,23 +122,23 @@ class DriveData(_Strict):
 
 
 def load_drive_data(path, where=None) -> DriveData:
-    """DriveData from a YAML file. Raises LaunchError naming the file and the key at fault (``where``: the
+    """DriveData from a YAML file. Raises ScenarioError naming the file and the key at fault (``where``: the
     launch key that named the file, added to the message)."""
     import yaml
     path = Path(path)
     pre = f"{where}: " if where else ""
     if not path.is_file():
-        raise LaunchError(f"{pre}{path}: drive data file not found")
+        raise ScenarioError(f"{pre}{path}: drive data file not found")
     try:
         data = yaml.safe_load(path.read_text())
     except yaml.YAMLError as e:
-        raise LaunchError(f"{pre}{path}: YAML error: {str(e).splitlines()[0]}") from None
+        raise ScenarioError(f"{pre}{path}: YAML error: {str(e).splitlines()[0]}") from None
     try:
         return DriveData.model_validate(data)
     except ValidationError as e:
         err = e.errors()[0]
         key = ".".join(str(x) for x in err["loc"])
-        raise LaunchError(f"{pre}{path}: {key}: {err['msg']}") from None
+        raise ScenarioError(f"{pre}{path}: {key}: {err['msg']}") from None
 
 
 @dataclass(frozen=True)
@@ -263,7 +263,7 @@ def _check_names(data, actuated):
     missing = [j for j in actuated if j not in data.drives]
     extra = [j for j in data.drives if j not in actuated]
     if missing or extra:
-        raise LaunchError("drive data: " + "; ".join(
+        raise ScenarioError("drive data: " + "; ".join(
             ([f"no drive for the actuated joint(s) {', '.join(missing)}"] if missing else [])
             + ([f"drives for joints that are not actuated: {', '.join(extra)} (actuated: {', '.join(actuated)})"]
                if extra else [])))
@@ -282,7 +282,7 @@ def arm_sizing(model, data: DriveData, t, q, qd, qdd, payload: Optional[ArmPaylo
             (``constraints.motion.consistent_motion``).
         payload: the load at the wrist, carried where ``loaded`` (N,) bool is True (default: everywhere).
         f_ext: further external wrenches {link: (6,) or (N, 6)} (``actuator_forces``).
-    Returns an ArmSizing. Raises LaunchError when a drive names a joint that is not actuated, or an actuated
+    Returns an ArmSizing. Raises ScenarioError when a drive names a joint that is not actuated, or an actuated
     joint has no drive; StateError from the dynamics (an inconsistent state, a bottomed-out balancer)."""
     from urdf_dyn.constraints.inverse import actuator_forces
     t = np.asarray(t, float)
@@ -312,7 +312,7 @@ def drive_sizing(model, data: DriveData, t, q, qd, qdd, names, u, pin_forces=Non
     """The drives' checks from given actuator forces (module docstring): ``names`` (p,) the actuated joints,
     ``u`` (N, p) their torques [N m] along t (N,), q (N, nq), qd, qdd (N, nv); ``pin_forces`` {loop: (force
     (N,) [N], moment (N,) [N m])} the pins' loads; ``payload`` and ``loaded`` (N,) bool for the wrist check
-    (the torques already include the payload). Returns an ArmSizing; raises LaunchError as ``arm_sizing``."""
+    (the torques already include the payload). Returns an ArmSizing; raises ScenarioError as ``arm_sizing``."""
     from urdf_dyn.algorithms.force_elements import balancer_generalized_forces
     t = np.asarray(t, float)
     Q, QD, QDD = (np.asarray(a, float) for a in (q, qd, qdd))
