@@ -2,13 +2,14 @@
 that picks a scenario's kind by the sections it has."""
 from __future__ import annotations
 
+from urdf_dyn.jobs.arm_kind import ARM
 from urdf_dyn.jobs.excavator_kind import EXCAVATOR
 from urdf_dyn.jobs.machine_kind import GENERIC, MachineKind
 
 __all__ = ["KINDS", "kind_of"]
 
 #: the machine kinds, in the order they are asked (append a ``MachineKind`` to add one)
-KINDS: list = [EXCAVATOR]
+KINDS: list = [EXCAVATOR, ARM]
 
 
 def kind_of(scenario, kinds=None) -> MachineKind:

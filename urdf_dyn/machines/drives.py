@@ -39,7 +39,7 @@ from urdf_dyn.errors import ScenarioError
 from urdf_dyn.machines.motors import Drive, Motor, motor_sizing
 
 __all__ = ["ServoMotor", "Reducer", "DriveAxis", "PayloadLimit", "DriveData", "load_drive_data",
-           "ArmPayload", "DriveRow", "ReducerRow", "WristRow", "ArmSizing", "arm_sizing", "drive_sizing"]
+           "ArmPayload", "DriveRow", "ReducerRow", "WristRow", "ArmSizing", "arm_sizing", "drive_sizing", "drive_mismatch"]
 
 G0 = 9.80665   # standard gravity [m/s²], the makers' kgf conversions
 
@@ -121,24 +121,22 @@ class DriveData(_Strict):
         return drives
 
 
-def load_drive_data(path, where=None) -> DriveData:
-    """DriveData from a YAML file. Raises ScenarioError naming the file and the key at fault (``where``: the
-    launch key that named the file, added to the message)."""
+def load_drive_data(path) -> DriveData:
+    """DriveData from a YAML file. Raises ScenarioError naming the file and the key at fault."""
     import yaml
     path = Path(path)
-    pre = f"{where}: " if where else ""
     if not path.is_file():
-        raise ScenarioError(f"{pre}{path}: drive data file not found")
+        raise ScenarioError(f"{path}: drive data file not found")
     try:
         data = yaml.safe_load(path.read_text())
     except yaml.YAMLError as e:
-        raise ScenarioError(f"{pre}{path}: YAML error: {str(e).splitlines()[0]}") from None
+        raise ScenarioError(f"{path}: YAML error: {str(e).splitlines()[0]}") from None
     try:
         return DriveData.model_validate(data)
     except ValidationError as e:
         err = e.errors()[0]
         key = ".".join(str(x) for x in err["loc"])
-        raise ScenarioError(f"{pre}{path}: {key}: {err['msg']}") from None
+        raise ScenarioError(f"{path}: {key}: {err['msg']}") from None
 
 
 @dataclass(frozen=True)
@@ -259,14 +257,21 @@ def _wrist_rows(model, Q, payload, limits):
     return rows
 
 
-def _check_names(data, actuated):
+def drive_mismatch(data, actuated):
+    """What is wrong between the drive data's joints and the actuated joints (one line), or None."""
     missing = [j for j in actuated if j not in data.drives]
     extra = [j for j in data.drives if j not in actuated]
-    if missing or extra:
-        raise ScenarioError("drive data: " + "; ".join(
-            ([f"no drive for the actuated joint(s) {', '.join(missing)}"] if missing else [])
-            + ([f"drives for joints that are not actuated: {', '.join(extra)} (actuated: {', '.join(actuated)})"]
-               if extra else [])))
+    if not (missing or extra):
+        return None
+    return "; ".join(([f"no drive for the actuated joint(s) {', '.join(missing)}"] if missing else [])
+                     + ([f"drives for joints that are not actuated: {', '.join(extra)} (actuated: {', '.join(actuated)})"]
+                        if extra else []))
+
+
+def _check_names(data, actuated):
+    msg = drive_mismatch(data, actuated)
+    if msg:
+        raise ScenarioError(f"drive data: {msg}")
 
 
 def arm_sizing(model, data: DriveData, t, q, qd, qdd, payload: Optional[ArmPayload] = None, loaded=None,

@@ -171,7 +171,10 @@ def pin_counts(model, cylinders) -> dict:
 def sizing_table(res: SizingResult) -> str:
     """Markdown table: per actuator peak push and pull, RMS, capacity use per direction (a cylinder's pull
     against its annulus), peak power, net work, positive work, pressures; then pin loads per pin. Forces in
-    kN, torques in kN·m."""
+    kN, torques in kN·m. A machine whose actuators are all joint torques and none a cylinder (an electric arm)
+    gets the same figures in a drive's words (``_torque_table``): torque in each direction, no pressures."""
+    if not res.cylinders and not res.pressures and res.units and all(u != "N" for u in res.units):
+        return _torque_table(res)
     lines = ["| actuator | peak push | peak pull | RMS | push capacity | push use | pull capacity | pull use | "
              "peak power | net work | positive work | cap p max | rod p max | over |",
              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
@@ -192,12 +195,33 @@ def sizing_table(res: SizingResult) -> str:
                      f"{use(pull, cl)} | {r['peak_power'] / 1e3:.3g} kW | {r['net_work'] / 1e3:.3g} kJ | "
                      f"{r['work_pos'] / 1e3:.3g} kJ | "
                      f"{cap} | {rod} | {over} |")
-    if res.pin_force:
-        lines += ["", "| loop joint | pins | peak force per pin | peak moment per pin |", "|---|---:|---:|---:|"]
-        for k in res.pin_force:
-            lines.append(f"| {k} | {res.pin_count.get(k, 1)} | {res.pin_force[k].max() / 1e3:.4g} kN | "
-                         f"{res.pin_moment[k].max() / 1e3:.4g} kN·m |")
-    return "\n".join(lines)
+    return "\n".join(lines + _pin_lines(res))
+
+
+def _torque_table(res: SizingResult) -> str:
+    """``sizing_table`` for joint torques only: per joint the peak torque in each direction of rotation, RMS,
+    the URDF effort limit and its use, peak power, net and positive work; then the pin loads."""
+    lines = ["| joint | peak torque (+) | peak torque (−) | RMS torque | effort limit | use | peak power | net work | "
+             "positive work | over |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+    for i, r in enumerate(res.summary()):
+        u = res.u[:, i]
+        lim = float(res.limits[i])
+        has = np.isfinite(lim) and lim > 0
+        peak = float(np.abs(u).max(initial=0))
+        lines.append(f"| {r['name']} | {np.maximum(u, 0).max(initial=0) / 1e3:.4g} kN·m | "
+                     f"{np.maximum(-u, 0).max(initial=0) / 1e3:.4g} kN·m | {r['rms'] / 1e3:.4g} kN·m | "
+                     f"{f'{lim / 1e3:.4g} kN·m' if has else 'unknown'} | {f'{100 * peak / lim:.0f} %' if has else '–'} | "
+                     f"{r['peak_power'] / 1e3:.3g} kW | {r['net_work'] / 1e3:.3g} kJ | {r['work_pos'] / 1e3:.3g} kJ | "
+                     f"{'OVER' if r['name'] in res.over_limit else ''} |")
+    return "\n".join(lines + _pin_lines(res))
+
+
+def _pin_lines(res):
+    if not res.pin_force:
+        return []
+    return ["", "| loop joint | pins | peak force per pin | peak moment per pin |", "|---|---:|---:|---:|"] + [
+        f"| {k} | {res.pin_count.get(k, 1)} | {res.pin_force[k].max() / 1e3:.4g} kN | "
+        f"{res.pin_moment[k].max() / 1e3:.4g} kN·m |" for k in res.pin_force]
 
 
 def _scaled(unit):

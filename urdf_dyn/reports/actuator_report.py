@@ -45,7 +45,8 @@ def write_actuators(report, title=None, phases=None, shade=None):
                 w.writerows(np.column_stack([res.t] + [v / 1e3 for v in res.pin_force.values()]
                                             + [v / 1e3 for v in res.pin_moment.values()]).tolist())
         report.wrote("pin_loads_csv")
-    title = title or f"{model.name}: actuator forces ({res.case}; dashed: push and pull capacity)"
+    limits = "push and pull capacity" if res.cylinders else "effort limits"
+    title = title or f"{model.name}: actuator forces ({res.case}; dashed: {limits})"
     report.plot("forces_png", plot_actuator_forces, res, report.path("forces_png"), title, phases, shade)
     report.plot("stroke_png", plot_force_stroke, res, report.path("stroke_png"), f"{model.name}: force vs stroke")
 

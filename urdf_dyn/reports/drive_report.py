@@ -11,15 +11,21 @@ import numpy as np
 
 from urdf_dyn.io.files import atomic_path
 from urdf_dyn.reports.plotting import pyplot, save_figure
+from urdf_dyn.reports.sizing_render import KindReport
 
 __all__ = ["drive_tables", "drive_markdown", "summary_lines", "plot_torque_speed", "plot_drive_cycle", "write_drive_csv",
-           "write_drive_report", "render_arm"]
+           "write_drive_report", "render_arm", "ArmReport"]
 
 _RPM = 60.0 / (2.0 * np.pi)
 
 
 def _pct(x):
     return "–" if not np.isfinite(x) else f"{100 * x:.0f} %"
+
+
+def _life(h):
+    """A life [h] as printed: "∞" at rest, "> 10⁶" past a million hours (a century of shifts), else 3 digits."""
+    return "∞" if not np.isfinite(h) else "> 10⁶" if h > 1e6 else f"{h:.3g}"
 
 
 def _flag(*ratios):
@@ -50,7 +56,7 @@ def drive_tables(sz) -> str:
             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
     for r in sz.reducers:
         rd = d.reducers[r.reducer]
-        life = "∞" if not np.isfinite(r.life) else f"{r.life:.3g}"
+        life = _life(r.life)
         out.append(f"| {r.joint} | {r.reducer} | {r.peak_torque:.0f} | {rd.peak_torque:g} | {_pct(r.peak_over_rating)} | "
                    f"{r.mean_torque:.0f} | {rd.rated_torque:g} | {_pct(r.mean_over_rated)} | {life} | "
                    f"{r.estop_torque:.0f} | {rd.emergency_stop_torque:g} | {_pct(r.estop_over_rating)} | "
@@ -200,7 +206,7 @@ def summary_lines(sz) -> list:
     red = {r.joint: r for r in sz.reducers}
     return [f"{r.joint:>9}: motor RMS/rated {_pct(r.rms_over_rated):>6}, peak/available {_pct(r.peak_over_max):>6}, "
             f"speed {r.peak_speed * _RPM:5.0f} min⁻¹; reducer peak/allowable {_pct(red[r.joint].peak_over_rating):>6}, "
-            f"life {red[r.joint].life:.3g} h" for r in sz.drives]
+            f"life {_life(red[r.joint].life)} h" for r in sz.drives]
 
 
 def write_drive_report(sz, outdir, name, echo=print):
@@ -246,3 +252,19 @@ def render_arm(run, report):
     report.plot("drive_operating_points_png", plot_torque_speed, sz, report.path("drive_operating_points_png"),
                 f"{name}: motor operating points on the torque–speed curves")
     report.plot("drive_cycle_png", plot_drive_cycle, sz, report.path("drive_cycle_png"), f"{name}: drive cycle")
+
+
+class ArmReport(KindReport):
+    """The arm kind's part of a sizing report (``reports.sizing_render.KindReport``): ``render_arm``, the
+    payload's time shaded on the actuator plot."""
+
+    def render(self, run, report):
+        render_arm(run, report)
+
+    def shade(self, run) -> list:
+        sz = run.checks.get("drives")
+        if sz is None or sz.payload is None:
+            return []
+        on = np.r_[False, sz.loaded, False].astype(int)
+        starts, ends = np.flatnonzero(np.diff(on) == 1), np.flatnonzero(np.diff(on) == -1) - 1
+        return [(float(sz.t[a]), float(sz.t[b]), "payload on") for a, b in zip(starts, ends)]

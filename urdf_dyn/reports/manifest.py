@@ -46,6 +46,11 @@ OUTPUTS = {
     "pump_power_csv": Output("pump_power.csv", "s, kW", "pump shaft power over time"),
     "stall_envelopes_png": Output("stall_envelopes.png", "m, kN", "stall envelopes at the lip"),
     "pin_design_loads_png": Output("pin_design_loads.png", "kN", "per pin: design load against the cycle peak"),
+    "drive_csv": Output("drive_cycle.csv", "s, N m, rad/s, W, N", "per drive: joint torque, motor speed, torque and "
+                        "power over time; balancer forces"),
+    "drive_operating_points_png": Output("drive_operating_points.png", "N m over min⁻¹",
+                                         "motor operating points on the torque–speed curves"),
+    "drive_cycle_png": Output("drive_cycle.png", "kN m, kN over s", "reducer torques, balancer and pin forces"),
     "report": Output("sizing_report.md", "SI", "the sizing report"),
     "report_json": Output("sizing_report.json", "SI", "the sizing report's figures"),
     "view_json": Output("view.json", "m", "what the viewer draws beside the motion: bench, edge, payload"),
