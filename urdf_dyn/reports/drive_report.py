@@ -35,7 +35,7 @@ def _flag(*ratios):
 def drive_tables(sz) -> str:
     """The report's tables (Markdown) for an ArmSizing ``sz``."""
     d = sz.data
-    out = ["## Motors (torque at the motor shaft)\n",
+    out = ["### Motors (torque at the motor shaft)\n",
            "τ_m = τ_j/(N η) driving, τ_j η/N back-driven, + (J_m + J_r) N q̈; ω_m = N q̇; RMS over the cycle.\n",
            "| joint | motor | reducer | N | J_m + J_r [kg m²] | peak τ_m [N m] | RMS τ_m [N m] | rated [N m] | "
            "RMS/rated | peak/available | peak speed [min⁻¹] | max speed [min⁻¹] | peak power [kW] | |",
@@ -47,7 +47,7 @@ def drive_tables(sz) -> str:
                    f"{r.peak_speed * _RPM:.0f} | {mo.max_speed * _RPM:.0f} | {r.peak_power / 1e3:.2f} | "
                    f"{_flag(r.rms_over_rated, r.peak_over_max, r.speed_over_max)} |")
     req = f"{d.required_life:g} h" if d.required_life else "K, the rated life"
-    out += ["\n## Reducers (torque at the output = joint torque)\n",
+    out += ["\n### Reducers (torque at the output = joint torque)\n",
             f"Mean load torque T_m = (Σ|n|Δt|T|^{{10/3}} / Σ|n|Δt)^{{3/10}} and the rated torque T0 give the life "
             f"L10 = K (N0/N_m)(T0/T_m)^{{10/3}}, required {req}; peak against the allowable acceleration/deceleration torque; "
             "the emergency stop (the motor's peak torque through the ratio) against the momentary maximum.\n",
@@ -63,7 +63,7 @@ def drive_tables(sz) -> str:
                    f"{_flag(r.peak_over_rating, r.life_use, r.estop_over_rating)} |")
     if sz.wrist:
         p = sz.payload
-        out += [f"\n## Wrist payload ({p.mass:g} kg on {p.link}, centre of mass {list(p.com)} m)\n",
+        out += [f"\n### Wrist payload ({p.mass:g} kg on {p.link}, centre of mass {list(p.com)} m)\n",
                 "Load moment m g d and inertia I_c + m d² about each wrist axis (d: distance from the axis line to "
                 "the centre of mass, largest over the cycle's poses) against the maker's allowable values.\n",
                 "| axis | moment [N m] | allowable [N m] | | inertia [kg m²] | allowable [kg m²] | | |",
@@ -73,14 +73,14 @@ def drive_tables(sz) -> str:
                        f"{w.inertia:.0f} | {w.inertia_limit:g} | {_pct(w.inertia / w.inertia_limit)} | "
                        f"{_flag(w.moment / w.moment_limit, w.inertia / w.inertia_limit)} |")
     if sz.balancers:
-        out += ["\n## Balancers\n", "| balancer | type | length [m] min–max | force [kN] min–max | |",
+        out += ["\n### Balancers\n", "| balancer | type | length [m] min–max | force [kN] min–max | |",
                 "|---|---|---:|---:|---|"]
         for name, (L, F) in sz.balancers.items():
             kind = sz.balancer_types.get(name, "")
             out.append(f"| {name} | {kind} | {L.min():.4f}–{L.max():.4f} | {F.min() / 1e3:.2f}–{F.max() / 1e3:.2f} | "
                        f"{'pull' if F.max() < 0 else 'push' if F.min() > 0 else 'both'} |")
     if sz.pin_forces:
-        out += ["\n## Pin forces (loop joints: the wrench on the successor, in its frame)\n",
+        out += ["\n### Pin forces (loop joints: the wrench on the successor, in its frame)\n",
                 "| loop | peak force [kN] | peak moment [kN m] |", "|---|---:|---:|"]
         for name, (F, M) in sz.pin_forces.items():
             out.append(f"| {name} | {F.max() / 1e3:.2f} | {M.max() / 1e3:.3f} |")
@@ -197,8 +197,8 @@ def drive_markdown(sz) -> list:
         used = {getattr(r, kind) for r in sz.drives}
         sources += [f"- {kind} {k}: {v.source}" for k, v in cat.items() if k in used]
     sources += [f"- wrist {j}: {v.source}" for j, v in d.payload_limits.items()]
-    return (([d.notes.strip(), ""] if d.notes else []) + [drive_tables(sz), "", "## Sources of the drive data", ""]
-            + sources + ([""] + ["## Drive warnings", ""] + [f"- {w}" for w in sz.warnings] if sz.warnings else []))
+    return (([d.notes.strip(), ""] if d.notes else []) + [drive_tables(sz), "", "### Sources of the drive data", ""]
+            + sources + ([""] + ["### Drive warnings", ""] + [f"- {w}" for w in sz.warnings] if sz.warnings else []))
 
 
 def summary_lines(sz) -> list:
