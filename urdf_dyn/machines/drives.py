@@ -29,14 +29,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Optional
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from urdf_dyn.errors import ScenarioError
-from urdf_dyn.machines.motors import Drive, Motor, motor_sizing
+from urdf_dyn.machines.motors import Drive, Motor, motor_sizing, read_data_file
 
 __all__ = ["ServoMotor", "Reducer", "DriveAxis", "PayloadLimit", "DriveData", "load_drive_data",
            "ArmPayload", "DriveRow", "ReducerRow", "WristRow", "ArmSizing", "arm_sizing", "drive_sizing", "drive_mismatch"]
@@ -123,14 +122,7 @@ class DriveData(_Strict):
 
 def load_drive_data(path) -> DriveData:
     """DriveData from a YAML file. Raises ScenarioError naming the file and the key at fault."""
-    import yaml
-    path = Path(path)
-    if not path.is_file():
-        raise ScenarioError(f"{path}: drive data file not found")
-    try:
-        data = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as e:
-        raise ScenarioError(f"{path}: YAML error: {str(e).splitlines()[0]}") from None
+    data = read_data_file(path, "drive data file")
     try:
         return DriveData.model_validate(data)
     except ValidationError as e:

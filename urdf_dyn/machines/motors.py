@@ -44,7 +44,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from urdf_dyn.errors import ScenarioError
 
 __all__ = ["Motor", "DriveSpec", "MotorsSection", "Drive", "MotorRow", "MotorSizing", "load_motor_catalogue",
-           "drives_from", "motor_sizing", "format_motor_table"]
+           "read_data_file", "drives_from", "motor_sizing", "format_motor_table"]
 
 
 class _Strict(BaseModel):
@@ -124,16 +124,23 @@ class MotorsSection(_Strict):
         return drives
 
 
-def load_motor_catalogue(path) -> dict:
-    """{name: Motor} from a YAML catalogue. Raises ScenarioError naming the file and the key at fault."""
+def read_data_file(path, what):
+    """The parsed YAML of a data file (a motor catalogue, a drive data file). Raises ScenarioError naming the
+    file: not found (``what`` says which file), or its YAML error's first line."""
     import yaml
     path = Path(path)
     if not path.is_file():
-        raise ScenarioError(f"{path}: motor catalogue not found")
+        raise ScenarioError(f"{path}: {what} not found")
     try:
-        data = yaml.safe_load(path.read_text())
+        return yaml.safe_load(path.read_text())
     except yaml.YAMLError as e:
         raise ScenarioError(f"{path}: YAML error: {str(e).splitlines()[0]}") from None
+
+
+def load_motor_catalogue(path) -> dict:
+    """{name: Motor} from a YAML catalogue. Raises ScenarioError naming the file and the key at fault."""
+    path = Path(path)
+    data = read_data_file(path, "motor catalogue")
     if not isinstance(data, dict):
         raise ScenarioError(f"{path}: a motor catalogue is a mapping {{motor name: entry}}")
     out = {}
