@@ -252,3 +252,12 @@ def test_simulated_four_bar_keeps_its_energy_with_the_springs():
     E = E0 + spring_energy(sprung, traj.q)
     assert np.ptp(spring_energy(sprung, traj.q)) > 1.0
     assert np.ptp(E) < 1e-4 * np.ptp(E0)
+
+
+def test_mjcf_export_says_the_balancers_are_left_out():
+    pytest.importorskip("mujoco")
+    from urdf_dyn.errors import ModelWarning
+    from urdf_dyn.io.mjcf_export import to_mjspec
+    _, sprung = four_bar_pair()
+    with pytest.warns(ModelWarning, match="balancer\\(s\\) lift, gas not exported"):
+        to_mjspec(sprung)

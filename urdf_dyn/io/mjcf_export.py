@@ -106,6 +106,12 @@ def to_mjspec(model, q_ref=None, solref=(0.0002, 1.0), solimp=(0.9999, 0.9999, 0
         floating and planar tree joints.
     """
     check_soft(solref, solimp, timestep)
+    if model.balancers:                 # a nonlinear spring between two pins has no MJCF element here
+        import warnings
+        from urdf_dyn.errors import ModelWarning
+        warnings.warn(f"{model.source}: balancer(s) {', '.join(b.name for b in model.balancers)} not exported: the "
+                      "MJCF model has no force between their pins (MuJoCo has no gas-spring law)", ModelWarning,
+                      stacklevel=2)
     if not model.is_fixed_base:
         bad = sorted({t for t in model.joint_types if t in ("floating", "planar")})
         raise UnsupportedError(f"MJCF export of {' and '.join(bad)} joints is not implemented yet (a floating "
