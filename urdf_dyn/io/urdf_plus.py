@@ -168,12 +168,7 @@ def read_couplings(root, model, chk):
                             "with a <loop> element")
     old_style = [el for el in root.findall("constraint") if el.get("type") == "rolling"]
     for el in root.findall("coupling") + old_style:
-        name = el.get("name")
-        if not name:
-            raise chk.err(el, "<coupling> without a name attribute")
-        if name in seen:
-            raise chk.err(el, f"duplicate coupling name {name!r} (first on line {seen[name]})")
-        seen[name] = el.sourceline
+        name = _unique_name(chk, el, seen, "coupling")
         ctype = el.get("type") or "rolling"
         if ctype == "linear":
             out.append(_linear_coupling(el, name, model, chk))
@@ -274,6 +269,18 @@ def coupling_followers(model, couplings):
     return out
 
 
+def _unique_name(chk, el, seen, what):
+    """``el``'s name attribute, checked present and not used before by another ``what`` (``seen``: {name:
+    line}, updated); a located error otherwise."""
+    name = el.get("name")
+    if not name:
+        raise chk.err(el, f"<{what}> without a name attribute")
+    if name in seen:
+        raise chk.err(el, f"duplicate {what} name {name!r} (first on line {seen[name]})")
+    seen[name] = el.sourceline
+    return name
+
+
 _BALANCER_ATTRS = {"name", "type", "action", "link_a", "xyz_a", "link_b", "xyz_b"}
 
 
@@ -282,12 +289,7 @@ def read_balancers(root, model, chk):
     ``force_elements.make_balancer``; an error names the line and the element."""
     out, seen = [], {}
     for el in root.findall("balancer"):
-        name = el.get("name")
-        if not name:
-            raise chk.err(el, "<balancer> without a name attribute")
-        if name in seen:
-            raise chk.err(el, f"duplicate balancer name {name!r} (first on line {seen[name]})")
-        seen[name] = el.sourceline
+        name = _unique_name(chk, el, seen, "balancer")
         btype = el.get("type")
         if btype not in BALANCER_TYPES:
             raise chk.err(el, f"<balancer type={btype!r}>: the types are {', '.join(BALANCER_TYPES)}")
