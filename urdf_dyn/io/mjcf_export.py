@@ -107,7 +107,7 @@ def to_mjspec(model, q_ref=None, solref=(0.0002, 1.0), solimp=(0.9999, 0.9999, 0
     """
     check_soft(solref, solimp, timestep)
     if not model.is_fixed_base:
-        bad = sorted({t for t in model.joint_types if t in ("floating", "planar")})
+        bad = sorted({t for t in model.joint_types if t in ("floating", "planar", "ball")})
         raise UnsupportedError(f"MJCF export of {' and '.join(bad)} joints is not implemented yet (a floating "
                                "joint would be a <freejoint>)", file=model.source)
     mujoco = require_mujoco("MJCF export")
