@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["integrate", "difference", "qdot", "normalize", "joint_positions"]
+__all__ = ["integrate", "difference", "qdot", "normalize", "joint_positions", "so3_right_jacobian"]
 
 #: kind -> (offset of the quaternion in the joint's q, offset of ω in its v) for the joints that have one
 _QUAT = {"floating": (3, 3), "ball": (0, 0)}
@@ -61,6 +61,12 @@ def _V(phi):
     a = np.where(small, 0.5 - th ** 2 / 24, (1 - np.cos(ts)) / ts ** 2)
     b = np.where(small, 1 / 6 - th ** 2 / 120, (ts - np.sin(ts)) / ts ** 3)
     return np.eye(3) + a * W + b * W @ W
+
+
+def so3_right_jacobian(phi):
+    """Right Jacobian of SO(3), J_r(φ) = V(−φ) (N, 3, 3) for φ (N, 3): the body-frame angular velocity of
+    R0 exp(φ) is J_r(φ) φ̇ (Murray et al. eq. 2.36 with φ → −φ)."""
+    return _V(-np.asarray(phi, float))
 
 
 def _V_inv(phi):
