@@ -301,12 +301,12 @@ def joint_vector(launch, model, value, key, default=None, positions=False):
 
 
 def _unit_quaternions(launch, names, q, key):
-    """``q`` after checking that the quaternion (``<joint>.qx`` … ``.qw``) of each floating or ball joint is not zero
+    """``q`` after checking that the quaternion (``<joint>.qx`` … ``.qw``) of each floating joint is not zero
     (it is normalised later; a zero one has no direction). Raises LaunchError naming ``key`` and the joint."""
     for i, n in enumerate(names):
         if n.endswith(".qw") and i >= 3 and names[i - 3] == n[:-3] + ".qx":
             if not np.linalg.norm(q[i - 3:i + 1]) > 1e-9:
-                kind = "floating" if i >= 6 and names[i - 6] == n[:-3] + ".x" else "ball"
+                kind = "floating" if i >= 6 and names[i - 6] == n[:-3] + ".x" else "ball"   # (or ball joint)
                 raise launch.err(key, f"the quaternion of {kind} joint {n[:-3]!r} ({n[:-3]}.qx, .qy, .qz, .qw) is "
                                  f"zero: give a unit quaternion (no rotation: qw = 1)")
     return q
