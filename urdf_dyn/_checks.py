@@ -74,13 +74,11 @@ def batch_states(model, **arrays):
 
 
 def _check_quaternions(model, Q):
-    """StateError naming the joint when a floating joint's quaternion in Q (N, nq) is (nearly) zero."""
-    for kind, k, _, name in model.multi_dof_joints:
-        if kind != "floating":
-            continue
-        norms = np.linalg.norm(Q[:, k + 3:k + 7], axis=1)
+    """StateError naming the joint when a floating or ball joint's quaternion in Q (N, nq) is (nearly) zero."""
+    for k, kind, name in model.quaternions:
+        norms = np.linalg.norm(Q[:, k:k + 4], axis=1)
         if np.any(norms < 1e-12):
-            raise StateError(f"q[{k + 3}:{k + 7}], the quaternion (qx, qy, qz, qw) of floating joint {name!r}, is "
+            raise StateError(f"q[{k}:{k + 4}], the quaternion (qx, qy, qz, qw) of {kind} joint {name!r}, is "
                              f"zero at row {int(np.argmax(norms < 1e-12))}: give a unit quaternion (model.neutral() "
                              "has (0, 0, 0, 1))")
 

@@ -25,7 +25,7 @@ from typing import Mapping
 
 import numpy as np
 
-from urdf_dyn.algorithms.joints import FREE as _FREE, PLANAR as _PLANAR, PRISMATIC, SUB_P, q_indices
+from urdf_dyn.algorithms.joints import BALL as _BALL, FREE as _FREE, PLANAR as _PLANAR, PRISMATIC, SUB_P, q_indices
 from urdf_dyn.algorithms.layout import LOOP_ARGS, LOOPS
 from urdf_dyn.algorithms.spatial import mcI, pose_to_plux
 from urdf_dyn.elements import Coupling, LinkFrame, LoopJoint, Mimic, Transmission
@@ -146,31 +146,39 @@ class Model:
 
     def neutral(self) -> np.ndarray:
         """The zero configuration q (nq,): zeros, with the identity quaternion (0, 0, 0, 1) of every
-        floating joint (Pinocchio's ``neutral``)."""
+        floating and ball joint (Pinocchio's ``neutral``)."""
         q = np.zeros(self.nq)
         for kind, k, _, _ in self.multi_dof_joints:
-            if kind == "floating":
-                q[k + 6] = 1.0
+            if kind != "planar":
+                q[k + (6 if kind == "floating" else 3)] = 1.0
         return q
 
     @functools.cached_property
     def multi_dof_joints(self) -> tuple:
-        """The floating and planar joints: ((kind "floating" | "planar", index of the first position in q,
-        index of the first velocity in v, joint name), ...) in tree order."""
-        return tuple(("floating" if int(self.jtype[i]) == _FREE else "planar", int(self.iq[i]), i - 1,
-                      self.joint_names[i - 1].rsplit(".", 1)[0])
-                     for i in range(1, self.NB + 1) if int(self.jtype[i]) in (_FREE, _PLANAR))
+        """The floating, planar and ball joints: ((kind "floating" | "planar" | "ball", index of the first
+        position in q, index of the first velocity in v, joint name), ...) in tree order."""
+        kinds = {_FREE: "floating", _PLANAR: "planar", _BALL: "ball"}
+        return tuple((kinds[int(self.jtype[i])], int(self.iq[i]), i - 1, self.joint_names[i - 1].rsplit(".", 1)[0])
+                     for i in range(1, self.NB + 1) if int(self.jtype[i]) in kinds)
+
+    @functools.cached_property
+    def quaternions(self) -> tuple:
+        """((index in q of qx, kind "floating" | "ball", joint name), ...): every quaternion (x, y, z, w) =
+        q[k:k + 4] of the configuration, in tree order."""
+        return tuple((k + (3 if kind == "floating" else 0), kind, name)
+                     for kind, k, _, name in self.multi_dof_joints if kind != "planar")
 
     @functools.cached_property
     def one_dof_indices(self) -> tuple:
         """(q indices (k,), v indices (k,)) of the 1-dof joints, whose position and velocity are q[i] and
         v[j] with q̇ = v (every joint on a fixed-base model)."""
-        rows = [i for i in range(1, self.NB + 1) if self.iq[i] >= 0 and int(self.jtype[i]) not in (_FREE, _PLANAR)]
+        rows = [i for i in range(1, self.NB + 1) if self.iq[i] >= 0 and int(self.jtype[i]) not in (_FREE, _PLANAR, _BALL)]
         return frozen(np.asarray(self.iq)[rows], np.int64), frozen(np.asarray(rows, int) - 1, np.int64)
 
     @functools.cached_property
     def is_fixed_base(self) -> bool:
-        """True when every tree joint has one degree of freedom (nq = nv, q̇ = v): no floating or planar joint."""
+        """True when every tree joint has one degree of freedom (nq = nv, q̇ = v): no floating, planar or ball
+        joint."""
         return not self.multi_dof_joints
 
     @functools.cached_property
@@ -182,13 +190,15 @@ class Model:
     @functools.cached_property
     def q_names(self) -> tuple:
         """(nq,) names of the position coordinates: the joint names for 1-dof joints, ``<joint>.x … .qw``
-        for a floating joint, ``<joint>.x, .y, .rz`` for a planar joint."""
+        for a floating joint, ``<joint>.qx … .qw`` for a ball joint, ``<joint>.x, .y, .rz`` for a planar joint."""
         out = []
         for i in range(1, self.NB + 1):
             t, name = int(self.jtype[i]), self.joint_names[i - 1]
             base = name.rsplit(".", 1)[0]
             if t == _FREE:
                 out += [f"{base}.{c}" for c in ("x", "y", "z", "qx", "qy", "qz", "qw")]
+            elif t == _BALL:
+                out += [f"{base}.{c}" for c in ("qx", "qy", "qz", "qw")]
             elif t == _PLANAR:
                 out += [f"{base}.{c}" for c in ("x", "y", "rz")]
             elif self.iq[i] >= 0:
@@ -209,6 +219,8 @@ class Model:
             t = int(self.jtype[i])
             if t == _FREE:
                 out += ["m"] * 3 + ["1"] * 4
+            elif t == _BALL:
+                out += ["1"] * 4
             elif t == _PLANAR:
                 out += ["m", "m", "rad"]
             elif self.iq[i] >= 0:
@@ -220,7 +232,7 @@ class Model:
         KeyError naming the known joints."""
         i = self.joint_index(name)
         k = int(self.iq[i + 1])
-        if k < 0 or int(self.jtype[i + 1]) in (_FREE, _PLANAR):
+        if k < 0 or int(self.jtype[i + 1]) in (_FREE, _PLANAR, _BALL):
             raise KeyError(f"{name!r} is a coordinate of a multi-dof joint; its position is q[{self.iq[i + 1]}...]")
         return k
 
@@ -232,8 +244,8 @@ class Model:
 
     @functools.cached_property
     def nq(self) -> int:
-        """Number of joint positions: nv plus one per floating joint (its quaternion)."""
-        return self.NB + sum(kind == "floating" for kind, *_ in self.multi_dof_joints)
+        """Number of joint positions: nv plus one per floating or ball joint (its quaternion)."""
+        return self.NB + sum(kind != "planar" for kind, *_ in self.multi_dof_joints)
 
     @functools.cached_property
     def nv(self) -> int:

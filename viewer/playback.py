@@ -102,13 +102,12 @@ def motion_from_trajectory(model, traj, label="") -> Motion:
         raise ViewerError(f"{what}: q must have shape ({len(t)}, {len(qnames)})")
     if not np.all(np.isfinite(q)):
         raise ViewerError(f"{label or 'trajectory'}: q holds NaN or inf")
-    for kind, k, *_ in model.multi_dof_joints:      # a floating joint's quaternion must be a rotation
-        if kind == "floating":
-            bad = np.flatnonzero(~(np.linalg.norm(q[:, k + 3:k + 7], axis=1) > 1e-9))
-            if len(bad):
-                cols = ", ".join(f"q[{model.q_names[k + i]}]" for i in range(3, 7))
-                raise ViewerError(f"{what}: row {int(bad[0]) + 1} of the samples: the columns {cols}, the quaternion "
-                                  f"of floating joint {model.q_names[k].rsplit('.', 1)[0]!r}, are zero: not a rotation")
+    for k, kind, joint in model.quaternions:    # a quaternion must be a rotation
+        bad = np.flatnonzero(~(np.linalg.norm(q[:, k:k + 4], axis=1) > 1e-9))
+        if len(bad):
+            cols = ", ".join(f"q[{model.q_names[k + i]}]" for i in range(4))
+            raise ViewerError(f"{what}: row {int(bad[0]) + 1} of the samples: the columns {cols}, the quaternion "
+                              f"of {kind} joint {joint!r}, are zero: not a rotation")
     tau = pick(getattr(traj, "tau", None))
     return Motion(t, q, pick(getattr(traj, "qd", None)), pick(getattr(traj, "qdd", None)), tau, label)
 

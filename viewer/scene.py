@@ -327,7 +327,7 @@ class RobotScene:
     def set_q(self, q, graph=True):
         """Pose the scene at joint positions q (nv,): ``body_T`` and ``visual_T``, and the trimesh scene graph's
         node transforms unless ``graph=False`` (the viewer draws from ``visual_T``; an export skips them)."""
-        q = np.asarray(q, float).reshape(self.model.nq)     # position coordinates (a floating base: nv + 1)
+        q = np.asarray(q, float).reshape(self.model.nq)     # position coordinates (nv + 1 per quaternion)
         self.q = q
         self.body_T = body_poses(self.model, q[None])[0]
         W = self.visual_T = self.body_T[self._body] @ self._M

@@ -61,7 +61,7 @@ class Bridge:
             if joints.is_sub(t):
                 continue
             name = model.joint_names[i - 1]
-            if t in (joints.FREE, joints.PLANAR):
+            if t in (joints.FREE, joints.PLANAR, joints.BALL):
                 name = name.rsplit(".", 1)[0]
             jid = pm.getJointId(name)
             assert jid < pm.njoints, f"Pinocchio has no joint {name!r}"
@@ -70,6 +70,10 @@ class Bridge:
                 assert jm.shortname() == "JointModelFreeFlyer"
                 self.qmap.append((int(model.iq[i]), jm.idx_q, 7))
                 self.vmap.append((i - 1, jm.idx_v, 6))
+            elif t == joints.BALL:
+                assert jm.shortname() == "JointModelSpherical"
+                self.qmap.append((int(model.iq[i]), jm.idx_q, "ball"))
+                self.vmap.append((i - 1, jm.idx_v, 3))
             elif t == joints.PLANAR:
                 assert jm.shortname() == "JointModelPlanar"
                 self.qmap.append((int(model.iq[i]), jm.idx_q, "planar"))
@@ -85,6 +89,8 @@ class Bridge:
             if n == "planar":
                 out[b:b + 2] = q[a:a + 2]
                 out[b + 2], out[b + 3] = math.cos(q[a + 2]), math.sin(q[a + 2])
+            elif n == "ball":
+                out[b:b + 4] = q[a:a + 4]
             elif n == 2:  # continuous
                 out[b], out[b + 1] = math.cos(q[a]), math.sin(q[a])
             else:
@@ -97,6 +103,8 @@ class Bridge:
             if n == "planar":
                 out[a:a + 2] = qp[b:b + 2]
                 out[a + 2] = math.atan2(qp[b + 3], qp[b + 2])
+            elif n == "ball":
+                out[a:a + 4] = qp[b:b + 4]
             elif n == 2:
                 out[a] = math.atan2(qp[b + 1], qp[b])
             else:
@@ -133,6 +141,9 @@ def _random_state(model, rng):
         if t == joints.FREE:
             quat = rng.standard_normal(4)
             q[k:k + 3], q[k + 3:k + 7] = rng.uniform(-1, 1, 3), quat / np.linalg.norm(quat)
+        elif t == joints.BALL:
+            quat = rng.standard_normal(4)
+            q[k:k + 4] = quat / np.linalg.norm(quat)
         elif t == joints.PLANAR:
             q[k:k + 3] = rng.uniform(-1, 1, 3) * (1, 1, math.pi)
         elif k >= 0:
@@ -188,6 +199,8 @@ def _same_quat_sign(ours, theirs, br):
     for a, b, n in br.qmap:
         if n == 7 and np.dot(ours[b + 3:b + 7], theirs[b + 3:b + 7]) < 0:
             theirs[b + 3:b + 7] *= -1
+        if n == "ball" and np.dot(ours[b:b + 4], theirs[b:b + 4]) < 0:
+            theirs[b:b + 4] *= -1
     return theirs
 
 

@@ -192,11 +192,47 @@ def test_shared_mujoco_excavator_imports_as_its_urdf():
     assert np.abs(fa - fb).max() <= 1e-6 * np.abs(fb).max()
 
 
+BALL_MJCF = """<mujoco><option gravity="0 0 -9.81"/><worldbody>
+  <body name="upper" pos="0 0 1" euler="10 -20 30"><joint name="hip" type="hinge" axis="0.6 0.8 0" damping="0.3"/>
+    <inertial pos="0 0 -0.2" mass="2" diaginertia="0.03 0.028 0.006"/>
+    <body name="lower" pos="0.05 0 -0.4" euler="-15 5 40">
+      <joint name="knee" type="ball" pos="0 0.02 0.03" damping="0.2" armature="0.01" range="0 40"/>
+      <inertial pos="0.01 0.02 -0.18" quat="0.9 0.1 0.3 0.2" mass="1.5" diaginertia="0.02 0.021 0.004"/>
+      <body name="foot" pos="0 0 -0.35"><joint name="ankle" type="hinge" axis="1 0 0"/>
+        <inertial pos="0.05 0 -0.02" mass="0.5" diaginertia="0.001 0.002 0.002"/></body>
+    </body></body></worldbody></mujoco>"""
+
+
+def test_mjcf_ball_joint_moves_as_in_mujoco(tmp_path):
+    """A ball joint mid-chain, away from its body's origin, with damping and armature: q = MuJoCo's qpos with
+    the quaternion (w, x, y, z) read as (x, y, z, w), v = qvel (ω in the body frame); tree forward dynamics
+    with the passive forces equals mj_forward's qacc; the cone range is warned about, not silently dropped."""
+    path = tmp_path / "ball.xml"
+    path.write_text(BALL_MJCF)
+    with pytest.warns(ud.ModelWarning, match="cone range of ball joint 'knee'"):
+        model = ud.load(path)
+    assert model.q_names == ("hip", "knee.qx", "knee.qy", "knee.qz", "knee.qw", "ankle")
+    assert model.joint_names == ("hip", "knee.rx", "knee.ry", "knee.rz", "ankle")
+    m = mujoco.MjModel.from_xml_path(str(path))
+    m.opt.disableflags |= int(mujoco.mjtDisableBit.mjDSBL_LIMIT)
+    d = mujoco.MjData(m)
+    rng = np.random.default_rng(3)
+    quat = rng.normal(size=4)
+    quat /= np.linalg.norm(quat)
+    q = np.r_[0.4, quat, -0.7]
+    v, tau = rng.normal(size=5), rng.normal(size=5)
+    d.qpos[:] = np.r_[q[0], q[4], q[1:4], q[5]]
+    d.qvel[:], d.qfrc_applied[:] = v, tau
+    mujoco.mj_forward(m, d)
+    ours = ud.forward_dynamics(model, q, v, tau + ud.passive_forces(model, q, v))
+    assert np.abs(ours - d.qacc).max() <= 1e-10 * np.abs(d.qacc).max()
+    M = np.zeros((m.nv, m.nv))
+    mujoco.mj_fullM(m, d, M)
+    assert np.abs(ud.mass_matrix(model, q) - M).max() <= 1e-12 * np.abs(M).max()
+
+
 def test_mjcf_errors_name_the_file(tmp_path):
     bad = tmp_path / "bad.xml"
-    bad.write_text('<mujoco><worldbody><body name="b"><joint type="ball"/><geom size="0.1"/></body></worldbody></mujoco>')
-    with pytest.raises(ud.UnsupportedError, match="bad.xml.*ball"):
-        ud.load(bad)
     bad.write_text('<mujoco><worldbody><body name="b"><joint type="hinge" axis="0 0 0"/></body></worldbody></mujoco>')
     with pytest.raises(ud.ModelError, match="bad.xml"):
         ud.load(bad)

@@ -52,7 +52,8 @@ def mj_model(path, dimp):
 class Coordinates:
     """Our (q, v, τ, q̈) ↔ MuJoCo's (qpos, qvel, qfrc, qacc): hinge/slide joints by name (q = qpos − qpos0);
     a free joint's pose relative to the body's pose in the file, its linear velocity in the body frame (ours)
-    or the world frame (MuJoCo's)."""
+    or the world frame (MuJoCo's); a ball joint's quaternion (x, y, z, w) (ours) or (w, x, y, z) (MuJoCo's),
+    the same ω in the body frame."""
 
     def __init__(self, model, m):
         self.model, self.m = model, m
@@ -61,9 +62,11 @@ class Coordinates:
         for j in range(m.njnt):
             n = mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_JOINT, j) or f"joint_{j}"
             free = int(m.jnt_type[j]) == int(J.mjJNT_FREE)
-            k = model.joint_index(f"{n}.x" if free else n)
+            if int(m.jnt_type[j]) == int(J.mjJNT_BALL):
+                free = "ball"
+            k = model.joint_index({True: f"{n}.x", "ball": f"{n}.rx"}.get(free, n))
             self.joints.append((j, free, k, model.q_index(n) if not free else int(model.iq[k + 1])))
-            if free:
+            if free is True:
                 b = int(m.jnt_bodyid[j])
                 self.T0 = np.eye(4)
                 self.T0[:3, 3] = m.body_pos[b]
@@ -77,7 +80,11 @@ class Coordinates:
         qpos, qvel, qfrc = m.qpos0.copy(), np.zeros(m.nv), np.zeros(m.nv)
         for j, free, k, iq in self.joints:
             qa, da = m.jnt_qposadr[j], m.jnt_dofadr[j]
-            if free:
+            if free == "ball":
+                assert np.array_equal(m.qpos0[qa:qa + 4], (1, 0, 0, 0))   # q = qpos at an identity qpos0
+                qpos[qa:qa + 4] = np.r_[q[iq + 3], q[iq:iq + 3]]
+                qvel[da:da + 3], qfrc[da:da + 3] = v[k:k + 3], tau[k:k + 3]
+            elif free:
                 Mq = np.eye(4)
                 Mq[:3, 3] = q[iq:iq + 3]
                 Mq[:3, :3] = Rotation.from_quat(q[iq + 3:iq + 7]).as_matrix()
@@ -97,7 +104,9 @@ class Coordinates:
         out = np.zeros(self.m.nv)
         for j, free, k, iq in self.joints:
             da = self.m.jnt_dofadr[j]
-            if free:
+            if free == "ball":
+                out[da:da + 3] = vdot[k:k + 3]
+            elif free:
                 R = self.T0[:3, :3] @ Rotation.from_quat(q[iq + 3:iq + 7]).as_matrix()
                 out[da:da + 3] = R @ (vdot[k:k + 3] + np.cross(v[k + 3:k + 6], v[k:k + 3]))
                 out[da + 3:da + 6] = vdot[k + 3:k + 6]
@@ -107,14 +116,19 @@ class Coordinates:
 
 
 def assembled_state(model, seed=0):
-    """An assembled q near the file's pose (tree joints moved by N(0, 0.05), a turned free base), a q̇
-    consistent with the constraints, random τ on the tree joints (none on a free joint)."""
+    """An assembled q near the file's pose (1-dof tree joints moved by N(0, 0.05), ball joints turned by
+    about as much, a turned free base), a q̇ consistent with the constraints, random τ on the tree joints
+    (none on a free joint)."""
     rng = np.random.default_rng(seed)
     q = model.q_initial()
     free = [k for k, t in enumerate(model.joint_types) if t == "floating"]
     for i, t in enumerate(model.joint_types):
-        if t != "floating":
+        if t not in ("floating", "ball"):
             q[model.q_index(model.joint_names[i])] += 0.05 * rng.normal()
+    for k, kind, _ in model.quaternions:
+        if kind == "ball":
+            quat = np.r_[0.025 * rng.normal(size=3), 1.0]
+            q[k:k + 4] = quat / np.linalg.norm(quat)
     if free:
         iq = int(model.iq[free[0] + 1])
         quat = np.r_[0.1 * rng.normal(size=3), 1.0]
@@ -154,12 +168,7 @@ def mujoco_rigid_qacc(path, coords, q, v, tau):
 @pytest.mark.parametrize("folder", list(MODELS))
 def test_menagerie_model_moves_as_in_mujoco(folder, tmp_path):
     path = scratch_copy(folder, tmp_path)
-    try:
-        model = load_quietly(path)
-    except ud.UnsupportedError as e:
-        if "ball joint" in str(e):
-            pytest.skip(f"ball joints in trees are not in urdf_dyn yet: {e}")
-        raise
+    model = load_quietly(path)
     m = mj_model(path, 0.9999)
     if np.any(m.dof_armature) and not hasattr(model, "armature"):
         pytest.skip("the file sets joint armature and urdf_dyn's Model has none yet (the core branch adds it)")

@@ -32,7 +32,7 @@ from numba import njit
 
 from urdf_dyn.numba_cache import install as _portable_cache
 
-from urdf_dyn.algorithms.joints import (FREE, PLANAR, PRIS_Z, PRISMATIC, REV_Z, REVOLUTE, is_sub, jcalc, joint_pose,
+from urdf_dyn.algorithms.joints import (BALL, FREE, PLANAR, PRIS_Z, PRISMATIC, REV_Z, REVOLUTE, is_sub, jcalc, joint_pose,
                                         q_indices, quat_entries)
 from urdf_dyn.algorithms.joints import write_subspace as _S
 from urdf_dyn.algorithms.layout import TREE
@@ -106,10 +106,13 @@ def xup(jtype, axis, q, iq, Et, rt, E, r):
                 E[i, j] = Et[i, j]
         for j in range(3):
             r[j] = rt[j] + (Et[0, j] * axis[0] + Et[1, j] * axis[1] + Et[2, j] * axis[2]) * qi
-    elif jtype == FREE or jtype == PLANAR:  # X_J = rot(Rᵀ) xlt(p): E = Rᵀ E_tree, r = r_tree + E_treeᵀ p
-        if jtype == FREE:                   # (R, p) = ``joints.joint_pose``, in scalars (nothing allocated)
+    elif jtype == FREE or jtype == PLANAR or jtype == BALL:  # X_J = rot(Rᵀ) xlt(p): E = Rᵀ E_tree,
+        if jtype == FREE:    # r = r_tree + E_treeᵀ p; (R, p) = ``joints.joint_pose``, in scalars (nothing allocated)
             R00, R01, R02, R10, R11, R12, R20, R21, R22 = quat_entries(q[iq + 3], q[iq + 4], q[iq + 5], q[iq + 6])
             p0, p1, p2 = q[iq], q[iq + 1], q[iq + 2]
+        elif jtype == BALL:
+            R00, R01, R02, R10, R11, R12, R20, R21, R22 = quat_entries(q[iq], q[iq + 1], q[iq + 2], q[iq + 3])
+            p0, p1, p2 = 0.0, 0.0, 0.0
         else:
             c, s = np.cos(q[iq + 2]), np.sin(q[iq + 2])
             R00, R01, R02, R10, R11, R12, R20, R21, R22 = c, -s, 0.0, s, c, 0.0, 0.0, 0.0, 1.0

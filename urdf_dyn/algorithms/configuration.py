@@ -1,9 +1,12 @@
 """Configuration-space helpers for models whose positions are not a vector space (nq ≠ nv): the free-flyer
-(position + unit quaternion, SE(3)) and the planar joint (SE(2)); 1-dof joints are plain coordinates.
+(position + unit quaternion, SE(3)), the ball joint (unit quaternion, SO(3)) and the planar joint (SE(2));
+1-dof joints are plain coordinates.
 
 Conventions (``algorithms.joints``): the velocity of a floating joint is the child link's body-frame twist
 (v, ω) — linear first, Pinocchio's LOCAL convention — and its position (p, quat) with quat = (x, y, z, w);
-a planar joint's position is (x, y, θ) and its velocity (v_x, v_y, ω_z) in the child frame.
+a ball joint is the rotational half: position quat, velocity ω in the child frame (Pinocchio's
+``JointModelSpherical``); a planar joint's position is (x, y, θ) and its velocity (v_x, v_y, ω_z) in the
+child frame.
 
 All functions take one configuration (nq,) or a batch (N, nq) with velocities (nv,) / (N, nv), and never
 mutate their inputs. Sources: the exponential and logarithm of SE(3) and SE(2) (Murray, Li & Sastry, *A
@@ -15,7 +18,10 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["integrate", "difference", "qdot", "normalize", "joint_positions"]
+__all__ = ["integrate", "difference", "qdot", "normalize", "joint_positions", "so3_right_jacobian"]
+
+#: kind -> (offset of the quaternion in the joint's q, offset of ω in its v) for the joints that have one
+_QUAT = {"floating": (3, 3), "ball": (0, 0)}
 
 
 def _batch(x, n, name):
@@ -57,6 +63,12 @@ def _V(phi):
     return np.eye(3) + a * W + b * W @ W
 
 
+def so3_right_jacobian(phi):
+    """Right Jacobian of SO(3), J_r(φ) = V(−φ) (N, 3, 3) for φ (N, 3): the body-frame angular velocity of
+    R0 exp(φ) is J_r(φ) φ̇ (Murray et al. eq. 2.36 with φ → −φ)."""
+    return _V(-np.asarray(phi, float))
+
+
 def _V_inv(phi):
     """V(φ)⁻¹ = 1 − ½ φ× + (1/θ²)(1 − θ sin θ / (2(1 − cos θ))) (φ×)² (N, 3, 3)."""
     th = np.linalg.norm(phi, axis=-1)[..., None, None]
@@ -83,8 +95,8 @@ def _se2_V(phi):
 
 def integrate(model, q, v, dt=1.0):
     """q ⊕ v·dt: the configuration reached from q (nq,) or (N, nq) by moving with the constant joint velocity
-    v (nv,) or (N, nv) for dt [s]: q + v dt for 1-dof joints, M · exp(v dt) on SE(3) / SE(2) for floating and
-    planar joints (Pinocchio's ``integrate``). The quaternion is returned normalised.
+    v (nv,) or (N, nv) for dt [s]: q + v dt for 1-dof joints, M · exp(v dt) on SE(3) / SO(3) / SE(2) for
+    floating, ball and planar joints (Pinocchio's ``integrate``). The quaternion is returned normalised.
 
     Raises StateError for arrays of the wrong shape."""
     from scipy.spatial.transform import Rotation
@@ -96,11 +108,13 @@ def integrate(model, q, v, dt=1.0):
     iq, iv = model.one_dof_indices
     Q[:, iq] += V[:, iv]
     for kind, k, j, _ in model.multi_dof_joints:
-        if kind == "floating":
-            R0 = Rotation.from_quat(Q[:, k + 3:k + 7])
-            lin, ang = V[:, j:j + 3], V[:, j + 3:j + 6]
-            Q[:, k:k + 3] += R0.apply(np.einsum("nij,nj->ni", _V(ang), lin))
-            Q[:, k + 3:k + 7] = (R0 * Rotation.from_rotvec(ang)).as_quat()
+        if kind in _QUAT:
+            a, b = _QUAT[kind]
+            R0 = Rotation.from_quat(Q[:, k + a:k + a + 4])
+            ang = V[:, j + b:j + b + 3]
+            if kind == "floating":
+                Q[:, k:k + 3] += R0.apply(np.einsum("nij,nj->ni", _V(ang), V[:, j:j + 3]))
+            Q[:, k + a:k + a + 4] = (R0 * Rotation.from_rotvec(ang)).as_quat()
         else:
             th = Q[:, k + 2]
             d = np.einsum("nij,nj->ni", _se2_V(V[:, j + 2]), V[:, j:j + 2])
@@ -111,7 +125,7 @@ def integrate(model, q, v, dt=1.0):
 
 def difference(model, q0, q1):
     """The joint velocity v (nv,) or (N, nv) with integrate(q0, v, 1) = q1: q1 − q0 for 1-dof joints, the
-    SE(3) / SE(2) logarithm of M0⁻¹ M1 for floating and planar joints (Pinocchio's ``difference``; for a
+    SE(3) / SE(2) logarithm of M0⁻¹ M1 (SO(3) for a ball joint) for floating, ball and planar joints (Pinocchio's ``difference``; for a
     planar joint the rotation difference is wrapped to (−π, π]).
 
     Raises StateError for arrays of the wrong shape."""
@@ -124,12 +138,14 @@ def difference(model, q0, q1):
     iq, iv = model.one_dof_indices
     out[:, iv] = B[:, iq] - A[:, iq]
     for kind, k, j, _ in model.multi_dof_joints:
-        if kind == "floating":
-            R0, R1 = Rotation.from_quat(A[:, k + 3:k + 7]), Rotation.from_quat(B[:, k + 3:k + 7])
+        if kind in _QUAT:
+            a, b = _QUAT[kind]
+            R0, R1 = Rotation.from_quat(A[:, k + a:k + a + 4]), Rotation.from_quat(B[:, k + a:k + a + 4])
             ang = (R0.inv() * R1).as_rotvec()
-            dp = R0.inv().apply(B[:, k:k + 3] - A[:, k:k + 3])
-            out[:, j:j + 3] = np.einsum("nij,nj->ni", _V_inv(ang), dp)
-            out[:, j + 3:j + 6] = ang
+            if kind == "floating":
+                dp = R0.inv().apply(B[:, k:k + 3] - A[:, k:k + 3])
+                out[:, j:j + 3] = np.einsum("nij,nj->ni", _V_inv(ang), dp)
+            out[:, j + b:j + b + 3] = ang
         else:
             phi = np.angle(np.exp(1j * (B[:, k + 2] - A[:, k + 2])))
             dp = np.einsum("nji,nj->ni", _rot2(A[:, k + 2]), B[:, k:k + 2] - A[:, k:k + 2])
@@ -140,8 +156,8 @@ def difference(model, q0, q1):
 
 def qdot(model, q, v):
     """Time derivative of the positions, q̇ (nq,) or (N, nq), for joint velocity v (nv,) or (N, nv): v for
-    1-dof joints; ṗ = R v_lin and quaṫ = ½ quat ⊗ (ω, 0) for a floating joint; (R(θ) v_xy, ω) for a planar
-    joint. This is what an ODE integrator of (q, v) needs.
+    1-dof joints; ṗ = R v_lin and quaṫ = ½ quat ⊗ (ω, 0) for a floating joint (the quaternion part alone
+    for a ball joint); (R(θ) v_xy, ω) for a planar joint. This is what an ODE integrator of (q, v) needs.
 
     Raises StateError for arrays of the wrong shape."""
     from scipy.spatial.transform import Rotation
@@ -152,12 +168,14 @@ def qdot(model, q, v):
     iq, iv = model.one_dof_indices
     out[:, iq] = V[:, iv]
     for kind, k, j, _ in model.multi_dof_joints:
-        if kind == "floating":
-            quat = Q[:, k + 3:k + 7]
-            out[:, k:k + 3] = Rotation.from_quat(quat).apply(V[:, j:j + 3])
-            qv, qw, w = quat[:, :3], quat[:, 3:], V[:, j + 3:j + 6]
-            out[:, k + 3:k + 6] = 0.5 * (qw * w + np.cross(qv, w))
-            out[:, k + 6] = -0.5 * np.einsum("ni,ni->n", qv, w)
+        if kind in _QUAT:
+            a, b = _QUAT[kind]
+            quat = Q[:, k + a:k + a + 4]
+            if kind == "floating":
+                out[:, k:k + 3] = Rotation.from_quat(quat).apply(V[:, j:j + 3])
+            qv, qw, w = quat[:, :3], quat[:, 3:], V[:, j + b:j + b + 3]
+            out[:, k + a:k + a + 3] = 0.5 * (qw * w + np.cross(qv, w))
+            out[:, k + a + 3] = -0.5 * np.einsum("ni,ni->n", qv, w)
         else:
             out[:, k:k + 2] = np.einsum("nij,nj->ni", _rot2(Q[:, k + 2]), V[:, j:j + 2])
             out[:, k + 2] = V[:, j + 2]
@@ -165,18 +183,17 @@ def qdot(model, q, v):
 
 
 def normalize(model, q):
-    """q with every floating joint's quaternion scaled to unit length (a copy)."""
+    """q with every floating and ball joint's quaternion scaled to unit length (a copy)."""
     Q, single = _batch(q, model.nq, "q")
     Q = Q.copy()
-    for kind, k, _, _ in model.multi_dof_joints:
-        if kind == "floating":
-            Q[:, k + 3:k + 7] /= np.linalg.norm(Q[:, k + 3:k + 7], axis=1, keepdims=True)
+    for a, _, _ in model.quaternions:
+        Q[:, a:a + 4] /= np.linalg.norm(Q[:, a:a + 4], axis=1, keepdims=True)
     return Q[0] if single else Q
 
 
 def joint_positions(model, q):
     """Positions of the 1-dof joints laid out over the velocity coordinates, (nv,) or (N, nv): q itself on a
-    fixed-base model; zeros at the coordinates of floating and planar joints (for springs, limits and
+    fixed-base model; zeros at the coordinates of floating, ball and planar joints (for springs, limits and
     other per-joint laws that only 1-dof joints have)."""
     q = np.asarray(q, float)
     if model.is_fixed_base:

@@ -4,17 +4,19 @@ A tree joint is described by its type code and a unit ``axis`` (3,) in the joint
 URDF's ``<axis>``. URDF ``revolute`` and ``continuous`` share ``REVOLUTE``; ``prismatic`` is ``PRISMATIC``.
 ``fixed`` joints never reach jcalc: the loader merges them.
 
-Multi-degree-of-freedom joints (URDF ``floating``, ``planar``) are laid out as one kernel body per velocity
+Multi-degree-of-freedom joints (URDF ``floating``, ``planar``, and ``ball``, a URDF+ extension) are laid out as one kernel body per velocity
 coordinate, so that every kernel keeps one motion-subspace column per body (nv = NB):
 
 - the **head** body (``FREE`` or ``PLANAR``) carries the joint transform X_J(q) computed from all the joint's
   position coordinates (7 for FREE: position (3,) in the parent frame and unit quaternion (x, y, z, w),
   Pinocchio's ``JointModelFreeFlyer`` layout; 3 for PLANAR: x, y [m] and θ [rad] about the joint frame's
-  z axis, the loader rotating the joint frame so that z is the URDF axis);
+  z axis, the loader rotating the joint frame so that z is the URDF axis; 4 for BALL: the unit quaternion
+  (x, y, z, w) of the successor's orientation, Pinocchio's ``JointModelSpherical``: a ball joint is the
+  rotational half of FREE);
 - each following coordinate is a massless **sub-body** (``SUB_R`` / ``SUB_P``) with X_J = X_tree = 1 and one
   unit column of the joint's constant motion subspace in the successor frame. Velocity coordinates are the
   successor body's own spatial velocity (Pinocchio's LOCAL convention): FREE (v_x, v_y, v_z, ω_x, ω_y, ω_z),
-  PLANAR (v_x, v_y, ω_z); the link itself is the last sub-body.
+  PLANAR (v_x, v_y, ω_z), BALL (ω_x, ω_y, ω_z); the link itself is the last sub-body.
 
 Because S is constant in the successor frame, c_J = 0 and the velocity-product term of the whole joint is
 (X v_λ) × v_J (RBDA eq. 3.34/3.40 with S̊ = 0); the kernels therefore form it with the velocity of the
@@ -33,7 +35,7 @@ from urdf_dyn.numba_cache import install as _portable_cache
 
 from urdf_dyn.algorithms.spatial import rodrigues, skew
 
-__all__ = ["REVOLUTE", "PRISMATIC", "FREE", "PLANAR", "SUB_R", "SUB_P", "REV_Z", "PRIS_Z", "TYPE_CODES", "NQ", "jcalc",
+__all__ = ["REVOLUTE", "PRISMATIC", "FREE", "PLANAR", "BALL", "SUB_R", "SUB_P", "REV_Z", "PRIS_Z", "TYPE_CODES", "NQ", "nq_of", "jcalc",
            "joint_pose", "q_indices", "is_sub", "motion_subspace", "write_subspace", "LOOP_TYPES", "loop_subspaces", "quat_to_matrix",
            "quat_entries"]
 
@@ -45,11 +47,12 @@ SUB_R = 4   # sub-body: X_J = 1, S = [axis; 0]
 SUB_P = 5   # sub-body: X_J = 1, S = [0; axis]
 REV_Z = 6   # packed model only: revolute about the body frame's z axis, S = [z; 0]
 PRIS_Z = 7  # packed model only: prismatic along the body frame's z axis, S = [0; z]
+BALL = 8    # head of a ball joint: X_J from quat; S = [e_x; 0]
 
 #: URDF joint type name -> jcalc type code, for the types that are one kernel body.
 TYPE_CODES = {"revolute": REVOLUTE, "continuous": REVOLUTE, "prismatic": PRISMATIC}
 #: number of position coordinates read by each type code (sub-bodies read none)
-NQ = {REVOLUTE: 1, PRISMATIC: 1, FREE: 7, PLANAR: 3, SUB_R: 0, SUB_P: 0, REV_Z: 1, PRIS_Z: 1}
+NQ = {REVOLUTE: 1, PRISMATIC: 1, FREE: 7, PLANAR: 3, SUB_R: 0, SUB_P: 0, REV_Z: 1, PRIS_Z: 1, BALL: 4}
 
 
 _portable_cache()   # the kernels' numba cache, shared by checkouts of the same sources
@@ -60,6 +63,20 @@ def is_sub(jtype):
     return jtype == SUB_R or jtype == SUB_P
 
 
+@njit(cache=True, inline="always")
+def nq_of(jtype):
+    """Number of position coordinates a body of type ``jtype`` reads (``NQ``; 0 for sub-bodies)."""
+    if jtype == FREE:
+        return 7
+    if jtype == BALL:
+        return 4
+    if jtype == PLANAR:
+        return 3
+    if jtype == SUB_R or jtype == SUB_P:
+        return 0
+    return 1
+
+
 @njit(cache=True)
 def q_indices(jtype):
     """(NB+1,) index in q of the first position coordinate of each body (−1 for the base and for
@@ -67,18 +84,10 @@ def q_indices(jtype):
     out = np.full(jtype.shape[0], -1, np.int64)
     k = 0
     for i in range(1, jtype.shape[0]):
-        t = jtype[i]
-        if t == FREE:
+        m = nq_of(jtype[i])
+        if m > 0:
             out[i] = k
-            k += 7
-        elif t == PLANAR:
-            out[i] = k
-            k += 3
-        elif t == SUB_R or t == SUB_P:
-            pass
-        else:
-            out[i] = k
-            k += 1
+            k += m
     return out
 
 
@@ -113,6 +122,8 @@ def joint_pose(jtype, axis, q, iq):
     elif jtype == FREE:
         T[:3, :3] = quat_to_matrix(q[iq + 3], q[iq + 4], q[iq + 5], q[iq + 6])
         T[0, 3], T[1, 3], T[2, 3] = q[iq], q[iq + 1], q[iq + 2]
+    elif jtype == BALL:
+        T[:3, :3] = quat_to_matrix(q[iq], q[iq + 1], q[iq + 2], q[iq + 3])
     elif jtype == PLANAR:
         c, s = np.cos(q[iq + 2]), np.sin(q[iq + 2])
         T[0, 0], T[0, 1], T[1, 0], T[1, 1] = c, -s, s, c
@@ -126,7 +137,7 @@ def write_subspace(jtype, axis, S):
     rotation, [0; axis] for a translation (constant in the successor frame)."""
     for k in range(6):
         S[k] = 0.0
-    if jtype == REVOLUTE or jtype == SUB_R or jtype == REV_Z:
+    if jtype == REVOLUTE or jtype == SUB_R or jtype == REV_Z or jtype == BALL:
         S[0], S[1], S[2] = axis[0], axis[1], axis[2]
     else:
         S[3], S[4], S[5] = axis[0], axis[1], axis[2]
@@ -162,7 +173,7 @@ def jcalc(jtype, axis, q, iq):
         X[:3, :3] = np.eye(3)
         X[3:, 3:] = np.eye(3)
         X[3:, :3] = -skew(axis * q[iq])
-    elif jtype == FREE or jtype == PLANAR:
+    elif jtype == FREE or jtype == PLANAR or jtype == BALL:
         T = joint_pose(jtype, axis, q, iq)
         E = np.ascontiguousarray(T[:3, :3].T)
         X[:3, :3] = E

@@ -12,7 +12,7 @@ __all__ = ["vector"]
 def vector(model, text, name, default_zero=True):
     """Parse '0.1,0.2 ...' (coordinate order) or 'joint=value,...' into (nq,) for --q (``model.q_names``,
     unnamed entries at ``model.neutral()``), (nv,) otherwise (``model.joint_names``). Raises StateError naming
-    the option (``--q0``…) for a malformed entry, an unknown joint, or a floating joint's quaternion that is
+    the option (``--q0``…) for a malformed entry, an unknown joint, or a floating or ball joint's quaternion that is
     zero (not a rotation: named with the joint)."""
     is_q = name in ("q", "q0")
     names = model.q_names if is_q else model.joint_names
@@ -23,11 +23,10 @@ def vector(model, text, name, default_zero=True):
         raise StateError(f"--{name} is required")
     items = [t for t in text.replace(",", " ").split() if t]
     out = _parse_vector(model, text, name, names, base, items)
-    for kind, k, *_ in (model.multi_dof_joints if is_q else ()):   # a floating joint's quaternion is a rotation
-        if kind == "floating" and not 1e-9 < float(np.linalg.norm(out[k + 3:k + 7])) < np.inf:
-            joint = names[k].rsplit(".", 1)[0]
-            raise StateError(f"--{name}: the quaternion (qx, qy, qz, qw) of floating joint {joint!r} is "
-                             f"{tuple(float(v) for v in out[k + 3:k + 7])}: give a unit quaternion "
+    for k, kind, joint in (model.quaternions if is_q else ()):   # a quaternion is a rotation
+        if not 1e-9 < float(np.linalg.norm(out[k:k + 4])) < np.inf:
+            raise StateError(f"--{name}: the quaternion (qx, qy, qz, qw) of {kind} joint {joint!r} is "
+                             f"{tuple(float(v) for v in out[k:k + 4])}: give a unit quaternion "
                              f"(e.g. {joint}.qw=1)")
     return out
 

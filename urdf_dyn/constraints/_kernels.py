@@ -18,7 +18,7 @@ from urdf_dyn.numba_cache import install as _portable_cache
 
 from urdf_dyn.algorithms.joints import write_subspace
 from urdf_dyn.algorithms._kernels import crba_packed, crm_mul, group_base, plux_er, rnea_packed, split_tree, xup
-from urdf_dyn.algorithms.joints import FREE, PLANAR, SUB_R, is_sub
+from urdf_dyn.algorithms.joints import SUB_R, is_sub, nq_of
 
 
 _portable_cache()   # the kernels' numba cache, shared by checkouts of the same sources
@@ -100,7 +100,7 @@ def loop_geometry(parent, jtype, axis, Et, rt, q, lp_p, lp_s, lp_XP, lp_XS, lp_a
         sub[i] = is_sub(t_)
         if not sub[i]:
             iq[i] = k_
-            k_ += 7 if t_ == FREE else (3 if t_ == PLANAR else 1)
+            k_ += nq_of(t_)
     for i in range(1, NB + 1):
         p_ = parent[i]
         write_subspace(jtype[i], axis[i], S[i])

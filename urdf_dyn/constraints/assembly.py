@@ -6,6 +6,7 @@ import numpy as np
 import scipy.optimize
 
 from urdf_dyn._checks import as_batch
+from urdf_dyn.algorithms.configuration import so3_right_jacobian
 from urdf_dyn.constraints.loops import LoopState, loop_constraints
 from urdf_dyn.errors import ModelError
 from urdf_dyn._checks import renamed_keywords
@@ -18,7 +19,11 @@ def assemble(model, q_guess=None, hold=None, residual_tol=1e-6, max_nfev=200, co
     """Close every loop by least squares (scipy.optimize.least_squares), keeping the joints in ``hold`` at
     their values in ``q_guess`` (default: ``<initial_configuration>``). ``hold`` defaults to the joints the
     file declares ``independent="true"`` (``closure.declared_independent``): assembly never moves them. Starting
-    from a guess near the wanted branch keeps that branch; the step is bounded to stay near it.
+    from a guess near the wanted branch keeps that branch; the step is bounded to stay near it. The unknowns
+    are the 1-dof joints' positions and, for each ball joint, a rotation vector φ (its quaternion is the
+    guess's times exp(φ); naming any of its coordinates in ``hold`` holds the whole joint); floating and planar
+    joints stay where ``q_guess`` puts them. The Jacobian is K (which is ∂δ/∂q where the loops close); if
+    that solve stalls above ``residual_tol``, it is run again from the guess with central differences.
 
     When nothing is held (no ``hold``, none declared independent), the independent coordinates that complete
     pivoting picks (RBDA §8.8) may move: if one moves by more than ``branch_tol`` [rad | m], the
@@ -38,28 +43,49 @@ def assemble(model, q_guess=None, hold=None, residual_tol=1e-6, max_nfev=200, co
         return q0.copy()
     hold = tuple(declared_independent(model) if hold is None else hold)
     held = [model.joint_index(j) for j in hold]
-    # the unknowns are the 1-dof joints' positions: a floating or planar joint moves both ends of every loop
-    # and coupling below it alike, so its coordinates (zero columns of K) are kept where q_guess puts them
+    # the unknowns are the 1-dof joints' positions and a rotation vector φ per ball joint (its quaternion is
+    # q_guess's ⊗ exp(φ)): a floating or planar joint moves both ends of every loop and coupling below it
+    # alike, so its coordinates (zero columns of K) are kept where q_guess puts them
     qi, vi = model.one_dof_indices
     free_q = [int(k) for k, j in zip(qi, vi) if j not in held]
     free = [int(j) for j in vi if j not in held]
+    balls = [(k, j) for kind, k, j, _ in model.multi_dof_joints
+             if kind == "ball" and not {j, j + 1, j + 2} & set(held)]
+    n1 = len(free_q)
+
+    def at(x):
+        from scipy.spatial.transform import Rotation
+        q = q0.copy()
+        q[free_q] = x[:n1]
+        for b, (k, _) in enumerate(balls):
+            phi = x[n1 + 3 * b:n1 + 3 * b + 3]
+            q[k:k + 4] = (Rotation.from_quat(q0[k:k + 4]) * Rotation.from_rotvec(phi)).as_quat()
+        return q
 
     def fun(x):
-        q = q0.copy()
-        q[free_q] = x
-        return LoopState(model, q, compiled=compiled).deltas()
+        return LoopState(model, at(x), compiled=compiled).deltas()
 
     def jac(x):
-        q = q0.copy()
-        q[free_q] = x
-        K, _ = loop_constraints(model, q, np.zeros(n), compiled=compiled)
-        return K[:, free]
+        K, _ = loop_constraints(model, at(x), np.zeros(n), compiled=compiled)
+        cols = [K[:, free]]
+        for b, (_, j) in enumerate(balls):  # ω = J_r(φ) φ̇ (body frame, as K's columns)
+            cols.append(K[:, j:j + 3] @ so3_right_jacobian(x[None, n1 + 3 * b:n1 + 3 * b + 3])[0])
+        return np.hstack(cols)
 
-    sol = scipy.optimize.least_squares(fun, q0[free_q], jac=jac, method="trf", xtol=1e-15, ftol=1e-15,
-                                       gtol=1e-15, max_nfev=max_nfev, x_scale="jac")
-    q = q0.copy()
-    q[free_q] = sol.x
+    opts = dict(method="trf", xtol=1e-15, ftol=1e-15, gtol=1e-15, max_nfev=max_nfev, x_scale="jac")
+    x0 = np.r_[q0[free_q], np.zeros(3 * len(balls))]
+    sol = scipy.optimize.least_squares(fun, x0, jac=jac, **opts)
+    q = at(sol.x)
     res = LoopState(model, q, compiled=compiled).deltas()
+    if np.max(np.abs(res), initial=0.0) > residual_tol:
+        # K is ∂δ/∂q only where the loops close (away from closure δ's frame turns too), and a step with it
+        # can stall away from closure (Cassie's achilles rods on their ball joints, guessed 0.03 m open,
+        # stall at 0.03 m): again from the guess with the residual's own derivative, by central differences
+        # (unscaled: a coordinate that moves no loop has a rounding-noise column, which x_scale="jac" would
+        # turn into giant steps of that coordinate)
+        sol = scipy.optimize.least_squares(fun, x0, jac="3-point", **{**opts, "x_scale": 1.0})
+        q = at(sol.x)
+        res = LoopState(model, q, compiled=compiled).deltas()
     if np.max(np.abs(res), initial=0.0) > residual_tol:
         worst = _worst_loop(model, q)
         raise ModelError(f"{model.name}: cannot assemble the loops (largest residual {np.abs(res).max():.3g} at "

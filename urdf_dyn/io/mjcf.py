@@ -16,8 +16,9 @@ compiler closes the ``connect`` anchors and ``weld`` poses):
   ``slide`` → prismatic; several joints in one body → a chain through massless links ``<body>__j<k>``;
   a ``free`` joint (``<freejoint>``) → a floating joint whose origin is the body's pose in the file, so that
   q = (0, 0, 0, 0, 0, 0, 1) is that pose (MuJoCo's qpos holds the world pose and (w, x, y, z); its qvel the
-  world-frame linear velocity — urdf_dyn's is the body frame's, ``docs/floating_base.md``); ``ball`` joints are
-  refused (UnsupportedError);
+  world-frame linear velocity — urdf_dyn's is the body frame's, ``docs/floating_base.md``); a ``ball`` joint
+  → a URDF+ ball joint (q = (x, y, z, w) where MuJoCo's qpos holds (w, x, y, z); qvel is the same angular
+  velocity in the body frame; a cone ``range`` and a ``stiffness`` are left out with a warning);
 - every MJCF body frame stays a URDF link of the same name (a joint away from the body origin moves a
   massless link ``<body>__joint`` to which the body is fixed);
 - inertias from ``body_mass``, ``body_ipos``, ``body_iquat``, ``body_inertia`` (the compiled principal axes);
@@ -152,11 +153,10 @@ def _translate(source):
             j = adr + k
             jt = int(m.jnt_type[j])
             jn = nm(OJ, j)
-            if jt not in (int(J.mjJNT_HINGE), int(J.mjJNT_SLIDE)):
-                kind = "free" if jt == int(J.mjJNT_FREE) else "ball"
-                raise src.err(jwhere(j), f"{kind} joint {jn!r} in body {bodies[b]!r}: urdf_dyn trees have hinge, "
-                                         "slide and free joints (a ball joint can close a loop: use a connect "
-                                         "equality)", UnsupportedError)
+            if jt == int(J.mjJNT_FREE):
+                raise src.err(jwhere(j), f"free joint {jn!r} in body {bodies[b]!r} with other joints: a free joint "
+                                         "must be its body's only joint", UnsupportedError)
+            ball = jt == int(J.mjJNT_BALL)
             jnames[j] = jn
             origins[("joint", jn)] = jwhere(j)
             p = np.asarray(m.jnt_pos[j], float)
@@ -166,21 +166,25 @@ def _translate(source):
                 etree.SubElement(robot, "link", name=child)
             limited = bool(m.jnt_limited[j]) if hasattr(m, "jnt_limited") else bool(m.jnt_range[j].any())
             hinge = jt == int(J.mjJNT_HINGE)
-            utype = ("revolute" if limited else "continuous") if hinge else "prismatic"
+            utype = "ball" if ball else ("revolute" if limited else "continuous") if hinge else "prismatic"
+            if ball and (limited or m.jnt_stiffness[j]):
+                src.warn(jwhere(j), f"the {'cone range' if limited else 'stiffness'} of ball joint {jn!r} is not "
+                                    "modelled; left out")
             el = etree.SubElement(robot, "joint", name=jn, type=utype)
             etree.SubElement(el, "parent", link=prev)
             etree.SubElement(el, "child", link=child)
             T_o = np.eye(4)
             T_o[:3, 3] = p - p_prev
             origin(el, (T_prev if k == 0 else np.eye(4)) @ T_o)
-            etree.SubElement(el, "axis", xyz=fmt(m.jnt_axis[j]))
+            dof = m.jnt_dofadr[j]
+            if not ball:
+                etree.SubElement(el, "axis", xyz=fmt(m.jnt_axis[j]))
             q0 = m.qpos0[m.jnt_qposadr[j]]
             attrs = {}
-            if limited:
+            if limited and not ball:
                 attrs.update(lower=m.jnt_range[j][0] - q0, upper=m.jnt_range[j][1] - q0)
-            if attrs or not hinge:
+            if attrs or not (hinge or ball):
                 etree.SubElement(el, "limit", **{k_: repr(float(v)) for k_, v in attrs.items()})
-            dof = m.jnt_dofadr[j]
             dyn = {k_: repr(float(v)) for k_, v in (("damping", m.dof_damping[dof]),
                                                    ("friction", m.dof_frictionloss[dof]),
                                                    ("armature", m.dof_armature[dof])) if v}
@@ -188,7 +192,7 @@ def _translate(source):
                 etree.SubElement(el, "dynamics", **dyn)
             if m.dof_frictionloss[dof]:
                 friction.append(j)
-            if m.jnt_stiffness[j]:
+            if m.jnt_stiffness[j] and not ball:
                 g = etree.SubElement(robot, "gazebo", reference=jn)
                 etree.SubElement(g, "springStiffness").text = repr(float(m.jnt_stiffness[j]))
                 etree.SubElement(g, "springReference").text = repr(float(m.qpos_spring[m.jnt_qposadr[j]] - q0))

@@ -113,7 +113,7 @@ def to_mjspec(model, q_ref=None, solref=(0.0002, 1.0), solimp=(0.9999, 0.9999, 0
                       "MJCF model has no force between their pins (MuJoCo has no gas-spring law)", ModelWarning,
                       stacklevel=2)
     if not model.is_fixed_base:
-        bad = sorted({t for t in model.joint_types if t in ("floating", "planar")})
+        bad = sorted({t for t in model.joint_types if t in ("floating", "planar", "ball")})
         raise UnsupportedError(f"MJCF export of {' and '.join(bad)} joints is not implemented yet (a floating "
                                "joint would be a <freejoint>)", file=model.source)
     mujoco = require_mujoco("MJCF export")

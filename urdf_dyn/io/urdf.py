@@ -27,7 +27,7 @@ import numpy as np
 from lxml import etree
 
 from urdf_dyn.errors import ModelError, ModelWarning, UnsupportedError, XacroError, XMLError
-from urdf_dyn.algorithms.joints import FREE, PLANAR, SUB_P, SUB_R, TYPE_CODES
+from urdf_dyn.algorithms.joints import BALL, FREE, PLANAR, SUB_P, SUB_R, TYPE_CODES
 from urdf_dyn.model import LinkFrame, Mimic, Model, Transmission, frozen
 from urdf_dyn.io.packages import PackageResolver
 from urdf_dyn.io.urdf_plus import coupling_followers, joint_armature, read_balancers, read_couplings, read_transmissions
@@ -42,7 +42,9 @@ MAX_XML_BYTES = 64 * 1024 * 1024
 #: description and repaired with a ModelWarning (urdfdom and Pinocchio load such files); below, refused.
 NEAR_PSD_RTOL, NEAR_PSD_ATOL = 1e-3, 1e-6
 
-KNOWN_JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar")
+KNOWN_JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar", "ball", "spherical")
+#: URDF+ tree joint types that are not urdfdom's, with the name urdf_dyn gives them (``docs/manual.md``)
+BALL_TYPES = ("ball", "spherical")
 _xacro_lock = threading.Lock()
 
 
@@ -438,7 +440,8 @@ def parse_urdf(source, package_dirs=None, xacro_args=None, gravity=(0.0, 0.0, -9
             (Pinocchio's ``JointModelFreeFlyer`` root), for legged robots whose file has no floating joint.
 
     ``floating`` joints (6 dof, positions (x, y, z, qx, qy, qz, qw)) and ``planar`` joints (3 dof in the plane
-    normal to ``<axis>``, positions (x, y, θ)) become one kernel body per velocity coordinate
+    normal to ``<axis>``, positions (x, y, θ)) and URDF+ ``ball`` (or ``spherical``) joints (3 rotational dof,
+    positions (qx, qy, qz, qw)) become one kernel body per velocity coordinate
     (``urdf_dyn.algorithms.joints``); their ``<limit>`` is ignored, as by urdfdom.
 
     Returns:
@@ -500,19 +503,19 @@ def parse_urdf(source, package_dirs=None, xacro_args=None, gravity=(0.0, 0.0, -9
         urdf_joint_of[jname] = urdf_name
         return len(parent) - 1
 
-    def add_multi(pbody, T, a, jname, jtname, child, urdf_name):
-        """A floating / planar joint: a head body and its sub-bodies (``algorithms.joints``); returns the
-        body of the child link and the link's pose in that body."""
-        free = jtname == "floating"
+    def add_multi(pbody, T, a, jname, jtname, child, urdf_name, damping=0.0, friction=0.0):
+        """A floating / planar / ball joint: a head body and its sub-bodies (``algorithms.joints``); returns
+        the body of the child link and the link's pose in that body. ``damping``, ``friction``: of each
+        coordinate (a ball joint's ``<dynamics>``)."""
         R = np.eye(4)
-        if not free:  # rotate the joint frame so that its z axis is the plane normal <axis>
+        if jtname == "planar":  # rotate the joint frame so that its z axis is the plane normal <axis>
             R[:3, :3] = _frame_with_z(a)
-        coords = _FREE_COORDS if free else _PLANAR_COORDS
+        coords = {"floating": _FREE_COORDS, "planar": _PLANAR_COORDS, "ball": _BALL_COORDS}[jtname]
         b = pbody
         for k, (c, code, ax) in enumerate(coords):
             last = k == len(coords) - 1
             b = add_body(b, code, ax, T @ R if k == 0 else np.eye(4), child if last else f"{jname}.{c}",
-                         f"{jname}.{c}", jtname, (-np.inf, np.inf, np.inf, np.inf, 0.0, 0.0), urdf_name)
+                         f"{jname}.{c}", jtname, (-np.inf, np.inf, np.inf, np.inf, damping, friction), urdf_name)
         return b, np.linalg.inv(R)
 
     if floating_base:
@@ -538,8 +541,12 @@ def parse_urdf(source, package_dirs=None, xacro_args=None, gravity=(0.0, 0.0, -9
                 continue
             a = np.array([1.0, 0.0, 0.0]) if j.axis is None else np.asarray(j.axis, float)
             a = a / np.linalg.norm(a)
-            if j.type in ("floating", "planar"):
-                b, T_link = add_multi(body, T_bl @ origin, a, j.name, j.type, j.child, j.name)
+            dmp = 0.0 if (j.dynamics is None or j.dynamics.damping is None) else j.dynamics.damping
+            fr = 0.0 if (j.dynamics is None or j.dynamics.friction is None) else j.dynamics.friction
+            if j.type in ("floating", "planar") + BALL_TYPES:   # a ball joint's <dynamics> on each coordinate
+                ball = j.type in BALL_TYPES                      # (as MuJoCo's on a ball joint's dofs)
+                b, T_link = add_multi(body, T_bl @ origin, a, j.name, "ball" if ball else j.type, j.child, j.name,
+                                      *((dmp, fr) if ball else (0.0, 0.0)))
                 attach(j.child, b, T_link)
                 continue
             lim = j.limit
@@ -547,8 +554,6 @@ def parse_urdf(source, package_dirs=None, xacro_args=None, gravity=(0.0, 0.0, -9
             up = np.inf if (lim is None or lim.upper is None or j.type == "continuous") else lim.upper
             vel = np.inf if (lim is None or lim.velocity is None) else lim.velocity
             eff = np.inf if (lim is None or lim.effort is None) else lim.effort
-            dmp = 0.0 if (j.dynamics is None or j.dynamics.damping is None) else j.dynamics.damping
-            fr = 0.0 if (j.dynamics is None or j.dynamics.friction is None) else j.dynamics.friction
             b = add_body(body, TYPE_CODES[j.type], a, T_bl @ origin, j.child, j.name, j.type,
                          (lo, up, vel, eff, dmp, fr), j.name)
             attach(j.child, b, np.eye(4))
@@ -789,10 +794,11 @@ def _loops(root, model, chk):
     return tuple(loops)
 
 
-#: (coordinate, type code, axis) of the kernel bodies of a floating and a planar joint (``algorithms.joints``)
+#: (coordinate, type code, axis) of the kernel bodies of a floating, a planar and a ball joint (``algorithms.joints``)
 _FREE_COORDS = (("x", FREE, (1, 0, 0)), ("y", SUB_P, (0, 1, 0)), ("z", SUB_P, (0, 0, 1)),
                 ("rx", SUB_R, (1, 0, 0)), ("ry", SUB_R, (0, 1, 0)), ("rz", SUB_R, (0, 0, 1)))
 _PLANAR_COORDS = (("x", PLANAR, (1, 0, 0)), ("y", SUB_P, (0, 1, 0)), ("rz", SUB_R, (0, 0, 1)))
+_BALL_COORDS = (("rx", BALL, (1, 0, 0)), ("ry", SUB_R, (0, 1, 0)), ("rz", SUB_R, (0, 0, 1)))
 
 
 def _frame_with_z(n):

@@ -311,12 +311,16 @@ def read_balancers(root, model, chk):
 
 
 def joint_armature(root, joint_names, urdf_joint_of, joints_el, chk):
-    """(nv,) armature of each tree coordinate (module docstring): ``<dynamics armature>`` of a 1-dof joint,
-    plus ρ² I_r of every ``<transmission>`` whose ``<actuator>`` gives ``<drake:rotor_inertia>``. Raises a
-    located ModelError for a negative value; warns (located) of an armature on a floating or planar joint,
-    which is not read, and of a joint given both (the ``<dynamics armature>`` value is kept)."""
+    """(nv,) armature of each tree coordinate (module docstring): ``<dynamics armature>`` of a 1-dof joint
+    (of a ball joint: on each of its three coordinates, as MuJoCo's ``armature`` on a ball joint's dofs), plus
+    ρ² I_r of every ``<transmission>`` whose ``<actuator>`` gives ``<drake:rotor_inertia>``. Raises a located
+    ModelError for a negative value; warns (located) of an armature on a floating or planar joint, which is not
+    read, and of a joint given both (the ``<dynamics armature>`` value is kept)."""
     out = np.zeros(len(joint_names))
-    index = {urdf_joint_of[j]: k for k, j in enumerate(joint_names) if urdf_joint_of[j]}
+    index = {}
+    for k, j in enumerate(joint_names):
+        if urdf_joint_of[j]:
+            index.setdefault(urdf_joint_of[j], []).append(k)
     given = set()
     for name, el in joints_el.items():
         v = chk.floats(el.find("dynamics"), "armature", 1, owner=el)
@@ -325,7 +329,7 @@ def joint_armature(root, joint_names, urdf_joint_of, joints_el, chk):
         if el.get("type") in ("floating", "planar"):
             chk.warn(el, f"<dynamics armature> on a {el.get('type')} joint is not read (1-dof joints only)")
         elif name in index:
-            out[index[name]] = v[0]
+            out[index[name]] = v[0]   # every coordinate of the joint
             given.add(name)
     for tr in root.findall("transmission"):
         act = tr.find("actuator")

@@ -310,7 +310,8 @@ def _unit_quaternions(launch, names, q, key):
     for i, n in enumerate(names):
         if n.endswith(".qw") and i >= 3 and names[i - 3] == n[:-3] + ".qx":
             if not np.linalg.norm(q[i - 3:i + 1]) > 1e-9:
-                raise launch.err(key, f"the quaternion of floating joint {n[:-3]!r} ({n[:-3]}.qx, .qy, .qz, .qw) is "
+                kind = "floating" if i >= 6 and names[i - 6] == n[:-3] + ".x" else "ball"   # (or ball joint)
+                raise launch.err(key, f"the quaternion of {kind} joint {n[:-3]!r} ({n[:-3]}.qx, .qy, .qz, .qw) is "
                                  f"zero: give a unit quaternion (no rotation: qw = 1)")
     return q
 
