@@ -178,28 +178,28 @@ def test_view_json_of_the_wrong_shape_or_with_nan_positions_is_refused_by_key(tm
 
 
 def test_a_wrench_csv_with_nan_names_the_file_line_and_column(tmp_path):
-    from urdf_dyn.jobs.sizing_job import _wrench_csv
-    from urdf_dyn.launch.document import Launch
+    from urdf_dyn.jobs.sizing_plan import _wrench_csv
+    from urdf_dyn.launch.document import Scenario
     p = tmp_path / "wrench.csv"
     p.write_text("t,fx,fy,fz,nx,ny,nz\n0,0,0,0,0,0,0\n1,nan,0,0,0,0,0\n")
-    launch = Launch(tmp_path / "x.scenario.yaml", {})
+    launch = Scenario(tmp_path / "x.scenario.yaml", {})
     with pytest.raises(Exception, match=r"loads\[0\].csv: .*wrench.csv:3: column 'fx': 'nan' is not finite"):
         _wrench_csv(launch, "loads[0].csv", p)
 
 
 def test_a_motion_csv_with_a_long_field_is_one_located_line(tmp_path):
-    from urdf_dyn.errors import LaunchError
+    from urdf_dyn.errors import ScenarioError
     from urdf_dyn.simulation.trajectories import csv_motion
     p = tmp_path / "motion.csv"
     p.write_text("t,crank\n0,0\n0.1," + "1" * 100_000 + "\n")
-    with pytest.raises(LaunchError, match=r"motion.csv:3: a field longer than"):
+    with pytest.raises(ScenarioError, match=r"motion.csv:3: a field longer than"):
         csv_motion(p)
 
 
 def test_a_sweep_record_with_a_word_for_a_number_names_the_file(tmp_path):
     from types import SimpleNamespace
 
-    from urdf_dyn.errors import LaunchError
+    from urdf_dyn.errors import ScenarioError
     from urdf_dyn.jobs.sweep_checks import check_record
     case = SimpleNamespace(index=0, hash="abc", job="size", params={"payload.mass": 1})
     p = tmp_path / "abc.json"
@@ -208,10 +208,10 @@ def test_a_sweep_record_with_a_word_for_a_number_names_the_file(tmp_path):
     assert check_record(p, case)["metrics"]["peak"] == 1.5
     rec["metrics"]["peak"] = "huge"
     p.write_text(json.dumps(rec))
-    with pytest.raises(LaunchError, match=r"abc.json: its metrics.peak is 'huge', not a number"):
+    with pytest.raises(ScenarioError, match=r"abc.json: its metrics.peak is 'huge', not a number"):
         check_record(p, case)
     p.write_text("[" * 50_000)
-    with pytest.raises(LaunchError, match=r"abc.json: not a record \(nested more than 32 deep\)"):
+    with pytest.raises(ScenarioError, match=r"abc.json: not a record \(nested more than 32 deep\)"):
         check_record(p, case)
 
 

@@ -219,10 +219,10 @@ def _scenario(tmp_path, balancers):
 
 def test_scenario_balancers_are_added_and_located(tmp_path):
     from urdf_dyn.errors import ScenarioError
-    from urdf_dyn.launch.document import build_model, read_launch
+    from urdf_dyn.launch.document import build_model, read_scenario
     spec = {"name": "s", "type": "coil_spring", "action": "push", "link_a": "base", "xyz_a": [0.3, 0, 0],
             "link_b": "arm", "xyz_b": [0.8, 0, 0], "rate": 5.0e3, "free_length": 0.9, "preload": 200.0}
-    model = build_model(read_launch(_scenario(tmp_path, [spec])))
+    model = build_model(read_scenario(_scenario(tmp_path, [spec])))
     urdf = ud.load(ONE_JOINT.format(balancer='<balancer name="s" type="coil_spring" action="push" link_a="base" '
                                     'xyz_a="0.3 0 0" link_b="arm" xyz_b="0.8 0 0" rate="5e3" free_length="0.9" '
                                     'preload="200"/>'))
@@ -235,10 +235,10 @@ def test_scenario_balancers_are_added_and_located(tmp_path):
                           ({"link_b": "hand"}, "robot.balancers[0]: balancer 's': unknown link 'hand'")):
         bad = {k: v for k, v in {**spec, **change}.items() if v is not None}
         with pytest.raises(ScenarioError) as e:
-            build_model(read_launch(_scenario(tmp_path, [bad])))
+            build_model(read_scenario(_scenario(tmp_path, [bad])))
         assert words in str(e.value)
     with pytest.raises(ScenarioError, match="robot.balancers: balancer name.* used twice: s"):
-        build_model(read_launch(_scenario(tmp_path, [spec, spec])))
+        build_model(read_scenario(_scenario(tmp_path, [spec, spec])))
 
 
 def test_simulated_four_bar_keeps_its_energy_with_the_springs():

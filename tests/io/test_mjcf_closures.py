@@ -93,8 +93,9 @@ def test_site_equality_names_the_sites_bodies(tmp_path):
     f = tmp_path / "open.xml"
     f.write_text(BODIES % '<connect site1="sb" site2="sc"/>')
     line = f.read_text().splitlines().index('    <connect site1="sb" site2="sc"/>') + 1
-    with pytest.raises(ud.ModelError, match=rf'^{f}:{line}: <equality name="connect_sb__sc">: the loops cannot '
-                                            "be assembled .* check the positions of the equality's sites"):
+    with pytest.raises(ud.ModelError, match=rf'^{f}:{line}: <equality name="connect_sb__sc">: loop connect_sb__sc '
+                                            r"\(b -> c\) cannot be assembled .* check the positions of the "
+                                            "equality's sites"):
         ud.load(f)
 
 

@@ -174,10 +174,10 @@ def check_assembly(model, residual_tol=1e-6):
         k = int(np.argmax(d))
         moved = (f"; assembling would close it only by moving {model.q_names[k]} by {d[k]:.3g} (another branch), "
                  "which hides the mistake")
-    what = (f"closes if {fix[0]}" if fix else "no single sign flip or axis swap of its <origin>s closes it: check "
+    what = (f"it closes if {fix[0]}" if fix else "no single sign flip or axis swap of its <origin>s closes it: check "
             "the <predecessor>/<successor> origins, or give an <initial_configuration> close to an assembled pose")
     raise LoopClosureError(
         f"loop {worst.name} ({worst.predecessor} -> {worst.successor}) cannot be assembled near the initial "
-        f"configuration: it is open by {worst.position:.3g} m and {worst.angle:.3g} rad there; it {what}{moved}",
+        f"configuration: it is open by {worst.position:.3g} m and {worst.angle:.3g} rad there; {what}{moved}",
         loop=worst.name, gap=worst, fix=fix[0] if fix else None, file=model.source, line=lp.line or None,
         element=f'<loop name="{lp.name}">')
