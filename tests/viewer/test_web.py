@@ -203,6 +203,7 @@ def dig_app(excavator_run):
     from urdf_dyn_viewer.webapp import WebApp
     folder, m, _, _ = excavator_run
     app = WebApp(m, run=read_run(folder, m), port=0)
+    assert app.plot_ready.wait(120) and app.plot is not None   # drawn after the server is up (live viewer)
     yield app
     app.close()
 
