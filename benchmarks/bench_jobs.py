@@ -14,7 +14,7 @@ from bench_common import ROOT, ud
 
 def wall_times(rows, quick):
     from urdf_dyn.simulation.controllers import GravityCompensation
-    from urdf_dyn.launch import run_launch as run_sizing
+    from urdf_dyn.launch import run_scenario as run_sizing
     from urdf_dyn.simulation.simulate import simulate
     import tempfile
     import yaml
@@ -49,6 +49,32 @@ def wall_times(rows, quick):
                 os.environ.pop("URDF_DYN_CACHE")
             else:
                 os.environ["URDF_DYN_CACHE"] = old
+    palletizer_cli(rows, quick)
+
+
+def palletizer_cli(rows, quick):
+    """``urdf-dyn run scenarios/palletizer_cycle.scenario.yaml`` as a user types it, in a fresh process: the
+    arm's drive sizing with its report and plots (the issue's target: ≤ 10 s warm). The first run fills
+    numba's cache where it is empty; the minimum of the next two is reported, with the CPU time of the
+    process and its children (the plot worker) beside it."""
+    import resource
+    import tempfile
+    exe = Path(sys.executable).with_name("urdf-dyn")
+    cmd = [str(exe) if exe.exists() else sys.executable, *([] if exe.exists() else ["-m", "urdf_dyn.cli"]),
+           "run", str(ROOT / "scenarios" / "palletizer_cycle.scenario.yaml")]
+    best, cpu = np.inf, np.nan
+    with tempfile.TemporaryDirectory() as d:
+        for i in range(1 if quick else 3):
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            t0 = time.perf_counter()
+            subprocess.run(cmd + ["--out", str(Path(d) / f"run{i}")], check=True, capture_output=True)
+            wall = time.perf_counter() - t0
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            if i > 0 or quick:
+                if wall < best:
+                    best, cpu = wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    rows.append((f"urdf-dyn run palletizer_cycle (M-900iB/700, 12.8 s, 10 ms samples, drive sizing and plots), "
+                 f"warm, fresh process; CPU {cpu:.1f} s", best))
 
 
 def animation_export(rows, quick):

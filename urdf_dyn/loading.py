@@ -10,6 +10,8 @@ import os
 import re
 from pathlib import Path
 
+from urdf_dyn.errors import ModelError
+
 __all__ = ["load"]
 
 
@@ -71,7 +73,6 @@ def _build(source, kind, package_dirs, xacro_args, gravity, trust_xacro, strict,
     """The Model of ``source`` read and checked (no cache). The readers and the solvers are imported here, on
     use: a Model taken from the cache needs neither yourdfpy (trimesh, scipy) nor the assembly solver."""
     from urdf_dyn.constraints.assembly import check_assembly
-    from urdf_dyn.io.urdf import parse_urdf
     if kind == "sdf":
         from urdf_dyn.io.sdf import parse_sdf
         model = parse_sdf(source, package_dirs=package_dirs, gravity=gravity, floating_base=floating_base)
@@ -79,11 +80,12 @@ def _build(source, kind, package_dirs, xacro_args, gravity, trust_xacro, strict,
         from urdf_dyn.io.mjcf import parse_mjcf
         model = parse_mjcf(source, gravity=gravity, floating_base=floating_base)
     else:
+        from urdf_dyn.io.urdf import parse_urdf
         model = parse_urdf(source, package_dirs=package_dirs, xacro_args=xacro_args, gravity=gravity,
                            trust_xacro=trust_xacro, strict=strict, floating_base=floating_base)
     if model.loops:
         if check_loops:
-            check_assembly(model)
+            _check_mjcf_assembly(model) if kind == "mjcf" else check_assembly(model)
         if model.mimic:
             _warn_duplicates(model)
     return model
@@ -105,6 +107,19 @@ def _warn_duplicates(model):
             element=f'<loop name="{name}">')), ModelWarning, stacklevel=3)
 
 
+def _check_mjcf_assembly(model):
+    """``check_assembly`` for a model read from MJCF: its error names the equality (whose line in the user's
+    file the loop carries) and says what to check there."""
+    from urdf_dyn.constraints.assembly import check_assembly
+    try:
+        check_assembly(model)
+    except ModelError as e:
+        reason = e.reason.split(": check the")[0]
+        raise ModelError(f"{reason}: MuJoCo's compiler closes connect and weld equalities between bodies at "
+                         "qpos0; check the positions of the equality's sites", file=e.file, line=e.line,
+                         element=(e.element or "").replace("<loop name=", "<equality name=")) from None
+
+
 def _kind(source) -> str:
     """'sdf', 'mjcf' or 'urdf' from the file suffix (XML text and ``.xml`` files by their root element)."""
     if isinstance(source, bytes) or (isinstance(source, str) and source.lstrip().startswith("<")):
@@ -117,7 +132,8 @@ def _kind(source) -> str:
             return suffix[1:]
         if suffix != ".xml" or not path.is_file():
             return "urdf"
-        stream = path
+        with open(path, "rb") as f:  # iterparse given a path leaves its file open when it stops early
+            return {"mujoco": "mjcf", "sdf": "sdf"}.get(_root_tag(f), "urdf")
     return {"mujoco": "mjcf", "sdf": "sdf"}.get(_root_tag(stream), "urdf")
 
 

@@ -77,7 +77,7 @@ def _load_model(args):
     loader's error (its gap and the nearest fix) as a warning, so that the gap is drawn (``args.open_loops``)."""
     import sys
 
-    from urdf_dyn import load_from_args as _load
+    from urdf_dyn.cli import load_from_args as _load
     from urdf_dyn.errors import ModelError
     ns = types.SimpleNamespace(file=args.robot, package_dir=list(getattr(args, "package_dir", []) or []),
                                xacro_arg=list(getattr(args, "xacro_arg", []) or []),

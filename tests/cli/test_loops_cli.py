@@ -17,6 +17,21 @@ def test_loops_writes_the_loop_model_and_prints_the_mapping(tmp_path, capsys):
     assert "pjoint_1 = joint_3 - joint_2" in text and "joint_3 = pjoint_1 + joint_2" in text
     assert f"wrote {out}: 3 loops, motors joint_1, joint_2, pjoint_1, joint_4, joint_5, joint_6" in text
     assert out.read_text().count("<loop ") == 3 and "<mimic" not in out.read_text()
+    for j in ("joint_1", "joint_2", "pjoint_1", "joint_4", "joint_5", "joint_6"):   # the motors: held by assembly
+        assert f'<joint name="{j}" type="{"continuous" if j == "pjoint_1" else "revolute"}" independent="true">' \
+            in out.read_text()
+
+
+@needs_shared
+@pytest.mark.filterwarnings("ignore::urdf_dyn.ModelWarning")
+def test_loops_with_a_relative_package_dir_as_the_provenance_writes_it(tmp_path, monkeypatch, capsys):
+    """``--package-dir .`` from the source's folder (robots/fanuc_m900ib700/PROVENANCE.md's command): the
+    xacro include ``$(find fanuc_m900ib_support)/urdf/...`` resolves from the folder given, not again from
+    the including file's folder."""
+    monkeypatch.chdir(SHARED / "fanuc_m900ib")
+    out = tmp_path / "m900_loops.urdf"
+    assert main(["loops", "fanuc_m900ib_support/urdf/m900ib700.xacro", "--package-dir", ".", "-o", str(out)]) == 0
+    assert out.read_text().count("<loop ") == 3, capsys.readouterr().err
 
 
 @pytest.mark.filterwarnings("ignore::urdf_dyn.ModelWarning")

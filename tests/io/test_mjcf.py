@@ -21,7 +21,7 @@ def oracle_q(model, q_guess=None):
     """The assembled q at which the MuJoCo comparisons run, clear of every joint limit. MuJoCo switches a
     joint limit on when q − lower < 0; the Stewart platform's home pose puts its six pistons exactly at their
     lower stroke (q = 0), where the sign of assembly's round-off (±1e-16, CPU-dependent through OpenBLAS)
-    decided whether a limit acted (issue 29). So every prismatic joint of a closed-loop robot whose guess
+    decided whether a limit acted. So every prismatic joint of a closed-loop robot whose guess
     lies within 5 % of its stroke of an end is held at mid-stroke, and the rest assembled around it."""
     q = model.q_initial() if q_guess is None else np.array(q_guess, float)
     hold = []

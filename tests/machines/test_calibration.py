@@ -1,4 +1,4 @@
-"""Calibration of a pin table's estimated geometry (issue 25, item 6): ``urdf_dyn.machines.calibration``.
+"""Calibration of a pin table's estimated geometry: ``urdf_dyn.machines.calibration``.
 
 Oracles, none of them the calibration's own output:
 - a reachable target: the figures of the table as it was, the start a table with one pin moved; the

@@ -1,4 +1,4 @@
-"""The viewer (issue 5) draws for real (this file: the clock, scenes, offscreen frames, the CLI; the window,
+"""The viewer draws for real (this file: the clock, scenes, offscreen frames, the CLI; the window,
 the fast drawing paths and the sizing run's layers: test_viewer_window.py): offscreen through EGL in this process, and in a real window under
 Xvfb in a subprocess. Pixels are checked: something drawn, frames differ between poses, an opened loop
 shows in red next to its segment, arrows in their colours. In CI (env CI set) nothing here may skip: the
@@ -352,7 +352,7 @@ def test_without_display_view_renders_offscreen_to_a_file(tmp_path, monkeypatch,
 
 def test_launch_outputs_animation(tmp_path, gl):
     import yaml
-    from urdf_dyn.launch import run_launch
+    from urdf_dyn.launch import run_scenario
     data = yaml.safe_load((ROOT / "scenarios" / "four_bar.scenario.yaml").read_text())
     data["robot"]["file"] = str(FOUR_BAR)
     data["duration"] = 0.5
@@ -360,7 +360,7 @@ def test_launch_outputs_animation(tmp_path, gl):
                        "animation_size": "200x150"}
     f = tmp_path / "fb.scenario.yaml"
     f.write_text(yaml.safe_dump(data))
-    _, written = run_launch(f, progress=False, echo=lambda *a: None)
+    _, written = run_scenario(f, progress=False, echo=lambda *a: None)
     frames = _gif_frames(written["animation"])
     assert len(frames) == 6 and frames[0].shape == (150, 200, 3)
     assert np.mean(np.abs(frames[0] - frames[-1]).sum(-1) > 30) > 0.005

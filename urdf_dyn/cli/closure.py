@@ -113,7 +113,7 @@ def undetermined(m, q, loop_forces):
 def actuated_text(m):
     """``urdf-dyn info``'s actuated set: the joints, and without ``<transmission>`` the joints left out and
     why (``Model.undriven_joints``)."""
-    text = ", ".join(m.actuated_joints) or "none"
+    text = ", ".join([*m.actuated_joints, *(f"{t.name} (fixed tendon)" for t in m.transmissions if t.coefficients)]) or "none"
     if m.transmissions or not m.undriven_joints:
         return text
     return text + " (no <transmission>; not driven: " + ", ".join(

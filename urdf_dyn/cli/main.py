@@ -247,13 +247,13 @@ def cmd_simulate(args):
 
 
 def cmd_launch(args):
-    from urdf_dyn.launch import launch_schema, run_launch
+    from urdf_dyn.launch import launch_schema, run_scenario
     if args.schema is not None:
         print(json.dumps(launch_schema(args.schema or None), indent=2))
         return 0
     if not args.launch_file:
         raise UrdfDynError("run: give a scenario file (or --schema)")
-    run_launch(args.launch_file, out_dir=args.out_dir)
+    run_scenario(args.launch_file, out_dir=args.out_dir)
     return 0
 
 
@@ -277,8 +277,8 @@ def _no_cache_option(p):
 
 
 def cmd_size(args):
-    from urdf_dyn.launch import run_launch
-    run_launch(args.launch_file, out_dir=args.out_dir, job="size")
+    from urdf_dyn.launch import run_scenario
+    run_scenario(args.launch_file, out_dir=args.out_dir, job="size")
     return 0
 
 
@@ -299,7 +299,7 @@ def cmd_view(args):
 
 
 def cmd_excavator(args):
-    """``urdf-dyn excavator PINS.yaml -o OUT.urdf``: the URDF of an excavator from its pin table (issue 25);
+    """``urdf-dyn excavator PINS.yaml -o OUT.urdf``: the URDF of an excavator from its pin table;
     with ``--calibrate SCENARIO``: the pin table calibrated to the scenario's ``reference`` figures, written
     to OUT.yaml (``urdf_dyn.jobs.calibration_job``)."""
     if args.calibrate is not None:
@@ -419,7 +419,7 @@ def main(argv=None) -> int:
                    "[m] (urdf_dyn.machines.calibration; default: DEFAULT_PARAMETERS)")
     s.add_argument("--max-evaluations", type=int, default=200, metavar="N", help="optimiser budget (default 200)")
     s.set_defaults(func=cmd_excavator)
-    # -- urdf-dyn export (issue 18): the model for another simulator ----------------------------------------
+    # -- urdf-dyn export: the model for another simulator ----------------------------------------
     s = sub.add_parser("export", help="write the model for MuJoCo: --mjcf out.xml (loops as equalities)")
     _model_args(s)
     s.add_argument("--mjcf", required=True, metavar="OUT.xml", help="MJCF file to write (needs the [mujoco] extra)")

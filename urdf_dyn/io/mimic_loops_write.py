@@ -84,6 +84,9 @@ def write_converted(arm, closures, passive, driven, mapping, result_cls):
             motors.append(j)
             mapping.setdefault(j, {j: 1.0})
     mapping = {j: mapping[j] for j in motors}
+    for j in motors:    # the motors are the independent coordinates (RBDA §8.8): assembly never moves them
+        arm.joint_el[j].set("independent", "true")
+    lines.append(f"independent (held by assembly): {', '.join(motors)}")
     for c in closures:
         kind, pred, T_P, succ, T_S, axis = c.spec   # rounded to 1e-12 (m, rad): the home-pose FK's last bits
         add_loop(root, c.loop, kind, pred, np.round(T_P, 12) + 0.0, succ, np.round(T_S, 12) + 0.0,

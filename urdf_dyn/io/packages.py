@@ -34,15 +34,17 @@ class PackageResolver:
     def __init__(self, package_dirs=None, origin=None):
         self.mapping = {}
         self.search = []
+        # absolute from the start: a relative folder (``--package-dir .``) would otherwise be read again
+        # relative to each including file's folder when xacro resolves $(find pkg)/... inside an include
         if isinstance(package_dirs, dict):
-            self.mapping = {k: Path(v) for k, v in package_dirs.items()}
+            self.mapping = {k: Path(v).absolute() for k, v in package_dirs.items()}
         elif isinstance(package_dirs, (str, os.PathLike)):
-            self.search.append(Path(package_dirs))
+            self.search.append(Path(package_dirs).absolute())
         elif package_dirs:
-            self.search.extend(Path(p) for p in package_dirs)
+            self.search.extend(Path(p).absolute() for p in package_dirs)
         for p in os.environ.get("ROS_PACKAGE_PATH", "").split(os.pathsep):
             if p:
-                self.search.append(Path(p))
+                self.search.append(Path(p).absolute())
         if origin is not None:
             here = Path(origin).resolve().parent
             self.search.extend([here, *here.parents])

@@ -74,7 +74,7 @@ class _Sdf:
         parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, remove_comments=True,
                                  remove_pis=True)
         from urdf_dyn.io.xml_ns import declare_prefixes
-        data, found = declare_prefixes(data)  # <drake:...> in Drake's SDFormat files (issue 29)
+        data, found = declare_prefixes(data)  # <drake:...> in Drake's SDFormat files
         for p, uri, line in found:
             warnings.warn(str(XMLError(f"undeclared namespace prefix {p!r} declared as {uri}; its elements are "
                                        "ignored", file=name, line=line)), ModelWarning, stacklevel=3)

@@ -30,7 +30,7 @@ from urdf_dyn.errors import ModelError, ModelWarning, UnsupportedError, XacroErr
 from urdf_dyn.algorithms.joints import FREE, PLANAR, SUB_P, SUB_R, TYPE_CODES
 from urdf_dyn.model import LinkFrame, Mimic, Model, Transmission, frozen
 from urdf_dyn.io.packages import PackageResolver
-from urdf_dyn.io.urdf_plus import coupling_followers, read_couplings, read_transmissions
+from urdf_dyn.io.urdf_plus import coupling_followers, joint_armature, read_balancers, read_couplings, read_transmissions
 from urdf_dyn.algorithms.spatial import mcI, pose_to_plux
 
 __all__ = ["parse_urdf", "MAX_XML_BYTES", "NEAR_PSD_RTOL", "NEAR_PSD_ATOL"]
@@ -310,7 +310,7 @@ class _Checker:
                 pass  # urdfdom requires <limit>; we accept its absence as "no limits" (see README)
             dyn = el.find("dynamics")
             if dyn is not None:
-                for a in ("damping", "friction"):
+                for a in ("damping", "friction", "armature"):
                     v = self.floats(dyn, a, 1, owner=el)
                     if v is not None and v[0] < 0:
                         raise self.err(el, f"dynamics {a}={v[0]} is negative")
@@ -352,7 +352,7 @@ class _Checker:
                 j = lead[j]
 
     def check_inertial(self, link):
-        for kind in ("visual", "collision"):  # a NaN pose would reach the viewer as "missing EGL" (issue 29)
+        for kind in ("visual", "collision"):  # a NaN pose would reach the viewer as "missing EGL"
             for el in link.findall(kind):
                 for node, attr in [(el.find("origin"), a) for a in ("xyz", "rpy")] + [
                         (g, a) for g in el.findall("geometry/*") for a in ("size", "radius", "length", "scale")]:
@@ -585,8 +585,11 @@ def parse_urdf(source, package_dirs=None, xacro_args=None, gravity=(0.0, 0.0, -9
             chk.warn(joints_el[j.name], f"<mimic joint={j.mimic.joint!r}> ignored: only movable joints can be "
                      "coupled (this joint or its leader is fixed)")
             continue
+        mim_el = joints_el[j.name].find("mimic")
+        poly = (chk.floats(mim_el, "polynomial", 3, owner=joints_el[j.name])
+                if mim_el is not None and mim_el.get("polynomial") is not None else ())
         mimic.append(Mimic(j.name, j.mimic.joint, 1.0 if j.mimic.multiplier is None else float(j.mimic.multiplier),
-                           0.0 if j.mimic.offset is None else float(j.mimic.offset)))
+                           0.0 if j.mimic.offset is None else float(j.mimic.offset), tuple(poly)))
     mimic = tuple(mimic)
     model = Model(
         name=robot.name, source=name, urdf_xml=text.decode(),
@@ -599,6 +602,7 @@ def parse_urdf(source, package_dirs=None, xacro_args=None, gravity=(0.0, 0.0, -9
         mimic=mimic, transmissions=read_transmissions(root, joints_el, chk), package_dirs=resolver.as_tuple(),
         independent=independent, initial_configuration=MappingProxyType(init),
         spring_stiffness=frozen(springs[0]), spring_reference=frozen(springs[1]),
+        armature=frozen(joint_armature(root, joint_names, urdf_joint_of, joints_el, chk)),
     )
     loops = _loops(root, model, chk)
     if loops:
@@ -606,6 +610,9 @@ def parse_urdf(source, package_dirs=None, xacro_args=None, gravity=(0.0, 0.0, -9
     couplings = read_couplings(root, model, chk)
     if couplings:
         model = dataclasses.replace(model, couplings=couplings)
+    balancers = read_balancers(root, model, chk)
+    if balancers:
+        model = dataclasses.replace(model, balancers=balancers)
     if (couplings or model.mimic) and not any(v for v in flags.values()):  # no independent= in the file
         followers = coupling_followers(model, couplings)
         model = dataclasses.replace(model, independent=tuple(j for j in joint_names if j not in followers))

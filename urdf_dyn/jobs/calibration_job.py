@@ -8,14 +8,14 @@ import numpy as np
 import yaml
 
 from urdf_dyn.errors import ModelError
-from urdf_dyn.launch.document import read_launch, validate
+from urdf_dyn.launch.document import read_scenario, validate
 
 __all__ = ["checks_from_scenario", "calibrate_from_scenario"]
 
 
 def checks_from_scenario(launch, table):
     """(Checks, targets {key: value}) from a validated sizing scenario (``launch.doc``) for ``table``.
-    Raises LaunchError naming the key when a section the calibration needs is missing or names a frame
+    Raises ScenarioError naming the key when a section the calibration needs is missing or names a frame
     off the bucket, or when the scenario's tip is not the table's."""
     from urdf_dyn.jobs.sizing_checks import tipping_polygon_of
     from urdf_dyn.machines.calibration import TARGET_KEYS, Checks
@@ -52,7 +52,7 @@ def checks_from_scenario(launch, table):
 def calibrate_from_scenario(pins, scenario, output, parameters=None, max_evaluations=200, echo=print) -> int:
     """Calibrate the pin table file ``pins`` to the sizing scenario file ``scenario`` and write the
     calibrated table to ``output`` (YAML). ``parameters``: "NAME=LOW:HIGH,..." (default
-    ``calibration.DEFAULT_PARAMETERS``). Returns 0. Raises LaunchError / ModelError / ValueError for bad
+    ``calibration.DEFAULT_PARAMETERS``). Returns 0. Raises ScenarioError / ModelError / ValueError for bad
     input (one line each)."""
     from urdf_dyn.io.files import atomic_path
     from urdf_dyn.jobs.sizing_schema import SizeDocument
@@ -63,7 +63,7 @@ def calibrate_from_scenario(pins, scenario, output, parameters=None, max_evaluat
         raise UrdfDynError(f"--max-evaluations {max_evaluations!r}: expected a whole number >= 3 (every evaluation "
                            "counts: the search's, its Jacobians', and two at full resolution)")
     table = load_pin_table(pins)
-    launch = read_launch(scenario)
+    launch = read_scenario(scenario)
     validate(launch, SizeDocument, "size")
     checks, targets = checks_from_scenario(launch, table)
     bounds = parse_parameters(parameters) if parameters else dict(DEFAULT_PARAMETERS)

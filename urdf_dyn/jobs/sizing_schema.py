@@ -7,6 +7,7 @@ from pydantic import Field, PositiveInt, field_validator, model_validator
 
 from urdf_dyn.launch.document import (FiniteFloat, LaunchDocument, NonNegativeFloat, OutputsSection, PositiveFloat,
                                       Section)
+from urdf_dyn.jobs.arm_kind import DrivesSection
 from urdf_dyn.machines.soil import SOILS
 
 __all__ = ["MotionSpec", "Payload", "FrameSpec", "LoadSpec", "GroundSpec", "SoilPayloadSpec", "SoilSpec",
@@ -286,3 +287,4 @@ class SizeDocument(LaunchDocument):
     reference: dict[str, ReferenceFigure] = Field(default_factory=dict,
                                                   description="published figures by report key, e.g. iso6015.bucket_N")
     design: Optional[DesignSpec] = None
+    drives: Optional[DrivesSection] = Field(None, description="an arm's electric drives (jobs.arm_kind)")

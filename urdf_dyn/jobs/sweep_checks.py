@@ -1,7 +1,7 @@
-"""Bounds and checks of a load-case sweep, made before anything is allocated, connected or run (issue 29):
+"""Bounds and checks of a load-case sweep, made before anything is allocated, connected or run:
 the number of values of a range and of cases of a grid, the worker count, a scheduler address (its form,
 and that a Dask scheduler answers there), and a stored per-case record (that it is a record of the case its
-name says). Each raises ValueError (or LaunchError for a record) with a message that names what is wrong; the
+name says). Each raises ValueError (or ScenarioError for a record) with a message that names what is wrong; the
 sweep names the file and key (``urdf_dyn.jobs.sweep``, ``urdf_dyn.jobs.sweep_job``)."""
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import socket
 import struct
 from pathlib import Path
 
-from urdf_dyn.errors import LaunchError
+from urdf_dyn.errors import ScenarioError
 
 __all__ = ["MAX_CASES", "MAX_WORKERS", "MAX_RECORD_BYTES", "count_values", "check_kinds", "count_cases",
            "scheduler_address", "probe_scheduler", "check_record"]
@@ -124,7 +124,7 @@ def probe_scheduler(address: str, timeout: float = 5.0) -> None:
 def check_record(path: Path, case) -> dict | None:
     """The stored record of ``case`` at ``path`` (None if there is none), after checking that it is the
     record of this case: a JSON object of at most ``MAX_RECORD_BYTES`` whose hash, job and parameters are
-    the case's. Raises LaunchError naming the file otherwise (a record from another sweep, edited or
+    the case's. Raises ScenarioError naming the file otherwise (a record from another sweep, edited or
     corrupted, is never taken as this case's result)."""
     try:
         size = path.stat().st_size
@@ -132,7 +132,7 @@ def check_record(path: Path, case) -> dict | None:
         return None
 
     def bad(why):
-        return LaunchError(f"{path}: {why}; this is not the record of case {case.index} "
+        return ScenarioError(f"{path}: {why}; this is not the record of case {case.index} "
                            f"({case.hash}): delete the file to compute the case again")
     if size > MAX_RECORD_BYTES:
         raise bad(f"{size} bytes, more than a record holds ({MAX_RECORD_BYTES})")

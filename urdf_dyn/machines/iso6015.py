@@ -239,38 +239,6 @@ class DiggingForces:
                 + "Slipping: the machine is taken as anchored (§4.5)."
                 + (f" Published figures: {self.reference['source']}." if self.reference.get("source") else ""))
 
-    def plot_envelope(self, path, title=None):
-        """PNG: holdable tool force over the side-view lip envelope (bucket left, arm right): each cell
-        shows the largest holdable force of the poses whose lip lies in it; the ISO positions are marked.
-        Returns path."""
-        from urdf_dyn.reports.plotting import figure, save_figure
-        x, z = self.grid_tip[:, 0], self.grid_tip[:, 2]
-        fig, axes = figure((11, 5.6), 1, 2, sharey=True, left=0.7, right=0.1, top=0.65, bottom=0.55, wspace=0.5)
-        axes = axes[0]
-        for ax, F, iso, tipiso, lab, case in (
-                (axes[0], self.grid_bucket_N, self.bucket_N, self.bucket_tip, "bucket", "bucket"),
-                (axes[1], self.grid_arm_N, self.arm_N, self.arm_tip, "arm (stick)", "arm")):
-            hb = ax.hexbin(x, z, C=F / 1e3, reduce_C_function=np.max, gridsize=28, cmap="viridis", mincnt=1)
-            fig.colorbar(hb, ax=ax, label=f"holdable {lab} digging force [kN]", shrink=0.85)
-            ax.plot(tipiso[0], tipiso[2], "r*", ms=14,
-                    label=f"ISO position: {iso / 1e3:.1f} kN ({self.limited_by[case]})")
-            ref = self.reference.get("bucket_N" if case == "bucket" else "arm_N")
-            if ref:
-                ax.plot([], [], " ", label=f"published: {ref / 1e3:.1f} kN")
-            for nm, P in self.pivots.items():
-                ax.plot(P[0], P[2], "ko", ms=4)
-            ax.axhline(0, color="0.3", lw=1)
-            ax.axvline(0, color="0.6", lw=0.8, ls=":")
-            ax.set_aspect("equal")
-            ax.set_xlabel("lip reach from swing axis x [m]")
-            ax.grid(alpha=0.3)
-            ax.legend(fontsize=8, loc="upper right")
-            ax.set_title(f"{lab} cylinder at {self.relief / 1e5:.0f} bar, holding circuits limited"
-                         + ("\n(ISO position: bucket as for the bucket force)" if case == "arm" else ""), fontsize=9)
-        axes[0].set_ylabel("lip height above ground z [m]")
-        fig.suptitle(title or "ISO 6015 holdable tool forces over the working range (max per cell)", fontsize=10)
-        return save_figure(fig, path)
-
 
 def _grid_forces(model, Q, cylinders, limits, acts, tip, working, include_weight, footprint, G0=None, lvs=None):
     """Holdable forces (N,) and binding names at assembled poses Q (N, nv) for working cylinder

@@ -135,7 +135,7 @@ MAX_STEPS = 200_000
 thousand; 2·10⁵ steps of a stiff run take minutes, not hours)."""
 
 _NPZ_KEYS = ("t", "q", "qd", "qdd", "tau", "energy", "joint_names")
-MAX_TRAJ_BYTES = 1 << 29  # what a trajectory file's arrays hold together, counted before reading (issue 29)
+MAX_TRAJ_BYTES = 1 << 29  # what a trajectory file's arrays hold together, counted before reading
 _STOP_KEYS = ("stop_active", "stop_force")   # optional: runs with end stops (older files have none)
 
 
