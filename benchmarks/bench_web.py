@@ -43,11 +43,15 @@ def free_port():
         return s.getsockname()[1]
 
 
-def one_run(browser, run_dir, steps):
+def one_run(browser, run_dir, steps, tree=None):
     port = free_port()
+    env = None
+    if tree:   # another tree of urdf_dyn (bench_first_minute.export: its sitecustomize sets the install's aside)
+        env = dict(os.environ, PYTHONPATH=str(tree))
     t0 = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-m", "urdf_dyn.cli", "view", str(run_dir), "--web", "--port", str(port)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            cwd=tempfile.gettempdir())
     try:
         line = proc.stdout.readline()
         t_url = time.perf_counter() - t0
@@ -89,6 +93,7 @@ def main(argv=None):
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--steps", type=int, default=300)
     ap.add_argument("--chromium", default="/usr/bin/chromium")
+    ap.add_argument("--tree", help="run the viewer of this exported tree of urdf_dyn (bench_first_minute.export)")
     a = ap.parse_args(argv)
     from playwright.sync_api import sync_playwright
     profile = tempfile.mkdtemp(prefix="bench_web_")
@@ -96,7 +101,7 @@ def main(argv=None):
         browser = pw.chromium.launch_persistent_context(profile, executable_path=a.chromium, headless=True,
                                                         args=CHROME_ARGS, viewport={"width": 1280, "height": 720})
         try:
-            rows = [one_run(browser, a.run_dir, a.steps) for _ in range(a.repeat)]
+            rows = [one_run(browser, a.run_dir, a.steps, a.tree) for _ in range(a.repeat)]
         finally:
             browser.close()
             shutil.rmtree(profile, ignore_errors=True)

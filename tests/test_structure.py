@@ -14,12 +14,12 @@ PKG = ROOT / "urdf_dyn"
 #: layer of each module (docs/architecture.md); a module's layer is that of its longest matching prefix
 LAYERS = {
     "urdf_dyn.errors": 0, "urdf_dyn._checks": 0, "urdf_dyn._deprecated": 0, "urdf_dyn.extras": 0,
-    "urdf_dyn.numba_cache": 0, "urdf_dyn.cache_trust": 0,
+    "urdf_dyn.numba_cache": 0, "urdf_dyn.cache_trust": 0, "urdf_dyn.kept_store": 0,
     "urdf_dyn.algorithms": 1,
     "urdf_dyn.model": 2, "urdf_dyn.elements": 2,
     "urdf_dyn.io": 3,
     "urdf_dyn.constraints": 4,
-    "urdf_dyn.loading": 5,
+    "urdf_dyn.loading": 5, "urdf_dyn.model_cache": 5,
     "urdf_dyn.simulation": 6, "urdf_dyn.gauss": 6,
     "urdf_dyn.machines": 7,
     "urdf_dyn.reports": 8,

@@ -10,15 +10,13 @@ import os
 import re
 from pathlib import Path
 
-from urdf_dyn.constraints.assembly import check_assembly
 from urdf_dyn.errors import ModelError
-from urdf_dyn.io.urdf import parse_urdf
 
 __all__ = ["load"]
 
 
 def load(source, package_dirs=None, xacro_args=None, gravity=(0.0, 0.0, -9.81), trust_xacro=False, strict=False,
-         floating_base=False, check_loops=True):
+         floating_base=False, check_loops=True, cache=None):
     """Load a robot description into a Model.
 
     Args:
@@ -41,6 +39,11 @@ def load(source, package_dirs=None, xacro_args=None, gravity=(0.0, 0.0, -9.81), 
             (UnsupportedError) when the root link already has a floating joint (an MJCF ``<freejoint>``).
         check_loops: refuse loops that cannot be closed near the initial configuration (default; False: load
             them open, e.g. to draw the gap, ``urdf_dyn.constraints.closure``).
+        cache: keep the Model of a URDF/xacro file on disk and reuse it while nothing it was built from changed
+            (``urdf_dyn.model_cache``: keyed by the file, every file its build read — xacro includes,
+            ``package.xml`` — the arguments and the library's sources; entries authenticated as
+            ``urdf_dyn.kept_store`` keeps them). None (default): on unless ``URDF_DYN_CACHE=off``; the
+            ModelWarnings of the build are given again on reuse.
 
     Returns:
         An immutable ``urdf_dyn.Model``.
@@ -52,9 +55,24 @@ def load(source, package_dirs=None, xacro_args=None, gravity=(0.0, 0.0, -9.81), 
         origins). A ``ModelWarning`` names each loop whose rows duplicate ``<mimic>`` rows.
     """
     kind = _kind(source)
-    if isinstance(source, (str, os.PathLike)) and not str(source).lstrip().startswith("<"):
+    is_file = isinstance(source, (str, os.PathLike)) and not str(source).lstrip().startswith("<")
+    if is_file:
         from urdf_dyn.io.files import note_input
         note_input(source)        # no output of this run may replace it
+    if kind == "urdf" and is_file and cache is not False and Path(os.fspath(source)).is_file():
+        from urdf_dyn.model_cache import cached
+        return cached(source, dict(package_dirs=package_dirs, xacro_args=xacro_args, gravity=gravity,
+                                   trust_xacro=trust_xacro, strict=strict, floating_base=floating_base,
+                                   check_loops=check_loops),
+                      lambda: _build(source, kind, package_dirs, xacro_args, gravity, trust_xacro, strict,
+                                     floating_base, check_loops))
+    return _build(source, kind, package_dirs, xacro_args, gravity, trust_xacro, strict, floating_base, check_loops)
+
+
+def _build(source, kind, package_dirs, xacro_args, gravity, trust_xacro, strict, floating_base, check_loops):
+    """The Model of ``source`` read and checked (no cache). The readers and the solvers are imported here, on
+    use: a Model taken from the cache needs neither yourdfpy (trimesh, scipy) nor the assembly solver."""
+    from urdf_dyn.constraints.assembly import check_assembly
     if kind == "sdf":
         from urdf_dyn.io.sdf import parse_sdf
         model = parse_sdf(source, package_dirs=package_dirs, gravity=gravity, floating_base=floating_base)
@@ -62,6 +80,7 @@ def load(source, package_dirs=None, xacro_args=None, gravity=(0.0, 0.0, -9.81), 
         from urdf_dyn.io.mjcf import parse_mjcf
         model = parse_mjcf(source, gravity=gravity, floating_base=floating_base)
     else:
+        from urdf_dyn.io.urdf import parse_urdf
         model = parse_urdf(source, package_dirs=package_dirs, xacro_args=xacro_args, gravity=gravity,
                            trust_xacro=trust_xacro, strict=strict, floating_base=floating_base)
     if model.loops:
@@ -91,6 +110,7 @@ def _warn_duplicates(model):
 def _check_mjcf_assembly(model):
     """``check_assembly`` for a model read from MJCF: its error names the equality (whose line in the user's
     file the loop carries) and says what to check there."""
+    from urdf_dyn.constraints.assembly import check_assembly
     try:
         check_assembly(model)
     except ModelError as e:

@@ -19,10 +19,31 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["install"]
+__all__ = ["install", "on_compile"]
 
 _PKG = os.path.dirname(os.path.abspath(__file__))
 _done = False
+_listeners: list = []
+
+
+def on_compile(listener):
+    """Have ``listener`` (a ``numba.core.event.Listener``, or a callable returning one — called once numba is
+    imported, so that asking for it does not import numba) told of every compilation (numba's
+    ``"numba:compile"`` event; its data names the dispatcher). Registered when the first kernel module is
+    imported (``install``), or at once if that has happened."""
+    _listeners.append(listener)
+    if _done:
+        _register()
+
+
+def _register():
+    try:
+        from numba.core import event
+    except ImportError:  # pragma: no cover - numba is a dependency
+        return
+    while _listeners:
+        obj = _listeners.pop(0)
+        event.register("numba:compile", obj if isinstance(obj, event.Listener) else obj())
 
 
 def install():
@@ -31,6 +52,7 @@ def install():
     if _done:
         return
     _done = True
+    _register()
     try:
         from numba.core import caching, config
         base = caching.UserProvidedCacheLocator

@@ -78,13 +78,16 @@ def _load_model(args):
     import sys
 
     from urdf_dyn.cli import load_from_args as _load
-    from urdf_dyn.constraints.closure import LoopClosureError
+    from urdf_dyn.errors import ModelError
     ns = types.SimpleNamespace(file=args.robot, package_dir=list(getattr(args, "package_dir", []) or []),
                                xacro_arg=list(getattr(args, "xacro_arg", []) or []),
                                trust_xacro=bool(getattr(args, "trust_xacro", False)))
     try:
         return _load(ns)
-    except LoopClosureError as e:
+    except ModelError as e:
+        from urdf_dyn.constraints.closure import LoopClosureError   # on use: the loop solvers and scipy
+        if not isinstance(e, LoopClosureError):
+            raise
         print(f"warning: {e}; drawn open", file=sys.stderr)
         args.open_loops = True
         ns.check_loops = False

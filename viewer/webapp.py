@@ -47,10 +47,13 @@ class WebApp:
         loop_tol: residual [m, rad] at which a loop segment is fully red.  speed: initial playback speed.
         forces: draw force arrows (default: a run's, or when the motion has forces).
         live: serve a page (the default): a run's pin loads are computed in a thread while the page loads
-            (their arrows appear when ready) and a drawing thread plays the timeline; ``live=False`` (a
-            recording, ``recording.write_recording``): the pin loads first, in this thread, and no drawing
-            thread, so that every frame recorded has the same arrows whatever the machine's load.
-    Attributes: server, url, port, scene (webscene.WebScene), plot (plot.ForcePlot or None), time, k.
+            (their arrows appear when ready), the force plot is drawn in another (matplotlib's import and
+            drawing do not hold up the URL; ``plot_ready`` is set when it is in the scene) and a drawing
+            thread plays the timeline; ``live=False`` (a recording, ``recording.write_recording``): the pin
+            loads and the plot first, in this thread, and no drawing thread, so that every frame recorded
+            has the same arrows whatever the machine's load.
+    Attributes: server, url, port, scene (webscene.WebScene), plot (plot.ForcePlot or None; None until
+    ``plot_ready`` is set), time, k.
     Raises ViewerError when viser is not installed."""
 
     def __init__(self, model, motion=None, run=None, port=8080, host="127.0.0.1", loop_tol=1e-3, speed=1.0,
@@ -91,12 +94,15 @@ class WebApp:
         self._camera(pts)
         self._gui()
         self.plot = None
-        self._plot()
+        self.plot_ready = threading.Event()   # set once the force plot is in the scene (or there is none)
+        self._stop = threading.Event()
+        if not live:    # a recording: every frame the same, so the plot is there from the first
+            self._plot()
         self.show(self.time)
         if getattr(self.forces, "_pending", False):
             self.forces.pins_in_background(done=self._pins_ready)
-        self._stop = threading.Event()
-        if live:
+        if live:    # matplotlib's import and the drawing (≈ 1 s, several under load) after the URL is out
+            threading.Thread(target=self._plot, name="urdf-dyn-web-plot", daemon=True).start()
             self._thread = threading.Thread(target=self._play_loop, name="urdf-dyn-web-play", daemon=True)
             self._thread.start()
 
@@ -165,13 +171,23 @@ class WebApp:
         return "Arrow scale: " + "; ".join(f"{names[k]}: {md_text(v)}" for k, v in leg.items())
 
     def _plot(self):
+        """The actuator forces' plot as an image beside the machine, with a cursor at the current time; sets
+        ``plot_ready`` when done (also when there is nothing to plot or it fails)."""
+        try:
+            self._draw_plot()
+        finally:
+            self.plot_ready.set()
+
+    def _draw_plot(self):
         from .plot import ForcePlot, force_series
         if not self.forces.actuators or len(self.motion) < 2:
             return
         t, series = force_series(self.forces)
         if not series:
             return
-        self.plot = p = ForcePlot(t, series, title=f"{self.model.name}: actuator forces")
+        p = ForcePlot(t, series, title=f"{self.model.name}: actuator forces")
+        if self._stop.is_set():     # closed while it was drawn
+            return
         h, w = p.image.shape[:2]
         W = 1.3 * self.size
         H = W * h / w
@@ -191,6 +207,9 @@ class WebApp:
                                  position=(c[0], y - 0.01 * W, c[2] + 0.25 * self.size + H * (p.y0 + p.y1) / 2),
                                  cast_shadow=False, receive_shadow=False)
         self.plot_image.on_click(self._plot_clicked)
+        with self._lock:
+            self.plot = p       # last: the drawing thread moves the cursor once the plot is there
+        self.show(self.time)
 
     def scene_points_max_y(self):
         pts = self.robot.points(self.motion.q[:: max(1, len(self.motion) // 40)])

@@ -7,8 +7,9 @@ holding that body's visuals as fixed children (so a sample costs one pose per bo
 ``/ground`` the grid at z = 0 (REP-103: z up); ``/bench`` the dig bench, a slab whose top is the soil
 surface ``soil.ground.height``; ``/loops/*`` the triads of the loop frames Fp (long) and Fs (short) and the segment between their origins,
 coloured by ‖δ‖ against the tolerance (green closed → yellow → red at the tolerance, ``residual_rgb``);
-``/arrows/<kind>`` one arrow set per kind (actuator, pin, soil, payload), lengths proportional to the
-value, at a fixed scale per kind for the whole motion (``scales``, so lengths compare between samples);
+``/arrows/<kind>`` one batched arrows node per kind (actuator, pin, soil, payload: one message per kind and
+sample), lengths proportional to the value, at a fixed scale per kind for the whole motion (``scales``, so
+lengths compare between samples);
 ``/payload`` a sphere at the cut soil's centroid.
 """
 from __future__ import annotations
@@ -143,13 +144,11 @@ class WebScene:
                                               np.zeros((len(m.loops), 2, 3), np.uint8), thickness=4.0,
                                               thickness_units="screen")
         self.loops_on = True
-        self.arrows = {}      # (kind, label) -> handle of a unit arrow along z, posed and scaled per sample
-        self.groups = {}
+        self.arrows = {}      # kind -> ONE batched arrows node (viser ``add_arrows``), its points set per sample
+        self.segments = {}    # (kind, label) -> (start, end) [m] of the arrow drawn at the shown sample
         self.scale = {}
         if forces is not None:
             self.scale = forces.maxima()
-            for kind in ("actuator", "pin", "soil", "payload"):
-                self.groups[kind] = sc.add_frame(f"/arrows/{kind}", show_axes=False)
         self.payload = None
         if forces is not None and forces.payload is not None:
             self.payload = sc.add_icosphere("/payload", radius=0.02 * self.extent, color=PAYLOAD_RGB, visible=False)
@@ -219,41 +218,41 @@ class WebScene:
             elif h is not None:
                 h.visible = False
 
-    def _arrow(self, a):
-        key = (a.kind, a.label)
-        if key not in self.arrows:
+    def _batch(self, kind, points):
+        """The kind's arrows node showing ``points`` (N, 2, 3) [m]: made on first use, else its points set
+        only when they changed (one message for the kind's arrows of a sample, not four per arrow)."""
+        h = self.arrows.get(kind)
+        if h is None:
             r = 0.006 * self.extent
-            self.arrows[key] = self.server.scene.add_arrows(
-                f"/arrows/{a.kind}/{a.label}", np.array([[[0.0, 0.0, 0.0], [0.0, 0.0, 1.0]]], np.float32),
-                tuple(int(255 * c) for c in ARROW_RGB[a.kind]), shaft_radius=r, head_radius=2.5 * r, head_length=0.15)
-        return self.arrows[key]
+            self.arrows[kind] = self.server.scene.add_arrows(
+                f"/arrows/{kind}", points, tuple(int(255 * c) for c in ARROW_RGB[kind]), shaft_radius=r,
+                head_radius=2.5 * r, head_length=0.035 * self.extent)
+            return
+        cur = np.asarray(h.points)
+        if cur.shape != points.shape or not np.allclose(cur, points, rtol=1e-5, atol=1e-8):
+            h.points = points
+        if not h.visible:
+            h.visible = True
 
     def _show_arrows(self, k, T, layers):
         f = self.forces
         self.values = f.values(k)
         self.shown = {}
-        drawn = set()
+        self.segments = {}
+        per_kind = {}
         for a in f.arrows(k, T):
             n = self.arrow_length(a)
             self.shown[(a.kind, a.label)] = (a.value, a.unit, n)
             if n <= 0 or a.kind not in layers:
                 continue
-            h = self._arrow(a)
-            z = np.array([0.0, 0.0, 1.0])
-            axis = np.cross(z, a.direction)
-            s, c = np.linalg.norm(axis), float(np.dot(z, a.direction))
-            if s < 1e-9:
-                q = (1.0, 0.0, 0.0, 0.0) if c > 0 else (0.0, 1.0, 0.0, 0.0)
-            else:
-                half = 0.5 * np.arctan2(s, c)
-                q = (np.cos(half), *(np.sin(half) * axis / s))
-            set_vector(h, "position", a.origin)
-            set_vector(h, "wxyz", q)
-            h.scale = (1.0, 1.0, n)
-            h.visible = True
-            drawn.add((a.kind, a.label))
-        for key, h in self.arrows.items():
-            if key not in drawn and h.visible:
+            start = np.asarray(a.origin, float)
+            end = start + n * np.asarray(a.direction, float)
+            self.segments[(a.kind, a.label)] = (start, end)
+            per_kind.setdefault(a.kind, []).append((start, end))
+        for kind, segs in per_kind.items():
+            self._batch(kind, np.asarray(segs, np.float32))
+        for kind, h in self.arrows.items():
+            if kind not in per_kind and h.visible:
                 h.visible = False
         if self.payload is not None:
             c = f.payload_point(T)

@@ -203,6 +203,7 @@ def dig_app(excavator_run):
     from urdf_dyn_viewer.webapp import WebApp
     folder, m, _, _ = excavator_run
     app = WebApp(m, run=read_run(folder, m), port=0)
+    assert app.plot_ready.wait(120) and app.plot is not None   # drawn after the server is up (live viewer)
     yield app
     app.close()
 
@@ -237,9 +238,11 @@ def test_arrow_length_follows_the_force(browser, dig_app, excavator_run, tmp_pat
         counts = []
         for k in (kh, kp):
             _at(page, dig_app, dig_app.motion.t[k])
-            h = dig_app.scene.arrows[("soil", "soil")]          # a unit arrow along z, scaled to the length
-            length = float(np.asarray(h.scale)[2])
+            start, end = dig_app.scene.segments[("soil", "soil")]  # one row of the soil kind's batched node
+            length = float(np.linalg.norm(end - start))
             assert length == pytest.approx(0.25 * dig_app.scene.extent * force[k] / force.max(), rel=1e-5)
+            node = np.asarray(dig_app.scene.arrows["soil"].points)
+            assert node.shape == (1, 2, 3) and np.allclose(node[0], (start, end), atol=1e-6)
             counts.append(_purple(_shot(page, f"web_soil_arrow_{k}", tmp_path)).sum())
         assert counts[1] > 1.3 * counts[0] > 0, counts
     finally:
@@ -423,9 +426,16 @@ def test_a_recording_is_the_same_file_twice_and_draws_the_pins_from_its_first_fr
     run = read_run(run_dir, m)
     paths = [write_recording(m, tmp_path / f"r{i}.html", run=run, fps=2)[0] for i in range(2)]
     assert paths[0].read_bytes() == paths[1].read_bytes()
-    first = [msg for t, msg in _recorded(paths[0].read_text()) if t == 0.0]
-    assert any(msg.get("name", "").startswith("/arrows/pin/") and msg["type"] == "SetPositionMessage"
-               for msg in first)
+    recorded = _recorded(paths[0].read_text())
+    first = [msg for t, msg in recorded if t == 0.0]
+    assert any(msg.get("name", "") == "/arrows/pin" and len(msg["props"]["points"]) > 0 for msg in first
+               if "props" in msg and "points" in msg["props"]), [m["type"] for m in first]
+    # each sample sends at most one message per kind of arrow (one batched node each), not one per arrow
+    times = sorted({t for t, _ in recorded})
+    arrows = [(t, msg) for t, msg in recorded if str(msg.get("name", "")).startswith("/arrows")]
+    per_sample = max(sum(1 for t, _ in arrows if t == u) for u in times)
+    assert {msg["name"] for _, msg in arrows} <= {"/arrows", "/arrows/actuator", "/arrows/pin", "/arrows/soil", "/arrows/payload"}
+    assert per_sample <= 2 * 4, per_sample
 
 
 def test_the_jobs_recording_process_writes_what_the_job_itself_would(excavator_run, tmp_path, monkeypatch):
