@@ -10,7 +10,6 @@ import csv
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import integrate
 
 from urdf_dyn._checks import as_batch
 from urdf_dyn.io.files import atomic_path
@@ -392,6 +391,7 @@ def simulate(model, q0, qd0=None, duration=1.0, controller=None, dt_out=0.01, in
             tau = tau + passive_forces(model, q, qd)
         return np.concatenate([dq, forward_dynamics(model, q, qd, tau)])
 
+    from scipy import integrate    # here, not at import: reading a run (the viewer) needs no ODE solver
     try:
         solver_cls = integrate._ivp.ivp.METHODS[integrator] if isinstance(integrator, str) else integrator
     except KeyError:
