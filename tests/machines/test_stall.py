@@ -257,3 +257,26 @@ def test_bad_input(model):
         stall_envelopes(model, {**CYL, "nope": CYL["boom_cyl"]}, P, LIP, n=(2, 2, 2))
     with pytest.raises(ValueError, match="relief"):
         stall_envelopes(model, CYL, -1.0, LIP, n=(2, 2, 2))
+
+
+def test_push_forces_are_the_largest_held_compression(model):
+    """``push_forces``: per cylinder, the largest compression over every stall state. With a line relief per
+    side it never exceeds the largest head-end limit of that cylinder (working or holding) and reaches the
+    working relief × cap area (each working cylinder binds at its own tangent state somewhere); the boom
+    pair's force is shared by its two cylinders. Checked against u = u_g + U f recomputed at the state."""
+    line = {"boom_cyl": {"head": 41e6, "rod": 38e6}, "stick_cyl": {"head": 38e6, "rod": 41e6},
+            "bucket_cyl": {"head": 38e6, "rod": 38e6}}
+    env = stall_envelopes(model, CYL, 38e6, LIP, holding_relief=line, footprint=None, friction=None, n=(4, 5, 5),
+                          n_fan=12)
+    counts = {c: CYL[c].count for c in CYL}
+    push = env.push_forces(counts)
+    for c in CYL:
+        cap = CYL[c].cap_area / CYL[c].count                      # per cylinder of a pair
+        assert push[c] <= max(38e6, line[c]["head"]) * cap * (1 + 1e-9)
+        k = env.names.index(c)
+        t = env.tangent[c]
+        if np.any(t["limited_by"] == c):
+            assert push[c] >= 38e6 * cap * (1 - 1e-9)
+        u = env.u_g[:, k] + np.einsum("mj,mj->m", env.U[:, k, :], t["force"])
+        assert u.max() / counts[c] <= push[c] * (1 + 1e-12)
+    assert set(push) >= set(CYL)

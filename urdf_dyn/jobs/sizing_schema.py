@@ -115,6 +115,12 @@ class CylinderSpec(Section):
     count: PositiveInt = 1
     tube_outer: Optional[PositiveFloat] = Field(None, description="[m] tube outer diameter (buckling)")
     rod_length: Optional[PositiveFloat] = Field(None, description="[m] rod eye pin to piston (buckling)")
+    pin_diameter: Optional[Annotated[PositiveFloat, Field(le=1.0)]] = Field(
+        None, description="[m] the pins at both ends (buckling: their friction moment)")
+    clearance: Annotated[NonNegativeFloat, Field(le=0.01)] = Field(
+        0.0, description="[m] gland plus piston diametral clearance (buckling: the rod's tilt)")
+    guide_length: Optional[Annotated[PositiveFloat, Field(le=10.0)]] = Field(
+        None, description="[m] gland to piston at full extension (buckling: the rod's tilt)")
 
 
 class Actuators(Section):
@@ -198,7 +204,10 @@ class DesignPinSpec(Section):
 
 
 class BucklingSpec(Section):
-    threshold: Annotated[float, Field(gt=1)] = Field(3.5, description="warn below this safety factor")
+    threshold: Annotated[float, Field(ge=1, le=10)] = Field(
+        1.0, description="warn below this factor F_max / F (ISO/TS 13725 yield-based limit over the relief force)")
+    pin_friction: Annotated[NonNegativeFloat, Field(le=0.5)] = Field(
+        0.0, description="friction coefficient of the pin bushings (the pins' moment mu F d/2)")
     youngs_modulus: PositiveFloat = Field(210e9, description="[Pa] steel")
     rod_yield: PositiveFloat = Field(460e6, description="[Pa] rod yield strength (Johnson parabola)")
     relief: Optional[Union[ReliefPa, Literal["line_head", "main", "heavy_lift"], dict[str, ReliefPa]]] = Field(

@@ -203,6 +203,19 @@ class StallEnvelopes:
         out = {n: dict(design_load_N=b[0], design_case=b[1], components_N=b[2]) for n, b in best.items()}
         return out
 
+    def push_forces(self, counts=None) -> dict:
+        """{cylinder: the largest compression [N] per cylinder (pushing, cap side) over every stall state of
+        the envelopes (each working cylinder, the tangent and every fan direction, each at its held force)};
+        0 where a cylinder never pushes. counts: {cylinder: cylinders in parallel} (default 1): the
+        actuator force is shared. u = u_g + U f (module docstring), f the held force on the lip."""
+        counts = counts or {}
+        best = np.zeros(len(self.names))
+        for c in self.working:
+            for F in (self.tangent[c]["force"][:, None, :], self.fan[c]["all_force"]):
+                u = self.u_g[:, None, :] + np.einsum("mpj,mkj->mkp", self.U, F)
+                best = np.maximum(best, u.reshape(-1, len(self.names)).max(axis=0))
+        return {n: float(max(best[k], 0.0)) / counts.get(n, 1) for k, n in enumerate(self.names)}
+
     def _unit_wrench(self, i):
         """(M, 6) link-frame wrench [n; f] of a unit force along root axis i at the lip."""
         return self.unit_wrenches[i]
