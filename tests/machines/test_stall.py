@@ -280,3 +280,36 @@ def test_push_forces_are_the_largest_held_compression(model):
         u = env.u_g[:, k] + np.einsum("mj,mj->m", env.U[:, k, :], t["force"])
         assert u.max() / counts[c] <= push[c] * (1 + 1e-12)
     assert set(push) >= set(CYL)
+
+
+def test_refined_design_loads_converge_at_real_stall_states(model):
+    """``stall_refine.converged_design_loads`` from a coarse grid (5 × 5 × 5 poses, 12 directions): every pin's
+    load only grows, the last two passes changed it by less than the tolerance, and the converged state is a real
+    stall state: the same pose and direction as a one-pose envelope (``axes``, ``fan_deg``) hold the same tip
+    force, and ``pins.pin_loads`` there gives the design load. A finer start (7 × 7 × 7, 24 directions)
+    converges to within 3 % of it. The machine is anchored by default (no sliding limit anywhere)."""
+    from urdf_dyn.machines.pins import pin_loads
+    from urdf_dyn.machines.stall_refine import converged_design_loads
+    pins = {"boom_foot": "boom", "bucket_pivot": "bucket"}
+    line = {"boom_cyl": {"head": 41e6, "rod": 38e6}, "stick_cyl": {"head": 38e6, "rod": 41e6},
+            "bucket_cyl": {"head": 38e6, "rod": 38e6}}
+    c = converged_design_loads(model, CYL, 38e6, LIP, pins, holding_relief=line, n=(5, 5, 5), n_fan=12, tol=0.01)
+    fine = converged_design_loads(model, CYL, 38e6, LIP, pins, holding_relief=line, n=(7, 7, 7), n_fan=24, tol=0.01)
+    z = np.zeros((1, model.nv))
+    assert c.anchored
+    for p in pins:
+        assert c.loads[p]["design_load_N"] >= c.grid_loads[p]["design_load_N"]
+        assert c.converged[p] and c.history[p][-1]["change"] < 0.01 and c.history[p][-2]["change"] < 0.01
+        case = c.loads[p]["design_case"]
+        assert case["limited_by"] != "sliding"
+        one = stall_envelopes(model, CYL, 38e6, LIP, holding_relief=line, working=(case["cylinder"],),
+                              axes=[[case["pose"][s]] for s in ("boom_cyl", "stick_cyl", "bucket_cyl")],
+                              fan_deg=[case["angle_deg"]])
+        r = one.tangent[case["cylinder"]] if case["direction"] == "tangent" else one.fan[case["cylinder"]]
+        f = r["force"][0]
+        assert abs(np.linalg.norm(f) - case["tip_force_N"]) <= 1e-9 * case["tip_force_N"]
+        R = ud.link_pose(model, one.Q[0], "bucket")[:3, :3]
+        fl = R.T @ f
+        pl = pin_loads(model, [0.0], one.Q[:1], z, z, pins, f_ext={"bucket": np.r_[np.cross(LIP[1], fl), fl]})
+        assert abs(pl.force(p)[0] - c.loads[p]["design_load_N"]) <= 1e-6 * c.loads[p]["design_load_N"], p
+        assert abs(fine.loads[p]["design_load_N"] / c.loads[p]["design_load_N"] - 1) <= 0.03, p

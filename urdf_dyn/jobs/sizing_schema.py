@@ -237,8 +237,8 @@ class CycleSpec(Section):
 class DesignSpec(Section):
     pins: dict[str, Union[str, DesignPinSpec]] = Field(default_factory=dict, description="pin name: joint")
     swing_bearing: Optional[str] = Field(None, description="the swing joint")
-    friction: Optional[NonNegativeFloat] = Field(None, le=2.0, description="ground friction coefficient (stall "
-                                                  "envelopes' sliding case)")
+    friction: Optional[NonNegativeFloat] = Field(None, le=2.0, description="ground friction coefficient of the "
+                                                  "stall envelopes' separate sliding case (the design loads: anchored)")
     stall_relief: Optional[WorkingRelief] = Field(
         None, description="[Pa] the stalling cylinder's relief, or main | heavy_lift (default heavy_lift when "
                           "hydraulics.heavy_lift_relief is given, else iso6015.relief)")

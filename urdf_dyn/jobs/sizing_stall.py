@@ -17,8 +17,10 @@ class StallReport:
     """The stall envelopes (``env``, a StallEnvelopes) and the design loads (``loads``, {pin: dict}) of a job;
     ``report`` adds them to the sizing report (called by ``reports.report`` without importing this layer)."""
 
-    def __init__(self, env, loads):
+    def __init__(self, env, loads, convergence=None, sliding=None):
         self.env, self.loads = env, loads
+        self.convergence = convergence      # stall_refine.ConvergedLoads of the anchored case (grid, change)
+        self.sliding = sliding              # the sliding case (design.friction), its own ConvergedLoads
 
     def report(self, md, js, out, outdir, plots, design=None):
         """As ``report_stall``."""
@@ -40,10 +42,14 @@ def run_stall(launch, model, cyl, frames, pins):
     mu = doc.design.friction if doc.design.friction is not None else DEFAULT_FRICTION
 
     def compute():
+        from urdf_dyn.machines.stall_refine import converged_design_loads
         try:
-            env = stall_envelopes(model, cyl, doc.design.stall_relief or iso.relief, (lip.link, tuple(lip.xyz)), holding_relief=iso.holding_relief,
-                                  footprint=tipping_polygon_of(launch), friction=mu)
-            return StallReport(env, env.design_loads(model, pins))
+            args = (model, cyl, doc.design.stall_relief or iso.relief, (lip.link, tuple(lip.xyz)))
+            kw = dict(holding_relief=iso.holding_relief, footprint=tipping_polygon_of(launch))
+            env = stall_envelopes(*args, friction=None, **kw)            # anchored (ISO 6015 §4.5)
+            conv = converged_design_loads(*args, pins, env=env, **kw)
+            sliding = converged_design_loads(*args, pins, friction=mu, **kw)
+            return StallReport(env, conv.loads, conv, sliding)
         except KeyError as e:
             raise launch.err("actuators.cylinders", e.args[0]) from None
         except ValueError as e:
@@ -60,7 +66,7 @@ def report_stall(stall, design, md, js, out, outdir, plots):
     from urdf_dyn.machines.stall import plot_design_loads
     env, dl = stall
     outdir = Path(outdir)
-    fr = "not checked" if env.friction is None else f"μ = {env.friction:g} (design.friction)"
+    fr = "anchored, ISO 6015 §4.5" if env.friction is None else f"μ = {env.friction:g} (design.friction)"
     md += ["### Stall envelopes and the pins' design loads (urdf_dyn.machines.stall)", "",
            f"Each cylinder at its working relief {env.relief / 1e5:.0f} bar against a locked bucket over {len(env.X)} "
            f"poses (a grid over the three strokes, 1 % inside their ends), every other cylinder at most at its holding "

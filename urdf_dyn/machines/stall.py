@@ -8,10 +8,12 @@
   statics as ISO 6015's tool forces (``iso6015``: §3.16–3.17, quoted there; its bound function is reused),
 - the machine not tipping: the centre of pressure of the ground reaction inside the one tipping polygon of
   the ZMP check, the lift chart and ISO 6015 (``stability.tipping_load``; the main job: ``stability.track``),
-- the machine not sliding: the ground's horizontal reaction within Coulomb's cone, |f_xy| ≤ μ f_z
-  (ISO 6015 §3.19's *slipping limit*, which the ISO figures leave out with the machine anchored, §4.5; a
-  stall on site has no anchor). μ is a scenario key (``design.friction``); the default 0.5 is the order of
-  the track traction factors of the Caterpillar Performance Handbook's "Traction factors" table (tracks:
+- **anchored by default** (``friction=None``): the structure's design loads are those of ISO 6015 §4.5 ("If
+  the slipping limit condition is reached, the machine shall be anchored"): sliding must not cap a load the
+  machine can meet against a wall, a stump or its own dug-in tracks. **The sliding case** is a separate,
+  named case (``friction=μ``): the ground's horizontal reaction within Coulomb's cone, |f_xy| ≤ μ f_z
+  (ISO 6015 §3.19's *slipping limit*). μ is a scenario key (``design.friction``); ``DEFAULT_FRICTION`` 0.5
+  is the order of the track traction factors of the Caterpillar Performance Handbook's "Traction factors" table (tracks:
   about 0.45 on concrete up to 0.9 on dry clay loam; the table was not retrievable here, so the value is an
   estimate to be replaced by the site's).
 
@@ -54,7 +56,7 @@ from urdf_dyn.machines.reliefs import plain_reliefs, relief_text
 from urdf_dyn.machines.stability import base_reaction, tipping_load
 from urdf_dyn.machines.stroke_map import StrokeMap
 
-__all__ = ["sliding_load", "StallEnvelopes", "stall_envelopes", "plot_design_loads", "DEFAULT_FRICTION"]
+__all__ = ["sliding_load", "StallEnvelopes", "stall_envelopes", "stroke_range", "plot_design_loads", "DEFAULT_FRICTION"]
 
 #: track–ground friction coefficient when none is given (module docstring: an estimate)
 DEFAULT_FRICTION = 0.5
@@ -90,10 +92,10 @@ def sliding_load(W0, W1, mu):
     return np.where((A0 < 0) | (c <= 0), 0.0, L)
 
 
-def _fan(n_fan, swing):
+def _fan(n_fan, swing, fan_deg=None):
     """Angles θ (K,) [rad] and unit force directions e(θ) (K, 3) in the boom plane (swing angle ``swing``):
-    e = cos θ x_b + sin θ z, x_b the boom's forward axis."""
-    th = 2 * np.pi * np.arange(n_fan) / n_fan
+    e = cos θ x_b + sin θ z, x_b the boom's forward axis; ``fan_deg`` [deg] replaces the n_fan even ones."""
+    th = 2 * np.pi * np.arange(n_fan) / n_fan if fan_deg is None else np.radians(np.asarray(fan_deg, float))
     xb = np.array([np.cos(swing), np.sin(swing), 0.0])
     return th, np.cos(th)[:, None] * xb + np.sin(th)[:, None] * np.array([0.0, 0.0, 1.0])
 
@@ -279,28 +281,42 @@ def plot_design_loads(design, peaks, path):
     return save_figure(fig, path)
 
 
-def _grid(model, q0, strokes, acts, n, margin):
-    """Stroke values X (M, 3) and assembled poses Q (M, nv) of the grid, on q0's branch."""
+def _grid(model, q0, strokes, acts, n, margin, axes=None):
+    """Stroke values X (M, 3) and assembled poses Q (M, nv) of the grid, on q0's branch; ``axes`` (3 arrays of
+    strokes [m]) replace the ``n`` evenly spaced samples (clipped to the same margins)."""
     rel = margin is None
     smap = StrokeMap(model, q0, strokes, acts, margin=1e-3 if rel else margin)
-    axes = []
+    grid_axes = []
     for k, c in enumerate(strokes):
         lo, hi = smap.limits(c)
         if rel:                                    # 1 % of the stroke inside each end: no state on a limit
             d = 0.01 * (hi - lo)
             lo, hi = lo + d, hi - d
-        axes.append(np.linspace(lo, hi, n[k]))
-    X = np.array(np.meshgrid(*axes, indexing="ij")).reshape(len(strokes), -1).T
+        grid_axes.append(np.linspace(lo, hi, n[k]) if axes is None else np.unique(np.clip(axes[k], lo, hi)))
+    X = np.array(np.meshgrid(*grid_axes, indexing="ij")).reshape(len(strokes), -1).T
     for k, c in enumerate(strokes):
-        for x in axes[k]:
+        for x in grid_axes[k]:
             smap.pose({c: float(x)})               # each stroke assembled once, then composed
     Q = smap.compose([dict(zip(strokes, map(float, v))) for v in X])
     return X, Q
 
 
-def stall_envelopes(model, cylinders, relief, tip, holding_relief=None, footprint=None, friction=DEFAULT_FRICTION,
+def stroke_range(model, strokes=("boom_cyl", "stick_cyl", "bucket_cyl"), q0=None, margin=None):
+    """{cylinder: (lo, hi)} [m]: the strokes ``stall_envelopes`` spans (``margin`` as there)."""
+    q0 = model.q_initial() if q0 is None else np.asarray(q0, float)
+    smap = StrokeMap(model, q0, tuple(strokes), _actuator_names(model), margin=1e-3 if margin is None else margin)
+    out = {}
+    for c in strokes:
+        lo, hi = smap.limits(c)
+        d = 0.01 * (hi - lo) if margin is None else 0.0
+        out[c] = (lo + d, hi - d)
+    return out
+
+
+def stall_envelopes(model, cylinders, relief, tip, holding_relief=None, footprint=None, friction=None,
                     strokes=("boom_cyl", "stick_cyl", "bucket_cyl"), n=(13, 13, 13), n_fan=36,
-                    include_weight=True, q0=None, margin=None, working=None) -> StallEnvelopes:
+                    include_weight=True, q0=None, margin=None, working=None, axes=None,
+                    fan_deg=None) -> StallEnvelopes:
     """Stall envelopes of every working cylinder over a grid of poses (module docstring).
 
     Args:
@@ -310,10 +326,13 @@ def stall_envelopes(model, cylinders, relief, tip, holding_relief=None, footprin
             {cylinder: Pa} or {cylinder: {"head": Pa, "rod": Pa}} (``reliefs.pressure_limits``; None: unlimited).
         tip: (link, point (3,) [m] in the link frame): where the force acts (the bucket lip).
         footprint: the tipping polygon (k, 2) [m] (``stability.tipping_polygon``); None: tipping not checked.
-        friction: μ ≥ 0 of the ground (None: sliding not checked).
+        friction: μ ≥ 0 of the ground (None, the default: the machine anchored, as ISO 6015 §4.5 takes it;
+            a number gives the sliding case, ``DEFAULT_FRICTION`` the estimate).
         strokes: the cylinders whose strokes span the grid; n: samples per stroke (M = n₀ n₁ n₂ poses);
             n_fan: directions of the fan; margin [m] inside each stroke end (default 1 % of the stroke).
         working: the cylinders that stall in turn (default: ``strokes``).
+        axes: 3 arrays of stroke values [m] instead of ``n`` (a local grid, ``stall_refine``); fan_deg: the
+            fan's angles [deg] instead of ``n_fan`` evenly spaced ones.
         q0: start pose (default the URDF initial configuration; its branch is followed).
     Returns StallEnvelopes. Raises KeyError for a cylinder that is not an actuator, ValueError for a relief
     ≤ 0 or μ < 0, ModelError if a pose cannot be assembled."""
@@ -327,7 +346,7 @@ def stall_envelopes(model, cylinders, relief, tip, holding_relief=None, footprin
         if c not in names:
             raise KeyError(f"cylinder {c!r} is not an actuator of {model.name} ({', '.join(names)})")
     q0 = model.q_initial() if q0 is None else np.asarray(q0, float)
-    X, Q = _grid(model, q0, tuple(strokes), names, n, margin)
+    X, Q = _grid(model, q0, tuple(strokes), names, n, margin, axes)
     M = len(Q)
     link, p = tip[0], np.asarray(tip[1], float)
     lf = model.link(link)
@@ -353,7 +372,8 @@ def stall_envelopes(model, cylinders, relief, tip, holding_relief=None, footprin
         LF[i] = ai.loop_forces
     g = np.asarray(a0.u, float) if include_weight else np.zeros((M, len(names)))
     swing = float(q0[model.joint_index("swing")]) if "swing" in model.joint_names else 0.0
-    th, E = _fan(n_fan, swing)
+    th, E = _fan(n_fan, swing, fan_deg)
+    n_fan = len(th)
     tangent, fan = {}, {}
     xb = np.array([np.cos(swing), np.sin(swing), 0.0])
     Efan = np.broadcast_to(E[None], (M, n_fan, 3))
