@@ -88,7 +88,7 @@ def test_soil_force_opposes_the_edge_velocity_in_the_main_job(main_job):
     """soil.csv: wherever the edge is in the soil and moving, the force on it has a negative component
     along its velocity (it opposes the cut) and lies within 30° of the backward travel (the rake from the
     cutting plate keeps the wedge's resultant near −v); the payload never exceeds a heaped bucket of loose
-    soil (1.19 m³ × 1098 kg/m³)."""
+    soil (1.19 m³ × 1417 kg/m³)."""
     tmp, res, written, lines = main_job
     with open(written["soil_csv"]) as fh:
         rows = list(csv.reader(fh))
