@@ -313,3 +313,37 @@ def test_refined_design_loads_converge_at_real_stall_states(model):
         pl = pin_loads(model, [0.0], one.Q[:1], z, z, pins, f_ext={"bucket": np.r_[np.cross(LIP[1], fl), fl]})
         assert abs(pl.force(p)[0] - c.loads[p]["design_load_N"]) <= 1e-6 * c.loads[p]["design_load_N"], p
         assert abs(fine.loads[p]["design_load_N"] / c.loads[p]["design_load_N"] - 1) <= 0.03, p
+
+
+def test_ring_loads_and_case_matrix(model):
+    """The slewing ring's loads over the stall states: the tilting moment at its worst state equals
+    ``pins.pin_loads`` of the swing joint evaluated there; the case matrix has a row per cylinder and ground
+    condition whose pin loads are each cylinder's own maximum (so the overall design load is their largest),
+    and sliding never raises a load above the anchored one."""
+    from urdf_dyn.machines.case_matrix import case_matrix
+    from urdf_dyn.machines.pins import pin_loads
+    kw = dict(holding_relief=38e6, n=(3, 4, 4), n_fan=8)
+    anch = stall_envelopes(model, CYL, 38e6, LIP, friction=None, **kw)
+    slid = stall_envelopes(model, CYL, 38e6, LIP, friction=0.5, **kw)
+    pins = {"boom_foot": "boom", "bucket_pivot": "bucket"}
+    ring = anch.ring_loads(model, "swing")
+    c = ring["case"]
+    k = int(np.flatnonzero(np.all(np.isclose(anch.X, [c["pose"][s] for s in anch.strokes]), axis=1))[0])
+    best = 0.0
+    z = np.zeros((1, model.nv))
+    for f in anch.fan[c["cylinder"]]["all_force"][k]:
+        R = ud.link_pose(model, anch.Q[k], "bucket")[:3, :3]
+        fl = R.T @ f
+        w = pin_loads(model, [0.0], anch.Q[k][None], z, z, {"r": "swing"},
+                      f_ext={"bucket": np.r_[np.cross(LIP[1], fl), fl]}).wrench["r"][0]
+        best = max(best, np.hypot(w[0], w[1]))
+    assert abs(best - ring["tilting_moment_Nm"]) <= 1e-6 * best
+    rows = case_matrix(model, [anch, slid], pins)
+    assert [r.case for r in rows] == [f"{c} stall" for c in anch.working] * 2
+    assert rows[0].anchoring == "anchored" and rows[-1].anchoring.startswith("sliding")
+    overall = anch.design_loads(model, pins)
+    for p in pins:
+        assert abs(max(r.pins[p] for r in rows[:3]) - overall[p]["design_load_N"]) <= 1e-9 * overall[p]["design_load_N"]
+        for a, s in zip(rows[:3], rows[3:]):
+            assert s.pins[p] <= a.pins[p] * (1 + 1e-9)
+    assert all(r.ring["tilting_moment_Nm"] > 0 for r in rows)

@@ -205,6 +205,35 @@ class StallEnvelopes:
         out = {n: dict(design_load_N=b[0], design_case=b[1], components_N=b[2]) for n, b in best.items()}
         return out
 
+    def ring_loads(self, model, swing="swing") -> dict:
+        """The slewing ring (the swing joint ``swing``, a revolute tree joint about z) over every stall state:
+        {"tilting_moment_Nm", "axial_N", "radial_N", "torque_Nm"}: the largest of each (axial: the largest
+        compression) with the state of the largest tilting moment ("case": cylinder, direction, tip force,
+        pose). The joint wrench in the joint frame, linear in the lip force as the pins' (``design_loads``)."""
+        from urdf_dyn.machines.pins import pin_loads
+        M, nv = self.Q.shape
+        z, t = np.zeros((M, nv)), np.zeros(M)
+        spec = {"ring": swing}
+        w0 = pin_loads(model, t, self.Q, z, z, spec, loop_forces=self.loop_forces["g"]).wrench["ring"]
+        Wf = np.stack([pin_loads(model, t, self.Q, z, z, spec, loop_forces=self.loop_forces[i],
+                                 f_ext={self.tip[0]: self._unit_wrench(i)}).wrench["ring"] - w0 for i in range(3)],
+                      axis=1)                                                    # (M, 3, 6) per unit lip force
+        best = dict(tilting_moment_Nm=0.0, axial_N=0.0, radial_N=0.0, torque_Nm=0.0, case=None)
+        for c in self.working:
+            F = self.fan[c]["all_force"]                                         # (M, K+1, 3), tangent last
+            w = w0[:, None, :] + F @ Wf                                          # (M, K+1, 6)
+            tilt, axial = np.hypot(w[..., 0], w[..., 1]), w[..., 5]
+            radial, torque = np.hypot(w[..., 3], w[..., 4]), np.abs(w[..., 2])
+            m, k = np.unravel_index(int(np.argmax(tilt)), tilt.shape)
+            if tilt[m, k] > best["tilting_moment_Nm"]:
+                best.update(tilting_moment_Nm=float(tilt[m, k]), case=dict(
+                    cylinder=c, direction="tangent" if k == F.shape[1] - 1 else "fan",
+                    tip_force_N=float(np.linalg.norm(F[m, k])), pose=self.pose(m),
+                    limited_by=str(self.fan[c]["all_limited_by"][m, k])))
+            best.update(axial_N=max(best["axial_N"], float(axial.max())), radial_N=max(best["radial_N"], float(radial.max())),
+                        torque_Nm=max(best["torque_Nm"], float(torque.max())))
+        return best
+
     def push_forces(self, counts=None) -> dict:
         """{cylinder: the largest compression [N] per cylinder (pushing, cap side) over every stall state of
         the envelopes (each working cylinder, the tangent and every fan direction, each at its held force)};
