@@ -100,7 +100,7 @@ def test_soil_force_opposes_the_edge_velocity_in_the_main_job(main_job):
     assert m.sum() > 10
     cos = np.einsum("ij,ij->i", f[m], -v[m]) / np.linalg.norm(f[m], axis=1) / np.linalg.norm(v[m], axis=1)
     assert np.all(cos > np.cos(np.radians(30)))
-    assert a[:, h.index("payload [kg]")].max() <= 1.19 * 14e3 / 9.81 / 1.30 * (1 + 1e-9)
+    assert a[:, h.index("payload [kg]")].max() <= 1.19 * 115 * 16.0185 / 1.30 * (1 + 1e-9)
 
 
 def _column(path, name):

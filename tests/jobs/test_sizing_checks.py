@@ -87,7 +87,8 @@ def size_doc(path):
 
 
 @pytest.mark.parametrize("change,msg", [
-    (lambda d: d["hydraulics"].pop("heavy_lift_relief"), "design.stall_relief: heavy_lift needs hydraulics.heavy_lift_relief"),
+    (lambda d: (d["hydraulics"].pop("heavy_lift_relief"), d["design"].update(stall_relief="heavy_lift")),
+     "design.stall_relief: heavy_lift needs hydraulics.heavy_lift_relief"),
     (lambda d: d["hydraulics"].pop("line_reliefs"), "iso6015.holding_relief: line needs hydraulics.line_reliefs"),
     (lambda d: d["hydraulics"]["line_reliefs"]["boom_cyl"].pop("rod"), "hydraulics.line_reliefs.boom_cyl.rod"),
     (lambda d: d["hydraulics"]["line_reliefs"]["boom_cyl"].__setitem__("head", 4.1e9), "hydraulics.line_reliefs.boom_cyl.head: must be <= 100000000.0"),

@@ -17,10 +17,11 @@ class StallReport:
     """The stall envelopes (``env``, a StallEnvelopes) and the design loads (``loads``, {pin: dict}) of a job;
     ``report`` adds them to the sizing report (called by ``reports.report`` without importing this layer)."""
 
-    def __init__(self, env, loads, convergence=None, sliding=None):
+    def __init__(self, env, loads, convergence=None, sliding=None, sliding_env=None):
         self.env, self.loads = env, loads
         self.convergence = convergence      # stall_refine.ConvergedLoads of the anchored case (grid, change)
         self.sliding = sliding              # the sliding case (design.friction), its own ConvergedLoads
+        self.sliding_env = sliding_env      # and its envelopes (for case_matrix)
 
     def report(self, md, js, out, outdir, plots, design=None):
         """As ``report_stall``."""
@@ -48,8 +49,9 @@ def run_stall(launch, model, cyl, frames, pins):
             kw = dict(holding_relief=iso.holding_relief, footprint=tipping_polygon_of(launch))
             env = stall_envelopes(*args, friction=None, **kw)            # anchored (ISO 6015 §4.5)
             conv = converged_design_loads(*args, pins, env=env, **kw)
-            sliding = converged_design_loads(*args, pins, friction=mu, **kw)
-            return StallReport(env, conv.loads, conv, sliding)
+            env_s = stall_envelopes(*args, friction=mu, **kw)
+            sliding = converged_design_loads(*args, pins, friction=mu, env=env_s, **kw)
+            return StallReport(env, conv.loads, conv, sliding, env_s)
         except KeyError as e:
             raise launch.err("actuators.cylinders", e.args[0]) from None
         except ValueError as e:

@@ -283,7 +283,7 @@ class StallEnvelopes:
                     ax.set_ylabel("lip height z [m]")
         fig.suptitle(title or f"Stall envelopes over {len(x)} poses: holding circuits ≤ "
                      f"{relief_text(self.holding_relief)}, tipping {'checked' if self.tipping_checked else 'not checked'}, "
-                     f"sliding {'μ = %g' % self.friction if self.friction is not None else 'not checked'}", fontsize=10)
+                     f"{'sliding μ = %g' % self.friction if self.friction is not None else 'anchored (ISO 6015 §4.5)'}", fontsize=10)
         return save_figure(fig, path)
 
 

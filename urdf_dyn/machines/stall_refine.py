@@ -18,7 +18,7 @@ the sliding case is a separate call with ``friction``.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -42,7 +42,6 @@ class ConvergedLoads:
     grid: dict
     tol: float
     friction: object = None
-    notes: list = field(default_factory=list)
 
     @property
     def anchored(self) -> bool:
