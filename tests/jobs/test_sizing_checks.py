@@ -10,8 +10,8 @@ import yaml
 import urdf_dyn as ud
 from _robots import ROOT
 from urdf_dyn.cli.main import main
-from urdf_dyn.errors import LaunchError
-from urdf_dyn.launch import run_launch
+from urdf_dyn.errors import ScenarioError
+from urdf_dyn.launch import run_scenario
 from test_excavator_job import launch_data
 
 SRC = ROOT / "scenarios" / "excavator_dig.scenario.yaml"
@@ -54,8 +54,8 @@ def test_bad_machine_check_input_names_the_key(tmp_path, change, message):
     change(data)
     f = tmp_path / "bad.yaml"
     f.write_text(yaml.safe_dump(data))
-    with pytest.raises(ud.LaunchError) as e:
-        run_launch(f, out_dir=tmp_path / "o", progress=False, echo=lambda *a: None)
+    with pytest.raises(ud.ScenarioError) as e:
+        run_scenario(f, out_dir=tmp_path / "o", progress=False, echo=lambda *a: None)
     assert message in str(e.value) and "\n" not in str(e.value)
     assert main(["run", str(f), "--out-dir", str(tmp_path / "o")]) == 2
 
@@ -69,7 +69,7 @@ def test_reference_figures_only_when_given(tmp_path):
     f = tmp_path / "noref.yaml"
     f.write_text(yaml.safe_dump(data))
     lines = []
-    run_launch(f, out_dir=tmp_path / "o", progress=False, echo=lines.append)
+    run_scenario(f, out_dir=tmp_path / "o", progress=False, echo=lines.append)
     md = (tmp_path / "o" / "sizing_report.md").read_text()
     assert "published" not in md and "140.5" not in md and "6.73" not in md
     js = json.loads((tmp_path / "o" / "sizing_report.json").read_text())
@@ -82,8 +82,8 @@ def test_reference_figures_only_when_given(tmp_path):
 
 def size_doc(path):
     from urdf_dyn.jobs.sizing_schema import SizeDocument
-    from urdf_dyn.launch.document import read_launch, validate
-    return validate(read_launch(path), SizeDocument, "size")
+    from urdf_dyn.launch.document import read_scenario, validate
+    return validate(read_scenario(path), SizeDocument, "size")
 
 
 @pytest.mark.parametrize("change,msg", [
@@ -100,7 +100,7 @@ def test_named_reliefs_are_resolved_or_named(tmp_path, change, msg):
     change(data)
     f = tmp_path / "r.yaml"
     f.write_text(yaml.safe_dump(data))
-    with pytest.raises(LaunchError, match=re.escape(msg)):
+    with pytest.raises(ScenarioError, match=re.escape(msg)):
         size_doc(f)
 
 

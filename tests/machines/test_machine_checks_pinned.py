@@ -15,7 +15,7 @@ from urdf_dyn.machines.lift_chart import LiftChartOptions, lift_chart
 from urdf_dyn.machines.stability import tipping_polygon
 from urdf_dyn.machines.sizing import Cylinder
 
-#: the geometry these numbers belong to: robots/excavator_pins.yaml before its calibration (issue 25 item 6),
+#: the geometry these numbers belong to: robots/excavator_pins.yaml before its calibration,
 #: kept as test data; its URDF is byte for byte the robots/excavator.urdf of that time
 #: (tests/machines/test_pin_table.py: the builder against the generator's URDF)
 OLD_PINS = ROOT / "tests" / "machines" / "data" / "excavator_pins_6bfaa15.yaml"
@@ -40,7 +40,7 @@ def close(a, b):
 
 def test_digging_forces_pinned(model):
     """The envelope grid without holding limits is 7c99835's to 1e-6 (the sums below). The ISO figures moved
-    with issue 25 (the largest holdable force over the stroke space, refined by zooming grids instead of 1-D
+    when the holding circuits were modelled (the largest holdable force over the stroke space, refined by zooming grids instead of 1-D
     sweeps with a least-holding-pressure pose): recomputed by branch iso; the 7c99835 figures were
     131 256.3 / 115 875.1 N (the new search finds a slightly better bucket optimum and, for the arm, uses the
     bucket stroke of its own bucket optimum). No binding-limit name is pinned at a pose where two limits are

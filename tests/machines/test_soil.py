@@ -158,7 +158,7 @@ def test_cutting_along_a_straight_drag():
     assert not above.reached and np.all(above.magnitude == 0)
 
 
-# -- the interaction that follows the cut (issue 25 item 1) ---------------------------------------------------
+# -- the interaction that follows the cut ---------------------------------------------------
 
 def hand_tool_force(alpha, soil, d, w, q, u, up, t_edge=0.0, g=9.81):
     """The soil's force on the tool (3,) [N] from the 2-D wedge's equilibrium solved here with numpy, mapped

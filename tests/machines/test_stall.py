@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import urdf_dyn as ud
+import urdf_dyn.machines as um
 from _robots import ROOT
 from test_iso6015 import ARM, lip_jacobian
 from urdf_dyn.machines.sizing import Cylinder
@@ -200,7 +201,7 @@ def test_tipping_and_sliding_limits_against_the_zmp_and_coulomb(model):
         fl = R.T @ f
         w = np.r_[np.cross(LIP[1], fl), fl]
         zm = zmp_margin(model, poly, q=env.Q[k][None], f_ext={"bucket": w[None]}, warn=False).min_margin
-        W = ud.base_reaction(model, env.Q[k], f_ext={"bucket": w})
+        W = um.base_reaction(model, env.Q[k], f_ext={"bucket": w})
         assert zm >= -1e-9
         assert np.linalg.norm(W[3:5]) <= 0.5 * W[5] * (1 + 1e-9)
         if r["limited_by"][k] == "tipping":
@@ -242,8 +243,8 @@ def test_design_loads_are_the_pin_forces_at_their_case(model, env):
 
 
 def test_plot(model, env, tmp_path):
-    from urdf_dyn.machines.stall import plot_design_loads
-    p = env.plot(tmp_path / "stall.png")
+    from urdf_dyn.reports.check_plots import plot_design_loads, plot_stall_envelopes
+    p = plot_stall_envelopes(env, tmp_path / "stall.png")
     assert (tmp_path / "stall.png").stat().st_size > 10_000 and str(p).endswith("stall.png")
     dl = env.design_loads(model, {"boom_foot": "boom", "bucket_pivot": "bucket"})
     plot_design_loads(dl, {"boom_foot": 1e5}, tmp_path / "bars.png")

@@ -27,7 +27,7 @@ __all__ = ["run_design"]
 def run_design(launch, model, t, q, qd, qdd, f_ext, res, hyd, cyl):
     """The design cases of ``launch.doc.design`` for the sized cycle (t, q, qd, qdd (N, nv), f_ext; ``res`` the
     SizingResult, ``hyd`` the HydraulicsResult or None, ``cyl`` {actuator: Cylinder}). Returns a
-    ``DesignCases``. Raises LaunchError naming the key for bad input."""
+    ``DesignCases``. Raises ScenarioError naming the key for bad input."""
     from urdf_dyn.machines.buckling import ColumnLoads, CylinderColumn
     from urdf_dyn.machines.design_cases import design_cases, stroke_lengths
     from urdf_dyn.machines.pins import PinSpec

@@ -110,6 +110,7 @@ class Calibration:
     tolerances: dict
     evaluations: int
     result: object = None
+    message: str = ""           #: why the search stopped early (its budget spent), else ""
 
     def within(self, which="after") -> dict:
         """{key: True if |ours − target| <= tol · target}."""
@@ -249,45 +250,95 @@ def calibrate(table: PinTable, targets: dict, parameters, bounds, checks: Checks
         tolerances: {key: relative tolerance} (default 0.05 for working ranges, 0.10 for ISO 6015 forces):
             the residuals are scaled by them, and ``Calibration.within`` tests them.
         regularization: weight of the moves (per 0.1 m) in the least-squares sum.
-        max_evaluations: the optimiser's budget of table evaluations (``least_squares`` max_nfev).
+        max_evaluations: the budget of table evaluations (>= 3): every one counts — the search's, the
+            finite-difference Jacobian's, and the two at full resolution that check the start and the result;
+            when it is spent the search stops, keeps the best point found and says so (``Calibration.message``).
         diff_step: finite-difference step [m] of the Jacobian.
     Returns Calibration (its ``before`` and ``after`` at full resolution). Raises KeyError for an unknown
-    target key or parameter, ValueError for bounds that do not contain 0, ModelError if the starting table
-    cannot be built."""
+    target key or parameter, ValueError naming the parameter for bounds that do not contain 0, the option for a
+    budget that is not a whole number >= 3, the figure for a start whose figures are not finite; ModelError if
+    the starting table cannot be built."""
     import scipy.optimize
     names = list(parameters)
     for k in targets:
         if k not in TARGET_KEYS:
             raise KeyError(f"unknown target {k!r} (targets: {', '.join(TARGET_KEYS)})")
+        if not math.isfinite(targets[k]) or targets[k] == 0:
+            raise ValueError(f"target {k}: {targets[k]!r}: expected a finite, non-zero published figure")
+    if isinstance(max_evaluations, bool) or not isinstance(max_evaluations, (int, np.integer)) or max_evaluations < 3:
+        raise ValueError(f"max_evaluations {max_evaluations!r}: expected a whole number >= 3 (the starting point, "
+                         "the check of the start and of the result at full resolution)")
+    for n in names:
+        if n not in bounds:
+            raise KeyError(f"parameter {n!r}: no bounds given")
+        lo_n, hi_n = (float(v) for v in bounds[n])
+        if not (math.isfinite(lo_n) and math.isfinite(hi_n)) or not lo_n < 0 < hi_n:
+            raise ValueError(f"parameter {n}: bounds {lo_n:g}:{hi_n:g} m must be finite and contain 0 (the "
+                             "table's own value): low < 0 < high")
     lo = np.array([float(bounds[n][0]) for n in names])
     hi = np.array([float(bounds[n][1]) for n in names])
-    if not np.all(lo < 0) or not np.all(hi > 0):
-        raise ValueError("each parameter's bounds must contain 0 (the table's own value): low < 0 < high")
     apply_parameters(table, names, np.zeros(len(names)))       # unknown names raise here
     tol = {k: (tolerances or {}).get(k, 0.10 if k.startswith("iso6015.") else 0.05) for k in targets}
     keys = tuple(targets)
     t_vec = np.array([targets[k] for k in keys], float)
     s_vec = np.array([tol[k] for k in keys], float) * np.abs(t_vec)
+    budget = int(max_evaluations) - 2         # two evaluations at full resolution check the start and the result
     count = [0]
+    best = [np.inf, np.ones(len(names))]
+
+    class _Spent(Exception):
+        pass
 
     # the optimiser works on z = x + 1 m: scipy's relative finite-difference step (diff_step · |z|) is then
-    # about diff_step metres; at x = 0 it would be 1.5e-8 m, below the figures' numerical noise
-    def residuals(z):
+    # about diff_step metres; at x = 0 it would be 1.5e-8 m, below the figures' numerical noise. Every call
+    # (the Jacobian's finite differences included) counts against the budget; past it the search stops.
+    def residuals(z, strict=False):
+        if count[0] >= budget:
+            raise _Spent
         x = z - 1.0
         count[0] += 1
         try:
             v = evaluate(apply_parameters(table, names, x), checks, keys, "fast")
             r = (np.array([v[k] for k in keys]) - t_vec) / s_vec
         except (ModelError, ValueError):
+            if strict:
+                raise
             r = np.full(len(keys), INFEASIBLE)
+        if strict and not np.all(np.isfinite(r)):
+            bad = [k for k, ri in zip(keys, r) if not np.isfinite(ri)]
+            raise ValueError(f"the starting table's figures {', '.join(bad)} are not finite "
+                             f"({', '.join(f'{k} = {v[k]!r}' for k in bad)}): nothing to calibrate from")
+        r = np.where(np.isfinite(r), r, INFEASIBLE)
         if verbose:
             print(f"  eval {count[0]}: |r| = {np.linalg.norm(r):.4f}  x = {np.round(x, 4).tolist()}", flush=True)
-        return np.r_[r, regularization * x / 0.1]
+        out = np.r_[r, regularization * x / 0.1]
+        cost = float(out @ out)
+        if cost < best[0]:
+            best[0], best[1] = cost, np.array(z, float)
+        return out
 
-    res = scipy.optimize.least_squares(residuals, np.ones(len(names)), bounds=(lo + 1.0, hi + 1.0), method="trf",
-                                       diff_step=diff_step, max_nfev=max_evaluations, x_scale=0.1)
-    x = res.x - 1.0
+    z0 = np.ones(len(names))
+    r0 = residuals(z0, strict=True)      # the start, checked before the search: a located message, not scipy's
+    first = [True]
+
+    def fun(z):
+        if first[0] and np.array_equal(z, z0):
+            first[0] = False
+            return r0
+        return residuals(z)
+
+    message, res = "", None
+    try:
+        res = scipy.optimize.least_squares(fun, z0, bounds=(lo + 1.0, hi + 1.0), method="trf", diff_step=diff_step,
+                                           max_nfev=max(budget, 1), x_scale=0.1)
+        z = res.x if float(res.fun @ res.fun) <= best[0] else best[1]
+    except _Spent:
+        z = best[1]
+    if res is None or (res.status == 0 and count[0] >= budget):
+        message = (f"stopped at the budget of {max_evaluations} evaluations (--max-evaluations; {count[0]} for the "
+                   "search, Jacobians included, 2 at full resolution): the best point found is kept")
+    x = z - 1.0
     new = apply_parameters(table, names, x)
-    return Calibration(table=new, parameters=dict(zip(names, map(float, x))),
-                       before=evaluate(table, checks, keys), after=evaluate(new, checks, keys),
-                       targets=dict(targets), tolerances=tol, evaluations=count[0], result=res)
+    before, after = evaluate(table, checks, keys), evaluate(new, checks, keys)
+    return Calibration(table=new, parameters=dict(zip(names, map(float, x))), before=before, after=after,
+                       targets=dict(targets), tolerances=tol, evaluations=count[0] + 2, result=res, message=message)

@@ -52,11 +52,11 @@ import numpy as np
 
 from urdf_dyn.algorithms.kinematics import body_poses
 from urdf_dyn.machines.iso6015 import _bounds, _pressure_limits
-from urdf_dyn.machines.reliefs import plain_reliefs, relief_text
+from urdf_dyn.machines.reliefs import plain_reliefs
 from urdf_dyn.machines.stability import base_reaction, tipping_load
 from urdf_dyn.machines.stroke_map import StrokeMap
 
-__all__ = ["sliding_load", "StallEnvelopes", "stall_envelopes", "stroke_range", "plot_design_loads", "DEFAULT_FRICTION"]
+__all__ = ["sliding_load", "StallEnvelopes", "stall_envelopes", "stroke_range", "DEFAULT_FRICTION"]
 
 #: track–ground friction coefficient when none is given (module docstring: an estimate)
 DEFAULT_FRICTION = 0.5
@@ -250,64 +250,6 @@ class StallEnvelopes:
     def _unit_wrench(self, i):
         """(M, 6) link-frame wrench [n; f] of a unit force along root axis i at the lip."""
         return self.unit_wrenches[i]
-
-    def plot(self, path, title=None):
-        """PNG: side view of the lip positions over the grid, coloured by the holdable force [kN] (the largest
-        of the poses in each cell), one column per working cylinder, the tangent case above the fan's worst
-        direction below. Returns path."""
-        from urdf_dyn.reports.plotting import figure, save_figure
-        x, zz = self.lip[:, 0], self.lip[:, 2]
-        nc = len(self.working)
-        fig, axes = figure((5.4 * nc, 10.0), 2, nc, sharex=True, sharey=True, left=0.7, right=0.2, top=1.0,
-                           bottom=0.55, hspace=0.9, wspace=0.6)
-        for j, c in enumerate(self.working):
-            for i, (kind, r) in enumerate((("tangent", self.tangent[c]), ("fan", self.fan[c]))):
-                ax = axes[i, j]
-                hb = ax.hexbin(x, zz, C=r["force_N"] / 1e3, reduce_C_function=np.max, gridsize=24, cmap="viridis",
-                               mincnt=1)
-                fig.colorbar(hb, ax=ax, label="holdable tip force [kN]", shrink=0.85)
-                k = int(np.argmax(r["force_N"]))
-                ax.plot(x[k], zz[k], "r*", ms=12)
-                lims, cnt = np.unique(r["limited_by"].astype(str), return_counts=True)
-                binds = ", ".join(f"{n} {100 * m / len(x):.0f}%" for n, m in sorted(zip(lims, cnt), key=lambda t: -t[1]))
-                ax.axhline(0, color="0.3", lw=1)
-                ax.set_aspect("equal")
-                ax.grid(alpha=0.3)
-                ax.set_title(f"{c} at {self.relief / 1e5:.0f} bar, " + ("ISO tangent" if kind == "tangent" else
-                             f"worst of {len(self.fan_deg)} directions + tangent") +
-                             f"\nmax (red star) {r['force_N'][k] / 1e3:.0f} kN, limited by {r['limited_by'][k]}"
-                             f"\nbinding: {binds}", fontsize=8)
-                if i == 1:
-                    ax.set_xlabel("lip reach from swing axis x [m]")
-                if j == 0:
-                    ax.set_ylabel("lip height z [m]")
-        fig.suptitle(title or f"Stall envelopes over {len(x)} poses: holding circuits ≤ "
-                     f"{relief_text(self.holding_relief)}, tipping {'checked' if self.tipping_checked else 'not checked'}, "
-                     f"{'sliding μ = %g' % self.friction if self.friction is not None else 'anchored (ISO 6015 §4.5)'}", fontsize=10)
-        return save_figure(fig, path)
-
-
-def plot_design_loads(design, peaks, path):
-    """Bars per pin: the design load (``StallEnvelopes.design_loads``) beside the cycle's peak ({pin: N}) [kN],
-    per pin of a pair, with the design / peak ratio above each pair. PNG at ``path``; returns path."""
-    from urdf_dyn.reports.plotting import figure, save_figure
-    names = list(design)
-    x = np.arange(len(names))
-    D = np.array([design[n]["design_load_N"] for n in names]) / 1e3
-    P = np.array([peaks.get(n, np.nan) for n in names]) / 1e3
-    fig, ax = figure((10, 4.8), 1, 1, bottom=1.6, left=0.9)
-    ax = ax[0, 0]
-    ax.bar(x - 0.2, D, 0.4, label="design load (stall envelopes)", color="C3")
-    ax.bar(x + 0.2, P, 0.4, label="cycle peak", color="C0")
-    for xi, d, p in zip(x, D, P):
-        if np.isfinite(p) and p > 0:
-            ax.text(xi, max(d, p) * 1.02, f"{d / p:.1f}×", ha="center", fontsize=7)
-    ax.set_xticks(x, names, rotation=40, ha="right", fontsize=8)
-    ax.set_ylabel("pin force per pin [kN]")
-    ax.grid(alpha=0.3, axis="y")
-    ax.legend(fontsize=8)
-    ax.set_title("pin design loads (largest over every stall state) against the dig cycle's peak", fontsize=10)
-    return save_figure(fig, path)
 
 
 def _grid(model, q0, strokes, acts, n, margin, axes=None):
