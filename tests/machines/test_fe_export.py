@@ -11,7 +11,8 @@ import pytest
 import urdf_dyn as ud
 from _robots import ROOT
 from urdf_dyn.constraints.assembly import assemble
-from urdf_dyn.machines.fe_export import free_bodies, write_free_body_csv, write_nastran
+from urdf_dyn.machines.fe_export import free_bodies
+from urdf_dyn.reports.fe_report import write_free_body_csv, write_nastran
 
 EXC = ROOT / "robots" / "excavator.urdf"
 ACTS = ("swing", "boom_cyl", "stick_cyl", "bucket_cyl")

@@ -20,7 +20,8 @@ GEOMETRY_KEYS = {
     "iso6015": ("iso6015", "frames", "actuators", "stability", "reference"),
     "lift_chart": ("lift_chart", "actuators", "stability"),
     "working_range": ("working_range", "frames", "reference"),
-    "stall": ("iso6015", "frames", "actuators", "stability", "design.friction", "design.stall_relief"),
+    "stall": ("iso6015", "frames", "actuators", "stability", "design.friction", "design.stall_relief",
+              "design.swing_bearing"),
 }
 
 

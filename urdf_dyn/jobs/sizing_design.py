@@ -21,25 +21,39 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["run_design"]
+__all__ = ["run_design", "design_pins"]
 
 
-def run_design(launch, model, t, q, qd, qdd, f_ext, res, hyd, cyl):
-    """The design cases of ``launch.doc.design`` for the sized cycle (t, q, qd, qdd (N, nv), f_ext; ``res`` the
-    SizingResult, ``hyd`` the HydraulicsResult or None, ``cyl`` {actuator: Cylinder}). Returns a
-    ``DesignCases``. Raises ScenarioError naming the key for bad input."""
-    from urdf_dyn.machines.buckling import ColumnLoads, CylinderColumn
-    from urdf_dyn.machines.design_cases import design_cases, stroke_lengths
+def design_pins(launch, model):
+    """({name: PinSpec} of ``design.pins``, [notes]): empty, with a note, when the payload has inertia (the pin
+    forces do not follow a changed model yet). Raises ScenarioError (``design.pins``) for a pin whose joint is
+    neither a joint nor a loop of the model, so that the stall envelopes, which run before the design cases,
+    never meet one."""
     from urdf_dyn.machines.pins import PinSpec
     doc = launch.doc
+    pins = {n: (PinSpec(p) if isinstance(p, str) else PinSpec(p.joint, p.count)) for n, p in doc.design.pins.items()}
+    if pins and doc.payload is not None and doc.payload.inertia is not None:
+        return {}, ["- no pin forces: a payload with inertia (payload.inertia) changes the model, which the pin "
+                    "forces do not follow yet; give the payload as a point mass"]
+    loops = [lp.name for lp in model.loops]
+    for n, p in pins.items():
+        if p.joint not in model.joint_names and p.joint not in loops:
+            raise launch.err("design.pins", f"pin {n!r}: no joint or loop named {p.joint!r} (joints: "
+                             f"{', '.join(model.joint_names)}; loops: {', '.join(loops)})")
+    return pins, []
+
+
+def run_design(launch, model, t, q, qd, qdd, f_ext, res, hyd, cyl, reachable=None):
+    """The design cases of ``launch.doc.design`` for the sized cycle (t, q, qd, qdd (N, nv), f_ext; ``res`` the
+    SizingResult, ``hyd`` the HydraulicsResult or None, ``cyl`` {actuator: Cylinder}; ``reachable``
+    {cylinder: the stall envelopes' largest compression per cylinder [N]}, reported beside the buckling
+    check's relief force). Returns a ``DesignCases``. Raises ScenarioError naming the key for bad input."""
+    from urdf_dyn.machines.buckling import ColumnLoads, CylinderColumn
+    from urdf_dyn.machines.design_cases import design_cases, stroke_lengths
+    doc = launch.doc
     ds = doc.design
-    pins = {n: (PinSpec(p) if isinstance(p, str) else PinSpec(p.joint, p.count)) for n, p in ds.pins.items()}
-    notes = []
+    pins, notes = design_pins(launch, model)
     rigid_payload = doc.payload is not None and doc.payload.inertia is not None
-    if pins and rigid_payload:
-        notes.append("- no pin forces: a payload with inertia (payload.inertia) changes the model, which the pin "
-                     "forces do not follow yet; give the payload as a point mass")
-        pins = {}
     if ds.swing_bearing is not None and ds.swing_bearing not in model.joint_names:
         raise launch.err("design.swing_bearing", f"unknown joint {ds.swing_bearing!r}")
     columns, relief, column_loads = {}, None, {}
@@ -79,8 +93,7 @@ def run_design(launch, model, t, q, qd, qdd, f_ext, res, hyd, cyl):
         dc = design_cases(model, t, q, qd, qdd, f_ext=f_ext or None, actuated=res.names, pins=pins or None,
                           swing=ds.swing_bearing, fatigue=ds.fatigue.model_dump(), columns=columns, relief=relief,
                           buckling_threshold=ds.buckling.threshold if ds.buckling else 1.0, hydraulics=hyd,
-                          column_loads=column_loads,
-                          pumps=pumps, cycle=cycle)
+                          column_loads=column_loads, reachable=reachable, pumps=pumps, cycle=cycle)
     except KeyError as e:
         raise launch.err("design.pins", e.args[0]) from None
     except ValueError as e:

@@ -1,5 +1,6 @@
 """Free-body load sets of a machine's bodies for the structure's finite-element analysis: every force on one
-body at one state, in the body's frame, written as CSV and as Nastran bulk-data cards.
+body at one state, in the body's frame (written as CSV and as Nastran bulk-data cards by
+``reports.fe_report``).
 
 **The loads on body i** (at a state q, q̇, q̈ with external wrenches), each a wrench [n; f] about the body
 frame's origin (the URDF link frame of the body, which is the frame of its parent joint), RBDA Table 5.1's
@@ -18,17 +19,10 @@ Their sum is zero (Newton–Euler for the body, RBDA eq. 2.72); ``FreeBody.resid
 is also given as a force at its **point** (the pin centre of a joint or loop, the centre of mass of the
 weight and inertia, the point where an external force acts when it is a pure force) with the moment about
 that point: n_P = n_O − r_P × f. Units N, N m, m; the body frame's axes (REP-103 right-handed).
-
-**Nastran** (MSC/NX Nastran Quick Reference Guide, bulk data entries GRID, FORCE, MOMENT; free field,
-comma separated): one GRID per load point in the basic system (the body frame), one FORCE and one MOMENT per
-load with the load set's SID, F = 1 and the components as the direction (N1, N2, N3). A structure model
-meshed in the same body frame takes the cards with its load points tied (RBE2/RBE3) to these grids.
 """
 from __future__ import annotations
 
-import csv
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
@@ -36,7 +30,7 @@ from urdf_dyn.algorithms.dynamics import f_ext_body
 from urdf_dyn.machines.pins import _plux_batch, _relative, joint_wrenches, loop_wrenches_on_bodies
 from urdf_dyn.machines.poses import body_poses
 
-__all__ = ["BodyLoad", "FreeBody", "free_bodies", "design_case_free_bodies", "write_free_body_csv", "write_nastran"]
+__all__ = ["BodyLoad", "FreeBody", "free_bodies", "design_case_free_bodies"]
 
 
 @dataclass(frozen=True)
@@ -202,42 +196,3 @@ def _link_to_body(lfr, w):
     R, p = Tb[:3, :3], Tb[:3, 3]
     f = R @ w[3:]
     return np.r_[R @ w[:3] + np.cross(p, f), f]
-
-
-def write_free_body_csv(sets, path):
-    """CSV: one row per load: case, body, load, point x y z [m], force fx fy fz [N], moment about the point
-    mx my mz [N m], moment about the body origin nx ny nz [N m]; then a ``residual`` row per body."""
-    path = Path(path)
-    with open(path, "w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(["case", "body", "load", "x [m]", "y [m]", "z [m]", "fx [N]", "fy [N]", "fz [N]", "mx [N m]",
-                    "my [N m]", "mz [N m]", "nx_origin [N m]", "ny_origin [N m]", "nz_origin [N m]"])
-        for fb in sets:
-            for ld in fb.loads:
-                w.writerow([fb.case, fb.body, ld.name, *map(_g, ld.point), *map(_g, ld.wrench[3:]),
-                            *map(_g, ld.moment), *map(_g, ld.wrench[:3])])
-            r = fb.residual
-            w.writerow([fb.case, fb.body, "residual", "", "", "", *map(_g, r[3:]), "", "", "", *map(_g, r[:3])])
-    return path
-
-
-def _g(x):
-    return f"{float(x):.12g}"
-
-
-def write_nastran(sets, path):
-    """Nastran bulk data (free field): per free body a load set (SID from 1), a GRID per load point in the
-    body frame (IDs by set: 1000·SID + k), a FORCE and a MOMENT per load (F = 1, direction = the components
-    [N], [N m] about the point). A comment line names each set's case and body and each load."""
-    path = Path(path)
-    lines = ["$ urdf_dyn free-body load sets (machines/fe_export.py): N, N m, m; coordinates: each body's frame"]
-    for sid, fb in enumerate(sets, start=1):
-        lines.append(f"$ SID {sid}: case {fb.case}, body {fb.body}")
-        for k, ld in enumerate(fb.loads, start=1):
-            gid = 1000 * sid + k
-            lines.append(f"$ {ld.name}")
-            lines.append("GRID," + ",".join([str(gid), ""] + [_g(x) for x in ld.point]))
-            lines.append("FORCE," + ",".join([str(sid), str(gid), "0", "1.0"] + [_g(x) for x in ld.wrench[3:]]))
-            lines.append("MOMENT," + ",".join([str(sid), str(gid), "0", "1.0"] + [_g(x) for x in ld.moment]))
-    path.write_text("\n".join(lines) + "\n")
-    return path
