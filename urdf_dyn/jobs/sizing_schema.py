@@ -190,7 +190,7 @@ class IsoSpec(Section):
     relief: WorkingRelief = Field(description="[Pa] working relief (ISO 6015 §3.16), or main | heavy_lift: "
                                   "hydraulics.relief | hydraulics.heavy_lift_relief")
     # the sign is checked where the cylinder is known (sizing_checks names the cylinder); the size as ReliefPa
-    holding_relief: Union[Literal["line"], HoldingPa, dict[str, Union[HoldingPa, LineReliefSpec]]] = Field(
+    holding_relief: Union[HoldingPa, Literal["line"], dict[str, Union[HoldingPa, LineReliefSpec]]] = Field(
         description="[Pa] every holding cylinder's port relief, {cylinder: Pa | {head, rod}}, or line: "
                     "hydraulics.line_reliefs")
     lip: str = Field(description="frame on the bucket lip, where ISO 6015 §3.1 measures the force")

@@ -206,7 +206,7 @@ def _convergence_section(stall) -> list:
         sv = f"{s[p]['converged_N'] / 1e3:.1f} kN" + ("" if s[p]["converged"] else " (not converged)") \
             if p in s else "–"
         md.append(f"| {p} | {r['grid_N'] / 1e3:.1f} kN | **{r['converged_N'] / 1e3:.1f} kN** | "
-                  f"{100 * r['rise']:+.1f} % | {r['passes']} | {100 * r['last_change']:.2f} % | "
+                  f"{100 * r['rise']:+.1f} % | {r['passes']} | {round(100 * r['last_change'], 2) + 0.0:.2f} % | "
                   f"{'yes' if r['converged'] else '**no**'} | {sv} |")
     return md + [""]
 
@@ -246,7 +246,7 @@ def plot_buckling(results, path):
     ax.set_ylim(bottom=0)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
-    ax.set_title("cylinder buckling: ISO/TS 13725 yield-based limit F_max over the head-end relief force",
+    ax.set_title("cylinder buckling: ISO/TS 13725 yield-based limit F_max over the relief force on the cap",
                  fontsize=10)
     return save_figure(fig, path)
 
