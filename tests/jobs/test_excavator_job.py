@@ -103,6 +103,46 @@ def test_report_json_and_units(main_job):
         assert s in md
 
 
+def test_stall_convergence_sliding_buckling_cases_and_fe_export(main_job):
+    """The stall record of the main job: anchored design loads refined to convergence, the sliding case never
+    above the anchored one on the same grid (sliding only adds a limit), the buckling check's reachable
+    compression from the same envelopes and at most the relief force that bounds it, the case matrix's rows
+    bounded by the converged loads, and the FE export written through the manifest, every body in
+    equilibrium."""
+    from urdf_dyn.reports.manifest import OUTPUTS
+    _, sizing, manifest = main_job
+    stall, design, cyl = sizing.checks["stall"], sizing.checks["design"], sizing.plan.cylinders
+    conv, sliding = stall.convergence, stall.sliding
+    assert conv.friction is None and sliding.friction == pytest.approx(0.5)
+    assert all(conv.converged.values()) and stall.loads == conv.loads
+    for p, d in conv.loads.items():
+        assert d["design_load_N"] >= conv.grid_loads[p]["design_load_N"]
+        assert sliding.grid_loads[p]["design_load_N"] <= conv.grid_loads[p]["design_load_N"] * (1 + 1e-9)
+    reach = stall.env.push_forces({c: v.count for c, v in cyl.items()})
+    assert set(design.buckling) == {"boom_cyl", "stick_cyl", "bucket_cyl"}
+    for c, b in design.buckling.items():
+        assert b.reachable == reach[c] > 0
+        assert b.reachable <= b.load * (1 + 1e-6)          # the head-end line relief bounds every stall state
+        assert b.relief == sizing.plan.scenario.doc.design.buckling.relief[c]
+    rows = stall.cases
+    assert [r.anchoring for r in rows[:6]] == ["anchored"] * 3 + ["sliding, μ = 0.5"] * 3
+    top = next(r for r in rows if r.case.startswith("design loads"))
+    assert top.pins == {p: d["design_load_N"] for p, d in conv.loads.items()}
+    for r in rows[:3]:
+        assert all(r.pins[p] <= top.pins[p] * (1 + 1e-9) for p in top.pins)
+        assert r.ring["tilting_moment_Nm"] > 0
+    assert manifest["free_body_csv"].endswith(OUTPUTS["free_body_csv"].file)
+    assert manifest["free_body_bdf"].endswith(OUTPUTS["free_body_bdf"].file)
+    for fb in stall.free_bodies:
+        assert np.abs(fb.residual).max() <= 1e-9 * fb.largest_force
+    with open(manifest["free_body_csv"]) as fh:
+        res_rows = [r for r in csv.reader(fh) if r[2] == "residual"]
+    assert len(res_rows) == len(stall.free_bodies) and {r[0] for r in res_rows} == {f.case for f in stall.free_bodies}
+    text = open(manifest["free_body_bdf"]).read()
+    assert text.count("\nFORCE,") == sum(len(f.loads) for f in stall.free_bodies)
+    assert sizing.checks["iso6015"].arm_bucket == "max_moment"
+
+
 def test_soil_sets_the_bucket_cylinder_peak_during_the_dig(main_job, tmp_path):
     tmp, sizing, written = main_job
     res = sizing.actuation
@@ -123,7 +163,7 @@ def test_soil_force_opposes_the_edge_velocity_in_the_main_job(main_job):
     """soil.csv: wherever the edge is in the soil and moving, the force on it has a negative component
     along its velocity (it opposes the cut) and lies within 30° of the backward travel (the rake from the
     cutting plate keeps the wedge's resultant near −v); the payload never exceeds a heaped bucket of loose
-    soil (1.19 m³ × 1098 kg/m³)."""
+    soil (1.19 m³ × 1417 kg/m³)."""
     tmp, sizing, written = main_job
     with open(written["soil_csv"]) as fh:
         rows = list(csv.reader(fh))
@@ -135,7 +175,7 @@ def test_soil_force_opposes_the_edge_velocity_in_the_main_job(main_job):
     assert m.sum() > 10
     cos = np.einsum("ij,ij->i", f[m], -v[m]) / np.linalg.norm(f[m], axis=1) / np.linalg.norm(v[m], axis=1)
     assert np.all(cos > np.cos(np.radians(30)))
-    assert a[:, h.index("payload [kg]")].max() <= 1.19 * 14e3 / 9.81 / 1.30 * (1 + 1e-9)
+    assert a[:, h.index("payload [kg]")].max() <= 1.19 * 115 * 16.0185 / 1.30 * (1 + 1e-9)
 
 
 def _column(path, name):

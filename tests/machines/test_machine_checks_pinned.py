@@ -45,7 +45,8 @@ def test_digging_forces_pinned(model):
     131 256.3 / 115 875.1 N (the new search finds a slightly better bucket optimum and, for the arm, uses the
     bucket stroke of its own bucket optimum). No binding-limit name is pinned at a pose where two limits are
     within 1e-3 of each other (a tie)."""
-    r = digging_forces(model, CYL, 35e6, ("bucket", (1.47, 0.0, 0.0)))
+    # the arm force's bucket as it was positioned then (the bucket force's stroke): these pin the search
+    r = digging_forces(model, CYL, 35e6, ("bucket", (1.47, 0.0, 0.0)), arm_bucket="bucket_force")
     assert close(r.bucket_N, 131262.49827629482)     # 131.3 kN, bucket cylinder at relief
     assert close(r.arm_N, 115777.75828804403)        # 115.8 kN
     # among the poses of equal force (the locked boom stroke does not change the bucket force) the one of
@@ -56,7 +57,7 @@ def test_digging_forces_pinned(model):
     assert r.grid_tip.shape == (9 * 13 * 17, 3)
     assert close(r.grid_bucket_N.sum(), 204585904.6383842)
     assert close(r.grid_arm_N.sum(), 240782937.99131352)
-    h = digging_forces(model, CYL, 35e6, ("bucket", (1.47, 0.0, 0.0)), holding_relief=35e6)
+    h = digging_forces(model, CYL, 35e6, ("bucket", (1.47, 0.0, 0.0)), holding_relief=35e6, arm_bucket="bucket_force")
     assert close(h.bucket_N, 129131.51553527165) and close(h.arm_N, 118401.42777056634)
     assert h.limited_by["bucket"] == "bucket_cyl" and close(h.pressures_bar["bucket"]["stick_cyl"], 349.4838430762534)
     assert close(h.grid_bucket_N.sum(), 160863535.03748983) and close(h.grid_arm_N.sum(), 174852313.18334448)

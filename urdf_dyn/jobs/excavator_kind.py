@@ -116,15 +116,17 @@ class ExcavatorKind(MachineKind):
         st = stability_check(sc, model, run.t, run.q, run.qd, run.qdd, run.f_ext, echo)
         if st is not None:
             out["stability"] = st
-        if doc.design is not None:       # pins, buckling, pumps against the engine, shortest cycle
-            from urdf_dyn.jobs.sizing_design import run_design
+        if doc.design is not None:       # stall envelopes; pins, buckling, pumps against the engine, shortest cycle
+            from urdf_dyn.jobs.sizing_design import design_pins, run_design
             from urdf_dyn.jobs.sizing_stall import run_stall
-            out["design"] = run_design(sc, model, run.t, run.q, run.qd, run.qdd, run.f_ext, run.actuation, run.power,
-                                       plan.cylinders)
-            stall = run_stall(sc, model, plan.cylinders, plan.frames,
-                              out["design"].pins.specs if out["design"].pins else None, cache)
-            if stall is not None:
+            pins, _ = design_pins(sc, model)
+            stall = run_stall(sc, model, plan.cylinders, plan.frames, pins or None, cache)
+            reach = None
+            if stall is not None:        # the buckling table shows the compression the stall states reach
                 out["stall"] = stall
+                reach = stall.env.push_forces({c: v.count for c, v in plan.cylinders.items()})
+            out["design"] = run_design(sc, model, run.t, run.q, run.qd, run.qdd, run.f_ext, run.actuation, run.power,
+                                       plan.cylinders, reachable=reach)
         return out
 
     def summary(self, run):

@@ -20,7 +20,8 @@ GEOMETRY_KEYS = {
     "iso6015": ("iso6015", "frames", "actuators", "stability", "reference"),
     "lift_chart": ("lift_chart", "actuators", "stability"),
     "working_range": ("working_range", "frames", "reference"),
-    "stall": ("iso6015", "frames", "actuators", "stability", "design.friction"),
+    "stall": ("iso6015", "frames", "actuators", "stability", "design.friction", "design.stall_relief",
+              "design.swing_bearing"),
 }
 
 
@@ -70,7 +71,7 @@ def _iso6015(launch, model, cyl, frames, polygon):
     h = iso.holding_relief
     for k, v in (h.items() if isinstance(h, dict) else [(None, h)]):
         key = "iso6015.holding_relief" + (f".{k}" if k else "")
-        if not v > 0:
+        if not (v.head > 0 and v.rod > 0 if hasattr(v, "head") else v > 0):   # a {head, rod} pair is checked by its schema
             raise launch.err(key, f"must be > 0 [Pa], got {v:g}")
         if k is not None and k not in cyl:
             raise launch.err(key, f"no such cylinder ({', '.join(cyl) or 'none in actuators.cylinders'})")
@@ -83,7 +84,8 @@ def _iso6015(launch, model, cyl, frames, polygon):
         reference["source"] = "; ".join(sorted({v.source for v in ref.values()}))
     try:
         return digging_forces(model, cyl, iso.relief, (lip.link, tuple(lip.xyz)), holding_relief=h,
-                              include_weight=iso.include_weight, footprint=polygon, reference=reference)
+                              include_weight=iso.include_weight, footprint=polygon, reference=reference,
+                              arm_bucket=iso.arm_bucket)
     except (KeyError, ValueError) as e:
         raise launch.err("iso6015", e.args[0]) from None
 

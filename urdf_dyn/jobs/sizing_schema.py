@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal, Optional, Union
 
-from pydantic import Field, PositiveInt, field_validator, model_validator
+from pydantic import Field, PositiveInt, PrivateAttr, field_validator, model_validator
 
 from urdf_dyn.launch.document import (FiniteFloat, LaunchDocument, NonNegativeFloat, OutputsSection, PositiveFloat,
                                       Section)
@@ -11,7 +11,7 @@ from urdf_dyn.jobs.arm_kind import DrivesSection
 from urdf_dyn.machines.soil import SOILS
 
 __all__ = ["MotionSpec", "Payload", "FrameSpec", "LoadSpec", "GroundSpec", "SoilPayloadSpec", "SoilSpec",
-           "CylinderSpec", "Actuators", "MotorSpec", "HydraulicsSpec", "IsoSpec", "LiftSpec", "TrackSpec",
+           "CylinderSpec", "Actuators", "MotorSpec", "LineReliefSpec", "HydraulicsSpec", "IsoSpec", "LiftSpec", "TrackSpec",
            "StabilitySpec", "WorkingRangeSpec", "ReferenceFigure",
            "DesignPinSpec", "BucklingSpec", "PumpSpec", "FatigueSpec", "CycleSpec", "DesignSpec", "SizeOutputs",
            "SizeDocument"]
@@ -131,6 +131,17 @@ class CylinderSpec(Section):
     count: PositiveInt = Field(1, le=100)
     tube_outer: Optional[PositiveFloat] = Field(None, le=3, description="[m] tube outer diameter (buckling)")
     rod_length: Optional[PositiveFloat] = Field(None, le=50, description="[m] rod eye pin to piston (buckling)")
+    # ≤ 1 m: a cylinder's eye pins are about its rod's diameter (a 20 t excavator's ≈ 0.09 m, a mining
+    # shovel's ≈ 0.3 m); the bound keeps the pins' friction moment mu F d/2 physical
+    pin_diameter: Optional[PositiveFloat] = Field(
+        None, le=1.0, description="[m] the pins at both ends (buckling: their friction moment)")
+    # ≤ 10 mm: gland and piston guides run at 0.05–1 mm diametral clearance (ISO 286 fits); 10 mm is a guide
+    # worn out, beyond which the tilt model (clearance over guide length) means nothing
+    clearance: NonNegativeFloat = Field(
+        0.0, le=0.01, description="[m] gland plus piston diametral clearance (buckling: the rod's tilt)")
+    # ≤ 10 m: the guide length (gland to piston at full extension) is a fraction of the rod length (≤ 50 m)
+    guide_length: Optional[PositiveFloat] = Field(
+        None, le=10.0, description="[m] gland to piston at full extension (buckling: the rod's tilt)")
 
 
 class Actuators(Section):
@@ -150,8 +161,25 @@ class MotorSpec(Section):
                                             description="[Pa] the motor circuit's relief (default: the main one)")
 
 
+#: a relief valve's setting [Pa]: above 0 and at most 100 MPa (mobile hydraulics stay below about 50 MPa)
+ReliefPa = Annotated[PositiveFloat, Field(le=1e8)]
+#: a holding (line) relief as a number [Pa]: finite, ≤ 100 MPa as ReliefPa; its sign is checked with the cylinder
+HoldingPa = Annotated[FiniteFloat, Field(le=1e8)]
+#: a working relief by its name in ``hydraulics``, or a number [Pa]
+WorkingRelief = Union[ReliefPa, Literal["main", "heavy_lift"]]
+
+
+class LineReliefSpec(Section):
+    head: ReliefPa = Field(description="[Pa] line (port) relief of the head (cap) end")
+    rod: ReliefPa = Field(description="[Pa] line (port) relief of the rod end")
+
+
 class HydraulicsSpec(Section):
-    relief: PositiveFloat = Field(description="[Pa] main relief (the machine's data sheet)", le=1e8)  # ≤ 100 MPa
+    # hydraulic pressures ≤ 100 MPa (ReliefPa): mobile hydraulics run ≤ 50 MPa (ISO 4413 components ≤ 70 MPa)
+    relief: ReliefPa = Field(description="[Pa] main relief (the machine's data sheet)")
+    heavy_lift_relief: Optional[ReliefPa] = Field(None, description="[Pa] main relief in heavy-lift mode")
+    line_reliefs: dict[str, LineReliefSpec] = Field(
+        default_factory=dict, description="{cylinder: {head, rod}} [Pa] line (port) reliefs per cylinder side")
     # ≤ 1 m³/s (60 000 L/min): the largest mining shovels pump ≈ 8000 L/min
     pump_flow: PositiveFloat = Field(description="[m³/s] all pumps", le=1.0)
     supply: dict[str, Annotated[float, Field(gt=0, le=1.0)]] = Field(default_factory=dict,
@@ -160,12 +188,19 @@ class HydraulicsSpec(Section):
 
 
 class IsoSpec(Section):
-    relief: PositiveFloat = Field(description="[Pa] working relief (ISO 6015 §3.16)", le=1e8)  # ≤ 100 MPa
-    holding_relief: Union[FiniteFloat, dict[str, FiniteFloat]] = Field(
-        description="[Pa] every holding cylinder's port relief, or {cylinder: Pa}")
+    relief: WorkingRelief = Field(description="[Pa] working relief (ISO 6015 §3.16), or main | heavy_lift: "
+                                  "hydraulics.relief | hydraulics.heavy_lift_relief")
+    # the sign is checked where the cylinder is known (sizing_checks names the cylinder); the size as ReliefPa
+    holding_relief: Union[HoldingPa, Literal["line"], dict[str, Union[HoldingPa, LineReliefSpec]]] = Field(
+        description="[Pa] every holding cylinder's port relief, {cylinder: Pa | {head, rod}}, or line: "
+                    "hydraulics.line_reliefs")
     lip: str = Field(description="frame on the bucket lip, where ISO 6015 §3.1 measures the force")
     tip: Optional[str] = Field(None, description="frame on the tooth tip (the lip must not be farther out)")
     include_weight: bool = Field(False, description="add the cylinder forces holding the machine's own weight")
+    arm_bucket: Literal["max_moment", "maximum", "bucket_force"] = Field(
+        "max_moment", description="the arm force's bucket stroke: max_moment (SAE J1179 §3.3.1: the bucket "
+        "linkage's largest output moment), maximum (the largest arm force, ISO 6015 §4.4 literally) or "
+        "bucket_force (the bucket force's, makers' convention)")
 
 
 class LiftSpec(Section):
@@ -209,14 +244,22 @@ class DesignPinSpec(Section):
 
 
 class BucklingSpec(Section):
-    # 1 < threshold ≤ 100: buckling safety factors are 2.5–5 (ISO 4413 guidance, makers' catalogues); above 100
-    # every cylinder would be flagged
-    threshold: Annotated[float, Field(gt=1, le=100)] = Field(3.5, description="warn below this safety factor")
+    # 1 ≤ threshold ≤ 100: the factor is ISO/TS 13725's yield-based limit over the relief force, a resistance over
+    # an upper-bound load, so 1 is the criterion (EN 1990 Table A1.3, EN 1993-1-1 §6.1 gamma_M1 = 1.00); below 1
+    # a cylinder that yields would pass; above 100 every cylinder would be flagged
+    threshold: Annotated[float, Field(ge=1, le=100)] = Field(
+        1.0, description="warn below this factor F_max / F (ISO/TS 13725 yield-based limit over the relief force)")
+    # ≤ 0.5: greased steel-on-bronze or steel-on-steel pin bushings run at 0.1–0.2, dry steel ≈ 0.5
+    pin_friction: NonNegativeFloat = Field(
+        0.0, le=0.5, description="friction coefficient of the pin bushings (the pins' moment mu F d/2)")
     # 1 GPa (polymers) .. 1.2 TPa (diamond): any solid a rod is made of
     youngs_modulus: PositiveFloat = Field(210e9, ge=1e9, le=1.2e12, description="[Pa] steel")
     # ≤ 5 GPa: the strongest steels yield at ≈ 2.5 GPa
     rod_yield: PositiveFloat = Field(460e6, le=5e9, description="[Pa] rod yield strength (Johnson parabola)")
-    relief: Optional[PositiveFloat] = Field(None, le=1e8, description="[Pa] default hydraulics.relief")
+    # a number or per cylinder ≤ 100 MPa (ReliefPa)
+    relief: Optional[Union[ReliefPa, Literal["line_head", "main", "heavy_lift"], dict[str, ReliefPa]]] = Field(
+        None, description="[Pa] the load's pressure on the cap: line_head (default when hydraulics.line_reliefs "
+                          "are given: each cylinder's head-end line relief), main, heavy_lift or a number")
 
 
 class PumpSpec(Section):
@@ -257,7 +300,12 @@ class DesignSpec(Section):
     pins: dict[str, Union[str, DesignPinSpec]] = Field(default_factory=dict, description="pin name: joint")
     swing_bearing: Optional[str] = Field(None, description="the swing joint")
     # ≤ 2: steel grousers on rock ≈ 0.9, rubber on dry concrete ≈ 1
-    friction: Optional[NonNegativeFloat] = Field(None, le=2, description="ground friction coefficient (stall envelopes)")
+    friction: Optional[NonNegativeFloat] = Field(None, le=2.0, description="ground friction coefficient of the "
+                                                  "stall envelopes' separate sliding case (the design loads: anchored)")
+    # a number ≤ 100 MPa (ReliefPa) or a relief of hydraulics: by name
+    stall_relief: Optional[WorkingRelief] = Field(
+        None, description="[Pa] the stalling cylinder's relief, or main | heavy_lift (default heavy_lift when "
+                          "hydraulics.heavy_lift_relief is given, else iso6015.relief)")
     buckling: Optional[BucklingSpec] = None
     pumps: Optional[PumpSpec] = None
     fatigue: FatigueSpec = Field(default_factory=FatigueSpec)
@@ -288,3 +336,51 @@ class SizeDocument(LaunchDocument):
                                                   description="published figures by report key, e.g. iso6015.bucket_N")
     design: Optional[DesignSpec] = None
     drives: Optional[DrivesSection] = Field(None, description="an arm's electric drives (jobs.arm_kind)")
+
+    @model_validator(mode="after")
+    def _named_reliefs(self):
+        """Resolve the reliefs named by word (main, heavy_lift, line) into the numbers of ``hydraulics``, so
+        that every consumer reads [Pa]; the words are kept in ``relief_names`` for the report."""
+        h = self.hydraulics
+        names = {}
+
+        def working(v, key):
+            if not isinstance(v, str):
+                return v
+            val = None if h is None else (h.relief if v == "main" else h.heavy_lift_relief)
+            if val is None:
+                raise ValueError(f"{key}: {v} needs hydraulics.{'relief' if v == 'main' else 'heavy_lift_relief'}")
+            names[key] = v
+            return val
+        if self.iso6015 is not None:
+            self.iso6015.relief = working(self.iso6015.relief, "iso6015.relief")
+            if self.iso6015.holding_relief == "line":
+                if h is None or not h.line_reliefs:
+                    raise ValueError("iso6015.holding_relief: line needs hydraulics.line_reliefs")
+                self.iso6015.holding_relief = dict(h.line_reliefs)
+                names["iso6015.holding_relief"] = "line"
+        if self.design is not None:
+            d = self.design
+            if d.stall_relief is None and self.iso6015 is not None:
+                d.stall_relief = "heavy_lift" if h is not None and h.heavy_lift_relief else self.iso6015.relief
+            d.stall_relief = working(d.stall_relief, "design.stall_relief")
+            b = d.buckling
+            if b is not None:
+                if b.relief is None and h is not None and h.line_reliefs:
+                    b.relief = "line_head"
+                if b.relief == "line_head":
+                    if h is None or not h.line_reliefs:
+                        raise ValueError("design.buckling.relief: line_head needs hydraulics.line_reliefs")
+                    b.relief = {c: v.head for c, v in h.line_reliefs.items()}
+                    names["design.buckling.relief"] = "line_head"
+                else:
+                    b.relief = working(b.relief, "design.buckling.relief")
+        self._relief_names = names
+        return self
+
+    _relief_names: dict = PrivateAttr(default_factory=dict)
+
+    @property
+    def relief_names(self) -> dict:
+        """{key: the word it was given as (main, heavy_lift, line, line_head)} for the reliefs named by word."""
+        return dict(self._relief_names)

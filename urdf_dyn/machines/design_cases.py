@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from urdf_dyn.machines.buckling import CylinderColumn, buckling
+from urdf_dyn.machines.buckling import DEFAULT_THRESHOLD, CylinderColumn, buckling
 from urdf_dyn.machines.fatigue import damage_equivalent_load, direction_history, periodic_cycles
 from urdf_dyn.machines.pins import pin_loads
 
@@ -59,14 +59,16 @@ class DesignCases:
 
 
 def design_cases(model, t, q, qd, qdd, f_ext=None, actuated=None, pins=None, swing=None, fatigue=None,
-                 columns=None, relief=None, buckling_threshold=3.5, hydraulics=None, pumps=None,
-                 cycle=None) -> DesignCases:
+                 columns=None, relief=None, buckling_threshold=DEFAULT_THRESHOLD, hydraulics=None, pumps=None,
+                 cycle=None, column_loads=None, reachable=None) -> DesignCases:
     """Compute the design cases that have their inputs, along a consistent motion t (N,) [s], q, qd, qdd
     (N, nv) with external wrenches f_ext ({link: (N, 6)}, as ``inverse_dynamics``).
 
     pins: {name: PinSpec | joint} (``pins.pin_loads``) and swing: the swing joint; fatigue: {m,
-    life_cycles, reference_cycles}; columns: {actuator: CylinderColumn} with ``relief`` [Pa] and the
-    ``buckling_threshold``; hydraulics: a HydraulicsResult and pumps: keywords of ``pumps.pump_power``
+    life_cycles, reference_cycles}; columns: {actuator: CylinderColumn} with ``relief`` [Pa] (a number, or
+    {actuator: Pa}: e.g. each cylinder's head-end line relief, the pressure that can stand on its cap) and the
+    ``buckling_threshold``, column_loads: {actuator: ``buckling.ColumnLoads``} (weight, pin friction,
+    clearances), reachable: {actuator: the stall envelopes' largest compression per cylinder [N]}; hydraulics: a HydraulicsResult and pumps: keywords of ``pumps.pump_power``
     (engine_power, pump_flow, relief, margin, eta_v, eta_hm, priority); cycle: keywords of
     ``cycle.shortest_cycle`` (names, waypoints, durations, limits, kind, dt, phases, t_ref).
     Raises ValueError / KeyError from the parts, naming what is wrong."""
@@ -78,7 +80,11 @@ def design_cases(model, t, q, qd, qdd, f_ext=None, actuated=None, pins=None, swi
             cyc = periodic_cycles(direction_history(dc.pins.wrench[n][:, 3:]))
             dc.damage[n] = damage_equivalent_load(cyc, **dc.fatigue)
     for n, col in (columns or {}).items():
-        dc.buckling[n] = buckling(n, col, relief, buckling_threshold)
+        p = relief.get(n) if isinstance(relief, dict) else relief
+        if p is None:
+            raise ValueError(f"no buckling relief for {n} (reliefs given for {', '.join(relief)})")
+        dc.buckling[n] = buckling(n, col, p, buckling_threshold, loads=(column_loads or {}).get(n),
+                                  reachable=(reachable or {}).get(n))
     if hydraulics is not None and pumps is not None:
         from urdf_dyn.machines.pumps import pump_power, section_loads
         Qd, p = section_loads(hydraulics)

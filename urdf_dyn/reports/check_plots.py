@@ -6,19 +6,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from urdf_dyn.machines.reliefs import relief_text
 from urdf_dyn.reports.plotting import figure, save_figure
 
 __all__ = ["plot_zmp", "plot_lift_chart", "plot_working_range", "plot_digging_envelope", "plot_stall_envelopes",
            "plot_design_loads"]
-
-
-def _relief_text(h):
-    """A holding relief [Pa] (or {cylinder: Pa}, or None) as text in bar."""
-    if h is None:
-        return "unlimited"
-    if isinstance(h, dict):
-        return ", ".join(f"{k} {v / 1e5:.0f} bar" for k, v in h.items())
-    return f"{h / 1e5:.0f} bar"
 
 
 def plot_zmp(result, path, title=None):
@@ -133,7 +125,8 @@ def plot_digging_envelope(forces, path, title=None):
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8, loc="upper right")
         ax.set_title(f"{lab} cylinder at {forces.relief / 1e5:.0f} bar, holding circuits limited"
-                     + ("\n(ISO position: bucket as for the bucket force)" if case == "arm" else ""), fontsize=9)
+                     + ("\n(ISO position: bucket as for the bucket force)" if case == "arm" and
+                        forces.arm_bucket == "bucket_force" else ""), fontsize=9)
     axes[0].set_ylabel("lip height above ground z [m]")
     fig.suptitle(title or "ISO 6015 holdable tool forces over the working range (max per cell)", fontsize=10)
     return save_figure(fig, path)
@@ -169,8 +162,9 @@ def plot_stall_envelopes(env, path, title=None):
             if j == 0:
                 ax.set_ylabel("lip height z [m]")
     fig.suptitle(title or f"Stall envelopes over {len(x)} poses: holding circuits ≤ "
-                 f"{_relief_text(env.holding_relief)}, tipping {'checked' if env.tipping_checked else 'not checked'}, "
-                 f"sliding {'μ = %g' % env.friction if env.friction is not None else 'not checked'}", fontsize=10)
+                 f"{relief_text(env.holding_relief)}, tipping {'checked' if env.tipping_checked else 'not checked'}, "
+                 f"{'sliding μ = %g' % env.friction if env.friction is not None else 'anchored (ISO 6015 §4.5)'}",
+                 fontsize=10)
     return save_figure(fig, path)
 
 

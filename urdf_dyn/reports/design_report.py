@@ -9,18 +9,47 @@ import csv
 
 import numpy as np
 
+from urdf_dyn.machines.reliefs import relief_text
 from urdf_dyn.reports.plotting import figure, save_figure
 
 __all__ = ["render_design", "render_stall", "plot_pin_peaks", "plot_buckling", "plot_pump_power",
            "write_pump_power_csv", "write_pin_loads", "write_pin_forces"]
 
 
-def render_design(rep, self, stall=False):
+def _buckling_section(results, relief_name=None) -> list:
+    """Markdown lines of the buckling check ({cylinder: BucklingResult}); ``relief_name`` the word the
+    scenario gave the relief as (line_head, main, heavy_lift) or None."""
+    th = sorted({b.threshold for b in results.values()})
+    md = ["### Cylinder buckling: ISO/TS 13725 yield-based limit (stepped tube-and-rod column; "
+          "urdf_dyn.machines.buckling)", "",
+          "F_max: the compression at which the rod's largest stress reaches its yield strength, on the stepped "
+          "pinned–pinned column with the cylinder's own weight, the pins' friction moment, the tilt the gland and "
+          "piston clearances allow and second-order bending (ISO/TS 13725:2021). Load: the relief"
+          + (f" ({relief_name})" if relief_name else "") + " on the cap, per cylinder — the largest compression "
+          "its circuit can hold. Factor k = F_max / load at the worst stroke, against the threshold "
+          + ", ".join(f"{v:g}" for v in th) + " (the relief force an upper bound, EN 1990 Table A1.3; F_max the "
+          "resistance, EN 1993-1-1 §6.1, γ_M1 = 1.00). The elastic load is the stepped column's Euler load; the "
+          "reachable compression is the largest the stall envelopes reach (every stall state, its cylinder's "
+          "share).", "",
+          "| cylinder | relief | load at relief (per cylinder) | reachable compression (stall) | yield-based limit "
+          "F_max | elastic load | at pin to pin | k = F_max / load | threshold |",
+          "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for n, b in results.items():
+        k = int(np.argmin(b.safety))
+        el = f"{b.elastic[k] / 1e3:.0f} kN" if b.elastic is not None else "–"
+        rc = f"{b.reachable / 1e3:.0f} kN" if b.reachable else "–"
+        md.append(f"| {n} | {b.relief / 1e5:.0f} bar | {b.load / 1e3:.0f} kN | {rc} | {b.critical[k] / 1e3:.0f} kN | "
+                  f"{el} | {b.worst_length:.3f} m | **{b.safety_factor:.2f}** | {b.threshold:g} |")
+    return md + [""]
+
+
+def render_design(rep, self, stall=False, relief_name=None):
     """Add the "Design cases" section of ``self`` (a ``machines.design_cases.DesignCases``) to ``rep`` (a
     ``sizing_render.Report``): Markdown, JSON keys (``pins.<name>.cycle_peak_N``, ``damage_equivalent_N``,
     ``actuators.<name>.buckling_safety_factor``, ``hydraulics.peak_power_kW``, ``cycle.shortest_s``, ...),
     pin_design_loads.csv (written by ``render_stall`` when ``stall``: once, with the design loads),
-    pin_forces.csv and the plots pin_loads.png, buckling.png, pump_power.png."""
+    pin_forces.csv and the plots pin_loads.png, buckling.png, pump_power.png; ``relief_name``: the word the
+    buckling relief was given as (``SizeDocument.relief_names``)."""
     md, js = rep.md, rep.js
     md += ["## Design cases (urdf_dyn.machines.design_cases)", ""]
     md += self.notes + ([""] if self.notes else [])
@@ -59,15 +88,9 @@ def render_design(rep, self, stall=False):
         rep.wrote("pin_forces_csv", write_pin_forces(pl, rep.path("pin_forces_csv")))
         rep.plot("pin_loads_png", plot_pin_peaks, pl, self.damage, rep.path("pin_loads_png"))
     if self.buckling:
-        md += ["### Rod buckling (stepped pinned–pinned column, ISO/TS 13725 geometric model; "
-               "urdf_dyn.machines.buckling)", "",
-               "| cylinder | load at relief (per cylinder) | critical load at the worst stroke | at pin to pin | "
-               "safety factor | threshold |", "|---|---:|---:|---:|---:|---:|"]
+        md += _buckling_section(self.buckling, relief_name)
         for n, b in self.buckling.items():
-            md.append(f"| {n} | {b.load / 1e3:.0f} kN | {b.critical.min() / 1e3:.0f} kN | {b.worst_length:.3f} m | "
-                      f"**{b.safety_factor:.2f}** | {b.threshold:g} |")
             js.setdefault("actuators", {}).setdefault(n, {}).update(b.to_dict())
-        md.append("")
         rep.plot("buckling_png", plot_buckling, self.buckling, rep.path("buckling_png"))
     if self.pumps is not None:
         p = self.pumps
@@ -105,23 +128,26 @@ def render_design(rep, self, stall=False):
 
 
 def render_stall(rep, stall, design=None):
-    """Add the stall subsection of ``stall`` (a ``jobs.sizing_stall.StallReport``: the envelopes ``env`` and
-    the design loads ``loads``) to ``rep``: Markdown, the keys ``pins.<name>.design_load_N``,
+    """Add the stall subsection of ``stall`` (a ``jobs.sizing_stall.StallReport``: the envelopes ``env``, the
+    design loads ``loads``, their ``convergence`` and the ``sliding`` case) to ``rep``: Markdown, the keys ``pins.<name>.design_load_N``,
     ``pins.<name>.design_case`` and ``stall``, pin_design_loads.csv with the design loads beside the cycle
     peaks (``design``: the DesignCases) and the plots stall_envelopes.png, pin_design_loads.png."""
     from urdf_dyn.reports.check_plots import plot_design_loads, plot_stall_envelopes
     env, dl = stall.env, stall.loads
     md, js = rep.md, rep.js
-    fr = "not checked" if env.friction is None else f"μ = {env.friction:g} (design.friction)"
+    fr = "anchored, ISO 6015 §4.5" if env.friction is None else f"μ = {env.friction:g} (design.friction)"
+    rn = f" ({stall.relief_name}, design.stall_relief)" if stall.relief_name else " (design.stall_relief)"
     md += ["### Stall envelopes and the pins' design loads (urdf_dyn.machines.stall)", "",
-           f"Each cylinder at its working relief {env.relief / 1e5:.0f} bar against a locked bucket over {len(env.X)} "
+           f"Each cylinder at its working relief {env.relief / 1e5:.0f} bar{rn} against a locked bucket over {len(env.X)} "
            f"poses (a grid over the three strokes, 1 % inside their ends), every other cylinder at most at its holding "
-           f"relief, the machine neither tipping (the tipping polygon{'' if env.tipping_checked else ': not given'}) nor "
+           f"(line) relief of the loaded side ({relief_text(env.holding_relief)}), the machine neither tipping "
+           f"(the tipping polygon{'' if env.tipping_checked else ': not given'}) nor "
            f"sliding ({fr}); weights included. The force at the lip in the ISO 6015 tangent direction and as the worst "
            f"of {len(env.fan_deg)} directions in the boom plane (plus the tangent).", "",
-           "Where the holding relief equals the working relief, the fan's states do not depend on which cylinder "
-           "works (every cylinder has the same limit): its worst force is then the same for the three, and a design "
-           "case names the cylinder that is at its limit.", "",
+           *(["Where the holding relief equals the working relief, the fan's states do not depend on which "
+              "cylinder works (every cylinder has the same limit): its worst force is then the same for the three, "
+              "and a design case names the cylinder that is at its limit.", ""]
+             if env.holding_relief == env.relief else []),
            "| working cylinder | tangent: largest held force | limited by | fan: largest held force | limited by |",
            "|---|---:|---|---:|---|"]
     for c in env.working:
@@ -145,12 +171,44 @@ def render_stall(rep, stall, design=None):
                                             design_load_components_N=d["components_N"])
         csv[n] = (f"{d['design_load_N']:.6g}", case + " at " + ", ".join(f"{k} {v:+.4f} m" for k, v in c["pose"].items()))
     md.append("")
+    md += _convergence_section(stall)
     js["stall"] = env.summary()
+    if stall.convergence is not None:
+        js["stall"]["convergence"] = stall.convergence.summary()
+    if stall.sliding is not None:
+        js["stall"]["sliding"] = stall.sliding.summary()
     if pl is not None:
         rep.wrote("pin_design_loads_csv", write_pin_loads(pl, rep.path("pin_design_loads_csv"), design.damage, csv))
     rep.plot("stall_envelopes_png", plot_stall_envelopes, env, rep.path("stall_envelopes_png"))
     peaks = {n: pl.cycle_peak(n)[0] for n in pl.names} if pl is not None else {}
     rep.plot("pin_design_loads_png", plot_design_loads, dl, peaks, rep.path("pin_design_loads_png"))
+
+
+def _convergence_section(stall) -> list:
+    """Markdown: the grid's and the refined design load per pin with the passes and the last change
+    (``stall_refine.ConvergedLoads.summary``), and the sliding case's beside the anchored one."""
+    conv, sl = stall.convergence, stall.sliding
+    if conv is None:
+        return []
+    c = conv.summary()
+    g = c.pop("_grid")
+    s = sl.summary() if sl is not None else {}
+    s.pop("_grid", None)
+    mu = f"μ = {sl.friction:g}" if sl is not None else ""
+    md = ["Convergence (urdf_dyn.machines.stall_refine): from each working cylinder's own maximum on the "
+          f"{' × '.join(map(str, g['n']))} grid with {g['n_fan']} directions, local grids of 5 strokes and 5 "
+          "angles of halving spacing, until two passes in a row change the design load by less than "
+          f"{100 * g['tol']:g} %. The design loads are the anchored case's (ISO 6015 §4.5); the sliding case "
+          f"({mu}, design.friction) is shown beside it, its own refined search.", "",
+          "| pin | grid (anchored) | refined (anchored) | rise | passes | last change | converged | "
+          f"refined, sliding {mu} |", "|---|---:|---:|---:|---:|---:|---|---:|"]
+    for p, r in c.items():
+        sv = f"{s[p]['converged_N'] / 1e3:.1f} kN" + ("" if s[p]["converged"] else " (not converged)") \
+            if p in s else "–"
+        md.append(f"| {p} | {r['grid_N'] / 1e3:.1f} kN | **{r['converged_N'] / 1e3:.1f} kN** | "
+                  f"{100 * r['rise']:+.1f} % | {r['passes']} | {round(100 * r['last_change'], 2) + 0.0:.2f} % | "
+                  f"{'yes' if r['converged'] else '**no**'} | {sv} |")
+    return md + [""]
 
 
 def plot_pin_peaks(pl, damage, path):
@@ -173,8 +231,8 @@ def plot_pin_peaks(pl, damage, path):
 
 
 def plot_buckling(results, path):
-    """Buckling safety factor against the pin-to-pin length over each cylinder's stroke, with each
-    threshold; PNG at ``path``."""
+    """The buckling factor k = F_max / relief force (ISO/TS 13725 yield-based limit) over each cylinder's
+    stroke, with each threshold; PNG at ``path``."""
     fig, ax = figure((8, 4.5), 1, 1)
     ax = ax[0, 0]
     for k, (n, b) in enumerate(results.items()):
@@ -184,11 +242,12 @@ def plot_buckling(results, path):
     for v in th:
         ax.axhline(v, color="r", ls="--", lw=1, label=f"threshold {v:g}")
     ax.set_xlabel("stroke from closed [m]")
-    ax.set_ylabel("buckling safety factor at relief")
+    ax.set_ylabel("k = F_max / relief force")
     ax.set_ylim(bottom=0)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
-    ax.set_title("rod buckling: stepped pinned–pinned column, relief on the cap side")
+    ax.set_title("cylinder buckling: ISO/TS 13725 yield-based limit F_max over the relief force on the cap",
+                 fontsize=10)
     return save_figure(fig, path)
 
 

@@ -1,13 +1,15 @@
 """The excavator's sections of the sizing report (``render_excavator``, the ``render`` of
 ``jobs.excavator_kind``): the soil, the hydraulics, ISO 6015, the working ranges, the lift chart, the
-stability, the design cases and the stall envelopes, each with its Markdown, JSON keys, series files and
+stability, the design cases, the stall envelopes, the case matrix and the FE export, each with its Markdown, JSON keys, series files and
 plots (through the ``sizing_render.Report``)."""
 from __future__ import annotations
 
 import numpy as np
 
+from urdf_dyn.machines.reliefs import relief_text
 from urdf_dyn.reports.check_plots import plot_digging_envelope, plot_lift_chart, plot_working_range, plot_zmp
 from urdf_dyn.reports.design_report import render_design, render_stall
+from urdf_dyn.reports.fe_report import render_cases
 from urdf_dyn.reports.sizing_render import KindReport
 from urdf_dyn.reports.excavator_plots import (plot_pump_flow, plot_soil, plot_soil_direction, soil_section,
                                               write_hydraulics_csv, write_soil_csv)
@@ -40,13 +42,16 @@ def render_excavator(run, rep):
         rep.wrote("hydraulics_csv", write_hydraulics_csv(rep.path("hydraulics_csv"), h))
     if "iso6015" in machine:
         d = machine["iso6015"]
-        md += ["## ISO 6015 tool forces (urdf_dyn.machines.iso6015)", "", d.table(), "", d.conditions(), ""]
+        names = run.plan.scenario.doc.relief_names
+        md += ["## ISO 6015 tool forces (urdf_dyn.machines.iso6015)", "", d.table(), "", d.conditions(), "",
+               _iso_reliefs(d, names), ""]
         js["iso6015"] = dict(bucket_digging_force_N=d.bucket_N, arm_digging_force_N=d.arm_N,
                              limited_by=d.limited_by, at_limit=d.at_limit, pressures_bar=d.pressures_bar,
                              relief_Pa=d.relief,
                              holding_relief_Pa=d.holding_relief, include_weight=d.include_weight,
                              tipping_checked=d.tipping_checked, bucket_lip_m=d.bucket_tip, arm_lip_m=d.arm_tip,
-                             holding_bar=d.holding_bar)
+                             holding_bar=d.holding_bar, arm_bucket=d.arm_bucket,
+                             relief_names={k: v for k, v in names.items() if k.startswith("iso6015.")})
         if d.reference:
             js["iso6015"]["published"] = d.reference
         rep.plot("envelope_png", plot_digging_envelope, d, rep.path("envelope_png"))
@@ -65,9 +70,35 @@ def render_excavator(run, rep):
     if "stability" in machine:
         _stability(rep, machine["stability"])
     if "design" in machine:          # pins, buckling, pumps, shortest cycle (machines.design_cases)
-        render_design(rep, machine["design"], stall="stall" in machine)
-    if "stall" in machine:           # stall envelopes and the pins' design loads (machines.stall)
+        render_design(rep, machine["design"], stall="stall" in machine,
+                      relief_name=run.plan.scenario.doc.relief_names.get("design.buckling.relief"))
+    if "stall" in machine:           # stall envelopes, the pins' design loads, case matrix, FE export
         render_stall(rep, machine["stall"], machine.get("design"))
+        render_cases(rep, machine["stall"])
+
+
+#: the arm force's bucket stroke, in words (``iso6015.ARM_BUCKET``)
+_ARM_BUCKET = {
+    "max_moment": "the stroke at which the bucket linkage gives its largest output moment (SAE J1179 §3.3.1), "
+                  "independent of any relief",
+    "maximum": "the stroke of the largest arm force (ISO 6015 §4.4 read literally)",
+    "bucket_force": "the bucket force's stroke (the makers' convention, e.g. Liebherr's \"Calculation of "
+                    "bucket forces\")"}
+
+
+def _iso_reliefs(d, names) -> str:
+    """One paragraph: the relief each ISO figure used (with the word the scenario named it by) and the arm
+    case's bucket rule."""
+    how = {k: f" ({names[k]})" for k in ("iso6015.relief", "iso6015.holding_relief") if k in names}
+    h = d.holding_relief
+    parts = []
+    for case, work in (("bucket", "bucket_cyl"), ("arm", "stick_cyl")):
+        held = {c: v for c, v in h.items() if c != work} if isinstance(h, dict) else h
+        parts.append(f"{case} force: {work} at the working relief {d.relief / 1e5:.0f} bar"
+                     f"{how.get('iso6015.relief', '')}, the others held at their line reliefs"
+                     f"{how.get('iso6015.holding_relief', '')} {relief_text(held)}")
+    return ("Reliefs used — " + "; ".join(parts) + f". The arm force's bucket stroke: {_ARM_BUCKET[d.arm_bucket]} "
+            f"(iso6015.arm_bucket: {d.arm_bucket}).")
 
 
 def _stability(rep, st):

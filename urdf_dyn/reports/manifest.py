@@ -41,7 +41,8 @@ OUTPUTS = {
                                    "design load and its case"),
     "pin_forces_csv": Output("pin_forces.csv", "s, N", "per pin: force components over time"),
     "pin_loads_png": Output("pin_loads.png", "kN", "per pin: cycle peak and damage-equivalent range"),
-    "buckling_png": Output("buckling.png", "m, 1", "rod buckling safety factor over the stroke"),
+    "buckling_png": Output("buckling.png", "m, 1", "buckling factor (ISO/TS 13725 yield-based limit over the "
+                           "head-end line relief force) over the stroke"),
     "pump_power_png": Output("pump_power.png", "kW over s", "pump shaft power against the engine"),
     "pump_power_csv": Output("pump_power.csv", "s, kW", "pump shaft power over time"),
     "stall_envelopes_png": Output("stall_envelopes.png", "m, kN", "stall envelopes at the lip"),
@@ -51,6 +52,10 @@ OUTPUTS = {
     "drive_operating_points_png": Output("drive_operating_points.png", "N m over min⁻¹",
                                          "motor operating points on the torque–speed curves"),
     "drive_cycle_png": Output("drive_cycle.png", "kN m, kN over s", "reducer torques, balancer and pin forces"),
+    "free_body_csv": Output("free_body_loads.csv", "m, N, N m", "FE export: per design case and body, every "
+                            "load of its free body in the body frame (force at its point, moment about it)"),
+    "free_body_bdf": Output("free_body_loads.bdf", "m, N, N m", "FE export: the same load sets as Nastran "
+                            "GRID/FORCE/MOMENT bulk data, one SID per case and body"),
     "report": Output("sizing_report.md", "SI", "the sizing report"),
     "report_json": Output("sizing_report.json", "SI", "the sizing report's figures"),
     "view_json": Output("view.json", "m", "what the viewer draws beside the motion: bench, edge, payload"),
