@@ -2,6 +2,7 @@
 stability and working_range gives one line naming the key and exit status 2, before any slow work; the
 report prints published figures only when the scenario's reference: block gives them."""
 import json
+import re
 
 import pytest
 import yaml
@@ -9,6 +10,7 @@ import yaml
 import urdf_dyn as ud
 from _robots import ROOT
 from urdf_dyn.cli.main import main
+from urdf_dyn.errors import LaunchError
 from urdf_dyn.launch import run_launch
 from test_excavator_job import launch_data
 
@@ -61,6 +63,9 @@ def test_bad_machine_check_input_names_the_key(tmp_path, change, message):
 def test_reference_figures_only_when_given(tmp_path):
     """Without the reference: block the report has no published column and no data-sheet numbers."""
     data = scenario(soil=None, lift_chart=None, stability=None, reference=None, hydraulics=None)
+    data["iso6015"].update(relief=35e6, holding_relief=35e6)      # no hydraulics: the reliefs as numbers
+    data["design"].update(stall_relief=35e6)
+    data["design"]["buckling"]["relief"] = 35e6
     f = tmp_path / "noref.yaml"
     f.write_text(yaml.safe_dump(data))
     lines = []
@@ -73,3 +78,39 @@ def test_reference_figures_only_when_given(tmp_path):
                                         "max_loading_height_m", "vertical_wall_depth_m", "level_bottom_2440_depth_m"}
     assert js["iso6015"]["limited_by"]["bucket"] in ("bucket_cyl", "stick_cyl", "boom_cyl")
     assert not any("published" in ln for ln in lines)
+
+
+def size_doc(path):
+    from urdf_dyn.jobs.sizing_schema import SizeDocument
+    from urdf_dyn.launch.document import read_launch, validate
+    return validate(read_launch(path), SizeDocument, "size")
+
+
+@pytest.mark.parametrize("change,msg", [
+    (lambda d: d["hydraulics"].pop("heavy_lift_relief"), "design.stall_relief: heavy_lift needs hydraulics.heavy_lift_relief"),
+    (lambda d: d["hydraulics"].pop("line_reliefs"), "iso6015.holding_relief: line needs hydraulics.line_reliefs"),
+    (lambda d: d["hydraulics"]["line_reliefs"]["boom_cyl"].pop("rod"), "hydraulics.line_reliefs.boom_cyl.rod"),
+    (lambda d: d["hydraulics"]["line_reliefs"]["boom_cyl"].__setitem__("head", 4.1e9), "hydraulics.line_reliefs.boom_cyl.head: must be <= 100000000.0"),
+])
+def test_named_reliefs_are_resolved_or_named(tmp_path, change, msg):
+    """The reliefs named by word (main, heavy_lift, line, line_head) come from hydraulics:; a missing one is
+    named, and a line relief is a number within (0, 100 MPa]."""
+    data = scenario()
+    change(data)
+    f = tmp_path / "r.yaml"
+    f.write_text(yaml.safe_dump(data))
+    with pytest.raises(LaunchError, match=re.escape(msg)):
+        size_doc(f)
+
+
+def test_named_reliefs_resolve_to_the_numbers(tmp_path):
+    f = tmp_path / "r.yaml"
+    f.write_text(yaml.safe_dump(scenario()))
+    doc = size_doc(f)
+    h = doc.hydraulics
+    assert doc.iso6015.relief == h.relief and doc.design.stall_relief == h.heavy_lift_relief
+    assert {c: (v.head, v.rod) for c, v in doc.iso6015.holding_relief.items()} == \
+        {c: (v.head, v.rod) for c, v in h.line_reliefs.items()}
+    assert doc.design.buckling.relief == {c: v.head for c, v in h.line_reliefs.items()}
+    assert doc.relief_names == {"iso6015.relief": "main", "iso6015.holding_relief": "line",
+                                "design.stall_relief": "heavy_lift", "design.buckling.relief": "line_head"}

@@ -295,3 +295,78 @@ def test_tipping_limit_against_the_zmp(model):
             w = np.r_[np.cross(LIP[1], f), f]
             m.append(zmp_margin(model, poly, q=q[None], f_ext={"bucket": w[None]}, warn=False).min_margin)
         assert m[0] > 0 > m[1], (case, m)
+
+
+def test_two_link_arm_per_side_line_reliefs_by_hand():
+    """The same free body with a line relief per cylinder side (``reliefs.pressure_limits``): the holding
+    cylinder's rod end carries the load in both cases (u_s = −3√2 F, u_b = −2F), so only the rod-end relief
+    may bind: a head-end relief far below it changes nothing (the working cylinder works at ``relief``)."""
+    from urdf_dyn.machines.sizing import Cylinder
+    model = ud.load(ARM)
+    cyl = {"stick_cyl": Cylinder(0.10, 0.07), "bucket_cyl": Cylinder(0.08, 0.05)}
+    Pw = 30e6
+    As, Asr = cyl["stick_cyl"].cap_area, cyl["stick_cyl"].annulus_area
+    Ab, Abr = cyl["bucket_cyl"].cap_area, cyl["bucket_cyl"].annulus_area
+    q = model.q_initial()
+    # head ends far below anything: they must not matter (the holding cylinders' head ends are unloaded)
+    line = {"stick_cyl": {"head": 1e6, "rod": 90e6}, "bucket_cyl": {"head": 1e6, "rod": 90e6}}
+    out = digging_forces_at(model, q, cyl, Pw, line, ("bucket", (1.0, 0.0, 0.0)))
+    Fb, Fa = 0.5 * Pw * Ab, Pw * As / (3 * np.sqrt(2))
+    assert abs(out["bucket"]["force_N"] - Fb) <= 1e-8 * Fb and out["bucket"]["limited_by"] == "bucket_cyl"
+    assert abs(out["arm"]["force_N"] - Fa) <= 1e-8 * Fa and out["arm"]["limited_by"] == "stick_cyl"
+    # swap: head ends generous, rod ends binding the holding cylinder
+    # (stick rod end: 47.2 kN < the bucket cylinder's 75.4 kN; bucket rod end: 45.9 kN < the stick's 55.5 kN)
+    line = {"stick_cyl": {"head": 90e6, "rod": 50e6}, "bucket_cyl": {"head": 90e6, "rod": 30e6}}
+    out = digging_forces_at(model, q, cyl, Pw, line, ("bucket", (1.0, 0.0, 0.0)))
+    Fb = 50e6 * Asr / (3 * np.sqrt(2))
+    Fa = 30e6 * Abr / 2
+    assert Fb < 0.5 * Pw * Ab and Fa < Pw * As / (3 * np.sqrt(2))
+    assert abs(out["bucket"]["force_N"] - Fb) <= 1e-8 * Fb and out["bucket"]["limited_by"] == "stick_cyl"
+    assert abs(out["arm"]["force_N"] - Fa) <= 1e-8 * Fa and out["arm"]["limited_by"] == "bucket_cyl"
+    # the pressure each side carries is within that side's relief, and the binding side is exactly at it
+    for case, work in (("bucket", "bucket_cyl"), ("arm", "stick_cyl")):
+        for c, b in out[case]["pressures_bar"].items():
+            side = "head" if b > 0 else "rod"
+            lim = Pw if c == work else line[c][side]
+            assert abs(b) <= lim / 1e5 * (1 + 1e-9)
+        lb = out[case]["limited_by"]
+        b = out[case]["pressures_bar"][lb]
+        side = "head" if b > 0 else "rod"
+        assert abs(abs(b) - (Pw if lb == work else line[lb][side]) / 1e5) <= 1e-6 * abs(b)
+
+
+@pytest.mark.parametrize("bad,match", [({"stick_cyl": {"head": 1e6}}, "both sides"),
+                                       ({"stick_cyl": {"head": 1e6, "rod": -1.0}}, "stick_cyl.rod must be > 0"),
+                                       ({"arm_cyl": 3e7}, "arm_cyl: no such cylinder")])
+def test_bad_line_reliefs_are_named(model, bad, match):
+    with pytest.raises(ValueError, match=match):
+        digging_forces_at(model, model.q_initial(), CYL, P, bad, LIP)
+
+
+def test_arm_force_positions_its_own_bucket(model):
+    """The arm force's bucket stroke is the arm case's own (``arm_bucket="max_moment"``, SAE J1179 §3.3.1's
+    position of the largest output moment of the bucket cylinder and linkage): the stroke where the lip moves
+    least per metre of bucket stroke — by finite differences over assembled poses, its neighbours ±2 cm move
+    the lip more — and the same whatever the holding reliefs (no plateau of the bucket case is inherited).
+    ``"maximum"`` (the arm force's own maximum over every stroke, ISO 6015 §4.4) is never smaller, and
+    ``"bucket_force"`` keeps the makers' convention (the bucket force's stroke)."""
+    runs = {h: digging_forces(model, CYL, P, LIP, holding_relief=h, n=(5, 7, 9)) for h in (None, 35e6, 38e6)}
+    x = {h: r.arm_pose[model.joint_index("bucket_cyl")] for h, r in runs.items()}
+    assert max(x.values()) - min(x.values()) <= 1e-12, x
+
+    def lip_per_stroke(q, ds=1e-5):
+        pp, _ = tip_at(model, q, "bucket_cyl", ds)
+        pm, _ = tip_at(model, q, "bucket_cyl", -ds)
+        return np.linalg.norm(pp - pm) / (2 * ds)
+    q = runs[35e6].arm_pose
+    r0 = lip_per_stroke(q)
+    for d in (-0.02, 0.02):
+        _, qq = tip_at(model, q, "bucket_cyl", d)
+        assert lip_per_stroke(qq) > r0
+    own = digging_forces(model, CYL, P, LIP, holding_relief=35e6, n=(5, 7, 9), arm_bucket="maximum")
+    assert own.arm_N >= runs[35e6].arm_N * (1 - 1e-9)
+    mk = digging_forces(model, CYL, P, LIP, holding_relief=35e6, n=(5, 7, 9), arm_bucket="bucket_force")
+    j = model.joint_index("bucket_cyl")
+    assert abs(mk.arm_pose[j] - mk.bucket_pose[j]) <= 1e-12
+    with pytest.raises(ValueError, match="arm_bucket"):
+        digging_forces(model, CYL, P, LIP, arm_bucket="tip")

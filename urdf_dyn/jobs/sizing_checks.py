@@ -35,7 +35,7 @@ GEOMETRY_KEYS = {
     "iso6015": ("iso6015", "frames", "actuators", "stability", "reference"),
     "lift_chart": ("lift_chart", "actuators", "stability"),
     "working_range": ("working_range", "frames", "reference"),
-    "stall": ("iso6015", "frames", "actuators", "stability", "design.friction"),
+    "stall": ("iso6015", "frames", "actuators", "stability", "design.friction", "design.stall_relief"),
 }
 _CACHE_SIZE = 32                      # entries: a sweep over a few robot files and cylinder sets
 _cache: "OrderedDict[str, object]" = OrderedDict()
@@ -242,7 +242,7 @@ def _iso6015(launch, model, cyl, frames, polygon):
     h = iso.holding_relief
     for k, v in (h.items() if isinstance(h, dict) else [(None, h)]):
         key = "iso6015.holding_relief" + (f".{k}" if k else "")
-        if not v > 0:
+        if not (v.head > 0 and v.rod > 0 if hasattr(v, "head") else v > 0):   # a {head, rod} pair is checked by its schema
             raise launch.err(key, f"must be > 0 [Pa], got {v:g}")
         if k is not None and k not in cyl:
             raise launch.err(key, f"no such cylinder ({', '.join(cyl) or 'none in actuators.cylinders'})")

@@ -40,13 +40,17 @@ Sections (besides ``robot`` and ``outputs``)::
       cylinders:                         # hydraulic pressures: bore, rod diameter [m], cylinders in parallel
         boom_cyl: {bore: 0.12, rod: 0.085, count: 2}
     hydraulics:                          # urdf_dyn.machines.hydraulics
-      relief: 35.0e6                     # Pa
+      relief: 35.0e6                     # Pa, main relief
+      heavy_lift_relief: 38.0e6          # Pa, main relief in heavy-lift mode (optional)
+      line_reliefs: {boom_cyl: {head: 41.0e6, rod: 38.0e6}}   # Pa, line (port) relief per cylinder side
       pump_flow: 7.15e-3                 # m3/s, all pumps
       supply: {boom_cyl: 7.15e-3}        # m3/s a valve section can receive (default pump_flow)
       motors: {swing: {torque: 7.4e4, relief: 2.68e7}}   # N m at the motor's relief [Pa]: displacement
                                                          # = torque / relief (or displacement: m3/rad)
     iso6015: {relief: 35.0e6, holding_relief: 35.0e6, lip: lip, tip: cutting_edge}  # ISO 6015 (needs cylinders)
-                                         # include_weight: false; holding_relief may be {cylinder: Pa}
+                                         # include_weight: false; holding_relief may be {cylinder: Pa},
+                                         # {cylinder: {head, rod}} or line (hydraulics.line_reliefs); relief
+                                         # main | heavy_lift (hydraulics'); design.stall_relief the same
     lift_chart: {radii: [3.0, 4.5, 6.0], heights: [3.0, 0.0], lift_pressure: 38.0e6}   # ISO 10567
     stability: {track: {roller_length: 3.65, gauge: 2.38}}   # m; the one tipping polygon (lift chart, ZMP,
                                          # ISO 6015); or footprint: [[x, y], ...]

@@ -3,14 +3,14 @@ from __future__ import annotations
 
 from typing import Annotated, Literal, Optional, Union
 
-from pydantic import Field, PositiveInt, model_validator
+from pydantic import Field, PositiveInt, PrivateAttr, model_validator
 
 from urdf_dyn.launch.document import (FiniteFloat, LaunchDocument, NonNegativeFloat, OutputsSection, PositiveFloat,
                                       Section)
 from urdf_dyn.machines.soil import SOILS
 
 __all__ = ["MotionSpec", "Payload", "FrameSpec", "LoadSpec", "GroundSpec", "SoilPayloadSpec", "SoilSpec",
-           "CylinderSpec", "Actuators", "MotorSpec", "HydraulicsSpec", "IsoSpec", "LiftSpec", "TrackSpec",
+           "CylinderSpec", "Actuators", "MotorSpec", "LineReliefSpec", "HydraulicsSpec", "IsoSpec", "LiftSpec", "TrackSpec",
            "StabilitySpec", "WorkingRangeSpec", "ReferenceFigure",
            "DesignPinSpec", "BucklingSpec", "PumpSpec", "FatigueSpec", "CycleSpec", "DesignSpec", "SizeOutputs",
            "SizeDocument"]
@@ -130,17 +130,33 @@ class MotorSpec(Section):
     relief: Optional[PositiveFloat] = Field(None, description="[Pa] the motor circuit's relief (default: the main one)")
 
 
+#: a relief valve's setting [Pa]: above 0 and at most 100 MPa (mobile hydraulics stay below about 50 MPa)
+ReliefPa = Annotated[PositiveFloat, Field(le=1e8)]
+#: a working relief by its name in ``hydraulics``, or a number [Pa]
+WorkingRelief = Union[ReliefPa, Literal["main", "heavy_lift"]]
+
+
+class LineReliefSpec(Section):
+    head: ReliefPa = Field(description="[Pa] line (port) relief of the head (cap) end")
+    rod: ReliefPa = Field(description="[Pa] line (port) relief of the rod end")
+
+
 class HydraulicsSpec(Section):
-    relief: PositiveFloat = Field(description="[Pa] main relief (the machine's data sheet)")
+    relief: ReliefPa = Field(description="[Pa] main relief (the machine's data sheet)")
+    heavy_lift_relief: Optional[ReliefPa] = Field(None, description="[Pa] main relief in heavy-lift mode")
+    line_reliefs: dict[str, LineReliefSpec] = Field(
+        default_factory=dict, description="{cylinder: {head, rod}} [Pa] line (port) reliefs per cylinder side")
     pump_flow: PositiveFloat = Field(description="[m³/s] all pumps")
     supply: dict[str, PositiveFloat] = Field(default_factory=dict, description="[m³/s] per actuator")
     motors: dict[str, MotorSpec] = Field(default_factory=dict)
 
 
 class IsoSpec(Section):
-    relief: PositiveFloat = Field(description="[Pa] working relief (ISO 6015 §3.16)")
-    holding_relief: Union[FiniteFloat, dict[str, FiniteFloat]] = Field(
-        description="[Pa] every holding cylinder's port relief, or {cylinder: Pa}")
+    relief: WorkingRelief = Field(description="[Pa] working relief (ISO 6015 §3.16), or main | heavy_lift: "
+                                  "hydraulics.relief | hydraulics.heavy_lift_relief")
+    holding_relief: Union[Literal["line"], FiniteFloat, dict[str, Union[FiniteFloat, LineReliefSpec]]] = Field(
+        description="[Pa] every holding cylinder's port relief, {cylinder: Pa | {head, rod}}, or line: "
+                    "hydraulics.line_reliefs")
     lip: str = Field(description="frame on the bucket lip, where ISO 6015 §3.1 measures the force")
     tip: Optional[str] = Field(None, description="frame on the tooth tip (the lip must not be farther out)")
     include_weight: bool = Field(False, description="add the cylinder forces holding the machine's own weight")
@@ -185,7 +201,9 @@ class BucklingSpec(Section):
     threshold: Annotated[float, Field(gt=1)] = Field(3.5, description="warn below this safety factor")
     youngs_modulus: PositiveFloat = Field(210e9, description="[Pa] steel")
     rod_yield: PositiveFloat = Field(460e6, description="[Pa] rod yield strength (Johnson parabola)")
-    relief: Optional[PositiveFloat] = Field(None, description="[Pa] default hydraulics.relief")
+    relief: Optional[Union[ReliefPa, Literal["line_head", "main", "heavy_lift"], dict[str, ReliefPa]]] = Field(
+        None, description="[Pa] the load's pressure on the cap: line_head (default when hydraulics.line_reliefs "
+                          "are given: each cylinder's head-end line relief), main, heavy_lift or a number")
 
 
 class PumpSpec(Section):
@@ -210,7 +228,11 @@ class CycleSpec(Section):
 class DesignSpec(Section):
     pins: dict[str, Union[str, DesignPinSpec]] = Field(default_factory=dict, description="pin name: joint")
     swing_bearing: Optional[str] = Field(None, description="the swing joint")
-    friction: Optional[NonNegativeFloat] = Field(None, description="ground friction coefficient (stall envelopes)")
+    friction: Optional[NonNegativeFloat] = Field(None, le=2.0, description="ground friction coefficient (stall "
+                                                  "envelopes' sliding case)")
+    stall_relief: Optional[WorkingRelief] = Field(
+        None, description="[Pa] the stalling cylinder's relief, or main | heavy_lift (default heavy_lift when "
+                          "hydraulics.heavy_lift_relief is given, else iso6015.relief)")
     buckling: Optional[BucklingSpec] = None
     pumps: Optional[PumpSpec] = None
     fatigue: FatigueSpec = Field(default_factory=FatigueSpec)
@@ -240,3 +262,51 @@ class SizeDocument(LaunchDocument):
     reference: dict[str, ReferenceFigure] = Field(default_factory=dict,
                                                   description="published figures by report key, e.g. iso6015.bucket_N")
     design: Optional[DesignSpec] = None
+
+    @model_validator(mode="after")
+    def _named_reliefs(self):
+        """Resolve the reliefs named by word (main, heavy_lift, line) into the numbers of ``hydraulics``, so
+        that every consumer reads [Pa]; the words are kept in ``relief_names`` for the report."""
+        h = self.hydraulics
+        names = {}
+
+        def working(v, key):
+            if not isinstance(v, str):
+                return v
+            val = None if h is None else (h.relief if v == "main" else h.heavy_lift_relief)
+            if val is None:
+                raise ValueError(f"{key}: {v} needs hydraulics.{'relief' if v == 'main' else 'heavy_lift_relief'}")
+            names[key] = v
+            return val
+        if self.iso6015 is not None:
+            self.iso6015.relief = working(self.iso6015.relief, "iso6015.relief")
+            if self.iso6015.holding_relief == "line":
+                if h is None or not h.line_reliefs:
+                    raise ValueError("iso6015.holding_relief: line needs hydraulics.line_reliefs")
+                self.iso6015.holding_relief = dict(h.line_reliefs)
+                names["iso6015.holding_relief"] = "line"
+        if self.design is not None:
+            d = self.design
+            if d.stall_relief is None and self.iso6015 is not None:
+                d.stall_relief = "heavy_lift" if h is not None and h.heavy_lift_relief else self.iso6015.relief
+            d.stall_relief = working(d.stall_relief, "design.stall_relief")
+            b = d.buckling
+            if b is not None:
+                if b.relief is None and h is not None and h.line_reliefs:
+                    b.relief = "line_head"
+                if b.relief == "line_head":
+                    if h is None or not h.line_reliefs:
+                        raise ValueError("design.buckling.relief: line_head needs hydraulics.line_reliefs")
+                    b.relief = {c: v.head for c, v in h.line_reliefs.items()}
+                    names["design.buckling.relief"] = "line_head"
+                else:
+                    b.relief = working(b.relief, "design.buckling.relief")
+        self._relief_names = names
+        return self
+
+    _relief_names: dict = PrivateAttr(default_factory=dict)
+
+    @property
+    def relief_names(self) -> dict:
+        """{key: the word it was given as (main, heavy_lift, line, line_head)} for the reliefs named by word."""
+        return dict(self._relief_names)

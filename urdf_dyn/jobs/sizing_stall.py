@@ -41,7 +41,7 @@ def run_stall(launch, model, cyl, frames, pins):
 
     def compute():
         try:
-            env = stall_envelopes(model, cyl, iso.relief, (lip.link, tuple(lip.xyz)), holding_relief=iso.holding_relief,
+            env = stall_envelopes(model, cyl, doc.design.stall_relief or iso.relief, (lip.link, tuple(lip.xyz)), holding_relief=iso.holding_relief,
                                   footprint=tipping_polygon_of(launch), friction=mu)
             return StallReport(env, env.design_loads(model, pins))
         except KeyError as e:

@@ -239,8 +239,10 @@ def validate(launch: Launch, schema: type[BaseModel], job=None):
                 best[key] = e
         first = next(iter(best.values()))
         more = len(best) - 1
-        raise launch.err(_key_path(first["loc"]), _message(first, job)
-                         + (f" (and {more} more key{'s' if more > 1 else ''} wrong)" if more else "")) from None
+        key, msg = _key_path(first["loc"]), _message(first, job)
+        if not first["loc"] and first["type"] == "value_error":     # a whole-document check names its own key
+            key, _, msg = first["msg"].removeprefix("Value error, ").partition(": ")
+        raise launch.err(key, msg + (f" (and {more} more key{'s' if more > 1 else ''} wrong)" if more else "")) from None
     return launch.doc
 
 

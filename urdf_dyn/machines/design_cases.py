@@ -151,7 +151,8 @@ def design_cases(model, t, q, qd, qdd, f_ext=None, actuated=None, pins=None, swi
     (N, nv) with external wrenches f_ext ({link: (N, 6)}, as ``inverse_dynamics``).
 
     pins: {name: PinSpec | joint} (``pins.pin_loads``) and swing: the swing joint; fatigue: {m,
-    life_cycles, reference_cycles}; columns: {actuator: CylinderColumn} with ``relief`` [Pa] and the
+    life_cycles, reference_cycles}; columns: {actuator: CylinderColumn} with ``relief`` [Pa] (a number, or
+    {actuator: Pa}: e.g. each cylinder's head-end line relief, the pressure that can stand on its cap) and the
     ``buckling_threshold``; hydraulics: a HydraulicsResult and pumps: keywords of ``pumps.pump_power``
     (engine_power, pump_flow, relief, margin, eta_v, eta_hm, priority); cycle: keywords of
     ``cycle.shortest_cycle`` (names, waypoints, durations, limits, kind, dt, phases, t_ref).
@@ -164,7 +165,10 @@ def design_cases(model, t, q, qd, qdd, f_ext=None, actuated=None, pins=None, swi
             cyc = periodic_cycles(direction_history(dc.pins.wrench[n][:, 3:]))
             dc.damage[n] = damage_equivalent_load(cyc, **dc.fatigue)
     for n, col in (columns or {}).items():
-        dc.buckling[n] = buckling(n, col, relief, buckling_threshold)
+        p = relief.get(n) if isinstance(relief, dict) else relief
+        if p is None:
+            raise ValueError(f"no buckling relief for {n} (reliefs given for {', '.join(relief)})")
+        dc.buckling[n] = buckling(n, col, p, buckling_threshold)
     if hydraulics is not None and pumps is not None:
         from urdf_dyn.machines.pumps import pump_power, section_loads
         Qd, p = section_loads(hydraulics)

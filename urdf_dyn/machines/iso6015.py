@@ -24,13 +24,28 @@ the stored public excerpts of the AS text, §3 and §4; §5 "Calculation methods
   the lift chart and the ZMP check: ``stability.tipping_polygon``) is given: the centre of pressure of the
   ground reaction under the machine's weight plus the tool force must stay inside it; ``limited_by`` is then
   ``"tipping"``.
-- §4.4: the boom, arm and bucket are varied "in order to obtain the optimum position giving the maximum
-  force" — ``digging_forces`` searches the stroke space for it.
+- §4.4: "A series of preliminary tests shall be conducted with the equipment boom arm and bucket at
+  different angles in relation to each other (i.e. by varying the cylinder stroke), in order to obtain the
+  optimum position giving the maximum force. The position (angle) of the boom, arm and bucket at the optimum
+  position shall be recorded." — ``digging_forces`` searches the stroke space for it, **for each tool force
+  itself**: the arm force's bucket stroke is the one that gives the largest arm force (§4.8.2.1 also
+  positions the bucket "for" the maximum tool force; the rest of that sentence was cut off in the stored
+  text). Makers often compute the arm force "with the bucket in a position calculated for max. breakout
+  force" (Liebherr, "Calculation of bucket forces", SAE/DIN): ``arm_bucket="bucket_force"`` gives that
+  convention, to compare with a data sheet; it is not the default.
+
 - **Component weights**: SAE J1179 §3.3 (which ISO 6015 superseded) excludes the weights of the
   attachment from the calculated forces; the stored ISO text does not say (its §5 was not retrievable). We
   leave them out by default (``include_weight=False``, the cylinders balance the tool force alone) and
   include them on request (the cylinder forces then add those that hold the machine's own weight,
   ``actuator_forces`` at rest). Tipping always counts the machine's weight (it is what resists tipping).
+
+**Positions and ties.** A tool force is often flat along a locked stroke (without weights and tipping, the
+boom stroke changes neither force), so many poses hold the same largest force. The tie-break is explicit
+(``_pick``): among the poses within 1e-9 (relative) of the largest force, the one whose holding cylinders
+need the least pressure — the largest holding pressure first, equal ones (to 0.01 bar) by the next largest —
+and among those still equal, the smallest boom, then stick, then bucket stroke. The pose never depends on
+the other case's search.
 
 **Method.** At an assembled pose q with the actuated joints y as independent coordinates, the lip moves
 along J_y[:, c] = J_lip G[:, c] (RBDA eq. 8.42) when cylinder c strokes with every other actuator locked:
@@ -40,8 +55,10 @@ The soil's reaction on the lip is f = −F d, d = J_y[:, c] / |J_y[:, c]|; the c
 u(F) = u_g + F a (u_g the weight share when included, 0 otherwise). ``digging_forces_at`` computes a with
 closed-loop inverse dynamics under the external force (``actuator_forces``, RBDA eq. 8.63); the sweep of
 ``digging_forces`` with the same virtual-work identity a_k = J_y[:, k] · d (u + J_yᵀ f = 0), batched. Each
-cylinder's limit is p_k A_cap (push) or −p_k A_annulus (pull), p_k = ``relief`` for the working cylinder,
-``holding_relief`` for the others, so F is the smallest of the per-cylinder bounds (and the tipping bound).
+cylinder's limit is p_k,head A_cap (push) or −p_k,rod A_annulus (pull): ``relief`` for the working cylinder,
+the line relief of the loaded side (``holding_relief``, one per cylinder
+side as the machine's valve has them: ``reliefs``) for the others, so F is the smallest of the per-cylinder
+bounds (and the tipping bound).
 Pressures are positive on the cap side, negative on the rod side [bar].
 """
 from __future__ import annotations
@@ -52,48 +69,37 @@ import numpy as np
 
 from urdf_dyn._checks import renamed_keywords
 from urdf_dyn.algorithms.kinematics import body_poses, link_pose
+from urdf_dyn.machines.reliefs import plain_reliefs, pressure_limits, relief_text
 from urdf_dyn.machines.stroke_map import StrokeMap, TipLever, tip_lever, tip_levers
 
-__all__ = ["TipLever", "tip_lever", "StrokeMap", "DiggingForces", "digging_forces", "digging_forces_at"]
+__all__ = ["TipLever", "tip_lever", "StrokeMap", "DiggingForces", "digging_forces", "digging_forces_at", "ARM_BUCKET"]
+
+#: how ``digging_forces`` positions the bucket for the arm force (module docstring, "Positions and ties")
+ARM_BUCKET = ("max_moment", "maximum", "bucket_force")
 
 _CASES = (("bucket", "bucket"), ("arm", "stick"))   # (ISO name, working-cylinder role)
 
 
 def _pressure_limits(cylinders, relief, holding_relief):
-    """{cylinder: (working P, holding P)} [Pa]; ``holding_relief`` a number or {cylinder: Pa} (missing: no
-    limit). Raises ValueError naming the key for a relief ≤ 0."""
-    if not np.isfinite(relief) or relief <= 0:
-        raise ValueError(f"relief must be > 0 [Pa], got {relief!r}")
-    out = {}
-    for c in cylinders:
-        h = holding_relief.get(c, np.inf) if isinstance(holding_relief, dict) else holding_relief
-        h = np.inf if h is None else float(h)
-        if not h > 0:
-            raise ValueError(f"holding_relief{'.' + c if isinstance(holding_relief, dict) else ''} must be > 0 "
-                             f"[Pa], got {h!r}")
-        out[c] = (float(relief), h)
-    if isinstance(holding_relief, dict):
-        for c in holding_relief:
-            if c not in cylinders:
-                raise ValueError(f"holding_relief.{c}: no such cylinder ({', '.join(cylinders)})")
-    return out
+    """{cylinder: (working head, working rod, holding head, holding rod)} [Pa] (``reliefs.pressure_limits``)."""
+    return pressure_limits(cylinders, relief, holding_relief)
 
 
 def _bounds(a, g, names, cylinders, limits, working):
     """Largest tool force F (N,) with g + F a within every cylinder's limit, and the index (N,) of the
-    binding one. a, g (N, k) [N/N, N] per actuator ``names``; actuators not in ``cylinders`` are unlimited."""
+    binding one. a, g (N, k) [N/N, N] per actuator ``names``; actuators not in ``cylinders`` are unlimited;
+    ``limits`` as ``reliefs.pressure_limits``: a cylinder pushing (u > 0) is held to its head-end limit times
+    the cap area, pulling to its rod-end limit times the annulus."""
     N, k = a.shape
     B = np.full((N, k), np.inf)
     for j, nm in enumerate(names):
         cyl = cylinders.get(nm)
         if cyl is None:
             continue
-        P = limits[nm][0] if nm == working else limits[nm][1]
-        if not np.isfinite(P):
-            continue
+        Ph, Pr = limits[nm][:2] if nm == working else limits[nm][2:]
         with np.errstate(divide="ignore", invalid="ignore"):
-            B[:, j] = np.where(a[:, j] > 1e-12, (P * cyl.cap_area - g[:, j]) / a[:, j],
-                               np.where(a[:, j] < -1e-12, (-P * cyl.annulus_area - g[:, j]) / a[:, j], np.inf))
+            B[:, j] = np.where(a[:, j] > 1e-12, (Ph * cyl.cap_area - g[:, j]) / a[:, j],
+                               np.where(a[:, j] < -1e-12, (-Pr * cyl.annulus_area - g[:, j]) / a[:, j], np.inf))
     i = np.argmin(B, axis=1)
     return B[np.arange(N), i], i
 
@@ -111,6 +117,12 @@ def _tipping_bound(model, Q, link, point, D, footprint, z_ground=0.0):
     return tipping_load(W0, W1, footprint, z_ground)[0]
 
 
+def _limit(limits, nm, working, bar):
+    """The limit [Pa] of cylinder ``nm`` on the side its pressure ``bar`` (+ cap, − rod) loads."""
+    lim = limits[nm][:2] if nm == working else limits[nm][2:]
+    return lim[0] if bar > 0 else lim[1]
+
+
 def _bar(u, cyl):
     return (u / cyl.cap_area if u > 0 else u / cyl.annulus_area) / 1e5
 
@@ -123,8 +135,9 @@ def digging_forces_at(model, q, cylinders, relief, holding_relief, tip, include_
         model: an excavator Model whose actuators (URDF <transmission>s) include the cylinders.
         q: (nv,) assembled pose (loops closed).
         cylinders: {actuator: ``sizing.Cylinder``} [m]; ``bucket`` and ``stick`` name the working cylinders.
-        relief: working relief [Pa]; holding_relief: every holding cylinder's port relief [Pa], a number or
-            {cylinder: Pa} (None: unlimited).
+        relief: working relief [Pa] (e.g. the main relief, or a heavy-lift mode's); holding_relief: the holding cylinders' line (port) reliefs
+            [Pa]: a number, {cylinder: Pa} or {cylinder: {"head": Pa, "rod": Pa}} per side
+            (``reliefs.pressure_limits``; None: unlimited).
         tip: (link, point (3,) [m] in the link frame): the bucket lip (ISO 6015 §3.1).
         include_weight: add the cylinder forces that hold the machine's own weight (default: left out).
         footprint: tipping polygon (k, 2) [m] in root x–y; None: tipping not checked.
@@ -166,8 +179,7 @@ def digging_forces_at(model, q, cylinders, relief, holding_relief, tip, include_
                 F, lim = Ft, "tipping"
         F = max(F, 0.0)
         bars = {nm: _bar(g[k] + F * a[k], cylinders[nm]) for k, nm in enumerate(names) if nm in cylinders}
-        at = [nm for nm, b in bars.items()
-              if abs(b) >= (1 - 1e-3) * (limits[nm][0] if nm == c else limits[nm][1]) / 1e5]
+        at = [nm for nm, b in bars.items() if abs(b) >= (1 - 1e-3) * _limit(limits, nm, c, b) / 1e5]
         out[case] = dict(force_N=F, limited_by=lim, direction=d, lip=lv.tip, pressures_bar=bars,
                          at_limit=sorted(set(at) | ({lim} if lim != "tipping" else set())))
     return out
@@ -183,7 +195,9 @@ class DiggingForces:
     (positive cap side, negative rod side); holding_bar: the same without the working cylinder;
     grid_tip (M, 3) lip positions of the envelope grid, grid_bucket_N, grid_arm_N (M,) the holdable forces
     there; relief, holding_relief [Pa]; include_weight; tipping_checked: a footprint was given; reference:
-    {"bucket_N"|"arm_N": N, "source": text} published figures for comparison (empty: none printed)."""
+    {"bucket_N"|"arm_N": N, "source": text} published figures for comparison (empty: none printed);
+    pivots: {link: (3,)} pivot positions at the arm pose; arm_bucket: how the arm force's bucket stroke was
+    chosen ("maximum" | "bucket_force", ``digging_forces``)."""
     bucket_N: float
     arm_N: float
     bucket_pose: np.ndarray
@@ -203,6 +217,7 @@ class DiggingForces:
     tipping_checked: bool = False
     reference: dict = field(default_factory=dict)
     pivots: dict = field(default_factory=dict)
+    arm_bucket: str = "maximum"
 
     def table(self) -> str:
         """Markdown: our figures with their binding limit and every cylinder's pressure, beside the reference
@@ -227,8 +242,7 @@ class DiggingForces:
     def conditions(self) -> str:
         """One paragraph: the limits and options the figures were computed under."""
         h = self.holding_relief
-        hs = ("no holding limit" if h is None else f"holding cylinders at most {h / 1e5:.0f} bar"
-              if not isinstance(h, dict) else "holding reliefs " + ", ".join(f"{k} {v / 1e5:.0f} bar" for k, v in h.items()))
+        hs = "no holding limit" if h is None else f"holding (line) reliefs {relief_text(h)}"
         return (f"Working cylinder at its relief {self.relief / 1e5:.0f} bar; {hs}; force at the bucket lip "
                 f"(ISO 6015 §3.1), tangent to the arc about the bucket / arm pivot (§4.8.2.1, §4.8.3.1). "
                 + ("Component weights included (cylinder forces at rest added). " if self.include_weight else
@@ -266,7 +280,8 @@ class DiggingForces:
             ax.grid(alpha=0.3)
             ax.legend(fontsize=8, loc="upper right")
             ax.set_title(f"{lab} cylinder at {self.relief / 1e5:.0f} bar, holding circuits limited"
-                         + ("\n(ISO position: bucket as for the bucket force)" if case == "arm" else ""), fontsize=9)
+                         + ("\n(ISO position: bucket as for the bucket force)" if case == "arm" and
+                            self.arm_bucket == "bucket_force" else ""), fontsize=9)
         axes[0].set_ylabel("lip height above ground z [m]")
         fig.suptitle(title or "ISO 6015 holdable tool forces over the working range (max per cell)", fontsize=10)
         return save_figure(fig, path)
@@ -297,6 +312,28 @@ def _grid_forces(model, Q, cylinders, limits, acts, tip, working, include_weight
     return F, lim, lvs, P
 
 
+def _max_moment_stroke(model, smap, acts, tip, bucket, lo, hi, n=33, zoom=30):
+    """The bucket stroke [m] at which the bucket cylinder and its linkage give the largest output moment
+    about the bucket pivot (SAE J1179 §3.3.1): the smallest lip travel per metre of bucket stroke,
+    |J_y[:, bucket]| (the lip's radius about the bucket pivot is fixed, so the moment per unit cylinder
+    force is |lip − pivot| / |J_y[:, bucket]|). It depends on the bucket linkage alone (not on the boom and
+    stick strokes, which stay at the start pose's), and not on any relief. A grid of ``n`` strokes, then
+    ``zoom`` passes of 5 strokes at a third of the spacing around the best."""
+    ci = acts.index(bucket)
+
+    def lever(xs):
+        Q = smap.compose([{bucket: float(x)} for x in xs])
+        return np.array([np.linalg.norm(lv.J[:, ci]) for lv in tip_levers(model, Q, acts, tip)])
+    xs = np.linspace(lo, hi, n)
+    h = xs[1] - xs[0]
+    x = xs[int(np.argmin(lever(xs)))]
+    for _ in range(zoom):
+        h /= 3
+        xs = np.clip(x + h * np.arange(-2, 3), lo, hi)
+        x = xs[int(np.argmin(lever(xs)))]
+    return float(x)
+
+
 def _pick(F, P, mask=None):
     """Index of the largest force; among poses within 1e-9 of it (the force often does not depend on a
     locked stroke, e.g. the boom's for the bucket force) the one whose holding cylinders need the least
@@ -312,23 +349,27 @@ def _pick(F, P, mask=None):
 def digging_forces(model, cylinders, relief, tip, holding_relief=None, include_weight=False, footprint=None,
                    actuators=("swing", "boom_cyl", "stick_cyl", "bucket_cyl"), boom="boom_cyl",
                    stick="stick_cyl", bucket="bucket_cyl", n=(9, 13, 17), zoom=5, q0=None, margin=1e-3,
-                   reference=None) -> DiggingForces:
+                   reference=None, arm_bucket="max_moment") -> DiggingForces:
     """ISO 6015 bucket and arm tool forces (the largest holdable force over the stroke space, §4.4) and
     their envelope over the working range.
 
     Args:
         model: an excavator Model with cylinders as prismatic tree joints (robots/excavator.urdf).
         cylinders: {actuator: ``sizing.Cylinder``} [m]; the bucket and stick cylinders are required.
-        relief: working relief [Pa]; holding_relief: holding cylinders' port relief [Pa] (number or
-            {cylinder: Pa}; None: unlimited, the forces are then the working cylinder's alone).
+        relief: working relief [Pa]; holding_relief: holding cylinders' line (port) reliefs [Pa] (number,
+            {cylinder: Pa} or {cylinder: {"head": Pa, "rod": Pa}}, as ``digging_forces_at``; None: unlimited,
+            the forces are then the working cylinder's alone).
         tip: (link, point (3,) [m] in its frame): the bucket lip.
         include_weight, footprint: as ``digging_forces_at``.
         actuators: the independent coordinates (swing and the strokes), in the model's joint names.
         n: stroke samples (boom, stick, bucket) of the envelope grid; zoom: refinement passes (each a
-            5 × 5 × 5 grid around the best pose, half the spacing of the one before). The bucket force is the
-            largest over all three strokes; the arm force the largest over the boom and stick strokes with
-            the bucket stroke of the bucket force's position (SAE J1179 §3.3.2 as we read it; ISO 6015
-            §4.8.2.1's sentence on the bucket position was cut off in the stored text).
+            5 × 5 × 5 grid around the best pose, half the spacing of the one before). Both forces are the
+            largest over all three strokes, each case searched for itself (``arm_bucket``; module docstring
+            "Positions and ties").
+        arm_bucket: "maximum" (default): the arm force's bucket stroke is the one that gives the largest arm
+            force (ISO 6015 §4.4); "bucket_force": the bucket stroke of the bucket force's position, the
+            makers' convention (e.g. Liebherr's "Calculation of bucket forces": "with the bucket in a
+            position calculated for max. breakout force"), kept to compare with a data sheet.
         q0: start pose (default the URDF initial configuration); margin [m] inside the stroke limits;
             reference: published figures {"bucket_N", "arm_N", "source"} for the table (none: no column).
     Returns DiggingForces; the figures at the ISO positions are ``digging_forces_at``'s (closed-loop
@@ -338,6 +379,8 @@ def digging_forces(model, cylinders, relief, tip, holding_relief=None, include_w
         if c not in cylinders:
             raise KeyError(f"digging_forces needs the {c!r} cylinder in cylinders (got {', '.join(cylinders)})")
     limits = _pressure_limits(cylinders, relief, holding_relief)
+    if arm_bucket not in ARM_BUCKET:
+        raise ValueError(f"arm_bucket must be one of {', '.join(ARM_BUCKET)}, got {arm_bucket!r}")
     acts = tuple(actuators)
     tip = (tip[0], np.asarray(tip[1], float))
     q0 = model.q_initial() if q0 is None else np.asarray(q0, float)
@@ -372,12 +415,13 @@ def digging_forces(model, cylinders, relief, tip, holding_relief=None, include_w
         c = bucket if role == "bucket" else stick
         F, lim, lvs, Pr = evaluate(grid, c)
         gridF[case] = (F, lvs)
-        cand = None
-        if case == "arm":        # the bucket positioned as for the bucket force (SAE J1179 §3.3.2 as read)
-            cand = np.isclose(grid[:, 2], grid[np.argmin(np.abs(grid[:, 2] - xb)), 2])
+        inherit = case == "arm" and arm_bucket != "maximum"
+        if inherit and arm_bucket == "max_moment":          # the arm case's own bucket stroke (docstring)
+            xb = _max_moment_stroke(model, smap, acts, tip, bucket, lo[2], hi[2])
+        cand = np.isclose(grid[:, 2], grid[np.argmin(np.abs(grid[:, 2] - xb)), 2]) if inherit else None
         k = _pick(F, Pr, cand)
         x, h, best[case] = grid[k].copy(), (hi - lo) / (np.array(n) - 1), lvs[k].q
-        if case == "arm":
+        if inherit:
             x[2], h[2] = xb, 0.0
         for _ in range(zoom):                               # §4.4: the optimum position, refined
             h = h / 2
@@ -387,7 +431,7 @@ def digging_forces(model, cylinders, relief, tip, holding_relief=None, include_w
             kk = _pick(Fl, Pl)
             x, best[case] = loc[kk], lvl[kk].q
         if case == "bucket":
-            xb = float(x[2])
+            xb = float(x[2])                                # used by arm_bucket="bucket_force" only
     res = {case: digging_forces_at(model, best[case], cylinders, relief, holding_relief, tip, include_weight,
                                    footprint, bucket, stick)[case] for case, _ in _CASES}
     pivots = {nm: link_pose(model, best["arm"], nm)[:3, 3] for nm in ("boom", "stick", "bucket") if nm in model.links}
@@ -399,6 +443,6 @@ def digging_forces(model, cylinders, relief, tip, holding_relief=None, include_w
         pressures_bar={k: v["pressures_bar"] for k, v in res.items()},
         holding_bar={k: {o: b for o, b in v["pressures_bar"].items() if o != working[k]} for k, v in res.items()},
         grid_tip=np.array([lv.tip for lv in gridF["bucket"][1]]), grid_bucket_N=gridF["bucket"][0],
-        grid_arm_N=gridF["arm"][0], relief=float(relief), holding_relief=holding_relief,
+        grid_arm_N=gridF["arm"][0], relief=float(relief), holding_relief=plain_reliefs(holding_relief),
         include_weight=bool(include_weight), tipping_checked=footprint is not None,
-        reference=dict(reference or {}), pivots=pivots)
+        reference=dict(reference or {}), pivots=pivots, arm_bucket=arm_bucket)

@@ -50,6 +50,7 @@ import numpy as np
 
 from urdf_dyn.algorithms.kinematics import body_poses
 from urdf_dyn.machines.iso6015 import _bounds, _pressure_limits
+from urdf_dyn.machines.reliefs import plain_reliefs, relief_text
 from urdf_dyn.machines.stability import base_reaction, tipping_load
 from urdf_dyn.machines.stroke_map import StrokeMap
 
@@ -237,7 +238,7 @@ class StallEnvelopes:
                 if j == 0:
                     ax.set_ylabel("lip height z [m]")
         fig.suptitle(title or f"Stall envelopes over {len(x)} poses: holding circuits ≤ "
-                     f"{_relief_text(self.holding_relief)}, tipping {'checked' if self.tipping_checked else 'not checked'}, "
+                     f"{relief_text(self.holding_relief)}, tipping {'checked' if self.tipping_checked else 'not checked'}, "
                      f"sliding {'μ = %g' % self.friction if self.friction is not None else 'not checked'}", fontsize=10)
         return save_figure(fig, path)
 
@@ -263,14 +264,6 @@ def plot_design_loads(design, peaks, path):
     ax.legend(fontsize=8)
     ax.set_title("pin design loads (largest over every stall state) against the dig cycle's peak", fontsize=10)
     return save_figure(fig, path)
-
-
-def _relief_text(h):
-    if h is None:
-        return "unlimited"
-    if isinstance(h, dict):
-        return ", ".join(f"{k} {v / 1e5:.0f} bar" for k, v in h.items())
-    return f"{h / 1e5:.0f} bar"
 
 
 def _grid(model, q0, strokes, acts, n, margin):
@@ -300,8 +293,8 @@ def stall_envelopes(model, cylinders, relief, tip, holding_relief=None, footprin
     Args:
         model: a machine Model whose actuators (URDF <transmission>s) include the cylinders.
         cylinders: {actuator: ``sizing.Cylinder``} [m].
-        relief: working relief [Pa]; holding_relief: the holding cylinders' port relief [Pa], a number or
-            {cylinder: Pa} (None: unlimited).
+        relief: working relief [Pa]; holding_relief: the holding cylinders' line (port) reliefs [Pa], a number,
+            {cylinder: Pa} or {cylinder: {"head": Pa, "rod": Pa}} (``reliefs.pressure_limits``; None: unlimited).
         tip: (link, point (3,) [m] in the link frame): where the force acts (the bucket lip).
         footprint: the tipping polygon (k, 2) [m] (``stability.tipping_polygon``); None: tipping not checked.
         friction: μ ≥ 0 of the ground (None: sliding not checked).
@@ -369,7 +362,7 @@ def stall_envelopes(model, cylinders, relief, tip, holding_relief=None, footprin
                       angle_deg=np.where(k == n_fan, ang_t, np.degrees(th)[np.minimum(k, n_fan - 1)]),
                       all_N=F, all_limited_by=lim, all_force=F[:, :, None] * Fd)
     env = StallEnvelopes(tuple(strokes), X, Q, lip, names, g, U, W0, W1, np.degrees(th), working, tangent, fan,
-                         float(relief), holding_relief, None if friction is None else float(friction),
+                         float(relief), plain_reliefs(holding_relief), None if friction is None else float(friction),
                          footprint is not None, bool(include_weight), (link, p), LF, wr)
     return env
 
