@@ -201,3 +201,31 @@ def test_a_limit_binds_where_a_target_asks_more():
                      max_evaluations=40)
     assert retracted_angle(free.table) < 11.0
     assert free.after[key] > held.after[key] + 0.1
+
+
+@pytest.mark.parametrize("frac", [(0.1, 0.9, 0.2), (0.8, 0.3, 0.7), (0.99, 0.99, 0.5)])
+def test_plane_geometry_poses_the_front_as_the_closed_loop_model_does(table, frac):
+    """The plane geometry the limits and the minimum loading height use (``linkage_limits.FrontPose``)
+    against the URDF model built from the same table, assembled by its closed-loop solver (``StrokeMap``:
+    Newton on the loop residuals) at the same cylinder lengths: the tip and the four-bar's common pin agree
+    to 1e-7 m."""
+    import urdf_dyn as ud
+    from urdf_dyn.algorithms.kinematics import link_pose
+    from urdf_dyn.machines.excavator_builder import excavator_urdf
+    from urdf_dyn.machines.linkage_limits import FrontPose
+    from urdf_dyn.machines.stroke_map import StrokeMap
+    model = ud.load(excavator_urdf(table))
+    c = table.cylinders
+    specs = (("boom_cyl", c.boom, "boom_cylinder_base", "boom_cylinder_eye"),
+             ("stick_cyl", c.stick, "stick_cylinder_base", "stick_cylinder_eye"),
+             ("bucket_cyl", c.bucket, "bucket_cylinder_base", "bucket_cylinder_eye"))
+    L = [s.min_length + f * (s.max_length - s.min_length) for f, (_, s, _, _) in zip(frac, specs)]
+    L0 = [float(np.linalg.norm(table.pin(e) - table.pin(b))) for _, _, b, e in specs]
+    sm = StrokeMap(model, model.q_initial(), [n for n, *_ in specs], ("swing",) + tuple(n for n, *_ in specs))
+    q = sm.pose({n: Li - L0i for (n, *_), Li, L0i in zip(specs, L, L0)})
+    r = float(np.linalg.norm(table.pin("tip") - table.pin("bucket_pivot")))
+    tip_model = (link_pose(model, q, "bucket") @ np.array([r, 0.0, 0.0, 1.0]))[[0, 2]]
+    eye_model = link_pose(model, q, "h_link")[[0, 2], 3]
+    fp = FrontPose(table, *L)
+    assert fp.place("bucket", table.pin("tip")[None])[0, 0] == pytest.approx(tip_model, abs=1e-7)
+    assert fp.place("stick", fp.G)[0, 0] == pytest.approx(eye_model, abs=1e-7)

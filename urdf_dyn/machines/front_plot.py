@@ -1,11 +1,11 @@
 """Side view of an excavator front from its pin table: the pins, the bodies as lines between them, and the
-front posed with each cylinder at both stroke ends (``linkage_limits.front_pose``), with the mechanism
+front posed with each cylinder at both stroke ends (``linkage_limits.FrontPose``), with the mechanism
 limits' values; a PNG for a calibration's report."""
 from __future__ import annotations
 
 import numpy as np
 
-from urdf_dyn.machines.linkage_limits import front_pose, linkage_values, obstacles
+from urdf_dyn.machines.linkage_limits import FrontPose, linkage_values, obstacles
 
 __all__ = ["plot_front"]
 
@@ -20,7 +20,7 @@ _BODIES = {"boom": [("boom_foot", "boom_cylinder_eye"), ("boom_cylinder_eye", "s
 
 def _posed(t, L):
     """{pin: (2,)} of the front at cylinder lengths L = (boom, stick, bucket) [m]."""
-    fp = front_pose(t, *L)
+    fp = FrontPose(t, *L)
     out = {"boom_foot": t.pin("boom_foot"), "boom_cylinder_base": t.pin("boom_cylinder_base")}
     for body, pins in (("boom", ("boom_cylinder_eye", "stick_cylinder_base", "boom_nose")),
                        ("stick", ("stick_cylinder_eye", "bucket_cylinder_base", "side_link_pivot", "bucket_pivot")),

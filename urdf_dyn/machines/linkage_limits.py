@@ -26,7 +26,7 @@ of the table's ``limits`` section (``pin_table.MechanismLimits``, where each is 
 - ``closure``: each linkage closes over its stroke (the cosine's and the circles' margins) and the table's
   pose lies inside every stroke; without them the table cannot be built.
 
-``front_pose`` poses the front for cylinder lengths (boom, stick, bucket): the boom turns about boom_foot,
+``FrontPose`` poses the front for cylinder lengths (boom, stick, bucket): the boom turns about boom_foot,
 the stick about boom_nose (its cylinder base on the boom), the bucket about bucket_pivot through its
 four-bar, all from the table's pose and on the table's assembly branch.
 """
@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["LIMIT_KEYS", "linkage_values", "linkage_margins", "front_pose", "bucket_outline", "obstacles",
+__all__ = ["LIMIT_KEYS", "linkage_values", "linkage_margins", "FrontPose", "bucket_outline", "obstacles",
            "min_loading_height", "limits_table"]
 
 #: the limits (keys of ``linkage_values``) and the unit of each margin
@@ -108,7 +108,7 @@ def _four_bar(t, Lk):
     return G, D, beta, np.minimum(m1, m2)
 
 
-class front_pose:  # noqa: N801 - used as a function returning the posed front
+class FrontPose:
     """The front posed at cylinder lengths Lb, Ls, Lk [m] (arrays broadcast to (k,)): ``phi``, ``psi``,
     ``beta`` (k,) [rad, ccw]: the boom's turn about boom_foot, the stick's about boom_nose relative to the
     boom, the bucket's about bucket_pivot relative to the stick; ``G``, ``D`` (k, 2) the four-bar's moving
@@ -191,7 +191,7 @@ def _strokes(t, n):
 def _clearance(t, n):
     """(least distance [m], (obstacle, lengths (3,))) over an n³ grid of the strokes."""
     Ls = np.array(np.meshgrid(*_strokes(t, n), indexing="ij")).reshape(3, -1)
-    fp = front_pose(t, *Ls)
+    fp = FrontPose(t, *Ls)
     pts = fp.place("bucket", bucket_outline(t))                        # (k, m, 2)
     best = (np.inf, None)
     for name, body, c, half, e in obstacles(t):
@@ -276,12 +276,12 @@ def min_loading_height(t, n: int = 201) -> float:
     c = t.cylinders
     ends = lambda k: (getattr(c, k).min_length, getattr(c, k).max_length)  # noqa: E731
     mid = lambda k: sum(ends(k)) / 2  # noqa: E731
-    nose = [front_pose(t, L, mid("stick"), mid("bucket")).place("boom", t.pin("boom_nose")[None])[0, 0, 1] for L in ends("boom")]
+    nose = [FrontPose(t, L, mid("stick"), mid("bucket")).place("boom", t.pin("boom_nose")[None])[0, 0, 1] for L in ends("boom")]
     Lb = ends("boom")[int(np.argmax(nose))]
-    piv = [abs(front_pose(t, Lb, L, mid("bucket")).place("stick", t.pin("bucket_pivot")[None])[0, 0, 0]) for L in ends("stick")]
+    piv = [abs(FrontPose(t, Lb, L, mid("bucket")).place("stick", t.pin("bucket_pivot")[None])[0, 0, 0]) for L in ends("stick")]
     Ls = ends("stick")[int(np.argmin(piv))]
     Lk = np.linspace(*ends("bucket"), n)
-    fp = front_pose(t, Lb, Ls, Lk)
+    fp = FrontPose(t, Lb, Ls, Lk)
     tip = fp.place("bucket", np.array([t.pin("tip"), t.pin("bucket_pivot")]))
     dx, dz = tip[:, 0, 0] - tip[:, 1, 0], tip[:, 0, 1] - tip[:, 1, 1]
     below = dz < 0
