@@ -229,3 +229,21 @@ def test_plane_geometry_poses_the_front_as_the_closed_loop_model_does(table, fra
     fp = FrontPose(table, *L)
     assert fp.place("bucket", table.pin("tip")[None])[0, 0] == pytest.approx(tip_model, abs=1e-7)
     assert fp.place("stick", fp.G)[0, 0] == pytest.approx(eye_model, abs=1e-7)
+
+
+def test_with_tip_radius_scales_the_bucket_about_its_pivot(table):
+    """The HD bucket's tip radius: the tip lands at the radius on its old line from the pivot; the bucket's
+    centre of mass scales about the pivot by the same factor, its inertia by its square; the linkage pin
+    (h_link_pin) and the mass stay; a radius <= 0 is refused naming pins.tip."""
+    from urdf_dyn.errors import ModelError
+    from urdf_dyn.machines.pin_table import with_tip_radius
+    B = table.pin("bucket_pivot")
+    r0 = float(np.linalg.norm(table.pin("tip") - B))
+    big = with_tip_radius(table, 1.25 * r0)
+    assert np.linalg.norm(big.pin("tip") - B) == pytest.approx(1.25 * r0, abs=1e-12)
+    assert np.allclose((big.pin("tip") - B) / 1.25, table.pin("tip") - B, atol=1e-12)
+    assert np.allclose(np.array(big.masses.bucket.com) - B, 1.25 * (np.array(table.masses.bucket.com) - B), atol=1e-12)
+    assert np.allclose(big.masses.bucket.inertia, 1.5625 * np.array(table.masses.bucket.inertia), rtol=1e-12)
+    assert np.allclose(big.pin("h_link_pin"), table.pin("h_link_pin")) and big.masses.bucket.mass == table.masses.bucket.mass
+    with pytest.raises(ModelError, match="pins.tip"):
+        with_tip_radius(table, 0.0)

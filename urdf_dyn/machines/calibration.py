@@ -36,8 +36,7 @@ Whatever moves carries its masses and visuals: each link's centres of mass, iner
 carried rigidly from the link's old frame to its new one (``excavator_builder.link_frames``), and a visual
 that stood on a pin that moved is put on the pin.
 
-**Sensitivity.** ``Calibration.sensitivity`` is the Jacobian ∂figure/∂parameter at the result (forward
-differences at the fast resolution), reported per 0.1 m of each pin's move (per t for a mass).
+``Calibration.sensitivity``: ∂figure/∂parameter at the result (forward differences, fast resolution).
 """
 from __future__ import annotations
 
@@ -51,7 +50,7 @@ from urdf_dyn.machines.excavator_builder import excavator_urdf, link_frames
 from urdf_dyn.machines.pin_table import PIN_NAMES, PinTable, inertia_matrix, pin_table_from_dict
 
 __all__ = ["Checks", "Calibration", "calibrate", "apply_parameters", "evaluate", "TARGET_KEYS", "INFEASIBLE",
-           "DEFAULT_PARAMETERS", "parse_parameters", "with_tip_radius"]
+           "DEFAULT_PARAMETERS", "parse_parameters"]
 
 #: target keys (those of the sizing report's reference block) and what they are
 TARGET_KEYS = {
@@ -254,33 +253,6 @@ def apply_parameters(table: PinTable, names, values, check: bool = True) -> PinT
     data["pins"].update(new_pins)
     _carry(table, data, new_pins)
     return pin_table_from_dict(data, table.source, check=check)
-
-
-def with_tip_radius(table: PinTable, radius: float) -> PinTable:
-    """The table with its bucket scaled about bucket_pivot so that the tip is ``radius`` [m] from it (a
-    published tip radius, e.g. the HD bucket's): the tip, the lip, the bucket's centre of mass and box
-    visuals (centres and sizes in the side view) scale by k = radius / the table's; the inertia by k²; the
-    linkage pin h_link_pin and the mass stay. Raises ModelError for a radius ≤ 0."""
-    B = table.pin("bucket_pivot")
-    r0 = float(np.linalg.norm(table.pin("tip") - B))
-    if not radius > 0:
-        raise table.err("pins.tip", f"tip radius {radius!r} m: must be > 0")
-    k = float(radius) / r0
-    data = table.model_dump(mode="json")
-    sc = lambda p: [float(v) for v in B + k * (np.asarray(p, float) - B)]  # noqa: E731
-    for n in ("tip", "lip"):
-        if data["pins"].get(n) is not None:
-            data["pins"][n] = sc(data["pins"][n])
-    b = data["masses"]["bucket"]
-    b["com"] = sc(b["com"])
-    if b.get("inertia") is not None:
-        b["inertia"] = [float(v * k * k) for v in b["inertia"]]
-    for v in data["visuals"].get("bucket", []):
-        x, z = sc([v["xyz"][0], v["xyz"][2]])
-        v["xyz"] = [x, v["xyz"][1], z]
-        if v.get("box") is not None:
-            v["box"] = [v["box"][0] * k, v["box"][1], v["box"][2] * k]
-    return pin_table_from_dict(data, table.source)
 
 
 def evaluate(table: PinTable, checks: Checks, keys=None, resolution="full") -> dict:

@@ -54,6 +54,8 @@ def plot_front(table, path, title=None):
     """PNG at ``path``: four side views of the front: the table's pose with every pin named, then each
     cylinder (boom, stick, bucket) at its retracted and extended ends with the others at the table's
     lengths; the obstacles the bucket must clear; the limits' values in the titles. Returns path."""
+    from matplotlib.patches import Rectangle
+
     from urdf_dyn.reports.plotting import figure, save_figure
     t, c = table, table.cylinders
     L0 = [float(np.linalg.norm(t.pin(e) - t.pin(b))) for b, e in (("boom_cylinder_base", "boom_cylinder_eye"),
@@ -73,8 +75,7 @@ def plot_front(table, path, title=None):
         for name, body, cen, half, e in obstacles(t):
             if body != "house":
                 continue
-            ax.add_patch(__import__("matplotlib.patches", fromlist=["Rectangle"]).Rectangle(
-                cen - half, 2 * half[0], 2 * half[1], color="0.85", zorder=0))
+            ax.add_patch(Rectangle(cen - half, 2 * half[0], 2 * half[1], color="0.85", zorder=0))
         ax.axhline(0, color="0.3", lw=1)
         ax.axvline(0, color="0.6", lw=0.8, ls=":")
         if k is None:

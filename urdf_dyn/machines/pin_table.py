@@ -70,7 +70,8 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 from urdf_dyn.errors import ModelError
 
 __all__ = ["PinTable", "PinSet", "MechanismLimits", "CylinderSpec", "BodyMass", "load_pin_table", "pin_table_from_dict",
-           "PIN_NAMES", "BODY_NAMES", "CYLINDER_PARTS", "MAX_TABLE_BYTES", "MAX_YAML_NODES", "inertia_matrix"]
+           "PIN_NAMES", "BODY_NAMES", "CYLINDER_PARTS", "MAX_TABLE_BYTES", "MAX_YAML_NODES", "inertia_matrix",
+           "with_tip_radius"]
 
 MAX_TABLE_BYTES = 1 << 20
 """A pin table is at most 1 MiB."""
@@ -377,3 +378,29 @@ def inertia_matrix(six) -> np.ndarray:
     ixx, iyy, izz, ixy, ixz, iyz = (float(v) for v in six)
     return np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
 
+
+def with_tip_radius(table: PinTable, radius: float) -> PinTable:
+    """The table with its bucket scaled about bucket_pivot so that the tip is ``radius`` [m] from it (a
+    published tip radius, e.g. the HD bucket's): the tip, the lip, the bucket's centre of mass and box
+    visuals (centres and sizes in the side view) scale by k = radius / the table's; the inertia by k²; the
+    linkage pin h_link_pin and the mass stay. Raises ModelError for a radius ≤ 0."""
+    B = table.pin("bucket_pivot")
+    r0 = float(np.linalg.norm(table.pin("tip") - B))
+    if not radius > 0:
+        raise table.err("pins.tip", f"tip radius {radius!r} m: must be > 0")
+    k = float(radius) / r0
+    data = table.model_dump(mode="json")
+    sc = lambda p: [float(v) for v in B + k * (np.asarray(p, float) - B)]  # noqa: E731
+    for n in ("tip", "lip"):
+        if data["pins"].get(n) is not None:
+            data["pins"][n] = sc(data["pins"][n])
+    b = data["masses"]["bucket"]
+    b["com"] = sc(b["com"])
+    if b.get("inertia") is not None:
+        b["inertia"] = [float(v * k * k) for v in b["inertia"]]
+    for v in data["visuals"].get("bucket", []):
+        x, z = sc([v["xyz"][0], v["xyz"][2]])
+        v["xyz"] = [x, v["xyz"][1], z]
+        if v.get("box") is not None:
+            v["box"] = [v["box"][0] * k, v["box"][1], v["box"][2] * k]
+    return pin_table_from_dict(data, table.source)
