@@ -1,4 +1,4 @@
-"""Speed of the design cases (issue 26 items 2–6, 8) on the main job's cycle (scenarios/excavator_dig.scenario.yaml).
+"""Speed of the design cases on the main job's cycle (scenarios/excavator_dig.scenario.yaml).
 
     python benchmarks/bench_design.py            # writes benchmarks/RESULTS_design.md
     python benchmarks/bench_design.py --quick    # one repeat, prints only
@@ -27,7 +27,7 @@ ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 
 import urdf_dyn.jobs.sizing_design as sd  # noqa: E402
-from urdf_dyn.launch.registry import run_launch  # noqa: E402
+from urdf_dyn.launch.registry import run_scenario  # noqa: E402
 
 SCENARIO = ROOT / "scenarios" / "excavator_dig.scenario.yaml"
 
@@ -45,7 +45,7 @@ def _record():
     try:
         with tempfile.TemporaryDirectory() as d:
             t0 = time.perf_counter()
-            run_launch(SCENARIO, out_dir=d, echo=lambda *_: None)
+            run_scenario(SCENARIO, out_dir=d, echo=lambda *_: None)
             wall = time.perf_counter() - t0
     finally:
         sd.run_design = real
@@ -111,7 +111,7 @@ def main():
     lines += ["", f"Main job with the design cases, warm, one run: {wall:.1f} s wall.",
               f"Shortest cycle found: {c.total:.2f} s ({c.evaluations} candidate cycles evaluated); binding: "
               + "; ".join(c.to_dict()["binding_limits"]) + ".", "",
-              "Targets (issue 26 item 8): the design-case analysis under 10 s and the shortest-cycle search under 30 s. "
+              "Targets: the design-case analysis under 10 s and the shortest-cycle search under 30 s. "
               "The stall envelopes (item 1, 2 000 poses) are not part of this branch and not timed here."]
     if not a.quick:
         (HERE / "RESULTS_design.md").write_text("\n".join(lines) + "\n")

@@ -29,7 +29,7 @@ def tree_per_call(rows, quick):
 
 
 def floating_per_call(rows, quick):
-    """Free-flyer robots (issue 16): urdf_dyn with floating_base=True against Pinocchio's JointModelFreeFlyer
+    """Free-flyer robots: urdf_dyn with floating_base=True against Pinocchio's JointModelFreeFlyer
     model of the same file, one call, the same state (q, v, a laid out by joint name; the base block is the
     same layout in both)."""
     import pinocchio as pin

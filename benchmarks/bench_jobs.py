@@ -14,7 +14,7 @@ from bench_common import ROOT, ud
 
 def wall_times(rows, quick):
     from urdf_dyn.simulation.controllers import GravityCompensation
-    from urdf_dyn.launch import run_launch as run_sizing
+    from urdf_dyn.launch import run_scenario as run_sizing
     from urdf_dyn.simulation.simulate import simulate
     import tempfile
     import yaml

@@ -1,5 +1,5 @@
 """Loading speed: URDF file -> Model (urdf_dyn.load) against Pinocchio's URDF parser, on the largest
-robot descriptions of example-robot-data (issue 16, item 5).
+robot descriptions of example-robot-data.
 
     python benchmarks/bench_load.py            # writes benchmarks/RESULTS_load.md
     python benchmarks/bench_load.py --quick    # fewer repeats, prints only

@@ -1,4 +1,4 @@
-"""Stall envelopes + pin design loads on the main job's excavator (issue 26, items 1, 2 and 8).
+"""Stall envelopes + pin design loads on the main job's excavator.
 
     python benchmarks/bench_stall.py            # writes benchmarks/RESULTS_stall.md
     python benchmarks/bench_stall.py --quick    # one repeat, prints only
@@ -100,7 +100,7 @@ def main():
     text = "\n".join(lines) + "\n"
     print(text)
     if not a.quick:
-        (ROOT / "RESULTS_stall.md").write_text(text)
+        (HERE / "RESULTS_stall.md").write_text(text)
 
 
 if __name__ == "__main__":

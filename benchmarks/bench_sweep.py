@@ -1,8 +1,8 @@
-"""Benchmark of the load-case sweep against issue 27's target: writes benchmarks/RESULTS_sweep.md.
+"""Benchmark of the load-case sweep against its target: writes benchmarks/RESULTS_sweep.md.
 
     .venv/bin/python benchmarks/bench_sweep.py [--with-cycle] [--out FILE]
 
-Target (issue 27, part 5): the sweep of the main job at 10 ms sampling, 40 cases, LocalCluster on 2 workers:
+Target: the sweep of the main job at 10 ms sampling, 40 cases, LocalCluster on 2 workers:
 ≥ 10 cases/s, start-up included. Measured, on this machine:
 
 1. ``urdf-dyn sweep scenarios/excavator_sweep.scenario.yaml --workers 2`` (4 soils × 10 swing times at dt
@@ -110,12 +110,12 @@ def _with_cycle(tmp):
 
 def _profile(echo, before):
     """One warm case in this process under cProfile: (wall, top lines). ``before``: the case as a sweep ran
-    it before issue 27 (plots drawn, every machine check computed, the shortest cycle on)."""
+    it before the sweep was made fast (plots drawn, every machine check computed, the shortest cycle on)."""
     from urdf_dyn.jobs.sweep import run_case
     from urdf_dyn.jobs.sweep_job import SweepDocument, plan_sweep
-    from urdf_dyn.launch.document import read_launch, validate
+    from urdf_dyn.launch.document import read_scenario, validate
     from urdf_dyn.launch.registry import run_document
-    launch = read_launch(SWEEP)
+    launch = read_scenario(SWEEP)
     validate(launch, SweepDocument, job="sweep")
     cases, _, _ = plan_sweep(launch)
     out = Path(tempfile.mkdtemp(prefix="bench_sweep_prof_"))
@@ -190,7 +190,7 @@ def write(a, runs, prof_now, prof_before, uptime0, uptime1, total):
                      f"{'—' if r['start'] != r['start'] else format(r['start'], '.1f') + ' s'} | {r['case_wall']:.2f} s | {r['case_cpu']:.2f} s | {r['case_max']:.1f} s | "
                      f"{r['load']} |" for r in runs)
     head = "| function | calls | cumulative |\n|---|---:|---:|"
-    text = f"""# Load-case sweep of the main job — measured against issue 27's target
+    text = f"""# Load-case sweep of the main job — measured against its target
 
 `python benchmarks/bench_sweep.py{' --with-cycle' if a.with_cycle else ''}` ({time.strftime('%Y-%m-%d %H:%M UTC',
                                                                                    time.gmtime())}; dask/distributed
@@ -254,7 +254,7 @@ Now (as the sweep runs it: geometry checks reused, no plots, no shortest cycle):
 {chr(10).join(prof_now[1])}
 
 Before (every machine check computed, {"20"} PNG plots drawn, the shortest cycle per case — what a sweep case
-cost at the start of issue 27): **{prof_before[0]:.2f} s**.
+cost before the sweep was made fast): **{prof_before[0]:.2f} s**.
 
 {head}
 {chr(10).join(prof_before[1])}

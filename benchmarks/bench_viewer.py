@@ -1,5 +1,5 @@
-"""Offscreen frames per second of the viewer at 640x480 (issue 5; target >= 30 fps on 2 cores, no GPU), the
-main job's animation and the main job's start-up (issue 14: GIF <= 2 s, warm start-up <= 3 s).
+"""Offscreen frames per second of the viewer at 640x480 (target >= 30 fps on 2 cores, no GPU), the
+main job's animation and the main job's start-up (GIF <= 2 s, warm start-up <= 3 s).
 
     python benchmarks/bench_viewer.py [--frames 300] [--size 640x480] [--out benchmarks/RESULTS_viewer.md]
                                       [--only fps,gif,startup]
@@ -273,7 +273,7 @@ def main(argv=None):
     if rows:
         lines += [
             "",
-            f"## Frames per second ({size[0]}x{size[1]}; target (issue 5) >= 30 fps)",
+            f"## Frames per second ({size[0]}x{size[1]}; target >= 30 fps)",
             "",
             f"Demo motion of `urdf-dyn view` (a new pose every frame), best of 3 runs of {a.frames} frames.",
             "",
@@ -295,7 +295,7 @@ def main(argv=None):
     if gif:
         lines += [
             "",
-            "## The main job's animation (issue 14: <= 2 s)",
+            "## The main job's animation (target <= 2 s)",
             "",
             f"`urdf-dyn run scenarios/excavator_dig.scenario.yaml` writes dig_cycle.gif: {gif['frames']} frames, "
             "640x480, 15 fps. Timed in a fresh process around `render_trajectory`, as the job calls it.",
@@ -310,7 +310,7 @@ def main(argv=None):
         warm = min((r for r in start if r[0].startswith("warm")), key=lambda r: r[1], default=None)
         lines += [
             "",
-            "## Start-up: the main job without its animation, fresh processes (issue 14: <= 3 s warm)",
+            "## Start-up: the main job without its animation, fresh processes (target <= 3 s warm)",
             "",
             "| run | wall s | CPU s (user + sys, the plot worker included) | `import urdf_dyn.cli.main` s | "
             "in-process total s | load average before |",

@@ -1,4 +1,4 @@
-"""Browser viewer speed (issue 28): how soon the page is interactive after ``urdf-dyn view RUN_DIR --web``,
+"""Browser viewer speed: how soon the page is interactive after ``urdf-dyn view RUN_DIR --web``,
 and how fast the main job's 2 111 samples scrub in headless Chromium.
 
     .venv/bin/python benchmarks/bench_web.py RUN_DIR [--repeat 3] [--steps 300]

@@ -33,14 +33,14 @@ def verdict(ok, text):
     return f"{text}: " + ("**met**" if ok else "**missed**")
 
 
-#: issue 27's "before" figures (measured on main at the issue, same machine)
+#: the tracked targets' "before" figures (measured on main before the work, same machine)
 BEFORE = {"cid1": "205 µs = 42× mj_inverse", "cfd1": "1 018 µs = 131× mj_forward", "UR5 ID": "1.55×", "UR5 H": "1.93×",
           "UR5 FD (ABA)": "1.40×", "Panda ID": "1.4×", "Panda H": "1.9×", "Panda FD (ABA)": "1.2×",
           "install": "68 s, 1.2 GB", "first": "≈ 64 s", "warm": "6.5–7.3 s", "batched": "1.66×", "threads": "0.51–0.55×"}
 
 
 def verdicts(per, bat, thr, cl, traj, cid, anim, start, wall, mem):
-    """One line per target of issue 27 (before → after), then the earlier ones still tracked."""
+    """One line per tracked target (before → after), then the earlier ones still tracked."""
     out = []
     for what, o, p, _ in cid:
         if what.startswith("one state"):
@@ -117,7 +117,7 @@ Firecracker VM whose timings still move by ±5–10 % run to run, and a section 
 process's work can read 1.5× slower (an earlier run of this same code read one state of `actuator_forces` at
 22 µs and the 2-thread batch at 0.73×; two reruns of those sections minutes later read 14.0 µs and 0.54–0.56×).
 
-## What issue 27 built
+## What was built for these targets
 
 - **Lean core install.** Core dependencies are what the main job imports; `[sweep]` (dask, pyarrow), `[ros]`
   (mcap), `[gauss]` (sympy), `[video]` (imageio-ffmpeg), `[viewer]`, `[mujoco]`, `[all]`; a command that needs
@@ -226,7 +226,7 @@ def main():
          f"on {cpu}, {os.cpu_count()} cores, shared (1-minute load average during the run "
          f"{min(load, default=0):.1f}–{max(load, default=0):.1f}); " + ", ".join(f"{k} {v}" for k, v in ver.items()) + ".",
          "Times are the minimum over repeats (median in brackets); ratio = ours / peer, lower is better.", "",
-         "## Targets (issue 27: before → now)", ""]
+         "## Targets (before → now)", ""]
     L += verdicts(per, bat, thr, cl, traj, cid, anim, start, wall, mem)
     L += ["", "## Main-job dynamics through closed loops (excavator, 12 dof, 4 loops, 4 actuators)", "",
           "| stage | samples | compiled path s | readable reference µs/sample | compiled µs/sample |", "|---|---:|---:|---:|---:|"]
@@ -288,15 +288,23 @@ def main():
 
 
 def readme_speed(lines):
-    """Put this run's verdicts into the README's speed block (between its two markers), so that the README
-    quotes the run RESULTS.md records."""
+    """Put a five-line summary of this run's verdicts into the README's speed block (between its two markers):
+    when and where it was measured, how many targets were met, the first three verdicts (one state of
+    closed-loop ID and FD against MuJoCo, UR5 ID against Pinocchio) and a link to the dated log in RESULTS.md."""
     readme = ROOT / "README.md"
     text = readme.read_text()
     a, b = "<!-- speed: written by benchmarks/run.py -->", "<!-- /speed -->"
     if a not in text or b not in text:
         return
     body = [x for x in lines if x.strip() and not x.startswith("#")]
-    text = text[:text.index(a) + len(a)] + "\n" + "\n".join(body) + "\n" + text[text.index(b):]
+    verdicts = [x for x in body if x.startswith("- ")]
+    met = sum(x.rstrip().endswith("**met**") for x in verdicts)
+    judged = sum(x.rstrip().endswith(("**met**", "**missed**")) for x in verdicts)
+    summary = [body[0].split(" on ")[0] + ": "
+               f"{met} of {judged} targets met; every table, the misses' profiles and the dated log in "
+               "[benchmarks/RESULTS.md](benchmarks/RESULTS.md)."] + verdicts[:3] + [
+               "- the install, the first job and the warm job: [benchmarks/RESULTS.md](benchmarks/RESULTS.md)"]
+    text = text[:text.index(a) + len(a)] + "\n" + "\n".join(summary[:5]) + "\n" + text[text.index(b):]
     readme.write_text(text)
     print(f"wrote the speed block of {readme}")
 

@@ -49,7 +49,7 @@ def command(name, work):
         for k, v in subst.items():
             argv = [a.replace(k, v) for a in argv]
         return argv
-    if name.endswith(".pins.yaml"):  # excavator pin tables (issue 25)
+    if name.endswith(".pins.yaml"):  # excavator pin tables
         return ["excavator", f, "-o", str(work / "out" / "machine.urdf")]
     if name.endswith((".xacro", ".urdf", ".sdf", ".xml")):
         return ["info", f]
@@ -84,8 +84,8 @@ def _not_dask_port():
 def _stored_record(name, work, content):
     """Write a record at the hash of the sweep's first case: ``content(case)`` -> its text."""
     from urdf_dyn.jobs.sweep_job import SweepDocument, plan_sweep
-    from urdf_dyn.launch.document import read_launch, validate
-    launch = read_launch(HERE / name)
+    from urdf_dyn.launch.document import read_scenario, validate
+    launch = read_scenario(HERE / name)
     validate(launch, SweepDocument, job="sweep")
     c = plan_sweep(launch)[0][0]
     d = work / "out" / "cases"
@@ -97,6 +97,9 @@ SETUP = {
     "sweep_record_not_object.sweep.yaml": lambda n, w: _stored_record(n, w, lambda c: "[1, 2]\n"),
     "sweep_record_other_case.sweep.yaml": lambda n, w: _stored_record(n, w, lambda c: json.dumps(
         {"hash": c.hash, "index": 0, "params": {"payload.mass": 99.0}, "job": "size", "status": "ok", "metrics": {}})),
+    "sweep_record_metric_word.sweep.yaml": lambda n, w: _stored_record(n, w, lambda c: json.dumps(
+        {"hash": c.hash, "index": 0, "params": c.params, "job": "size", "status": "ok",
+         "metrics": {"peak_force[crank]": "huge"}})),
 }
 
 

@@ -1,4 +1,4 @@
-"""No oracle comparison sits on a boundary (issue 29, item 1): each is repeated at its state perturbed by
+"""No oracle comparison sits on a boundary: each is repeated at its state perturbed by
 ±1e-9 — in the configuration guessed before assembly, and in the assembled configuration — and its verdict
 (pass or fail) must not change.
 

@@ -105,7 +105,7 @@ def test_malformed_description(case, tmp_path):
 
 
 #: urdfdom and Pinocchio accept these: urdf_dyn loads them with a located ModelWarning, and refuses them
-#: with strict=True (issue 16; tests/test_tolerant_loading.py has the rest).
+#: with strict=True (tests/test_tolerant_loading.py has the rest).
 STRICT_CASES = {
     "mimic_unknown": (robot(OK_LINK + OK_JOINT.replace("<axis", '<mimic joint="nope"/><axis')), ud.ModelError, "unknown joint"),
     "transmission_reduction_text": (robot(OK_LINK + OK_JOINT + '<transmission name="t"><joint name="j"/><actuator name="m"><mechanicalReduction>fast</mechanicalReduction></actuator></transmission>'), ud.ModelError, "not a number"),

@@ -1,4 +1,4 @@
-"""Optional dependencies (issue 27): the core install carries what the main job imports; a command that
+"""Optional dependencies: the core install carries what the main job imports; a command that
 needs an extra says in one line which one to install, with exit status 2 (``urdf_dyn.extras``)."""
 import subprocess
 import sys

@@ -1,4 +1,4 @@
-"""Issue 15: nothing runs that the user did not ask for, nothing hangs, nothing is silently wrong.
+"""Nothing runs that the user did not ask for, nothing hangs, nothing is silently wrong.
 
 xacro's restricted evaluator and --trust-xacro, the YAML alias budget, bounded trajectory files, the
 one-state guard of the closed-loop functions, `urdf-dyn fd`/`id` through the loops (against the sympy
@@ -72,10 +72,10 @@ def test_xacro_args_must_be_a_mapping(tmp_path):
 
 # -- YAML, trajectories, sample counts -----------------------------------------------------------------------
 def test_yaml_anchors_within_the_budget_still_work(tmp_path):
-    from urdf_dyn.launch import read_launch
+    from urdf_dyn.launch import read_scenario
     f = tmp_path / "a.scenario.yaml"
     f.write_text("defaults: &d {rtol: 1.0e-6}\nrobot: {file: x.urdf}\nsolver: {<<: *d, atol: 1.0e-9}\n")
-    assert read_launch(f).data["solver"] == {"rtol": 1e-6, "atol": 1e-9}
+    assert read_scenario(f).data["solver"] == {"rtol": 1e-6, "atol": 1e-9}
 
 
 @pytest.mark.parametrize("robot, suffix", [("puma560", ".csv"), ("puma560", ".npz"), ("four_bar", ".csv"),
@@ -180,12 +180,12 @@ def test_computed_torque_on_a_closed_loop_machine_tracks_through_the_actuators()
 def test_shared_excavator_held_by_gravity_compensation(tmp_path):
     """The MuJoCo-derived excavator (GPL, read from ../shared only): gravity compensation through its
     actuated joints holds it while the chassis turns at 0.3 rad/s."""
-    from urdf_dyn.launch import run_launch
+    from urdf_dyn.launch import run_scenario
     f = tmp_path / "shared_excavator.scenario.yaml"
     f.write_text(f"robot: {{file: {SHARED / 'excavator_simulator_mujoco' / '_derived' / 'excavator_loops.urdf'}}}\n"
                  "initial_state: {qd: {chassis: 0.3}}\ncontroller: {type: gravity_compensation}\nduration: 0.5\n"
                  "solver: {dt_out: 0.05}\n")
-    traj, _ = run_launch(f, out_dir=tmp_path / "out", progress=False, echo=lambda *a: None)
+    traj, _ = run_scenario(f, out_dir=tmp_path / "out", progress=False, echo=lambda *a: None)
     assert traj.residuals.max() < 1e-3 and len(traj) == 11
 
 

@@ -13,10 +13,11 @@ PKG = ROOT / "urdf_dyn"
 
 #: layer of each module (docs/architecture.md); a module's layer is that of its longest matching prefix
 LAYERS = {
-    "urdf_dyn.errors": 0, "urdf_dyn._checks": 0, "urdf_dyn.extras": 0, "urdf_dyn.numba_cache": 0,
+    "urdf_dyn.errors": 0, "urdf_dyn._checks": 0, "urdf_dyn._deprecated": 0, "urdf_dyn.extras": 0,
+    "urdf_dyn.numba_cache": 0, "urdf_dyn.cache_trust": 0,
     "urdf_dyn.algorithms": 1,
-    "urdf_dyn.model": 2,
-    "urdf_dyn.io": 3, "urdf_dyn.reports.plotting": 3,
+    "urdf_dyn.model": 2, "urdf_dyn.elements": 2,
+    "urdf_dyn.io": 3,
     "urdf_dyn.constraints": 4,
     "urdf_dyn.loading": 5,
     "urdf_dyn.simulation": 6, "urdf_dyn.gauss": 6,
@@ -165,7 +166,7 @@ def test_api_page_builds_without_warnings(tmp_path):
 #: private modules that are shared on purpose across subpackages: the package-wide state checks, and the
 #: compiled tree kernels, which the loop kernels call directly so that numba inlines them
 #: (docs/architecture.md, "Compiled kernels"); the names taken from them must still be public
-SHARED_PRIVATE_MODULES = {"urdf_dyn._checks", "urdf_dyn.algorithms._kernels", "urdf_dyn.algorithms._calls"}
+SHARED_PRIVATE_MODULES = {"urdf_dyn._checks", "urdf_dyn._deprecated", "urdf_dyn.algorithms._kernels", "urdf_dyn.algorithms._calls"}
 
 
 def _subpackage(mod: str) -> str:
@@ -220,6 +221,51 @@ def test_docs_links_resolve():
             if "://" not in target and not (f.parent / target).exists():
                 bad.append(f"{f.relative_to(ROOT)}: {target}")
     assert not bad, bad
+
+
+def _doc_path_errors(text: str) -> list:
+    """The test paths (tests/...py), source paths (urdf_dyn/, viewer/, benchmarks/ ...py) and dotted module
+    paths (urdf_dyn.x.y[.name]) named in ``text`` that do not exist: a module path must name a module, or a
+    name that module defines or exports."""
+    bad = []
+    for m in re.finditer(r"(?<![\w/.])((?:tests|urdf_dyn|viewer|benchmarks)/[\w/]+\.py)", text):
+        if not (ROOT / m.group(1)).exists():
+            bad.append(m.group(1))
+    for m in re.finditer(r"(?<![\w/.])(urdf_dyn(?:\.\w+)+)", text):
+        parts = m.group(1).split(".")
+        k = next((k for k in range(len(parts), 0, -1) if _exists(".".join(parts[:k])) or k == 1), 1)
+        if k == len(parts):
+            continue
+        p = ROOT.joinpath(*parts[:k])
+        src = (p.with_suffix(".py") if p.with_suffix(".py").is_file() else p / "__init__.py").read_text()
+        if not re.search(rf"(^(def|class) {parts[k]}\b|^{parts[k]}\b.*=|\"{parts[k]}\")", src, re.M):
+            bad.append(m.group(1))
+    return bad
+
+
+def test_docs_name_only_paths_and_modules_that_exist():
+    """Every test path, source path and module path the README and docs/ name exists (a moved test or
+    module is renamed in the docs too)."""
+    bad = [f"{f.relative_to(ROOT)}: {b}" for f in DOCS for b in _doc_path_errors(f.read_text())]
+    assert not bad, "\n".join(bad)
+
+
+def test_subpackage_docstrings_give_their_layer():
+    """A subpackage docstring that names its layer ("(layer N)") names the one of ``LAYERS``."""
+    bad = []
+    for init in sorted(PKG.glob("*/__init__.py")):
+        mod = _module_name(init)
+        m = re.search(r"\(layer (\d+)\)", ast.get_docstring(ast.parse(init.read_text())) or "")
+        if m and int(m.group(1)) != _layer(mod):
+            bad.append(f"{mod}: says layer {m.group(1)}, is {_layer(mod)}")
+    assert not bad, bad
+
+
+def test_the_doc_path_check_can_fail():
+    assert _doc_path_errors("see tests/test_nowhere.py and urdf_dyn.machines.nothing_here") == [
+        "tests/test_nowhere.py", "urdf_dyn.machines.nothing_here"]
+    assert _doc_path_errors("urdf_dyn.jobs.sizing_run.compute, urdf_dyn.machines.digging_forces, "
+                            "tests/test_structure.py") == []
 
 
 def test_every_cited_section_exists():
@@ -318,7 +364,7 @@ def _numbers(path: Path):
 
 def test_no_cat320_number_in_the_library():
     """A machine's numbers (data sheet figures, footprint, reliefs, bucket radius) live in robots/ and
-    scenarios/, never as defaults of the library (issue 24, step 6)."""
+    scenarios/, never as defaults of the library."""
     bad = [f"{p.relative_to(ROOT)}:{line}: {v:g}" for p in sorted(PKG.rglob("*.py")) for line, v in _numbers(p)
            if any(abs(v - c) <= 1e-9 * abs(c) for c in CAT320_FIGURES)]
     assert not bad, bad
@@ -329,3 +375,31 @@ def test_the_cat320_check_can_fail(tmp_path):
     f.write_text("def hydraulics(relief=35e6, pump_flow=429 / 60e3):\n    return 1.47\n")
     assert {v for _, v in _numbers(f) if any(abs(v - c) <= 1e-9 * abs(c) for c in CAT320_FIGURES)} == \
         {35e6, 429.0, 429 / 60e3, 1.47}
+
+
+#: an internal tracker reference (the word, a space and a number): a reader of the repository cannot open it
+_ISSUE_REF = re.compile(r"(?<![\w#/-])[Ii]ssues? #?\d+")
+
+
+def _issue_refs(paths):
+    return [f"{p.relative_to(ROOT) if p.is_relative_to(ROOT) else p}:{i}: {m.group(0)}" for p in paths
+            for i, line in enumerate(p.read_text(encoding="utf-8", errors="replace").splitlines(), start=1)
+            for m in _ISSUE_REF.finditer(line)]
+
+
+def test_no_internal_issue_numbers_are_cited():
+    """Code, docs, tests, benchmarks and shipped files cite what a reader can open (RBDA equations, ISO
+    clauses, papers, data-sheet sources), never a number of this project's issue tracker."""
+    exts = {".py", ".md", ".yaml", ".urdf", ".toml", ".xml", ".txt", ".tsv", ".cfg"}
+    out = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True)
+    if out.returncode != 0:
+        pytest.skip("not a git checkout: the file list comes from git")
+    paths = [ROOT / f for f in out.stdout.split() if Path(f).suffix in exts and (ROOT / f).is_file()]
+    assert not _issue_refs(paths), _issue_refs(paths)
+
+
+def test_the_issue_number_check_can_fail(tmp_path):
+    f = tmp_path / "x.py"
+    ref = "iss" + "ue 27"          # spelled apart so that this file passes its own check
+    f.write_text(f'"""Fast ({ref}, part 5)."""\n# see colcon-core#208 and docs/issues.md\n')
+    assert _issue_refs([f]) == [f"{f}:1: {ref}"]

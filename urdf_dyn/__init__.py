@@ -1,18 +1,25 @@
 """urdf_dyn: rigid-body dynamics of robots loaded from URDF (with loop closures), after Featherstone's
 *Rigid Body Dynamics Algorithms* (RBDA).
 
-The public API is this package's namespace (``__all__``); the layers below it are, bottom up:
+The public API is this package's namespace (``__all__``): loading and the ``Model``, the tree algorithms (RNEA,
+CRBA, ABA, kinematics), readers and writers, closed-loop dynamics (constraints, forward and inverse dynamics,
+consistent motions, actuator forces), simulation, and ``run_scenario`` for scenario files. Machine analysis
+(excavator and arm sizing: soil, loads, hydraulics, ISO 6015, lift chart, stability, motors, ...) is
+``urdf_dyn.machines`` with its own ``__all__``. The layers, bottom up (``docs/architecture.md``):
 
 - ``urdf_dyn.algorithms`` — spatial algebra, joint models, tree algorithms (RNEA, CRBA, ABA, FK, Jacobians);
 - ``urdf_dyn.model`` — the immutable ``Model`` and its per-evaluation workspace ``Data``;
-- ``urdf_dyn.io`` — readers of robot descriptions (URDF/xacro, ``package://``) and file helpers;
-- ``urdf_dyn.constraints`` — loop constraints K, k, δ, G, g, closed-loop forward dynamics, assembly;
-- ``urdf_dyn.applications`` — actuators and closed-loop inverse dynamics, motions, sizing, simulation,
-  controllers, reports and their launch jobs;
-- ``urdf_dyn.gauss`` — Gauss's principle in descriptor coordinates (seed 001);
-- ``urdf_dyn.launch`` and ``urdf_dyn.cli`` — launch files and the ``urdf-dyn`` command.
+- ``urdf_dyn.io`` — readers and writers of robot descriptions (URDF/xacro, SDF, MJCF, MCAP, ``package://``);
+- ``urdf_dyn.constraints`` — closed-loop dynamics: loop constraints, forward and inverse dynamics, motions,
+  actuators, assembly;
+- ``urdf_dyn.loading`` — ``load()``;
+- ``urdf_dyn.simulation``, ``urdf_dyn.gauss`` — simulation, controllers, trajectories; Gauss's principle;
+- ``urdf_dyn.machines`` — machine analysis on the dynamics;
+- ``urdf_dyn.reports`` — every file a run writes;
+- ``urdf_dyn.launch``, ``urdf_dyn.jobs``, ``urdf_dyn.cli`` — scenario files, their jobs, the ``urdf-dyn`` command.
 
-Names are imported on first use (PEP 562), so ``import urdf_dyn`` stays fast.
+Deprecated names answer with a FutureWarning for one release (``urdf_dyn._deprecated``). Names are imported on
+first use (PEP 562), so ``import urdf_dyn`` stays fast.
 """
 from __future__ import annotations
 
@@ -21,8 +28,9 @@ import os
 
 #: the modules holding compiled (numba) code; a kernel compiled into another embeds the callee's code, and
 #: numba's cache checks only the caller's own file, so the cache folder is keyed by all of these together
-_KERNEL_MODULES = ("algorithms/spatial.py", "algorithms/joints.py", "algorithms/_kernels.py", "algorithms/_calls.py",
-                   "constraints/_kernels.py", "constraints/_linalg.py", "constraints/_sample.py", "constraints/_path.py")
+_KERNEL_MODULES = ("algorithms/spatial.py", "algorithms/joints.py", "algorithms/layout.py", "algorithms/_kernels.py",
+                   "algorithms/_calls.py", "constraints/_kernels.py", "constraints/_linalg.py",
+                   "constraints/_sample.py", "constraints/_path.py")
 
 
 def _kernel_key() -> str:
@@ -56,78 +64,57 @@ __version__ = "0.1.0"
 
 _EXPORTS = {
     # loading and the model
-    "load": "urdf_dyn.loading",
-    "Model": "urdf_dyn.model", "Data": "urdf_dyn.model",
+    "load": "urdf_dyn.loading", "Model": "urdf_dyn.model", "Data": "urdf_dyn.model",
     # tree algorithms
     "inverse_dynamics": "urdf_dyn.algorithms.dynamics", "mass_matrix": "urdf_dyn.algorithms.dynamics",
     "bias_force": "urdf_dyn.algorithms.dynamics", "gravity_torques": "urdf_dyn.algorithms.dynamics",
     "forward_dynamics": "urdf_dyn.algorithms.dynamics", "kinetic_energy": "urdf_dyn.algorithms.dynamics",
-    "potential_energy": "urdf_dyn.algorithms.dynamics",
-    "forward_kinematics": "urdf_dyn.algorithms.kinematics", "link_pose": "urdf_dyn.algorithms.kinematics",
-    "link_jacobian": "urdf_dyn.algorithms.kinematics", "body_poses": "urdf_dyn.algorithms.kinematics",
-    "integrate": "urdf_dyn.algorithms.configuration", "difference": "urdf_dyn.algorithms.configuration",
-    "qdot": "urdf_dyn.algorithms.configuration", "normalize": "urdf_dyn.algorithms.configuration",
-    "PackageResolver": "urdf_dyn.io.packages",
-    "parse_sdf": "urdf_dyn.io.sdf", "cut_joints": "urdf_dyn.io.sdf", "parse_mjcf": "urdf_dyn.io.mjcf",
-    "export_mjcf": "urdf_dyn.io.mjcf_export", "to_mjspec": "urdf_dyn.io.mjcf_export",
-    "write_mcap": "urdf_dyn.io.mcap", "read_mcap": "urdf_dyn.io.mcap",
-    # closed loops
+    "potential_energy": "urdf_dyn.algorithms.dynamics", "forward_kinematics": "urdf_dyn.algorithms.kinematics",
+    "link_pose": "urdf_dyn.algorithms.kinematics", "link_jacobian": "urdf_dyn.algorithms.kinematics",
+    "body_poses": "urdf_dyn.algorithms.kinematics", "integrate": "urdf_dyn.algorithms.configuration",
+    "difference": "urdf_dyn.algorithms.configuration", "qdot": "urdf_dyn.algorithms.configuration",
+    "normalize": "urdf_dyn.algorithms.configuration",
+    # readers and writers
+    "PackageResolver": "urdf_dyn.io.packages", "parse_sdf": "urdf_dyn.io.sdf", "cut_joints": "urdf_dyn.io.sdf",
+    "parse_mjcf": "urdf_dyn.io.mjcf", "export_mjcf": "urdf_dyn.io.mjcf_export",
+    "to_mjspec": "urdf_dyn.io.mjcf_export", "write_mcap": "urdf_dyn.io.mcap", "read_mcap": "urdf_dyn.io.mcap",
+    "close_mimic_loops": "urdf_dyn.io.mimic_loops", "MimicLoops": "urdf_dyn.io.mimic_loops",
+    # closed loops: constraints, forward and inverse dynamics, motions, actuators
     "loop_constraints": "urdf_dyn.constraints.loops", "loop_residuals": "urdf_dyn.constraints.loops",
     "loop_jacobian": "urdf_dyn.constraints.loops", "mobility": "urdf_dyn.constraints.loops",
-    "LoopState": "urdf_dyn.constraints.loops",
-    "ConstraintWarning": "urdf_dyn.constraints.loops",
+    "LoopState": "urdf_dyn.constraints.loops", "ConstraintWarning": "urdf_dyn.constraints.loops",
     "constrained_forward_dynamics": "urdf_dyn.constraints.forward",
     "explicit_constraint": "urdf_dyn.constraints.explicit", "UserLoopClosure": "urdf_dyn.constraints.explicit",
     "assemble": "urdf_dyn.constraints.assembly", "project_velocity": "urdf_dyn.constraints.assembly",
-    "passive_forces": "urdf_dyn.constraints.passive",
-    # applications
-    "constrained_inverse_dynamics": "urdf_dyn.constraints.inverse",
+    "passive_forces": "urdf_dyn.constraints.passive", "constrained_inverse_dynamics": "urdf_dyn.constraints.inverse",
     "actuator_forces": "urdf_dyn.constraints.inverse", "actuators_of": "urdf_dyn.constraints.inverse",
     "ActuationWarning": "urdf_dyn.constraints.inverse", "ActuationPlan": "urdf_dyn.constraints.inverse",
-    "simulate": "urdf_dyn.simulation.simulate", "Trajectory": "urdf_dyn.simulation.simulate",
-    "ZeroTorque": "urdf_dyn.simulation.controllers", "Passive": "urdf_dyn.simulation.controllers",
-    "Constant": "urdf_dyn.simulation.controllers",
-    "GravityCompensation": "urdf_dyn.simulation.controllers",
-    "ComputedTorque": "urdf_dyn.simulation.controllers",
-    "SplineTrajectory": "urdf_dyn.simulation.trajectories",
-    "QuinticTrajectory": "urdf_dyn.simulation.trajectories",
-    "spline_motion": "urdf_dyn.simulation.trajectories", "csv_motion": "urdf_dyn.simulation.trajectories",
     "consistent_motion": "urdf_dyn.constraints.motion", "CoordinateMotion": "urdf_dyn.constraints.motion",
-    "Motor": "urdf_dyn.machines.motors", "Drive": "urdf_dyn.machines.motors",
-    "motor_sizing": "urdf_dyn.machines.motors", "load_motor_catalogue": "urdf_dyn.machines.motors",
     "coupling_rows": "urdf_dyn.constraints.couplings",
-    "digging_forces": "urdf_dyn.machines.iso6015", "digging_forces_at": "urdf_dyn.machines.iso6015",
-    "lift_chart": "urdf_dyn.machines.lift_chart", "LiftChartOptions": "urdf_dyn.machines.lift_chart",
-    "working_range": "urdf_dyn.machines.working_range",
-    "base_reaction": "urdf_dyn.machines.stability", "zmp_margin": "urdf_dyn.machines.stability",
-    "tipping_polygon": "urdf_dyn.machines.stability", "tipping_load": "urdf_dyn.machines.stability",
-    "StabilityWarning": "urdf_dyn.machines.stability",
-    "soil_preset": "urdf_dyn.machines.soil", "soil_cutting": "urdf_dyn.machines.soil",
-    "fee_force": "urdf_dyn.machines.soil", "Soil": "urdf_dyn.machines.soil",
-    "point_wrench": "urdf_dyn.machines.loads", "payload_wrench": "urdf_dyn.machines.loads",
-    "point_acceleration": "urdf_dyn.machines.loads",
-    "size_motion": "urdf_dyn.machines.sizing", "Cylinder": "urdf_dyn.machines.sizing",
-    "excavator_urdf": "urdf_dyn.machines.excavator_builder", "write_excavator_urdf": "urdf_dyn.machines.excavator_builder",
-    "load_pin_table": "urdf_dyn.machines.pin_table", "PinTable": "urdf_dyn.machines.pin_table",
-    "calibrate": "urdf_dyn.machines.calibration", "Calibration": "urdf_dyn.machines.calibration",
-    "hydraulics": "urdf_dyn.machines.hydraulics", "HydraulicMotor": "urdf_dyn.machines.hydraulics",
-    "load_from_args": "urdf_dyn.cli.main",
-    "run_launch": "urdf_dyn.launch.registry", "run_document": "urdf_dyn.launch.registry",
-    "run_sweep_file": "urdf_dyn.jobs.sweep_job",
+    # simulation
+    "simulate": "urdf_dyn.simulation.simulate", "Trajectory": "urdf_dyn.simulation.simulate",
+    "ZeroTorque": "urdf_dyn.simulation.controllers", "Constant": "urdf_dyn.simulation.controllers",
+    "GravityCompensation": "urdf_dyn.simulation.controllers", "ComputedTorque": "urdf_dyn.simulation.controllers",
+    "SplineTrajectory": "urdf_dyn.simulation.trajectories", "QuinticTrajectory": "urdf_dyn.simulation.trajectories",
+    "spline_motion": "urdf_dyn.simulation.trajectories", "csv_motion": "urdf_dyn.simulation.trajectories",
+    # scenarios
+    "run_scenario": "urdf_dyn.launch.registry", "run_document": "urdf_dyn.launch.registry",
     # errors and warnings
     "UrdfDynError": "urdf_dyn.errors", "ModelError": "urdf_dyn.errors", "ModelWarning": "urdf_dyn.errors",
     "XMLError": "urdf_dyn.errors", "XacroError": "urdf_dyn.errors", "PackageNotFoundError": "urdf_dyn.errors",
-    "UnsupportedError": "urdf_dyn.errors", "StateError": "urdf_dyn.errors", "LaunchError": "urdf_dyn.errors",
+    "UnsupportedError": "urdf_dyn.errors", "StateError": "urdf_dyn.errors", "ScenarioError": "urdf_dyn.errors",
     "SimulationError": "urdf_dyn.errors",
 }
 
 __all__ = list(_EXPORTS)
 
 
+
 def __getattr__(name):
     module = _EXPORTS.get(name)
     if module is None:
-        raise AttributeError(f"module 'urdf_dyn' has no attribute {name!r}")
+        from urdf_dyn._deprecated import deprecated_getattr     # old names: a FutureWarning, one release
+        return deprecated_getattr(__name__, stacklevel=3)(name)
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value

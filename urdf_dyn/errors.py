@@ -7,7 +7,7 @@
     │   ├── PackageNotFoundError   a package:// URI or $(find pkg) could not be resolved
     │   └── UnsupportedError  valid URDF that urdf_dyn does not model (e.g. floating joints)
     ├── StateError (also ValueError)   a state array of the wrong shape, or NaN/inf
-    ├── LaunchError           a launch file is wrong
+    ├── ScenarioError           a launch file is wrong
     └── SimulationError       a simulation stopped early; ``.trajectory`` keeps what was computed
 
     ModelWarning (a UserWarning): accepted but questionable input, e.g. an inertia that violates the
@@ -16,7 +16,7 @@
 from __future__ import annotations
 
 __all__ = ["UrdfDynError", "ModelError", "XMLError", "XacroError", "PackageNotFoundError", "UnsupportedError",
-           "ModelWarning", "StateError", "LaunchError", "SimulationError"]
+           "ModelWarning", "StateError", "ScenarioError", "SimulationError"]
 
 
 class UrdfDynError(Exception):
@@ -61,8 +61,8 @@ class StateError(UrdfDynError, ValueError):
     """A state argument (q, qd, qdd, tau, ...) has the wrong shape or holds NaN/inf."""
 
 
-class LaunchError(UrdfDynError):
-    """A launch file is invalid: the message names the file and the key."""
+class ScenarioError(UrdfDynError):
+    """A scenario file is invalid: the message names the file and the key."""
 
 
 class SimulationError(UrdfDynError):
@@ -71,3 +71,8 @@ class SimulationError(UrdfDynError):
     def __init__(self, message, trajectory=None):
         super().__init__(message)
         self.trajectory = trajectory
+
+
+from urdf_dyn._deprecated import deprecated_getattr  # noqa: E402 - the old names, with a FutureWarning
+
+__getattr__ = deprecated_getattr(__name__)

@@ -18,7 +18,7 @@ __all__ = ["MissingExtraError", "require", "EXTRAS"]
 
 #: module imported -> the extra that installs it
 EXTRAS = {"distributed": "sweep", "dask": "sweep", "pyarrow": "sweep", "mcap": "ros", "mcap_ros2": "ros",
-          "sympy": "gauss", "mujoco": "mujoco"}
+          "sympy": "gauss", "mujoco": "mujoco", "trimesh": "viewer"}
 
 
 class MissingExtraError(UrdfDynError, ImportError):

@@ -11,13 +11,14 @@ import re
 from pathlib import Path
 
 from urdf_dyn.constraints.assembly import check_assembly
+from urdf_dyn.errors import ModelError
 from urdf_dyn.io.urdf import parse_urdf
 
 __all__ = ["load"]
 
 
 def load(source, package_dirs=None, xacro_args=None, gravity=(0.0, 0.0, -9.81), trust_xacro=False, strict=False,
-         floating_base=False):
+         floating_base=False, check_loops=True):
     """Load a robot description into a Model.
 
     Args:
@@ -38,6 +39,8 @@ def load(source, package_dirs=None, xacro_args=None, gravity=(0.0, 0.0, -9.81), 
             ``JointModelFreeFlyer`` root) — for legged robots whose file has none. Then nq = nv + 1 and
             q = (x, y, z, qx, qy, qz, qw, joints...); see ``urdf_dyn.algorithms.configuration``. Refused
             (UnsupportedError) when the root link already has a floating joint (an MJCF ``<freejoint>``).
+        check_loops: refuse loops that cannot be closed near the initial configuration (default; False: load
+            them open, e.g. to draw the gap, ``urdf_dyn.constraints.closure``).
 
     Returns:
         An immutable ``urdf_dyn.Model``.
@@ -45,9 +48,13 @@ def load(source, package_dirs=None, xacro_args=None, gravity=(0.0, 0.0, -9.81), 
     Raises:
         ModelError and subclasses (XMLError, XacroError, PackageNotFoundError, UnsupportedError), each naming
         the file, line and element at fault — also when the ``<loop>`` elements cannot be assembled near the
-        initial configuration.
+        initial configuration (``LoopClosureError``, naming the loop, its gap and the nearest fix of its
+        origins). A ``ModelWarning`` names each loop whose rows duplicate ``<mimic>`` rows.
     """
     kind = _kind(source)
+    if isinstance(source, (str, os.PathLike)) and not str(source).lstrip().startswith("<"):
+        from urdf_dyn.io.files import note_input
+        note_input(source)        # no output of this run may replace it
     if kind == "sdf":
         from urdf_dyn.io.sdf import parse_sdf
         model = parse_sdf(source, package_dirs=package_dirs, gravity=gravity, floating_base=floating_base)
@@ -58,8 +65,39 @@ def load(source, package_dirs=None, xacro_args=None, gravity=(0.0, 0.0, -9.81), 
         model = parse_urdf(source, package_dirs=package_dirs, xacro_args=xacro_args, gravity=gravity,
                            trust_xacro=trust_xacro, strict=strict, floating_base=floating_base)
     if model.loops:
-        check_assembly(model)
+        if check_loops:
+            _check_mjcf_assembly(model) if kind == "mjcf" else check_assembly(model)
+        if model.mimic:
+            _warn_duplicates(model)
     return model
+
+
+def _warn_duplicates(model):
+    """A located ModelWarning per loop whose constraint rows duplicate ``<mimic>`` rows
+    (``constraints.closure.mimic_duplicates``, at the initial configuration)."""
+    import warnings
+
+    from urdf_dyn.constraints.closure import mimic_duplicates
+    from urdf_dyn.errors import ModelError, ModelWarning
+    for name, mimics in mimic_duplicates(model, model.q_initial()).items():
+        lp = next(lp for lp in model.loops if lp.name == name)
+        warnings.warn(str(ModelError(
+            f"loop {name} duplicates the <mimic> of {', '.join(mimics)}: the constraints are rank-deficient, so "
+            "the force split between the loop and the mimic is undetermined and its pin forces are not reported; "
+            "drop the <mimic>s the loop replaces", file=model.source, line=lp.line or None,
+            element=f'<loop name="{name}">')), ModelWarning, stacklevel=3)
+
+
+def _check_mjcf_assembly(model):
+    """``check_assembly`` for a model read from MJCF: its error names the equality (whose line in the user's
+    file the loop carries) and says what to check there."""
+    try:
+        check_assembly(model)
+    except ModelError as e:
+        reason = e.reason.split(": check the")[0]
+        raise ModelError(f"{reason}: MuJoCo's compiler closes connect and weld equalities between bodies at "
+                         "qpos0; check the positions of the equality's sites", file=e.file, line=e.line,
+                         element=(e.element or "").replace("<loop name=", "<equality name=")) from None
 
 
 def _kind(source) -> str:
@@ -74,7 +112,8 @@ def _kind(source) -> str:
             return suffix[1:]
         if suffix != ".xml" or not path.is_file():
             return "urdf"
-        stream = path
+        with open(path, "rb") as f:  # iterparse given a path leaves its file open when it stops early
+            return {"mujoco": "mjcf", "sdf": "sdf"}.get(_root_tag(f), "urdf")
     return {"mujoco": "mjcf", "sdf": "sdf"}.get(_root_tag(stream), "urdf")
 
 

@@ -26,81 +26,11 @@ from typing import Mapping
 import numpy as np
 
 from urdf_dyn.algorithms.joints import FREE as _FREE, PLANAR as _PLANAR, PRISMATIC, SUB_P, q_indices
+from urdf_dyn.algorithms.layout import LOOP_ARGS, LOOPS
 from urdf_dyn.algorithms.spatial import mcI, pose_to_plux
+from urdf_dyn.elements import Coupling, LinkFrame, LoopJoint, Mimic, Transmission
 
 __all__ = ["LinkFrame", "Mimic", "Transmission", "LoopJoint", "Model", "Data", "Coupling", "default_data"]
-
-
-@dataclass(frozen=True)
-class LinkFrame:
-    """Where a URDF link lives: ``body`` index and ``T_body_link`` (4×4), the link frame's pose in the body
-    frame (identity unless the link hangs on fixed joints)."""
-    body: int
-    T_body_link: np.ndarray
-
-
-@dataclass(frozen=True)
-class Mimic:
-    """A URDF ``<mimic>``: q[joint] = multiplier · q[leader] + offset (RBDA eq. 3.11, explicit form)."""
-    joint: str
-    leader: str
-    multiplier: float = 1.0
-    offset: float = 0.0
-
-
-@dataclass(frozen=True)
-class Transmission:
-    """A ROS ``<transmission>``: ``joints`` driven by an actuator with the given mechanical reduction."""
-    name: str
-    joints: tuple
-    mechanical_reduction: float = 1.0
-    #: ``"ros1"`` (``<transmission>``) or ``"ros2_control"`` (``<ros2_control>``/``<joint>``/``<param
-    #: name="mechanical_reduction">``, or a ``<transmission>`` inside ``<ros2_control>``).
-    source: str = "ros1"
-    #: rotor (motor) inertia [kg m²] about its axis when the description gives one (``<actuator>
-    #: <rotorInertia>`` or a ``rotor_inertia`` parameter), else None.
-    rotor_inertia: float | None = None
-    #: the actuator's name (``<actuator name>``), "" when not given.
-    actuator: str = ""
-
-
-@dataclass(frozen=True)
-class LoopJoint:
-    """A loop-closing joint k between a predecessor body p and a successor body s (RBDA §8.1).
-
-    ``X_P`` (6×6) is the Plücker transform from the predecessor BODY frame to the loop frame Fp, ``X_S``
-    from the successor body frame to Fs (RBDA §8.1); ``T_P``, ``T_S`` the same as 4×4 poses of
-    Fp, Fs in the body frames. ``S`` (6×m) spans the loop joint's motion freedom and ``T`` (6×n^c) its
-    constraint-force subspace, orthonormal, with Tᵀ S = 0, both in Fp coordinates (RBDA §3.5, Table 8.1).
-    ``axis`` (3,) in Fp (``axis2`` the second axis of a universal joint, in Fs). ``actuated``: an actuator
-    acts along S (e.g. a hydraulic cylinder cut at its prismatic pair)."""
-    name: str
-    type: str
-    predecessor: str
-    successor: str
-    p: int
-    s: int
-    T_P: np.ndarray
-    T_S: np.ndarray
-    X_P: np.ndarray
-    X_S: np.ndarray
-    axis: np.ndarray
-    axis2: np.ndarray
-    S: np.ndarray
-    T: np.ndarray
-    actuated: bool = False
-    lower: float = -np.inf
-    upper: float = np.inf
-    effort: float = np.inf
-    velocity: float = np.inf
-    damping: float = 0.0
-    friction: float = 0.0
-    line: int = 0
-
-    @property
-    def nc(self) -> int:
-        """Number of constraints n^c_k this loop joint imposes (6 − its degrees of freedom)."""
-        return self.T.shape[1]
 
 
 def frozen(a, dtype=float):
@@ -137,6 +67,11 @@ class Model:
             (URDF+), preferred as independent coordinates; initial_configuration: {joint: value} of the
             assembled pose that picks the branch; spring_stiffness/spring_reference: (NB,) joint springs
             τ = −k (q − q_ref) from Gazebo ``<springStiffness>``/``<springReference>``.
+        armature: (nv,) [kg m² for a rotation, kg for a translation] the joint's armature: a rotor's inertia
+            reflected through its gearbox (G² J_m), added to the diagonal of the joint-space inertia, H +
+            diag(armature), by every algorithm (MuJoCo's joint ``armature``, Pinocchio's ``model.armature``,
+            Drake's reflected rotor inertia). From URDF ``<dynamics armature>`` (urdf_dyn's extension) or a
+            transmission's ``drake:rotor_inertia`` × ``drake:gear_ratio``²; zeros by default.
     """
     name: str
     source: str
@@ -168,11 +103,31 @@ class Model:
     spring_stiffness: np.ndarray = None
     spring_reference: np.ndarray = None
     couplings: tuple = ()
+    armature: np.ndarray = None
+    #: the file lists every actuator (MJCF): no transmission means nothing actuated, not URDF's "all joints".
+    actuators_declared: bool = False
+
+    def __post_init__(self):
+        """Armature: zeros (nv,) when none is given, read-only as every array of the Model; raises ValueError
+        for one of another length, negative or not finite."""
+        nv = len(self.parent) - 1
+        arm = np.zeros(nv) if self.armature is None else np.asarray(self.armature, float)
+        if arm.shape != (nv,) or not np.all(np.isfinite(arm)) or np.any(arm < 0):
+            raise ValueError(f"{self.name}: armature must be {nv} finite values ≥ 0 [kg m² | kg], one per "
+                             f"velocity coordinate; got {np.array2string(arm, threshold=8)}")
+        if not isinstance(self.armature, np.ndarray) or self.armature.flags.writeable or self.armature.dtype != float:
+            object.__setattr__(self, "armature", frozen(arm))
 
     @property
     def nc(self) -> int:
         """Total number of constraint equations n^c (before rank reduction), mimic and coupling rows included."""
         return sum(lp.nc for lp in self.loops) + len(self.mimic) + len(self.couplings)
+
+    @functools.cached_property
+    def has_damped_loops(self) -> bool:
+        """True when a loop joint has damping (its passive force needs the loop Jacobian, formed in Python:
+        ``constraints.loops.compiled_covers``)."""
+        return any(lp.damping > 0 for lp in self.loops)
 
     @property
     def has_constraints(self) -> bool:
@@ -300,12 +255,43 @@ class Model:
 
     @property
     def actuated_joints(self) -> tuple:
-        """Tree joints driven by a ``<transmission>``; if the URDF declares none, every tree joint except the
-        coordinates of a floating joint (a free-flying base is not driven)."""
+        """Tree joints driven on their own by a ``<transmission>`` (a fixed-tendon transmission's joints are
+        not: its one actuator drives them together, ``Transmission.coefficients``); if the file declares no
+        transmission, every tree joint except the coordinates of a floating joint (a free-flying base is not
+        driven) and the joints ``undriven_joints`` names (mimic followers, passive loop joints) — unless
+        ``actuators_declared`` (an MJCF file without actuators): then none."""
         if not self.transmissions:
-            return tuple(j for j, t in zip(self.joint_names, self.joint_types) if t != "floating")
-        named = {j for t in self.transmissions for j in t.joints}
+            if self.actuators_declared:
+                return ()
+            skip = self.undriven_joints
+            return tuple(j for j, t in zip(self.joint_names, self.joint_types) if t != "floating" and j not in skip)
+        named = {j for t in self.transmissions if not t.coefficients for j in t.joints}
         return tuple(j for j in self.joint_names if j in named)
+
+    @functools.cached_property
+    def undriven_joints(self) -> Mapping:
+        """{joint: why} the tree joints that carry no actuator when the file has no ``<transmission>``: a
+        ``<mimic>`` follower is driven through its leader ("mimic follower of L"); on a model whose file
+        marks joints ``independent``, a joint on a loop's closed chain (the paths from the loop's predecessor
+        and successor bodies up to their nearest common ancestor, RBDA §8.1) that is not independent is a
+        passive pin ("passive joint of loop K")."""
+        out = {m.joint: f"mimic follower of {m.leader}" for m in self.mimic}
+        if self.loops and self.independent:
+            for lp in self.loops:
+                for j in self.loop_chain(lp):
+                    if j not in self.independent and self.joint_types[self.joint_index(j)] != "floating":
+                        out.setdefault(j, f"passive joint of loop {lp.name}")
+        return MappingProxyType(out)
+
+    def loop_chain(self, lp) -> tuple:
+        """The tree joints on the closed chain of loop joint ``lp``: from its predecessor and successor bodies
+        up to their nearest common ancestor (RBDA §8.1)."""
+        a, b, out = int(lp.p), int(lp.s), []
+        while a != b:                       # λ(i) < i: the larger index is the deeper body
+            i = max(a, b)
+            out.append(self.joint_names[i - 1])
+            a, b = (int(self.parent[a]), b) if a > b else (a, int(self.parent[b]))
+        return tuple(out)
 
     def joint_index(self, name: str) -> int:
         """Index of tree joint ``name`` in q. Raises KeyError naming the known joints."""
@@ -329,11 +315,12 @@ class Model:
 
     @functools.cached_property
     def kernel_pack(self) -> tuple:
-        """(ib, fb): the tree packed into one int64 and one float64 array for the compiled kernels, every 1-dof
-        body in a frame whose z axis is its joint axis (``algorithms._kernels.pack``), so that a single call
-        passes two model arguments, not nine."""
+        """(ib, fb): the tree packed into one int64 and one float64 array for the compiled kernels as
+        ``algorithms.layout.TREE`` declares them (``TREE.views(ib, fb, {"n": NB + 1})`` names the parts), every
+        1-dof body in a frame whose z axis is its joint axis (``algorithms._kernels.pack``), the joint armature
+        included, so that a single call passes two model arguments, not ten."""
         from urdf_dyn.algorithms._calls import pack
-        ib, fb = pack(self.parent, self.jtype, self.axis, self.X_tree, self.I, self.a0)
+        ib, fb = pack(self.parent, self.jtype, self.axis, self.X_tree, self.I, self.a0, self.armature)
         return frozen(ib, np.int64), frozen(fb)
 
     @functools.cached_property
@@ -349,11 +336,12 @@ class Model:
 
     @functools.cached_property
     def loop_pack(self):
-        """The loop joints laid out for the compiled loop kernels (``constraints._kernels``), or None when a
-        loop is universal (its T depends on the configuration): a mapping with p, s (L,) body indices; XP,
-        XS (L, 6, 6); axis (L, 3); mode (L,) 0 = rotation error a × (R a) (joints turning about a), 1 =
-        rotation vector; row_loop (R,) the loop of each constraint row; row_T (R, 6) its direction in Fp;
-        labels (R,) ``"<loop>[c]"``."""
+        """The loop joints laid out for the compiled loop kernels (``constraints._kernels``) as
+        ``algorithms.layout.LOOPS`` declares them (one int64 and one float64 array, read-only views by name),
+        or None when a loop is universal (its T depends on the configuration): a mapping with p, s (L,) body
+        indices; XP, XS (L, 6, 6); axis (L, 3); mode (L,) 0 = rotation error a × (R a) (joints turning about
+        a), 1 = rotation vector; row_loop (R,) the loop of each constraint row; row_T (R, 6) its direction in
+        Fp; labels (R,) ``"<loop>[c]"``; args: the eight arrays in the kernels' argument order (``LOOP_ARGS``)."""
         if any(lp.type == "universal" for lp in self.loops):
             return None
         rows, row_T, labels = [], [], []
@@ -363,14 +351,13 @@ class Model:
                 row_T.append(np.asarray(lp.T)[:, c])
                 labels.append(f"{lp.name}[{c}]")
         lps = self.loops
-        return MappingProxyType(dict(
-            p=frozen([lp.p for lp in lps], np.int64), s=frozen([lp.s for lp in lps], np.int64),
-            XP=frozen(np.array([lp.X_P for lp in lps]).reshape(-1, 6, 6)),
-            XS=frozen(np.array([lp.X_S for lp in lps]).reshape(-1, 6, 6)),
-            axis=frozen(np.array([lp.axis for lp in lps]).reshape(-1, 3)),
-            mode=frozen([0 if lp.type in ("revolute", "continuous", "cylindrical", "planar") else 1 for lp in lps],
-                         np.int64),
-            row_loop=frozen(rows, np.int64), row_T=frozen(np.array(row_T).reshape(-1, 6)), labels=tuple(labels)))
+        sizes = {"L": len(lps), "R": len(rows)}
+        views = LOOPS.views(*LOOPS.pack(dict(
+            p=[lp.p for lp in lps], s=[lp.s for lp in lps],
+            mode=[0 if lp.type in ("revolute", "continuous", "cylindrical", "planar") else 1 for lp in lps],
+            row_loop=rows, XP=[lp.X_P for lp in lps], XS=[lp.X_S for lp in lps], axis=[lp.axis for lp in lps],
+            row_T=row_T), sizes), sizes)
+        return MappingProxyType({**views, "labels": tuple(labels), "args": tuple(views[k] for k in LOOP_ARGS)})
 
     @functools.cached_property
     def thread_data(self) -> threading.local:
@@ -445,23 +432,3 @@ def default_data(model: Model) -> Data:
     except AttributeError:
         local.data = Data(model)
         return local.data
-
-
-@dataclass(frozen=True)
-class Coupling:
-    """A URDF+ ``<coupling>`` (generalized_rbda's "rolling" constraint, e.g. a motor rotor geared to its
-    link): with N = ``ratio`` and the movable tree joints on the paths from the nearest common ancestor
-    (NCA) of the two links down to the predecessor and to the successor,
-
-        N · Σ_{j ∈ NCA→predecessor} q_j − Σ_{j ∈ NCA→successor} q_j = 0,
-
-    i.e. the successor (rotor) turns N times as far as the predecessor (link), both measured from the NCA.
-    A linear constraint on q (RBDA eq. 3.11 in implicit form, K = constant row); ``coefficients`` holds
-    it as ((joint name, coefficient), ...). ``line``: source line of the element."""
-    name: str
-    type: str
-    predecessor: str
-    successor: str
-    ratio: float
-    coefficients: tuple
-    line: int = 0

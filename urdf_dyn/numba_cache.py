@@ -8,6 +8,12 @@ for urdf_dyn's own files only, names the folder by the file's path inside the pa
 kernel modules' contents). Every other file keeps numba's own locators. Called by each kernel module
 before its first ``@njit(cache=True)``; without numba's private ``CacheImpl`` (another numba version) it
 does nothing and the cache is per checkout as before.
+
+numba unpickles its index and data files, so the folder is read only when it obeys the cache trust rule
+(``urdf_dyn.cache_trust``: this user's, writable by no one else — else one warning line and a private folder
+for this run); and a cache file of urdf_dyn's that cannot be read (truncated, garbage: numba raises from
+``pickle``) is a cache miss with one warning line naming the folder: the kernel is compiled again and the
+entry rewritten, instead of every run failing until the user deletes the folder.
 """
 from __future__ import annotations
 
@@ -31,6 +37,10 @@ def install():
         impl = caching.CacheImpl
     except (ImportError, AttributeError):  # pragma: no cover - another numba's layout
         return
+    if config.CACHE_DIR:
+        from urdf_dyn.cache_trust import safe_folder
+        config.CACHE_DIR = safe_folder(config.CACHE_DIR, "numba cache")
+    _corrupt_is_a_miss(caching, config)
 
     class PackageCacheLocator(base):
         """numba's user-provided-directory locator, with the folder named by the path in the package."""
@@ -47,3 +57,55 @@ def install():
             return super().from_function(py_func, py_file)
 
     impl._locator_classes = [PackageCacheLocator] + list(impl._locator_classes)
+
+
+def _ours(config, path) -> bool:
+    root = config.CACHE_DIR
+    return bool(root) and os.path.abspath(path).startswith(os.path.abspath(root) + os.sep)
+
+
+def _corrupt_is_a_miss(caching, config):
+    """Wrap numba's index read and its cache load so that, in urdf_dyn's cache folder only, a file that
+    cannot be read is an empty index / a miss (one warning line naming the folder); elsewhere numba's own
+    behaviour is kept."""
+    from urdf_dyn.cache_trust import warn_once
+    files = getattr(caching, "IndexDataCacheFile", None)
+    cache = getattr(caching, "Cache", None)
+    if files is None or cache is None or getattr(files, "_urdf_dyn_wrapped", False):
+        return
+
+    said = set()
+
+    def say(folder, e):
+        if folder in said:          # one line per folder, whatever number of its files fail
+            return
+        said.add(folder)
+        warn_once(f"numba cache {folder}: a cache file cannot be read ({type(e).__name__}: "
+                  f"{str(e)[:80]}); compiling again and rewriting it")
+
+    read_index = files._load_index
+
+    def _load_index(self):
+        try:
+            return read_index(self)
+        except Exception as e:      # noqa: BLE001 - pickle raises anything on garbage
+            if not _ours(config, self._index_path):
+                raise
+            say(self._cache_path, e)
+            return {}
+
+    load = cache.load_overload
+
+    def load_overload(self, sig, target_context):
+        try:
+            return load(self, sig, target_context)
+        except Exception as e:      # noqa: BLE001 - a truncated data file fails in pickle or in rebuild
+            folder = self._cache_path if hasattr(self, "_cache_path") else ""
+            if not _ours(config, os.path.join(folder, "x")):
+                raise
+            say(folder, e)
+            return None
+
+    files._load_index = _load_index
+    cache.load_overload = load_overload
+    files._urdf_dyn_wrapped = True

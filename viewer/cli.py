@@ -73,11 +73,41 @@ def parse_show(model, text):
 
 
 def _load_model(args):
-    from urdf_dyn import load_from_args as _load
+    """The model; one whose loops cannot close near the initial configuration is loaded open, with the
+    loader's error (its gap and the nearest fix) as a warning, so that the gap is drawn (``args.open_loops``)."""
+    import sys
+
+    from urdf_dyn.cli import load_from_args as _load
+    from urdf_dyn.constraints.closure import LoopClosureError
     ns = types.SimpleNamespace(file=args.robot, package_dir=list(getattr(args, "package_dir", []) or []),
                                xacro_arg=list(getattr(args, "xacro_arg", []) or []),
                                trust_xacro=bool(getattr(args, "trust_xacro", False)))
-    return _load(ns)
+    try:
+        return _load(ns)
+    except LoopClosureError as e:
+        print(f"warning: {e}; drawn open", file=sys.stderr)
+        args.open_loops = True
+        ns.check_loops = False
+        return _load(ns)
+
+
+def _assembled(model, args, q):
+    """--q: the pose assembled through the loops (``urdf_dyn.assemble``), holding the joints the text names
+    ('joint=value'), else those declared independent; the raw pose with --no-assemble, on a model loaded
+    open (``_load_model``), or with a warning when the loops cannot be closed there."""
+    import sys
+
+    from urdf_dyn import assemble
+    from urdf_dyn.errors import UrdfDynError
+    if not model.has_constraints or getattr(args, "no_assemble", False) or getattr(args, "open_loops", False):
+        return q
+    items = [t for t in args.q.replace(",", " ").split() if t]
+    named = [t.split("=", 1)[0] for t in items if "=" in t] if items and all("=" in t for t in items) else None
+    try:
+        return assemble(model, q, hold=named)
+    except UrdfDynError as e:
+        print(f"warning: --q: {e}; drawn as given (open)", file=sys.stderr)
+        return q
 
 
 def _read_trajectory(args):
@@ -115,8 +145,8 @@ def _motion(model, args, single_frame, traj=None):
         traj = traj if traj is not None else _read_trajectory(args)
         return motion_from_trajectory(model, traj, label=str(args.traj))
     if args.q:
-        return motion_from_pose(model, parse_pose(model, args.q))
-    if single_frame:
+        return motion_from_pose(model, _assembled(model, args, parse_pose(model, args.q)))
+    if single_frame or getattr(args, "open_loops", False):   # a loop that cannot close: its raw initial pose
         return motion_from_pose(model, model.q_initial())
     return demo_motion(model, dt=1.0 / max(float(args.fps), 1.0))
 
@@ -124,15 +154,12 @@ def _motion(model, args, single_frame, traj=None):
 def robot_of_run(run_dir):
     """(robot file, package_dirs) of a run folder: view.json's ``robot``, else the scenario named in
     motion.npz's metadata (its ``robot.file``, relative to the scenario). Raises ViewerError."""
-    import json
     run_dir = Path(run_dir)
     v = run_dir / "view.json"
     if v.is_file():
-        try:
-            data = json.loads(v.read_text())
-        except (OSError, ValueError) as e:
-            raise ViewerError(f"{v}: cannot read ({e})") from None
-        if isinstance(data, dict) and data.get("robot"):
+        from .rundata import read_view
+        data = read_view(v)
+        if data.get("robot"):
             return data["robot"], data.get("package_dirs") or []
     from urdf_dyn import Trajectory
     try:
@@ -185,6 +212,9 @@ def run_web(args, model, run, motion, block=True):
                  loop_tol=getattr(args, "loop_tol", None) or 1e-3, speed=float(getattr(args, "speed", 1.0)))
     if app.port != port:
         print(f"warning: port {port} is in use: serving on port {app.port} instead", file=sys.stderr)
+    if getattr(app, "exposed", False):
+        print(f"warning: --host {getattr(args, 'host', '')}: the viewer is on the network without authentication: "
+              f"anyone who can reach {app.url} sees the robot and the run", file=sys.stderr)
     what = f"run {run.folder}" if run is not None else (motion.label or "pose")
     print(f"urdf-dyn view: {model.name}, {what}: open {app.url}  (Ctrl-C stops)", flush=True)
     if not block:

@@ -78,10 +78,12 @@ def draw_loops(v):
     lines(ends, gl.GL_LINES, rgb)
     gl.glPointSize(9.0)
     lines(ends, gl.GL_POINTS, rgb)
+    gaps = v.robot.gap_labels(v.loop_tol)     # each open loop: its gap [m, rad] and the nearest fix of its origins
     for lp, Fp, Fs in frames:
-        if res[lp.name] > v.loop_tol:
+        if lp.name in gaps:
             mid = 0.5 * (Fp[:3, 3] + Fs[:3, 3])
-            v._world_labels.append((mid, f"{lp.name}: |δ| = {res[lp.name]:.3g}", (200, 0, 0, 255)))
+            for part in gaps[lp.name].split("; "):      # the size, then the fix: one line each
+                v._world_labels.append((mid, part, (200, 0, 0, 255)))
 
 
 FLAG_OF = {"actuator": "actuators", "pin": "pins", "soil": "loads", "payload": "loads"}

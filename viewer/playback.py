@@ -102,14 +102,21 @@ def motion_from_trajectory(model, traj, label="") -> Motion:
         raise ViewerError(f"{what}: q must have shape ({len(t)}, {len(qnames)})")
     if not np.all(np.isfinite(q)):
         raise ViewerError(f"{label or 'trajectory'}: q holds NaN or inf")
+    for kind, k, *_ in model.multi_dof_joints:      # a floating joint's quaternion must be a rotation
+        if kind == "floating":
+            bad = np.flatnonzero(~(np.linalg.norm(q[:, k + 3:k + 7], axis=1) > 1e-9))
+            if len(bad):
+                cols = ", ".join(f"q[{model.q_names[k + i]}]" for i in range(3, 7))
+                raise ViewerError(f"{what}: row {int(bad[0]) + 1} of the samples: the columns {cols}, the quaternion "
+                                  f"of floating joint {model.q_names[k].rsplit('.', 1)[0]!r}, are zero: not a rotation")
     tau = pick(getattr(traj, "tau", None))
     return Motion(t, q, pick(getattr(traj, "qd", None)), pick(getattr(traj, "qdd", None)), tau, label)
 
 
 def motion_from_pose(model, q) -> Motion:
-    """A one-sample Motion at rest at q (nv,)."""
-    q = np.asarray(q, float).reshape(1, model.nv)
-    z = np.zeros_like(q)
+    """A one-sample Motion at rest at q (nq,)."""
+    q = np.asarray(q, float).reshape(1, model.nq)
+    z = np.zeros((1, model.nv))
     return Motion(np.zeros(1), q, z, z.copy(), None, "pose")
 
 
@@ -135,7 +142,7 @@ def _demo_start(model, q0, names):
     starts = [q0]
     for _ in range(4):
         try:
-            starts.append(assemble(model, q0 + 0.3 * rng.standard_normal(model.nv)))
+            starts.append(assemble(model, q0 + 0.3 * rng.standard_normal(model.nv), branch_tol=None))  # probes
         except (UrdfDynError, ValueError, np.linalg.LinAlgError):
             continue
     zero = np.zeros(model.nv)

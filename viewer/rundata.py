@@ -17,8 +17,6 @@ plays the motion only.
 """
 from __future__ import annotations
 
-import csv
-import json
 import re
 import threading
 from dataclasses import dataclass, field
@@ -28,7 +26,7 @@ import numpy as np
 
 from .backend import ViewerError
 
-__all__ = ["RunData", "read_run", "read_csv_columns", "soil_columns", "external_loads", "UNIT_SCALE"]
+__all__ = ["RunData", "read_run", "read_view", "read_csv_columns", "soil_columns", "external_loads", "UNIT_SCALE"]
 
 UNIT_SCALE = {"N": 1.0, "kN": 1e3, "MN": 1e6, "N·m": 1.0, "N m": 1.0, "kN·m": 1e3, "kN m": 1e3, "Nm": 1.0,
               "kNm": 1e3}
@@ -44,6 +42,8 @@ class RunData:
     soil_force: (N, 3) [N] the soil's force on the edge in world axes, or None.  soil_depth: (N,) [m] or None.
     payload_mass: (N,) [kg] the cut soil in the bucket, or None.
     view: the dict of view.json ({} without it).
+    f_ext: {link: (N, 6)} [n; f] (N m, N) the external wrenches the run applied (f_ext.npz), or None (a run
+    folder written before the job wrote them).
     pin_wrenches: the pin wrenches {loop: (N, 6)} under the run's loads, kept by the first ForceSource that
     computes them (None before), so that the viewers drawing one run compute them once."""
     folder: Path
@@ -55,6 +55,7 @@ class RunData:
     soil_depth: np.ndarray = None
     payload_mass: np.ndarray = None
     view: dict = field(default_factory=dict)
+    f_ext: dict = None
     pin_wrenches: dict = field(default=None, repr=False)   # {loop: (N, 6)} once computed (forces.ForceSource)
     pin_lock: object = field(default_factory=threading.Lock, repr=False, compare=False)
 
@@ -66,23 +67,14 @@ class RunData:
 
 
 def read_csv_columns(path):
-    """(header [str], data (rows, cols) float) of a numeric CSV with one header row. Raises ViewerError."""
-    path = Path(path)
+    """(header [str], data (rows, cols) float) of a numeric CSV with one header row, every value finite
+    (``urdf_dyn.io.bounded``: size, rows and field length bounded). Raises ViewerError naming the file, line
+    and column."""
+    from urdf_dyn.io.bounded import InputError, read_numeric_csv
     try:
-        with open(path, newline="", encoding="utf-8") as fh:
-            rows = list(csv.reader(fh))
-    except OSError as e:
-        raise ViewerError(f"{path}: cannot read ({e})") from None
-    if len(rows) < 2:
-        raise ViewerError(f"{path}: no data rows")
-    header = [h.strip() for h in rows[0]]
-    try:
-        data = np.array([[float(x) for x in r] for r in rows[1:] if r], float)
-    except ValueError as e:
-        raise ViewerError(f"{path}: not a numeric table ({e})") from None
-    if data.ndim != 2 or data.shape[1] != len(header):
-        raise ViewerError(f"{path}: rows do not have the {len(header)} columns of the header")
-    return header, data
+        return read_numeric_csv(path, min_rows=1)
+    except InputError as e:
+        raise ViewerError(str(e)) from None
 
 
 def _on_motion(path, t_csv, values, t):
@@ -156,7 +148,7 @@ def _soil(path, t):
     return f, depth, mass
 
 
-_FILES = ("motion.npz", "actuator_forces.csv", "pin_loads.csv", "soil.csv", "view.json")
+_FILES = ("motion.npz", "actuator_forces.csv", "pin_loads.csv", "soil.csv", "view.json", "f_ext.npz")
 _last = {}                 # {(folder, id(model)): (files' stamps, model, RunData)}: the last folder read
 _lock = threading.Lock()
 
@@ -219,14 +211,11 @@ def _read_run(folder, model):
         run.pin_force = _pins(folder / "pin_loads.csv", t)
     if (folder / "soil.csv").is_file():
         run.soil_force, run.soil_depth, run.payload_mass = _soil(folder / "soil.csv", t)
+    if (folder / "f_ext.npz").is_file():
+        run.f_ext = _f_ext(folder / "f_ext.npz", t, model)
     vpath = folder / "view.json"
     if vpath.is_file():
-        try:
-            run.view = json.loads(vpath.read_text())
-        except (OSError, ValueError) as e:
-            raise ViewerError(f"{vpath}: cannot read ({e})") from None
-        if not isinstance(run.view, dict):
-            raise ViewerError(f"{vpath}: expected a JSON object")
+        run.view = read_view(vpath)
         for key in ("edge", "payload"):
             link = (run.view.get(key) or {}).get("link")
             if link is not None and link not in model.links:
@@ -234,21 +223,68 @@ def _read_run(folder, model):
     return run
 
 
+#: view.json's keys and what each holds (a run folder is input: a hand-edited or planted file is checked)
+_VIEW_KEYS = {"robot": str, "package_dirs": (list, str, dict), "bench_height": float, "loop_tol": float,
+              "edge": dict, "payload": dict}
+_FRAME_KEYS = {"link": str, "xyz": list, "rpy": list, "com": list}
+
+
+def read_view(path) -> dict:
+    """A run folder's view.json (``urdf_dyn.io.bounded.read_json``: ≤ 1 MiB, ≤ 16 deep), each known key of
+    the type it holds and each position three finite numbers. Raises ViewerError naming the file and key."""
+    from urdf_dyn.io.bounded import InputError, expect, read_json
+    try:
+        view = expect(read_json(path, max_bytes=1 << 20, max_depth=16, what="view.json"), dict, f"{path}")
+        for key, kinds in _VIEW_KEYS.items():
+            if view.get(key) is not None:
+                expect(view[key], kinds, f"{path}: {key}")
+        for key in ("edge", "payload"):
+            for k, v in (view.get(key) or {}).items():
+                if k in _FRAME_KEYS:
+                    expect(v, _FRAME_KEYS[k], f"{path}: {key}.{k}")
+                if _FRAME_KEYS.get(k) is list:
+                    if len(v) != 3:
+                        raise InputError(f"{path}: {key}.{k}: expected 3 numbers, got {len(v)}")
+                    for i, x in enumerate(v):
+                        expect(x, float, f"{path}: {key}.{k}[{i}]")
+    except InputError as e:
+        raise ViewerError(str(e)) from None
+    return view
+
+
+def _f_ext(path, t, model):
+    """{link: (N, 6)} of f_ext.npz (t, links, wrench), checked against the motion's samples and the model."""
+    try:
+        with np.load(path) as z:
+            tt, links, W = z["t"], [str(x) for x in z["links"]], z["wrench"]
+    except (OSError, ValueError, KeyError) as e:
+        raise ViewerError(f"{path}: cannot read ({e})") from None
+    if len(tt) != len(t) or not np.allclose(tt, t) or W.shape != (len(links), len(t), 6):
+        raise ViewerError(f"{path}: its samples are not those of motion.npz ({len(tt)} against {len(t)})")
+    for k in links:
+        if k not in model.links:
+            raise ViewerError(f"{path}: link {k!r} is not a link of {model.name!r}")
+    return {k: W[i] for i, k in enumerate(links)}
+
+
 def external_loads(model, run):
     """The external wrenches of the run {link: (N, 6)} [n; f] in the link frame about its origin (the
-    convention of ``urdf_dyn.actuator_forces``' ``f_ext``): the soil force at the cutting edge and the
-    weight and inertia of the cut soil at its centroid (urdf_dyn.machines.loads.point_wrench,
-    payload_wrench — what the sizing job applies). {} when the run has no soil force or no view.json."""
-    from urdf_dyn.machines.loads import Frame, frame_poses, payload_wrench, point_wrench
+    convention of ``urdf_dyn.actuator_forces``' ``f_ext``): those the sizing job applied (f_ext.npz). For a run
+    folder written before the job wrote them, the soil force at the cutting edge and the weight and inertia of
+    the cut soil at its centroid, by the job's own function (``urdf_dyn.machines.loads.soil_wrench``) from
+    soil.csv and view.json. {} when the run has neither."""
+    if run.f_ext is not None:
+        return run.f_ext
+    from urdf_dyn.machines.loads import Frame, soil_wrench
     edge = run.view.get("edge")
     if run.soil_force is None or not edge:
         return {}
     mo = run.motion
     fr = Frame(edge["link"], tuple(edge.get("xyz", (0, 0, 0))), tuple(edge.get("rpy", (0, 0, 0))))
-    pos = frame_poses(model, mo.q, fr)[:, :3, 3]
-    out = {fr.link: point_wrench(model, mo.q, fr.link, run.soil_force, pos, frame="world")}
     pl = run.view.get("payload")
+    out = soil_wrench(model, mo.q, mo.qd, mo.qdd, fr, run.soil_force)
     if pl and run.payload_mass is not None and mo.qd is not None and mo.qdd is not None:
-        w = payload_wrench(model, mo.q, mo.qd, mo.qdd, pl["link"], pl["com"], run.payload_mass)
-        out[pl["link"]] = out[pl["link"]] + w if pl["link"] in out else w
+        from urdf_dyn.machines.loads import add_wrenches, payload_wrench
+        out = add_wrenches(out, {pl["link"]: payload_wrench(model, mo.q, mo.qd, mo.qdd, pl["link"], pl["com"],
+                                                            run.payload_mass)})
     return out

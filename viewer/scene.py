@@ -26,6 +26,8 @@ from urdf_dyn import body_poses
 from urdf_dyn import LoopState
 from urdf_dyn import PackageResolver
 
+from .backend import ViewerError
+
 __all__ = ["ViewerWarning", "Visual", "load_visuals", "inertia_box", "RobotScene", "resolver_of", "PLACEHOLDER_RGBA"]
 
 DEFAULT_RGBA = (0.70, 0.70, 0.72, 1.0)
@@ -145,6 +147,10 @@ class _MeshCache:
             loaded = trimesh.load(path, force="mesh", process=False)
             if not isinstance(loaded, trimesh.Trimesh) or loaded.is_empty:
                 raise ValueError("no triangles in the file")
+            bad = np.flatnonzero(~np.isfinite(np.asarray(loaded.vertices)).all(axis=1))
+            if len(bad):        # a NaN vertex: the mesh file's fault, named here (not the robot file's)
+                raise ViewerError(f"{path}: vertex {int(bad[0]) + 1} is {tuple(loaded.vertices[bad[0]].tolist())}, "
+                                  f"not finite ({len(bad)} such vertices): the mesh file cannot be drawn")
             _shrink_textures(loaded)
             self.meshes[path] = loaded
         return self.meshes[path].copy()
@@ -165,6 +171,8 @@ def _geometry(geom, resolver, base_dir, cache):
             if not np.allclose(scale, 1.0):
                 mesh.apply_transform(np.diag([*scale, 1.0]))
         except Exception as e:  # missing file, unknown package, unreadable format
+            if isinstance(e, ViewerError):           # a broken mesh file (a NaN vertex): an error naming it
+                raise
             return None, kind, f"mesh {uri!r} could not be loaded ({e})"
     elif mesh is None:
         return None, kind, f"unsupported geometry <{kind}>"
@@ -319,7 +327,7 @@ class RobotScene:
     def set_q(self, q, graph=True):
         """Pose the scene at joint positions q (nv,): ``body_T`` and ``visual_T``, and the trimesh scene graph's
         node transforms unless ``graph=False`` (the viewer draws from ``visual_T``; an export skips them)."""
-        q = np.asarray(q, float).reshape(self.model.nv)
+        q = np.asarray(q, float).reshape(self.model.nq)     # position coordinates (a floating base: nv + 1)
         self.q = q
         self.body_T = body_poses(self.model, q[None])[0]
         W = self.visual_T = self.body_T[self._body] @ self._M
@@ -330,13 +338,16 @@ class RobotScene:
         return self
 
     def points(self, Q):
-        """World positions (N * n_visuals * 8, 3) of the visuals' bounding-box corners over the poses Q."""
+        """World positions (N * n_visuals * 8 (+ N * 2 per loop), 3) of the visuals' bounding-box corners over
+        the poses Q, and of the loop frames' origins (an open loop's gap is in view too)."""
+        T = body_poses(self.model, np.atleast_2d(np.asarray(Q, float)))
+        ends = [T[:, b] @ np.asarray(M)[:, 3] for lp in self.model.loops for b, M in ((lp.p, lp.T_P), (lp.s, lp.T_S))]
+        ends = np.concatenate(ends)[:, :3] if ends else np.zeros((0, 3))
         if not len(self.visuals):
-            T = body_poses(self.model, np.atleast_2d(np.asarray(Q, float)))
-            return T[:, :, :3, 3].reshape(-1, 3)
-        W = self.visual_poses(Q)  # (N, V, 4, 4)
+            return np.concatenate([T[:, :, :3, 3].reshape(-1, 3), ends])
+        W = T[:, self._body] @ self._M  # (N, V, 4, 4)
         P = np.einsum("nvij,vkj->nvki", W[..., :3, :3], self._corners) + W[:, :, None, :3, 3]
-        return P.reshape(-1, 3)
+        return np.concatenate([P.reshape(-1, 3), ends])
 
     # -- loops -------------------------------------------------------------------------------------------
     def loop_frames(self):
@@ -354,4 +365,24 @@ class RobotScene:
         for lp in self.model.loops:
             out[lp.name] = float(np.linalg.norm(d[k:k + lp.nc]))
             k += lp.nc
+        return out
+
+    def gap_labels(self, tol):
+        """{loop name: label} of the loops open by more than ``tol`` [m, rad] at the current pose: the gap
+        between Fp and Fs (position [m], angle [rad], ``urdf_dyn.constraints.closure.loop_gaps``) and the
+        nearest fix of the loop's origins when one closes it here (``closure.nearest_fix``), e.g.
+        "tie_rod_pin: gap 2.24 m, 0 rad; closes if predecessor xyz z = -1.12 instead of +1.12". Cached per pose."""
+        if not self.model.loops:
+            return {}
+        key = (self.q.tobytes(), float(tol))
+        if getattr(self, "_gap_key", None) == key:
+            return self._gap_text
+        from urdf_dyn.constraints.closure import loop_gaps, nearest_fix
+        out = {}
+        for lp, g in zip(self.model.loops, loop_gaps(self.model, self.q)):
+            if g.size > tol:
+                fix = nearest_fix(self.model, lp, self.q)
+                out[lp.name] = (f"{lp.name}: gap {g.position:.3g} m, {g.angle:.3g} rad"
+                                + (f"; closes if {fix[0]}" if fix else ""))
+        self._gap_key, self._gap_text = key, out
         return out

@@ -24,10 +24,12 @@ import time as _time
 
 import numpy as np
 
+from urdf_dyn.io.escape import md_text
+
 from .backend import ViewerError
 from .webscene import set_vector
 
-__all__ = ["WebApp", "SPEEDS"]
+__all__ = ["WebApp", "SPEEDS", "served_url"]
 
 FPS = 30.0   # scene updates per second at most (the drawing thread)
 SPEEDS = ("1/8", "1/4", "1/2", "1", "2", "4", "8")
@@ -72,7 +74,7 @@ class WebApp:
             self.server = viser.ViserServer(host=host, port=int(port), verbose=False)
         self.port = self.server.get_port()
         self.requested_port = int(port)
-        self.url = f"http://{'localhost' if host in ('127.0.0.1', '0.0.0.0', '::') else host}:{self.port}"
+        self.url, self.exposed = served_url(host, self.port)
         loop_tol = float((run.view.get("loop_tol") if run is not None else None) or loop_tol)
         pts = self.robot.points(motion.q[:: max(1, len(motion) // 40)])
         self.scene = WebScene(self.server, self.robot, self.forces, loop_tol=loop_tol,
@@ -112,7 +114,7 @@ class WebApp:
     def _gui(self):
         gui, mo = self.server.gui, self.motion
         gui.configure_theme(control_width="medium", show_share_button=False)
-        gui.set_panel_label(f"urdf-dyn · {self.model.name}")
+        gui.set_panel_label(f"urdf-dyn · {md_text(self.model.name)}")
         dt = float(np.median(np.diff(mo.t))) if len(mo) > 1 else 1.0
         with gui.add_folder("Timeline"):
             t0, t1 = float(mo.t[0]), float(max(mo.t[-1], mo.t[0] + dt))
@@ -160,7 +162,7 @@ class WebApp:
         if not leg:
             return "Arrows: none to draw."
         names = {"actuator": "actuator", "pin": "pin loads", "soil": "soil on the edge", "payload": "payload weight"}
-        return "Arrow scale: " + "; ".join(f"{names[k]}: {v}" for k, v in leg.items())
+        return "Arrow scale: " + "; ".join(f"{names[k]}: {md_text(v)}" for k, v in leg.items())
 
     def _plot(self):
         from .plot import ForcePlot, force_series
@@ -238,17 +240,19 @@ class WebApp:
                  "| joint | q |", "|---|---:|"]
         q = self.robot.q
         for j, v, u in zip(m.q_names, q, m.q_units):   # q (nq,): one row per position coordinate
-            lines.append(f"| {j} | {v:+.4f} {u} |")
+            lines.append(f"| {md_text(j)} | {v:+.4f} {u} |")
         if m.loops:
             lines += ["", f"| loop | ‖δ‖ (tol {sc.loop_tol:g}) |", "|---|---:|"]
             for lp in m.loops:
                 r = sc.residuals.get(lp.name, float("nan"))
-                lines.append(f"| {lp.name} | {r:.2e} {'closed' if r <= sc.loop_tol else '**OPEN**'} |")
+                lines.append(f"| {md_text(lp.name)} | {r:.2e} {'closed' if r <= sc.loop_tol else '**OPEN**'} |")
+            gaps = self.robot.gap_labels(sc.loop_tol)       # each open loop's gap and the nearest fix, as drawn
+            lines += [f"- {md_text(gaps[lp.name])}" for lp in m.loops if lp.name in gaps]
         if sc.shown:
             lines += ["", "| force | value |", "|---|---:|"]
             for (kind, label), (v, unit, _) in sc.shown.items():
                 u = unit.replace(" ", "·")
-                lines.append(f"| {kind}: {label} | {v / 1e3:+.1f} k{u} |" if abs(v) >= 1e3 else f"| {kind}: {label} | {v:+.3g} {u} |")
+                lines.append(f"| {kind}: {md_text(label)} | {v / 1e3:+.1f} k{u} |" if abs(v) >= 1e3 else f"| {kind}: {md_text(label)} | {v:+.3g} {u} |")
         return "\n".join(lines)
 
     def set_layer(self, key, on):
@@ -306,3 +310,33 @@ def _speed_label(s):
 def _speed_value(label):
     a, _, b = str(label).partition("/")
     return float(a) / float(b) if b else float(a)
+
+
+def served_url(host: str, port: int):
+    """(the URL a browser opens, True when the server is reachable from other machines): loopback hosts
+    ("127.0.0.1", "::1", "localhost") give ``http://localhost:PORT``; a wildcard ("0.0.0.0", "::") gives the
+    machine's own address on the network (the one a colleague types), any other host itself."""
+    import ipaddress
+    import socket
+    h = str(host).strip("[]")
+    if h == "localhost":
+        return f"http://localhost:{port}", False
+    try:
+        ip = ipaddress.ip_address(h)
+    except ValueError:
+        try:
+            ip = ipaddress.ip_address(socket.gethostbyname(h))
+        except (OSError, ValueError):
+            return f"http://{h}:{port}", True
+    if ip.is_loopback:
+        return f"http://localhost:{port}", False
+    if ip.is_unspecified:
+        addr = None
+        try:
+            with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+                s.connect(("192.0.2.1", 9))        # TEST-NET-1 (RFC 5737): nothing is sent, the route names our address
+                addr = s.getsockname()[0]
+        except OSError:
+            pass
+        h = addr or socket.gethostname()
+    return (f"http://[{h}]:{port}" if ":" in h else f"http://{h}:{port}"), True

@@ -155,6 +155,7 @@ class WebScene:
             self.payload = sc.add_icosphere("/payload", radius=0.02 * self.extent, color=PAYLOAD_RGB, visible=False)
         self.shown = {}
         self.residuals = {}
+        self.gap_label = {}   # loop name -> viser label of its gap (``_show_gap_labels``)
         self.values = ({}, {})
 
     def arrow_length(self, arrow):
@@ -199,6 +200,24 @@ class WebScene:
         self.loops.points = pts
         self.loops.colors = np.repeat(rgb[:, None, :], 2, axis=1).astype(np.uint8)
         self.loops.visible = on
+        self._show_gap_labels(frames, on)
+
+    def _show_gap_labels(self, frames, on):
+        """A label at the middle of each open loop's gap: its size and the nearest fix of its origins
+        (``RobotScene.gap_labels``); hidden while the loop is closed or the layer is off."""
+        gaps = self.robot.gap_labels(self.loop_tol) if on else {}
+        labels = self.gap_label
+        for k, (lp, Fp, Fs) in enumerate(frames):
+            h = labels.get(lp.name)
+            if lp.name in gaps:
+                mid = tuple(float(x) for x in 0.5 * (Fp[:3, 3] + Fs[:3, 3]))
+                if h is None:
+                    labels[lp.name] = self.server.scene.add_label(f"/loops/gap_{k}", gaps[lp.name], position=mid,
+                                                                  anchor="top-right")
+                else:
+                    h.text, h.position, h.visible = gaps[lp.name], mid, True
+            elif h is not None:
+                h.visible = False
 
     def _arrow(self, a):
         key = (a.kind, a.label)

@@ -55,7 +55,7 @@ print(sum(s.cache_hits.values()), sum(s.cache_misses.values()))
 
 
 def test_cache_is_shared_by_two_checkouts_of_the_same_sources(tmp_path):
-    """A second clone (another absolute path, other mtimes) loads the kernels the first one compiled (issue 27:
+    """A second clone (another absolute path, other mtimes) loads the kernels the first one compiled (
     numba's cache portable across checkouts, ``urdf_dyn.numba_cache``)."""
     import shutil
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}

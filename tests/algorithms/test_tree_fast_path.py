@@ -1,4 +1,4 @@
-"""The single-state fast path of the tree functions and the packed model's joint-axis frames (issue 14).
+"""The single-state fast path of the tree functions and the packed model's joint-axis frames.
 
 Oracles: Pinocchio (``pin.rnea``, ``pin.crba``, ``pin.aba``) on the same state for arrays that take the fast
 path and arrays that do not (strided views, other dtypes, lists, read-only arrays); the rotation matrices of

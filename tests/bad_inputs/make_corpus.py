@@ -70,7 +70,7 @@ LAUNCH = {
     "size_design_engine_power_zero": SIZE + "design: {pumps: {engine_power: 0}}\n",
     "size_design_efficiency_over_one": SIZE + "design: {pumps: {engine_power: 1.0e+5, volumetric_efficiency: 1.2}}\n",
     "size_design_friction_negative": SIZE + "design: {friction: -0.1}\n",
-    "size_design_buckling_threshold_one": SIZE + "design: {buckling: {threshold: 1.0}}\n",
+    "size_design_buckling_threshold_below_one": SIZE + "design: {buckling: {threshold: 0.9}}\n",
     "size_design_sn_exponent_zero": SIZE + "design: {fatigue: {m: 0}}\n",
     "size_dt_negative": SIZE + "  dt: -0.01\n",
     "size_dt_tiny": SIZE + "  dt: 1.0e-10\n",

@@ -1,4 +1,4 @@
-"""Writes the cases of issue 29 into the bad-input corpus: the surfaces of issues 12–18 (sweep files, the
+"""Writes the third round of cases into the bad-input corpus: the surfaces added before it (sweep files, the
 sizing job's payload/motion/hydraulics keys, floating-base states, MCAP bags, MJCF input and export, SDF and
 xacro namespaces, large trajectory files) and the command-line options that name a scheduler or a solref.
 Run from anywhere: ``python tests/bad_inputs/make_corpus_v3.py`` (the NPZ of 10⁶ × 300 zeros takes ~2 min

@@ -168,7 +168,7 @@ def test_inconsistent_state_is_rejected():
 def test_sizing_launch_writes_the_report(tmp_path):
     """The main job, shortened: cylinder forces, pressures and pin loads are written and consistent."""
     import yaml
-    from urdf_dyn.launch import run_launch as run_sizing
+    from urdf_dyn.launch import run_scenario as run_sizing
     src = ROOT / "scenarios" / "excavator_dig.scenario.yaml"
     data = yaml.safe_load(src.read_text())
     data["robot"]["file"] = str(EXC)
@@ -226,7 +226,7 @@ def test_recorded_csv_motion_sizes_like_the_same_spline(tmp_path):
     assert np.allclose(u1, u2, rtol=1e-3, atol=1e-3)
     bad = tmp_path / "bad.csv"
     bad.write_text("t,crank\n0,0\n0.1,zero\n")
-    with pytest.raises(ud.LaunchError, match="bad.csv:3"):
+    with pytest.raises(ud.ScenarioError, match="bad.csv:3"):
         csv_motion(bad)
 
 

@@ -73,7 +73,7 @@ def test_every_method_matches_pinocchio_constraint_dynamics(name):
     so that an error in urdf_dyn's K, k or λ cannot pass because the five methods share it. Pinocchio's
     proximal solver stops at an absolute residual, hence the looser bound on the excavator's 10⁵ N pin forces.
     (The MuJoCo-derived shared excavator is left out: there q̈ agrees to 8e-7 but the split of its pin forces
-    does not — open question, see issue 15's report; its tree is checked against MuJoCo below.)"""
+    does not — an open question; its tree is checked against MuJoCo below.)"""
     pytest.importorskip("pinocchio")
     from reference import PinLoops
     model = ud.load(ROBOTS[name])
@@ -104,6 +104,16 @@ def test_mobility_of_the_robots(name, expect):
     assert (mb.n, mb.nc, mb.rank, mb.dof) == expect, name
 
 
+def mujoco_mass_matrix(mujoco, mm, md):
+    """MuJoCo's joint-space inertia (nv, nv) at md's last mj_forward or mj_inverse (mj_fullM)."""
+    M = np.zeros((mm.nv, mm.nv))
+    try:
+        mujoco.mj_fullM(mm, md, M)       # MuJoCo >= 4
+    except TypeError:
+        mujoco.mj_fullM(mm, M, md.qM)    # MuJoCo 3
+    return M
+
+
 @needs_shared
 def test_shared_excavator_matches_mujoco():
     """H and gravity torques of the spanning tree equal MuJoCo's on the equivalent MJCF (mj_fullM,
@@ -121,11 +131,7 @@ def test_shared_excavator_matches_mujoco():
         md.qpos[:] = mm.qpos0 + q[perm]
         md.qvel[:] = 0
         mujoco.mj_forward(mm, md)
-        M = np.zeros((mm.nv, mm.nv))
-        try:
-            mujoco.mj_fullM(mm, md, M)       # MuJoCo >= 4
-        except TypeError:
-            mujoco.mj_fullM(mm, M, md.qM)    # MuJoCo 3
+        M = mujoco_mass_matrix(mujoco, mm, md)
         H = ud.mass_matrix(model, q)[np.ix_(perm, perm)]
         g = ud.gravity_torques(model, q)[perm]
         assert np.linalg.norm(H - M) <= 1e-6 * np.linalg.norm(M)

@@ -7,7 +7,7 @@ Oracles:
   ignores ``<coupling>``): with the constant G of the hand-written relations (q = G y), the coupled
   dynamics are  q̈ = G (GᵀHG)⁻¹ Gᵀ(τ − C)  and the generalised force on y is  Gᵀ RNEA(q, q̇, G ÿ);
 - energy conservation in a passive simulation (gravity only, no damping).
-The fixed-base URDF+ files are used; Mini Cheetah and Cassie with floating bases wait for issue 16 item 1.
+The fixed-base URDF+ files are used; Mini Cheetah and Cassie with floating bases are not used here.
 """
 from __future__ import annotations
 

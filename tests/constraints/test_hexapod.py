@@ -134,13 +134,13 @@ def test_hexapod_launch_sizes_six_legs(tmp_path):
     """scenarios/hexapod_motion.scenario.yaml (job: size): the plate moves in all six freedoms and the six legs
     are sized; written without the animation to keep the test fast."""
     import yaml
-    from urdf_dyn.launch import run_launch
+    from urdf_dyn.launch import run_scenario
     data = yaml.safe_load((ROOT / "scenarios" / "hexapod_motion.scenario.yaml").read_text())
     data["robot"]["file"] = str(SDF)
     data["outputs"] = {"directory": str(tmp_path)}
     f = tmp_path / "hexapod.scenario.yaml"
     f.write_text(yaml.safe_dump(data))
-    res, written = run_launch(f, out_dir=tmp_path, progress=False, echo=lambda *a: None)
+    res, written = run_scenario(f, out_dir=tmp_path, progress=False, echo=lambda *a: None)
     assert res.case == "properly actuated" and list(res.names) == LEGS
     model = ud.load(SDF)
     Q = np.load(written["motion_npz"])["q"]

@@ -1,5 +1,5 @@
 """One state through the public closed-loop calls takes the compiled single-state path on a ``Data``
-workspace (issue 27): ``actuator_forces`` (an ``ActuationPlan`` kept in the Data) and
+workspace: ``actuator_forces`` (an ``ActuationPlan`` kept in the Data) and
 ``constrained_forward_dynamics`` (``constraints._sample.forward_one``, RBDA §8.5 method 3). Held to the
 readable reference on every robot with loops, and to independent oracles: the loop forces by virtual work
 (Kᵀλ = H q̈ + C − τ), q̈ by the loop constraints (K q̈ = k)."""

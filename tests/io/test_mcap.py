@@ -99,14 +99,14 @@ def test_cli_view_plays_an_mcap(tmp_path, four_bar_run):
 def test_launch_outputs_accept_mcap(tmp_path):
     """A simulate launch file with `outputs: {trajectory: [run.mcap]}` writes the bag."""
     import yaml
-    from urdf_dyn.launch import run_launch
+    from urdf_dyn.launch import run_scenario
     data = yaml.safe_load((ROOT / "scenarios" / "four_bar.scenario.yaml").read_text())
     data["robot"]["file"] = str(ROOT / "robots" / "four_bar.urdf")
     data["duration"] = 0.1
     data["outputs"] = {"directory": str(tmp_path), "trajectory": ["run.mcap", "run.npz"]}
     f = tmp_path / "fb.scenario.yaml"
     f.write_text(yaml.safe_dump(data))
-    traj, written = run_launch(f, out_dir=tmp_path, progress=False, echo=lambda *a: None)
+    traj, written = run_scenario(f, out_dir=tmp_path, progress=False, echo=lambda *a: None)
     types, msgs = _read_with_rosbags(tmp_path / "run.mcap")
     assert set(types) == {"/joint_states", "/loop_residuals"} and len(msgs["/joint_states"]) == len(traj.t)
     np.testing.assert_array_equal(msgs["/joint_states"][-1][1].position, traj.q[-1])

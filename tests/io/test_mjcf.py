@@ -21,7 +21,7 @@ def oracle_q(model, q_guess=None):
     """The assembled q at which the MuJoCo comparisons run, clear of every joint limit. MuJoCo switches a
     joint limit on when q − lower < 0; the Stewart platform's home pose puts its six pistons exactly at their
     lower stroke (q = 0), where the sign of assembly's round-off (±1e-16, CPU-dependent through OpenBLAS)
-    decided whether a limit acted (issue 29). So every prismatic joint of a closed-loop robot whose guess
+    decided whether a limit acted. So every prismatic joint of a closed-loop robot whose guess
     lies within 5 % of its stroke of an end is held at mid-stroke, and the rest assembled around it."""
     q = model.q_initial() if q_guess is None else np.array(q_guess, float)
     hold = []
@@ -141,7 +141,7 @@ def test_export_file_and_mimic_weld(tmp_path):
 </robot>"""
     model = ud.load(urdf)
     mj = ud.export_mjcf(model, tmp_path / "mw.xml")
-    assert mj.neq == 1 and mj.nu == 2
+    assert mj.neq == 1 and mj.nu == 1      # one motor: the mimic follower jb is driven through ja, not by its own
     back = mujoco.MjModel.from_xml_path(str(tmp_path / "mw.xml"))
     d = mujoco.MjData(back)
     d.qpos[:] = [0.3, -2 * 0.3 + 0.1]

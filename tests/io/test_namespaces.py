@@ -1,4 +1,4 @@
-"""Undeclared namespace prefixes (issue 29, item 4): a description using ``drake:`` without declaring it (as a
+"""Undeclared namespace prefixes: a description using ``drake:`` without declaring it (as a
 published UR5e description does; Pinocchio and urdfdom load it) loads from URDF, SDF and xacro (its includes
 too) with one located warning, and the same dynamics as the file without the prefixed element. Oracle: the
 file with the ``drake:`` element removed."""

@@ -1,4 +1,4 @@
-"""One compiled variant per kernel in the main job (issue 27): numba compiles a kernel once per combination of
+"""One compiled variant per kernel in the main job: numba compiles a kernel once per combination of
 argument types (layout, writability, literal values), and each variant costs seconds on a first run. The main
 job runs in a fresh process; then every numba dispatcher of urdf_dyn must hold at most one signature. The
 job runs with an empty cache (``NUMBA_CACHE_DIR``, a new folder), as on a user's first run: with a warm one

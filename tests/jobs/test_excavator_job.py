@@ -12,7 +12,7 @@ import yaml
 import urdf_dyn as ud
 from _robots import ROOT
 from urdf_dyn.cli.main import main
-from urdf_dyn.launch import run_launch
+from urdf_dyn.launch import run_scenario
 
 SRC = ROOT / "scenarios" / "excavator_dig.scenario.yaml"
 
@@ -36,18 +36,53 @@ def run(tmp_path, data, name="dig"):
     f = tmp_path / f"{name}.yaml"
     f.write_text(yaml.safe_dump(data))
     lines = []
-    res, written = run_launch(f, out_dir=tmp_path / name, progress=False, echo=lines.append)
+    res, written = run_scenario(f, out_dir=tmp_path / name, progress=False, echo=lines.append)
     return res, written, lines
 
 
 @pytest.fixture(scope="module")
 def main_job(tmp_path_factory):
+    """The main job through its pipeline in this process: (folder, SizingRun, Manifest)."""
+    from urdf_dyn.jobs.geometry_cache import GeometryCache
+    from urdf_dyn.jobs.sizing_job import SizeDocument
+    from urdf_dyn.jobs.sizing_plan import SizingPlan
+    from urdf_dyn.jobs.sizing_run import compute
+    from urdf_dyn.launch import read_scenario, validate
+    from urdf_dyn.reports.plotting import PlotWorker
+    from urdf_dyn.reports.sizing_render import render
     tmp = tmp_path_factory.mktemp("dig")
-    return (tmp,) + run(tmp, launch_data())
+    f = tmp / "dig.yaml"
+    f.write_text(yaml.safe_dump(launch_data()))
+    sc = read_scenario(f)
+    validate(sc, SizeDocument)
+    sizing = compute(SizingPlan.from_scenario(sc), GeometryCache(disk=False), progress=False)
+    (tmp / "dig").mkdir()
+    plots = PlotWorker(parallel=False)
+    manifest = render(sizing, tmp / "dig", plots)
+    plots.wait()
+    return tmp, sizing, manifest
+
+
+def test_the_run_record_holds_the_motion_loads_actuation_and_checks(main_job):
+    """The SizingRun of the main job: one motion, the soil's wrench in f_ext, the hydraulics, every check
+    asked for, the strokes, and nothing taken from a cache that was not asked for."""
+    _, sizing, manifest = main_job
+    N = len(sizing.t)
+    assert sizing.q.shape == sizing.qd.shape == sizing.qdd.shape == (N, sizing.plan.model.nq)
+    assert set(sizing.f_ext) == {"bucket"} and sizing.f_ext["bucket"].shape == (N, 6)
+    assert sizing.loads.cut.reached and sizing.loads.mass.max() > 500
+    assert sizing.actuation.u.shape == (N, 4) and sizing.power.peak_flow > 0
+    assert set(sizing.checks) == {"iso6015", "lift_chart", "working_range", "stability", "design", "stall"}
+    assert sizing.strokes == {"end_reached": []} and "none reached" in sizing.strokes_line   # the stroke margins
+    assert sizing.provenance == ()
+    assert sizing.plan.kind.name == "excavator" and list(sizing.windows) == ["dig", "curl", "swing", "dump", "return"]
+    # what render wrote: the f_ext the run applied, bit for bit
+    with np.load(manifest["f_ext_npz"]) as z:
+        assert list(z["links"]) == ["bucket"] and np.array_equal(z["wrench"][0], sizing.f_ext["bucket"])
 
 
 def test_report_json_and_units(main_job):
-    tmp, res, written, lines = main_job
+    tmp, sizing, written = main_job
     js = json.loads((tmp / "dig" / "sizing_report.json").read_text())
     assert 100e3 < js["iso6015"]["bucket_digging_force_N"] < 200e3
     assert 80e3 < js["iso6015"]["arm_digging_force_N"] < 150e3
@@ -68,11 +103,51 @@ def test_report_json_and_units(main_job):
         assert s in md
 
 
+def test_stall_convergence_sliding_buckling_cases_and_fe_export(main_job):
+    """The stall record of the main job: anchored design loads refined to convergence, the sliding case never
+    above the anchored one on the same grid (sliding only adds a limit), the buckling check's reachable
+    compression from the same envelopes and at most the relief force that bounds it, the case matrix's rows
+    bounded by the converged loads, and the FE export written through the manifest, every body in
+    equilibrium."""
+    from urdf_dyn.reports.manifest import OUTPUTS
+    _, sizing, manifest = main_job
+    stall, design, cyl = sizing.checks["stall"], sizing.checks["design"], sizing.plan.cylinders
+    conv, sliding = stall.convergence, stall.sliding
+    assert conv.friction is None and sliding.friction == pytest.approx(0.5)
+    assert all(conv.converged.values()) and stall.loads == conv.loads
+    for p, d in conv.loads.items():
+        assert d["design_load_N"] >= conv.grid_loads[p]["design_load_N"]
+        assert sliding.grid_loads[p]["design_load_N"] <= conv.grid_loads[p]["design_load_N"] * (1 + 1e-9)
+    reach = stall.env.push_forces({c: v.count for c, v in cyl.items()})
+    assert set(design.buckling) == {"boom_cyl", "stick_cyl", "bucket_cyl"}
+    for c, b in design.buckling.items():
+        assert b.reachable == reach[c] > 0
+        assert b.reachable <= b.load * (1 + 1e-6)          # the head-end line relief bounds every stall state
+        assert b.relief == sizing.plan.scenario.doc.design.buckling.relief[c]
+    rows = stall.cases
+    assert [r.anchoring for r in rows[:6]] == ["anchored"] * 3 + ["sliding, μ = 0.5"] * 3
+    top = next(r for r in rows if r.case.startswith("design loads"))
+    assert top.pins == {p: d["design_load_N"] for p, d in conv.loads.items()}
+    for r in rows[:3]:
+        assert all(r.pins[p] <= top.pins[p] * (1 + 1e-9) for p in top.pins)
+        assert r.ring["tilting_moment_Nm"] > 0
+    assert manifest["free_body_csv"].endswith(OUTPUTS["free_body_csv"].file)
+    assert manifest["free_body_bdf"].endswith(OUTPUTS["free_body_bdf"].file)
+    for fb in stall.free_bodies:
+        assert np.abs(fb.residual).max() <= 1e-9 * fb.largest_force
+    with open(manifest["free_body_csv"]) as fh:
+        res_rows = [r for r in csv.reader(fh) if r[2] == "residual"]
+    assert len(res_rows) == len(stall.free_bodies) and {r[0] for r in res_rows} == {f.case for f in stall.free_bodies}
+    text = open(manifest["free_body_bdf"]).read()
+    assert text.count("\nFORCE,") == sum(len(f.loads) for f in stall.free_bodies)
+    assert sizing.checks["iso6015"].arm_bucket == "max_moment"
+
+
 def test_soil_sets_the_bucket_cylinder_peak_during_the_dig(main_job, tmp_path):
-    tmp, res, written, lines = main_job
+    tmp, sizing, written = main_job
+    res = sizing.actuation
     bare, _, _ = run(tmp_path, launch_data(soil=None, iso6015=None, lift_chart=None, stability=None), "bare")
-    js = json.loads((tmp / "dig" / "sizing_report.json").read_text())
-    a, b = js["phases"]["dig"]
+    a, b = sizing.windows["dig"]
     dig = (res.t >= a) & (res.t <= b)
     k = res.names.index("bucket_cyl")
     with_soil, without = np.abs(res.u[dig, k]).max(), np.abs(bare.u[dig, k]).max()
@@ -81,15 +156,15 @@ def test_soil_sets_the_bucket_cylinder_peak_during_the_dig(main_job, tmp_path):
     i = np.argmax(np.abs(res.u[:, k]) * dig)
     csv_kN = np.array([float(x) for x in _column(written["actuator_forces_csv"], "u[bucket_cyl] [kN]")])
     assert csv_kN[i] * 1e3 == pytest.approx(res.u[i, k])
-    assert js["soil"]["max_depth_m"] > 0.2 and js["soil"]["peak_force_N"] > 20e3
+    assert sizing.loads.cut.depth.max() > 0.2 and sizing.loads.cut.magnitude.max() > 20e3
 
 
 def test_soil_force_opposes_the_edge_velocity_in_the_main_job(main_job):
     """soil.csv: wherever the edge is in the soil and moving, the force on it has a negative component
     along its velocity (it opposes the cut) and lies within 30° of the backward travel (the rake from the
     cutting plate keeps the wedge's resultant near −v); the payload never exceeds a heaped bucket of loose
-    soil (1.19 m³ × 1098 kg/m³)."""
-    tmp, res, written, lines = main_job
+    soil (1.19 m³ × 1417 kg/m³)."""
+    tmp, sizing, written = main_job
     with open(written["soil_csv"]) as fh:
         rows = list(csv.reader(fh))
     h = rows[0]
@@ -100,7 +175,7 @@ def test_soil_force_opposes_the_edge_velocity_in_the_main_job(main_job):
     assert m.sum() > 10
     cos = np.einsum("ij,ij->i", f[m], -v[m]) / np.linalg.norm(f[m], axis=1) / np.linalg.norm(v[m], axis=1)
     assert np.all(cos > np.cos(np.radians(30)))
-    assert a[:, h.index("payload [kg]")].max() <= 1.19 * 14e3 / 9.81 / 1.30 * (1 + 1e-9)
+    assert a[:, h.index("payload [kg]")].max() <= 1.19 * 115 * 16.0185 / 1.30 * (1 + 1e-9)
 
 
 def _column(path, name):
@@ -113,23 +188,22 @@ def _column(path, name):
 def test_payload_fills_and_leaves_continuously_and_follows_its_phase(tmp_path):
     """Soil mass from the cut volume: no step between samples; with the dig phase 1 s longer, the edge
     still cuts only inside the dig phase and the payload still leaves during the dump."""
-    from urdf_dyn.launch.document import read_launch, validate
-    from urdf_dyn.jobs.sizing_job import SizeDocument, _motion, _soil
-    from urdf_dyn.machines.loads import Frame
+    from urdf_dyn.jobs.sizing_job import SizeDocument
+    from urdf_dyn.jobs.sizing_plan import SizingPlan
+    from urdf_dyn.jobs.sizing_run import compute
+    from urdf_dyn.launch.document import read_scenario, validate
     for extra in (0.0, 1.0):
-        data = launch_data()
+        data = launch_data(iso6015=None, lift_chart=None, working_range=None, design=None, stability=None)
         data["motion"]["durations"][0] += extra
         f = tmp_path / f"d{extra}.yaml"
         f.write_text(yaml.safe_dump(data))
-        L = read_launch(f)
+        L = read_scenario(f)
         validate(L, SizeDocument)
-        model = ud.load(data["robot"]["file"])
-        mo, win = _motion(L, model)
-        Q, QD, QDD = ud.consistent_motion(model, mo, progress=False)
-        _, info = _soil(L, model, {"cutting_edge": Frame("bucket", tuple(data["frames"]["cutting_edge"]["xyz"]))}, mo.t, Q, QD, QDD, win)
-        m = info["mass"]
+        run = compute(SizingPlan.from_scenario(L), progress=False)
+        mo, win, m = run.plan.motion, run.windows, run.loads.mass
+        assert set(run.f_ext) == {"bucket"} and run.power is not None and run.checks == {}
         assert m.max() > 1000 and np.abs(np.diff(m)).max() < 0.1 * m.max()
-        cut_t = mo.t[info["cut"].in_soil]
+        cut_t = mo.t[run.loads.cut.in_soil]
         assert win["dig"][0] <= cut_t.min() and cut_t.max() <= win["curl"][1]
         a, b = win["dump"]
         assert m[mo.t < a].max() == pytest.approx(m.max()) and m[mo.t > b + 1e-9].max() == 0.0
@@ -163,8 +237,8 @@ def test_bad_input_names_the_key(tmp_path, change, message):
         data["soil"]["during"] = ["digging"]
     f = tmp_path / "bad.yaml"
     f.write_text(yaml.safe_dump(data))
-    with pytest.raises(ud.LaunchError) as e:
-        run_launch(f, out_dir=tmp_path / "o", progress=False, echo=lambda *a: None)
+    with pytest.raises(ud.ScenarioError) as e:
+        run_scenario(f, out_dir=tmp_path / "o", progress=False, echo=lambda *a: None)
     assert message in str(e.value) and "\n" not in str(e.value)
     assert main(["launch", str(f), "--out-dir", str(tmp_path / "o")]) == 2
 

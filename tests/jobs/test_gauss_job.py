@@ -7,8 +7,8 @@ import yaml
 pytest.importorskip("sympy")
 
 from _robots import ROOT  # noqa: E402
-from urdf_dyn.errors import LaunchError  # noqa: E402
-from urdf_dyn.launch import run_launch  # noqa: E402
+from urdf_dyn.errors import ScenarioError  # noqa: E402
+from urdf_dyn.launch import run_scenario  # noqa: E402
 
 LAUNCH = ROOT / "scenarios" / "crank_slider_gauss.scenario.yaml"
 
@@ -26,7 +26,7 @@ def _launch_copy(tmp_path, **gauss_changes):
 def test_launch_job_writes_the_papers_figures_and_agrees_with_the_tree(tmp_path):
     f = _launch_copy(tmp_path, compare_paper16=0.3)
     lines = []
-    tr, written = run_launch(f, out_dir=tmp_path / "out", progress=False, echo=lines.append)
+    tr, written = run_scenario(f, out_dir=tmp_path / "out", progress=False, echo=lines.append)
     text = "\n".join(map(str, lines))
     for k in range(2, 10):
         name = next(v for key, v in written.items() if key.startswith(f"fig{k}_"))
@@ -53,8 +53,8 @@ def test_launch_job_writes_the_papers_figures_and_agrees_with_the_tree(tmp_path)
     (dict(compare_tree="yes"), "gauss.compare_tree: expected true or false"),
 ])
 def test_launch_job_errors_name_the_key(tmp_path, changes, match):
-    with pytest.raises(LaunchError, match=match):
-        run_launch(_launch_copy(tmp_path, **changes), out_dir=tmp_path / "out", progress=False, echo=lambda *a: None)
+    with pytest.raises(ScenarioError, match=match):
+        run_scenario(_launch_copy(tmp_path, **changes), out_dir=tmp_path / "out", progress=False, echo=lambda *a: None)
 
 
 def test_launch_job_refuses_sections_it_would_ignore(tmp_path):
@@ -62,5 +62,5 @@ def test_launch_job_refuses_sections_it_would_ignore(tmp_path):
     data = yaml.safe_load(f.read_text())
     data["controller"] = {"type": "constant", "tau": {"crank": 0.5}}
     f.write_text(yaml.safe_dump(data, allow_unicode=True))
-    with pytest.raises(LaunchError, match="controller: unknown key for job: gauss"):
-        run_launch(f, out_dir=tmp_path / "out", progress=False, echo=lambda *a: None)
+    with pytest.raises(ScenarioError, match="controller: unknown key for job: gauss"):
+        run_scenario(f, out_dir=tmp_path / "out", progress=False, echo=lambda *a: None)

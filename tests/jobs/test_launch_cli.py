@@ -12,7 +12,7 @@ import urdf_dyn as ud
 from _robots import ROOT
 from urdf_dyn.cli.main import main
 from urdf_dyn.jobs.simulate_job import SimulateDocument, build_controller
-from urdf_dyn.launch import read_launch, run_launch, validate
+from urdf_dyn.launch import read_scenario, run_scenario, validate
 from urdf_dyn.simulation.simulate import Trajectory
 
 PUMA_LAUNCH = ROOT / "scenarios" / "puma560_pick.scenario.yaml"
@@ -20,7 +20,7 @@ PUMA_LAUNCH = ROOT / "scenarios" / "puma560_pick.scenario.yaml"
 
 def test_puma_launch_writes_outputs_and_torques_match_pinocchio(tmp_path):
     pin = pytest.importorskip("pinocchio")
-    traj, written = run_launch(PUMA_LAUNCH, out_dir=tmp_path, progress=False, echo=lambda *a: None)
+    traj, written = run_scenario(PUMA_LAUNCH, out_dir=tmp_path, progress=False, echo=lambda *a: None)
     for key in ("trajectory.npz", "trajectory.csv", "torques_csv", "plot", "report", "motion_plot"):
         assert key in written
     for f in ("joint_torques.png", "motion.png"):
@@ -32,7 +32,7 @@ def test_puma_launch_writes_outputs_and_torques_match_pinocchio(tmp_path):
     back = Trajectory.load(tmp_path / "trajectory.npz")
     assert np.array_equal(back.tau, traj.tau)
     # computed-torque tracking is exact to ~1e-6 rad, so the torques are the inverse dynamics of the reference
-    launch = read_launch(PUMA_LAUNCH)
+    launch = read_scenario(PUMA_LAUNCH)
     validate(launch, SimulateDocument)
     model = ud.load(ROOT / "robots" / "puma560.urdf")
     _, ref = build_controller(launch, model)
@@ -56,7 +56,7 @@ def _copy_launch(src, tmp_path, **changes):
 def test_closed_loop_launch_reports_mobility_residual_and_energy(tmp_path):
     f = _copy_launch(ROOT / "scenarios" / "four_bar.scenario.yaml", tmp_path, duration=1.0)
     lines = []
-    traj, written = run_launch(f, out_dir=tmp_path / "out", progress=False, echo=lines.append)
+    traj, written = run_scenario(f, out_dir=tmp_path / "out", progress=False, echo=lines.append)
     text = "\n".join(map(str, lines))
     assert "n = 3, n^c = 5, rank r = 2, dof n - r = 1" in text
     assert "coupler_rocker_pin" in text and "max |E(t) - E(0)|" in text

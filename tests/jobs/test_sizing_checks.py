@@ -10,8 +10,8 @@ import yaml
 import urdf_dyn as ud
 from _robots import ROOT
 from urdf_dyn.cli.main import main
-from urdf_dyn.errors import LaunchError
-from urdf_dyn.launch import run_launch
+from urdf_dyn.errors import ScenarioError
+from urdf_dyn.launch import run_scenario
 from test_excavator_job import launch_data
 
 SRC = ROOT / "scenarios" / "excavator_dig.scenario.yaml"
@@ -54,8 +54,8 @@ def test_bad_machine_check_input_names_the_key(tmp_path, change, message):
     change(data)
     f = tmp_path / "bad.yaml"
     f.write_text(yaml.safe_dump(data))
-    with pytest.raises(ud.LaunchError) as e:
-        run_launch(f, out_dir=tmp_path / "o", progress=False, echo=lambda *a: None)
+    with pytest.raises(ud.ScenarioError) as e:
+        run_scenario(f, out_dir=tmp_path / "o", progress=False, echo=lambda *a: None)
     assert message in str(e.value) and "\n" not in str(e.value)
     assert main(["run", str(f), "--out-dir", str(tmp_path / "o")]) == 2
 
@@ -69,7 +69,7 @@ def test_reference_figures_only_when_given(tmp_path):
     f = tmp_path / "noref.yaml"
     f.write_text(yaml.safe_dump(data))
     lines = []
-    run_launch(f, out_dir=tmp_path / "o", progress=False, echo=lines.append)
+    run_scenario(f, out_dir=tmp_path / "o", progress=False, echo=lines.append)
     md = (tmp_path / "o" / "sizing_report.md").read_text()
     assert "published" not in md and "140.5" not in md and "6.73" not in md
     js = json.loads((tmp_path / "o" / "sizing_report.json").read_text())
@@ -82,12 +82,13 @@ def test_reference_figures_only_when_given(tmp_path):
 
 def size_doc(path):
     from urdf_dyn.jobs.sizing_schema import SizeDocument
-    from urdf_dyn.launch.document import read_launch, validate
-    return validate(read_launch(path), SizeDocument, "size")
+    from urdf_dyn.launch.document import read_scenario, validate
+    return validate(read_scenario(path), SizeDocument, "size")
 
 
 @pytest.mark.parametrize("change,msg", [
-    (lambda d: d["hydraulics"].pop("heavy_lift_relief"), "design.stall_relief: heavy_lift needs hydraulics.heavy_lift_relief"),
+    (lambda d: (d["hydraulics"].pop("heavy_lift_relief"), d["design"].update(stall_relief="heavy_lift")),
+     "design.stall_relief: heavy_lift needs hydraulics.heavy_lift_relief"),
     (lambda d: d["hydraulics"].pop("line_reliefs"), "iso6015.holding_relief: line needs hydraulics.line_reliefs"),
     (lambda d: d["hydraulics"]["line_reliefs"]["boom_cyl"].pop("rod"), "hydraulics.line_reliefs.boom_cyl.rod"),
     (lambda d: d["hydraulics"]["line_reliefs"]["boom_cyl"].__setitem__("head", 4.1e9), "hydraulics.line_reliefs.boom_cyl.head: must be <= 100000000.0"),
@@ -99,7 +100,7 @@ def test_named_reliefs_are_resolved_or_named(tmp_path, change, msg):
     change(data)
     f = tmp_path / "r.yaml"
     f.write_text(yaml.safe_dump(data))
-    with pytest.raises(LaunchError, match=re.escape(msg)):
+    with pytest.raises(ScenarioError, match=re.escape(msg)):
         size_doc(f)
 
 
@@ -114,3 +115,24 @@ def test_named_reliefs_resolve_to_the_numbers(tmp_path):
     assert doc.design.buckling.relief == {c: v.head for c, v in h.line_reliefs.items()}
     assert doc.relief_names == {"iso6015.relief": "main", "iso6015.holding_relief": "line",
                                 "design.stall_relief": "heavy_lift", "design.buckling.relief": "line_head"}
+
+
+@pytest.mark.parametrize("change,msg", [
+    (lambda d: d["actuators"]["cylinders"]["boom_cyl"].__setitem__("clearance", 0.05),
+     "actuators.cylinders.boom_cyl.clearance: must be <= 0.01"),
+    (lambda d: d["actuators"]["cylinders"]["boom_cyl"].__setitem__("pin_diameter", 9.0),
+     "actuators.cylinders.boom_cyl.pin_diameter: must be <= 1.0"),
+    (lambda d: d["design"]["buckling"].__setitem__("pin_friction", 0.9), "design.buckling.pin_friction: must be <= 0.5"),
+    (lambda d: d["design"].__setitem__("stall_relief", 5e8), "design.stall_relief"),
+    (lambda d: d["iso6015"].__setitem__("arm_bucket", "largest"), "iso6015.arm_bucket"),
+    (lambda d: d["iso6015"].__setitem__("holding_relief", 5e9), "iso6015.holding_relief: must be <= 100000000.0"),
+])
+def test_stall_and_buckling_keys_are_bounded(tmp_path, change, msg):
+    """The keys of the stall, ISO arm and buckling models refuse a figure outside its physical range (the
+    schema's bounds, each with its reason in sizing_schema), naming the key."""
+    data = scenario()
+    change(data)
+    f = tmp_path / "r.yaml"
+    f.write_text(yaml.safe_dump(data))
+    with pytest.raises(ScenarioError, match=re.escape(msg)):
+        size_doc(f)

@@ -1,15 +1,16 @@
-"""A failed run never overwrites a good one (issue 29): ``launch.document.run_staged`` writes a job's
+"""A failed run never overwrites a good one: ``jobs.outputs.run_staged`` writes a job's
 outputs into a hidden staging folder and moves them into the output folder only when the job returns."""
 from pathlib import Path
 
 import pytest
 
-from urdf_dyn.errors import LaunchError, SimulationError
-from urdf_dyn.launch.document import Launch, run_staged
+from urdf_dyn.errors import ScenarioError, SimulationError
+from urdf_dyn.jobs.outputs import run_staged
+from urdf_dyn.launch.document import Scenario
 
 
 def _launch(tmp_path):
-    return Launch(tmp_path / "job.scenario.yaml", {})
+    return Scenario(tmp_path / "job.scenario.yaml", {})
 
 
 def _writer(files, fail=None):
@@ -31,9 +32,9 @@ def test_a_failed_run_leaves_the_good_one_intact(tmp_path):
     res, written = run_staged(_launch(tmp_path), out, said.append, _writer({"lift_chart.png": "good", "a.csv": "1"}))
     assert res == "result" and written == {"lift_chart.png": str(out / "lift_chart.png"), "a.csv": str(out / "a.csv")}
     assert said == [f"wrote: {out / 'lift_chart.png'}, {out / 'a.csv'}"]  # the staging folder is never shown
-    with pytest.raises(LaunchError):
+    with pytest.raises(ScenarioError):
         run_staged(_launch(tmp_path), out, said.append,
-                   _writer({"lift_chart.png": "redrawn by a failing run"}, fail=LaunchError("x: later.key: bad")))
+                   _writer({"lift_chart.png": "redrawn by a failing run"}, fail=ScenarioError("x: later.key: bad")))
     assert (out / "lift_chart.png").read_text() == "good" and (out / "a.csv").read_text() == "1"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # no staging folder left behind
 

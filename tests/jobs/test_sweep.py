@@ -1,4 +1,4 @@
-"""Load-case sweeps on Dask (issue 17): the sweep's numbers are those of each case run alone through the
+"""Load-case sweeps on Dask: the sweep's numbers are those of each case run alone through the
 ordinary launch path, on an embedded LocalCluster and on a real scheduler + worker started as separate
 processes; a failing case is recorded and the others finish; an interrupted sweep resumes with only the
 missing cases; bad parameter paths and values are one-line errors before anything runs."""
@@ -19,8 +19,8 @@ pytest.importorskip("pyarrow")
 
 from urdf_dyn.jobs.sweep import expand, parse_path, set_path, sweep_axes  # noqa: E402
 from urdf_dyn.jobs.sweep_job import SweepDocument, plan_sweep, run_sweep_file  # noqa: E402
-from urdf_dyn.errors import LaunchError  # noqa: E402
-from urdf_dyn.launch import read_launch, run_launch, validate  # noqa: E402
+from urdf_dyn.errors import ScenarioError  # noqa: E402
+from urdf_dyn.launch import read_scenario, run_scenario, validate  # noqa: E402
 
 from conftest import ROOT
 EXCAVATOR = ROOT / "robots" / "excavator.urdf"
@@ -96,9 +96,9 @@ def test_paths_and_expansion():
 
 
 def test_the_example_sweep_file_is_valid():
-    """scenarios/excavator_sweep.scenario.yaml: 4 soils x 10 swing times at the main job's 10 ms (issue 27's
-    target), every case accepted by job: size, with the machine checks on and the per-case plots off."""
-    launch = read_launch(ROOT / "scenarios" / "excavator_sweep.scenario.yaml")
+    """scenarios/excavator_sweep.scenario.yaml: 4 soils x 10 swing times at the main job's 10 ms (the sweep
+    benchmark's work), every case accepted by job: size, with the machine checks on and the per-case plots off."""
+    launch = read_scenario(ROOT / "scenarios" / "excavator_sweep.scenario.yaml")
     validate(launch, SweepDocument, job="sweep")
     cases, params, axes = plan_sweep(launch)
     assert len(cases) == 40 and len({c.hash for c in cases}) == 40
@@ -149,7 +149,7 @@ def test_machine_quantities_come_from_the_sizing_reports_keys(tmp_path):
 ])
 def test_bad_sweeps_are_one_line_errors_before_anything_runs(tmp_path, params, sweep, message):
     f = _write_sweep(tmp_path, params, tmp_path / "out", **sweep)
-    with pytest.raises(LaunchError, match=message) as e:
+    with pytest.raises(ScenarioError, match=message) as e:
         run_sweep_file(f, progress=False, echo=lambda *a: None)
     assert "\n" not in str(e.value) and str(f) in str(e.value)
     assert not (tmp_path / "out").exists()  # nothing ran
@@ -158,7 +158,7 @@ def test_bad_sweeps_are_one_line_errors_before_anything_runs(tmp_path, params, s
 
 
 def test_local_cluster_matches_each_case_alone(local_sweep):
-    """Oracle: each case written as its own launch file and run by ``run_launch`` in this process."""
+    """Oracle: each case written as its own launch file and run by ``run_scenario`` in this process."""
     d, f, res, written = local_sweep
     rows = res.table.to_pylist()
     assert len(rows) == 4 and res.stats["computed"] == 4 and res.stats["workers"] == 2
@@ -171,12 +171,12 @@ def test_local_cluster_matches_each_case_alone(local_sweep):
         lf.write_text(yaml.safe_dump(doc))
         row = next(r for r in rows if r["case"] == case["index"])
         if case["params"]["actuators.cylinders.boom_cyl.rod"] >= 0.12:  # the job refuses rod >= bore
-            with pytest.raises(LaunchError) as e:
-                run_launch(lf, echo=lambda *a: None)
+            with pytest.raises(ScenarioError) as e:
+                run_scenario(lf, echo=lambda *a: None)
             assert row["status"] == "failed"
             assert e.value.args[0].split(": ", 1)[1] in row["error"]
             continue
-        alone, _ = run_launch(lf, echo=lambda *a: None)
+        alone, _ = run_scenario(lf, echo=lambda *a: None)
         assert row["status"] == "ok"
         for s in alone.summary():
             assert row[f"peak[{s['name']}]"] == s["peak"], s["name"]     # identical, not close

@@ -1,6 +1,6 @@
-"""Issue 27, sweeps at speed: the machine checks that depend only on the geometry (ISO 6015, the lift chart,
+"""Sweeps at speed: the machine checks that depend only on the geometry (ISO 6015, the lift chart,
 the working ranges, the stall envelopes) are computed once per robot file and scenario keys and reused by
-the cases of a sweep (``jobs.sizing_checks.reuse_geometry_checks``); a reused result is the fresh one, and
+the cases of a sweep (a ``jobs.geometry_cache.GeometryCache`` with its memory tier, one per worker); a reused result is the fresh one, and
 a changed input it depends on (a bore, the robot file's bytes) is computed again. Per-case plots are off in
 a sweep unless ``sweep.plots: true``."""
 import shutil
@@ -13,11 +13,11 @@ import yaml
 from conftest import ROOT
 from test_excavator_job import launch_data
 from urdf_dyn.jobs import sizing_checks as sc
-from urdf_dyn.jobs.sizing_job import NoPlots
+from urdf_dyn.jobs.geometry_cache import GeometryCache
 from urdf_dyn.jobs.sizing_schema import SizeDocument
 from urdf_dyn.jobs.sizing_stall import run_stall
 from urdf_dyn.jobs.sweep_job import run_sweep_file
-from urdf_dyn.launch.document import Launch, build_model, validate
+from urdf_dyn.launch.document import Scenario, build_model, validate
 from urdf_dyn.machines.loads import Frame
 from urdf_dyn.machines.pins import PinSpec
 from urdf_dyn.machines.sizing import Cylinder
@@ -26,20 +26,23 @@ CHECKS = ("iso6015", "lift_chart", "working_range")
 
 
 def _launch(path, data):
-    launch = Launch(Path(path), data)
+    launch = Scenario(Path(path), data)
     validate(launch, SizeDocument, job="size")
     return launch
 
 
-def _checks(launch, model=None):
-    """The job's geometry-only results for ``launch``: machine_checks' three and the stall envelopes."""
+def _checks(launch, model=None, cache=None):
+    """The job's geometry-only results for ``launch``: machine_checks' three and the stall envelopes, from
+    ``cache`` (a GeometryCache; None: computed) as one run takes them."""
     model = model or build_model(launch)
     doc = launch.doc
     frames = {n: Frame(f.link, tuple(f.xyz), tuple(f.rpy)) for n, f in doc.frames.items()}
     cyl = {n: Cylinder(c.bore, c.rod, c.count) for n, c in doc.actuators.cylinders.items()}
-    out = sc.machine_checks(launch, model, cyl, frames, NoPlots(), "unused", {})
+    if cache is not None:
+        cache.begin_run()
+    out = sc.machine_checks(launch, model, cyl, frames, cache)
     pins = {n: PinSpec(p) if isinstance(p, str) else PinSpec(p.joint, p.count) for n, p in doc.design.pins.items()}
-    out["stall"] = run_stall(launch, model, cyl, frames, pins)
+    out["stall"] = run_stall(launch, model, cyl, frames, pins, cache)
     return out
 
 
@@ -83,39 +86,34 @@ def _small(**changes):
 
 @pytest.fixture(scope="module")
 def fresh():
-    """The checks computed outside any cache (what the main job does)."""
-    sc.geometry_cache_stats(clear=True)
-    launch = _launch(ROOT / "scenarios" / "x.yaml", _small())
-    out = _checks(launch)
-    assert sc.geometry_cache_stats() == {"hits": 0, "misses": 0, "entries": 0}   # nothing cached outside
-    return out
+    """The checks computed without any cache (the oracle)."""
+    return _checks(_launch(ROOT / "scenarios" / "x.yaml", _small()))
 
 
 def test_reused_results_are_the_fresh_ones_and_inputs_they_depend_on_are_not_served(fresh, tmp_path):
-    sc.geometry_cache_stats(clear=True)
-    with sc.reuse_geometry_checks():
-        first = _checks(_launch(ROOT / "scenarios" / "x.yaml", _small()))
-        assert sc.geometry_cache_stats() == {"hits": 0, "misses": 4, "entries": 4}
-        # another load case: other soil, other swing times, other payload: every check is reused
-        data = _small()
-        data["soil"]["preset"] = "gravel"
-        data["motion"]["durations"][2] = data["motion"]["durations"][4] = 3.4
-        data["payload"] = {"link": "bucket", "mass": 900.0, "com": [0.75, 0.0, 0.35]}
-        reused = _checks(_launch(ROOT / "scenarios" / "x.yaml", data))
-        assert sc.geometry_cache_stats()["hits"] == 4
-        for k in (*CHECKS, "stall"):
-            assert _same(reused[k], fresh[k]), k
-            assert _same(first[k], fresh[k]), k
-            assert reused[k] is not first[k]          # each case its own copy
-        assert reused["iso6015"].bucket_N == fresh["iso6015"].bucket_N > 5e4   # a real force, N
-        # a bore is an input of ISO 6015, the lift chart and the stall: computed again, not the cached value;
-        # the working ranges do not read actuators: reused
-        data = _small()
-        data["actuators"]["cylinders"]["bucket_cyl"]["bore"] = 0.13
-        before = sc.geometry_cache_stats()
-        bigger = _checks(_launch(ROOT / "scenarios" / "x.yaml", data))
-        after = sc.geometry_cache_stats()
-        assert after["misses"] - before["misses"] == 3 and after["hits"] - before["hits"] == 1
+    cache = GeometryCache(memory=True, disk=False)    # a sweep worker's
+    first = _checks(_launch(ROOT / "scenarios" / "x.yaml", _small()), cache=cache)
+    assert cache.stats() == {"hits": 0, "misses": 4, "entries": 4}
+    # another load case: other soil, other swing times, other payload: every check is reused
+    data = _small()
+    data["soil"]["preset"] = "gravel"
+    data["motion"]["durations"][2] = data["motion"]["durations"][4] = 3.4
+    data["payload"] = {"link": "bucket", "mass": 900.0, "com": [0.75, 0.0, 0.35]}
+    reused = _checks(_launch(ROOT / "scenarios" / "x.yaml", data), cache=cache)
+    assert cache.stats()["hits"] == 4
+    for k in (*CHECKS, "stall"):
+        assert _same(reused[k], fresh[k]), k
+        assert _same(first[k], fresh[k]), k
+        assert reused[k] is not first[k]          # each case its own copy
+    assert reused["iso6015"].bucket_N == fresh["iso6015"].bucket_N > 5e4   # a real force, N
+    # a bore is an input of ISO 6015, the lift chart and the stall: computed again, not the cached value;
+    # the working ranges do not read actuators: reused
+    data = _small()
+    data["actuators"]["cylinders"]["bucket_cyl"]["bore"] = 0.13
+    before = cache.stats()
+    bigger = _checks(_launch(ROOT / "scenarios" / "x.yaml", data), cache=cache)
+    after = cache.stats()
+    assert after["misses"] - before["misses"] == 3 and after["hits"] - before["hits"] == 1
     outside = _checks(_launch(ROOT / "scenarios" / "x.yaml", data))          # the oracle: no cache
     for k in ("iso6015", "lift_chart", "stall"):
         assert _same(bigger[k], outside[k]), k
@@ -130,27 +128,28 @@ def test_a_changed_robot_file_is_computed_again(fresh, tmp_path):
     shutil.copy(ROOT / "robots" / "excavator.urdf", robot)
     data = _small(iso6015=None, lift_chart=None, design=None)
     data["robot"]["file"] = str(robot)
-    sc.geometry_cache_stats(clear=True)
-    with sc.reuse_geometry_checks():
-        same = _checks_ranges(tmp_path, data)
-        assert _same(same, fresh["working_range"])                   # the same bytes: the same ranges
-        assert sc.geometry_cache_stats()["misses"] == 1
-        text = robot.read_text()
-        old = 'lower="-1.209324428991" upper="0.294675571009"'       # stick_cyl: a shorter stroke
-        assert text.count(old) == 1
-        robot.write_text(text.replace(old, 'lower="-1.059324428991" upper="0.294675571009"'))
-        changed = _checks_ranges(tmp_path, data)
-        assert sc.geometry_cache_stats()["misses"] == 2 and sc.geometry_cache_stats()["hits"] == 0
+    cache = GeometryCache(memory=True, disk=False)
+    same = _checks_ranges(tmp_path, data, cache)
+    assert _same(same, fresh["working_range"])                   # the same bytes: the same ranges
+    assert cache.stats()["misses"] == 1
+    text = robot.read_text()
+    old = 'lower="-1.209324428991" upper="0.294675571009"'       # stick_cyl: a shorter stroke
+    assert text.count(old) == 1
+    robot.write_text(text.replace(old, 'lower="-1.059324428991" upper="0.294675571009"'))
+    changed = _checks_ranges(tmp_path, data, cache)
+    assert cache.stats()["misses"] == 2 and cache.stats()["hits"] == 0
     outside = _checks_ranges(tmp_path, data)                           # the oracle: no cache
     assert _same(changed, outside)
     assert _diff(changed.to_dict(), fresh["working_range"].to_dict()) is not None    # the shorter stroke shows
 
 
-def _checks_ranges(folder, data):
+def _checks_ranges(folder, data, cache=None):
     launch = _launch(folder / "x.yaml", data)
     model = build_model(launch)
     frames = {n: Frame(f.link, tuple(f.xyz), tuple(f.rpy)) for n, f in launch.doc.frames.items()}
-    return sc.machine_checks(launch, model, {}, frames, NoPlots(), "unused", {})["working_range"]
+    if cache is not None:
+        cache.begin_run()
+    return sc.machine_checks(launch, model, {}, frames, cache)["working_range"]
 
 
 def _short_sweep(folder, plots):
@@ -189,16 +188,17 @@ def test_sweep_plots_true_draws_each_cases_plots(tmp_path):
 
 
 def test_sweep_plots_must_be_a_boolean(tmp_path):
-    from urdf_dyn.errors import LaunchError
-    with pytest.raises(LaunchError, match=r"sweep\.plots") as e:
+    from urdf_dyn.errors import ScenarioError
+    with pytest.raises(ScenarioError, match=r"sweep\.plots") as e:
         _short_sweep(tmp_path, "sometimes")
     assert "\n" not in str(e.value)
 
 
-def test_warm_up_shares_the_geometry_checks_between_workers(tmp_path):
+def test_warm_up_shares_the_geometry_checks_between_workers(tmp_path, monkeypatch):
     """Two workers' warm-ups (here in turn, in this process, each with an empty cache) compute one group of
     checks each (sweep_case.WARM_SPLIT); installed together they serve a case of the sweep without any
     computation, and the case's results are those of a fresh computation."""
+    from urdf_dyn.jobs import sweep_case
     from urdf_dyn.jobs.sweep_case import install_geometry, run_case, warm_worker
     data = _small()
     data.pop("outputs")
@@ -206,20 +206,19 @@ def test_warm_up_shares_the_geometry_checks_between_workers(tmp_path):
     base = tmp_path / "dig.scenario.yaml"
     base.write_text(yaml.safe_dump(data))
     blobs = {}
-    for i in range(2):
-        sc.geometry_cache_stats(clear=True)
+    for i in range(2):                              # each worker process: its own WorkerState
+        monkeypatch.setattr(sweep_case, "WORKER", sweep_case.WorkerState())
         w = warm_worker("size", data, str(base), (i, 2))
         assert w["status"] == "ok", w["error"]
-        assert sc.geometry_cache_stats()["misses"] == (1 if i == 0 else 3)   # ranges | ISO 6015, lift, stall
+        assert sweep_case.WORKER.geometry.stats()["misses"] == (1 if i == 0 else 3)   # ranges | ISO 6015, lift, stall
         blobs.update(w["geometry"])
-    sc.geometry_cache_stats(clear=True)
+    monkeypatch.setattr(sweep_case, "WORKER", sweep_case.WorkerState())
     assert install_geometry(blobs) == 4
     rec = run_case("size", data, str(base), tmp_path / "case")
     assert rec["status"] == "ok", rec["error"]
-    assert sc.geometry_cache_stats()["hits"] == 4 and sc.geometry_cache_stats()["misses"] == 0
+    assert sweep_case.WORKER.geometry.stats()["hits"] == 4 and sweep_case.WORKER.geometry.stats()["misses"] == 0
     import json
     report = json.loads((tmp_path / "case" / "sizing_report.json").read_text())
-    sc.geometry_cache_stats(clear=True)
     fresh = _checks(_launch(base, data))
     assert report["iso6015"]["bucket_digging_force_N"] == fresh["iso6015"].bucket_N
     ranges = json.loads(json.dumps(fresh["working_range"].to_dict()))
@@ -234,7 +233,6 @@ def disk(tmp_path, monkeypatch):
     from urdf_dyn.jobs import disk_cache
     monkeypatch.setenv("URDF_DYN_CACHE", "on")
     monkeypatch.setenv("URDF_DYN_CACHE_DIR", str(tmp_path / "cache"))
-    sc.served_from_disk(clear=True)
     return disk_cache.cache_dir()
 
 
@@ -243,8 +241,9 @@ def _refuse(*a, **k):
 
 
 def test_a_second_run_takes_the_checks_from_disk_and_they_are_the_fresh_ones(fresh, disk, monkeypatch):
-    first = _checks(_launch(ROOT / "scenarios" / "x.yaml", _small()))
-    assert sc.served_from_disk() == [] and len(list(disk.glob("*.pkl"))) == 4
+    cache = GeometryCache()                          # the disk tier on (URDF_DYN_CACHE), as a job's
+    first = _checks(_launch(ROOT / "scenarios" / "x.yaml", _small()), cache=cache)
+    assert cache.served_from_disk() == [] and len(list(disk.glob("*.pkl"))) == 4
     # a second run: a new model of the same robot; nothing may be computed (the check functions refuse)
     import urdf_dyn.machines.iso6015 as iso
     import urdf_dyn.machines.lift_chart as lc
@@ -254,8 +253,8 @@ def test_a_second_run_takes_the_checks_from_disk_and_they_are_the_fresh_ones(fre
         monkeypatch.setattr(mod, name, _refuse)
     data = _small()
     data["soil"]["preset"] = "gravel"                # a load case the checks do not read
-    second = _checks(_launch(ROOT / "scenarios" / "x.yaml", data))
-    assert sc.served_from_disk() == ["iso6015", "lift_chart", "working_range", "stall"]
+    second = _checks(_launch(ROOT / "scenarios" / "x.yaml", data), cache=cache)
+    assert cache.served_from_disk() == ["iso6015", "lift_chart", "working_range", "stall"]
     for k in (*CHECKS, "stall"):
         assert _same(second[k], fresh[k]), k         # the oracle: computed with no cache at all
         assert _same(first[k], fresh[k]), k
@@ -267,11 +266,12 @@ def test_the_disk_cache_recomputes_what_changed(fresh, disk, tmp_path):
     stroke in a copy of the URDF), other library sources and a corrupt file are each computed again; with
     URDF_DYN_CACHE=off nothing is read or written."""
     from urdf_dyn.jobs import disk_cache
-    _checks(_launch(ROOT / "scenarios" / "x.yaml", _small()))
+    cache = GeometryCache()
+    _checks(_launch(ROOT / "scenarios" / "x.yaml", _small()), cache=cache)
     data = _small()
     data["actuators"]["cylinders"]["bucket_cyl"]["bore"] = 0.13
-    bigger = _checks(_launch(ROOT / "scenarios" / "x.yaml", data))
-    assert sc.served_from_disk() == ["working_range"]          # the only one that does not read actuators
+    bigger = _checks(_launch(ROOT / "scenarios" / "x.yaml", data), cache=cache)
+    assert cache.served_from_disk() == ["working_range"]          # the only one that does not read actuators
     assert bigger["iso6015"].bucket_N != fresh["iso6015"].bucket_N
     robot = tmp_path / "excavator.urdf"
     text = (ROOT / "robots" / "excavator.urdf").read_text()
@@ -279,33 +279,33 @@ def test_the_disk_cache_recomputes_what_changed(fresh, disk, tmp_path):
     robot.write_text(text.replace(old, 'lower="-1.059324428991" upper="0.294675571009"'))
     data = _small(iso6015=None, lift_chart=None, design=None)
     data["robot"]["file"] = str(robot)
-    sc.served_from_disk(clear=True)
-    changed = _checks_ranges(tmp_path, data)
-    assert sc.served_from_disk() == []
+    changed = _checks_ranges(tmp_path, data, cache)
+    assert cache.served_from_disk() == []
     assert _diff(changed.to_dict(), fresh["working_range"].to_dict()) is not None
     # other library sources: another file name, computed again
     files = set(disk.glob("*.pkl"))
     old_lib = disk_cache.library_digest()
     disk_cache._library = "another version"
     try:
-        _checks_ranges(tmp_path, data)
-        assert sc.served_from_disk() == [] and len(set(disk.glob("*.pkl")) - files) == 1
+        _checks_ranges(tmp_path, data, cache)
+        assert cache.served_from_disk() == [] and len(set(disk.glob("*.pkl")) - files) == 1
     finally:
         disk_cache._library = old_lib
     # a truncated file: ignored, computed again, rewritten
     for f in disk.glob("*.pkl"):
         f.write_bytes(f.read_bytes()[:100])
-    again = _checks_ranges(tmp_path, data)
-    assert sc.served_from_disk() == [] and _same(again, changed)
-    assert _same(_checks_ranges(tmp_path, data), changed) and sc.served_from_disk() == ["working_range"]
+    again = _checks_ranges(tmp_path, data, cache)
+    assert cache.served_from_disk() == [] and _same(again, changed)
+    assert _same(_checks_ranges(tmp_path, data, cache), changed) and cache.served_from_disk() == ["working_range"]
 
 
 def test_cache_off_reads_and_writes_nothing(disk, tmp_path, monkeypatch):
     monkeypatch.setenv("URDF_DYN_CACHE", "off")
+    cache = GeometryCache()
     data = _small(iso6015=None, lift_chart=None, design=None)
-    _checks_ranges(tmp_path, data)
-    _checks_ranges(tmp_path, data)
-    assert sc.served_from_disk() == [] and not disk.exists()
+    _checks_ranges(tmp_path, data, cache)
+    _checks_ranges(tmp_path, data, cache)
+    assert cache.served_from_disk() == [] and not disk.exists()
 
 
 def test_no_cache_option_turns_the_disk_cache_off(monkeypatch):
@@ -317,7 +317,7 @@ def test_no_cache_option_turns_the_disk_cache_off(monkeypatch):
     from urdf_dyn.jobs import disk_cache
     seen = []
     record = lambda *a, **k: seen.append(disk_cache.enabled())
-    monkeypatch.setattr(launch_pkg, "run_launch", record)
+    monkeypatch.setattr(launch_pkg, "run_scenario", record)
     monkeypatch.setattr(sweep_job, "run_sweep_file", record)
     for cmd in ("run", "size", "sweep"):
         monkeypatch.setenv("URDF_DYN_CACHE", "on")
@@ -328,29 +328,29 @@ def test_no_cache_option_turns_the_disk_cache_off(monkeypatch):
 
 def test_a_second_run_copies_the_plots_of_the_kept_checks(disk, tmp_path, monkeypatch):
     """A geometry check's plot is a function of its result alone: drawn once, kept beside the result, and a
-    later run that takes the result from disk copies the plot (byte for byte) without drawing it; a sink that
-    draws nothing (a sweep's cases) gets no copy either."""
-    from urdf_dyn.jobs.sizing_job import NoPlots
-    from urdf_dyn.reports.plotting import PlotWorker
+    later run that takes the result from disk copies the plot (byte for byte) without drawing it."""
+    from urdf_dyn.reports import check_plots
     data = _small(iso6015=None, lift_chart=None, design=None)      # the working ranges alone: quick
     launch = _launch(tmp_path / "x.yaml", data)
     frames = {n: Frame(f.link, tuple(f.xyz), tuple(f.rpy)) for n, f in launch.doc.frames.items()}
+    cache = GeometryCache()
 
-    def run(name, plots):
+    def run(name):                                   # one run: the check, its plot copied or drawn and kept
         (tmp_path / name).mkdir()
-        plotted = {}
-        sc.served_from_disk(clear=True)
-        out = sc.machine_checks(launch, build_model(launch), {}, frames, plots, tmp_path / name, plotted)
-        return out["working_range"], plotted.get("working_range_png")
+        cache.begin_run()
+        out = sc.machine_checks(launch, build_model(launch), {}, frames, cache)["working_range"]
+        files = {"working_range": tmp_path / name / "working_range.png"}
+        if not cache.copy_kept_plots(files):
+            check_plots.plot_working_range(out, files["working_range"])
+            cache.keep_plots(files)
+        return out, files["working_range"]
 
-    result, png = run("first", PlotWorker(parallel=False))
-    assert sc.served_from_disk() == [] and png and Path(png).stat().st_size > 10_000
-    monkeypatch.setattr(type(result), "plot", _refuse)
-    _, png2 = run("second", PlotWorker(parallel=False))
-    assert sc.served_from_disk() == ["working_range"]
-    assert Path(png2).read_bytes() == Path(png).read_bytes() and Path(png2).parent.name == "second"
-    _, none = run("third", NoPlots())
-    assert none is None and not list((tmp_path / "third").iterdir())
+    result, png = run("first")
+    assert cache.served_from_disk() == [] and png.stat().st_size > 10_000
+    monkeypatch.setattr(check_plots, "plot_working_range", _refuse)
+    _, png2 = run("second")
+    assert cache.served_from_disk() == ["working_range"]
+    assert png2.read_bytes() == png.read_bytes() and png2.parent.name == "second"
 
 
 def test_the_disk_cache_keeps_the_newest_files_and_drops_stale_temporaries(disk, monkeypatch):
@@ -360,15 +360,17 @@ def test_the_disk_cache_keeps_the_newest_files_and_drops_stale_temporaries(disk,
     import time
     from urdf_dyn.jobs import disk_cache
     monkeypatch.setattr(disk_cache, "MAX_FILES", 3)
-    disk.mkdir(parents=True)
-    stale, fresh = disk / "a.tmp", disk / "b.tmp"
+    disk.mkdir(parents=True, mode=0o700)
+    name = lambda c, ext: c * 40 + ext    # noqa: E731 - the cache's own names: 40 hex digits
+    stale, fresh = disk / f".{name('a', '.pkl')}.x1y2z3.tmp", disk / f".{name('b', '.pkl')}.x1y2z3.tmp"
     stale.write_bytes(b"x"), fresh.write_bytes(b"x")
     os.utime(stale, (time.time() - 7200, time.time() - 7200))
     for i in range(5):
-        f = disk / f"r{i}.pkl"
+        f = disk / name(str(i), ".pkl")
         f.write_bytes(b"r")
         os.utime(f, (time.time() - 100 + i, time.time() - 100 + i))
     src = disk.parent / "plot.png"
     src.write_bytes(b"png")
-    assert disk_cache.keep_file(src, disk / "p.png")
-    assert sorted(p.name for p in disk.iterdir()) == ["b.tmp", "p.png", "r3.pkl", "r4.pkl"]
+    assert disk_cache.keep_file(src, disk / name("e", ".png"))
+    assert sorted(p.name for p in disk.iterdir()) == [fresh.name, name("3", ".pkl"), name("4", ".pkl"),
+                                                      name("e", ".png")]

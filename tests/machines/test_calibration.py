@@ -89,7 +89,7 @@ def test_bad_parameters(table, tmp_path, capsys):
         apply_parameters(table, ["pins.nose.x"], [0.1])
     with pytest.raises(ValueError, match="NAME=LOW:HIGH"):
         parse_parameters("front.z=0.1")
-    with pytest.raises(ValueError, match="must contain 0"):
+    with pytest.raises(ValueError, match="parameter front.z: bounds 0.1:0.2 m must be finite and contain 0"):
         calibrate(table, {"iso6015.arm_digging_force_N": 1e5}, ["front.z"], {"front.z": (0.1, 0.2)}, CHECKS)
     from urdf_dyn.cli.main import main
     scen = ROOT / "scenarios" / "excavator_dig.scenario.yaml"

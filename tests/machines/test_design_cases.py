@@ -1,6 +1,7 @@
 """The design cases' glue (urdf_dyn.machines.design_cases): the cylinders' pin-to-pin lengths read from the
 URDF against the closed lengths and published strokes of the URDF header (closed 1.880 / 2.150 / 1.650 m,
-strokes 1260 / 1504 / 1104 mm, CAT 320 S1), and a report built from a short cycle (every key present)."""
+strokes 1260 / 1504 / 1104 mm, CAT 320 S1), and a report built from a short cycle (every key present;
+rendered by urdf_dyn.reports.design_report)."""
 import numpy as np
 import pytest
 
@@ -9,7 +10,9 @@ from _robots import ROOT
 from urdf_dyn.machines.design_cases import design_cases, stroke_lengths
 from urdf_dyn.machines.buckling import CylinderColumn
 from urdf_dyn.machines.pins import PinSpec
+from urdf_dyn.reports.design_report import render_design
 from urdf_dyn.reports.plotting import PlotWorker
+from urdf_dyn.reports.sizing_render import Report
 
 EXC = ROOT / "robots" / "excavator.urdf"
 
@@ -29,10 +32,13 @@ def test_report_has_every_key(tmp_path):
     col = CylinderColumn(0.14, 0.1, 0.175, 1.804, *stroke_lengths(model, "stick_cyl"))
     dc = design_cases(model, mo.t, Q, QD, QDD, pins={"boom_nose": "stick", "eye": PinSpec("boom_cylinder_eye", 2)},
                       swing="swing", columns={"stick_cyl": col}, relief=35e6)
-    md, js, out = [], {"actuators": {"stick_cyl": {}}}, {}
     plots = PlotWorker(parallel=False)
-    dc.report(md, js, out, tmp_path, plots)
+    rep = Report(None, tmp_path, plots)
+    rep.js["actuators"] = {"stick_cyl": {}}
+    render_design(rep, dc)
     plots.wait()
+    md, js = rep.md, rep.js
+    assert set(rep.manifest) == {"pin_design_loads_csv", "pin_forces_csv", "pin_loads_png", "buckling_png"}
     assert set(js["pins"]) == {"boom_nose", "eye"}
     assert js["pins"]["eye"]["cycle_peak_N"] > 0 and js["pins"]["eye"]["damage_equivalent_N"] > 0
     assert js["actuators"]["stick_cyl"]["buckling_safety_factor"] == pytest.approx(dc.buckling["stick_cyl"].safety_factor)

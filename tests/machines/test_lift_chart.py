@@ -143,7 +143,8 @@ def test_rating_rule_and_table(chart, tmp_path):
     md = chart.to_markdown()
     assert md.count("\n|") == len(chart.heights) + 1 and "front" in md and "side" in md
     assert len(chart.grid()) == chart.front.size
-    chart.plot(tmp_path / "lift.png")
+    from urdf_dyn.reports.check_plots import plot_lift_chart
+    plot_lift_chart(chart, tmp_path / "lift.png")
     assert (tmp_path / "lift.png").stat().st_size > 10_000
 
 
@@ -175,7 +176,7 @@ def test_max_reach_column(exc, chart):
 
 @pytest.mark.parametrize("side", ["front", "side"])
 def test_lift_chart_and_zmp_share_the_tipping_line(exc, chart, side):
-    """One tipping line (issue 25): the ZMP check (stability.zmp_margin) with the same polygon puts the
+    """One tipping line: the ZMP check (stability.zmp_margin) with the same polygon puts the
     centre of pressure just inside at 99 % of the chart's tipping load and just outside at 101 %, over the
     front and over the side, at every reachable cell (the load hung at the stick nose, without bucket)."""
     m = without_links(exc, ("bucket",))

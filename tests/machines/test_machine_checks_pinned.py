@@ -15,7 +15,7 @@ from urdf_dyn.machines.lift_chart import LiftChartOptions, lift_chart
 from urdf_dyn.machines.stability import tipping_polygon
 from urdf_dyn.machines.sizing import Cylinder
 
-#: the geometry these numbers belong to: robots/excavator_pins.yaml before its calibration (issue 25 item 6),
+#: the geometry these numbers belong to: robots/excavator_pins.yaml before its calibration,
 #: kept as test data; its URDF is byte for byte the robots/excavator.urdf of that time
 #: (tests/machines/test_pin_table.py: the builder against the generator's URDF)
 OLD_PINS = ROOT / "tests" / "machines" / "data" / "excavator_pins_6bfaa15.yaml"
@@ -40,12 +40,13 @@ def close(a, b):
 
 def test_digging_forces_pinned(model):
     """The envelope grid without holding limits is 7c99835's to 1e-6 (the sums below). The ISO figures moved
-    with issue 25 (the largest holdable force over the stroke space, refined by zooming grids instead of 1-D
+    when the holding circuits were modelled (the largest holdable force over the stroke space, refined by zooming grids instead of 1-D
     sweeps with a least-holding-pressure pose): recomputed by branch iso; the 7c99835 figures were
     131 256.3 / 115 875.1 N (the new search finds a slightly better bucket optimum and, for the arm, uses the
     bucket stroke of its own bucket optimum). No binding-limit name is pinned at a pose where two limits are
     within 1e-3 of each other (a tie)."""
-    r = digging_forces(model, CYL, 35e6, ("bucket", (1.47, 0.0, 0.0)))
+    # the arm force's bucket as it was positioned then (the bucket force's stroke): these pin the search
+    r = digging_forces(model, CYL, 35e6, ("bucket", (1.47, 0.0, 0.0)), arm_bucket="bucket_force")
     assert close(r.bucket_N, 131262.49827629482)     # 131.3 kN, bucket cylinder at relief
     assert close(r.arm_N, 115777.75828804403)        # 115.8 kN
     # among the poses of equal force (the locked boom stroke does not change the bucket force) the one of
@@ -56,7 +57,7 @@ def test_digging_forces_pinned(model):
     assert r.grid_tip.shape == (9 * 13 * 17, 3)
     assert close(r.grid_bucket_N.sum(), 204585904.6383842)
     assert close(r.grid_arm_N.sum(), 240782937.99131352)
-    h = digging_forces(model, CYL, 35e6, ("bucket", (1.47, 0.0, 0.0)), holding_relief=35e6)
+    h = digging_forces(model, CYL, 35e6, ("bucket", (1.47, 0.0, 0.0)), holding_relief=35e6, arm_bucket="bucket_force")
     assert close(h.bucket_N, 129131.51553527165) and close(h.arm_N, 118401.42777056634)
     assert h.limited_by["bucket"] == "bucket_cyl" and close(h.pressures_bar["bucket"]["stick_cyl"], 349.4838430762534)
     assert close(h.grid_bucket_N.sum(), 160863535.03748983) and close(h.grid_arm_N.sum(), 174852313.18334448)

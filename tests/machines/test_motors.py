@@ -54,7 +54,9 @@ def test_single_link_sinusoid_analytic():
     G, Jm, A, w = 50.0, 1.0e-4, 0.8, 2 * math.pi
     model = ud.load(one_link(G, Jm))
     t, q, qd, qdd, tau = sinusoid(model, A, w)
-    assert np.allclose(tau[:, 0], I_ZZ * qdd[:, 0], rtol=1e-12, atol=1e-12)  # the link alone (no gravity torque)
+    # the link and, as Drake reads <drake:rotor_inertia> without <drake:gear_ratio> (ρ = 1), J_m as armature;
+    # motor_sizing takes the armature out and models the rotor itself (J_m G q̈ at the motor)
+    assert np.allclose(tau[:, 0], (I_ZZ + Jm) * qdd[:, 0], rtol=1e-12, atol=1e-12)
     (drive,) = drives_from(model, section())
     assert (drive.gear_ratio, drive.rotor_inertia) == (G, Jm)  # from the <transmission>
     sz = motor_sizing(model, [drive], t, q, qd, qdd, tau)
@@ -108,17 +110,17 @@ def test_catalogue_errors_name_file_and_key(tmp_path):
     f = tmp_path / "cat.yaml"
     f.write_text(yaml.safe_dump({"good": {"peak_torque": 1.0, "max_speed": 10.0},
                                  "bad": {"peak_torque": 1.0, "max_speed": 10.0, "efficiency": 1.5}}))
-    with pytest.raises(ud.LaunchError, match=r"cat\.yaml: bad\.efficiency: "):
+    with pytest.raises(ud.ScenarioError, match=r"cat\.yaml: bad\.efficiency: "):
         load_motor_catalogue(f)
     f.write_text(yaml.safe_dump({"m": {"peak_torque": 1.0, "max_speed": 10.0, "colour": "red"}}))
-    with pytest.raises(ud.LaunchError, match=r"m\.colour: "):
+    with pytest.raises(ud.ScenarioError, match=r"m\.colour: "):
         load_motor_catalogue(f)
     model = ud.load(one_link())
-    with pytest.raises(ud.LaunchError, match=r"motors\.drives\.nope: no movable joint"):
+    with pytest.raises(ud.ScenarioError, match=r"motors\.drives\.nope: no movable joint"):
         drives_from(model, MotorsSection(catalogue={"m": {"peak_torque": 1, "max_speed": 1}},
                                          drives={"nope": {"motor": "m"}}))
     f.write_text(yaml.safe_dump({"m": {"peak_torque": 1.0, "max_speed": 10.0}}))
-    with pytest.raises(ud.LaunchError, match=r"motors\.drives\.j\.motor: 'x' is not in the catalogue"):
+    with pytest.raises(ud.ScenarioError, match=r"motors\.drives\.j\.motor: 'x' is not in the catalogue"):
         drives_from(model, MotorsSection(catalogue=str(f), drives={"j": {"motor": "x"}}), base_dir=tmp_path)
 
 
@@ -172,9 +174,9 @@ def test_puma_rotor_term_matches_robotics_toolbox():
 
 
 def test_puma_launch_reports_at_the_motors(tmp_path):
-    from urdf_dyn.launch import run_launch
+    from urdf_dyn.launch import run_scenario
     lines = []
-    traj, written = run_launch(ROOT / "scenarios" / "puma560_pick.scenario.yaml", out_dir=tmp_path, progress=False,
+    traj, written = run_scenario(ROOT / "scenarios" / "puma560_pick.scenario.yaml", out_dir=tmp_path, progress=False,
                                echo=lines.append)
     for key in ("motor_report", "motor_csv", "motor_plot", "motor_torque_plot"):
         assert Path(written[key]).is_file()

@@ -1,4 +1,4 @@
-"""An excavator from its side-view pin table (issue 25, item 5): ``urdf_dyn.machines.excavator_builder``.
+"""An excavator from its side-view pin table: ``urdf_dyn.machines.excavator_builder``.
 
 Oracles, none of them the builder's own output:
 - the table itself: the built model, assembled at its initial configuration and at other strokes, puts

@@ -111,7 +111,19 @@ def test_force_grows_with_depth_cohesion_density():
 
 
 def test_presets_and_bad_parameters():
-    assert set(SOILS) >= {"loose_sand", "dense_sand", "clay", "gravel"}
+    assert set(SOILS) >= {"loose_sand", "dense_sand", "soft_clay", "clay", "stiff_clay", "gravel"}
+    # moist bank densities (lb/ft³ of the cited table) and the clays' c_u = q_u / 2 bands, soft < stiff
+    assert SOILS["soft_clay"].density == pytest.approx(100 * 16.0185)
+    assert SOILS["stiff_clay"].density == pytest.approx(120 * 16.0185)
+    assert 12e3 <= SOILS["soft_clay"].cohesion <= 24e3
+    assert 48e3 <= SOILS["stiff_clay"].cohesion <= 96e3
+    for s in SOILS.values():
+        assert s.loose_density == pytest.approx(s.density / s.swell)
+    # the soft clay cuts: a finite, positive wedge force that grows with c_u, below the medium clay's
+    soft = SOILS["soft_clay"]
+    f0 = fee_force(soft, 0.3, 1.3, 0.7)[0]
+    assert 0 < f0 < fee_force(soil_preset("soft_clay", cohesion=24e3), 0.3, 1.3, 0.7)[0]
+    assert f0 < fee_force(SOILS["clay"], 0.3, 1.3, 0.7)[0] < fee_force(SOILS["stiff_clay"], 0.3, 1.3, 0.7)[0]
     for s in SOILS.values():
         assert s.source and s.density > 1000
     with pytest.raises(KeyError, match="presets: loose_sand"):
@@ -146,7 +158,7 @@ def test_cutting_along_a_straight_drag():
     assert not above.reached and np.all(above.magnitude == 0)
 
 
-# -- the interaction that follows the cut (issue 25 item 1) ---------------------------------------------------
+# -- the interaction that follows the cut ---------------------------------------------------
 
 def hand_tool_force(alpha, soil, d, w, q, u, up, t_edge=0.0, g=9.81):
     """The soil's force on the tool (3,) [N] from the 2-D wedge's equilibrium solved here with numpy, mapped
@@ -235,8 +247,9 @@ def test_force_opposes_the_edge_velocity_along_a_curling_arc():
 
 def test_swell_fill_payload_and_berm_by_hand():
     """Bank volume V = w d v t; the bucket holds min(s V, C) loose; payload = ρ_bank min(V, C / s)
-    = ρ_loose × fill; the rest is the berm. A 1.19 m³ heaped bucket of the clay preset (1427 kg/m³ bank,
-    swell 1.30) holds 1306 kg, inside the 1260–1360 kg of a 25–35 % swell."""
+    = ρ_loose × fill; the rest is the berm. A 1.19 m³ heaped bucket of the clay preset (1842 kg/m³ moist
+    bank, 115 lb/ft³; swell 1.30) holds 1686 kg, inside the 1.5–2.1 t expected of moist clay (1.19 m³ at
+    22–40 % swell of 1842 kg/m³: 1566–1797 kg)."""
     soil = soil_preset("clay")
     t = np.linspace(0, 4.0, 801)
     w, d, v, C = 1.3, 0.35, 0.6, 1.19
@@ -246,9 +259,9 @@ def test_swell_fill_payload_and_berm_by_hand():
     V = w * d * v * t
     assert cut.volume == pytest.approx(V, rel=1e-9, abs=1e-12)
     assert cut.fill == pytest.approx(np.minimum(1.30 * V, C), rel=1e-9, abs=1e-12)
-    assert cut.payload == pytest.approx(14e3 / 9.81 * np.minimum(V, C / 1.30), rel=1e-9, abs=1e-9)
+    assert cut.payload == pytest.approx(115 * 16.0185 * np.minimum(V, C / 1.30), rel=1e-9, abs=1e-9)
     assert cut.berm == pytest.approx(np.maximum(V - C / 1.30, 0.0), rel=1e-9, abs=1e-12)
-    assert cut.payload.max() == pytest.approx(soil.loose_density * C) and 1260 < cut.payload.max() < 1360
+    assert cut.payload.max() == pytest.approx(soil.loose_density * C) and 1500 < cut.payload.max() < 2100
 
 
 def test_penetration_factors_are_the_textbook_values():

@@ -124,7 +124,8 @@ def test_zmp_plot(tmp_path):
     Q = np.tile(model.q_initial(), (20, 1))
     Q[:, model.joint_index("swing")] = np.linspace(0, np.pi, 20)
     r = zmp_margin(model, POLY, q=Q, t=np.linspace(0, 2, 20))
-    r.plot(tmp_path / "zmp.png")
+    from urdf_dyn.reports.check_plots import plot_zmp
+    plot_zmp(r, tmp_path / "zmp.png")
     assert (tmp_path / "zmp.png").stat().st_size > 10_000
 
 

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import urdf_dyn as ud
+import urdf_dyn.machines as um
 from _robots import ROOT
 from test_iso6015 import ARM, lip_jacobian
 from urdf_dyn.machines.sizing import Cylinder
@@ -200,7 +201,7 @@ def test_tipping_and_sliding_limits_against_the_zmp_and_coulomb(model):
         fl = R.T @ f
         w = np.r_[np.cross(LIP[1], fl), fl]
         zm = zmp_margin(model, poly, q=env.Q[k][None], f_ext={"bucket": w[None]}, warn=False).min_margin
-        W = ud.base_reaction(model, env.Q[k], f_ext={"bucket": w})
+        W = um.base_reaction(model, env.Q[k], f_ext={"bucket": w})
         assert zm >= -1e-9
         assert np.linalg.norm(W[3:5]) <= 0.5 * W[5] * (1 + 1e-9)
         if r["limited_by"][k] == "tipping":
@@ -242,8 +243,8 @@ def test_design_loads_are_the_pin_forces_at_their_case(model, env):
 
 
 def test_plot(model, env, tmp_path):
-    from urdf_dyn.machines.stall import plot_design_loads
-    p = env.plot(tmp_path / "stall.png")
+    from urdf_dyn.reports.check_plots import plot_design_loads, plot_stall_envelopes
+    p = plot_stall_envelopes(env, tmp_path / "stall.png")
     assert (tmp_path / "stall.png").stat().st_size > 10_000 and str(p).endswith("stall.png")
     dl = env.design_loads(model, {"boom_foot": "boom", "bucket_pivot": "bucket"})
     plot_design_loads(dl, {"boom_foot": 1e5}, tmp_path / "bars.png")
@@ -257,3 +258,93 @@ def test_bad_input(model):
         stall_envelopes(model, {**CYL, "nope": CYL["boom_cyl"]}, P, LIP, n=(2, 2, 2))
     with pytest.raises(ValueError, match="relief"):
         stall_envelopes(model, CYL, -1.0, LIP, n=(2, 2, 2))
+
+
+def test_push_forces_are_the_largest_held_compression(model):
+    """``push_forces``: per cylinder, the largest compression over every stall state. With a line relief per
+    side it never exceeds the largest head-end limit of that cylinder (working or holding) and reaches the
+    working relief × cap area (each working cylinder binds at its own tangent state somewhere); the boom
+    pair's force is shared by its two cylinders. Checked against u = u_g + U f recomputed at the state."""
+    line = {"boom_cyl": {"head": 41e6, "rod": 38e6}, "stick_cyl": {"head": 38e6, "rod": 41e6},
+            "bucket_cyl": {"head": 38e6, "rod": 38e6}}
+    env = stall_envelopes(model, CYL, 38e6, LIP, holding_relief=line, footprint=None, friction=None, n=(4, 5, 5),
+                          n_fan=12)
+    counts = {c: CYL[c].count for c in CYL}
+    push = env.push_forces(counts)
+    for c in CYL:
+        cap = CYL[c].cap_area / CYL[c].count                      # per cylinder of a pair
+        assert push[c] <= max(38e6, line[c]["head"]) * cap * (1 + 1e-9)
+        k = env.names.index(c)
+        t = env.tangent[c]
+        if np.any(t["limited_by"] == c):
+            assert push[c] >= 38e6 * cap * (1 - 1e-9)
+        u = env.u_g[:, k] + np.einsum("mj,mj->m", env.U[:, k, :], t["force"])
+        assert u.max() / counts[c] <= push[c] * (1 + 1e-12)
+    assert set(push) >= set(CYL)
+
+
+def test_refined_design_loads_converge_at_real_stall_states(model):
+    """``stall_refine.converged_design_loads`` from a coarse grid (5 × 5 × 5 poses, 12 directions): every pin's
+    load only grows, the last two passes changed it by less than the tolerance, and the converged state is a real
+    stall state: the same pose and direction as a one-pose envelope (``axes``, ``fan_deg``) hold the same tip
+    force, and ``pins.pin_loads`` there gives the design load. A finer start (7 × 7 × 7, 24 directions)
+    converges to within 3 % of it. The machine is anchored by default (no sliding limit anywhere)."""
+    from urdf_dyn.machines.pins import pin_loads
+    from urdf_dyn.machines.stall_refine import converged_design_loads
+    pins = {"boom_foot": "boom", "bucket_pivot": "bucket"}
+    line = {"boom_cyl": {"head": 41e6, "rod": 38e6}, "stick_cyl": {"head": 38e6, "rod": 41e6},
+            "bucket_cyl": {"head": 38e6, "rod": 38e6}}
+    c = converged_design_loads(model, CYL, 38e6, LIP, pins, holding_relief=line, n=(5, 5, 5), n_fan=12, tol=0.01)
+    fine = converged_design_loads(model, CYL, 38e6, LIP, pins, holding_relief=line, n=(7, 7, 7), n_fan=24, tol=0.01)
+    z = np.zeros((1, model.nv))
+    assert c.anchored
+    for p in pins:
+        assert c.loads[p]["design_load_N"] >= c.grid_loads[p]["design_load_N"]
+        assert c.converged[p] and c.history[p][-1]["change"] < 0.01 and c.history[p][-2]["change"] < 0.01
+        case = c.loads[p]["design_case"]
+        assert case["limited_by"] != "sliding"
+        one = stall_envelopes(model, CYL, 38e6, LIP, holding_relief=line, working=(case["cylinder"],),
+                              axes=[[case["pose"][s]] for s in ("boom_cyl", "stick_cyl", "bucket_cyl")],
+                              fan_deg=[case["angle_deg"]])
+        r = one.tangent[case["cylinder"]] if case["direction"] == "tangent" else one.fan[case["cylinder"]]
+        f = r["force"][0]
+        assert abs(np.linalg.norm(f) - case["tip_force_N"]) <= 1e-9 * case["tip_force_N"]
+        R = ud.link_pose(model, one.Q[0], "bucket")[:3, :3]
+        fl = R.T @ f
+        pl = pin_loads(model, [0.0], one.Q[:1], z, z, pins, f_ext={"bucket": np.r_[np.cross(LIP[1], fl), fl]})
+        assert abs(pl.force(p)[0] - c.loads[p]["design_load_N"]) <= 1e-6 * c.loads[p]["design_load_N"], p
+        assert abs(fine.loads[p]["design_load_N"] / c.loads[p]["design_load_N"] - 1) <= 0.03, p
+
+
+def test_ring_loads_and_case_matrix(model):
+    """The slewing ring's loads over the stall states: the tilting moment at its worst state equals
+    ``pins.pin_loads`` of the swing joint evaluated there; the case matrix has a row per cylinder and ground
+    condition whose pin loads are each cylinder's own maximum (so the overall design load is their largest),
+    and sliding never raises a load above the anchored one."""
+    from urdf_dyn.machines.case_matrix import case_matrix
+    from urdf_dyn.machines.pins import pin_loads
+    kw = dict(holding_relief=38e6, n=(3, 4, 4), n_fan=8)
+    anch = stall_envelopes(model, CYL, 38e6, LIP, friction=None, **kw)
+    slid = stall_envelopes(model, CYL, 38e6, LIP, friction=0.5, **kw)
+    pins = {"boom_foot": "boom", "bucket_pivot": "bucket"}
+    ring = anch.ring_loads(model, "swing")
+    c = ring["case"]
+    k = int(np.flatnonzero(np.all(np.isclose(anch.X, [c["pose"][s] for s in anch.strokes]), axis=1))[0])
+    best = 0.0
+    z = np.zeros((1, model.nv))
+    for f in anch.fan[c["cylinder"]]["all_force"][k]:
+        R = ud.link_pose(model, anch.Q[k], "bucket")[:3, :3]
+        fl = R.T @ f
+        w = pin_loads(model, [0.0], anch.Q[k][None], z, z, {"r": "swing"},
+                      f_ext={"bucket": np.r_[np.cross(LIP[1], fl), fl]}).wrench["r"][0]
+        best = max(best, np.hypot(w[0], w[1]))
+    assert abs(best - ring["tilting_moment_Nm"]) <= 1e-6 * best
+    rows = case_matrix(model, [anch, slid], pins)
+    assert [r.case for r in rows] == [f"{c} stall" for c in anch.working] * 2
+    assert rows[0].anchoring == "anchored" and rows[-1].anchoring.startswith("sliding")
+    overall = anch.design_loads(model, pins)
+    for p in pins:
+        assert abs(max(r.pins[p] for r in rows[:3]) - overall[p]["design_load_N"]) <= 1e-9 * overall[p]["design_load_N"]
+        for a, s in zip(rows[:3], rows[3:]):
+            assert s.pins[p] <= a.pins[p] * (1 + 1e-9)
+    assert all(r.ring["tilting_moment_Nm"] > 0 for r in rows)

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from urdf_dyn.reports.plotting import PlotWorker
-from urdf_dyn.reports.report import plot_soil
+from urdf_dyn.reports.excavator_plots import plot_soil
+from urdf_dyn.machines.loads import SoilLoads
 from urdf_dyn.machines.soil import soil_cutting, soil_preset
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the worker is forked: Linux only")
@@ -21,7 +22,7 @@ def _soil_info():
     face = np.tile([-0.51, 0.0, 0.86], (len(t), 1))
     soil = soil_preset("clay")
     cut = soil_cutting(t, edge, face, soil, 0.0, 1.3, 1.19)
-    return t, dict(soil=soil, cut=cut, mass=soil.density * cut.volume)
+    return t, SoilLoads({}, soil, cut, soil.density * cut.volume, "bucket", np.ones(len(t), bool), edge)
 
 
 @linux_only
@@ -45,7 +46,7 @@ def test_a_plot_error_reaches_the_caller(tmp_path, monkeypatch):
     w = PlotWorker()
     assert w.parallel
     w.submit(tmp_path / "x.png", plot_soil, None, None, tmp_path / "x.png")
-    with pytest.raises(TypeError):
+    with pytest.raises(AttributeError):          # no soil record to draw
         w.wait()
     assert not (tmp_path / "x.png").exists()
 

@@ -1,4 +1,4 @@
-"""End stops in simulate (issue 29): impulse and static stop force against hand computations, the excavator
+"""End stops in simulate: impulse and static stop force against hand computations, the excavator
 held on a stroke end against closed-loop inverse dynamics, limits=False against an independent integration,
 energy across impacts, and the floating-base / step-count guards."""
 import numpy as np
@@ -165,7 +165,7 @@ def test_start_beyond_a_limit_is_refused():
 
 
 def test_floating_base_with_massless_base_links_is_refused_up_front():
-    """Issue 29: ``--floating-base`` on an arm whose base links are massless stepped at 1e-7 s for minutes;
+    """``--floating-base`` on an arm whose base links are massless stepped at 1e-7 s for minutes;
     the singular H is now found before integrating, and the massless links are named."""
     inert = ('<inertial><origin xyz="0.3 0 0"/><mass value="2"/><inertia ixx="0.01" iyy="0.02" izz="0.03" '
              'ixy="0" ixz="0" iyz="0"/></inertial>')
@@ -237,7 +237,7 @@ def test_excavator_impact_on_a_stroke_end_is_consistent_with_the_loops():
 
 
 def test_stewart_platform_rests_on_six_stroke_ends_at_once():
-    """robots/stewart.sdf's home pose puts all six pistons on their lower stroke end (issue 29: `assemble`
+    """robots/stewart.sdf's home pose puts all six pistons on their lower stroke end (`assemble`
     leaves them at ±1e-16, the sign set by the CPU's BLAS). With end stops the platform rests on six stops at
     once, through five loops: each stop carries the piston force of closed-loop inverse dynamics with the six
     pistons as actuators, whatever the round-off's sign (the same run from the pistons moved by ±1e-10 m)."""
@@ -261,7 +261,7 @@ def test_stewart_platform_rests_on_six_stroke_ends_at_once():
 
 @pytest.mark.parametrize("limits", [True, False])
 def test_scenario_key_solver_limits(tmp_path, limits):
-    from urdf_dyn.launch.registry import run_launch
+    from urdf_dyn.launch.registry import run_scenario
     from _robots import pendulum_urdf
     urdf = pendulum_urdf().replace('type="continuous"', 'type="revolute"').replace(
         "<dynamics", f'<limit lower="{LOWER}" upper="2.0" effort="0" velocity="10"/><dynamics')
@@ -270,7 +270,7 @@ def test_scenario_key_solver_limits(tmp_path, limits):
         "robot: {file: p.urdf}\njob: simulate\ninitial_state: {q: {hinge: 1.2}}\nduration: 1.0\n"
         f"solver: {{rtol: 1.0e-10, atol: 1.0e-12, limits: {str(limits).lower()}}}\n"
         "outputs: {trajectory: [t.npz, t.csv]}\n")
-    traj, written = run_launch(tmp_path / "p.scenario.yaml", out_dir=tmp_path / "out", echo=lambda *a: None)
+    traj, written = run_scenario(tmp_path / "p.scenario.yaml", out_dir=tmp_path / "out", echo=lambda *a: None)
     back = Trajectory.load(tmp_path / "out" / "t.csv")
     if limits:
         assert traj.q[:, 0].min() > LOWER - 1e-9 and np.all(back.stop_active[-1] == -1)

@@ -1,4 +1,4 @@
-"""Playing a floating-base trajectory (issue 29): the viewer matches q's columns by the position coordinates'
+"""Playing a floating-base trajectory: the viewer matches q's columns by the position coordinates'
 names (``Model.q_names``: a floating joint's x … qw) and q̇, q̈, τ by the joints', so a trajectory that
 ``simulate`` writes (CSV or NPZ) plays on its own robot, and refuses a fixed-base robot instead of showing a
 quaternion component as a joint angle. In-process: no OpenGL needed."""

@@ -1,4 +1,4 @@
-"""The viewer (issue 5) draws for real (this file: the clock, scenes, offscreen frames, the CLI; the window,
+"""The viewer draws for real (this file: the clock, scenes, offscreen frames, the CLI; the window,
 the fast drawing paths and the sizing run's layers: test_viewer_window.py): offscreen through EGL in this process, and in a real window under
 Xvfb in a subprocess. Pixels are checked: something drawn, frames differ between poses, an opened loop
 shows in red next to its segment, arrows in their colours. In CI (env CI set) nothing here may skip: the
@@ -289,9 +289,41 @@ def test_cli_view_trajectory_to_mp4_and_pose_to_png(tmp_path, gl):
     frames = [f for f in imageio.get_reader(out)]
     assert len(frames) == 11 and frames[0].shape == (480, 640, 3)
     assert np.mean(np.abs(frames[0].astype(float) - frames[-1]).sum(-1) > 30) > 0.005
-    png = tmp_path / "pose.png"
+    png = tmp_path / "pose.png"      # --q assembles, holding the joint it names: the loop is drawn closed
     assert main(["view", str(FOUR_BAR), "--q", "crank_joint=1.3", "--out", str(png)]) == 0
+    assert _red(imageio.imread(png)).sum() < 5
+    assert main(["view", str(FOUR_BAR), "--q", "crank_joint=1.3", "--no-assemble", "--out", str(png)]) == 0
     assert _red(imageio.imread(png)).sum() > 100
+
+
+SIGN_ERROR = ROOT / "tests" / "constraints" / "data" / "parallelogram_sign_error.urdf"
+FIX = "closes if predecessor xyz z = -1.12 instead of +1.12"
+
+
+def test_open_loop_gap_is_drawn_with_its_size_and_fix(tmp_path, capsys, gl):
+    """A loop with a sign error in its point: the window/GIF viewer draws the gap between Fp and Fs in red,
+    labelled with its size and the nearest fix; urdf-dyn view loads it open with the loader's error as a
+    warning (exit status 0: drawing the gap is what the user asked for)."""
+    import imageio.v2 as imageio
+    from urdf_dyn.cli.main import main
+    m = ud.load(SIGN_ERROR, check_loops=False)
+    v = _viewer(m, m.q_initial())
+    try:
+        img = v.render()
+        labels = [t for _, t, _ in v._world_labels]
+        assert labels == ["tie_rod_crank_pin: gap 2.24 m, 0 rad", FIX]
+        (lp, Fp, Fs), = v.robot.loop_frames()
+        a, b = np.array(v.project(Fp[:3, 3])), np.array(v.project(Fs[:3, 3]))
+        assert np.linalg.norm(a - b) > 100 and 0 <= a[1] < 480 and 0 <= b[1] < 480   # both ends in view
+        assert _red(img).sum() > 300
+    finally:
+        v.close()
+    gif = tmp_path / "sign.gif"
+    assert main(["view", str(SIGN_ERROR), "--out", str(gif), "--fps", "5"]) == 0
+    err = capsys.readouterr().err
+    assert "cannot be assembled near the initial configuration" in err and FIX in err and "drawn open" in err
+    frame, = imageio.mimread(gif)    # the raw initial pose (a demo motion would close the loop on the wrong branch)
+    assert _red(np.asarray(frame)[..., :3]).sum() > 300
 
 
 @pytest.mark.parametrize("argv, msg", [
@@ -320,7 +352,7 @@ def test_without_display_view_renders_offscreen_to_a_file(tmp_path, monkeypatch,
 
 def test_launch_outputs_animation(tmp_path, gl):
     import yaml
-    from urdf_dyn.launch import run_launch
+    from urdf_dyn.launch import run_scenario
     data = yaml.safe_load((ROOT / "scenarios" / "four_bar.scenario.yaml").read_text())
     data["robot"]["file"] = str(FOUR_BAR)
     data["duration"] = 0.5
@@ -328,7 +360,7 @@ def test_launch_outputs_animation(tmp_path, gl):
                        "animation_size": "200x150"}
     f = tmp_path / "fb.scenario.yaml"
     f.write_text(yaml.safe_dump(data))
-    _, written = run_launch(f, progress=False, echo=lambda *a: None)
+    _, written = run_scenario(f, progress=False, echo=lambda *a: None)
     frames = _gif_frames(written["animation"])
     assert len(frames) == 6 and frames[0].shape == (150, 200, 3)
     assert np.mean(np.abs(frames[0] - frames[-1]).sum(-1) > 30) > 0.005

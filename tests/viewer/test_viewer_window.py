@@ -1,5 +1,5 @@
-"""The GL viewer in a real window under Xvfb, its fast drawing paths against the reference ones (issue 14),
-and the layers of a sizing run (issue 28: the dig bench, the soil force and the payload, as in the browser
+"""The GL viewer in a real window under Xvfb, its fast drawing paths against the reference ones,
+and the layers of a sizing run (the dig bench, the soil force and the payload, as in the browser
 viewer). In CI (env CI set) nothing here may skip."""
 import subprocess
 import sys
@@ -78,7 +78,7 @@ def test_gif_delays_add_up_to_the_motion_time(tmp_path):
         write_frames(tmp_path / "a.avi", iter(frames), fps=30)
 
 
-# -- the fast drawing paths (issue 14) against the reference ones -------------------------------------------
+# -- the fast drawing paths against the reference ones -------------------------------------------
 def test_body_buffers_draw_what_trimesh_draws(gl):
     """The robot drawn from BodyMeshes (static buffers, one transform per body, closed meshes culled) against
     trimesh's own SceneViewer.on_draw (one vertex list per visual, posed through the scene graph)."""

@@ -1,4 +1,4 @@
-"""The browser viewer (issue 28): a sizing job's run folder read for the viewers, the pin loads the viewer
+"""The browser viewer: a sizing job's run folder read for the viewers, the pin loads the viewer
 draws checked against the job's own pin_loads.csv, bad input, and the page itself in a real browser
 (Debian's headless Chromium driven by playwright): no console errors, frames that differ between the
 start and the dig's peak, a red segment for an opened loop, arrow lengths that follow the force, and a
@@ -32,7 +32,7 @@ def excavator_run(tmp_path_factory):
     """The main job (scenarios/excavator_dig.scenario.yaml) at 0.05 s steps, with the soil.csv the soil
     model gives along its motion."""
     import yaml
-    from urdf_dyn.launch import run_launch
+    from urdf_dyn.launch import run_scenario
     d = tmp_path_factory.mktemp("excavator_run")
     data = yaml.safe_load((ROOT / "scenarios" / "excavator_dig.scenario.yaml").read_text())
     data["robot"]["file"] = str(EXCAVATOR)
@@ -40,7 +40,7 @@ def excavator_run(tmp_path_factory):
     data["outputs"] = {"directory": str(d / "run"), "recording": "dig_cycle.html", "animation_fps": 5}
     f = d / "dig.scenario.yaml"
     f.write_text(yaml.safe_dump(data))
-    run_launch(f, progress=False, echo=lambda *a: None)
+    run_scenario(f, progress=False, echo=lambda *a: None)
     m = ud.load(EXCAVATOR)
     from urdf_dyn_viewer.playback import motion_from_trajectory
     mo = motion_from_trajectory(m, ud.Trajectory.load(d / "run" / "motion.npz"))
@@ -294,6 +294,26 @@ def test_open_loop_shows_a_red_segment(browser, tmp_path):
     assert reds[0] < 20 and reds[1] > 100, reds
 
 
+def test_open_loop_gap_is_labelled_with_its_size_and_fix(browser, tmp_path):
+    """The browser viewer labels the gap of a loop with a sign error in its point with the gap's size and
+    the nearest fix (as the window does), and draws the segment red."""
+    from urdf_dyn_viewer.webapp import WebApp
+    m = ud.load(ROOT / "tests" / "constraints" / "data" / "parallelogram_sign_error.urdf", check_loops=False)
+    app = WebApp(m, motion_from_pose(m, m.q_initial()), port=0)
+    page = _open(browser, app)
+    try:
+        label = "tie_rod_crank_pin: gap 2.24 m, 0 rad; closes if predecessor xyz z = -1.12 instead of +1.12"
+        assert app.scene.gap_label["tie_rod_crank_pin"].text == label      # the label drawn in the scene
+        page.wait_for_function("document.body.innerText.includes('instead of +1.12')", timeout=15000)
+        assert label in page.inner_text("body")                             # and in the State panel
+        img = _shot(page, "web_parallelogram_sign_error", tmp_path)
+        img[600:, :100] = 255
+        assert ((img[..., 0] > 200) & (img[..., 1] < 50) & (img[..., 2] < 50)).sum() > 100
+    finally:
+        page.close()
+        app.close()
+
+
 def test_cli_serves_a_run_folder(excavator_run, browser):
     """``urdf-dyn view RUN_DIR --web``: the robot from view.json, the URL on stdout, the page interactive."""
     folder = excavator_run[0]
@@ -343,7 +363,7 @@ def test_the_sizing_job_writes_a_recording_that_plays_offline(excavator_run, bro
         page.close()
 
 
-# -- the recording's fast paths (issue 27) -------------------------------------------------------------------
+# -- the recording's fast paths -------------------------------------------------------------------
 def _recorded(html):
     """[(time, message dict)] of a recording's page (viser's embedded, zstd-compressed msgpack)."""
     import base64
@@ -409,19 +429,20 @@ def test_a_recording_is_the_same_file_twice_and_draws_the_pins_from_its_first_fr
 
 
 def test_the_jobs_recording_process_writes_what_the_job_itself_would(excavator_run, tmp_path, monkeypatch):
-    """launch.document.RecordingTask: the sizing job writes its recording in a forked process while it draws
+    """jobs.outputs.RecordingTask: the sizing job writes its recording in a forked process while it draws
     the GIF. Its file is byte-identical to the one written in the job's own process; a child that dies
     without answering leaves the job to write the file itself; a recording the viewer cannot write is one
     warning line, as before."""
     import yaml
-    from urdf_dyn.launch.document import Launch, RecordingTask, validate, write_recording
+    from urdf_dyn.jobs.outputs import RecordingTask, write_recording
+    from urdf_dyn.launch.document import Scenario, validate
     from urdf_dyn.jobs.sizing_schema import SizeDocument
-    import urdf_dyn.launch.document as document
+    import urdf_dyn.jobs.outputs as outputs
     run_dir, m, _, _ = excavator_run
     data = yaml.safe_load((ROOT / "scenarios" / "excavator_dig.scenario.yaml").read_text())
     data["robot"]["file"] = str(EXCAVATOR)
     data["outputs"] = {"directory": str(run_dir), "recording": "rec.html", "animation_fps": 2}
-    launch = Launch(tmp_path / "x.yaml", data)
+    launch = Scenario(tmp_path / "x.yaml", data)
     validate(launch, SizeDocument, job="size")
     here, lines = {}, []
     write_recording(launch, m, run_dir, here, lines.append)
@@ -432,7 +453,7 @@ def test_the_jobs_recording_process_writes_what_the_job_itself_would(excavator_r
     task.finish(out)
     assert Path(out["recording"]).read_bytes() == ours and not lines
     Path(out["recording"]).unlink()
-    monkeypatch.setattr(document, "_record_child", lambda *a: os._exit(3))   # dies without a word
+    monkeypatch.setattr(outputs, "_record_child", lambda *a: os._exit(3))   # dies without a word
     out = {}
     RecordingTask(launch, m, run_dir, lines.append).finish(out)
     assert Path(out["recording"]).read_bytes() == ours and not lines

@@ -29,17 +29,18 @@ from numba import njit, prange
 from urdf_dyn.numba_cache import install as _portable_cache
 from numba import types as nt
 
-from urdf_dyn.algorithms._kernels import _aba_p, crba_packed, rnea_packed
+from urdf_dyn.algorithms._kernels import NI, _aba_p, crba_packed, rnea_packed
 from urdf_dyn.algorithms._kernels import pack as _pack
 
 __all__ = ["pack", "rnea1", "aba1", "crba1", "rnea", "crba", "aba", "PARALLEL_MIN_BATCH", "entry_point"]
 
 
-def pack(parent, jtype, axis, X_tree, I, a0):
+def pack(parent, jtype, axis, X_tree, I, a0, armature):
     """(ib, fb) of ``_kernels.pack`` from a Model's arrays (called once per Model by ``Model.kernel_pack``)."""
     return _pack(np.ascontiguousarray(parent, np.int64), np.ascontiguousarray(jtype, np.int64),
                  np.ascontiguousarray(axis, float), np.ascontiguousarray(X_tree, float),
-                 np.ascontiguousarray(I, float), np.ascontiguousarray(a0, float))
+                 np.ascontiguousarray(I, float), np.ascontiguousarray(a0, float),
+                 np.ascontiguousarray(armature, float))
 
 
 _portable_cache()   # the kernels' numba cache, shared by checkouts of the same sources
@@ -58,7 +59,7 @@ def _rnea1(ib, fb, q, qd, qdd, tau):
     non-finite result (the caller's checking path explains). q (nq,); qd, qdd (nv,)."""
     if not (_finite(q) and _finite(qd) and _finite(qdd)):
         return 1
-    rnea_packed(ib, fb, q[None, :], qd[None, :], qdd[None, :], np.zeros((0, ib.shape[0] // 3, 6)), tau[None],
+    rnea_packed(ib, fb, q[None, :], qd[None, :], qdd[None, :], np.zeros((0, ib.shape[0] // NI, 6)), tau[None],
             np.int64(0), np.int64(1))
     return 0 if _finite(tau) else 2
 
@@ -68,7 +69,7 @@ def _aba1(ib, fb, q, qd, tau, qdd):
     """q̈ (nv,) of one state, no external force, into qdd; status as ``_rnea1``."""
     if not (_finite(q) and _finite(qd) and _finite(tau)):
         return 1
-    _aba_p(ib, fb, q[None, :], qd[None, :], tau[None, :], np.zeros((0, ib.shape[0] // 3, 6)), qdd[None],
+    _aba_p(ib, fb, q[None, :], qd[None, :], tau[None, :], np.zeros((0, ib.shape[0] // NI, 6)), qdd[None],
            np.int64(0), np.int64(1))
     return 0 if _finite(qdd) else 2
 
@@ -96,7 +97,7 @@ def _rnea_n(ib, fb, q, qd, qdd, f_ext):
 
 @njit(cache=True)
 def _crba_n(ib, fb, q):
-    N, nv = q.shape[0], ib.shape[0] // 3 - 1
+    N, nv = q.shape[0], ib.shape[0] // NI - 1
     H = np.zeros((N, nv, nv))
     crba_packed(ib, fb, q, H, np.int64(0), N)
     return H
@@ -122,7 +123,7 @@ def _rnea_par(ib, fb, q, qd, qdd, f_ext, chunks):
 
 @njit(cache=True, parallel=True)
 def _crba_par(ib, fb, q, chunks):
-    N, nv = q.shape[0], ib.shape[0] // 3 - 1
+    N, nv = q.shape[0], ib.shape[0] // NI - 1
     H = np.zeros((N, nv, nv))
     for c in prange(chunks):
         crba_packed(ib, fb, q, H, c * N // chunks, (c + 1) * N // chunks)

@@ -35,6 +35,7 @@ from urdf_dyn.numba_cache import install as _portable_cache
 from urdf_dyn.algorithms.joints import (FREE, PLANAR, PRIS_Z, PRISMATIC, REV_Z, REVOLUTE, is_sub, jcalc, joint_pose,
                                         q_indices, quat_entries)
 from urdf_dyn.algorithms.joints import write_subspace as _S
+from urdf_dyn.algorithms.layout import TREE
 from urdf_dyn.algorithms.spatial import crm
 
 
@@ -247,13 +248,26 @@ def group_base(jtype, xv, vb_parent, out):
 
 
 # ---------------------------------------------------------------------------------------------------------
-# the packed model: the tree in the kernels' frames, in two flat arrays (``Model.kernel_pack``)
+# the packed model: the tree in the kernels' frames, in two flat arrays (``Model.kernel_pack``), laid out as
+# ``layout.TREE`` declares: its offsets are c·n (n bodies), frozen here as compile-time constants (this module
+# and ``layout`` are in the numba cache's key, ``urdf_dyn._KERNEL_MODULES``)
 # ---------------------------------------------------------------------------------------------------------
+NI = len(TREE.ints)                                    # int fields, each (n,): ib has NI · n entries
+_PA, _JT, _IQ = TREE.index("parent"), TREE.index("jtype"), TREE.index("iq")
+_C = TREE.coefficients("n")
+_ET, _IB, _EC = _C["E_tree"] // 9, _C["I_bar"] // 9, _C["E_c"] // 9     # in rows of 3×3
+_AX, _RT, _H = _C["axis"] // 3, _C["r_tree"] // 3, _C["h"] // 3        # in rows of 3
+_SS = _C["S"] // 6                                                      # in rows of 6
+_M, _ARM, _A0 = _C["m"], _C["armature"], _C["a0"]
+_END, _FIXED = _C["end"]
+_PAD = TREE.pad
+
+
 @njit(cache=True, inline="always")
 def _fb_len(n):
-    """Length of the packed float array for n bodies: 43 n + 6, rounded up to a multiple of 18 so that it can
-    be viewed as rows of 3, 6 and 3×3 (``_unpack``)."""
-    return (43 * n + 6 + 17) // 18 * 18
+    """Length of the packed float array for n bodies (``layout.TREE``), rounded up to a multiple of its pad
+    (18) so that it can be viewed as rows of 3, 6 and 3×3 (``_unpack``)."""
+    return (_END * n + _FIXED + _PAD - 1) // _PAD * _PAD
 
 
 @njit(cache=True, inline="always")
@@ -276,11 +290,12 @@ def _frame_z(a, Ec):
 
 
 @njit(cache=True)
-def pack(parent, jtype, axis, X_tree, I, a0):
-    """The tree in the kernels' frames (RBDA §4.4), packed into two flat arrays (n = NB+1 bodies):
-    ib (3n,) int64 = [parent | jtype | q index] and fb float64 = [E_tree (n, 3, 3) | Ī about the origin (n, 3, 3) |
-    E_c (n, 3, 3) | axis (n, 3) | S (n, 6) | r_tree (n, 3) | h = m c (n, 3) | m (n,) | a0 (6,) | padding]
-    (offsets 0, 9n, 18n, 27n, 30n, 36n, 39n, 42n, 43n: each a multiple of its row length, see ``_unpack``).
+def pack(parent, jtype, axis, X_tree, I, a0, armature):
+    """The tree in the kernels' frames (RBDA §4.4), packed into two flat arrays (n = NB+1 bodies) as
+    ``layout.TREE`` declares them: ib int64 = [parent | jtype | q index] and fb float64 = [E_tree (n, 3, 3) |
+    Ī about the origin (n, 3, 3) | E_c (n, 3, 3) | axis (n, 3) | S (n, 6) | r_tree (n, 3) | h = m c (n, 3) |
+    m (n,) | armature (n,) | a0 (6,) | padding] (viewed by ``_unpack``); armature holds 0 for the base, then
+    the Model's (nv,).
 
     Every revolute (prismatic) body i is expressed in the frame F'_i = rot(E_c,i) F_i whose z axis is its
     joint axis (``_frame_z``; E_c = 1 for the other bodies and the base), with the code REV_Z (PRIS_Z):
@@ -289,30 +304,33 @@ def pack(parent, jtype, axis, X_tree, I, a0):
     product with S one entry, as in Pinocchio's axis-specialised joints. τ, H and q̈ do not change
     (τ_i = S_iᵀ f_i = S'_iᵀ f'_i); body velocities and forces inside the kernels are in the F' frames, and
     external forces, given in the F frames, are rotated by E_c on entry. X_tree (n, 6, 6) Plücker transforms,
-    I (n, 6, 6) spatial inertias [[Ī, h×], [h×ᵀ, m 1]], a0 (6,) = −a_grav."""
+    I (n, 6, 6) spatial inertias [[Ī, h×], [h×ᵀ, m 1]], a0 (6,) = −a_grav, armature (n − 1,) [kg m² | kg]."""
     n = parent.shape[0]
-    ib = np.empty(3 * n, np.int64)
+    ib = np.empty(NI * n, np.int64)
     fb = np.zeros(_fb_len(n))
     iq = q_indices(jtype)
-    _, _, _, ax, Et, rt, S, m, h, J, Ec, _ = _unpack(ib, fb)
+    par, jt, iqv, ax, Et, rt, S, m, h, J, Ec, a0v, arm = _unpack(ib, fb)
     E0, r0, T = np.empty((3, 3)), np.empty(3), np.empty((3, 3))
     for k in range(6):
-        fb[43 * n + k] = a0[k]
+        a0v[k] = a0[k]
+    arm[0] = 0.0
+    for i in range(1, n):
+        arm[i] = armature[i - 1]
     for i in range(n):
-        ib[i], ib[2 * n + i] = parent[i], iq[i]
+        par[i], iqv[i] = parent[i], iq[i]
         t = jtype[i]
         if i > 0 and (t == REVOLUTE or t == PRISMATIC):
             _frame_z(axis[i], Ec[i])
-            ib[n + i] = REV_Z if t == REVOLUTE else PRIS_Z
+            jt[i] = REV_Z if t == REVOLUTE else PRIS_Z
             ax[i, 2] = 1.0
         else:
             for k in range(3):
                 Ec[i, k, k] = 1.0
                 ax[i, k] = axis[i, k]
-            ib[n + i] = t
+            jt[i] = t
         if i == 0:
             continue
-        _S(ib[n + i], ax[i], S[i])
+        _S(jt[i], ax[i], S[i])
         Ei, Ep = Ec[i], Ec[parent[i]]
         plux_er(X_tree[i], E0, r0)      # (E, r) of X_tree
         for a in range(3):              # T = E_tree E_c,λᵀ, E' = E_c,i T, r' = E_c,λ r
@@ -337,13 +355,16 @@ def pack(parent, jtype, axis, X_tree, I, a0):
 
 @njit(cache=True, inline="always")
 def _unpack(ib, fb):
-    """Views of ``pack``'s arrays: parent, jtype, iq, axis, E_tree, r_tree, S, m, h, Ī, E_c, a0 (three
-    reshapes of fb, then slices: a reshape costs tens of ns in compiled code, a slice a few)."""
-    n = ib.shape[0] // 3
+    """Views of ``pack``'s arrays: parent, jtype, iq, axis, E_tree, r_tree, S, m, h, Ī, E_c, a0, armature,
+    at the offsets ``layout.TREE`` declares (three reshapes of fb, then slices: a reshape costs tens of ns in
+    compiled code, a slice a few)."""
+    n = ib.shape[0] // NI
     L = fb.shape[0]
     f3, f6, f33 = fb.reshape((L // 3, 3)), fb.reshape((L // 6, 6)), fb.reshape((L // 9, 3, 3))
-    return (ib[:n], ib[n:2 * n], ib[2 * n:], f3[9 * n:10 * n], f33[:n], f3[12 * n:13 * n], f6[5 * n:6 * n],
-            fb[42 * n:43 * n], f3[13 * n:14 * n], f33[n:2 * n], f33[2 * n:3 * n], fb[43 * n:43 * n + 6])
+    return (ib[_PA * n:(_PA + 1) * n], ib[_JT * n:(_JT + 1) * n], ib[_IQ * n:(_IQ + 1) * n],
+            f3[_AX * n:(_AX + 1) * n], f33[_ET * n:(_ET + 1) * n], f3[_RT * n:(_RT + 1) * n],
+            f6[_SS * n:(_SS + 1) * n], fb[_M * n:(_M + 1) * n], f3[_H * n:(_H + 1) * n], f33[_IB * n:(_IB + 1) * n],
+            f33[_EC * n:(_EC + 1) * n], fb[_A0 * n:_A0 * n + 6], fb[_ARM * n:(_ARM + 1) * n])
 
 
 @njit(cache=True, inline="always")
@@ -371,7 +392,7 @@ def rnea_packed(ib, fb, q, qd, qdd, f_ext, tau, n0, n1):
     """Recursive Newton-Euler inverse dynamics, RBDA Table 5.1, on the packed model (``pack``) for states
     n0 ≤ n < n1. q (N, nq), qd, qdd (N, nv); f_ext (Nf, NB+1, 6) external forces
     in the link-frame body coordinates (Nf = 1 or N; 0 for none). Writes tau (N, nv)."""
-    n_ = ib.shape[0] // 3   # bodies (``pack``)
+    n_ = ib.shape[0] // NI   # bodies (``pack``)
     _rnea_p_w(ib, fb, q, qd, qdd, f_ext, tau, n0, n1, np.empty((n_, 3, 3)), np.empty((n_, 3)), np.empty((n_, 6)),
               np.empty((n_, 6)), np.empty((n_, 6)), np.empty((n_, 6)), np.empty(6), np.empty(6), np.empty(6),
               np.empty(3), np.empty(3))
@@ -381,7 +402,7 @@ def rnea_packed(ib, fb, q, qd, qdd, f_ext, tau, n0, n1):
 def _rnea_p_w(ib, fb, q, qd, qdd, f_ext, tau, n0, n1, E, r, v, a, f, vb, w1, w2, fx, t1, t2):
     """``rnea_packed``'s loops on its work arrays, without numba's reference counting (each row view such as E[i]
     would cost an atomic increment and decrement per body)."""
-    parent, jtype, iq, axis, Et, rt, S, mI, hI, JI, Ec, a0 = _unpack(ib, fb)
+    parent, jtype, iq, axis, Et, rt, S, mI, hI, JI, Ec, a0, arm = _unpack(ib, fb)
     NB = parent.shape[0] - 1
     nfx = f_ext.shape[0]  # 0: no external forces
     for k in range(6):
@@ -437,7 +458,7 @@ def _rnea_p_w(ib, fb, q, qd, qdd, f_ext, tau, n0, n1, E, r, v, a, f, vb, w1, w2,
                 for k in range(6):
                     f[i, k] += w2[k]
         for i in range(NB, 0, -1):
-            tau[n, i - 1] = _sdot(jtype[i], S[i], f[i])             # τ_i = Sᵀ f_i
+            tau[n, i - 1] = _sdot(jtype[i], S[i], f[i]) + arm[i] * qdd[n, i - 1]   # τ_i = Sᵀ f_i + armature q̈_i
             if parent[i] != 0:
                 _xtf_add(E[i], r[i], f[i], f[parent[i]], t1, t2)    # f_λ += Xᵀ f_i
 
@@ -488,7 +509,7 @@ def crba_packed(ib, fb, q, H, n0, n1):
     entries are zero and left as they are). Composite inertias are rigid-body inertias, so they are kept as
     (m, h = m c, Ī about the body origin) and moved to the parent by RBDA eq. 2.66 in that form (Table 2.5):
     with g = Eᵀh, h_λ = g + m r, Ī_λ = EᵀĪE − (r gᵀ + g rᵀ) − m r rᵀ + (2 g·r + m r·r) 1."""
-    n_ = ib.shape[0] // 3   # bodies (``pack``)
+    n_ = ib.shape[0] // NI   # bodies (``pack``)
     _crba_p_w(ib, fb, q, H, n0, n1, np.empty((2 * n_, 3, 3)), np.empty((2 * n_, 3)), np.empty(n_))
 
 
@@ -498,7 +519,7 @@ def _crba_p_w(ib, fb, q, H, n0, n1, W33, W3, mC):
     E[i] would cost an atomic increment and decrement per body). Three allocations (W33 = [E | Ī^c],
     W3 = [r | h^c], m^c) and the per-body temporaries (g, F = I^c S, Xᵀ F) in scalars: each allocation costs
     ≈ 20–30 ns, a third of a UR5 call when there were eleven."""
-    parent, jtype, iq, axis, Et, rt, S, mI, hI, JI, Ec, a0 = _unpack(ib, fb)
+    parent, jtype, iq, axis, Et, rt, S, mI, hI, JI, Ec, a0, arm = _unpack(ib, fb)
     NB = parent.shape[0] - 1
     E, JC, r, hC = W33[:NB + 1], W33[NB + 1:], W3[:NB + 1], W3[NB + 1:]
     for n in range(n0, n1):
@@ -541,10 +562,10 @@ def _crba_p_w(ib, fb, q, H, n0, n1, W33, W3, mC):
             Si, h, J, m, ji = S[i], hC[i], JC[i], mC[i], jtype[i]            # F = I^c_i S_i
             if ji == REV_Z:                                                  # [Ī z; −h × z]
                 F0, F1, F2, F3, F4, F5 = J[0, 2], J[1, 2], J[2, 2], -h[1], h[0], 0.0
-                H[n, i - 1, i - 1] = F2
+                H[n, i - 1, i - 1] = F2 + arm[i]                            # H_ii = Sᵀ I^c S + armature
             elif ji == PRIS_Z:                                               # [h × z; m z]
                 F0, F1, F2, F3, F4, F5 = h[1], -h[0], 0.0, 0.0, 0.0, m
-                H[n, i - 1, i - 1] = F5
+                H[n, i - 1, i - 1] = F5 + arm[i]
             else:                                                            # [Ī ω + h × v; m v − h × ω]
                 w0, w1, w2, u0, u1, u2 = Si[0], Si[1], Si[2], Si[3], Si[4], Si[5]
                 F0 = J[0, 0] * w0 + J[0, 1] * w1 + J[0, 2] * w2 + h[1] * u2 - h[2] * u1
@@ -553,7 +574,7 @@ def _crba_p_w(ib, fb, q, H, n0, n1, W33, W3, mC):
                 F3 = m * u0 - (h[1] * w2 - h[2] * w1)
                 F4 = m * u1 - (h[2] * w0 - h[0] * w2)
                 F5 = m * u2 - (h[0] * w1 - h[1] * w0)
-                H[n, i - 1, i - 1] = w0 * F0 + w1 * F1 + w2 * F2 + u0 * F3 + u1 * F4 + u2 * F5
+                H[n, i - 1, i - 1] = w0 * F0 + w1 * F1 + w2 * F2 + u0 * F3 + u1 * F4 + u2 * F5 + arm[i]
             j = i
             while parent[j] > 0:                                             # F = Xᵀ_j F = [Eᵀ n + r × Eᵀ f; Eᵀ f]
                 Ej, rj = E[j], r[j]
@@ -582,7 +603,7 @@ def _aba_p(ib, fb, q, qd, tau, f_ext, qdd, n0, n1):
     """Articulated-body forward dynamics, RBDA Table 7.1, on the packed model for states n0 ≤ n < n1;
     f_ext as in ``rnea_packed``. Writes qdd (N, nv). Raises ZeroDivisionError for a
     zero articulated inertia d_i."""
-    n_ = ib.shape[0] // 3   # bodies (``pack``)
+    n_ = ib.shape[0] // NI   # bodies (``pack``)
     _aba_p_w(ib, fb, q, qd, tau, f_ext, qdd, n0, n1,
         np.empty((n_, 3, 3)), np.empty((n_, 3)), np.empty((n_, 6)), np.empty((n_, 6)), np.empty((n_, 6, 6)),
         np.empty((n_, 6)), np.empty((n_, 6)), np.empty(n_), np.empty(n_), np.empty((n_, 6)), np.empty((n_, 6)),
@@ -594,7 +615,7 @@ def _aba_p(ib, fb, q, qd, tau, f_ext, qdd, n0, n1):
 def _aba_p_w(ib, fb, q, qd, tau, f_ext, qdd, n0, n1, E, r, v, c, IA, pA, U, d, u, a, vb, Ia, pa, w1, w2, fx, t1, t2, Xs, Ms):
     """``_aba_p``'s loops on its work arrays, without numba's reference counting (each row view such as
     E[i] would cost an atomic increment and decrement per body)."""
-    parent, jtype, iq, axis, Et, rt, S, mI, hI, JI, Ec, a0 = _unpack(ib, fb)
+    parent, jtype, iq, axis, Et, rt, S, mI, hI, JI, Ec, a0, arm = _unpack(ib, fb)
     NB = parent.shape[0] - 1
     nfx = f_ext.shape[0]  # 0: no external forces
     for k in range(6):
@@ -639,7 +660,7 @@ def _aba_p_w(ib, fb, q, qd, tau, f_ext, qdd, n0, n1, E, r, v, c, IA, pA, U, d, u
                     Ui[k] = IAi[k, 5]
             else:
                 _Imul(IAi, S[i], Ui)
-            d[i] = _sdot(ji, S[i], Ui)
+            d[i] = _sdot(ji, S[i], Ui) + arm[i]                     # D_i = Sᵀ U + armature (RBDA Table 7.1)
             u[i] = tau[n, i - 1] - _sdot(ji, S[i], pA[i])
             p = parent[i]
             if p != 0:

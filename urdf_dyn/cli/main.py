@@ -11,7 +11,8 @@ import warnings
 
 import numpy as np
 
-from urdf_dyn.errors import SimulationError, StateError, UrdfDynError
+from urdf_dyn.cli.vectors import vector as _vector
+from urdf_dyn.errors import SimulationError, UrdfDynError
 
 __all__ = ["load_from_args", "cmd_info", "cmd_id", "cmd_fd", "cmd_simulate", "cmd_launch", "cmd_size", "cmd_view",
            "cmd_excavator", "main"]
@@ -52,39 +53,7 @@ def load_from_args(args):
         xargs[k] = v
     return load(getattr(args, "file", None) or args.robot, package_dirs=pk_map or pk_dirs or None, xacro_args=xargs,
                 trust_xacro=bool(getattr(args, "trust_xacro", False)),
-                floating_base=bool(getattr(args, "floating_base", False)))
-
-
-def _vector(model, text, name, default_zero=True):
-    """Parse '0.1,0.2 ...' (coordinate order) or 'joint=value,...' into (nq,) for --q (``model.q_names``,
-    unnamed entries at ``model.neutral()``), (nv,) otherwise (``model.joint_names``)."""
-    is_q = name in ("q", "q0")
-    names = model.q_names if is_q else model.joint_names
-    base = model.neutral() if is_q else np.zeros(model.nv)
-    if text is None:
-        if default_zero:
-            return base
-        raise StateError(f"--{name} is required")
-    items = [t for t in text.replace(",", " ").split() if t]
-    out = base
-    if items and all("=" in t for t in items):
-        for t in items:
-            j, v = t.split("=", 1)
-            if j not in names:
-                raise StateError(f"--{name}: no movable joint named {j!r}; joints are: {', '.join(names)}")
-            try:
-                out[names.index(j)] = float(v)
-            except ValueError:
-                raise StateError(f"--{name}: {v!r} is not a number") from None
-        return out
-    try:
-        vals = [float(t) for t in items]
-    except ValueError:
-        raise StateError(f"--{name}: expected {len(names)} numbers or joint=value pairs, got {text!r}") from None
-    if len(vals) != len(names):
-        raise StateError(f"--{name}: expected {len(names)} values (coordinates: {', '.join(names)}), "
-                         f"got {len(vals)}")
-    return np.array(vals)
+                floating_base=bool(getattr(args, "floating_base", False)), check_loops=getattr(args, "check_loops", True))
 
 
 def _units(model, kind):
@@ -111,6 +80,7 @@ def _print_named(model, kind, values, as_json, extra=None):
 
 
 def cmd_info(args):
+    from urdf_dyn.cli.closure import actuated_text, closure_summary
     m = load_from_args(args)
     if args.json:
         print(json.dumps({
@@ -128,7 +98,7 @@ def cmd_info(args):
     print(f"robot {m.name!r} from {m.source}")
     print(f"  links: {len(m.links)} ({m.NB} moving bodies after merging fixed joints); total mass "
           f"{m.total_mass:.6g} kg; gravity {[float(g) for g in m.gravity]} m/s^2")
-    print(f"  dof: nq = {m.nq}, nv = {m.nv}; actuated: {', '.join(m.actuated_joints)}")
+    print(f"  dof: nq = {m.nq}, nv = {m.nv}; actuated: {actuated_text(m)}")
     w = max([len(j) for j in m.joint_names] + [5])
     print(f"  {'joint':<{w}}  {'type':<10} {'parent -> child':<40} {'lower':>9} {'upper':>9} {'vel':>8} {'effort':>9}")
     for i, (j, t) in enumerate(zip(m.joint_names, m.joint_types)):
@@ -143,16 +113,7 @@ def cmd_info(args):
         print(f"    {lp.name}: {lp.type} ({lp.nc} constraints) {lp.predecessor} -> {lp.successor}"
               + (" [actuated]" if lp.actuated else ""))
     if m.has_constraints:
-        from urdf_dyn.constraints.assembly import assemble
-        from urdf_dyn.constraints.loops import loop_residuals, mobility
-        q = m.q_initial()
-        res = max(float(np.abs(v).max()) for v in loop_residuals(m, q).values())
-        try:
-            mb = mobility(m, assemble(m, q))
-            print(f"  mobility at the initial configuration: n = {mb.n}, n^c = {mb.nc}, r = {mb.rank}, "
-                  f"dof = {mb.dof}; loop residual there {res:.2g}")
-        except UrdfDynError as e:
-            print(f"  the loops cannot be assembled from the initial configuration: {e}")
+        print(closure_summary(m))
     return 0
 
 
@@ -189,7 +150,8 @@ def _closed_loop_state(m, q, qd, qdd=None):
 def _print_loop_answer(m, note, kind, values, names, units, loop_forces, as_json, extra=None):
     if as_json:
         out = {"closed_loop": True, "note": note, "names": list(names), kind: [float(v) for v in values],
-               "units": list(units), "loop_forces": {k: [float(x) for x in v] for k, v in loop_forces.items()}}
+               "units": list(units), "loop_forces": {k: v if isinstance(v, str) else [float(x) for x in v]
+                                                         for k, v in loop_forces.items()}}
         out.update(extra or {})
         print(json.dumps(out, indent=2))
         return
@@ -198,8 +160,10 @@ def _print_loop_answer(m, note, kind, values, names, units, loop_forces, as_json
     for j, v, u in zip(names, values, units):
         print(f"{j:<{w}}  {kind} = {v: .9g} {u}")
     for k, f in loop_forces.items():
-        print(f"loop {k}: wrench [n; f] on the successor in Fp = [{', '.join(f'{x:.6g}' for x in np.asarray(f))}] "
-              "(N m, N)")
+        if isinstance(f, str):  # undetermined: why
+            print(f"loop {k}: {f}")
+        else:
+            print(f"loop {k}: wrench [n; f] on the successor in Fp = [{', '.join(f'{x:.6g}' for x in np.asarray(f))}] (N m, N)")
 
 
 def cmd_id(args):
@@ -210,7 +174,9 @@ def cmd_id(args):
         from urdf_dyn.constraints.inverse import actuator_forces
         q, qd, qdd, note = _closed_loop_state(m, q, qd, qdd)
         af = actuator_forces(m, q, qd, qdd)
-        _print_loop_answer(m, note + f"; {af.case}", "u", af.u, af.names, af.units, af.loop_forces, args.json,
+        from urdf_dyn.cli.closure import undetermined
+        _print_loop_answer(m, note + f"; {af.case}", "u", af.u, af.names, af.units, undetermined(m, q, af.loop_forces),
+                           args.json,
                            {"q": q.tolist(), "qd": qd.tolist(), "qdd": qdd.tolist()})
         return 0
     _print_named(m, "tau", inverse_dynamics(m, q, qd, qdd), args.json)
@@ -281,13 +247,13 @@ def cmd_simulate(args):
 
 
 def cmd_launch(args):
-    from urdf_dyn.launch import launch_schema, run_launch
+    from urdf_dyn.launch import launch_schema, run_scenario
     if args.schema is not None:
         print(json.dumps(launch_schema(args.schema or None), indent=2))
         return 0
     if not args.launch_file:
         raise UrdfDynError("run: give a scenario file (or --schema)")
-    run_launch(args.launch_file, out_dir=args.out_dir)
+    run_scenario(args.launch_file, out_dir=args.out_dir)
     return 0
 
 
@@ -311,8 +277,8 @@ def _no_cache_option(p):
 
 
 def cmd_size(args):
-    from urdf_dyn.launch import run_launch
-    run_launch(args.launch_file, out_dir=args.out_dir, job="size")
+    from urdf_dyn.launch import run_scenario
+    run_scenario(args.launch_file, out_dir=args.out_dir, job="size")
     return 0
 
 
@@ -333,7 +299,7 @@ def cmd_view(args):
 
 
 def cmd_excavator(args):
-    """``urdf-dyn excavator PINS.yaml -o OUT.urdf``: the URDF of an excavator from its pin table (issue 25);
+    """``urdf-dyn excavator PINS.yaml -o OUT.urdf``: the URDF of an excavator from its pin table;
     with ``--calibrate SCENARIO``: the pin table calibrated to the scenario's ``reference`` figures, written
     to OUT.yaml (``urdf_dyn.jobs.calibration_job``)."""
     if args.calibrate is not None:
@@ -367,6 +333,7 @@ def main(argv=None) -> int:
     s = sub.add_parser("info", help="links, joints, dof, masses, limits, loops")
     _model_args(s)
     s.set_defaults(func=cmd_info)
+    __import__("urdf_dyn.cli.closure", fromlist=["*"]).add_check_parser(sub, _model_args, load_from_args)
     s = sub.add_parser("id", help="inverse dynamics: tau = ID(q, qd, qdd)")
     _model_args(s)
     for k in ("q", "qd", "qdd"):
@@ -415,7 +382,9 @@ def main(argv=None) -> int:
     s.add_argument("--xacro-arg", action="append", default=[], metavar="NAME:=VALUE")
     s.add_argument("--trust-xacro", action="store_true", help="evaluate xacro expressions as Python (RUNS CODE)")
     s.add_argument("--traj", help="trajectory .npz, .csv (urdf-dyn simulate/launch output) or .mcap (ROS 2 bag)")
-    s.add_argument("--q", help="a single pose: values in joint order or 'joint=value,...'")
+    s.add_argument("--q", help="a single pose: values in joint order or 'joint=value,...'; assembled through the loops "
+                   "holding the joints named (else those declared independent)")
+    s.add_argument("--no-assemble", action="store_true", help="--q: draw the pose as given, loops open")
     s.add_argument("--out", help="write instead of opening a window: .png (one frame), .gif or .mp4")
     s.add_argument("--fps", type=float, default=30.0, help="frames per second of the animation")
     s.add_argument("--speed", type=float, default=1.0, help="playback speed (1 = real time)")
@@ -450,7 +419,7 @@ def main(argv=None) -> int:
                    "[m] (urdf_dyn.machines.calibration; default: DEFAULT_PARAMETERS)")
     s.add_argument("--max-evaluations", type=int, default=200, metavar="N", help="optimiser budget (default 200)")
     s.set_defaults(func=cmd_excavator)
-    # -- urdf-dyn export (issue 18): the model for another simulator ----------------------------------------
+    # -- urdf-dyn export: the model for another simulator ----------------------------------------
     s = sub.add_parser("export", help="write the model for MuJoCo: --mjcf out.xml (loops as equalities)")
     _model_args(s)
     s.add_argument("--mjcf", required=True, metavar="OUT.xml", help="MJCF file to write (needs the [mujoco] extra)")
@@ -471,6 +440,7 @@ def main(argv=None) -> int:
               f"{mj.nu} actuators (MuJoCo qpos = urdf_dyn q)")
         return 0
     s.set_defaults(func=cmd_export)
+    __import__("urdf_dyn.cli.loops_cmd", fromlist=["*"]).add_loops_parser(sub, _model_args, load_from_args)
     args = p.parse_args(_join_negative_vectors(sys.argv[1:] if argv is None else list(argv)))
     if not args.debug:
         warnings.showwarning = _one_line_warning
@@ -484,8 +454,8 @@ def main(argv=None) -> int:
             return args.func(args)
     except BrokenPipeError:  # output piped into head & co.
         return 0
-    except (UrdfDynError, OSError, ValueError, KeyError, np.linalg.LinAlgError) as e:
-        if args.debug:
+    except (UrdfDynError, OSError, ValueError, KeyError, np.linalg.LinAlgError, Warning) as e:
+        if args.debug:      # a Warning here is one a -W error / PYTHONWARNINGS=error filter made an error
             raise
         msg = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
         print(f"urdf-dyn: error: {msg}", file=sys.stderr)

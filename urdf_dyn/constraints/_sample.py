@@ -25,6 +25,7 @@ from numba import njit
 from urdf_dyn.numba_cache import install as _portable_cache
 
 from urdf_dyn.algorithms._kernels import crba_packed, rnea_packed
+from urdf_dyn.algorithms.layout import ONE
 from urdf_dyn.constraints._kernels import _chol, _chol_solve, loop_geometry, loop_velocity, loop_work
 from urdf_dyn.constraints._linalg import _cp_lu, _explicit, _forces, _loop_lambda, _lu_solve
 
@@ -353,9 +354,13 @@ def forward_layout(n, R, L):
 
 
 # the model side of a single-state kernel, packed by ``one_pack`` into one int64 and one float64 array (each
-# array a Python caller passes costs ≈ 80 ns to unbox; a view carved from these costs ≈ 20 ns): the parts
-_PARENT, _JTYPE, _IB, _LPP, _LPS, _LPMODE, _ROWLOOP, _MISC = range(8)
-_AXIS, _FB, _XP, _XS, _LPAXIS, _ROWT, _DAMP, _STIFF, _QREF, _FEXT, _LIM, _SCAL = range(12)
+# array a Python caller passes costs ≈ 80 ns to unbox; a view carved from these costs ≈ 20 ns) as
+# ``layout.ONE`` declares it: the parts' indices in its header, by name
+_PARENT, _JTYPE, _IB, _LPP, _LPS, _LPMODE, _ROWLOOP, _MISC = (
+    ONE.index(k) for k in ("parent", "jtype", "ib", "lp_p", "lp_s", "lp_mode", "row_loop", "misc"))
+_AXIS, _FB, _XP, _XS, _LPAXIS, _ROWT, _DAMP, _STIFF, _QREF, _FEXT, _LIM, _SCAL = (
+    ONE.index(k) for k in ("axis", "fb", "XP", "XS", "lp_axis", "row_T", "damping", "stiffness", "q_ref", "f_ext",
+                           "lim", "scalars"))
 
 
 def one_pack(model, row_loop, row_T, nrows, act_col, Wi, lim, scalars, fw, iw):
@@ -371,20 +376,12 @@ def one_pack(model, row_loop, row_T, nrows, act_col, Wi, lim, scalars, fw, iw):
     springs = model.spring_stiffness is not None
     Et, rt = split_tree(model.X_tree)
     empty = np.zeros(0)
-    ints = [model.parent, model.jtype, ib, pack["p"], pack["s"], pack["mode"], row_loop,
-            [nrows, fw.size, fw.size + Et.size + rt.size, iw.size]]
-    floats = [model.axis, fb, pack["XP"], pack["XS"], pack["axis"], row_T, model.damping,
-              model.spring_stiffness if springs else empty, model.spring_reference if springs else empty,
-              model.f_ext_zero, lim, scalars]
-    ints = [np.ascontiguousarray(a, np.int64).ravel() for a in ints]
-    floats = [np.ascontiguousarray(a, np.float64).ravel() for a in floats]
-    head = 2 + len(ints) + 1 + len(floats) + 1
-    io = np.cumsum([head] + [a.size for a in ints])
-    fo = np.cumsum([0] + [a.size for a in floats])
-    mi = np.concatenate([[len(ints), len(floats)], io, fo] + ints).astype(np.int64)
-    mf = np.concatenate(floats)
-    mi.setflags(write=False)
-    mf.setflags(write=False)
+    mi, mf = ONE.pack(dict(
+        parent=model.parent, jtype=model.jtype, ib=ib, lp_p=pack["p"], lp_s=pack["s"], lp_mode=pack["mode"],
+        row_loop=row_loop, misc=[nrows, fw.size, fw.size + Et.size + rt.size, iw.size], axis=model.axis, fb=fb,
+        XP=pack["XP"], XS=pack["XS"], lp_axis=pack["axis"], row_T=row_T, damping=model.damping,
+        stiffness=model.spring_stiffness if springs else empty, q_ref=model.spring_reference if springs else empty,
+        f_ext=model.f_ext_zero, lim=lim, scalars=scalars), header=True)
     fw = np.concatenate([fw, Et.ravel(), rt.ravel(), np.asarray(Wi, np.float64)])
     iw = np.concatenate([iw, np.asarray(act_col, np.int64)])
     return mi, mf, fw, iw

@@ -20,29 +20,39 @@ __all__ = ["Actuator", "actuators_of", "actuation_matrix", "ActuatorForces", "On
 
 @dataclass(frozen=True)
 class Actuator:
-    """An actuator: ``name``, ``kind`` ("joint" for a tree joint, "loop" for an actuated loop joint),
-    ``joint`` (the tree joint or loop joint it drives), ``unit`` (N or N m), ``limit`` (effort, inf if none)."""
+    """An actuator: ``name``, ``kind`` ("joint" for a tree joint, "loop" for an actuated loop joint, "tendon"
+    for a fixed-tendon transmission), ``joint`` (the tree joint or loop joint it drives; a tendon's name),
+    ``unit`` (N or N m), ``limit`` (effort, inf if none), ``coefficients`` ((joint, c_j), ...) of a tendon:
+    its force u gives τ_j = c_j u."""
     name: str
     kind: str
     joint: str
     unit: str
     limit: float
+    coefficients: tuple = ()
 
 
 def actuators_of(model, actuated=None):
     """The actuators of ``model``: tree joints from ``<transmission>`` (all joints if the URDF has neither
-    transmissions nor actuated loops) and loop joints with ``actuated="true"``, or the given list of
-    joint / loop names. Raises KeyError for an unknown name."""
+    transmissions nor actuated loops, none if the file declares its actuators and has none:
+    ``Model.actuators_declared``), fixed-tendon transmissions, and loop joints with ``actuated="true"``, or
+    the given list of joint / loop / tendon-transmission names. Raises KeyError for an unknown name."""
     loops = {lp.name: lp for lp in model.loops}
+    tendons = {t.name: t for t in model.transmissions if t.coefficients}
     if actuated is None:
         names = [lp.name for lp in model.loops if lp.actuated]
         tree = list(model.actuated_joints) if (model.transmissions or not names) else []
-        names = tree + names
+        names = tree + list(tendons) + names
     else:
         names = list(actuated)
     out = []
     for n in names:
-        if n in loops:
+        if n in tendons and n not in model.joint_names:
+            t = tendons[n]
+            types = {model.joint_types[model.joint_index(j)] for j in t.joints}
+            out.append(Actuator(n, "tendon", n, "N m" if types <= {"revolute", "continuous"} else "N",
+                                np.inf, tuple(zip(t.joints, t.coefficients))))
+        elif n in loops:
             lp = loops[n]
             if lp.S.shape[1] != 1:
                 raise KeyError(f"loop {n!r} ({lp.type}) has {lp.S.shape[1]} freedoms; only 1-dof loop joints "
@@ -63,6 +73,9 @@ def actuation_matrix(model, q, acts, state=None):
     for c, a in enumerate(acts):
         if a.kind == "joint":
             B[model.joint_index(a.joint), c] = 1.0
+        elif a.kind == "tendon":
+            for j, coef in a.coefficients:
+                B[model.joint_index(j), c] += coef
         else:
             st = st or LoopState(model, q)
             lp = next(lp for lp in model.loops if lp.name == a.joint)
@@ -171,27 +184,25 @@ def _path_inputs(model, acts):
     """The inputs of ``constraints._path.actuation_path`` that depend only on the model and the actuators, in
     its argument order: (lp_p, lp_s, lp_XP, lp_XS, lp_axis, lp_mode, row_loop, row_T, nrows, act_col), and
     pref (nv,) bool, the independent coordinates that complete pivoting takes last (RBDA §8.8). row_loop and
-    row_T hold the constraint rows, then one row (the motion axis S in Fp) per actuated loop joint."""
+    row_T hold the constraint rows, then one row (the motion axis S in Fp) per actuated loop joint. For a
+    model the compiled path covers (``loops.compiled_covers``: ``Model.loop_pack`` is not None)."""
     n, p = model.nv, len(acts)
-    pack = model.loop_pack if model.loops else None
-    nrows = len(pack["row_loop"]) if pack is not None else 0
+    pack = model.loop_pack                          # not None: the compiled path covers the model
+    nrows = len(pack["row_loop"])
     loops = {lp.name: i for i, lp in enumerate(model.loops)}
     act_col, extra_loop, extra_T = np.zeros(p, np.int64), [], []
     for c, a in enumerate(acts):
+        if a.kind == "tendon":
+            raise ValueError(f"actuator {a.name!r} is a fixed tendon: the compiled path has one joint per actuator")
         if a.kind == "joint":
             act_col[c] = model.joint_index(a.joint)
         else:
             act_col[c] = -(1 + len(extra_loop))
             extra_loop.append(loops[a.joint])
             extra_T.append(np.asarray(model.loops[loops[a.joint]].S)[:, 0])
-    if pack is not None:
-        row_loop = np.concatenate([pack["row_loop"], np.array(extra_loop, np.int64)])
-        row_T = np.ascontiguousarray(np.vstack([pack["row_T"], np.array(extra_T).reshape(-1, 6)]))
-        lp = (pack["p"], pack["s"], pack["XP"], pack["XS"], pack["axis"], pack["mode"])
-    else:
-        row_loop, row_T = np.zeros(0, np.int64), np.zeros((0, 6))
-        lp = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, 6, 6)), np.zeros((0, 6, 6)),
-              np.zeros((0, 3)), np.zeros(0, np.int64))
+    row_loop = np.concatenate([pack["row_loop"], np.array(extra_loop, np.int64)])
+    row_T = np.ascontiguousarray(np.vstack([pack["row_T"], np.array(extra_T).reshape(-1, 6)]))
+    lp = pack["args"][:6]                           # the loops' arrays (``layout.LOOP_ARGS``), then the rows
     pref = np.zeros(n, np.bool_)
     pref[[model.joint_index(j) for j in model.independent]] = True
     return (*lp, _read_only(row_loop), _read_only(row_T), nrows, act_col), pref

@@ -14,27 +14,35 @@ __all__ = ["assemble", "project_velocity", "check_assembly"]
 
 
 @renamed_keywords(tol="residual_tol")
-def assemble(model, q_guess=None, hold=(), residual_tol=1e-6, max_nfev=200, compiled=True):
+def assemble(model, q_guess=None, hold=None, residual_tol=1e-6, max_nfev=200, compiled=True, branch_tol=0.5):
     """Close every loop by least squares (scipy.optimize.least_squares), keeping the joints in ``hold`` at
-    their values in ``q_guess`` (default: ``<initial_configuration>``). Starting from a guess near the wanted
-    branch keeps that branch; the step is bounded to stay near it.
+    their values in ``q_guess`` (default: ``<initial_configuration>``). ``hold`` defaults to the joints the
+    file declares ``independent="true"`` (``closure.declared_independent``): assembly never moves them. Starting
+    from a guess near the wanted branch keeps that branch; the step is bounded to stay near it.
+
+    When nothing is held (no ``hold``, none declared independent), the independent coordinates that complete
+    pivoting picks (RBDA §8.8) may move: if one moves by more than ``branch_tol`` [rad | m], the
+    pose has likely landed on another branch of the mechanism, and a ``ConstraintWarning`` says which joint
+    moved by how much.
 
     Returns q (nq,). Raises ModelError if the loops cannot be closed (residual above ``residual_tol`` [m, rad]),
     naming the worst loop — e.g. a held joint value out of the mechanism's reach. ``residual_tol`` sits above the
     ~1e-9 that rounding in a file leaves in overconstrained (planar) loops, which no q can remove.
     ``compiled``: the loop terms from the compiled kernel (default) or the readable reference (``LoopState``)."""
     from urdf_dyn._checks import one_state
+    from urdf_dyn.constraints.closure import declared_independent
     one_state("assemble", q_guess=q_guess)
     n = model.nv
     q0 = model.q_initial() if q_guess is None else as_batch(q_guess, "q_guess", model.nq)[0][0]
+    if not model.has_constraints:
+        return q0.copy()
+    hold = tuple(declared_independent(model) if hold is None else hold)
     held = [model.joint_index(j) for j in hold]
     # the unknowns are the 1-dof joints' positions: a floating or planar joint moves both ends of every loop
     # and coupling below it alike, so its coordinates (zero columns of K) are kept where q_guess puts them
     qi, vi = model.one_dof_indices
     free_q = [int(k) for k, j in zip(qi, vi) if j not in held]
     free = [int(j) for j in vi if j not in held]
-    if not model.has_constraints:
-        return q0.copy()
 
     def fun(x):
         q = q0.copy()
@@ -57,7 +65,31 @@ def assemble(model, q_guess=None, hold=(), residual_tol=1e-6, max_nfev=200, comp
         raise ModelError(f"{model.name}: cannot assemble the loops (largest residual {np.abs(res).max():.3g} at "
                          f"{worst}); held joints: {', '.join(hold) or 'none'} — a held value may be out of reach",
                          file=model.source)
+    if not hold and model.loops and branch_tol is not None:
+        _warn_branch(model, q0, q, branch_tol)
     return q
+
+
+def _warn_branch(model, q0, q, branch_tol):
+    """A ConstraintWarning when an independent coordinate (complete pivoting at the assembled q, RBDA §8.8;
+    at the unassembled guess K is generally of full rank) moved by more than ``branch_tol`` between the guess
+    q0 and q."""
+    import warnings
+    from urdf_dyn.algorithms.configuration import joint_positions
+    from urdf_dyn.constraints.explicit import explicit_constraint
+    from urdf_dyn.constraints.loops import ConstraintWarning
+    try:
+        y = explicit_constraint(model, q, np.zeros(model.nv)).independent
+    except (ValueError, np.linalg.LinAlgError):
+        return
+    d = np.abs(joint_positions(model, q) - joint_positions(model, q0))
+    moved = {j: float(d[model.joint_index(j)]) for j in y if d[model.joint_index(j)] > branch_tol}
+    if moved:
+        warnings.warn(f"{model.source}: assembling the loops moved the independent coordinate(s) "
+                      + ", ".join(f"{j} by {v:.3g}" for j, v in moved.items())
+                      + " from the guess: the pose has likely landed on another branch of the mechanism; hold "
+                      "them (hold=[...]), mark them independent=\"true\" in the file, or start nearer",
+                      ConstraintWarning, stacklevel=3)
 
 
 def _worst_loop(model, q):
@@ -86,22 +118,40 @@ def project_velocity(model, q, qd, hold=()):
 
 @renamed_keywords(tol="residual_tol")
 def check_assembly(model, residual_tol=1e-6):
-    """Raise ModelError, naming the file, line and ``<loop>`` element, if the loops of ``model`` cannot be
-    closed near its initial configuration (``<initial_configuration>``; residual above ``residual_tol`` [m, rad]
-    after ``assemble``). Returns None when they can."""
+    """Raise ``closure.LoopClosureError`` (a ModelError), naming the file, line and ``<loop>`` element, its
+    gap [m, rad] and the nearest fix of its origins (``closure.nearest_fix``), if a loop of ``model`` cannot
+    be closed near its initial configuration (``<initial_configuration>``): when ``assemble`` (which holds
+    the joints declared independent) fails, or when the loop is open there (above ``residual_tol``) and
+    one sign flip or axis swap of its origins closes it where it is — the file's mistake, which assembling
+    would hide by moving the mechanism to another branch. Returns None when the loops close."""
+    from urdf_dyn.constraints.closure import LoopClosureError, loop_gaps, nearest_fix
     if not model.loops:
         return
-    gap = [float(np.abs(d).max()) for d in LoopState(model, model.q_initial()).loop_deltas()]
-    if max(gap) <= residual_tol:
+    q0 = model.q_initial()
+    gaps = loop_gaps(model, q0)
+    if max(g.size for g in gaps) <= residual_tol:
         return
+    fixes = {g.name: nearest_fix(model, lp, q0) for g, lp in zip(gaps, model.loops) if g.size > residual_tol}
+    typo = [g for g in gaps if fixes.get(g.name)]
     try:
-        assemble(model, model.q_initial(), residual_tol=residual_tol)
-        return
+        qa = assemble(model, q0, residual_tol=residual_tol, branch_tol=None)
     except ModelError:
-        pass
-    i = int(np.argmax(gap))
-    worst = model.loops[i]
-    raise ModelError(f"the loops cannot be assembled near the initial configuration (loop {worst.name!r} "
-                     f"is open by {gap[i]:.3g} m/rad there): check the <predecessor>/"
-                     "<successor> origins, or give an <initial_configuration> close to an assembled pose",
-                     file=model.source, line=worst.line or None, element=f'<loop name="{worst.name}">')
+        qa = None
+    if qa is not None and not typo:
+        return
+    worst = typo[0] if typo else max(gaps, key=lambda g: g.size)
+    lp = model.loops[[g.name for g in gaps].index(worst.name)]
+    fix = fixes.get(worst.name)
+    moved = ""
+    if qa is not None:
+        d = np.abs(qa - q0)
+        k = int(np.argmax(d))
+        moved = (f"; assembling would close it only by moving {model.q_names[k]} by {d[k]:.3g} (another branch), "
+                 "which hides the mistake")
+    what = (f"closes if {fix[0]}" if fix else "no single sign flip or axis swap of its <origin>s closes it: check "
+            "the <predecessor>/<successor> origins, or give an <initial_configuration> close to an assembled pose")
+    raise LoopClosureError(
+        f"loop {worst.name} ({worst.predecessor} -> {worst.successor}) cannot be assembled near the initial "
+        f"configuration: it is open by {worst.position:.3g} m and {worst.angle:.3g} rad there; it {what}{moved}",
+        loop=worst.name, gap=worst, fix=fix[0] if fix else None, file=model.source, line=lp.line or None,
+        element=f'<loop name="{lp.name}">')

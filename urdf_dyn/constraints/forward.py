@@ -40,7 +40,7 @@ from urdf_dyn.algorithms.spatial import crf, crm
 from urdf_dyn.constraints.actuators import _OneStateResult, _read_only
 from urdf_dyn.constraints.couplings import coupling_rows
 from urdf_dyn.constraints.explicit import complete_pivot_lu, explicit_constraint
-from urdf_dyn.constraints.loops import ConstraintWarning, constraint_terms, numerical_rank
+from urdf_dyn.constraints.loops import ConstraintWarning, compiled_covers, constraint_terms, numerical_rank
 from urdf_dyn.constraints.passive import passive_forces
 from urdf_dyn.model import Data, default_data
 from urdf_dyn.algorithms import _calls
@@ -82,7 +82,10 @@ def _loop_forces(model, lam):
 
 
 def _sparse_method(model, st, tau, K, k, rtol, f_ext_body=None):
-    """RBDA §8.13, eq. 8.64, in base coordinates: [I PT; (PT)ᵀ 0] [a; −λ] = [rhs; c]."""
+    """RBDA §8.13, eq. 8.64, in base coordinates: [I PT; (PT)ᵀ 0] [a; −λ] = [rhs; c]. A joint's armature
+    (``Model.armature``) takes armature_j q̈_j from the force its joint passes on; with the force direction
+    d_j = S_j at body j, −S_j at its parent (base coordinates, Sᵀ S = 1), q̈_j = d_jᵀ a − S_jᵀ (v_j × S_j q̇_j),
+    so the I block gets armature_j d_j d_jᵀ and rhs armature_j (S_jᵀ (v_j × S_j q̇_j)) d_j."""
     NB, nv = model.NB, model.nv
     a_g = model.a_grav
     blocks_I, rhs = [], []
@@ -94,6 +97,8 @@ def _sparse_method(model, st, tau, K, k, rtol, f_ext_body=None):
         rhs.append(-crf(v) @ I0 @ v + I0 @ a_g)
     rhs = np.concatenate(rhs)
     cols, c = [], []  # constraint columns of PT (6NB,) and right-hand sides
+    arm = np.asarray(model.armature, float)
+    D = np.zeros((6 * NB, NB))  # the joints' force directions d_j (armature terms)
     # tree joints: 5 constraint directions each (T_j ⟂ S_j in body coordinates), and the active force τ S
     for j in range(1, NB + 1):
         Sb = st.S[j]
@@ -102,9 +107,13 @@ def _sparse_method(model, st, tau, K, k, rtol, f_ext_body=None):
         Sa = st.X0[j].T @ Sb                      # active force direction (Tᵃ = S for unit axes)
         par = model.parent[j]
         rhs[6 * (j - 1):6 * j] += Sa * tau[j - 1]
+        D[6 * (j - 1):6 * j, j - 1] = Sa
         if par > 0:
             rhs[6 * (par - 1):6 * par] -= Sa * tau[j - 1]
+            D[6 * (par - 1):6 * par, j - 1] = -Sa
         vj, vp = st.v0[j], st.v0[par]
+        if arm[j - 1]:
+            rhs += arm[j - 1] * (Sa @ crm(vj) @ (st.S0[j] * st.qd[j - 1])) * D[:, j - 1]
         Tdot = crf(vj) @ T0                       # T fixed in body j
         for col in range(5):
             vec = np.zeros(6 * NB)
@@ -141,7 +150,8 @@ def _sparse_method(model, st, tau, K, k, rtol, f_ext_body=None):
         raise NotImplementedError("the sparse method does not handle <mimic>/<coupling> rows; use another method")
     PT = np.array(cols).T
     nc_all = PT.shape[1]
-    A = sp.bmat([[sp.block_diag(blocks_I), sp.csr_matrix(PT)], [sp.csr_matrix(PT.T), None]], format="csc")
+    A_I = sp.block_diag(blocks_I) + sp.csr_matrix((D * arm) @ D.T)
+    A = sp.bmat([[A_I, sp.csr_matrix(PT)], [sp.csr_matrix(PT.T), None]], format="csc")
     sol = spla.spsolve(A, np.concatenate([rhs, c]))
     a = sol[:6 * NB].reshape(NB, 6)
     lam_tree_loop = -sol[6 * NB:]
@@ -291,12 +301,6 @@ class OneStateAccel(_OneStateResult, ConstrainedAccel):
         return {"independent": self._independent}
 
 
-def _applies(model):
-    """True when the compiled single-state paths cover the model (``inverse._compiled_applies``)."""
-    return (model.loops and not model.mimic and not model.couplings and model.is_fixed_base
-            and model.loop_pack is not None and not any(lp.damping > 0 for lp in model.loops))
-
-
 #: "no such passive force", read-only like the Model's arrays (one compiled variant)
 _RO_NONE = _read_only(np.zeros(0))
 
@@ -337,7 +341,7 @@ def constrained_forward_dynamics(model, q, qd, tau, loop_solver="nullspace", t_s
             data = default_data(model)
         w = data.workspaces.get("forward", _UNMADE)
         if w is _UNMADE:
-            w = data.workspace("forward", lambda: _ForwardWork(model) if _applies(model) else None)
+            w = data.workspace("forward", lambda: _ForwardWork(model) if model.loops and compiled_covers(model) else None)
         if w is not None:
             alpha = 0.0 if t_stab is None else 1.0 / t_stab if t_stab > 0 else None
             if alpha is not None:
@@ -411,24 +415,16 @@ def fast_qdd(model, q, qd, tau, t_stab=None, rank_rtol=1e-6, passive=True, data=
     data = Data(model) if data is None else data
     rows = data.loop_rows
     pack = model.loop_pack
-    if rows is not None and pack is not None and not (model.mimic or model.couplings) and model.is_fixed_base:
+    if rows is not None and compiled_covers(model, passive=passive):   # damped loop joints: passive_forces
         b = ks = qr = _NONE
         if passive:
-            for lp in model.loops:
-                if lp.damping > 0:              # damped loop joints: passive_forces and the reference
-                    b = None
-                    break
-            else:
-                b = model.damping
-                if model.spring_stiffness is not None:
-                    ks, qr = model.spring_stiffness, model.spring_reference
-        if b is not None:
-            qdd = np.empty(q.shape[0])
-            if _LK.cl_qdd(model.parent, model.jtype, model.axis, model.X_tree, *model.kernel_pack, q, qd, tau, b,
-                          ks, qr, pack["p"], pack["s"], pack["XP"], pack["XS"], pack["axis"], pack["mode"],
-                          pack["row_loop"], pack["row_T"], rows, 0.0 if t_stab is None else 1.0 / t_stab, rank_rtol,
-                          qdd) == 0:
-                return qdd
+            b = model.damping
+            if model.spring_stiffness is not None:
+                ks, qr = model.spring_stiffness, model.spring_reference
+        qdd = np.empty(q.shape[0])
+        if _LK.cl_qdd(model.parent, model.jtype, model.axis, model.X_tree, *model.kernel_pack, q, qd, tau, b,
+                      ks, qr, *pack["args"], rows, 0.0 if t_stab is None else 1.0 / t_stab, rank_rtol, qdd) == 0:
+            return qdd
     if passive:
         tau = tau + passive_forces(model, q, qd)
     _, K, k = constraint_terms(model, q, qd, t_stab)

@@ -29,7 +29,7 @@ from urdf_dyn.algorithms.dynamics import inverse_dynamics
 from urdf_dyn.constraints.explicit import explicit_constraint
 from urdf_dyn.constraints.forward import (_RTOL, _UNMADE, _former_rtol, _loop_forces, _public_signature, _state_entry,
                                          _types)
-from urdf_dyn.constraints.loops import constraint_terms, numerical_rank
+from urdf_dyn.constraints.loops import compiled_covers, constraint_terms, numerical_rank
 from urdf_dyn.constraints.passive import passive_forces
 from urdf_dyn.constraints.actuators import (Actuator, ActuatorForces, OneStateForces, _path_inputs, _read_only,  # noqa: F401
                                            _solve_one, actuation_matrix, actuators_of)
@@ -60,9 +60,10 @@ def _inconsistent(model, d, v, a):
                      "(urdf_dyn.motion.consistent_motion)")
 
 
-def _closed_loop_id(model, q, qd, qdd, check, tol, passive, f_ext, data=None):
-    """The reference pipeline at one state: (LoopState, K, k, τ_ID, ExplicitConstraint or None), K built once."""
-    st, K, k = constraint_terms(model, q, qd)
+def _closed_loop_id(model, q, qd, qdd, check, tol, passive, f_ext, data=None, compiled=True):
+    """The reference pipeline at one state: (LoopState, K, k, τ_ID, ExplicitConstraint or None), K built once;
+    ``compiled=False``: the loop terms from the readable Python (``LoopState(compiled=False)``), not the kernel."""
+    st, K, k = constraint_terms(model, q, qd, compiled=compiled)
     if check and model.has_constraints:
         _consistency(model, st, qd, qdd, K, k, tol)
     tau = inverse_dynamics(model, q, qd, qdd, f_ext=f_ext)
@@ -156,7 +157,7 @@ def actuator_forces(model, q, qd, qdd, actuated=None, weights=None, bounds=None,
         if wr.shape not in ((6,), (Q.shape[0], 6)):
             raise StateError(f"f_ext[{link!r}] must have shape (6,) or ({Q.shape[0]}, 6), got {wr.shape}")
         fx[link] = np.broadcast_to(wr, (Q.shape[0], 6))
-    if compiled and bounds is None and _compiled_applies(model):
+    if compiled and bounds is None and compiled_covers(model) and _one_joint_actuators(model):
         U, R, TAU, lam, ranks, dof = _compiled(model, Q, QD, QDD, acts, w, rank_rtol, check, fx)
         LF = _loop_forces(model, lam.T) if model.has_constraints else {}
     else:
@@ -254,13 +255,10 @@ def _warn_actuation(model, under, rank, dof, rmax, over, stacklevel):
         warnings.warn(f"{model.name}: over the effort limit: {', '.join(over)}", ActuationWarning, stacklevel=stacklevel)
 
 
-def _compiled_applies(model):
-    """True when ``constraints._path.actuation_path`` covers the model: no ``<mimic>`` and no URDF+
-    ``<coupling>`` (their rows are not in the compiled loop terms), no universal loop (configuration-dependent
-    T), no damped loop joint (its passive force needs the loop Jacobian), a fixed base (q̇ = v)."""
-    return (not model.mimic and not model.couplings and model.is_fixed_base
-            and (not model.loops or model.loop_pack is not None)
-            and not any(lp.damping > 0 for lp in model.loops))
+def _one_joint_actuators(model):
+    """True when every transmission drives its joints one by one: the compiled path has one joint (or loop
+    joint) per actuator, so a fixed-tendon transmission (``Transmission.coefficients``) takes the reference."""
+    return not any(t.coefficients for t in model.transmissions)
 
 
 class ActuationPlan:
@@ -295,7 +293,7 @@ class ActuationPlan:
         if np.any(w <= 0):
             raise ValueError("actuator weights must be > 0")
         self.weights = np.ascontiguousarray(w, float)
-        self.compiled = _compiled_applies(model)
+        self.compiled = compiled_covers(model) and _one_joint_actuators(model)
         cols = np.array([model.joint_index(a.joint) if a.kind == "joint" else -1 for a in self.acts], np.int64)
         self._tree = np.flatnonzero(cols >= 0)            # actuators on tree joints: τ[col] = u
         self._tree_cols = cols[self._tree]
@@ -389,14 +387,15 @@ class ActuationPlan:
 
 
 def _reference(model, Q, QD, QDD, acts, w, bounds, rtol, check, fx):
-    """The readable path, state by state: K, k, δ, G, g once per state (``_closed_loop_id``)."""
+    """The readable path, state by state: K, k, δ, G, g once per state (``_closed_loop_id``), the loop terms
+    from the readable Python (``LoopState(compiled=False)``), so that it is independent of the kernels."""
     N, n = Q.shape[0], model.nv
     p = len(acts)
     data = Data(model)
     U, R, TAU, LAM, ranks, dof = np.zeros((N, p)), None, np.zeros((N, n)), np.zeros((N, model.nc)), np.zeros(N, int), None
     for i in range(N):
         st, K, _, tau, ec = _closed_loop_id(model, Q[i], QD[i], QDD[i], check, 1e-6, True,
-                                            {k: v[i] for k, v in fx.items()} or None, data)
+                                            {k: v[i] for k, v in fx.items()} or None, data, compiled=False)
         G = ec.G if ec is not None else np.eye(n)
         if dof is None:
             dof = G.shape[1]
@@ -432,9 +431,9 @@ def _compiled(model, Q, QD, QDD, acts, w, rtol, check, fx):
     _path.actuation_path(model.parent, model.jtype, model.axis, model.X_tree, *model.kernel_pack, *static, Q, QD,
                          QDD, fb, tau_a, pref, np.ascontiguousarray(w, float), rtol, check,
                          1e-6, TAU, U, RES, LAM, RANK, GALL, FALL, info)
-    if info[0] == 1:
+    if info[0] == 1:            # the readable terms explain (the same message as the reference's)
         i = int(info[1])
-        st, K, k = constraint_terms(model, Q[i], QD[i])
+        st, K, k = constraint_terms(model, Q[i], QD[i], compiled=False)
         _consistency(model, st, QD[i], QDD[i], K, k, 1e-6)
     if info[0] == 3:
         raise StateError(f"{model.name}: the rank of the loop constraints changes along the trajectory "

@@ -13,7 +13,8 @@ rows use a × (R a) for joints that rotate about a (exact to first order at any 
 rotation vector of R otherwise; translational rows use the position of Fs's origin in Fp.
 
 ``<mimic>`` (q_f = m q_l + o) and URDF+ ``<coupling>`` rows are constant rows of the same system (RBDA eq.
-3.11), from ``constraints/couplings.py``.
+3.11), from ``constraints/couplings.py`` (a mimic with polynomial terms is the one row whose A and k depend on
+the state).
 
 All quantities of a state are computed by one ``LoopState`` so that K, k and δ agree. Units: rows of K
 and k for rotational constraints are in rad/s², translational ones in m/s²; δ in rad and m.
@@ -34,8 +35,26 @@ from urdf_dyn.constraints.couplings import coupling_rows
 from urdf_dyn.algorithms.spatial import crm, inv_plux
 from urdf_dyn._checks import renamed_keywords
 
-__all__ = ["LoopState", "constraint_terms", "loop_constraints", "loop_residuals", "loop_jacobian", "mobility", "Mobility",
+__all__ = ["LoopState", "compiled_covers", "constraint_terms", "loop_constraints",
+           "loop_residuals", "loop_jacobian", "mobility", "Mobility",
            "numerical_rank", "ConstraintWarning"]
+
+
+def compiled_covers(model, passive=True) -> bool:
+    """True when the compiled closed-loop paths cover ``model`` — the one rule that ``constrained_forward_dynamics``,
+    ``fast_qdd``, ``actuator_forces`` and ``consistent_motion`` ask before they leave the readable reference:
+
+    - a fixed base (q̇ = v: the compiled paths index q by v);
+    - no ``<mimic>`` and no URDF+ ``<coupling>`` (their rows are not in the compiled loop terms, which hold
+      the loop joints' rows only, ``Model.loop_pack``);
+    - no universal loop joint (its T depends on the configuration: ``Model.loop_pack`` is None);
+    - with ``passive`` (the dynamics), no damped loop joint (its passive force needs the loop Jacobian, which
+      ``constraints.passive.passive_forces`` forms in Python); a motion (``consistent_motion``: kinematics
+      only) passes ``passive=False``.
+
+    A model without loops is covered when it meets the rest (a tree: the compiled paths then hold no rows)."""
+    return (model.is_fixed_base and not model.mimic and not model.couplings and model.loop_pack is not None
+            and not (passive and model.has_damped_loops))
 
 
 class ConstraintWarning(UserWarning):
@@ -146,8 +165,7 @@ class LoopState:
                 R = len(pack["row_loop"])
                 K, k, vJ, dl = np.zeros((R, self.model.nv)), np.zeros(R), np.zeros(R), np.zeros(R)
                 _LK.loop_terms(self.model.parent, self.model.jtype, self.model.axis, self.model.X_tree, self.q,
-                              self.qd, pack["p"], pack["s"], pack["XP"], pack["XS"], pack["axis"], pack["mode"],
-                              pack["row_loop"], pack["row_T"], K, k, vJ, dl)
+                               self.qd, *pack["args"], K, k, vJ, dl)
                 self._kk = (K, k, vJ, dl)
         return self._kk or None
 
@@ -172,10 +190,12 @@ class LoopState:
             ks.append(kk)
             vs.append(TX @ dv)
             labels += [f"{lp.name}[{i}]" for i in range(lp.nc)]
-        cr = coupling_rows(m)  # <mimic> and URDF+ <coupling> rows A q = b (constraints/couplings.py)
+        # <mimic> and URDF+ <coupling> rows A q = b (constraints/couplings.py; a polynomial mimic's A and k
+        # depend on the state)
+        cr = coupling_rows(m, joint_positions(m, self.q), self.qd)
         if len(cr):
             Ks.append(cr.A)
-            ks.append(np.zeros(len(cr)))
+            ks.append(cr.k)
             vs.append(cr.A @ self.qd)
             labels += list(cr.labels)
         if not Ks:
@@ -214,9 +234,9 @@ class LoopState:
         m = self.model
         fast = self._compiled()
         out = [fast[3]] if fast is not None else [self.delta(lp) for lp in m.loops]
-        cr = coupling_rows(m)
+        cr = coupling_rows(m, joint_positions(m, self.q))
         if len(cr):
-            out.append(cr.A @ joint_positions(m, self.q) - cr.b)
+            out.append(cr.delta)
         return np.concatenate(out) if out else np.zeros(0)
 
 

@@ -10,7 +10,7 @@ import numpy as np
 
 from urdf_dyn.constraints.assembly import assemble
 from urdf_dyn.constraints.explicit import choose_independent, explicit_constraint, lu_partial, lu_solve
-from urdf_dyn.constraints.loops import LoopState, constraint_terms
+from urdf_dyn.constraints.loops import LoopState, compiled_covers, constraint_terms
 from urdf_dyn.errors import ModelError
 from urdf_dyn.model import Data
 
@@ -35,8 +35,9 @@ def consistent_motion(model, motion: CoordinateMotion, q_start=None, progress=No
     independent constraint rows, K_d Δq_dep = −δ_rows, from the previous states extrapolated to third
     order (``_predict``), so the branch is tracked. Then q̇ = G ẏ and q̈ = G ÿ + g (RBDA §8.8), with the row set chosen
     once by complete pivoting and re-checked at each sample. ``compiled`` (default) runs every sample in
-    one compiled call (``constraints._path.motion_path``) when the model allows it (no ``<mimic>``, no
-    universal loop); False runs the readable reference, which the tests hold it to.
+    one compiled call (``constraints._path.motion_path``) when the model allows it
+    (``constraints.loops.compiled_covers``: no ``<mimic>`` or ``<coupling>``, no universal loop); False
+    runs the readable reference, which the tests hold it to.
     Raises ModelError naming the time at which the loops cannot be closed (a stroke out of reach), and
     ValueError if the named coordinates cannot serve as independent coordinates; UnsupportedError for a
     model with a floating or planar joint (q has nq ≠ nv entries there: not written yet)."""
@@ -58,7 +59,7 @@ def consistent_motion(model, motion: CoordinateMotion, q_start=None, progress=No
         q = assemble(model, q, hold=motion.names, compiled=compiled)
     except ModelError as e:
         raise ModelError(f"at t = {motion.t[0]:.4g} s: {e.reason}", file=model.source) from None
-    if compiled and not model.mimic and model.loop_pack is not None:
+    if compiled and compiled_covers(model, passive=False):
         _compiled(model, motion, idx, q, Q, QD, QDD)
     else:
         _reference(model, motion, idx, q, Q, QD, QDD, progress)
@@ -131,8 +132,7 @@ def _compiled(model, motion, idx, q0, Q, QD, QDD):
     dep = np.array([j for j in range(n) if j not in set(idx.tolist())], np.int64)
     info = np.zeros(2, np.int64)
     f = np.ascontiguousarray
-    _path.motion_path(model.parent, model.jtype, model.axis, model.X_tree, pack["p"], pack["s"], pack["XP"],
-                      pack["XS"], pack["axis"], pack["mode"], pack["row_loop"], pack["row_T"], idx, dep,
+    _path.motion_path(model.parent, model.jtype, model.axis, model.X_tree, *pack["args"], idx, dep,
                       f(motion.t, float), f(motion.y, float), f(motion.yd, float), f(motion.ydd, float), q0,
                       1e-6, NEWTON_TOL, NEWTON_MAXIT, CLOSE_TOL, Q, QD, QDD, info)
     if info[0] == 1:            # Q[i] holds Newton's last iterate there

@@ -8,8 +8,10 @@
   equalities at Fp ± ``connect_spacing``·axis (a ball is not enough: two points on the axis remove 5
   freedoms, the sixth equation is redundant, as MuJoCo's solver allows); ``fixed`` → ``weld``. Other loop
   types have no MuJoCo equality and raise UnsupportedError.
-- ``<mimic>`` → ``joint`` equality (polycoef with MuJoCo's ref offsets).
-- Actuated tree joints (``model.actuated_joints``) → ``motor`` actuators (gear 1, ctrlrange ± effort limit).
+- ``<mimic>`` → ``joint`` equality (polycoef with MuJoCo's ref offsets); a URDF+ ``<coupling>`` (Σ c_j q_j =
+  offset) → a fixed tendon and a ``tendon`` equality on it.
+- Actuated tree joints (``model.actuated_joints``) → ``motor`` actuators (gear 1, ctrlrange ± effort limit);
+  fixed-tendon transmissions (``Transmission.coefficients``) → a fixed ``<tendon>`` and a motor on it.
 - Soft constraints: equalities get ``solref``/``solimp`` (default (0.0002, 1) and (0.9999, 0.9999, 0.001):
   stiff; MuJoCo's accelerations then approach the exact closed-loop ones, see tests/test_mjcf.py).
 - Bodies with zero mass or inertia (massless links of ball joints, point masses) are bounded by MuJoCo's
@@ -18,6 +20,7 @@
 from __future__ import annotations
 
 import numpy as np
+from numpy.polynomial import Polynomial
 
 from urdf_dyn.algorithms.kinematics import body_poses
 from urdf_dyn.errors import UnsupportedError
@@ -121,7 +124,8 @@ def to_mjspec(model, q_ref=None, solref=(0.0002, 1.0), solimp=(0.9999, 0.9999, 0
     bodies = {}
 
     def add(parent, i, T_rel):
-        b = parent.add_body(name=model.body_names[i], pos=T_rel[:3, 3], quat=_quat(T_rel[:3, :3]))
+        name = model.body_names[i] if (i or model.body_names[0] != "world") else "world__root"  # MuJoCo's own
+        b = parent.add_body(name=name, pos=T_rel[:3, 3], quat=_quat(T_rel[:3, :3]))
         m, c, Ic = _inertia(np.asarray(model.I[i]))
         b.explicitinertial = True
         b.mass = m
@@ -178,11 +182,24 @@ def to_mjspec(model, q_ref=None, solref=(0.0002, 1.0), solimp=(0.9999, 0.9999, 0
                                    "spherical, revolute; weld: fixed)", file=model.source)
     for mm in model.mimic:
         f, ld = model.joint_index(mm.joint), model.joint_index(mm.leader)
-        a0 = mm.multiplier * q_ref[ld] + mm.offset - q_ref[f]
+        # MuJoCo's polycoef is about qpos0 = q_ref: p(q_ref[ld] + x) − q_ref[f] as a polynomial in x
+        c = (Polynomial([mm.offset, mm.multiplier, *mm.poly])(Polynomial([q_ref[ld], 1.0]))).coef
+        c = np.r_[c, np.zeros(5)][:5]
+        c[0] -= q_ref[f]
         e = spec.add_equality(name=f"mimic_{mm.joint}", type=mujoco.mjtEq.mjEQ_JOINT,
                               objtype=mujoco.mjtObj.mjOBJ_JOINT, name1=mm.joint, name2=mm.leader)
         d = np.zeros(len(e.data))
-        d[:2] = [a0, mm.multiplier]
+        d[:5] = c
+        e.data = d
+        e.solref, e.solimp = list(solref), list(solimp) + [0.5, 2.0]
+    for cp in model.couplings:  # Σ c_j q_j = offset: a fixed tendon, and L − L₀ = offset − Σ c_j q_ref_j on it
+        ten = spec.add_tendon(name=f"coupling_{cp.name}")
+        for jn, c in cp.coefficients:
+            ten.wrap_joint(jn, c)
+        e = spec.add_equality(name=f"coupling_{cp.name}", type=mujoco.mjtEq.mjEQ_TENDON,
+                              objtype=mujoco.mjtObj.mjOBJ_TENDON, name1=f"coupling_{cp.name}")
+        d = np.zeros(len(e.data))
+        d[0] = cp.offset - sum(c * q_ref[model.joint_index(jn)] for jn, c in cp.coefficients)
         e.data = d
         e.solref, e.solimp = list(solref), list(solimp) + [0.5, 2.0]
     for jn in model.actuated_joints:
@@ -193,6 +210,12 @@ def to_mjspec(model, q_ref=None, solref=(0.0002, 1.0), solimp=(0.9999, 0.9999, 0
         if np.isfinite(eff):
             act.ctrllimited = mujoco.mjtLimited.mjLIMITED_TRUE
             act.ctrlrange = [-eff, eff]
+    for t in model.transmissions:  # a fixed-tendon transmission: MuJoCo's fixed tendon and a motor on it
+        if t.coefficients:
+            ten = spec.add_tendon(name=t.name)
+            for jn, c in zip(t.joints, t.coefficients):
+                ten.wrap_joint(jn, c)
+            spec.add_actuator(name=t.name, target=t.name, trntype=mujoco.mjtTrn.mjTRN_TENDON).set_to_motor()
     return spec
 
 

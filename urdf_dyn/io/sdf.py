@@ -74,7 +74,7 @@ class _Sdf:
         parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, remove_comments=True,
                                  remove_pis=True)
         from urdf_dyn.io.xml_ns import declare_prefixes
-        data, found = declare_prefixes(data)  # <drake:...> in Drake's SDFormat files (issue 29)
+        data, found = declare_prefixes(data)  # <drake:...> in Drake's SDFormat files
         for p, uri, line in found:
             warnings.warn(str(XMLError(f"undeclared namespace prefix {p!r} declared as {uri}; its elements are "
                                        "ignored", file=name, line=line)), ModelWarning, stacklevel=3)
@@ -111,6 +111,9 @@ class _Sdf:
         if el.get("rotation_format", "euler_rpy") == "quat_xyzw":
             v = self.nums(el, 7)
             from scipy.spatial.transform import Rotation
+            if not 1e-6 < float(np.linalg.norm(v[3:])) < 1e6:     # scipy would say "zero norm quaternions"
+                raise self.err(el, f"<pose rotation_format=\"quat_xyzw\">: the quaternion {tuple(v[3:])} has norm "
+                                   f"{float(np.linalg.norm(v[3:])):.3g}: not a rotation")
             T[:3, :3] = Rotation.from_quat(v[3:]).as_matrix()
         else:
             v = self.nums(el, 6)

@@ -30,7 +30,7 @@ from urdf_dyn.errors import ModelError, ModelWarning, UnsupportedError, XacroErr
 from urdf_dyn.algorithms.joints import FREE, PLANAR, SUB_P, SUB_R, TYPE_CODES
 from urdf_dyn.model import LinkFrame, Mimic, Model, Transmission, frozen
 from urdf_dyn.io.packages import PackageResolver
-from urdf_dyn.io.urdf_plus import coupling_followers, read_couplings, read_transmissions
+from urdf_dyn.io.urdf_plus import coupling_followers, joint_armature, read_couplings, read_transmissions
 from urdf_dyn.algorithms.spatial import mcI, pose_to_plux
 
 __all__ = ["parse_urdf", "MAX_XML_BYTES", "NEAR_PSD_RTOL", "NEAR_PSD_ATOL"]
@@ -172,7 +172,7 @@ def _parse_xml(data: bytes, name: str, strict: bool = False):
 
 _DECL = re.compile(rb"<\?xml\b[^>]*\?>")
 _VERSION = re.compile(rb"(<\?xml\b[^>]*?version\s*=\s*)([\"'])[^\"']*\2")
-_UNDECLARED = re.compile(r"Namespace prefix ([A-Za-z_][\w.-]*) on [^ ]+ is not defined")
+_UNDECLARED = re.compile(r"Namespace prefix ([A-Za-z_][\w.-]*) (?:for [^ ]+ )?on [^ ]+ is not defined")  # element or attribute
 _ROOT_TAG = re.compile(rb"<([A-Za-z_][\w.:-]*)")
 
 
@@ -310,7 +310,7 @@ class _Checker:
                 pass  # urdfdom requires <limit>; we accept its absence as "no limits" (see README)
             dyn = el.find("dynamics")
             if dyn is not None:
-                for a in ("damping", "friction"):
+                for a in ("damping", "friction", "armature"):
                     v = self.floats(dyn, a, 1, owner=el)
                     if v is not None and v[0] < 0:
                         raise self.err(el, f"dynamics {a}={v[0]} is negative")
@@ -352,7 +352,7 @@ class _Checker:
                 j = lead[j]
 
     def check_inertial(self, link):
-        for kind in ("visual", "collision"):  # a NaN pose would reach the viewer as "missing EGL" (issue 29)
+        for kind in ("visual", "collision"):  # a NaN pose would reach the viewer as "missing EGL"
             for el in link.findall(kind):
                 for node, attr in [(el.find("origin"), a) for a in ("xyz", "rpy")] + [
                         (g, a) for g in el.findall("geometry/*") for a in ("size", "radius", "length", "scale")]:
@@ -585,8 +585,11 @@ def parse_urdf(source, package_dirs=None, xacro_args=None, gravity=(0.0, 0.0, -9
             chk.warn(joints_el[j.name], f"<mimic joint={j.mimic.joint!r}> ignored: only movable joints can be "
                      "coupled (this joint or its leader is fixed)")
             continue
+        mim_el = joints_el[j.name].find("mimic")
+        poly = (chk.floats(mim_el, "polynomial", 3, owner=joints_el[j.name])
+                if mim_el is not None and mim_el.get("polynomial") is not None else ())
         mimic.append(Mimic(j.name, j.mimic.joint, 1.0 if j.mimic.multiplier is None else float(j.mimic.multiplier),
-                           0.0 if j.mimic.offset is None else float(j.mimic.offset)))
+                           0.0 if j.mimic.offset is None else float(j.mimic.offset), tuple(poly)))
     mimic = tuple(mimic)
     model = Model(
         name=robot.name, source=name, urdf_xml=text.decode(),
@@ -599,6 +602,7 @@ def parse_urdf(source, package_dirs=None, xacro_args=None, gravity=(0.0, 0.0, -9
         mimic=mimic, transmissions=read_transmissions(root, joints_el, chk), package_dirs=resolver.as_tuple(),
         independent=independent, initial_configuration=MappingProxyType(init),
         spring_stiffness=frozen(springs[0]), spring_reference=frozen(springs[1]),
+        armature=frozen(joint_armature(root, joint_names, urdf_joint_of, joints_el, chk)),
     )
     loops = _loops(root, model, chk)
     if loops:
@@ -609,10 +613,38 @@ def parse_urdf(source, package_dirs=None, xacro_args=None, gravity=(0.0, 0.0, -9
     if (couplings or model.mimic) and not any(v for v in flags.values()):  # no independent= in the file
         followers = coupling_followers(model, couplings)
         model = dataclasses.replace(model, independent=tuple(j for j in joint_names if j not in followers))
+    _say_actuators(root, model, chk)
     if model.total_mass == 0.0 and model.NB > 0:
         chk.warn(root, "the robot has no mass (no <inertial> with a non-zero mass): its dynamics are zero; "
                        "kinematics only")
     return model
+
+
+def _say_actuators(root, model, chk):
+    """One located warning each: which joints are the actuators of a constrained model without
+    ``<transmission>`` (``Model.actuated_joints``: not the mimic followers nor the passive loop joints) when
+    that is not simply the joints the file marks ``independent="true"`` (it has mimics, or loops with none
+    marked), and
+    the actuators whose ``<limit effort="0">`` is read as unknown (ROS-Industrial files write 0), not as a
+    capacity of zero."""
+    acts = model.actuated_joints
+    if not model.transmissions and model.has_constraints and not any(lp.actuated for lp in model.loops):
+        why = {}
+        for j, reason in model.undriven_joints.items():
+            kind = "mimic followers" if reason.startswith("mimic") else "passive loop joints"
+            why.setdefault(kind, []).append(j)
+        but = "; ".join(f"{k}: {', '.join(v)}" for k, v in why.items())
+        free = {j for lp in model.loops for j in model.loop_chain(lp)} if not model.independent else ()
+        if model.mimic or free:  # else the file's independent="true" joints are the actuators: no surprise
+            chk.warn(root, f"no <transmission>: the actuators are {', '.join(acts) or 'none'}"
+                     + (f" (not driven: {but})" if but else "")
+                     + (f"; the {len(free)} joints of the loops all count as actuators (none is marked independent):"
+                        " mark the driven ones independent=\"true\" or give <transmission>s" if free else ""))
+    zero = [j for j in acts if model.effort_limit[model.joint_index(j)] == 0.0]
+    if zero:
+        chk.warn(root, f"<limit effort=\"0\"> on the actuated joint(s) {', '.join(zero)}: read as unknown (ROS-"
+                 "Industrial files write 0), not as zero capacity; no effort check or capacity is computed for "
+                 "them: give their real effort limits [N m | N]")
 
 
 def _initial_configuration(root, joint_names, chk):

@@ -2,7 +2,7 @@
 ``drake:`` attributes in Drake's models): urdfdom (TinyXML2) and Pinocchio ignore namespaces, libxml2 and
 expat refuse the file. ``declare_prefixes`` declares each such prefix on the root element (``drake`` as
 Drake's namespace, any other as ``urn:undeclared:<prefix>``) and says where it was first used, so that a
-reader can load the file with a located warning instead of a syntax error (issue 29, item 4)."""
+reader can load the file with a located warning instead of a syntax error."""
 from __future__ import annotations
 
 import re

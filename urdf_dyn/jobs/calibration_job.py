@@ -9,14 +9,14 @@ import numpy as np
 import yaml
 
 from urdf_dyn.errors import ModelError
-from urdf_dyn.launch.document import read_launch, validate
+from urdf_dyn.launch.document import read_scenario, validate
 
 __all__ = ["checks_from_scenario", "calibrate_from_scenario"]
 
 
 def checks_from_scenario(launch, table):
     """(Checks, targets {key: value}) from a validated sizing scenario (``launch.doc``) for ``table``.
-    Raises LaunchError naming the key when a section the calibration needs is missing or names a frame
+    Raises ScenarioError naming the key when a section the calibration needs is missing or names a frame
     off the bucket, or when the scenario's tip is not the table's."""
     from urdf_dyn.jobs.sizing_checks import tipping_polygon_of
     from urdf_dyn.machines.calibration import TARGET_KEYS, Checks
@@ -53,14 +53,18 @@ def checks_from_scenario(launch, table):
 def calibrate_from_scenario(pins, scenario, output, parameters=None, max_evaluations=200, echo=print) -> int:
     """Calibrate the pin table file ``pins`` to the sizing scenario file ``scenario`` and write the
     calibrated table to ``output`` (YAML). ``parameters``: "NAME=LOW:HIGH,..." (default
-    ``calibration.DEFAULT_PARAMETERS``). Returns 0. Raises LaunchError / ModelError / ValueError for bad
+    ``calibration.DEFAULT_PARAMETERS``). Returns 0. Raises ScenarioError / ModelError / ValueError for bad
     input (one line each)."""
     from urdf_dyn.io.files import atomic_path
     from urdf_dyn.jobs.sizing_schema import SizeDocument
     from urdf_dyn.machines.calibration import DEFAULT_PARAMETERS, calibrate, parse_parameters
+    from urdf_dyn.errors import UrdfDynError
     from urdf_dyn.machines.pin_table import load_pin_table
+    if isinstance(max_evaluations, bool) or not isinstance(max_evaluations, (int, np.integer)) or max_evaluations < 3:
+        raise UrdfDynError(f"--max-evaluations {max_evaluations!r}: expected a whole number >= 3 (every evaluation "
+                           "counts: the search's, its Jacobians', and two at full resolution)")
     table = load_pin_table(pins)
-    launch = read_launch(scenario)
+    launch = read_scenario(scenario)
     validate(launch, SizeDocument, "size")
     checks, targets = checks_from_scenario(launch, table)
     bounds = parse_parameters(parameters) if parameters else dict(DEFAULT_PARAMETERS)
@@ -68,9 +72,14 @@ def calibrate_from_scenario(pins, scenario, output, parameters=None, max_evaluat
         cal = calibrate(table, targets, list(bounds), bounds, checks, max_evaluations=max_evaluations)
     except KeyError as e:
         raise ModelError(e.args[0], file=str(pins)) from None
+    except ValueError as e:
+        where = "--parameters" if str(e).startswith("parameter ") else str(scenario)
+        raise UrdfDynError(f"{where}: {e}") from None
     report = cal.report()
     echo(report)
     ok = cal.within()
+    if cal.message:
+        echo(f"warning: {cal.message}")
     echo(f"{sum(ok.values())} of {len(ok)} figures within tolerance after {cal.evaluations} evaluations"
          + ("" if all(ok.values()) else f"; outside: {', '.join(k for k, v in ok.items() if not v)}"))
     if not cal.feasible:
@@ -78,7 +87,7 @@ def calibrate_from_scenario(pins, scenario, output, parameters=None, max_evaluat
     data = cal.table.model_dump(mode="json", exclude_none=True)
     head = (f"# {table.name}: calibrated by urdf-dyn excavator {pins} --calibrate {scenario}\n"
             + "".join(f"# {line}\n" for line in report.splitlines()))
-    with atomic_path(output) as tmp:
+    with atomic_path(output, inputs=(pins, scenario)) as tmp:
         tmp.write_text(head + yaml.safe_dump(data, sort_keys=False, width=120))
     echo(f"wrote {output}")
     return 0

@@ -40,8 +40,8 @@ from pydantic import AfterValidator, Field
 
 from urdf_dyn.io.files import atomic_path
 from urdf_dyn.launch.document import (FiniteFloat, JointValues, LaunchDocument, OutputsSection, PositiveFloat,
-                                      Section, build_model, joint_vector, output_dir, run_staged,
-                                      write_animation)
+                                      Section, build_model, joint_vector, output_dir)
+from urdf_dyn.jobs.outputs import run_staged, write_animation
 from urdf_dyn.launch.registry import Job
 from urdf_dyn.machines.motors import MotorsSection
 
@@ -138,7 +138,7 @@ def build_controller(launch, model):
 
 def run_simulate(launch, out_dir=None, progress=None, echo=print):
     """Run a validated ``job: simulate`` launch: load, simulate, write outputs, print the torque table.
-    Returns (Trajectory, {output: path}). Raises LaunchError / ModelError for bad input; SimulationError
+    Returns (Trajectory, {output: path}). Raises ScenarioError / ModelError for bad input; SimulationError
     after saving the partial trajectory. Outputs are staged and moved in at the end (``run_staged``)."""
     return run_staged(launch, out_dir, echo, lambda stage, say: _run_simulate(launch, stage, progress, say))
 
@@ -212,8 +212,9 @@ def _run_simulate(launch, out_dir, progress, echo):
     text = (f"# {model.name}: joint torques\n\nlaunch: `{launch.path}`; {len(traj)} samples over "
             f"{traj.t[-1]:g} s; integrator {s.integrator} rtol={s.rtol:g}\n\n"
             + (loops_text + "\n\n" if loops_text else "") + f"{table}\n\n{summary}\n")
+    from urdf_dyn.io.escape import md_document      # names from the robot file are text, never HTML
     with atomic_path(rep) as tmp:
-        Path(tmp).write_text(text)
+        Path(tmp).write_text(md_document(text, str(rep), figures=False))
     written["report"] = str(rep)
     write_animation(launch, model, traj, outdir, written, echo)
     echo(table)
@@ -222,12 +223,12 @@ def _run_simulate(launch, out_dir, progress, echo):
     if over:
         echo(f"WARNING: over the URDF effort limit: {', '.join(over)}")
     if doc.motors is not None:  # motor-side sizing through the gears (machines/motors.py)
-        from urdf_dyn.machines.motors import run_motor_report
-        from urdf_dyn.errors import LaunchError
+        from urdf_dyn.reports.motor_report import run_motor_report
+        from urdf_dyn.errors import ScenarioError
         try:
             written.update(run_motor_report(model, traj, doc.motors, Path(launch.path).parent, outdir, echo))
-        except LaunchError as e:
-            raise LaunchError(f"{launch.path}: {e}") from None
+        except ScenarioError as e:
+            raise ScenarioError(f"{launch.path}: {e}") from None
     echo("wrote: " + ", ".join(str(v) for v in written.values()))
     return traj, written
 

@@ -6,8 +6,9 @@
         boom_cylinder_eye: {joint: boom_cylinder_eye, count: 2}   # per pin of the pair
       swing_bearing: swing                 # axial / radial / tilting of the swing joint
       friction: 0.5                        # ground friction coefficient (for the stall envelopes)
-      buckling: {threshold: 3.5, youngs_modulus: 210e9, rod_yield: 460e6}   # needs the cylinders'
-                                           # tube_outer and rod_length (actuators.cylinders)
+      buckling: {threshold: 1.0, youngs_modulus: 210e9, rod_yield: 460e6, pin_friction: 0.15,
+                 relief: line_head}        # ISO/TS 13725 yield-based limit; needs the cylinders' tube_outer
+                                           # and rod_length (pin_diameter, clearance, guide_length: actuators.cylinders)
       pumps: {engine_power: 121e3, margin: 2e6, volumetric_efficiency: 0.95, mechanical_efficiency: 0.9,
               priority: equal}             # or [boom_cyl, swing, ...]; needs hydraulics:
       fatigue: {m: 3, life_cycles: 2e6, reference_cycles: 2e6}
@@ -20,28 +21,42 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["run_design"]
+__all__ = ["run_design", "design_pins"]
 
 
-def run_design(launch, model, t, q, qd, qdd, f_ext, res, hyd, cyl):
-    """The design cases of ``launch.doc.design`` for the sized cycle (t, q, qd, qdd (N, nv), f_ext; ``res`` the
-    SizingResult, ``hyd`` the HydraulicsResult or None, ``cyl`` {actuator: Cylinder}). Returns a
-    ``DesignCases``. Raises LaunchError naming the key for bad input."""
-    from urdf_dyn.machines.buckling import CylinderColumn
-    from urdf_dyn.machines.design_cases import design_cases, stroke_lengths
+def design_pins(launch, model):
+    """({name: PinSpec} of ``design.pins``, [notes]): empty, with a note, when the payload has inertia (the pin
+    forces do not follow a changed model yet). Raises ScenarioError (``design.pins``) for a pin whose joint is
+    neither a joint nor a loop of the model, so that the stall envelopes, which run before the design cases,
+    never meet one."""
     from urdf_dyn.machines.pins import PinSpec
     doc = launch.doc
+    pins = {n: (PinSpec(p) if isinstance(p, str) else PinSpec(p.joint, p.count)) for n, p in doc.design.pins.items()}
+    if pins and doc.payload is not None and doc.payload.inertia is not None:
+        return {}, ["- no pin forces: a payload with inertia (payload.inertia) changes the model, which the pin "
+                    "forces do not follow yet; give the payload as a point mass"]
+    loops = [lp.name for lp in model.loops]
+    for n, p in pins.items():
+        if p.joint not in model.joint_names and p.joint not in loops:
+            raise launch.err("design.pins", f"pin {n!r}: no joint or loop named {p.joint!r} (joints: "
+                             f"{', '.join(model.joint_names)}; loops: {', '.join(loops)})")
+    return pins, []
+
+
+def run_design(launch, model, t, q, qd, qdd, f_ext, res, hyd, cyl, reachable=None):
+    """The design cases of ``launch.doc.design`` for the sized cycle (t, q, qd, qdd (N, nv), f_ext; ``res`` the
+    SizingResult, ``hyd`` the HydraulicsResult or None, ``cyl`` {actuator: Cylinder}; ``reachable``
+    {cylinder: the stall envelopes' largest compression per cylinder [N]}, reported beside the buckling
+    check's relief force). Returns a ``DesignCases``. Raises ScenarioError naming the key for bad input."""
+    from urdf_dyn.machines.buckling import ColumnLoads, CylinderColumn
+    from urdf_dyn.machines.design_cases import design_cases, stroke_lengths
+    doc = launch.doc
     ds = doc.design
-    pins = {n: (PinSpec(p) if isinstance(p, str) else PinSpec(p.joint, p.count)) for n, p in ds.pins.items()}
-    notes = []
+    pins, notes = design_pins(launch, model)
     rigid_payload = doc.payload is not None and doc.payload.inertia is not None
-    if pins and rigid_payload:
-        notes.append("- no pin forces: a payload with inertia (payload.inertia) changes the model, which the pin "
-                     "forces do not follow yet; give the payload as a point mass")
-        pins = {}
     if ds.swing_bearing is not None and ds.swing_bearing not in model.joint_names:
         raise launch.err("design.swing_bearing", f"unknown joint {ds.swing_bearing!r}")
-    columns, relief = {}, None
+    columns, relief, column_loads = {}, None, {}
     if ds.buckling is not None:
         relief = ds.buckling.relief or (doc.hydraulics.relief if doc.hydraulics is not None else None)
         if relief is None:
@@ -54,6 +69,8 @@ def run_design(launch, model, t, q, qd, qdd, f_ext, res, hyd, cyl):
                 lo, hi = stroke_lengths(model, n)
                 columns[n] = CylinderColumn(c.bore, c.rod, c.tube_outer, c.rod_length, lo, hi,
                                             ds.buckling.youngs_modulus, ds.buckling.rod_yield)
+                column_loads[n] = ColumnLoads(ds.buckling.pin_friction, (c.pin_diameter or 0.0,) * 2, c.clearance,
+                                              c.guide_length or 0.0)
             except (ValueError, KeyError) as e:
                 raise launch.err(f"actuators.cylinders.{n}", e.args[0]) from None
     pumps, p = None, ds.pumps
@@ -75,8 +92,8 @@ def run_design(launch, model, t, q, qd, qdd, f_ext, res, hyd, cyl):
     try:
         dc = design_cases(model, t, q, qd, qdd, f_ext=f_ext or None, actuated=res.names, pins=pins or None,
                           swing=ds.swing_bearing, fatigue=ds.fatigue.model_dump(), columns=columns, relief=relief,
-                          buckling_threshold=ds.buckling.threshold if ds.buckling else 3.5, hydraulics=hyd,
-                          pumps=pumps, cycle=cycle)
+                          buckling_threshold=ds.buckling.threshold if ds.buckling else 1.0, hydraulics=hyd,
+                          column_loads=column_loads, reachable=reachable, pumps=pumps, cycle=cycle)
     except KeyError as e:
         raise launch.err("design.pins", e.args[0]) from None
     except ValueError as e:

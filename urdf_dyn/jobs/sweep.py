@@ -9,7 +9,7 @@ is already computed. Each finished case is written at once to ``<out>/cases/<has
 (Ctrl-C keeps every finished case); the job's own outputs (CSV, PNG) go to ``<out>/cases/<hash>/`` on the
 worker's file system. Workers keep the loaded ``Model`` of each robot description in a per-process cache,
 so a description is read once per worker, not once per case, and the geometry-only machine checks of
-``job: size`` likewise (``jobs.sizing_checks.reuse_geometry_checks``). Each worker runs one coarse warm-up
+``job: size`` likewise (the worker's ``jobs.geometry_cache.GeometryCache``). Each worker runs one coarse warm-up
 case before its first task (``warm_worker``): imports, compiled kernels and those checks, once. A case that raises is recorded with its error
 (one line) and the others go on.
 
@@ -32,9 +32,9 @@ from pathlib import Path
 import numpy as np
 
 from urdf_dyn.extras import require
-from urdf_dyn.errors import LaunchError
+from urdf_dyn.errors import ScenarioError
 from urdf_dyn.io.files import atomic_path
-from urdf_dyn.launch.document import Launch, validate
+from urdf_dyn.launch.document import Scenario, validate
 from urdf_dyn.launch.registry import get_job
 from urdf_dyn.jobs.sweep_case import group_size, install_geometry, one_line, run_case, run_cases, warm_worker
 from urdf_dyn.jobs.sweep_checks import check_kinds, check_record, count_cases, count_values, probe_scheduler
@@ -212,7 +212,7 @@ def make_cases(base: dict, base_path, job: str, combos: list, fixed: dict = None
     """The cases of a sweep, each validated against ``job``'s schema: ``base`` (the launch document without
     its ``sweep`` section) with ``fixed`` {path: value} and then each combination applied.
 
-    Raises LaunchError naming ``<where>.parameters.<path>`` (or ``<where>.set.<path>``) and the value when a
+    Raises ScenarioError naming ``<where>.parameters.<path>`` (or ``<where>.set.<path>``) and the value when a
     path does not fit the document or the schema refuses the value; an error of the base document itself
     names its own key. Relative paths resolve against ``base_path``; errors name ``source`` (the sweep's
     launch file; default ``base_path``)."""
@@ -226,31 +226,31 @@ def make_cases(base: dict, base_path, job: str, combos: list, fixed: dict = None
         try:
             set_path(doc, path, value)
         except ValueError as e:
-            raise LaunchError(f"{sweep_file}: {where}.{kind}.{path}: {e}") from None
+            raise ScenarioError(f"{sweep_file}: {where}.{kind}.{path}: {e}") from None
 
     for p, v in (fixed or {}).items():
         _apply(base, p, v, "set")
     try:
-        validate(Launch(base_file, copy.deepcopy(base)), schema, job=job)
-    except LaunchError as e:
+        validate(Scenario(base_file, copy.deepcopy(base)), schema, job=job)
+    except ScenarioError as e:
         msg = str(e).removeprefix(f"{base_file}: ")
-        raise LaunchError(f"{sweep_file}: {msg} (in the base document of the sweep)") from None
+        raise ScenarioError(f"{sweep_file}: {msg} (in the base document of the sweep)") from None
     cases, checked, digests = [], {}, {}
     for i, combo in enumerate(combos):
         doc = copy.deepcopy(base)
         for p, v in combo.items():
             _apply(doc, p, v, "parameters")
         try:
-            validate(Launch(base_file, doc), schema, job=job)
-        except LaunchError as e:  # the base passed: a swept value is at fault; name it
+            validate(Scenario(base_file, doc), schema, job=job)
+        except ScenarioError as e:  # the base passed: a swept value is at fault; name it
             msg = str(e).removeprefix(f"{base_file}: ")
             key = msg.split(": ", 1)[0]
             near = [p for p in combo if _related(p, key)] or list(combo)
             what = ", ".join(f"{where}.parameters.{p} = {combo[p]!r}" for p in near)
-            raise LaunchError(f"{sweep_file}: {what}: {msg}") from None
+            raise ScenarioError(f"{sweep_file}: {what}: {msg}") from None
         h = case_hash(job, doc, base_file, digests)
         if h in checked:
-            raise LaunchError(f"{sweep_file}: {where}.parameters: cases {checked[h]} and {i} are the same "
+            raise ScenarioError(f"{sweep_file}: {where}.parameters: cases {checked[h]} and {i} are the same "
                               "document (a repeated value?)")
         checked[h] = i
         cases.append(Case(i, dict(combo), str(base_file), job, h, base))
@@ -279,12 +279,16 @@ def _record_path(out_dir, h) -> Path:
 
 def load_record(out_dir, h, case=None):
     """The stored record of case ``h`` in ``out_dir`` (None if absent or unreadable). With ``case``, the
-    record is checked to be that case's (``sweep_checks.check_record``: LaunchError naming the file)."""
+    record is checked to be that case's (``sweep_checks.check_record``: ScenarioError naming the file)."""
     if case is not None:
         return check_record(_record_path(out_dir, h), case)
+    from urdf_dyn.io.bounded import InputError, read_json
+    p = _record_path(out_dir, h)
+    if not p.is_file():
+        return None
     try:
-        return json.loads(_record_path(out_dir, h).read_text())
-    except (OSError, ValueError):
+        return read_json(p, max_depth=32, what="sweep record", allow_nan=True)
+    except InputError:
         return None
 
 
@@ -362,11 +366,11 @@ def _run_dask(pending, out_dir, scheduler, workers, window, stats, done):
             try:
                 probe_scheduler(str(scheduler))
             except ValueError as e:
-                raise LaunchError(f"--scheduler / sweep.scheduler: {e}") from None
+                raise ScenarioError(f"--scheduler / sweep.scheduler: {e}") from None
             try:
                 client = Client(str(scheduler), timeout="20s")
             except (OSError, TimeoutError) as e:
-                raise LaunchError(f"cannot reach the Dask scheduler {scheduler}: {e}") from None
+                raise ScenarioError(f"cannot reach the Dask scheduler {scheduler}: {e}") from None
         else:
             client = scheduler
         if not client.scheduler_info().get("workers"):

@@ -1,8 +1,11 @@
 """One case of a load-case sweep, run in a worker process (``urdf_dyn.jobs.sweep`` plans and queues them):
 ``run_case`` runs a case's job with this process's Model of its robot (read once per process) and, for
-``job: size``, its geometry-only machine checks computed once per process and robot
-(``jobs.sizing_checks.reuse_geometry_checks``); ``run_cases`` runs a group of them (one Dask task);
-``warm_worker`` loads imports, kernels and those checks before a worker's first task."""
+``job: size``, this process's ``GeometryCache`` (memory tier on: the geometry-only machine checks computed
+once per process and robot); ``run_cases`` runs a group of them (one Dask task); ``warm_worker`` loads
+imports, kernels and those checks before a worker's first task.
+
+A worker process's state is the one object ``WORKER`` (its models and its geometry cache): a Dask task
+is a plain function call in a long-lived process, so what the cases of one process share lives there."""
 from __future__ import annotations
 
 import copy
@@ -13,17 +16,27 @@ import time
 import warnings
 from pathlib import Path
 
-from urdf_dyn.jobs.sizing_checks import reuse_geometry_checks
-from urdf_dyn.launch.document import Launch, build_model
+from urdf_dyn.jobs.geometry_cache import GeometryCache
+from urdf_dyn.launch.document import Scenario, build_model
 from urdf_dyn.launch.registry import run_document
 from urdf_dyn.reports.sweep_results import case_metrics
 
 __all__ = ["run_case", "run_cases", "warm_worker", "install_geometry", "group_size", "one_line", "WARM_DT",
-           "WARM_SPLIT"]
+           "WARM_SPLIT", "WorkerState", "WORKER"]
 
-#: per-process cache of loaded robot descriptions: key (robot section, file path, mtime) -> Model. A Model
-#: is immutable, so cases share it; a worker reads each description once.
-_MODELS: dict = {}
+
+class WorkerState:
+    """What the cases run in one worker process share: ``models`` {key (robot section, file path, mtime):
+    Model} (a Model is immutable, so cases share it; a worker reads each description once) and ``geometry``
+    (a ``GeometryCache`` with its memory tier on)."""
+
+    def __init__(self):
+        self.models: dict = {}
+        self.geometry = GeometryCache(memory=True)
+
+
+#: this process's WorkerState
+WORKER = WorkerState()
 
 
 def _cached_model(data: dict, base_path: Path):
@@ -35,10 +48,10 @@ def _cached_model(data: dict, base_path: Path):
     except OSError:
         stamp = None
     key = json.dumps([str(f), stamp, str(base_path.parent.resolve()), robot], sort_keys=True, default=str)
-    if key in _MODELS:
-        return _MODELS[key], False
-    _MODELS[key] = build_model(Launch(base_path, data))
-    return _MODELS[key], True
+    if key in WORKER.models:
+        return WORKER.models[key], False
+    WORKER.models[key] = build_model(Scenario(base_path, data))
+    return WORKER.models[key], True
 
 
 def one_line(e: BaseException) -> str:
@@ -59,9 +72,9 @@ def run_case(job: str, data: dict, base_path: str, case_dir) -> dict:
         warnings.simplefilter("always")
         try:
             model, rec["model_built"] = _cached_model(data, Path(base_path))
-            with reuse_geometry_checks():   # ISO 6015, lift chart, ranges, stall: once per robot and worker
-                result = run_document(copy.deepcopy(data), base_path, out_dir=str(case_dir), progress=False,
-                                      echo=lambda *a, **k: None, job=job, model=model)
+            opts = {"cache": WORKER.geometry} if job == "size" else {}   # geometry checks: once per worker
+            result = run_document(copy.deepcopy(data), base_path, out_dir=str(case_dir), progress=False,
+                                  echo=lambda *a, **k: None, job=job, model=model, **opts)
             res, written = result if isinstance(result, tuple) and len(result) == 2 else (result, {})
             rec["metrics"] = case_metrics(res, written)
         except Exception as e:  # noqa: BLE001 - a failing case is a result of the sweep, not its end
@@ -84,7 +97,7 @@ WARM_DT = 0.1
 
 #: the geometry-only checks of ``job: size`` split between the workers' warm-ups (each about half the time:
 #: the working ranges ≈ ISO 6015 + the lift chart + the stall envelopes): a worker computes one group, and
-#: the sweep hands every worker the others' results (``sizing_checks.export_geometry``/``import_geometry``)
+#: the sweep hands every worker the others' results (``GeometryCache.export``/``install``)
 WARM_SPLIT = (("working_range",), ("iso6015", "lift_chart"))
 
 
@@ -101,7 +114,6 @@ def warm_worker(job: str, data: dict, base_path: str, share=None) -> dict:
     failing warm-up is not an error: the cases report it)."""
     import tempfile
 
-    from urdf_dyn.jobs.sizing_checks import export_geometry
     t0 = time.perf_counter()
     importlib.import_module("urdf_dyn.jobs.sizing_job" if job == "size" else "urdf_dyn.jobs.simulate_job")
     rec = {"status": "failed", "error": None}
@@ -121,14 +133,13 @@ def warm_worker(job: str, data: dict, base_path: str, share=None) -> dict:
     except Exception as e:  # noqa: BLE001 - the case itself reports a bad robot section
         rec = {"status": "failed", "error": one_line(e)}
     return {"worker": f"{os.uname().nodename}:{os.getpid()}", "seconds": time.perf_counter() - t0,
-            "status": rec["status"], "error": rec["error"], "geometry": export_geometry()}
+            "status": rec["status"], "error": rec["error"], "geometry": WORKER.geometry.export()}
 
 
 def install_geometry(blobs: dict) -> int:
     """Add other workers' geometry-only results ({key: pickled result}) to this process's cache (a Dask
     ``client.run`` target); returns how many were new."""
-    from urdf_dyn.jobs.sizing_checks import import_geometry
-    return import_geometry(blobs)
+    return WORKER.geometry.install(blobs)
 
 
 def group_size(n_cases: int, threads: int) -> int:

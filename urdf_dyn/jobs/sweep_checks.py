@@ -1,7 +1,7 @@
-"""Bounds and checks of a load-case sweep, made before anything is allocated, connected or run (issue 29):
+"""Bounds and checks of a load-case sweep, made before anything is allocated, connected or run:
 the number of values of a range and of cases of a grid, the worker count, a scheduler address (its form,
 and that a Dask scheduler answers there), and a stored per-case record (that it is a record of the case its
-name says). Each raises ValueError (or LaunchError for a record) with a message that names what is wrong; the
+name says). Each raises ValueError (or ScenarioError for a record) with a message that names what is wrong; the
 sweep names the file and key (``urdf_dyn.jobs.sweep``, ``urdf_dyn.jobs.sweep_job``)."""
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import socket
 import struct
 from pathlib import Path
 
-from urdf_dyn.errors import LaunchError
+from urdf_dyn.errors import ScenarioError
 
 __all__ = ["MAX_CASES", "MAX_WORKERS", "MAX_RECORD_BYTES", "count_values", "check_kinds", "count_cases",
            "scheduler_address", "probe_scheduler", "check_record"]
@@ -124,7 +124,7 @@ def probe_scheduler(address: str, timeout: float = 5.0) -> None:
 def check_record(path: Path, case) -> dict | None:
     """The stored record of ``case`` at ``path`` (None if there is none), after checking that it is the
     record of this case: a JSON object of at most ``MAX_RECORD_BYTES`` whose hash, job and parameters are
-    the case's. Raises LaunchError naming the file otherwise (a record from another sweep, edited or
+    the case's. Raises ScenarioError naming the file otherwise (a record from another sweep, edited or
     corrupted, is never taken as this case's result)."""
     try:
         size = path.stat().st_size
@@ -132,14 +132,15 @@ def check_record(path: Path, case) -> dict | None:
         return None
 
     def bad(why):
-        return LaunchError(f"{path}: {why}; this is not the record of case {case.index} "
+        return ScenarioError(f"{path}: {why}; this is not the record of case {case.index} "
                            f"({case.hash}): delete the file to compute the case again")
     if size > MAX_RECORD_BYTES:
         raise bad(f"{size} bytes, more than a record holds ({MAX_RECORD_BYTES})")
+    from urdf_dyn.io.bounded import InputError, read_json
     try:
-        rec = json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError, ValueError) as e:
-        raise bad(f"not JSON ({e})") from None
+        rec = read_json(path, max_bytes=MAX_RECORD_BYTES, max_depth=32, what="sweep record", allow_nan=True)
+    except InputError as e:
+        raise bad(f"not a record ({str(e).removeprefix(str(path) + ': ').removeprefix(str(path))})") from None
     if not isinstance(rec, dict):
         raise bad(f"a JSON {type(rec).__name__}, not an object")
     for key, want in (("hash", case.hash), ("job", case.job)):
@@ -150,4 +151,14 @@ def check_record(path: Path, case) -> dict | None:
         raise bad(f"its params {rec.get('params')!r} are not the case's {case.params!r}")
     if rec.get("status") not in ("ok", "failed") or not isinstance(rec.get("metrics", {}), dict):
         raise bad("its status or metrics are malformed")
+    for k, v in (rec.get("metrics") or {}).items():     # each metric a number (or null): the results table's
+        if k in ("units", "sources"):                    # float64 columns take nothing else
+            if not isinstance(v, dict):
+                raise bad(f"its metrics.{k} is not an object")
+        elif v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))):
+            raise bad(f"its metrics.{k} is {v!r}, not a number")
+    for k in ("seconds",):
+        v = rec.get(k)
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))):
+            raise bad(f"its {k} is {v!r}, not a number")
     return rec

@@ -23,7 +23,7 @@ Sections::
       directory: urdf_dyn_out/excavator_sweep
 
 Every case is checked against its job's schema before anything runs: a path the schema does not know, a
-list index out of range or a value of the wrong type is a one-line LaunchError naming
+list index out of range or a value of the wrong type is a one-line ScenarioError naming
 ``sweep.parameters.<path>`` (exit status 2 from the CLI). A ``scheduler`` address in a file is refused unless the command line says ``--trust-scheduler``: Dask
 unpickles what a scheduler sends while connecting, so a downloaded file naming a hostile "scheduler" would
 run code on this machine; choosing a scheduler is the user's decision (``--scheduler ADDRESS``). Ranges and
@@ -33,7 +33,7 @@ sweep whose every case fails is an error (exit status 2). Cases drop the base's 
 case draws no plots, animation or recording unless ``sweep.plots: true`` (then the base's animation and
 recording keys are kept too); each writes its job's outputs to ``<out>/cases/<hash>/``. The machine checks
 that depend only on the geometry (ISO 6015, lift chart, working ranges, stall envelopes) are computed once
-per worker and robot (``jobs.sizing_checks.reuse_geometry_checks``). The sweep writes ``results.parquet``,
+per worker and robot (the worker's ``jobs.geometry_cache.GeometryCache``, ``jobs.sweep_case.WORKER``). The sweep writes ``results.parquet``,
 ``results.csv``, ``envelope.json``, ``peak_vs_<param>.png``, ``heatmap_peak.png`` (two parameters) and
 ``summary.md`` (``urdf_dyn.reports.sweep_results``). Rerunning in the same folder computes only the
 cases not yet there; Ctrl-C keeps every finished case and writes the tables of what is done.
@@ -48,10 +48,10 @@ from typing import Any, Literal, Optional, Union
 
 from pydantic import ConfigDict, Field, NonNegativeInt, PositiveInt, model_validator
 
-from urdf_dyn.errors import LaunchError
+from urdf_dyn.errors import ScenarioError
 from urdf_dyn.io.files import atomic_path
 from urdf_dyn.launch.document import (FiniteFloat, OutputsSection, PositiveFloat, Section, output_dir,
-                                      read_launch, validate)
+                                      read_scenario, validate)
 from urdf_dyn.launch.registry import Job, get_job
 from urdf_dyn.jobs.sweep_checks import MAX_WORKERS, probe_scheduler, scheduler_address
 
@@ -114,7 +114,7 @@ def _base_document(launch):
     s = launch.doc.sweep
     own = {k: v for k, v in launch.data.items() if k not in ("job", "sweep", "outputs")}
     if s.base:
-        base_launch = read_launch(launch.path.parent / s.base)
+        base_launch = read_scenario(launch.path.parent / s.base)
         data = copy.deepcopy(base_launch.data)
         data.update(own)  # sections given in the sweep file replace the base's
         path = base_launch.path
@@ -134,7 +134,7 @@ def _base_document(launch):
 def plan_sweep(launch):
     """The cases of a validated ``job: sweep`` launch, each checked against its job's schema, without
     running any: (cases, {parameter: values spec}, axes {parameter: parameters zipped with it}). Raises
-    LaunchError naming ``sweep.<key>``."""
+    ScenarioError naming ``sweep.<key>``."""
     from urdf_dyn.jobs.sweep import expand, make_cases, parse_path, sweep_axes
     s = launch.doc.sweep
     try:
@@ -166,7 +166,7 @@ def plan_sweep(launch):
 
 def _where_to_run(launch, scheduler, workers, trust_scheduler):
     """(scheduler address or None, workers) from the command line, else the file; a file's scheduler only
-    with ``trust_scheduler``. Raises LaunchError naming the option or key."""
+    with ``trust_scheduler``. Raises ScenarioError naming the option or key."""
     s = launch.doc.sweep
     key = "--scheduler" if scheduler else "sweep.scheduler"
     if not scheduler and s.scheduler and not trust_scheduler:
@@ -191,7 +191,7 @@ def run_sweep(launch, out_dir=None, progress=None, echo=print, scheduler=None, w
               trust_scheduler=False):
     """Run a validated ``job: sweep`` launch (see the module docstring); ``scheduler``/``workers`` override
     the file's; ``trust_scheduler`` lets the file's ``sweep.scheduler`` be used. Returns (SweepResult,
-    {output: path}). Raises LaunchError for a bad sweep before any case runs (a scheduler address in the
+    {output: path}). Raises ScenarioError for a bad sweep before any case runs (a scheduler address in the
     file without ``trust_scheduler`` included), when every case failed, and KeyboardInterrupt after writing
     the tables of the finished cases when interrupted."""
     from urdf_dyn.jobs.sweep import execute, wait_closed
@@ -269,7 +269,7 @@ def _finish(launch, s, cases, params, axes, outdir, stats, echo):
 def run_sweep_file(path, out_dir=None, scheduler=None, workers=None, progress=None, echo=print,
                    trust_scheduler=False):
     """Read and validate a sweep launch file and run it (``urdf-dyn sweep``); see ``run_sweep``."""
-    launch = read_launch(path)
+    launch = read_scenario(path)
     if launch.data.get("job") not in (None, "sweep"):
         raise launch.err("job", f"expected job: sweep, got {launch.data.get('job')!r}")
     validate(launch, SweepDocument, job="sweep")

@@ -1,5 +1,6 @@
 """Launch documents: reading a YAML launch file, validating it against its job's schema (pydantic), and the
-helpers every job shares (the robot, joint-space vectors, the output folder, the animation).
+helpers every job shares (the robot, joint-space vectors, the output folder; the output plumbing — staging,
+animation, recording — is ``jobs.outputs``).
 
 A launch file names the robot, the job and the job's sections (ROS-launch style)::
 
@@ -20,7 +21,7 @@ Each job's own sections are documented in its module (``urdf_dyn.jobs.simulate_j
 ``urdf_dyn.jobs.sizing_job``, ``urdf_dyn.jobs.gauss_job``). ``urdf-dyn run --schema`` prints the JSON
 Schema of every job, for editors that complete and check YAML.
 
-Every error is a ``LaunchError`` naming the file and the key path (``solver.rtol``), the value and what is
+Every error is a ``ScenarioError`` naming the file and the key path (``solver.rtol``), the value and what is
 allowed.
 """
 from __future__ import annotations
@@ -34,11 +35,11 @@ import numpy as np
 import yaml
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
-from urdf_dyn.errors import LaunchError
+from urdf_dyn.errors import ScenarioError
 
-__all__ = ["Launch", "read_launch", "validate", "Section", "LaunchDocument", "RobotSection", "OutputsSection",
+__all__ = ["Scenario", "read_scenario", "validate", "Section", "LaunchDocument", "RobotSection", "OutputsSection",
            "FiniteFloat", "PositiveFloat", "NonNegativeFloat", "JointValues", "build_model", "joint_vector",
-           "number", "output_dir", "run_staged", "write_animation", "write_recording", "RecordingTask", "unknown_name",
+           "number", "output_dir", "unknown_name",
            "MAX_YAML_NODES", "MAX_LAUNCH_BYTES"]
 
 
@@ -54,13 +55,16 @@ def _finite(x: float) -> float:
 FiniteFloat = Annotated[float, AfterValidator(_finite)]
 PositiveFloat = Annotated[float, Field(gt=0), AfterValidator(_finite)]
 NonNegativeFloat = Annotated[float, Field(ge=0), AfterValidator(_finite)]
+_Gravity = Annotated[float, Field(ge=-1000, le=1000), AfterValidator(_finite)]
 #: joint-space values: {joint: value}, a list in joint order, or one value for every joint
 JointValues = Union[dict[str, FiniteFloat], list[FiniteFloat], FiniteFloat]
 
 
 class Section(BaseModel):
-    """A launch-file section: unknown keys are errors (a misspelt key never passes silently)."""
-    model_config = ConfigDict(extra="forbid")
+    """A launch-file section: unknown keys are errors (a misspelt key never passes silently), and no float of
+    any section is ``inf`` or ``nan`` (``allow_inf_nan=False``: also a bare ``float`` field, a ``.inf`` YAML
+    value of a bound-only field)."""
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 
 class RobotSection(Section):
@@ -69,7 +73,8 @@ class RobotSection(Section):
     package_dirs: Optional[Union[dict[str, str], list[str], str]] = Field(
         None, description="folders holding ROS packages, or {package: folder}")
     xacro_args: Optional[dict[str, Union[str, int, float, bool]]] = Field(None, description="xacro arguments")
-    gravity: tuple[FiniteFloat, FiniteFloat, FiniteFloat] = Field(
+    # each component within ±1000 m/s² (100 g): Earth's 9.81, Jupiter's 24.8; beyond, a unit slip
+    gravity: tuple[_Gravity, _Gravity, _Gravity] = Field(
         (0.0, 0.0, -9.81), description="gravitational acceleration [m/s²] in the root-link frame")
     floating_base: bool = Field(False, description="give the root link a 6-dof floating joint 'root_joint' "
                                 "(Pinocchio's free-flyer); q then names root_joint.x ... root_joint.qw")
@@ -96,7 +101,7 @@ class LaunchDocument(Section):
 # reading and validation
 # ---------------------------------------------------------------------------------------------------------
 @dataclass
-class Launch:
+class Scenario:
     """A read launch file: ``path``, the raw mapping ``data`` and, once validated, the typed ``doc``."""
     path: Path
     data: dict
@@ -104,9 +109,9 @@ class Launch:
     outputs: dict = field(default_factory=dict)
     model: object = None  #: a Model of ``robot`` already loaded (a sweep worker's cache); build_model returns it
 
-    def err(self, key, msg) -> LaunchError:
-        """A LaunchError naming this file and ``key`` (a dotted path such as ``solver.rtol``)."""
-        return LaunchError(f"{self.path}: {key}: {msg}")
+    def err(self, key, msg) -> ScenarioError:
+        """A ScenarioError naming this file and ``key`` (a dotted path such as ``solver.rtol``)."""
+        return ScenarioError(f"{self.path}: {key}: {msg}")
 
 
 MAX_LAUNCH_BYTES = 1 << 20
@@ -143,34 +148,36 @@ class _Composer(yaml.SafeLoader):
         return node
 
 
-def read_launch(path) -> Launch:
+def read_scenario(path) -> Scenario:
     """Read a launch file (YAML, PyYAML's safe loader: no Python tags). Refused: files over 1 MiB and
-    documents holding more than ``MAX_YAML_NODES`` values once aliases are expanded. Raises LaunchError naming
+    documents holding more than ``MAX_YAML_NODES`` values once aliases are expanded. Raises ScenarioError naming
     the file (and line for YAML syntax errors). The document is validated by its job (``validate``)."""
     path = Path(path)
     if not path.is_file():
-        raise LaunchError(f"{path}: scenario file not found")
+        raise ScenarioError(f"{path}: scenario file not found")
     if path.name.endswith(".launch.yaml"):
         import warnings
         warnings.warn(f"{path}: the suffix .launch.yaml is deprecated (ROS 2 launch files start processes); "
                       "rename it to .scenario.yaml", FutureWarning, stacklevel=2)
     if path.stat().st_size > MAX_LAUNCH_BYTES:
-        raise LaunchError(f"{path}: {path.stat().st_size} bytes; launch files are at most 1 MiB")
+        raise ScenarioError(f"{path}: {path.stat().st_size} bytes; launch files are at most 1 MiB")
+    from urdf_dyn.io.files import note_input
+    note_input(path)              # no output of this run may replace it
     try:
         data = yaml.load(path.read_text(), Loader=_Composer)  # noqa: S506 - a SafeLoader subclass
     except RecursionError:
-        raise LaunchError(f"{path}: YAML error: nested too deeply") from None
+        raise ScenarioError(f"{path}: YAML error: nested too deeply") from None
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f":{mark.line + 1}" if mark is not None else ""
-        raise LaunchError(f"{path}{where}: YAML error: {getattr(e, 'problem', None) or e}") from None
+        raise ScenarioError(f"{path}{where}: YAML error: {getattr(e, 'problem', None) or e}") from None
     except (OSError, UnicodeDecodeError) as e:
-        raise LaunchError(f"{path}: cannot read: {e}") from None
+        raise ScenarioError(f"{path}: cannot read: {e}") from None
     if data is None:
         data = {}
     if not isinstance(data, dict):
-        raise LaunchError(f"{path}: top level: expected a mapping of sections, got {type(data).__name__}")
-    return Launch(path, data)
+        raise ScenarioError(f"{path}: top level: expected a mapping of sections, got {type(data).__name__}")
+    return Scenario(path, data)
 
 
 _BARE_TAGS = frozenset({"float", "int", "str", "bool", "none", "is-instance", "any"})
@@ -196,7 +203,9 @@ def _message(e, job=None) -> str:
         return "unknown key" + (f" for job: {job}" if job else "")
     if kind == "missing":
         return "required"
-    if kind in ("float_parsing", "float_type", "finite_number"):
+    if kind == "finite_number":
+        return f"must be finite, got {value!r}"
+    if kind in ("float_parsing", "float_type"):
         return f"{value!r} is not a number"
     if kind in ("int_parsing", "int_type", "int_from_float"):
         return f"{value!r} is not a whole number"
@@ -223,9 +232,9 @@ def _message(e, job=None) -> str:
     return f"{e['msg']} (got {value!r})"
 
 
-def validate(launch: Launch, schema: type[BaseModel], job=None):
+def validate(launch: Scenario, schema: type[BaseModel], job=None):
     """Validate ``launch.data`` against ``schema`` (a LaunchDocument subclass); sets and returns
-    ``launch.doc``. Raises LaunchError naming the file, the key path, the value and what is allowed; when
+    ``launch.doc``. Raises ScenarioError naming the file, the key path, the value and what is allowed; when
     several keys are wrong, the first is named and the count of the others given."""
     try:
         launch.doc = schema.model_validate(launch.data)
@@ -250,7 +259,7 @@ def validate(launch: Launch, schema: type[BaseModel], job=None):
 # helpers shared by the jobs
 # ---------------------------------------------------------------------------------------------------------
 def number(launch, v, key):
-    """``v`` as a finite float, or LaunchError naming ``key``."""
+    """``v`` as a finite float, or ScenarioError naming ``key``."""
     try:
         x = float(v)
     except (TypeError, ValueError):
@@ -271,7 +280,7 @@ def unknown_name(kind, name, known) -> str:
 def joint_vector(launch, model, value, key, default=None, positions=False):
     """A joint-space vector (nv,) — or, with ``positions``, a configuration (nq,) named by ``model.q_names``
     — from a {joint: value} mapping, a list in joint order or a scalar; joints not named keep ``default``
-    (zeros; ``model.neutral()`` for positions). Raises LaunchError naming ``key`` for unknown joints or a
+    (zeros; ``model.neutral()`` for positions). Raises ScenarioError naming ``key`` for unknown joints or a
     wrong length."""
     names = model.q_names if positions else model.joint_names
     n = len(names)
@@ -296,7 +305,7 @@ def joint_vector(launch, model, value, key, default=None, positions=False):
 
 def _unit_quaternions(launch, names, q, key):
     """``q`` after checking that the quaternion (``<joint>.qx`` … ``.qw``) of each floating joint is not zero
-    (it is normalised later; a zero one has no direction). Raises LaunchError naming ``key`` and the joint."""
+    (it is normalised later; a zero one has no direction). Raises ScenarioError naming ``key`` and the joint."""
     for i, n in enumerate(names):
         if n.endswith(".qw") and i >= 3 and names[i - 3] == n[:-3] + ".qx":
             if not np.linalg.norm(q[i - 3:i + 1]) > 1e-9:
@@ -332,147 +341,6 @@ def output_dir(launch, out_dir=None) -> Path:
     return Path(d or f"urdf_dyn_out/{launch.path.name.split('.')[0]}")
 
 
-def write_recording(launch, model, outdir, written, echo):
-    """``outputs.recording`` (an .html name): the browser viewer's scene over the run, one offline file
-    (urdf_dyn_viewer.recording); like the animation, only a warning when the viewer cannot write it."""
-    o = launch.doc.outputs
-    if not o.recording:
-        return
-    try:
-        from urdf_dyn_viewer.recording import record_run
-        written["recording"] = str(record_run(model, outdir, outdir / o.recording, fps=o.animation_fps)[0])
-    except Exception as e:  # noqa: BLE001 - missing viser, a run folder it cannot read
-        echo(f"WARNING: outputs.recording {o.recording} not written: {type(e).__name__}: {e}")
+from urdf_dyn._deprecated import deprecated_getattr  # noqa: E402 - the old names, with a FutureWarning
 
-
-class RecordingTask:
-    """``write_recording`` started beside the caller's own work (the GIF): in a forked process where one can
-    be forked (``reports.plotting.PlotWorker``'s rule: Linux, the main thread of the main process), so that
-    the recording's Python (≈ 2.3 s for the dig cycle) runs on another core instead of sharing the GIL with
-    the GIF's drawing loop; else in a thread. The forked child inherits the model and the run folder's path
-    (nothing is pickled but its one-line answer); if it dies without answering, the recording is written
-    here instead. ``finish(written)`` waits and records the path (or echoes the warning), as
-    ``write_recording`` does."""
-
-    def __init__(self, launch, model, outdir, echo):
-        self._args, self._proc, self._thread, self._rec = (launch, model, outdir, echo), None, None, {}
-        if not launch.doc.outputs.recording:
-            return
-        from urdf_dyn.reports.plotting import worker_allowed
-        if worker_allowed():
-            try:
-                import multiprocessing
-                import sys
-                import warnings
-                ctx = multiprocessing.get_context("fork")
-                self._conn, child = ctx.Pipe(duplex=False)
-                for f in (sys.stdout, sys.stderr):      # the child must not write what is buffered again
-                    f.flush()
-                self._proc = ctx.Process(target=_record_child, args=(launch, model, outdir, child), daemon=True)
-                with warnings.catch_warnings():          # Python >= 3.12 warns of fork() beside threads
-                    warnings.simplefilter("ignore", DeprecationWarning)
-                    self._proc.start()
-                child.close()
-                return
-            except Exception:  # noqa: BLE001 - no process support here: a thread does it
-                self._proc = None
-        import threading
-        self._thread = threading.Thread(target=write_recording, args=(launch, model, outdir, self._rec, echo),
-                                        name="urdf-dyn-recording", daemon=True)
-        self._thread.start()
-
-    def finish(self, written):
-        """Wait for the recording; put its path into ``written`` (or echo why it was not written)."""
-        launch, model, outdir, echo = self._args
-        if self._thread is not None:
-            self._thread.join()
-        elif self._proc is not None:
-            try:
-                kind, text = self._conn.recv()
-            except (EOFError, OSError):                  # the child died: write it here
-                kind, text = "lost", ""
-            self._proc.join()
-            self._conn.close()
-            if kind == "ok":
-                self._rec["recording"] = text
-            elif kind == "warning":
-                echo(text)
-            else:
-                write_recording(launch, model, outdir, self._rec, echo)
-        written.update(self._rec)
-
-
-def _record_child(launch, model, outdir, conn):
-    """The forked recording process: ``write_recording``, its answer sent as ("ok", path) or ("warning", line)."""
-    out, lines = {}, []
-    write_recording(launch, model, outdir, out, lines.append)
-    conn.send(("ok", out["recording"]) if "recording" in out else ("warning", "; ".join(lines)))
-    conn.close()
-
-
-def run_staged(launch, out_dir, echo, run):
-    """Run a job whose outputs must not half-replace an earlier run's: ``run(stage, echo)`` -> (result,
-    {output: path}) writes into ``stage``, a new hidden folder beside the output folder (``output_dir``);
-    only when it returns are its files moved into the output folder (``os.replace``, file by file), and the
-    paths it returns and echoes are given in the output folder. If it raises, nothing of it reaches the
-    output folder (a good earlier run there stays intact) — except after a ``SimulationError``, whose
-    partial trajectory is the job's answer and is moved in too. The staging folder is always removed."""
-    import os
-    import shutil
-    import tempfile
-
-    from urdf_dyn.errors import SimulationError
-    final = output_dir(launch, out_dir)
-    final.parent.mkdir(parents=True, exist_ok=True)
-    stage = Path(tempfile.mkdtemp(prefix=f".{final.name}.partial-", dir=final.parent))
-    a, b = str(stage), str(final)
-
-    def fix(v):
-        return v.replace(a, b) if isinstance(v, str) else Path(str(v).replace(a, b)) if isinstance(v, Path) else v
-
-    def move():
-        final.mkdir(parents=True, exist_ok=True)
-        for src in sorted(stage.rglob("*")):
-            dst = final / src.relative_to(stage)
-            if src.is_dir():
-                dst.mkdir(exist_ok=True)
-            else:
-                os.replace(src, dst)
-    try:
-        result, written = run(stage, lambda *x, **k: echo(*(fix(v) for v in x), **k))
-        move()
-        return result, {k: fix(v) for k, v in written.items()}
-    except SimulationError as e:
-        move()
-        raise SimulationError(fix(str(e)), e.trajectory) from None
-    finally:
-        shutil.rmtree(stage, ignore_errors=True)
-
-
-def write_animation(launch, model, traj, outdir, written, echo):
-    """``outputs.animation`` (a .gif/.mp4/.png name): render the trajectory with the viewer, offscreen
-    when there is no display. The core imports the viewer only here, lazily, and only when asked; a
-    machine without OpenGL loses only the animation (a warning), never the results already written."""
-    o = launch.doc.outputs
-    if not o.animation:
-        return
-    try:
-        from urdf_dyn_viewer.export import render_trajectory
-    except ImportError as e:
-        echo(f"WARNING: outputs.animation skipped: the viewer is not installed ({e}); "
-             "pip install -e '.[viewer]'")
-        return
-    w, h = (int(x) for x in o.animation_size.lower().split("x"))
-    try:
-        run_dir = outdir if (outdir / "view.json").is_file() else None  # a sizing run: bench, soil, payload
-        written["animation"] = str(render_trajectory(model, traj, outdir / o.animation, fps=o.animation_fps,
-                                                     size=(w, h), run_dir=run_dir))
-    except Exception as e:  # noqa: BLE001 - GL/EGL/ffmpeg failures come in many types
-        text = str(e)
-        cause = text[text.find("(") + 1:].split(")")[0] if "(" in text else text
-        gl = not any(w in cause for w in ("NaN", "nan", "inf", "convert", "shape", "index")) and \
-            any(w in text for w in ("EGL", "GL", "display", "context", "ffmpeg"))
-        echo(f"WARNING: outputs.animation {o.animation} not written: {type(e).__name__}: "
-             + (f"{e} (offscreen drawing needs EGL: apt-get install libegl1 libegl-mesa0 libgl1 libgl1-mesa-dri "
-                "libglu1-mesa)" if gl else f"{cause}: a visual of {model.source} (a mesh vertex or pose) is not "
-                "drawable; the results are written"))
+__getattr__ = deprecated_getattr(__name__)

@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from urdf_dyn.errors import LaunchError
-from urdf_dyn.launch.document import Launch, read_launch, validate
+from urdf_dyn.errors import ScenarioError
+from urdf_dyn.launch.document import Scenario, read_scenario, validate
 
-__all__ = ["Job", "BUILTIN_JOBS", "register_job", "get_job", "job_names", "run_launch", "run_document",
+__all__ = ["Job", "BUILTIN_JOBS", "register_job", "get_job", "job_names", "run_scenario", "run_document",
            "launch_schema"]
 
 
@@ -60,25 +60,26 @@ def get_job(name: str) -> Job:
         raise KeyError(f"unknown job {name!r} (one of: {', '.join(job_names())})") from None
 
 
-def run_launch(path, out_dir=None, progress=None, echo=print, job=None):
+def run_scenario(path, out_dir=None, progress=None, echo=print, job=None):
     """Run a launch file: read it, pick its job (``job:``; default ``size`` when a ``motion`` section is
     given, else ``simulate``; ``job`` overrides it), validate the document against the job's schema and
     run the job.
 
     Returns what the job returns (for ``simulate``: (Trajectory, outputs); ``size``: (SizingResult,
-    outputs)). Raises LaunchError / ModelError for bad input; SimulationError after saving what was
+    outputs)). Raises ScenarioError / ModelError for bad input; SimulationError after saving what was
     computed."""
-    return _run(read_launch(path), out_dir, progress, echo, job)
+    return _run(read_scenario(path), out_dir, progress, echo, job)
 
 
-def run_document(data: dict, base_path, out_dir=None, progress=None, echo=print, job=None, model=None):
-    """Run a launch document given as a mapping (e.g. one case of a sweep) as ``run_launch`` runs a file;
+def run_document(data: dict, base_path, out_dir=None, progress=None, echo=print, job=None, model=None, **options):
+    """Run a launch document given as a mapping (e.g. one case of a sweep) as ``run_scenario`` runs a file;
     relative paths in it resolve against ``base_path`` (the launch file it came from). ``model``: the
-    robot's Model if already loaded (it must be the one ``robot`` names). Same returns and errors."""
-    return _run(Launch(Path(base_path), data, model=model), out_dir, progress, echo, job)
+    robot's Model if already loaded (it must be the one ``robot`` names); ``options``: passed to the job's
+    runner (``job: size`` takes ``cache``, a ``jobs.geometry_cache.GeometryCache``). Same returns and errors."""
+    return _run(Scenario(Path(base_path), data, model=model), out_dir, progress, echo, job, options)
 
 
-def _run(launch, out_dir, progress, echo, job):
+def _run(launch, out_dir, progress, echo, job, options=None):
     name = job or launch.data.get("job") or ("size" if launch.data.get("motion") else "simulate")
     if not isinstance(name, str):
         raise launch.err("job", f"expected a job name, got {name!r}")
@@ -87,7 +88,7 @@ def _run(launch, out_dir, progress, echo, job):
     except KeyError as e:
         raise launch.err("job", e.args[0]) from None
     validate(launch, the_job.schema, job=name)
-    return the_job.run(launch, out_dir=out_dir, progress=progress, echo=echo)
+    return the_job.run(launch, out_dir=out_dir, progress=progress, echo=echo, **(options or {}))
 
 
 def launch_schema(name=None) -> dict:
@@ -97,7 +98,7 @@ def launch_schema(name=None) -> dict:
         try:
             return get_job(name).schema.model_json_schema()
         except KeyError as e:
-            raise LaunchError(e.args[0]) from None
+            raise ScenarioError(e.args[0]) from None
     out = {"$schema": "https://json-schema.org/draft/2020-12/schema", "title": "urdf_dyn launch file",
            "anyOf": [], "$defs": {}}
     for n in job_names():
@@ -109,3 +110,8 @@ def launch_schema(name=None) -> dict:
         out["anyOf"].append({"$ref": f"#/$defs/job_{n}"})
     json.dumps(out)  # fails loudly here rather than in an editor if anything is not serialisable
     return out
+
+
+from urdf_dyn._deprecated import deprecated_getattr  # noqa: E402 - the old names, with a FutureWarning
+
+__getattr__ = deprecated_getattr(__name__)

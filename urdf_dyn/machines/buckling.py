@@ -1,4 +1,5 @@
-"""Buckling of a hydraulic cylinder as a stepped, pinned–pinned column (tube and rod), over its stroke.
+"""Buckling of a hydraulic cylinder as a stepped, pinned–pinned column (tube and rod), over its stroke: the
+elastic critical load and ISO/TS 13725's yield-based limit.
 
 Model (the geometric model of ISO/TS 13725:2021, clause 1 a): "takes into account a geometric model of the
 hydraulic cylinder, meaning it does not treat the hydraulic cylinder as an equivalent column"; its method
@@ -17,17 +18,26 @@ is Hoblit's (1950) two-section elastic column, NOTE of clause 1). Here, for a cy
       k₂ sin k₁L₁ cos k₂L₂ + k₁ cos k₁L₁ sin k₂L₂ = 0,
 
   whose smallest root is the elastic critical load P_e. For I₁ = I₂ it is sin kL = 0, Euler's π²EI/L².
-- Inelastic range: the Johnson parabola on the rod (Shigley's *Mechanical Engineering Design*, 10th ed.,
-  §4-13 eq. 4-48: P/A = S_y − S_y²/(4 σ_E) where the Euler stress σ_E = P_e/A exceeds S_y/2), with A the
-  rod's area: the rod is the slender, yielding part.
 
-What the standard adds and this module leaves out (stated, not silently): ISO/TS 13725 also takes the
-cylinder's own weight, an off-axis load and the bearings' clearances into account; here the load is
-axial and the column straight. The safety factor is P_cr / F at the working relief on the cap side per
-cylinder (F = p_relief π D²/4), the standard's "factor of safety k" (clause 1 c), to be compared with a
-threshold the user chooses (a scenario key; 3.5 by default, within the 3 … 5 of makers' catalogues, e.g.
-Hänchen's "Buckling" page, and ISO/TS 13725's statement that k is set by the person doing the
-calculation).
+**The check** (``buckling``): ISO/TS 13725:2021's yield-based limit on this geometric model
+(``beam_column``: the cylinder's own weight, the off-axis load of the pins' friction, the tilt the gland and
+piston clearances allow, second-order bending, F_max where the rod's largest stress reaches its yield
+strength), at each pin-to-pin length over the stroke (the standard takes the cylinder fully extended, where
+the factor is lowest). The load is the force the head-end line relief can hold on the cap, F = p_head π D²/4
+per cylinder: the largest compression the circuit allows, whichever cylinder works. The factor of safety
+k = F_max / F is the standard's "factor of safety k" (clause 1 c: "to be set by the person performing the
+calculations and reported with the results"). **Threshold**: 1.0 by default — the rod must not yield
+under the largest force its circuit can apply, imperfections included. The relief force is an upper bound
+of the action, not a characteristic value to be factored (as an accidental design situation: EN 1990
+Table A1.3, partial factors 1.0), and F_max is the characteristic resistance with the imperfections in it
+(EN 1993-1-1 §6.1 NOTE 2B recommends γ_M1 = 1.00 for member instability). A characteristic (working) load
+instead of the relief's would take EN 1990 Table A1.2(B)'s γ_Q = 1.5: give ``threshold=1.5``. The makers'
+factors of 3 … 5 (Hänchen's "Buckling" page: S = 3 … 5; AHP Merkle: "a minimum safety factor of 5") belong
+to the rod-only Euler column without imperfections, π² E I_rod / L², and are not applied here. Where the relief force alone is compared, ``reachable`` gives the largest compression the
+stall envelopes reach (``stall.StallEnvelopes.push_forces``) beside it.
+
+``euler_johnson`` (Johnson's parabola, Shigley 10th ed. eq. 4-48) is kept for callers of the elastic load;
+the check does not use it.
 """
 from __future__ import annotations
 
@@ -36,7 +46,14 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import brentq
 
-__all__ = ["CylinderColumn", "stepped_column_load", "euler_johnson", "BucklingResult", "buckling"]
+from urdf_dyn.machines.beam_column import ColumnLoads, yield_limit_load
+
+__all__ = ["CylinderColumn", "stepped_column_load", "euler_johnson", "BucklingResult", "buckling", "ColumnLoads",
+           "DEFAULT_THRESHOLD"]
+
+#: the default threshold of k = F_max / F at the relief force (module docstring: EN 1990 Table A1.3 and
+#: EN 1993-1-1 §6.1, both 1.0)
+DEFAULT_THRESHOLD = 1.0
 
 
 @dataclass(frozen=True)
@@ -114,9 +131,12 @@ def euler_johnson(P_e, area, yield_strength) -> float:
 
 @dataclass
 class BucklingResult:
-    """One cylinder over its stroke: ``length`` (M,) pin-to-pin [m], ``critical`` (M,) critical load per
-    cylinder [N], ``load`` the cap-side force at relief per cylinder [N], ``safety`` (M,) = critical / load;
-    ``threshold`` the warning level; ``column`` the CylinderColumn."""
+    """One cylinder over its stroke: ``length`` (M,) pin-to-pin [m], ``critical`` (M,) F_max per cylinder
+    [N] (the yield-based limit, ``beam_column.yield_limit_load``), ``elastic`` (M,) the stepped column's
+    elastic critical load [N], ``load`` F = ``relief`` × cap area per cylinder [N], ``relief`` [Pa] (the
+    head-end line relief of the case), ``safety`` (M,) = critical / load; ``threshold`` the warning level;
+    ``column`` the CylinderColumn; ``loads`` the ColumnLoads; ``reachable`` the largest compression per
+    cylinder the stall envelopes reach [N] (None: not given)."""
     name: str
     length: np.ndarray
     critical: np.ndarray
@@ -124,6 +144,10 @@ class BucklingResult:
     safety: np.ndarray
     threshold: float
     column: CylinderColumn = None
+    elastic: np.ndarray = None
+    relief: float = np.nan
+    loads: ColumnLoads = None
+    reachable: float = None
 
     @property
     def safety_factor(self) -> float:
@@ -135,34 +159,49 @@ class BucklingResult:
         """Pin-to-pin length [m] at the worst stroke."""
         return float(self.length[int(np.argmin(self.safety))])
 
+    @property
+    def reachable_safety(self):
+        """F_max / the largest compression the stall envelopes reach, at the worst stroke (None without it)."""
+        return None if not self.reachable else float(self.critical.min() / self.reachable)
+
     def warning(self):
         """A one-line warning when the safety factor is below the threshold, else None."""
         if self.safety_factor < self.threshold:
-            return (f"{self.name}: buckling safety factor {self.safety_factor:.2f} at {self.worst_length:.3f} m pin "
-                    f"to pin is below {self.threshold:g}")
+            return (f"{self.name}: buckling safety factor {self.safety_factor:.2f} (ISO/TS 13725 yield-based F_max "
+                    f"over the force at {self.relief / 1e5:.0f} bar) at {self.worst_length:.3f} m pin to pin is "
+                    f"below {self.threshold:g}")
         return None
 
     def to_dict(self) -> dict:
+        k = int(np.argmin(self.safety))
         return dict(buckling_safety_factor=self.safety_factor, buckling_worst_length_m=self.worst_length,
-                    buckling_critical_load_N=float(self.critical[int(np.argmin(self.safety))]),
-                    buckling_relief_load_N=self.load, buckling_threshold=self.threshold)
+                    buckling_critical_load_N=float(self.critical[k]),
+                    buckling_elastic_load_N=None if self.elastic is None else float(self.elastic[k]),
+                    buckling_relief_load_N=self.load, buckling_relief_Pa=self.relief,
+                    buckling_reachable_load_N=self.reachable, buckling_threshold=self.threshold,
+                    buckling_method="ISO/TS 13725 yield-based limit (second-order stepped column)")
 
 
-def buckling(name, col: CylinderColumn, relief, threshold=3.5, samples=25) -> BucklingResult:
-    """The cylinder ``col`` at the working ``relief`` [Pa] (cap side, per cylinder) over its stroke
-    (``samples`` pin-to-pin lengths from min_length to max_length): stepped-column elastic load, Johnson's
-    correction on the rod, safety factor. Raises ValueError for relief ≤ 0 or threshold ≤ 1."""
-    if relief <= 0:
+def buckling(name, col: CylinderColumn, relief, threshold=DEFAULT_THRESHOLD, samples=25, loads=None,
+             reachable=None) -> BucklingResult:
+    """The cylinder ``col`` under the force ``relief`` [Pa] × cap area (per cylinder; the head-end line
+    relief) over its stroke (``samples`` pin-to-pin lengths from min_length to max_length): F_max by
+    ISO/TS 13725's yield-based limit with ``loads`` (``ColumnLoads``; None: no weight, friction or
+    clearance, so F_max = min(elastic load, rod squash load)) and the safety factor F_max / F (module
+    docstring). ``reachable`` [N]: the largest compression per cylinder of the stall envelopes, reported
+    beside. Raises ValueError for relief ≤ 0 or threshold < 1."""
+    if not relief > 0:
         raise ValueError(f"relief must be > 0, got {relief}")
-    if threshold <= 1:
-        raise ValueError(f"buckling threshold must be > 1, got {threshold}")
+    if not threshold >= 1:
+        raise ValueError(f"buckling threshold must be >= 1, got {threshold}")
+    loads = ColumnLoads() if loads is None else loads
     L = np.linspace(col.min_length, col.max_length, samples)
     L1 = col.tube_length
-    A_rod = np.pi * col.rod ** 2 / 4
-    crit = np.empty(samples)
+    crit, el = np.empty(samples), np.empty(samples)
     for j, Lj in enumerate(L):
         l1 = min(L1, Lj)
-        Pe = stepped_column_load(col.E * col.I_tube, l1, col.E * col.I_rod, Lj - l1)
-        crit[j] = euler_johnson(Pe, A_rod, col.yield_strength)
+        el[j] = stepped_column_load(col.E * col.I_tube, l1, col.E * col.I_rod, Lj - l1)
+        crit[j] = yield_limit_load(col, Lj, loads, el[j])[0]
     F = relief * np.pi * col.bore ** 2 / 4
-    return BucklingResult(name, L, crit, float(F), crit / F, float(threshold), col)
+    return BucklingResult(name, L, crit, float(F), crit / F, float(threshold), col, el, float(relief), loads,
+                          None if reachable is None else float(reachable))

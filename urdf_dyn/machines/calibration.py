@@ -131,7 +131,7 @@ class Calibration:
     limits_after: dict = field(default_factory=dict)
     feasible: bool = True
     sensitivity: dict = field(default_factory=dict)
-    message: str = ""
+    message: str = ""           #: why the search stopped early (its budget spent, SLSQP's failure), else ""
 
     def within(self, which="after") -> dict:
         """{key: True if |ours − target| <= tol · target}."""
@@ -308,8 +308,9 @@ class _Problem:
         self.limit_names = names_g
         self._closure = np.array([n == "closure" for n in names_g])
 
-    def evaluate(self, x, figures=True):
-        """(r (len(keys),) or None when ``figures`` is False, g (m,)) at x."""
+    def evaluate(self, x, figures=True, strict=False):
+        """(r (len(keys),) or None when ``figures`` is False, g (m,)) at x; ``strict``: the start, whose
+        figures must be finite (ValueError naming them)."""
         from urdf_dyn.machines.linkage_limits import linkage_margins
         key = np.asarray(x, float).tobytes()
         r, g, cand = self.memo.get(key, (None, None, None))
@@ -333,7 +334,13 @@ class _Problem:
                                  self.keys, "fast")
                     r = (np.array([v[k] for k in self.keys]) - self.t) / self.s
                 except (ModelError, ValueError):
-                    pass
+                    if strict:
+                        raise
+                if strict and not np.all(np.isfinite(r)):
+                    bad = [k for k, ri in zip(self.keys, r) if not np.isfinite(ri)]
+                    raise ValueError(f"the starting table's figures {', '.join(bad)} are not finite "
+                                     f"({', '.join(f'{k} = {v[k]!r}' for k in bad)}): nothing to calibrate from")
+                r = np.where(np.isfinite(r), r, INFEASIBLE)
             f = float(r @ r + np.sum((self.reg * np.asarray(x) / 0.1) ** 2))
             if (g >= 0).all() and r[0] != INFEASIBLE and (self.best is None or f < self.best[0]):
                 self.best = (f, np.array(x, float))
@@ -364,8 +371,11 @@ class _Problem:
     def feasible_start(self, x0, margin=0.05, max_nfev=100):
         """The first point least_squares reaches that meets every limit with ``margin`` (scaled units):
         scipy's least_squares on the violations min(g − margin, 0) and a small pull towards x0 (geometry
-        only: no model evaluation); x0 itself if it meets them; least_squares' end point if none does."""
+        only: no model evaluation); x0 itself if it meets them (with no margin); least_squares' end point
+        if none does."""
         import scipy.optimize
+        if (self.evaluate(x0, False)[1] >= 0).all():
+            return np.array(x0, float)
 
         class Found(Exception):
             pass
@@ -399,74 +409,91 @@ def calibrate(table: PinTable, targets: dict, parameters, bounds, checks: Checks
         table: the pin table (``pin_table.PinTable``) to start from; it need not meet the limits.
         targets: {key of TARGET_KEYS: published value (m, N or kg)}.
         parameters: parameter names (module docstring).
-        bounds: None, or {name: None | (low, high)} displacement bounds (low < 0 < high) for the parameters
-            that need one; None: the limits alone constrain.
+        bounds: None, or {name: None | (low, high)} displacement bounds (low < 0 < high), one entry per
+            parameter; None (for all or for one): the limits alone constrain.
         checks: what is computed and how (``Checks``).
         tolerances: {key: relative tolerance} (default 0.05 for working ranges and the mass, 0.10 for ISO 6015
             forces): the residuals are scaled by them, and ``Calibration.within`` tests them.
         regularization: weight of the moves (per 0.1 m) in the sum.
-        max_evaluations: model evaluations allowed (objective, Jacobians and line search together).
+        max_evaluations: the budget of model evaluations (>= 3): every one counts — the start's, the search's
+            (objective, finite-difference Jacobians, line search), the sensitivities' and the two at full
+            resolution that check the start and the result; when it is spent the search stops, keeps the best
+            point found that meets the limits and says so (``Calibration.message``).
         diff_step: forward-difference step [m | t] of the gradients.
         maxiter: SLSQP iterations.
     Returns Calibration: the best point seen that meets every limit (the start if none does, with
-    ``feasible`` False), its ``before`` and ``after`` at full resolution and the sensitivities there.
-    Raises KeyError for an unknown target key or parameter, ValueError for bounds that do not contain 0,
-    ModelError if the starting table cannot be built."""
+    ``feasible`` False), its ``before`` and ``after`` at full resolution and the sensitivities there (when
+    the budget leaves room for their Jacobian). Raises KeyError for an unknown target key or parameter, or a
+    bounds mapping without the parameter; ValueError naming the parameter for bounds that are not finite or
+    do not contain 0, the option for a budget that is not a whole number >= 3, the figure for a start whose
+    figures are not finite; ModelError if the starting table cannot be built."""
     import scipy.optimize
     from urdf_dyn.machines.linkage_limits import linkage_values
     names = list(parameters)
     for k in targets:
         if k not in TARGET_KEYS:
             raise KeyError(f"unknown target {k!r} (targets: {', '.join(TARGET_KEYS)})")
-    box = [(None, None) if not bounds or bounds.get(n) is None else tuple(map(float, bounds[n])) for n in names]
-    if any(b[0] is not None and not b[0] < 0 < b[1] for b in box):
-        raise ValueError("each parameter's bounds must contain 0 (the table's own value): low < 0 < high")
+        if not math.isfinite(targets[k]) or targets[k] == 0:
+            raise ValueError(f"target {k}: {targets[k]!r}: expected a finite, non-zero published figure")
+    if isinstance(max_evaluations, bool) or not isinstance(max_evaluations, (int, np.integer)) or max_evaluations < 3:
+        raise ValueError(f"max_evaluations {max_evaluations!r}: expected a whole number >= 3 (the starting point, "
+                         "the check of the start and of the result at full resolution)")
+    box = []
+    for n in names:
+        if bounds is not None and n not in bounds:
+            raise KeyError(f"parameter {n!r}: no bounds given")
+        if bounds is None or bounds[n] is None:
+            box.append((None, None))
+            continue
+        lo_n, hi_n = (float(v) for v in bounds[n])
+        if not (math.isfinite(lo_n) and math.isfinite(hi_n)) or not lo_n < 0 < hi_n:
+            raise ValueError(f"parameter {n}: bounds {lo_n:g}:{hi_n:g} m must be finite and contain 0 (the "
+                             "table's own value): low < 0 < high")
+        box.append((lo_n, hi_n))
     x0 = np.zeros(len(names))
     apply_parameters(table, names, x0)                       # unknown names raise here
     tol = {k: (tolerances or {}).get(k, 0.10 if k.startswith("iso6015.") else 0.05) for k in targets}
     keys = tuple(targets)
     t_vec = np.array([targets[k] for k in keys], float)
     prob = _Problem(table, names, keys, t_vec, np.array([tol[k] for k in keys]) * np.abs(t_vec), checks,
-                    regularization, max_evaluations, verbose)
+                    regularization, int(max_evaluations) - 2, verbose)   # two at full resolution
     h = float(diff_step)
     res, message = None, ""
     try:
         xs = prob.feasible_start(x0)
+        prob.evaluate(xs, strict=True)      # the start, checked before the search: a located message
         g0 = np.linalg.norm(2 * prob.jacobian(xs, h)[0].T @ prob.evaluate(xs)[0]
                             + 2 * (regularization / 0.1) ** 2 * xs)
         sigma = 0.05 / max(g0, 1e-12)                       # the first SLSQP step: 0.05 m
         res = scipy.optimize.minimize(
-            lambda x: sigma * prob.objective(x), xs, method="SLSQP", bounds=box if bounds else None,
+            lambda x: sigma * prob.objective(x), xs, method="SLSQP",
+            bounds=box if any(b != (None, None) for b in box) else None,
             jac=lambda x: sigma * (2 * prob.jacobian(x, h)[0].T @ prob.evaluate(x)[0]
                                    + 2 * (regularization / 0.1) ** 2 * np.asarray(x)),
             constraints=[{"type": "ineq", "fun": lambda x: prob.evaluate(x, False)[1],
                           "jac": lambda x: prob.jacobian(x, h, False)[1]}],
             options=dict(maxiter=maxiter, ftol=1e-4 * sigma))
-        message = f"SLSQP: {res.message} ({res.nit} iterations)"
+        message = "" if res.success else f"SLSQP: {res.message}"
     except _Budget:
-        message = f"stopped after {max_evaluations} model evaluations (the budget)"
+        message = (f"stopped at the budget of {max_evaluations} evaluations (--max-evaluations; {prob.count} for the "
+                   "search, Jacobians included, 2 at full resolution): the best point found is kept")
     last = getattr(prob, "last", None)
-    if last is not None and (prob.evaluate(last, False)[1] < 0).any():
-        # SLSQP's last iterate breaks a limit (it steps through such points): its nearest point inside the
-        # limits (geometry only), evaluated once more beyond the budget, competes with the best seen
-        prob.max = prob.count + 1
-        try:
+    try:
+        if last is not None and (prob.evaluate(last, False)[1] < 0).any():
+            # SLSQP's last iterate breaks a limit (it steps through such points): its nearest point inside the
+            # limits (geometry only), evaluated if the budget allows, competes with the best seen
             prob.evaluate(prob.feasible_start(last, margin=0.01))
-        except _Budget:
-            pass
+    except _Budget:
+        pass
     feasible = prob.best is not None
     x = prob.best[1] if feasible else x0
     new = apply_parameters(table, names, x)
     sens = {}
-    if feasible:
-        prob.max = prob.count + len(names) + 1                # the sensitivities at the result: one more Jacobian
-        try:
-            Jr, _ = prob.jacobian(x, h)
-            sens = {n: {k: float(Jr[j, i] * prob.s[j]) for j, k in enumerate(keys)} for i, n in enumerate(names)}
-        except _Budget:
-            pass
+    if feasible and prob.max - prob.count >= len(names):     # the sensitivities at the result: one more Jacobian
+        Jr, _ = prob.jacobian(x, h)
+        sens = {n: {k: float(Jr[j, i] * prob.s[j]) for j, k in enumerate(keys)} for i, n in enumerate(names)}
     return Calibration(table=new, parameters=dict(zip(names, map(float, x))),
                        before=evaluate(table, checks, keys), after=evaluate(new, checks, keys),
-                       targets=dict(targets), tolerances=tol, evaluations=prob.count, result=res,
+                       targets=dict(targets), tolerances=tol, evaluations=prob.count + 2, result=res,
                        limits_before=linkage_values(table), limits_after=linkage_values(new), feasible=feasible,
                        sensitivity=sens, message=message)

@@ -41,6 +41,7 @@ import math
 
 import numpy as np
 
+from urdf_dyn.io.escape import xml_attr, xml_comment
 from urdf_dyn.machines.pin_table import BODY_NAMES, CYLINDER_PARTS, PinTable, inertia_matrix, load_pin_table
 
 __all__ = ["excavator_urdf", "write_excavator_urdf", "link_frames", "stroke_ranges", "RANGE_MARGIN", "SWEEP_SAMPLES"]
@@ -220,8 +221,8 @@ def _shape(name, geo, xyz, pitch, axis, material) -> str:
     g = f'<box size="{r(*geo)}"/>' if len(geo) == 3 else f'<cylinder radius="{r(geo[0])}" length="{r(geo[1])}"/>'
     a = " ".join(_f(round(float(x), 10)) for x in (roll, _wrap(pitch), 0.0))
     o = f'<origin xyz="{r(*xyz)}" rpy="{a}"/>'
-    return (f'    <visual name="{name}">\n      {o}\n      <geometry>{g}</geometry>\n'
-            f'      <material name="{material}"/>\n    </visual>\n')
+    return (f'    <visual name="{xml_attr(name)}">\n      {o}\n      <geometry>{g}</geometry>\n'
+            f'      <material name="{xml_attr(material)}"/>\n    </visual>\n')
 
 
 def _table_visuals(t, link, frame) -> str:
@@ -320,8 +321,8 @@ def _header(t, fr, rng) -> str:
             lim = f"; push {cy.count * t.hydraulics.relief * math.pi / 4 * cy.bore ** 2:.0f} N at {t.hydraulics.relief:g} Pa"
         lines.append(f"    {c:<6} cylinder {L0:.6f} m (stroke {cy.min_length:.3f} .. {cy.max_length:.3f} m) -> "
                      f"{joint} joint {deg(joint)}{lim}")
-    text = "\n".join(lines).replace("--", "- -")  # "--" may not appear inside an XML comment
-    return "<?xml version=\"1.0\"?>\n<!--\n" + text + "\n-->\n"
+    return "<?xml version=\"1.0\"?>\n<!--\n" + xml_comment("\n".join(lines)) + "\n-->\n"
+
 
 
 def excavator_urdf(table) -> str:
@@ -343,9 +344,9 @@ def excavator_urdf(table) -> str:
     for link in _LINKS:
         vis = _table_visuals(t, link, fr[link]) if link in t.visuals else _auto_visuals(t, link, fr[link])
         body += f'  <link name="{link}">\n' + _inertial(t, link, fr[link]) + vis + "  </link>\n"
-    s = _header(t, fr, rng) + f'<robot name="{t.name}">\n'
-    s += "".join(f'  <material name="{k}"><color rgba="{_v(*rgba)}"/></material>\n' for k, rgba in mats.items()
-                 if f'<material name="{k}"/>' in body) + "\n" + body
+    s = _header(t, fr, rng) + f'<robot name="{xml_attr(t.name)}">\n'
+    s += "".join(f'  <material name="{xml_attr(k)}"><color rgba="{_v(*rgba)}"/></material>\n'
+                 for k, rgba in mats.items() if f'<material name="{xml_attr(k)}"/>' in body) + "\n" + body
     marks = [("bucket_tip", "tip")] + ([("bucket_lip", "lip")] if t.pins.lip is not None else [])
     marks = marks if t.marker_links else []
     s += "".join(f'  <link name="{n}"/>\n' for n, _ in marks) + "\n"
@@ -399,8 +400,10 @@ def write_excavator_urdf(pins_path, out_path) -> str:
     """Read the pin table ``pins_path``, write its URDF to ``out_path`` (atomically) and return the text.
     Raises ModelError for bad input (module docstring)."""
     from urdf_dyn.io.files import atomic_path
+    from urdf_dyn.loading import load
     text = excavator_urdf(load_pin_table(pins_path))
-    with atomic_path(out_path) as tmp:
+    load(text)                    # the text is loaded before it is written: a file that does not load is not written
+    with atomic_path(out_path, inputs=(pins_path,)) as tmp:
         tmp.write_text(text)
     return text
 

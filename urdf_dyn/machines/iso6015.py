@@ -28,11 +28,14 @@ the stored public excerpts of the AS text, §3 and §4; §5 "Calculation methods
   different angles in relation to each other (i.e. by varying the cylinder stroke), in order to obtain the
   optimum position giving the maximum force. The position (angle) of the boom, arm and bucket at the optimum
   position shall be recorded." — ``digging_forces`` searches the stroke space for it, **for each tool force
-  itself**: the arm force's bucket stroke is the one that gives the largest arm force (§4.8.2.1 also
-  positions the bucket "for" the maximum tool force; the rest of that sentence was cut off in the stored
-  text). Makers often compute the arm force "with the bucket in a position calculated for max. breakout
-  force" (Liebherr, "Calculation of bucket forces", SAE/DIN): ``arm_bucket="bucket_force"`` gives that
-  convention, to compare with a data sheet; it is not the default.
+  itself**, never inheriting the other case's position. The arm force's bucket stroke (``arm_bucket``):
+  by default (``"max_moment"``) the stroke at which the bucket cylinder and its linkage give the largest
+  output moment about the bucket pivot, SAE J1179 §3.3.1's position for the arm (dipper) force, which
+  depends on the linkage alone and on no relief; ``"maximum"`` the stroke of the largest arm force (§4.4
+  read literally: the bucket then leans on its own holding relief, §4.8.2.1's sentence on the bucket's
+  position was cut off in the stored text); ``"bucket_force"`` the bucket force's stroke, the makers'
+  convention ("with the bucket in a position calculated for max. breakout force", Liebherr, "Calculation of
+  bucket forces"), to compare with a data sheet.
 
 - **Component weights**: SAE J1179 §3.3 (which ISO 6015 superseded) excludes the weights of the
   attachment from the calculated forces; the stored ISO text does not say (its §5 was not retrievable). We
@@ -197,7 +200,7 @@ class DiggingForces:
     there; relief, holding_relief [Pa]; include_weight; tipping_checked: a footprint was given; reference:
     {"bucket_N"|"arm_N": N, "source": text} published figures for comparison (empty: none printed);
     pivots: {link: (3,)} pivot positions at the arm pose; arm_bucket: how the arm force's bucket stroke was
-    chosen ("maximum" | "bucket_force", ``digging_forces``)."""
+    chosen ("max_moment" | "maximum" | "bucket_force", ``digging_forces``)."""
     bucket_N: float
     arm_N: float
     bucket_pose: np.ndarray
@@ -217,7 +220,7 @@ class DiggingForces:
     tipping_checked: bool = False
     reference: dict = field(default_factory=dict)
     pivots: dict = field(default_factory=dict)
-    arm_bucket: str = "maximum"
+    arm_bucket: str = "max_moment"
 
     def table(self) -> str:
         """Markdown: our figures with their binding limit and every cylinder's pressure, beside the reference
@@ -252,39 +255,6 @@ class DiggingForces:
                    "Tipping not checked (no tipping polygon). ")
                 + "Slipping: the machine is taken as anchored (§4.5)."
                 + (f" Published figures: {self.reference['source']}." if self.reference.get("source") else ""))
-
-    def plot_envelope(self, path, title=None):
-        """PNG: holdable tool force over the side-view lip envelope (bucket left, arm right): each cell
-        shows the largest holdable force of the poses whose lip lies in it; the ISO positions are marked.
-        Returns path."""
-        from urdf_dyn.reports.plotting import figure, save_figure
-        x, z = self.grid_tip[:, 0], self.grid_tip[:, 2]
-        fig, axes = figure((11, 5.6), 1, 2, sharey=True, left=0.7, right=0.1, top=0.65, bottom=0.55, wspace=0.5)
-        axes = axes[0]
-        for ax, F, iso, tipiso, lab, case in (
-                (axes[0], self.grid_bucket_N, self.bucket_N, self.bucket_tip, "bucket", "bucket"),
-                (axes[1], self.grid_arm_N, self.arm_N, self.arm_tip, "arm (stick)", "arm")):
-            hb = ax.hexbin(x, z, C=F / 1e3, reduce_C_function=np.max, gridsize=28, cmap="viridis", mincnt=1)
-            fig.colorbar(hb, ax=ax, label=f"holdable {lab} digging force [kN]", shrink=0.85)
-            ax.plot(tipiso[0], tipiso[2], "r*", ms=14,
-                    label=f"ISO position: {iso / 1e3:.1f} kN ({self.limited_by[case]})")
-            ref = self.reference.get("bucket_N" if case == "bucket" else "arm_N")
-            if ref:
-                ax.plot([], [], " ", label=f"published: {ref / 1e3:.1f} kN")
-            for nm, P in self.pivots.items():
-                ax.plot(P[0], P[2], "ko", ms=4)
-            ax.axhline(0, color="0.3", lw=1)
-            ax.axvline(0, color="0.6", lw=0.8, ls=":")
-            ax.set_aspect("equal")
-            ax.set_xlabel("lip reach from swing axis x [m]")
-            ax.grid(alpha=0.3)
-            ax.legend(fontsize=8, loc="upper right")
-            ax.set_title(f"{lab} cylinder at {self.relief / 1e5:.0f} bar, holding circuits limited"
-                         + ("\n(ISO position: bucket as for the bucket force)" if case == "arm" and
-                            self.arm_bucket == "bucket_force" else ""), fontsize=9)
-        axes[0].set_ylabel("lip height above ground z [m]")
-        fig.suptitle(title or "ISO 6015 holdable tool forces over the working range (max per cell)", fontsize=10)
-        return save_figure(fig, path)
 
 
 def _grid_forces(model, Q, cylinders, limits, acts, tip, working, include_weight, footprint, G0=None, lvs=None):
@@ -366,10 +336,10 @@ def digging_forces(model, cylinders, relief, tip, holding_relief=None, include_w
             5 × 5 × 5 grid around the best pose, half the spacing of the one before). Both forces are the
             largest over all three strokes, each case searched for itself (``arm_bucket``; module docstring
             "Positions and ties").
-        arm_bucket: "maximum" (default): the arm force's bucket stroke is the one that gives the largest arm
-            force (ISO 6015 §4.4); "bucket_force": the bucket stroke of the bucket force's position, the
-            makers' convention (e.g. Liebherr's "Calculation of bucket forces": "with the bucket in a
-            position calculated for max. breakout force"), kept to compare with a data sheet.
+        arm_bucket: the arm force's bucket stroke (``ARM_BUCKET``): "max_moment" (default) the bucket
+            linkage's largest output moment (SAE J1179 §3.3.1); "maximum" the stroke of the largest arm force
+            (ISO 6015 §4.4 literally); "bucket_force" the bucket force's stroke, the makers' convention (e.g.
+            Liebherr's "Calculation of bucket forces"), kept to compare with a data sheet.
         q0: start pose (default the URDF initial configuration); margin [m] inside the stroke limits;
             reference: published figures {"bucket_N", "arm_N", "source"} for the table (none: no column).
     Returns DiggingForces; the figures at the ISO positions are ``digging_forces_at``'s (closed-loop

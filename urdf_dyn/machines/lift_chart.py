@@ -182,32 +182,6 @@ class LiftChart:
                 f"tipping lines x = {self.x_tip:.3f} m (front), y = {self.y_tip:.3f} m (side). {self.conditions}")
         return "\n".join(rows) + "\n" + note
 
-    def plot(self, path, title=None):
-        """PNG: rated load over (radius, height) for over front and over side; hydraulically limited cells
-        hatched. Returns path."""
-        from urdf_dyn.reports.plotting import figure, save_figure
-        fig, axes = figure((12, 5.2), 1, 2, sharey=True, left=0.85, right=0.1, top=0.55, bottom=0.6, wspace=0.5)
-        axes = axes[0]
-        vmax = np.nanmax(np.r_[self.front.ravel(), self.side.ravel(), 1.0])
-        for ax, V, S, lab in ((axes[0], self.front, self.front_star, "over front"),
-                              (axes[1], self.side, self.side_star, "over side")):
-            im = ax.imshow(V / 1e3, origin="upper", cmap="viridis", vmin=0, vmax=vmax / 1e3, aspect="auto",
-                           extent=(-0.5, len(self.radii) - 0.5, len(self.heights) - 0.5, -0.5))
-            for i in range(len(self.heights)):
-                for j in range(len(self.radii)):
-                    v = V[i, j]
-                    txt = "–" if np.isnan(v) else f"{v / 1e3:.1f}{'*' if S[i, j] else ''}"
-                    ax.text(j, i, txt, ha="center", va="center", fontsize=8,
-                            color="0.5" if np.isnan(v) else ("w" if v < 0.6 * vmax else "k"))
-            ax.set_xticks(range(len(self.radii)), [f"{r:.1f}" for r in self.radii])
-            ax.set_yticks(range(len(self.heights)), [f"{h:+.1f}" for h in self.heights])
-            ax.set_xlabel("load radius from swing axis [m]")
-            ax.set_title(f"{lab} (t; * = hydraulic limit)", fontsize=9)
-            fig.colorbar(im, ax=ax, label="rated load [t]", shrink=0.85)
-        axes[0].set_ylabel("load-point height [m]")
-        fig.suptitle(title or "ISO 10567 rated lift capacity at the stick nose, without bucket", fontsize=10)
-        return save_figure(fig, path)
-
 
 def _default_load(model, link="stick", nose="bucket"):
     """(link, point): the stick nose = the bucket pin, from the pose of ``nose`` in ``link``'s frame."""

@@ -31,7 +31,8 @@ from urdf_dyn.machines.poses import body_poses
 from urdf_dyn._checks import renamed_keywords
 
 __all__ = ["Frame", "frame_poses", "point_wrench", "point_positions", "point_acceleration", "payload_wrench",
-           "profile", "phase_times", "phase_mask", "add_wrenches"]
+           "profile", "phase_times", "phase_mask", "add_wrenches", "WrenchLoad", "wrench_loads", "SoilLoads",
+           "soil_wrench", "soil_loads", "release_profile"]
 
 
 @dataclass(frozen=True)
@@ -207,3 +208,80 @@ def add_wrenches(*dicts) -> dict:
         for k, v in (d or {}).items():
             out[k] = out[k] + v if k in out else np.array(v, float)
     return out
+
+
+@dataclass(frozen=True)
+class WrenchLoad:
+    """One external load, resolved: on ``link``, a force (N, 3) [N] and a moment (N, 3) [N m] (already
+    zero outside their phase and scaled by their time profile) expressed in ``frame`` (None: the link
+    itself; ``"world"``, a link or a named frame) at ``point`` (3,) [m] in that frame."""
+    link: str
+    force: np.ndarray
+    moment: np.ndarray
+    point: tuple = (0.0, 0.0, 0.0)
+    frame: object = None
+
+
+def wrench_loads(model, Q, loads, frames=None) -> dict:
+    """{link: (N, 6)} the sum of the ``WrenchLoad`` s ``loads`` along the states Q (N, nq) (``point_wrench``
+    each, added per link in their order)."""
+    out = {}
+    for ld in loads:
+        w = point_wrench(model, Q, ld.link, ld.force, ld.point, ld.moment, ld.frame, frames)
+        out[ld.link] = out[ld.link] + w if ld.link in out else w
+    return out
+
+
+def soil_wrench(model, Q, QD, QDD, edge: Frame, force, payload_com=None, mass=None, positions=None) -> dict:
+    """The soil's wrench on the machine {edge link: (N, 6)}: the cutting force ``force`` (N, 3) [N, world
+    axes] at the cutting edge ``edge`` (its world positions ``positions`` (N, 3) [m] if already computed),
+    plus, with ``payload_com`` (3,) [m, edge link frame] and ``mass`` (N,) [kg], the weight and inertia of the
+    soil in the bucket (``payload_wrench``). The one place the soil force is applied: the sizing job and the
+    viewer both call it."""
+    pos = frame_poses(model, Q, edge)[:, :3, 3] if positions is None else positions
+    w = point_wrench(model, Q, edge.link, force, pos, frame="world")
+    if payload_com is not None and mass is not None:
+        w = w + payload_wrench(model, Q, QD, QDD, edge.link, payload_com, mass)
+    return {edge.link: w}
+
+
+def release_profile(t, release) -> np.ndarray:
+    """(N,) share [0, 1] of a payload still held while it leaves continuously during the samples
+    ``release`` (N,) bool: 1 before, smoothstep 1 → 0 across them, 0 after."""
+    a, b = t[release].min(), t[release].max()
+    x = np.clip((t - a) / max(b - a, 1e-9), 0.0, 1.0)
+    return 1.0 - x * x * (3 - 2 * x)
+
+
+@dataclass(frozen=True)
+class SoilLoads:
+    """The soil's loads along a motion: ``f_ext`` {edge link: (N, 6)}, the soil (``machines.soil.Soil``), the
+    cut (``machines.soil.SoilCut``), the payload ``mass`` (N,) [kg] held in the bucket, the edge ``link``, the
+    ``active`` samples (N,) bool in which the edge may cut and the ``edge`` positions (N, 3) [m, world]."""
+    f_ext: dict
+    soil: object
+    cut: object
+    mass: np.ndarray
+    link: str
+    active: np.ndarray
+    edge: np.ndarray
+
+
+def soil_loads(model, t, Q, QD, QDD, soil, edge: Frame, plate, ground_height, width, capacity, active,
+               edge_thickness, payload_com=None, release=None) -> SoilLoads:
+    """The soil cut by the edge ``edge`` along the motion (``machines.soil.soil_cutting``: the failure wedge
+    of the Fundamental Earthmoving Equation, the cutting ``plate`` (3,) a direction in the edge frame giving
+    the rake) and its wrench on the machine (``soil_wrench``), with the cut soil riding at ``payload_com``
+    and leaving during ``release`` (N,) bool (``release_profile``). t (N,) [s]; Q, QD, QDD (N, nq)."""
+    from urdf_dyn.machines.soil import soil_cutting
+    T = frame_poses(model, Q, edge)
+    pos = T[:, :3, 3]
+    plate = np.asarray(plate, float)
+    plate_w = np.einsum("nij,j->ni", T[:, :3, :3], plate / np.linalg.norm(plate))
+    cut = soil_cutting(t, pos, plate_w, soil, ground_height, width, capacity, active, edge_thickness=edge_thickness)
+    mass = cut.payload
+    if payload_com is not None and release is not None:
+        mass = mass * release_profile(t, release)
+    f_ext = soil_wrench(model, Q, QD, QDD, edge, cut.force, payload_com, mass if payload_com is not None else None,
+                        positions=pos)
+    return SoilLoads(f_ext, soil, cut, mass, edge.link, active, pos)

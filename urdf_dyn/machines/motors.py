@@ -41,17 +41,14 @@ from typing import Optional, Union
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from urdf_dyn.reports.plotting import pyplot, save_figure
-from urdf_dyn.errors import LaunchError
-from urdf_dyn.io.files import atomic_path
+from urdf_dyn.errors import ScenarioError
 
 __all__ = ["Motor", "DriveSpec", "MotorsSection", "Drive", "MotorRow", "MotorSizing", "load_motor_catalogue",
-           "drives_from", "motor_sizing", "format_motor_table", "plot_operating_points", "plot_motor_torques",
-           "run_motor_report"]
+           "drives_from", "motor_sizing", "format_motor_table"]
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)     # no float of a drive is inf or nan
 
 
 def _finite(v):
@@ -67,7 +64,8 @@ class Motor(_Strict):
     max_speed: float = Field(gt=0, description="[rad/s]")
     nominal_torque: Optional[float] = Field(None, gt=0, description="[N m] continuous (thermal) rating")
     torque_constant: Optional[float] = Field(None, gt=0, description="[N m / A]")
-    efficiency: float = Field(1.0, gt=0, le=1, description="gear efficiency η")
+    # η in [0.1, 1]: gearboxes run at 0.5 (worm) to 0.98 (planetary); below 10 % the figure is a slip
+    efficiency: float = Field(1.0, ge=0.1, le=1, description="gear efficiency η")
     envelope: Optional[list[tuple[float, float]]] = Field(
         None, min_length=2, description="peak torque–speed curve: (speed [rad/s], torque [N m]) points")
     source: str = ""
@@ -127,17 +125,17 @@ class MotorsSection(_Strict):
 
 
 def load_motor_catalogue(path) -> dict:
-    """{name: Motor} from a YAML catalogue. Raises LaunchError naming the file and the key at fault."""
+    """{name: Motor} from a YAML catalogue. Raises ScenarioError naming the file and the key at fault."""
     import yaml
     path = Path(path)
     if not path.is_file():
-        raise LaunchError(f"{path}: motor catalogue not found")
+        raise ScenarioError(f"{path}: motor catalogue not found")
     try:
         data = yaml.safe_load(path.read_text())
     except yaml.YAMLError as e:
-        raise LaunchError(f"{path}: YAML error: {str(e).splitlines()[0]}") from None
+        raise ScenarioError(f"{path}: YAML error: {str(e).splitlines()[0]}") from None
     if not isinstance(data, dict):
-        raise LaunchError(f"{path}: a motor catalogue is a mapping {{motor name: entry}}")
+        raise ScenarioError(f"{path}: a motor catalogue is a mapping {{motor name: entry}}")
     out = {}
     for name, entry in data.items():
         try:
@@ -145,7 +143,7 @@ def load_motor_catalogue(path) -> dict:
         except ValidationError as e:
             err = e.errors()[0]
             key = ".".join(str(x) for x in (name, *err["loc"]))
-            raise LaunchError(f"{path}: {key}: {err['msg']}") from None
+            raise ScenarioError(f"{path}: {key}: {err['msg']}") from None
     return out
 
 
@@ -160,7 +158,7 @@ class Drive:
 
 
 def drives_from(model, section: MotorsSection, base_dir=".", where="motors"):
-    """Drives of a ``MotorsSection`` for ``model``. Raises LaunchError (key path from ``where``)."""
+    """Drives of a ``MotorsSection`` for ``model``. Raises ScenarioError (key path from ``where``)."""
     cat = section.catalogue
     if isinstance(cat, str):
         cat = load_motor_catalogue(Path(base_dir) / cat)
@@ -169,14 +167,14 @@ def drives_from(model, section: MotorsSection, base_dir=".", where="motors"):
     for joint, d in section.drives.items():
         key = f"{where}.drives.{joint}"
         if joint not in model.joint_names:
-            raise LaunchError(f"{key}: no movable joint {joint!r}; joints are: {', '.join(model.joint_names)}")
+            raise ScenarioError(f"{key}: no movable joint {joint!r}; joints are: {', '.join(model.joint_names)}")
         if d.motor not in cat:
-            raise LaunchError(f"{key}.motor: {d.motor!r} is not in the catalogue ({', '.join(cat) or 'empty'})")
+            raise ScenarioError(f"{key}.motor: {d.motor!r} is not in the catalogue ({', '.join(cat) or 'empty'})")
         m = cat[d.motor]
         G = d.gear_ratio if d.gear_ratio is not None else (trans[joint].mechanical_reduction if joint in trans
                                                            else None)
         if G is None or G == 0:
-            raise LaunchError(f"{key}.gear_ratio: needed (the joint has no <transmission> reduction), non-zero")
+            raise ScenarioError(f"{key}.gear_ratio: needed (the joint has no <transmission> reduction), non-zero")
         Jm = next((v for v in (d.rotor_inertia, m.rotor_inertia, getattr(trans.get(joint), "rotor_inertia", None))
                    if v is not None), 0.0)
         out.append(Drive(joint, m, float(G), float(Jm), d.motor))
@@ -227,7 +225,9 @@ def motor_sizing(model, drives, t, q, qd, qdd, tau) -> MotorSizing:
     Args:
         model: the Model (for joint order); drives: list of Drive (``drives_from``).
         t (N,) [s]; q, qd, qdd, tau (N, nv) in ``model.joint_names`` order (e.g. a Trajectory's fields):
-            tau is the joint torque the load needs (inverse dynamics), without the rotors.
+            tau is the joint torque (inverse dynamics, or a simulation's τ); the share of the model's joint
+            armature (``Model.armature`` q̈, a rotor reflected into the joint) is taken out of it, since the
+            drive's rotor is modelled here (J_m G q̈ at the motor), so that it does not count twice.
 
     Returns:
         MotorSizing with per-drive arrays and MotorRow summaries.
@@ -238,7 +238,8 @@ def motor_sizing(model, drives, t, q, qd, qdd, tau) -> MotorSizing:
     G = np.array([d.gear_ratio for d in drives])
     eta = np.array([d.motor.efficiency for d in drives])
     Jm = np.array([d.rotor_inertia for d in drives])
-    v, a, tj = qd[:, cols], qdd[:, cols], tau[:, cols]
+    v, a = qd[:, cols], qdd[:, cols]
+    tj = tau[:, cols] - np.asarray(model.armature)[cols] * a       # the load alone, without the armature
     speed = G * v
     load = np.where(tj * v >= 0, tj / (G * eta), tj * eta / G)
     rotor = Jm * G * a
@@ -278,90 +279,3 @@ def format_motor_table(sz: MotorSizing) -> str:
     return "\n".join(lines)
 
 
-def plot_operating_points(sz: MotorSizing, path, title="motor operating points"):
-    """PNG: per drive, the (|ω_m|, |τ_m|) samples inside the peak envelope (and the nominal torque line)."""
-    plt = pyplot()
-    n = len(sz.drives)
-    cols = min(3, n)
-    rows = int(math.ceil(n / cols))
-    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.4 * rows), squeeze=False)
-    for k, d in enumerate(sz.drives):
-        ax = axes[k // cols, k % cols]
-        m = d.motor
-        w = np.linspace(0, m.max_speed, 200)
-        env = m.peak_at(w)
-        ax.fill_between(w, 0, env, color="C0", alpha=0.10, lw=0)
-        ax.plot(np.r_[w, m.max_speed], np.r_[env, 0.0], color="C0", lw=1.5, label="peak envelope")
-        if m.nominal_torque:
-            ax.axhline(m.nominal_torque, color="C2", ls="--", lw=1.0, label="nominal")
-        r = sz.rows[k]
-        ax.axhline(r.rms_torque, color="C3", ls=":", lw=1.2, label=f"RMS {r.rms_torque:.3g} N m")
-        ax.plot(np.abs(sz.speed[:, k]), np.abs(sz.torque[:, k]), ".", ms=2.5, color="C1", label="operating points")
-        ax.set_xlim(0, max(m.max_speed, r.peak_speed) * 1.08)
-        ax.set_ylim(0, max(m.peak_torque, r.peak_torque) * 1.15)
-        ax.set_title(f"{d.joint} ({d.name}, G = {d.gear_ratio:.4g})", fontsize=9)
-        ax.set_xlabel("|ω_m| [rad/s]", fontsize=8)
-        ax.set_ylabel("|τ_m| [N m]", fontsize=8)
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=6, loc="upper right")
-    for k in range(n, rows * cols):
-        axes[k // cols, k % cols].axis("off")
-    fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
-    return save_figure(fig, path)
-
-
-def plot_motor_torques(sz: MotorSizing, path, title="motor torques"):
-    """PNG: τ_m(t) per drive, its rotor share J_m G q̈ and ± peak torque."""
-    plt = pyplot()
-    n = len(sz.drives)
-    fig, axes = plt.subplots(n, 1, figsize=(8, 1.6 * n + 0.8), sharex=True, squeeze=False)
-    for k, (ax, d) in enumerate(zip(axes[:, 0], sz.drives)):
-        ax.plot(sz.t, sz.torque[:, k], lw=1.2, color=f"C{k % 10}", label="τ_m")
-        ax.plot(sz.t, sz.rotor_torque[:, k], lw=0.9, ls="--", color="0.3", label="rotor J_m G q̈")
-        if d.motor.peak_torque < 10 * max(1e-12, np.max(np.abs(sz.torque[:, k]), initial=0.0)):
-            for s in (1, -1):
-                ax.axhline(s * d.motor.peak_torque, ls=":", lw=0.8, color="0.5")
-        else:
-            ax.set_title(f"peak torque {d.motor.peak_torque:.3g} N m (off scale)", fontsize=7, loc="right")
-        ax.set_ylabel(f"{d.joint}\n[N m]", fontsize=8)
-        ax.grid(alpha=0.3)
-    axes[0, 0].legend(fontsize=7, loc="upper right")
-    axes[-1, 0].set_xlabel("time [s]")
-    fig.suptitle(title + " (dotted: ± peak torque when on scale)", fontsize=10)
-    fig.tight_layout()
-    return save_figure(fig, path)
-
-
-def run_motor_report(model, traj, section: MotorsSection, base_dir, outdir, echo=print):
-    """The launch-file hook: size the drives along ``traj`` and write the report, CSV and plots.
-    Returns {output key: path}."""
-    import csv
-    drives = drives_from(model, section, base_dir)
-    sz = motor_sizing(model, drives, traj.t, traj.q, traj.qd, traj.qdd, traj.tau)
-    outdir = Path(outdir)
-    written = {}
-    p = outdir / section.csv
-    with atomic_path(p) as tmp:
-        with open(tmp, "w", newline="") as fh:
-            w = csv.writer(fh)
-            w.writerow(["t [s]"] + [f"{k}[{d.joint}] [{u}]" for k, u in (("omega_m", "rad/s"), ("tau_m", "N m"),
-                                                                          ("P_m", "W")) for d in drives])
-            w.writerows(np.column_stack([sz.t, sz.speed, sz.torque, sz.power]).tolist())
-    written["motor_csv"] = str(p)
-    written["motor_plot"] = plot_operating_points(sz, outdir / section.plot, f"{model.name}: motor operating points")
-    written["motor_torque_plot"] = plot_motor_torques(sz, outdir / section.torque_plot, f"{model.name}: motor torques")
-    table = format_motor_table(sz)
-    sources = sorted({f"- {d.name}: {d.motor.source}" for d in drives if d.motor.source})
-    text = (f"# {model.name}: motor-side sizing\n\nτ_m = τ_j/(G η) (or τ_j η/G when back-driven) + J_m G q̈; "
-            "ω_m = G q̇; RMS over the whole motion. Friction not modelled.\n\n" + table + "\n\n"
-            + ("Motor data:\n" + "\n".join(sources) + "\n" if sources else ""))
-    rep = outdir / section.report
-    with atomic_path(rep) as tmp:
-        Path(tmp).write_text(text)
-    written["motor_report"] = str(rep)
-    echo(table)
-    over = [r.joint for r in sz.rows if not r.ok]
-    if over:
-        echo(f"WARNING: motors outside their envelope or thermal rating: {', '.join(over)}")
-    return written

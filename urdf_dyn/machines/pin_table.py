@@ -311,6 +311,8 @@ def load_pin_table(path) -> PinTable:
         raise ModelError("pin table not found", file=str(path))
     if path.stat().st_size > MAX_TABLE_BYTES:
         raise ModelError(f"{path.stat().st_size} bytes; a pin table is at most 1 MiB", file=str(path))
+    from urdf_dyn.io.files import note_input
+    note_input(path)              # no output of this run may replace it
     try:
         data = yaml.load(path.read_text(), Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
     except RecursionError:

@@ -25,7 +25,6 @@ moment √(n_x² + n_y²) about the joint origin and the swing torque n_z, all i
 """
 from __future__ import annotations
 
-import csv
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -34,8 +33,7 @@ from urdf_dyn.algorithms.dynamics import f_ext_body
 from urdf_dyn.algorithms.joints import motion_subspace
 from urdf_dyn.machines.poses import body_poses
 
-__all__ = ["PinSpec", "SwingBearing", "PinLoads", "joint_wrenches", "loop_wrenches_on_bodies", "pin_loads",
-           "write_pin_loads", "write_pin_forces"]
+__all__ = ["PinSpec", "SwingBearing", "PinLoads", "joint_wrenches", "loop_wrenches_on_bodies", "pin_loads"]
 
 
 @dataclass(frozen=True)
@@ -208,6 +206,7 @@ def pin_loads(model, t, q, qd, qdd, pins=None, loop_forces=None, f_ext=None, act
         specs[name] = p
     if swing is not None and swing not in model.joint_names:
         raise KeyError(f"swing: no joint named {swing!r} (joints: {', '.join(model.joint_names)})")
+    _refuse_undetermined(model, Q[0])
     if model.loops and loop_forces is None:
         from urdf_dyn.constraints.inverse import actuator_forces
         loop_forces = actuator_forces(model, Q, QD, QDD, actuated=actuated, warn=False, f_ext=f_ext).loop_forces
@@ -227,38 +226,16 @@ def pin_loads(model, t, q, qd, qdd, pins=None, loop_forces=None, f_ext=None, act
     return PinLoads(np.asarray(t, float), tuple(specs), specs, kind, wrench, sb)
 
 
-def write_pin_loads(loads: PinLoads, path, damage=None, design=None):
-    """Write ``pin_design_loads.csv``: one row per pin — name, joint, kind, count, cycle peak [N], its time
-    [s] and components in the pin frame [N], and, when given, the damage-equivalent load [N] ({name: N})
-    and design load columns ({name: (N, case)}, left empty otherwise). Returns the path."""
-    with open(path, "w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(["pin", "joint", "kind", "count", "cycle_peak_N", "t_peak_s", "fx_N", "fy_N", "fz_N",
-                    "damage_equivalent_N", "design_load_N", "design_case"])
-        for n in loads.names:
-            F, tp, c = loads.cycle_peak(n)
-            d = (design or {}).get(n, ("", ""))
-            w.writerow([n, loads.specs[n].joint, loads.kind[n], loads.specs[n].count, f"{F:.6g}", f"{tp:.4g}",
-                        *(f"{x:.6g}" for x in c), f"{damage[n]:.6g}" if damage and n in damage else "", *d])
-    return path
+def _refuse_undetermined(model, q):
+    """ModelError when a loop's rows duplicate ``<mimic>`` rows (``constraints.closure.mimic_duplicates``):
+    the split of the constraint force between them, hence every pin force of the chain, is undetermined."""
+    from urdf_dyn.constraints.closure import mimic_duplicates
+    from urdf_dyn.errors import ModelError
+    dup = mimic_duplicates(model, q)
+    if dup:
+        raise ModelError("pin forces not reported: they are undetermined: " + "; ".join(
+            f"loop {k} duplicates the <mimic> of {', '.join(v)}" for k, v in dup.items()) + " (rank-deficient "
+            "constraints: any split of the force between the loop and the mimic balances the motion); drop the "
+            "<mimic>s the loops replace", file=model.source)
 
 
-def write_pin_forces(loads: PinLoads, path):
-    """Write the pin forces over time as CSV: ``t [s]``, then per pin ``<pin> fx [N]``, ``fy``, ``fz`` (in the
-    pin's own frame, per pin of a pair) and ``<pin> |f| [N]``; then, with a swing bearing, its axial, radial
-    [N], tilting moment and torque [N m]. Returns the path."""
-    cols, head = [loads.t], ["t [s]"]
-    for n in loads.names:
-        w = loads.wrench[n]
-        cols += [w[:, 3], w[:, 4], w[:, 5], loads.force(n)]
-        head += [f"{n} fx [N]", f"{n} fy [N]", f"{n} fz [N]", f"{n} |f| [N]"]
-    if loads.swing is not None:
-        sb = loads.swing
-        cols += [sb.axial, sb.radial, sb.tilting, sb.torque]
-        head += [f"{sb.joint} axial [N]", f"{sb.joint} radial [N]", f"{sb.joint} tilting moment [N m]",
-                 f"{sb.joint} torque [N m]"]
-    with open(path, "w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(head)
-        w.writerows(np.column_stack(cols).tolist())
-    return path

@@ -103,44 +103,6 @@ class PumpResult:
                     mechanical_efficiency=self.eta_hm,
                     flow_priority=self.priority if isinstance(self.priority, str) else list(self.priority))
 
-    def write_csv(self, path):
-        """The series as CSV: t [s], pump pressure [bar], flow demanded and available [L/min], shaft power
-        demanded and delivered [kW], slow-down s [-]. Returns the path."""
-        import csv
-        with open(path, "w", newline="") as fh:
-            w = csv.writer(fh)
-            w.writerow(["t [s]", "pump pressure [bar]", "flow demanded [L/min]", "flow available [L/min]",
-                        "shaft power demanded [kW]", "shaft power delivered [kW]", "slow-down [-]"])
-            w.writerows(np.column_stack([self.t, self.pressure / 1e5, self.demand * 6e4,
-                                         np.minimum(self.available, 1e3) * 6e4, self.power_demand / 1e3,
-                                         self.power_delivered / 1e3, self.slowdown]).tolist())
-        return path
-
-    def plot(self, path, title="pump power against the engine"):
-        """Demanded and delivered shaft power against the engine's limit, and demanded against available
-        flow, over the cycle; PNG at ``path``."""
-        from urdf_dyn.reports.plotting import figure, save_figure
-        fig, ax = figure((9, 6), 2, 1, sharex=True)
-        a1, a2 = ax[0, 0], ax[1, 0]
-        a1.plot(self.t, self.power_demand / 1e3, label="shaft power demanded")
-        a1.plot(self.t, self.power_delivered / 1e3, "--", label="delivered (torque regulation)")
-        a1.axhline(self.engine_power / 1e3, color="r", lw=1, label=f"engine {self.engine_power / 1e3:.0f} kW")
-        for t0, t1 in self.power_limited:
-            a1.axvspan(t0, t1, color="r", alpha=0.12)
-        a1.set_ylabel("power [kW]")
-        a1.set_ylim(0, 1.35 * max(self.engine_power, self.peak_power) / 1e3)
-        a1.grid(alpha=0.3)
-        a1.legend(loc="upper right", fontsize=8, ncol=3)
-        a2.plot(self.t, self.demand * 6e4, label="flow demanded")
-        a2.plot(self.t, self.available * 6e4, "--", label="flow available at pump pressure")
-        a2.set_ylabel("flow [L/min]")
-        a2.set_xlabel("t [s]")
-        a2.set_ylim(0, 1.3 * max(self.demand.max(), min(self.available.max(), 10 * self.pump_flow)) * 6e4)
-        a2.grid(alpha=0.3)
-        a2.legend(loc="upper right", fontsize=8, ncol=2)
-        a1.set_title(title)
-        return save_figure(fig, path)
-
 
 def pump_power(t, demand, pressure, engine_power, pump_flow, relief, margin=2e6, eta_v=0.95, eta_hm=0.9,
                priority="equal") -> PumpResult:

@@ -16,17 +16,13 @@ pushing and the rod-side pressure −u / (count·π(D²−d²)/4) when pulling; 
 """
 from __future__ import annotations
 
-import csv
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
-from urdf_dyn.io.files import atomic_path
 from urdf_dyn._checks import renamed_keywords
 
-__all__ = ["Cylinder", "SizingResult", "size_motion", "pin_counts", "sizing_table", "write_sizing",
-           "plot_actuator_forces", "plot_force_stroke"]
+__all__ = ["Cylinder", "SizingResult", "size_motion", "pin_counts", "sizing_table"]
 
 
 @dataclass(frozen=True)
@@ -207,87 +203,3 @@ def sizing_table(res: SizingResult) -> str:
 def _scaled(unit):
     """(scale, unit) for printing forces [N] in kN and torques [N m] in kN·m."""
     return (1e3, "kN") if unit == "N" else (1e3, "kN·m")
-
-
-def write_sizing(model, res: SizingResult, outdir, title=None, phases=None, shade=None, plots=None):
-    """Write actuator_forces.csv, pin_loads.csv, actuator_forces.png and force_vs_stroke.png into ``outdir``
-    (the plots through ``plots``, a ``plotting.PlotWorker``, when given); returns {name: path}. Every CSV column and plot axis names its unit (kN, kN·m, m, rad, kW, bar).
-    ``phases``: {name: (t0, t1)} [s] labelled on the force plot; ``shade``: [(t0, t1, label)] shaded there
-    (e.g. the bucket in the soil)."""
-    from urdf_dyn.reports.plotting import PlotWorker
-    outdir = Path(outdir)
-    out = {}
-    su = {n: ("m" if u == "N" else "rad") for n, u in zip(res.names, res.units)}
-    header = ["t [s]"] + [f"u[{n}] [{_scaled(u)[1]}]" for n, u in zip(res.names, res.units)] + \
-             [f"s[{n}] [{su[n]}]" for n in res.names] + [f"power[{n}] [kW]" for n in res.names] + \
-             [f"p_cap[{n}] [bar]" for n in res.pressures] + [f"p_rod[{n}] [bar]" for n in res.pressures]
-    cols = [res.t[:, None], res.u / 1e3, res.s, res.power / 1e3] + [p[0][:, None] for p in res.pressures.values()] + \
-           [p[1][:, None] for p in res.pressures.values()]
-    with atomic_path(outdir / "actuator_forces.csv") as tmp:
-        with open(tmp, "w", newline="") as fh:
-            w = csv.writer(fh)
-            w.writerow(header)
-            w.writerows(np.hstack(cols).tolist())
-    out["actuator_forces_csv"] = str(outdir / "actuator_forces.csv")
-    if res.pin_force:
-        with atomic_path(outdir / "pin_loads.csv") as tmp:
-            with open(tmp, "w", newline="") as fh:
-                w = csv.writer(fh)
-                w.writerow(["t [s]"] + [f"force_per_pin[{k}] [kN]" for k in res.pin_force]
-                           + [f"moment_per_pin[{k}] [kN·m]" for k in res.pin_moment])
-                w.writerows(np.column_stack([res.t] + [v / 1e3 for v in res.pin_force.values()]
-                                            + [v / 1e3 for v in res.pin_moment.values()]).tolist())
-        out["pin_loads_csv"] = str(outdir / "pin_loads.csv")
-    plots = plots or PlotWorker(parallel=False)
-    title = title or f"{model.name}: actuator forces ({res.case}; dashed: push and pull capacity)"
-    out["forces_png"] = plots.submit(outdir / "actuator_forces.png", plot_actuator_forces, res,
-                                     outdir / "actuator_forces.png", title, phases, shade)
-    out["stroke_png"] = plots.submit(outdir / "force_vs_stroke.png", plot_force_stroke, res,
-                                     outdir / "force_vs_stroke.png", f"{model.name}: force vs stroke")
-    return out
-
-
-def plot_actuator_forces(res: SizingResult, path, title, phases=None, shade=None):
-    """PNG of each actuator's force u(t) [kN | kN·m] with its push and pull capacities (dashed), the phases
-    ({name: (t0, t1)} [s]) labelled and ``shade`` [(t0, t1, label)] shaded. Returns str(path)."""
-    from urdf_dyn.reports.plotting import figure, save_figure
-    p = len(res.names)
-    fig, axes = figure((8, 1.7 * p + 1.0), p, 1, sharex=True, left=0.95, top=0.6, hspace=0.25)
-    for i, (ax, n) in enumerate(zip(axes[:, 0], res.names)):
-        scale, unit = _scaled(res.units[i])
-        for k, (t0, t1, label) in enumerate(shade or ()):
-            ax.axvspan(t0, t1, color="tab:brown", alpha=0.18, lw=0, label=label if (i == 0 and k == 0) else None)
-        ax.plot(res.t, res.u[:, i] / scale, lw=1.2, color=f"C{i}")
-        push, pull = res.capacities(i)          # a cylinder pulls with its annulus
-        if np.isfinite(push) and push > 0:
-            ax.axhline(push / scale, ls="--", lw=0.8, color="0.4")
-            ax.axhline(-pull / scale, ls="--", lw=0.8, color="0.4")
-        for t0, _ in (phases or {}).values():
-            ax.axvline(t0, color="0.6", lw=0.6, ls=":")
-        ax.set_ylabel(f"{n}\n[{unit}]", fontsize=8)
-        ax.grid(alpha=0.3)
-    for name, (t0, t1) in (phases or {}).items():
-        axes[0, 0].text(0.5 * (t0 + t1), 1.02, name, transform=axes[0, 0].get_xaxis_transform(), ha="center",
-                        fontsize=7, color="0.3")
-    if shade:
-        axes[0, 0].legend(fontsize=7, loc="lower right")
-    axes[-1, 0].set_xlabel("time [s]")
-    fig.suptitle(title, fontsize=10)
-    return save_figure(fig, path)
-
-
-def plot_force_stroke(res: SizingResult, path, title):
-    """PNG of each actuator's force against its stroke (joint position) [kN | kN·m vs m | rad]. Returns
-    str(path)."""
-    from urdf_dyn.reports.plotting import figure, save_figure
-    p = len(res.names)
-    su = {n: ("m" if u == "N" else "rad") for n, u in zip(res.names, res.units)}
-    fig, axes = figure((3.2 * p, 3.2), 1, p, left=0.75, right=0.15, top=0.45, bottom=0.55, wspace=0.75)
-    for i, (ax, n) in enumerate(zip(axes[0], res.names)):
-        scale, unit = _scaled(res.units[i])
-        ax.plot(res.s[:, i], res.u[:, i] / scale, lw=1.0, color=f"C{i}")
-        ax.set_xlabel(f"{n} [{su[n]}]", fontsize=8)
-        ax.set_ylabel(f"force [{unit}]", fontsize=8)
-        ax.grid(alpha=0.3)
-    fig.suptitle(title, fontsize=10)
-    return save_figure(fig, path)

@@ -68,11 +68,30 @@ The passive resistance is only mobilised while the edge moves: all the terms are
 min(1, |v| / v_ref) (v_ref = 0.05 m/s) so that a bucket at rest in the soil carries no cutting force and the
 force has no step.
 
-**Presets** (``SOILS``), each value with its source: [DNR] Colorado DRMS, "Table 3.5-10 Typical soil &
-rock properties" (bank unit weights, φ, c); [SoilTyp] "Typical Soil Properties" (δ ≈ 0.5–0.7 φ on steel,
-adhesion negligible except in wet sticky clays); [Swell-PE] projectengineer.net, "Swell factors for
-various soils" (swell %: clay 40, earth/loam 25, sand 12, gravel 12); [Swell-Spike] spikevm.com,
-"Bulking/swell factors" (clay, dry 35 %). The loose density is the bank density / swell.
+**Presets** (``SOILS``), each value with its source. The **bank density is the moist in-situ density** (the
+soil as it lies, water included: what the bucket lifts), the **loose density is bank / swell**. [CE-ref]
+ce-ref.com, "Soil mechanics: engineering properties of soil commonly used" (moist unit weights of granular
+soils by density and of cohesive soils by consistency, with their unconfined compressive strength q_u; the
+undrained shear strength is c_u = q_u / 2); [DNR] Colorado DRMS, "Table 3.5-10 Typical soil & rock
+properties" (φ, c; its unit weights are dry, used only for gravel); [SoilTyp] "Typical Soil Properties"
+(δ ≈ 0.5–0.7 φ on steel, adhesion negligible except in wet sticky clays); [Swell-PE] projectengineer.net,
+"Swell factors for various soils" (swell %: clay 40, earth/loam 25, sand 12, gravel 12); [Swell-Spike]
+spikevm.com, "Bulking/swell factors" (clay, damp 40 %, dry 35 %); [Cat-PHB] Caterpillar Performance
+Handbook, "Tables" (its swell–voids–load factor table; natural-bed clay swells about 22 %: the material
+table itself was not retrievable here). The clay presets differ by consistency: moist density and a cohesion
+inside their c_u band; they keep a friction angle, because McKyes' failure-angle rule (β minimising N_γ) is
+degenerate for an undrained φ_u = 0 (with δ = 0, N_γ does not depend on β; with δ > 0 its minimum runs to
+β → 0, an endless wedge), so a total-stress (φ = 0) cut needs another failure criterion, not built here.
+
+**Left out, with the reason.** *Bucket-fill resistance* (the soil's friction and compression as it enters
+and moves inside the bucket, Balovnev's / Zelenin's filling term): no formula with a retrievable source was
+found; the bucket's content acts through its weight and inertia (``loads.payload_wrench``) and a full bucket
+through the berm's surcharge on the wedge, so the filling friction is the missing part. *Side-plate
+cutting* (the two side plates' edges cutting slots of the cutting depth): the wedge here is planar over the
+bucket's width; the side plates' edges would add their bearing resistance, of the size of the penetration
+term with the plates' thickness t_s: 2 q_ult t_s d (for the main job's clay, q_ult ≈ 264 kPa at d = 0.3 m,
+t_s = 20 mm: about 3 kN, a few per cent of the cutting force); no side-plate thickness is published, so it
+is left out rather than guessed.
 """
 from __future__ import annotations
 
@@ -80,7 +99,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-__all__ = ["Soil", "SOILS", "soil_preset", "n_factors", "failure_angle", "fee_force", "bearing_factors",
+__all__ = ["Soil", "SOILS", "PCF", "soil_preset", "n_factors", "failure_angle", "fee_force", "bearing_factors",
            "SoilCut", "soil_cutting"]
 
 G0 = 9.81  # m/s², the standard value the sources use
@@ -129,24 +148,34 @@ def _d(deg):
 #: Named presets. Bank unit weights are [DNR]'s dry values divided by g; φ the middle of [DNR]'s range;
 #: δ = 2/3 φ for granular soils ([SoilTyp]: δ ≈ 0.5–0.7 φ on steel); clay = [SoilTyp]'s clay loam defaults;
 #: swell from [Swell-PE] / [Swell-Spike] (clay loam: between earth/loam 25 % and dry clay 35 %: 30 %).
+#: lb/ft³ -> kg/m³ (the [CE-ref] table's unit)
+PCF = 16.0185
+
 SOILS = {
-    "loose_sand": Soil("loose_sand", 14e3 / G0, _d(31.0), _d(21.0), 0.0, 0.0, 1.12,
-                       "[DNR] loose sand, uniform grain: 14 kN/m3 dry (bank 1427 kg/m3), phi 28-34 deg, c = 0; "
-                       "delta = 2/3 phi [SoilTyp]; swell 12 % [Swell-PE] (loose 1274 kg/m3)"),
-    "dense_sand": Soil("dense_sand", 17e3 / G0, _d(36.0), _d(24.0), 0.0, 0.0, 1.12,
-                       "[DNR] dense sand, uniform grain: 17 kN/m3 dry (bank 1733 kg/m3), phi 32-40 deg, c = 0; "
-                       "delta = 2/3 phi [SoilTyp]; swell 12 % [Swell-PE] (loose 1547 kg/m3)"),
-    "clay": Soil("clay", 14e3 / G0, _d(10.0), _d(6.0), 30e3, 0.0, 1.30,
-                 "[SoilTyp] clay loam defaults: 14 kN/m3 (bank 1427 kg/m3), phi 10 deg, c 30 kPa, delta 6 deg, "
-                 "c_a 0; swell 30 %: between earth/loam 25 % [Swell-PE] and dry clay 35 % [Swell-Spike] "
-                 "(loose 1098 kg/m3)"),
-    "stiff_clay": Soil("stiff_clay", 17e3 / G0, _d(31.0), _d(15.5), 70e3, 35e3, 1.40,
-                       "[DNR] stiff glacial clay: 17 kN/m3 dry (bank 1733 kg/m3), phi 30-32 deg, c 70-150 kPa "
-                       "(lower bound); delta = 0.5 phi, c_a = c/2 (within c_a <= c of Egli et al. 2022); "
-                       "swell 40 % (clay) [Swell-PE] (loose 1238 kg/m3)"),
+    "loose_sand": Soil("loose_sand", 110 * PCF, _d(31.0), _d(21.0), 0.0, 0.0, 1.12,
+                       "bank = moist in-situ: loose sand 100-120 lb/ft3 [CE-ref] (110: 1762 kg/m3); [DNR] phi "
+                       "28-34 deg, c = 0; delta = 2/3 phi [SoilTyp]; swell 12 % [Swell-PE] (loose 1573 kg/m3)"),
+    "dense_sand": Soil("dense_sand", 130 * PCF, _d(36.0), _d(24.0), 0.0, 0.0, 1.12,
+                       "bank = moist in-situ: dense sand 130-140 lb/ft3 [CE-ref] (130: 2082 kg/m3); [DNR] phi "
+                       "32-40 deg, c = 0; delta = 2/3 phi [SoilTyp]; swell 12 % [Swell-PE] (loose 1859 kg/m3)"),
+    "soft_clay": Soil("soft_clay", 100 * PCF, _d(10.0), _d(6.0), 18e3, 0.0, 1.30,
+                      "soft clay, moist 100 lb/ft3 [CE-ref] (bank 1602 kg/m3); c 18 kPa within its c_u = q_u/2 = "
+                      "12-24 kPa (q_u 500-1000 lb/ft2 [CE-ref]); phi 10 deg, delta 6 deg, c_a 0 as the clay preset "
+                      "([SoilTyp] clay loam); swell 30 %: Cat natural-bed clay 22 % [Cat-PHB] .. damp clay 40 % "
+                      "[Swell-Spike] (loose 1232 kg/m3)"),
+    "clay": Soil("clay", 115 * PCF, _d(10.0), _d(6.0), 30e3, 0.0, 1.30,
+                 "medium clay, moist 115 lb/ft3 [CE-ref] (bank 1842 kg/m3); c 30 kPa within its c_u = q_u/2 = "
+                 "24-48 kPa (q_u 1000-2000 lb/ft2 [CE-ref]); phi 10 deg, delta 6 deg, c_a 0 ([SoilTyp] clay loam); "
+                 "swell 30 %: Cat natural-bed clay 22 % [Cat-PHB] .. damp clay 40 % [Swell-Spike] (loose 1417 kg/m3)"),
+    "stiff_clay": Soil("stiff_clay", 120 * PCF, _d(31.0), _d(15.5), 70e3, 35e3, 1.40,
+                       "stiff clay, moist 120 lb/ft3 [CE-ref] (bank 1922 kg/m3); c 70 kPa within its c_u = q_u/2 = "
+                       "48-96 kPa (q_u 2000-4000 lb/ft2 [CE-ref]) and [DNR] stiff glacial clay's 70-150 kPa, phi "
+                       "30-32 deg; delta = 0.5 phi, c_a = c/2 (within c_a <= c of Egli et al. 2022); swell 40 % "
+                       "(clay) [Swell-PE] (loose 1373 kg/m3)"),
     "gravel": Soil("gravel", 20e3 / G0, _d(35.5), _d(23.7), 0.0, 0.0, 1.12,
-                   "[DNR] gravel, uniform grain: 20 kN/m3 dry (bank 2039 kg/m3), phi 34-37 deg, c = 0; "
-                   "delta = 2/3 phi [SoilTyp]; swell 12 % [Swell-PE] (loose 1820 kg/m3)"),
+                   "[DNR] gravel, uniform grain: 20 kN/m3 dry (bank 2039 kg/m3; no moist figure retrieved: a dry "
+                   "bank, moist gravel is heavier), phi 34-37 deg, c = 0; delta = 2/3 phi [SoilTyp]; swell 12 % "
+                   "[Swell-PE] (loose 1820 kg/m3)"),
 }
 
 

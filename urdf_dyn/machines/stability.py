@@ -239,35 +239,6 @@ class StabilityResult:
     i_min: int
     outside: np.ndarray
 
-    def plot(self, path, title=None):
-        """PNG: the ZMP trace over the footprint (left) and the margin over time (right). Returns path."""
-        from urdf_dyn.reports.plotting import figure, save_figure
-        fig, axes = figure((11, 4.6), 1, 2, width_ratios=[1, 1.4], left=0.7, right=0.2, top=0.45, bottom=0.55,
-                            wspace=1.2)
-        ax, bx = axes[0]
-        F = np.vstack([self.footprint, self.footprint[:1]])
-        ax.fill(F[:, 0], F[:, 1], color="0.85", label="tipping polygon")
-        ax.plot(F[:, 0], F[:, 1], color="0.3", lw=1)
-        sc = ax.scatter(self.zmp[:, 0], self.zmp[:, 1], c=self.t, s=6, cmap="viridis", label="ZMP")
-        fig.colorbar(sc, ax=ax, label="time [s]", shrink=0.8)
-        zi = self.zmp[self.i_min]
-        ax.plot(*zi, "rx", ms=10, mew=2, label=f"min margin {self.min_margin:.2f} m")
-        ax.plot(0, 0, "k+", ms=10)
-        ax.set_aspect("equal")
-        ax.set_xlabel("x [m] (forward)")
-        ax.set_ylabel("y [m] (left)")
-        ax.legend(fontsize=7, loc="lower left")
-        ax.grid(alpha=0.3)
-        bx.plot(self.t, self.margin, lw=1.2)
-        bx.axhline(0, color="r", lw=0.8, ls="--")
-        bx.plot(self.t[self.i_min], self.min_margin, "rx", ms=8, mew=2)
-        bx.set_xlabel("time [s]")
-        bx.set_ylabel("tipping margin [m]")
-        bx.grid(alpha=0.3)
-        fig.suptitle(title or f"ZMP over the tipping polygon: minimum margin {self.min_margin:.3f} m at "
-                              f"t = {self.t_min:.2f} s", fontsize=10)
-        return save_figure(fig, path)
-
 
 @renamed_keywords(Q="q", QD="qd", QDD="qdd")
 def zmp_margin(model_or_reactions, footprint=None, q=None, qd=None, qdd=None, f_ext=None, t=None,

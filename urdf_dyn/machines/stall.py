@@ -8,10 +8,12 @@
   statics as ISO 6015's tool forces (``iso6015``: §3.16–3.17, quoted there; its bound function is reused),
 - the machine not tipping: the centre of pressure of the ground reaction inside the one tipping polygon of
   the ZMP check, the lift chart and ISO 6015 (``stability.tipping_load``; the main job: ``stability.track``),
-- the machine not sliding: the ground's horizontal reaction within Coulomb's cone, |f_xy| ≤ μ f_z
-  (ISO 6015 §3.19's *slipping limit*, which the ISO figures leave out with the machine anchored, §4.5; a
-  stall on site has no anchor). μ is a scenario key (``design.friction``); the default 0.5 is the order of
-  the track traction factors of the Caterpillar Performance Handbook's "Traction factors" table (tracks:
+- **anchored by default** (``friction=None``): the structure's design loads are those of ISO 6015 §4.5 ("If
+  the slipping limit condition is reached, the machine shall be anchored"): sliding must not cap a load the
+  machine can meet against a wall, a stump or its own dug-in tracks. **The sliding case** is a separate,
+  named case (``friction=μ``): the ground's horizontal reaction within Coulomb's cone, |f_xy| ≤ μ f_z
+  (ISO 6015 §3.19's *slipping limit*). μ is a scenario key (``design.friction``); ``DEFAULT_FRICTION`` 0.5
+  is the order of the track traction factors of the Caterpillar Performance Handbook's "Traction factors" table (tracks:
   about 0.45 on concrete up to 0.9 on dry clay loam; the table was not retrievable here, so the value is an
   estimate to be replaced by the site's).
 
@@ -50,11 +52,11 @@ import numpy as np
 
 from urdf_dyn.algorithms.kinematics import body_poses
 from urdf_dyn.machines.iso6015 import _bounds, _pressure_limits
-from urdf_dyn.machines.reliefs import plain_reliefs, relief_text
+from urdf_dyn.machines.reliefs import plain_reliefs
 from urdf_dyn.machines.stability import base_reaction, tipping_load
 from urdf_dyn.machines.stroke_map import StrokeMap
 
-__all__ = ["sliding_load", "StallEnvelopes", "stall_envelopes", "plot_design_loads", "DEFAULT_FRICTION"]
+__all__ = ["sliding_load", "StallEnvelopes", "stall_envelopes", "stroke_range", "DEFAULT_FRICTION"]
 
 #: track–ground friction coefficient when none is given (module docstring: an estimate)
 DEFAULT_FRICTION = 0.5
@@ -90,10 +92,10 @@ def sliding_load(W0, W1, mu):
     return np.where((A0 < 0) | (c <= 0), 0.0, L)
 
 
-def _fan(n_fan, swing):
+def _fan(n_fan, swing, fan_deg=None):
     """Angles θ (K,) [rad] and unit force directions e(θ) (K, 3) in the boom plane (swing angle ``swing``):
-    e = cos θ x_b + sin θ z, x_b the boom's forward axis."""
-    th = 2 * np.pi * np.arange(n_fan) / n_fan
+    e = cos θ x_b + sin θ z, x_b the boom's forward axis; ``fan_deg`` [deg] replaces the n_fan even ones."""
+    th = 2 * np.pi * np.arange(n_fan) / n_fan if fan_deg is None else np.radians(np.asarray(fan_deg, float))
     xb = np.array([np.cos(swing), np.sin(swing), 0.0])
     return th, np.cos(th)[:, None] * xb + np.sin(th)[:, None] * np.array([0.0, 0.0, 1.0])
 
@@ -203,91 +205,89 @@ class StallEnvelopes:
         out = {n: dict(design_load_N=b[0], design_case=b[1], components_N=b[2]) for n, b in best.items()}
         return out
 
+    def ring_loads(self, model, swing="swing") -> dict:
+        """The slewing ring (the swing joint ``swing``, a revolute tree joint about z) over every stall state:
+        {"tilting_moment_Nm", "axial_N", "radial_N", "torque_Nm"}: the largest of each (axial: the largest
+        compression) with the state of the largest tilting moment ("case": cylinder, direction, tip force,
+        pose). The joint wrench in the joint frame, linear in the lip force as the pins' (``design_loads``)."""
+        from urdf_dyn.machines.pins import pin_loads
+        M, nv = self.Q.shape
+        z, t = np.zeros((M, nv)), np.zeros(M)
+        spec = {"ring": swing}
+        w0 = pin_loads(model, t, self.Q, z, z, spec, loop_forces=self.loop_forces["g"]).wrench["ring"]
+        Wf = np.stack([pin_loads(model, t, self.Q, z, z, spec, loop_forces=self.loop_forces[i],
+                                 f_ext={self.tip[0]: self._unit_wrench(i)}).wrench["ring"] - w0 for i in range(3)],
+                      axis=1)                                                    # (M, 3, 6) per unit lip force
+        best = dict(tilting_moment_Nm=0.0, axial_N=0.0, radial_N=0.0, torque_Nm=0.0, case=None)
+        for c in self.working:
+            F = self.fan[c]["all_force"]                                         # (M, K+1, 3), tangent last
+            w = w0[:, None, :] + F @ Wf                                          # (M, K+1, 6)
+            tilt, axial = np.hypot(w[..., 0], w[..., 1]), w[..., 5]
+            radial, torque = np.hypot(w[..., 3], w[..., 4]), np.abs(w[..., 2])
+            m, k = np.unravel_index(int(np.argmax(tilt)), tilt.shape)
+            if tilt[m, k] > best["tilting_moment_Nm"]:
+                best.update(tilting_moment_Nm=float(tilt[m, k]), case=dict(
+                    cylinder=c, direction="tangent" if k == F.shape[1] - 1 else "fan",
+                    tip_force_N=float(np.linalg.norm(F[m, k])), pose=self.pose(m),
+                    limited_by=str(self.fan[c]["all_limited_by"][m, k])))
+            best.update(axial_N=max(best["axial_N"], float(axial.max())), radial_N=max(best["radial_N"], float(radial.max())),
+                        torque_Nm=max(best["torque_Nm"], float(torque.max())))
+        return best
+
+    def push_forces(self, counts=None) -> dict:
+        """{cylinder: the largest compression [N] per cylinder (pushing, cap side) over every stall state of
+        the envelopes (each working cylinder, the tangent and every fan direction, each at its held force)};
+        0 where a cylinder never pushes. counts: {cylinder: cylinders in parallel} (default 1): the
+        actuator force is shared. u = u_g + U f (module docstring), f the held force on the lip."""
+        counts = counts or {}
+        best = np.zeros(len(self.names))
+        for c in self.working:
+            for F in (self.tangent[c]["force"][:, None, :], self.fan[c]["all_force"]):
+                u = self.u_g[:, None, :] + np.einsum("mpj,mkj->mkp", self.U, F)
+                best = np.maximum(best, u.reshape(-1, len(self.names)).max(axis=0))
+        return {n: float(max(best[k], 0.0)) / counts.get(n, 1) for k, n in enumerate(self.names)}
+
     def _unit_wrench(self, i):
         """(M, 6) link-frame wrench [n; f] of a unit force along root axis i at the lip."""
         return self.unit_wrenches[i]
 
-    def plot(self, path, title=None):
-        """PNG: side view of the lip positions over the grid, coloured by the holdable force [kN] (the largest
-        of the poses in each cell), one column per working cylinder, the tangent case above the fan's worst
-        direction below. Returns path."""
-        from urdf_dyn.reports.plotting import figure, save_figure
-        x, zz = self.lip[:, 0], self.lip[:, 2]
-        nc = len(self.working)
-        fig, axes = figure((5.4 * nc, 10.0), 2, nc, sharex=True, sharey=True, left=0.7, right=0.2, top=1.0,
-                           bottom=0.55, hspace=0.9, wspace=0.6)
-        for j, c in enumerate(self.working):
-            for i, (kind, r) in enumerate((("tangent", self.tangent[c]), ("fan", self.fan[c]))):
-                ax = axes[i, j]
-                hb = ax.hexbin(x, zz, C=r["force_N"] / 1e3, reduce_C_function=np.max, gridsize=24, cmap="viridis",
-                               mincnt=1)
-                fig.colorbar(hb, ax=ax, label="holdable tip force [kN]", shrink=0.85)
-                k = int(np.argmax(r["force_N"]))
-                ax.plot(x[k], zz[k], "r*", ms=12)
-                lims, cnt = np.unique(r["limited_by"].astype(str), return_counts=True)
-                binds = ", ".join(f"{n} {100 * m / len(x):.0f}%" for n, m in sorted(zip(lims, cnt), key=lambda t: -t[1]))
-                ax.axhline(0, color="0.3", lw=1)
-                ax.set_aspect("equal")
-                ax.grid(alpha=0.3)
-                ax.set_title(f"{c} at {self.relief / 1e5:.0f} bar, " + ("ISO tangent" if kind == "tangent" else
-                             f"worst of {len(self.fan_deg)} directions + tangent") +
-                             f"\nmax (red star) {r['force_N'][k] / 1e3:.0f} kN, limited by {r['limited_by'][k]}"
-                             f"\nbinding: {binds}", fontsize=8)
-                if i == 1:
-                    ax.set_xlabel("lip reach from swing axis x [m]")
-                if j == 0:
-                    ax.set_ylabel("lip height z [m]")
-        fig.suptitle(title or f"Stall envelopes over {len(x)} poses: holding circuits ≤ "
-                     f"{relief_text(self.holding_relief)}, tipping {'checked' if self.tipping_checked else 'not checked'}, "
-                     f"sliding {'μ = %g' % self.friction if self.friction is not None else 'not checked'}", fontsize=10)
-        return save_figure(fig, path)
 
-
-def plot_design_loads(design, peaks, path):
-    """Bars per pin: the design load (``StallEnvelopes.design_loads``) beside the cycle's peak ({pin: N}) [kN],
-    per pin of a pair, with the design / peak ratio above each pair. PNG at ``path``; returns path."""
-    from urdf_dyn.reports.plotting import figure, save_figure
-    names = list(design)
-    x = np.arange(len(names))
-    D = np.array([design[n]["design_load_N"] for n in names]) / 1e3
-    P = np.array([peaks.get(n, np.nan) for n in names]) / 1e3
-    fig, ax = figure((10, 4.8), 1, 1, bottom=1.6, left=0.9)
-    ax = ax[0, 0]
-    ax.bar(x - 0.2, D, 0.4, label="design load (stall envelopes)", color="C3")
-    ax.bar(x + 0.2, P, 0.4, label="cycle peak", color="C0")
-    for xi, d, p in zip(x, D, P):
-        if np.isfinite(p) and p > 0:
-            ax.text(xi, max(d, p) * 1.02, f"{d / p:.1f}×", ha="center", fontsize=7)
-    ax.set_xticks(x, names, rotation=40, ha="right", fontsize=8)
-    ax.set_ylabel("pin force per pin [kN]")
-    ax.grid(alpha=0.3, axis="y")
-    ax.legend(fontsize=8)
-    ax.set_title("pin design loads (largest over every stall state) against the dig cycle's peak", fontsize=10)
-    return save_figure(fig, path)
-
-
-def _grid(model, q0, strokes, acts, n, margin):
-    """Stroke values X (M, 3) and assembled poses Q (M, nv) of the grid, on q0's branch."""
+def _grid(model, q0, strokes, acts, n, margin, axes=None):
+    """Stroke values X (M, 3) and assembled poses Q (M, nv) of the grid, on q0's branch; ``axes`` (3 arrays of
+    strokes [m]) replace the ``n`` evenly spaced samples (clipped to the same margins)."""
     rel = margin is None
     smap = StrokeMap(model, q0, strokes, acts, margin=1e-3 if rel else margin)
-    axes = []
+    grid_axes = []
     for k, c in enumerate(strokes):
         lo, hi = smap.limits(c)
         if rel:                                    # 1 % of the stroke inside each end: no state on a limit
             d = 0.01 * (hi - lo)
             lo, hi = lo + d, hi - d
-        axes.append(np.linspace(lo, hi, n[k]))
-    X = np.array(np.meshgrid(*axes, indexing="ij")).reshape(len(strokes), -1).T
+        grid_axes.append(np.linspace(lo, hi, n[k]) if axes is None else np.unique(np.clip(axes[k], lo, hi)))
+    X = np.array(np.meshgrid(*grid_axes, indexing="ij")).reshape(len(strokes), -1).T
     for k, c in enumerate(strokes):
-        for x in axes[k]:
+        for x in grid_axes[k]:
             smap.pose({c: float(x)})               # each stroke assembled once, then composed
     Q = smap.compose([dict(zip(strokes, map(float, v))) for v in X])
     return X, Q
 
 
-def stall_envelopes(model, cylinders, relief, tip, holding_relief=None, footprint=None, friction=DEFAULT_FRICTION,
+def stroke_range(model, strokes=("boom_cyl", "stick_cyl", "bucket_cyl"), q0=None, margin=None):
+    """{cylinder: (lo, hi)} [m]: the strokes ``stall_envelopes`` spans (``margin`` as there)."""
+    q0 = model.q_initial() if q0 is None else np.asarray(q0, float)
+    smap = StrokeMap(model, q0, tuple(strokes), _actuator_names(model), margin=1e-3 if margin is None else margin)
+    out = {}
+    for c in strokes:
+        lo, hi = smap.limits(c)
+        d = 0.01 * (hi - lo) if margin is None else 0.0
+        out[c] = (lo + d, hi - d)
+    return out
+
+
+def stall_envelopes(model, cylinders, relief, tip, holding_relief=None, footprint=None, friction=None,
                     strokes=("boom_cyl", "stick_cyl", "bucket_cyl"), n=(13, 13, 13), n_fan=36,
-                    include_weight=True, q0=None, margin=None, working=None) -> StallEnvelopes:
+                    include_weight=True, q0=None, margin=None, working=None, axes=None,
+                    fan_deg=None) -> StallEnvelopes:
     """Stall envelopes of every working cylinder over a grid of poses (module docstring).
 
     Args:
@@ -297,10 +297,13 @@ def stall_envelopes(model, cylinders, relief, tip, holding_relief=None, footprin
             {cylinder: Pa} or {cylinder: {"head": Pa, "rod": Pa}} (``reliefs.pressure_limits``; None: unlimited).
         tip: (link, point (3,) [m] in the link frame): where the force acts (the bucket lip).
         footprint: the tipping polygon (k, 2) [m] (``stability.tipping_polygon``); None: tipping not checked.
-        friction: μ ≥ 0 of the ground (None: sliding not checked).
+        friction: μ ≥ 0 of the ground (None, the default: the machine anchored, as ISO 6015 §4.5 takes it;
+            a number gives the sliding case, ``DEFAULT_FRICTION`` the estimate).
         strokes: the cylinders whose strokes span the grid; n: samples per stroke (M = n₀ n₁ n₂ poses);
             n_fan: directions of the fan; margin [m] inside each stroke end (default 1 % of the stroke).
         working: the cylinders that stall in turn (default: ``strokes``).
+        axes: 3 arrays of stroke values [m] instead of ``n`` (a local grid, ``stall_refine``); fan_deg: the
+            fan's angles [deg] instead of ``n_fan`` evenly spaced ones.
         q0: start pose (default the URDF initial configuration; its branch is followed).
     Returns StallEnvelopes. Raises KeyError for a cylinder that is not an actuator, ValueError for a relief
     ≤ 0 or μ < 0, ModelError if a pose cannot be assembled."""
@@ -314,7 +317,7 @@ def stall_envelopes(model, cylinders, relief, tip, holding_relief=None, footprin
         if c not in names:
             raise KeyError(f"cylinder {c!r} is not an actuator of {model.name} ({', '.join(names)})")
     q0 = model.q_initial() if q0 is None else np.asarray(q0, float)
-    X, Q = _grid(model, q0, tuple(strokes), names, n, margin)
+    X, Q = _grid(model, q0, tuple(strokes), names, n, margin, axes)
     M = len(Q)
     link, p = tip[0], np.asarray(tip[1], float)
     lf = model.link(link)
@@ -340,7 +343,8 @@ def stall_envelopes(model, cylinders, relief, tip, holding_relief=None, footprin
         LF[i] = ai.loop_forces
     g = np.asarray(a0.u, float) if include_weight else np.zeros((M, len(names)))
     swing = float(q0[model.joint_index("swing")]) if "swing" in model.joint_names else 0.0
-    th, E = _fan(n_fan, swing)
+    th, E = _fan(n_fan, swing, fan_deg)
+    n_fan = len(th)
     tangent, fan = {}, {}
     xb = np.array([np.cos(swing), np.sin(swing), 0.0])
     Efan = np.broadcast_to(E[None], (M, n_fan, 3))

@@ -80,37 +80,6 @@ class WorkingRange:
             rows.append(row)
         return "\n".join(rows)
 
-    def plot(self, path, title=None):
-        """PNG: side view of the tip's working envelope (the stroke grid's tip positions) with each dimension
-        marked. Returns path."""
-        from urdf_dyn.reports.plotting import figure, save_figure
-        fig, axes = figure((11.5, 7), 1, 1, left=0.8, right=3.6, top=0.5, bottom=0.6)
-        ax = axes[0, 0]
-        E = self.envelope
-        ax.scatter(E[:, 0], E[:, 2], s=1, color="0.75", label="tip over the stroke grid and its faces")
-        P = self.points
-        ax.axhline(0, color="0.3", lw=1)
-        ax.axvline(0, color="0.6", lw=0.8, ls=":")
-        marks = [("max_digging_depth_m", "v", f"depth {self.max_digging_depth_m:.2f} m"),
-                 ("max_reach_ground_m", ">", f"reach at ground {self.max_reach_ground_m:.2f} m"),
-                 ("max_cutting_height_m", "^", f"cutting height {self.max_cutting_height_m:.2f} m"),
-                 ("max_loading_height_m", "s", f"loading height {self.max_loading_height_m:.2f} m"),
-                 ("vertical_wall_depth_m", "D", f"vertical wall {self.vertical_wall_depth_m:.2f} m")]
-        for k, mk, lab in marks:
-            r = self.reference.get(k)
-            ax.plot(P[k][0], P[k][2], mk, ms=9, label=lab + (f" (published {r['value']:.2f})" if r else ""))
-        a, b = P["level_bottom_start"], P["level_bottom_end"]
-        r = self.reference.get("level_bottom_2440_depth_m")
-        ax.plot([a[0], b[0]], [a[2], b[2]], "k-", lw=3, label=f"2.44 m level bottom at {self.level_bottom_2440_depth_m:.2f} m"
-                + (f" (published {r['value']:.2f})" if r else ""))
-        ax.set_aspect("equal")
-        ax.set_xlabel("x from the swing axis [m] (forward)")
-        ax.set_ylabel("z above the ground [m]")
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0))
-        fig.suptitle(title or "working ranges (ISO 7135 dimensions) of the tip, side view", fontsize=10)
-        return save_figure(fig, path)
-
 
 def working_range(model, tip, boom="boom_cyl", stick="stick_cyl", bucket="bucket_cyl",
                   actuators=("swing", "boom_cyl", "stick_cyl", "bucket_cyl"), stick_link="stick",

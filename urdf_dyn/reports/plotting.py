@@ -1,11 +1,13 @@
 """Plotting helpers shared by every report plot: matplotlib's Agg backend, figures with fixed margins (no
-layout engine) and atomic PNG writes. Imported lazily by the modules that draw (layer 3: it needs only
-``io.files``), so a computation that draws nothing never imports matplotlib."""
+layout engine), atomic PNG writes, and the plot sinks a render draws through — ``PlotWorker`` (a worker
+process beside the job) and ``NoPlots`` (``outputs.plots: false``). A sink has ``submit(path, fn, *args,
+check=None)`` (``fn(*args)`` writes ``path``; ``check`` names the geometry-only check a plot draws, for a sink
+that copies cached plots), ``wait()`` and ``close()``. matplotlib is imported only when a plot is drawn."""
 from __future__ import annotations
 
 from urdf_dyn.io.files import atomic_path
 
-__all__ = ["DPI", "PNG_COMPRESS", "pyplot", "figure", "save_figure", "PlotWorker", "worker_allowed"]
+__all__ = ["DPI", "PNG_COMPRESS", "pyplot", "figure", "save_figure", "PlotWorker", "NoPlots", "worker_allowed"]
 
 #: resolution of the report plots [dots per inch]; PNG compression level (zlib 0–9: 1 encodes the job's plots
 #: 1.4–1.6× faster than Pillow's default 6, for files 1.06–1.14× larger, measured on this machine)
@@ -83,6 +85,8 @@ class PlotWorker:
     — those of the results the worker will unpickle (``iso6015`` alone brings the loop solvers and scipy:
     imported in the worker, 0.5 s would delay that plot; imported once here, the worker inherits them)."""
 
+    draws = True
+
     def __init__(self, parallel=True, preload=()):
         self._ex, self._jobs = None, []
         if parallel and worker_allowed():
@@ -109,8 +113,8 @@ class PlotWorker:
         """Whether the plots are drawn by a worker process."""
         return self._ex is not None
 
-    def submit(self, path, fn, *args):
-        """Draw ``fn(*args)`` (which writes ``path``); returns str(path)."""
+    def submit(self, path, fn, *args, check=None):
+        """Draw ``fn(*args)`` (which writes ``path``); returns str(path). ``check`` is not used here."""
         if self._ex is None:
             return fn(*args)
         self._jobs.append((self._ex.submit(fn, *args), fn, args))
@@ -134,3 +138,20 @@ class PlotWorker:
             self._ex.shutdown(wait=True, cancel_futures=True)
             self._ex = None
         self._jobs = []
+
+
+class NoPlots:
+    """The plot sink of ``outputs.plots: false``: the interface of ``PlotWorker`` that draws nothing;
+    ``submit`` returns None (the output is then left out of the run's manifest)."""
+    parallel = False
+    draws = False
+
+    def submit(self, path, fn, *args, check=None):
+        """Draw nothing; returns None."""
+        return None
+
+    def wait(self):
+        """Nothing to wait for."""
+
+    def close(self):
+        """Nothing to end."""

@@ -49,7 +49,7 @@ def _reduce(v, how):
     return float(np.nanmin(a) if how == "min" else np.nanmax(a))
 
 
-#: the sizing report's keys (``sizing_report.json``, issue 13) of the optional whole-machine quantities
+#: the sizing report's keys (``sizing_report.json``) of the optional whole-machine quantities
 REPORT_KEYS = {"stability_margin_min": ("stability", "min_margin_m"),
                "pump_flow_peak": ("hydraulics", "peak_flow_L_min")}
 
@@ -82,7 +82,7 @@ def case_metrics(res, written=None) -> dict:
         out[f"limit[{n}]"] = _finite(lim) if has else None
         out[f"margin[{n}]"] = _finite(1.0 - r["peak"] / lim) if has else None
         out[f"peak_power[{n}]"] = _finite(r["peak_power"])
-    try:  # read defensively: the sizing job's result grows (issue 13); a changed shape loses a column only
+    try:  # read defensively: the sizing job's result grows; a changed shape loses a column only
         for n, (cap, rod) in (getattr(res, "pressures", None) or {}).items():
             out[f"p_cap_max_bar[{n}]"] = _finite(np.max(cap))
             out[f"p_rod_max_bar[{n}]"] = _finite(np.max(rod))

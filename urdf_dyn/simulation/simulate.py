@@ -135,7 +135,7 @@ MAX_STEPS = 200_000
 thousand; 2·10⁵ steps of a stiff run take minutes, not hours)."""
 
 _NPZ_KEYS = ("t", "q", "qd", "qdd", "tau", "energy", "joint_names")
-MAX_TRAJ_BYTES = 1 << 29  # what a trajectory file's arrays hold together, counted before reading (issue 29)
+MAX_TRAJ_BYTES = 1 << 29  # what a trajectory file's arrays hold together, counted before reading
 _STOP_KEYS = ("stop_active", "stop_force")   # optional: runs with end stops (older files have none)
 
 
@@ -192,35 +192,32 @@ def _read_csv(p, max_samples):
     size = p.stat().st_size
     if size > min(max_samples * 4096, MAX_TRAJ_BYTES // 4):  # ~10 bytes of text per number, 32 as a float
         raise StateError(f"{p}: {size} bytes is larger than a trajectory of {max_samples} samples")
+    from urdf_dyn.io.bounded import InputError, read_csv_rows
     try:
-        with open(p, newline="") as fh:
-            rows = csv.reader(fh)
-            header = next(rows, None)
-            if not header or header[0].strip() != "t":
-                raise StateError(f"{p}: not a urdf-dyn trajectory CSV: the first column must be 't' "
-                                 f"(got {(header or [''])[0]!r})")
-            cols = {}
-            for i, h in enumerate(header):
-                m = re.fullmatch(r"\s*(q|qd|qdd|tau|residual|stop|stop_force)\[(.+)\]\s*(?:\[.*\])?\s*", h)
-                if m:
-                    cols.setdefault(m[1], []).append((m[2], i))
-                elif h.strip() in ("t", "energy"):
-                    cols[h.strip()] = i
-                else:
-                    raise StateError(f"{p}: unknown column {h!r} (expected t, q[joint], qd[joint], qdd[joint], "
-                                     "tau[joint], energy, residual[loop], stop[joint], stop_force[joint])")
-            data = []
-            for r, row in enumerate(rows, start=2):
-                if len(data) >= max_samples:
-                    raise StateError(f"{p}: more than {max_samples} samples")
-                if len(row) != len(header):
-                    raise StateError(f"{p}:{r}: {len(row)} values for {len(header)} columns")
-                try:
-                    data.append([float(x) for x in row])
-                except ValueError as e:
-                    raise StateError(f"{p}:{r}: not a number ({e})") from None
-    except UnicodeDecodeError as e:
-        raise StateError(f"{p}: not a text CSV ({e})") from None
+        header, rows = read_csv_rows(p, max_rows=max_samples, what="trajectory CSV")   # bounded, located
+    except InputError as e:
+        raise StateError(str(e).replace(f"more than {max_samples} rows", f"more than {max_samples} samples")) from None
+    if not header or header[0] != "t":
+        raise StateError(f"{p}: not a urdf-dyn trajectory CSV: the first column must be 't' "
+                         f"(got {(header or [''])[0]!r})")
+    cols = {}
+    for i, h in enumerate(header):
+        m = re.fullmatch(r"\s*(q|qd|qdd|tau|residual|stop|stop_force)\[(.+)\]\s*(?:\[.*\])?\s*", h)
+        if m:
+            cols.setdefault(m[1], []).append((m[2], i))
+        elif h.strip() in ("t", "energy"):
+            cols[h.strip()] = i
+        else:
+            raise StateError(f"{p}: unknown column {h!r} (expected t, q[joint], qd[joint], qdd[joint], "
+                             "tau[joint], energy, residual[loop], stop[joint], stop_force[joint])")
+    data = []
+    for r, row in rows:
+        if len(row) != len(header):
+            raise StateError(f"{p}:{r}: {len(row)} values for {len(header)} columns")
+        try:
+            data.append([float(x) for x in row])
+        except ValueError as e:
+            raise StateError(f"{p}:{r}: not a number ({e})") from None
     A = np.array(data, float).reshape(len(data), len(header))
     if "q" not in cols or "energy" not in cols:
         raise StateError(f"{p}: not a urdf-dyn trajectory CSV: needs columns t, q[joint]..., energy")

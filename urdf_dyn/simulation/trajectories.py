@@ -3,12 +3,11 @@ waypoints (scipy's CubicSpline with zero end velocities). Each is a callable ``t
 with arrays (nv,) for a scalar t or (N, nv) for t of shape (N,). Units: s, rad | m."""
 from __future__ import annotations
 
-import csv
 
 import numpy as np
 
 from urdf_dyn.constraints.motion import CoordinateMotion
-from urdf_dyn.errors import LaunchError
+from urdf_dyn.errors import ScenarioError
 
 __all__ = ["QuinticTrajectory", "SplineTrajectory", "PiecewiseQuinticTrajectory", "spline_motion", "csv_motion"]
 
@@ -115,30 +114,20 @@ def spline_motion(names, waypoints, durations, dt=0.01, kind="spline") -> Coordi
 def csv_motion(path, names=None, dt=None) -> CoordinateMotion:
     """A recorded motion from a CSV with a header row: ``t`` then one column per coordinate (a subset
     selected by ``names``). Velocities and accelerations come from a cubic spline through the samples
-    (resampled every ``dt`` [s] if given). Raises LaunchError naming the file and line on bad data."""
-    with open(path, newline="") as fh:
-        rows = list(csv.reader(fh))
-    if not rows or not rows[0] or rows[0][0].strip() != "t":
-        raise LaunchError(f"{path}:1: the first column must be 't' (header row: t, coordinate names...)")
-    header = [h.strip() for h in rows[0]]
-    data = []
-    for i, r in enumerate(rows[1:], start=2):
-        if not r:
-            continue
-        try:
-            vals = [float(x) for x in r]
-        except ValueError:
-            raise LaunchError(f"{path}:{i}: not a number in {r}") from None
-        if len(vals) != len(header) or not np.all(np.isfinite(vals)):
-            raise LaunchError(f"{path}:{i}: expected {len(header)} finite numbers")
-        data.append(vals)
-    data = np.array(data)
+    (resampled every ``dt`` [s] if given). Raises ScenarioError naming the file and line on bad data."""
+    from urdf_dyn.io.bounded import InputError, read_numeric_csv
+    try:
+        header, data = read_numeric_csv(path, min_rows=0)   # bounded; each value a finite number (file:line)
+    except InputError as e:
+        raise ScenarioError(str(e)) from None
+    if not header or header[0] != "t":
+        raise ScenarioError(f"{path}:1: the first column must be 't' (header row: t, coordinate names...)")
     if len(data) < 4 or np.any(np.diff(data[:, 0]) <= 0):
-        raise LaunchError(f"{path}: need at least 4 samples with strictly increasing t")
+        raise ScenarioError(f"{path}: need at least 4 samples with strictly increasing t")
     names = tuple(names or header[1:])
     missing = [n for n in names if n not in header]
     if missing:
-        raise LaunchError(f"{path}: no column for {', '.join(missing)} (columns: {', '.join(header)})")
+        raise ScenarioError(f"{path}: no column for {', '.join(missing)} (columns: {', '.join(header)})")
     cols = [header.index(n) for n in names]
     from scipy.interpolate import CubicSpline   # on use: 60 ms of import the quintic motions never need
     sp = CubicSpline(data[:, 0], data[:, cols], axis=0)

@@ -1,6 +1,6 @@
 """Side view of an excavator front from its pin table: the pins, the bodies as lines between them, and the
 front posed with each cylinder at both stroke ends (``linkage_limits.FrontPose``), with the mechanism
-limits' values; a PNG for a calibration's report."""
+limits' values; a PNG for a calibration's report (reports: the only layer that writes files)."""
 from __future__ import annotations
 
 import numpy as np

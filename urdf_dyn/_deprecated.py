@@ -1,0 +1,88 @@
+"""Every deprecated name of urdf_dyn, in one place: old name → its replacement, kept for one release.
+
+A module that still answers to an old name defines ``__getattr__ = deprecated_getattr(__name__)``; reading the
+old name emits a ``FutureWarning`` that names the replacement and returns it. The replacements are strings,
+imported on first use, so this module imports nothing of urdf_dyn (layer 0) and the hot signatures carry no
+deprecation code. (Keywords renamed in a signature are ``_checks.renamed_keywords``.)"""
+from __future__ import annotations
+
+import importlib
+import warnings
+
+__all__ = ["DEPRECATED", "deprecated_getattr", "REMOVED_IN"]
+
+#: the release that removes the names below
+REMOVED_IN = "0.2"
+
+#: {module: {old name: (module of the replacement, its name, why)}}
+_MACHINES = "machine analysis lives in urdf_dyn.machines"
+DEPRECATED = {
+    "urdf_dyn": {
+        "Motor": ("urdf_dyn.machines", "Motor", _MACHINES),
+        "Drive": ("urdf_dyn.machines", "Drive", _MACHINES),
+        "motor_sizing": ("urdf_dyn.machines", "motor_sizing", _MACHINES),
+        "load_motor_catalogue": ("urdf_dyn.machines", "load_motor_catalogue", _MACHINES),
+        "digging_forces": ("urdf_dyn.machines", "digging_forces", _MACHINES),
+        "digging_forces_at": ("urdf_dyn.machines", "digging_forces_at", _MACHINES),
+        "lift_chart": ("urdf_dyn.machines", "lift_chart", _MACHINES),
+        "LiftChartOptions": ("urdf_dyn.machines", "LiftChartOptions", _MACHINES),
+        "working_range": ("urdf_dyn.machines", "working_range", _MACHINES),
+        "base_reaction": ("urdf_dyn.machines", "base_reaction", _MACHINES),
+        "zmp_margin": ("urdf_dyn.machines", "zmp_margin", _MACHINES),
+        "tipping_polygon": ("urdf_dyn.machines", "tipping_polygon", _MACHINES),
+        "tipping_load": ("urdf_dyn.machines", "tipping_load", _MACHINES),
+        "StabilityWarning": ("urdf_dyn.machines", "StabilityWarning", _MACHINES),
+        "soil_preset": ("urdf_dyn.machines", "soil_preset", _MACHINES),
+        "soil_cutting": ("urdf_dyn.machines", "soil_cutting", _MACHINES),
+        "fee_force": ("urdf_dyn.machines", "fee_force", _MACHINES),
+        "Soil": ("urdf_dyn.machines", "Soil", _MACHINES),
+        "point_wrench": ("urdf_dyn.machines", "point_wrench", _MACHINES),
+        "payload_wrench": ("urdf_dyn.machines", "payload_wrench", _MACHINES),
+        "point_acceleration": ("urdf_dyn.machines", "point_acceleration", _MACHINES),
+        "size_motion": ("urdf_dyn.machines", "size_motion", _MACHINES),
+        "Cylinder": ("urdf_dyn.machines", "Cylinder", _MACHINES),
+        "excavator_urdf": ("urdf_dyn.machines", "excavator_urdf", _MACHINES),
+        "write_excavator_urdf": ("urdf_dyn.machines", "write_excavator_urdf", _MACHINES),
+        "load_pin_table": ("urdf_dyn.machines", "load_pin_table", _MACHINES),
+        "PinTable": ("urdf_dyn.machines", "PinTable", _MACHINES),
+        "calibrate": ("urdf_dyn.machines", "calibrate", _MACHINES),
+        "Calibration": ("urdf_dyn.machines", "Calibration", _MACHINES),
+        "hydraulics": ("urdf_dyn.machines", "hydraulics", _MACHINES),
+        "HydraulicMotor": ("urdf_dyn.machines", "HydraulicMotor", _MACHINES),
+        "load_from_args": ("urdf_dyn.cli.main", "load_from_args", "a helper of the command line, not the library"),
+        "run_sweep_file": ("urdf_dyn.jobs.sweep_job", "run_sweep_file", "a job entry: run it with run_scenario"),
+        "Passive": ("urdf_dyn.simulation.controllers", "ZeroTorque", "retired: passive forces are the model's"),
+        "LaunchError": ("urdf_dyn.errors", "ScenarioError", "the user's name is scenario"),
+        "run_launch": ("urdf_dyn.launch.registry", "run_scenario", "the user's name is scenario"),
+    },
+    "urdf_dyn.errors": {
+        "LaunchError": ("urdf_dyn.errors", "ScenarioError", "the user's name is scenario"),
+    },
+    "urdf_dyn.launch": {
+        "Launch": ("urdf_dyn.launch.document", "Scenario", "the user's name is scenario"),
+        "read_launch": ("urdf_dyn.launch.document", "read_scenario", "the user's name is scenario"),
+        "run_launch": ("urdf_dyn.launch.registry", "run_scenario", "the user's name is scenario"),
+    },
+    "urdf_dyn.launch.document": {
+        "Launch": ("urdf_dyn.launch.document", "Scenario", "the user's name is scenario"),
+        "read_launch": ("urdf_dyn.launch.document", "read_scenario", "the user's name is scenario"),
+    },
+    "urdf_dyn.launch.registry": {
+        "run_launch": ("urdf_dyn.launch.registry", "run_scenario", "the user's name is scenario"),
+    },
+}
+
+
+def deprecated_getattr(module: str, stacklevel: int = 2):
+    """A module ``__getattr__`` answering the old names ``DEPRECATED[module]`` with a FutureWarning
+    (``stacklevel``: 3 when called from another module ``__getattr__``, so the warning names the user's line)."""
+    table = DEPRECATED.get(module, {})
+
+    def __getattr__(name):
+        if name not in table:
+            raise AttributeError(f"module {module!r} has no attribute {name!r}")
+        where, new, why = table[name]
+        warnings.warn(f"{module}.{name} is deprecated ({why}): use {where}.{new}; the old name goes in "
+                      f"urdf_dyn {REMOVED_IN}", FutureWarning, stacklevel=stacklevel)
+        return getattr(importlib.import_module(where), new)
+    return __getattr__

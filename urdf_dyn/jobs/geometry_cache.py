@@ -1,0 +1,167 @@
+"""The cache of the geometry-only machine checks, as one explicit object that a run is given
+(``compute(plan, cache)``): no module globals, thread-locals or memos.
+
+A machine kind's geometry-only checks (the excavator's ISO 6015 digging forces, lift chart, working ranges
+and stall envelopes) depend only on the robot and a few scenario sections, never on the motion, the loads or
+the payload. ``GeometryCache`` keeps them in two tiers:
+
+- **memory** (``memory=True``: a sweep's worker process holds one cache for all its cases): each result is
+  held pickled under its key — the SHA-256 of the robot file's bytes, the ``robot`` section and the sections
+  the check reads (the kind's ``geometry_sections``) — and every later case unpickles its own copy (a case
+  that changes its copy cannot change another's); at most ``size`` entries, least recently used dropped;
+- **disk** (``disk=True``, the default unless ``URDF_DYN_CACHE=off``): ``jobs.disk_cache`` keeps results
+  between runs, keyed also by the model's content and the library's sources; the plots drawn from a result
+  kept there are kept beside it and copied out by a later run (``copy_kept_plots``, ``keep_plots``).
+
+Errors are never stored. ``served_from_disk`` lists the checks this cache took from the disk (in order);
+``stats`` counts the memory tier's hits and misses; ``export``/``install`` hand the memory tier's results
+between the processes of a sweep."""
+from __future__ import annotations
+
+import hashlib
+import json
+import pickle
+import threading
+from collections import OrderedDict
+from pathlib import Path
+
+from urdf_dyn.jobs import disk_cache
+
+__all__ = ["GeometryCache", "geometry_key"]
+
+
+def _section(doc, path):
+    node = doc
+    for k in path.split("."):
+        node = getattr(node, k, None) if node is not None else None
+    if hasattr(node, "model_dump"):
+        return node.model_dump(mode="json")
+    if isinstance(node, dict):
+        return {k: (v.model_dump(mode="json") if hasattr(v, "model_dump") else v) for k, v in node.items()}
+    return node
+
+
+def geometry_key(scenario, check: str, sections, extra=None) -> str:
+    """SHA-256 (hex) of what the geometry-only ``check`` depends on: the robot file's bytes, the ``robot``
+    section, the scenario sections ``sections`` (dotted paths, whole sections so that any key inside them
+    changes the key) and ``extra`` (JSON-able)."""
+    robot = scenario.doc.robot
+    f = (scenario.path.parent / robot.file).resolve()
+    try:
+        digest = hashlib.sha256(f.read_bytes()).hexdigest()
+    except OSError:
+        digest = "missing"
+    parts = {"check": check, "robot_file": str(f), "robot_sha256": digest, "robot": _section(scenario.doc, "robot"),
+             "sections": {k: _section(scenario.doc, k) for k in sections}, "extra": extra}
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
+
+
+class GeometryCache:
+    """The geometry-only checks' results of one run (``memory=False``) or of every case a sweep worker runs
+    (``memory=True``); ``disk`` None follows ``URDF_DYN_CACHE`` (``jobs.disk_cache.enabled``). Thread-safe (a
+    Dask worker may run cases in threads)."""
+
+    def __init__(self, memory: bool = False, disk: bool | None = None, size: int = 32):
+        self.memory, self.size = memory, size
+        self.disk = disk_cache.enabled() if disk is None else disk
+        self._blobs: "OrderedDict[str, bytes]" = OrderedDict()
+        self._hits = self._misses = 0
+        self._from_disk: list = []
+        self._kept: dict = {}          # check -> its result's file in the disk cache (this run)
+        self._lock = threading.Lock()
+
+    def get(self, scenario, check: str, sections, compute, extra=None, model=None):
+        """``compute()`` — or a copy of the result stored under ``geometry_key(scenario, check, sections,
+        extra)`` in the memory tier, or (with ``model`` given and the disk tier on) the result an earlier run
+        kept on disk for the same key, model content and library sources. A result computed here is kept in
+        both tiers that are on."""
+        on_disk = model is not None and self.disk
+        if not self.memory and not on_disk:
+            return compute()
+        key = geometry_key(scenario, check, sections, extra)
+        if self.memory:
+            with self._lock:
+                blob = self._blobs.get(key)
+                if blob is not None:
+                    self._hits += 1
+                    self._blobs.move_to_end(key)
+                else:
+                    self._misses += 1
+            if blob is not None:
+                return pickle.loads(blob)
+        kept = disk_cache.path_of(key, model) if on_disk else None
+        result = disk_cache.load(kept) if on_disk else None
+        if result is not None:
+            with self._lock:
+                self._from_disk.append(check)
+                self._kept[check] = kept
+        else:
+            result = compute()
+            if on_disk and disk_cache.store(kept, result):
+                with self._lock:
+                    self._kept[check] = kept
+        if self.memory:
+            blob = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
+            with self._lock:
+                self._blobs[key] = blob
+                self._trim()
+        return result
+
+    def _trim(self):
+        while len(self._blobs) > self.size:
+            self._blobs.popitem(last=False)
+
+    def begin_run(self):
+        """Forget which checks the last run took from the disk (a run calls it at its start)."""
+        with self._lock:
+            self._from_disk.clear()
+            self._kept.clear()
+
+    def served_from_disk(self) -> list:
+        """The checks this run took from the disk tier, in order."""
+        with self._lock:
+            return list(self._from_disk)
+
+    def kept_result(self, check: str):
+        """The disk-cache file of ``check``'s result of this run (None if not kept)."""
+        with self._lock:
+            return self._kept.get(check)
+
+    def copy_kept_plots(self, files: dict) -> set:
+        """Copy into place the plot an earlier run kept beside each check's result: ``files`` {check: path of
+        its plot in this run's folder}. Returns the checks whose plot was copied (a plot is a function of its
+        result alone, so a result taken from the disk brings its plot)."""
+        done = set()
+        for check, path in files.items():
+            kept = self.kept_result(check)
+            if kept is not None and disk_cache.copy_out(disk_cache.kept_plot_path(kept, Path(path).name), path):
+                done.add(check)
+        return done
+
+    def keep_plots(self, files: dict):
+        """Keep beside each check's result on disk the plot drawn in this run (``files`` {check: path})."""
+        for check, path in files.items():
+            kept = self.kept_result(check)
+            if kept is not None and Path(path).is_file():
+                disk_cache.keep_file(path, disk_cache.kept_plot_path(kept, Path(path).name))
+
+    def stats(self) -> dict:
+        """{"hits", "misses", "entries"} of the memory tier."""
+        with self._lock:
+            return {"hits": self._hits, "misses": self._misses, "entries": len(self._blobs)}
+
+    def export(self) -> dict:
+        """The memory tier: {key: pickled result} (to hand to the other processes of a sweep)."""
+        with self._lock:
+            return dict(self._blobs)
+
+    def install(self, blobs: dict) -> int:
+        """Add ``blobs`` (``export`` of another process of the same sweep) to the memory tier; returns how many
+        were new. The keys say what each result was computed from, so a result serves only equal inputs."""
+        new = 0
+        with self._lock:
+            for k, v in blobs.items():
+                if k not in self._blobs:
+                    self._blobs[k], new = v, new + 1
+            self._trim()
+        return new

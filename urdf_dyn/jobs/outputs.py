@@ -1,0 +1,157 @@
+"""A job's output plumbing: staging (``run_staged``: a run's files reach the output folder only when it
+succeeds), the animation (``write_animation``: the viewer drawn offscreen) and the browser recording
+(``write_recording``, ``RecordingTask``: written by a forked process beside the animation). The core imports
+the viewer only here, lazily, and only when a scenario asks for an animation or a recording."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from urdf_dyn.launch.document import output_dir
+
+__all__ = ["run_staged", "write_animation", "write_recording", "RecordingTask"]
+
+
+def write_recording(launch, model, outdir, written, echo):
+    """``outputs.recording`` (an .html name): the browser viewer's scene over the run, one offline file
+    (urdf_dyn_viewer.recording); like the animation, only a warning when the viewer cannot write it."""
+    o = launch.doc.outputs
+    if not o.recording:
+        return
+    try:
+        from urdf_dyn_viewer.recording import record_run
+        written["recording"] = str(record_run(model, outdir, outdir / o.recording, fps=o.animation_fps)[0])
+    except Exception as e:  # noqa: BLE001 - missing viser, a run folder it cannot read
+        echo(f"WARNING: outputs.recording {o.recording} not written: {type(e).__name__}: {e}")
+
+
+class RecordingTask:
+    """``write_recording`` started beside the caller's own work (the GIF): in a forked process where one can
+    be forked (``reports.plotting.PlotWorker``'s rule: Linux, the main thread of the main process), so that
+    the recording's Python (≈ 2.3 s for the dig cycle) runs on another core instead of sharing the GIL with
+    the GIF's drawing loop; else in a thread. The forked child inherits the model and the run folder's path
+    (nothing is pickled but its one-line answer); if it dies without answering, the recording is written
+    here instead. ``finish(written)`` waits and records the path (or echoes the warning), as
+    ``write_recording`` does."""
+
+    def __init__(self, launch, model, outdir, echo):
+        self._args, self._proc, self._thread, self._rec = (launch, model, outdir, echo), None, None, {}
+        if not launch.doc.outputs.recording:
+            return
+        from urdf_dyn.reports.plotting import worker_allowed
+        if worker_allowed():
+            try:
+                import multiprocessing
+                import sys
+                import warnings
+                ctx = multiprocessing.get_context("fork")
+                self._conn, child = ctx.Pipe(duplex=False)
+                for f in (sys.stdout, sys.stderr):      # the child must not write what is buffered again
+                    f.flush()
+                self._proc = ctx.Process(target=_record_child, args=(launch, model, outdir, child), daemon=True)
+                with warnings.catch_warnings():          # Python >= 3.12 warns of fork() beside threads
+                    warnings.simplefilter("ignore", DeprecationWarning)
+                    self._proc.start()
+                child.close()
+                return
+            except Exception:  # noqa: BLE001 - no process support here: a thread does it
+                self._proc = None
+        import threading
+        self._thread = threading.Thread(target=write_recording, args=(launch, model, outdir, self._rec, echo),
+                                        name="urdf-dyn-recording", daemon=True)
+        self._thread.start()
+
+    def finish(self, written):
+        """Wait for the recording; put its path into ``written`` (or echo why it was not written)."""
+        launch, model, outdir, echo = self._args
+        if self._thread is not None:
+            self._thread.join()
+        elif self._proc is not None:
+            try:
+                kind, text = self._conn.recv()
+            except (EOFError, OSError):                  # the child died: write it here
+                kind, text = "lost", ""
+            self._proc.join()
+            self._conn.close()
+            if kind == "ok":
+                self._rec["recording"] = text
+            elif kind == "warning":
+                echo(text)
+            else:
+                write_recording(launch, model, outdir, self._rec, echo)
+        written.update(self._rec)
+
+
+def _record_child(launch, model, outdir, conn):
+    """The forked recording process: ``write_recording``, its answer sent as ("ok", path) or ("warning", line)."""
+    out, lines = {}, []
+    write_recording(launch, model, outdir, out, lines.append)
+    conn.send(("ok", out["recording"]) if "recording" in out else ("warning", "; ".join(lines)))
+    conn.close()
+
+
+def run_staged(launch, out_dir, echo, run):
+    """Run a job whose outputs must not half-replace an earlier run's: ``run(stage, echo)`` -> (result,
+    {output: path}) writes into ``stage``, a new hidden folder beside the output folder (``output_dir``);
+    only when it returns are its files moved into the output folder (``os.replace``, file by file), and the
+    paths it returns and echoes are given in the output folder. If it raises, nothing of it reaches the
+    output folder (a good earlier run there stays intact) — except after a ``SimulationError``, whose
+    partial trajectory is the job's answer and is moved in too. The staging folder is always removed."""
+    import os
+    import shutil
+    import tempfile
+
+    from urdf_dyn.errors import SimulationError
+    final = output_dir(launch, out_dir)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    stage = Path(tempfile.mkdtemp(prefix=f".{final.name}.partial-", dir=final.parent))
+    a, b = str(stage), str(final)
+
+    def fix(v):
+        return v.replace(a, b) if isinstance(v, str) else Path(str(v).replace(a, b)) if isinstance(v, Path) else v
+
+    def move():
+        final.mkdir(parents=True, exist_ok=True)
+        for src in sorted(stage.rglob("*")):
+            dst = final / src.relative_to(stage)
+            if src.is_dir():
+                dst.mkdir(exist_ok=True)
+            else:
+                os.replace(src, dst)
+    try:
+        result, written = run(stage, lambda *x, **k: echo(*(fix(v) for v in x), **k))
+        move()
+        return result, {k: fix(v) for k, v in written.items()}
+    except SimulationError as e:
+        move()
+        raise SimulationError(fix(str(e)), e.trajectory) from None
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+
+
+def write_animation(launch, model, traj, outdir, written, echo):
+    """``outputs.animation`` (a .gif/.mp4/.png name): render the trajectory with the viewer, offscreen
+    when there is no display. The core imports the viewer only here, lazily, and only when asked; a
+    machine without OpenGL loses only the animation (a warning), never the results already written."""
+    o = launch.doc.outputs
+    if not o.animation:
+        return
+    try:
+        from urdf_dyn_viewer.export import render_trajectory
+    except ImportError as e:
+        echo(f"WARNING: outputs.animation skipped: the viewer is not installed ({e}); "
+             "pip install -e '.[viewer]'")
+        return
+    w, h = (int(x) for x in o.animation_size.lower().split("x"))
+    try:
+        run_dir = outdir if (outdir / "view.json").is_file() else None  # a sizing run: bench, soil, payload
+        written["animation"] = str(render_trajectory(model, traj, outdir / o.animation, fps=o.animation_fps,
+                                                     size=(w, h), run_dir=run_dir))
+    except Exception as e:  # noqa: BLE001 - GL/EGL/ffmpeg failures come in many types
+        text = str(e)
+        cause = text[text.find("(") + 1:].split(")")[0] if "(" in text else text
+        gl = not any(w in cause for w in ("NaN", "nan", "inf", "convert", "shape", "index")) and \
+            any(w in text for w in ("EGL", "GL", "display", "context", "ffmpeg"))
+        echo(f"WARNING: outputs.animation {o.animation} not written: {type(e).__name__}: "
+             + (f"{e} (offscreen drawing needs EGL: apt-get install libegl1 libegl-mesa0 libgl1 libgl1-mesa-dri "
+                "libglu1-mesa)" if gl else f"{cause}: a visual of {model.source} (a mesh vertex or pose) is not "
+                "drawable; the results are written"))
