@@ -133,9 +133,9 @@ def test_a_changed_robot_file_is_computed_again(fresh, tmp_path):
     assert _same(same, fresh["working_range"])                   # the same bytes: the same ranges
     assert cache.stats()["misses"] == 1
     text = robot.read_text()
-    old = 'lower="-1.209324428991" upper="0.294675571009"'       # stick_cyl: a shorter stroke
+    old = 'lower="-1.493635212184" upper="0.010364787816"'       # stick_cyl: a shorter stroke
     assert text.count(old) == 1
-    robot.write_text(text.replace(old, 'lower="-1.059324428991" upper="0.294675571009"'))
+    robot.write_text(text.replace(old, 'lower="-1.343635212184" upper="0.010364787816"'))
     changed = _checks_ranges(tmp_path, data, cache)
     assert cache.stats()["misses"] == 2 and cache.stats()["hits"] == 0
     outside = _checks_ranges(tmp_path, data)                           # the oracle: no cache
@@ -275,8 +275,8 @@ def test_the_disk_cache_recomputes_what_changed(fresh, disk, tmp_path):
     assert bigger["iso6015"].bucket_N != fresh["iso6015"].bucket_N
     robot = tmp_path / "excavator.urdf"
     text = (ROOT / "robots" / "excavator.urdf").read_text()
-    old = 'lower="-1.209324428991" upper="0.294675571009"'
-    robot.write_text(text.replace(old, 'lower="-1.059324428991" upper="0.294675571009"'))
+    old = 'lower="-1.493635212184" upper="0.010364787816"'
+    robot.write_text(text.replace(old, 'lower="-1.343635212184" upper="0.010364787816"'))
     data = _small(iso6015=None, lift_chart=None, design=None)
     data["robot"]["file"] = str(robot)
     changed = _checks_ranges(tmp_path, data, cache)

@@ -1,4 +1,5 @@
-"""Calibration of a pin table's estimated geometry: ``urdf_dyn.machines.calibration``.
+"""Calibration of a pin table's estimated geometry: ``urdf_dyn.machines.calibration`` (its mechanism limits:
+test_calibration_limits.py).
 
 Oracles, none of them the calibration's own output:
 - a reachable target: the figures of the table as it was, the start a table with one pin moved; the
@@ -41,20 +42,21 @@ def _local(frame, p):
 
 
 def test_recovers_a_moved_pin(table):
-    """The stick cylinder's eye (the stick tail) moved 40 mm up: calibrated back to the ISO 6015 arm force of
+    """The stick cylinder's eye (the stick tail) moved 40 mm down: calibrated back to the ISO 6015 arm force of
     the table as it was, with the eye's height as the one parameter, the eye returns to within 3 mm of where
     it was (the force's grid search resolves about 0.1 %, some 2 mm of the eye's height)."""
     keys = ("iso6015.arm_digging_force_N",)
     checks = Checks(**{**CHECKS.__dict__, "fast": dict(wr_n=5, iso_n=(9, 13, 17), iso_zoom=5)})  # the ISO grid
     checks.full = checks.fast                                   # of the main job: smooth in the pin's height
     targets = evaluate(table, checks, keys, "fast")
-    moved = apply_parameters(table, ["pins.stick_cylinder_eye.z"], [0.04])
+    moved = apply_parameters(table, ["pins.stick_cylinder_eye.z"], [-0.04])
     start = evaluate(moved, checks, keys, "fast")
     assert abs(start[keys[0]] / targets[keys[0]] - 1) > 0.01      # the move is felt: > 1 % on the arm force
     cal = calibrate(moved, targets, ["pins.stick_cylinder_eye.z"], {"pins.stick_cylinder_eye.z": (-0.1, 0.1)}, checks,
                     tolerances={k: 0.001 for k in keys}, regularization=0.0, max_evaluations=30, diff_step=0.002)
     assert cal.table.pin("stick_cylinder_eye") == pytest.approx(table.pin("stick_cylinder_eye"), abs=3e-3)
-    assert cal.parameters["pins.stick_cylinder_eye.z"] == pytest.approx(-0.04, abs=3e-3)
+    assert cal.parameters["pins.stick_cylinder_eye.z"] == pytest.approx(0.04, abs=3e-3)
+    assert cal.feasible                                          # within the mechanism limits throughout
     assert all(cal.within().values()) and not all(cal.within("before").values())
     assert "| ISO 6015 arm (stick) digging force [N] |" in cal.report()
 

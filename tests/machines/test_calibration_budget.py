@@ -21,8 +21,14 @@ TARGET = {KEY: 1.0e5, "working_range.max_digging_depth_m": 6.0}
 
 @pytest.fixture
 def model(monkeypatch):
-    """An analytic stand-in for the model: each figure linear in the front's move; counts its calls."""
+    """An analytic stand-in for the model: each figure linear in the front's move; counts its calls. The
+    stand-in has no linkage to limit: the table's mechanism limits are opened wide, so that the optimum is
+    the linear algebra's."""
+    from urdf_dyn.machines.pin_table import MechanismLimits
     table = load_pin_table(PINS)
+    table = table.model_copy(update={"limits": MechanismLimits(
+        boom_transmission_angle_min=0.0, boom_lever_min=0.0, stick_lever_ratio_min=0.0, bucket_link_angle_min=0.0,
+        bucket_rotation=(0.0, 360.0), stroke_ratio_max=10.0, clearance_min=-10.0)})
     foot = np.array(table.pin("boom_foot"), float)
     calls = []
 

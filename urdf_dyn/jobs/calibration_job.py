@@ -1,5 +1,6 @@
 """``urdf-dyn excavator PINS.yaml --calibrate SCENARIO -o OUT.yaml``: a pin table's estimated geometry
-calibrated (``machines.calibration``) to the published figures of a sizing scenario's ``reference`` block,
+calibrated (``machines.calibration``) within the table's mechanism limits to the published figures of a sizing
+scenario's ``reference`` block,
 with the scenario's ISO 6015 settings (relief, holding relief, lip, weights, tipping polygon) and its working
 range tip; the calibrated table is written as YAML with the before/after report in its header comment."""
 from __future__ import annotations
@@ -81,6 +82,8 @@ def calibrate_from_scenario(pins, scenario, output, parameters=None, max_evaluat
         echo(f"warning: {cal.message}")
     echo(f"{sum(ok.values())} of {len(ok)} figures within tolerance after {cal.evaluations} evaluations"
          + ("" if all(ok.values()) else f"; outside: {', '.join(k for k, v in ok.items() if not v)}"))
+    if not cal.feasible:
+        echo("no point met every mechanism limit (the table's limits section): the start is written back unchanged")
     data = cal.table.model_dump(mode="json", exclude_none=True)
     head = (f"# {table.name}: calibrated by urdf-dyn excavator {pins} --calibrate {scenario}\n"
             + "".join(f"# {line}\n" for line in report.splitlines()))

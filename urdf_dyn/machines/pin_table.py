@@ -36,6 +36,15 @@ A table (a complete one, with its sources: ``robots/excavator_pins.yaml``)::
     hydraulics: {relief: p}                 # optional: Pa; with it the cylinders get effort limits
     marker_links: true                      # fixed links bucket_tip (and bucket_lip) at tip (and lip)
     materials: {paint: [r, g, b, a]}        # optional: rgba of the visuals' materials
+    limits:                                 # optional: the mechanism limits a calibration holds (defaults shown)
+      boom_transmission_angle_min: 12       # deg from dead centre, boom cylinder, both stroke ends
+      boom_lever_min: 0.45                  # m, boom cylinder's arm about boom_foot, both stroke ends
+      stick_lever_ratio_min: 0.5            # stick cylinder's arm across the stroke / its peak
+      bucket_link_angle_min: 10             # deg from 0/180: side link-H-link and H-link-bucket crank
+      bucket_rotation: [165, 180]           # deg, the bucket's turn over its stroke
+      stroke_ratio_max: 1.7                 # max_length / min_length
+      clearance_min: 0.05                   # m, bucket to the boxes of clear_of over the stroke space
+      clear_of: {boom: [boom_rear, boom_front], house: [cab], undercarriage: [track_right, track_left, carbody]}
     visuals:                                # optional, per link; otherwise simple shapes between the pins
       house:
         - {name: cab, box: [lx, ly, lz], xyz: [x, y, z], material: paint}
@@ -60,8 +69,9 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 
 from urdf_dyn.errors import ModelError
 
-__all__ = ["PinTable", "PinSet", "CylinderSpec", "BodyMass", "load_pin_table", "pin_table_from_dict",
-           "PIN_NAMES", "BODY_NAMES", "CYLINDER_PARTS", "MAX_TABLE_BYTES", "MAX_YAML_NODES", "inertia_matrix"]
+__all__ = ["PinTable", "PinSet", "MechanismLimits", "CylinderSpec", "BodyMass", "load_pin_table", "pin_table_from_dict",
+           "PIN_NAMES", "BODY_NAMES", "CYLINDER_PARTS", "MAX_TABLE_BYTES", "MAX_YAML_NODES", "inertia_matrix",
+           "with_tip_radius"]
 
 MAX_TABLE_BYTES = 1 << 20
 """A pin table is at most 1 MiB."""
@@ -179,6 +189,32 @@ class Visual(_Section):
     material: Optional[str] = None
 
 
+class MechanismLimits(_Section):
+    """The hard limits of the front linkage (``machines.linkage_limits`` computes each from the pins; the
+    calibration holds them as inequality constraints). Defaults: a 20 t excavator front a maker would build.
+
+    boom_transmission_angle_min [deg]: the boom cylinder's line and the lever boom_foot → boom_cylinder_eye
+    at least this far from dead centre (0°/180°) at both stroke ends; boom_lever_min [m]: the boom
+    cylinder's moment arm about boom_foot at both ends; stick_lever_ratio_min: the stick cylinder's moment
+    arm about boom_nose across its stroke, as a fraction of its peak; bucket_link_angle_min [deg]: the
+    angles side link / H-link (at the common pin) and H-link / bucket crank (at the H-link pin) at least this
+    far from 0° and 180° across the bucket stroke (no toggle); bucket_rotation [deg]: (low, high) of the
+    bucket's turn over its stroke; stroke_ratio_max: max_length / min_length of each cylinder;
+    clearance_min [m]: the least distance from the bucket to the boxes named in clear_of over the stroke
+    space; clear_of: {body: [visual box names]} (``boom``, ``house``: boxes on that body; ``undercarriage``:
+    its boxes as the front sees them over the front and over the side, ``linkage_limits.obstacles``)."""
+    boom_transmission_angle_min: Annotated[float, Field(ge=0, lt=90), AfterValidator(_finite)] = 12.0
+    boom_lever_min: NonNegative = 0.45
+    stick_lever_ratio_min: Annotated[float, Field(ge=0, le=1), AfterValidator(_finite)] = 0.5
+    bucket_link_angle_min: Annotated[float, Field(ge=0, lt=90), AfterValidator(_finite)] = 10.0
+    bucket_rotation: tuple[Finite, Finite] = (165.0, 180.0)
+    stroke_ratio_max: Annotated[float, Field(gt=1), AfterValidator(_finite)] = 1.7
+    clearance_min: Finite = 0.05
+    clear_of: dict[Literal["boom", "house", "undercarriage"], list[str]] = Field(
+        default_factory=lambda: {"boom": ["boom_rear", "boom_front"], "house": ["cab"],
+                                 "undercarriage": ["track_right", "track_left", "carbody"]})
+
+
 class PinTable(_Section):
     """A validated pin table (module docstring). ``source`` is the file it came from (for messages)."""
     name: str = "excavator"
@@ -191,6 +227,7 @@ class PinTable(_Section):
     marker_links: bool = True
     materials: dict[str, tuple[Finite, Finite, Finite, Finite]] = Field(default_factory=dict)
     visuals: dict[str, list[Visual]] = Field(default_factory=dict)
+    limits: MechanismLimits = Field(default_factory=MechanismLimits)
     source: str = Field("<pin table>", exclude=True)
 
     def err(self, key: str, msg: str) -> ModelError:
@@ -218,9 +255,10 @@ def _message(e) -> str:
     return f"{e['msg'].removeprefix('Value error, ')}, got {value!r}"
 
 
-def pin_table_from_dict(data: dict, source: str = "<pin table>") -> PinTable:
-    """Validate a mapping as a PinTable (schema, then the checks of ``_check``). Raises ModelError naming
-    ``source`` and the first wrong key path."""
+def pin_table_from_dict(data: dict, source: str = "<pin table>", check: bool = True) -> PinTable:
+    """Validate a mapping as a PinTable (schema, then the checks of ``_check`` unless ``check`` is False: a
+    calibration measures how far a candidate is from valid). Raises ModelError naming ``source`` and the
+    first wrong key path."""
     if not isinstance(data, dict):
         raise ModelError(f"expected a mapping of sections, got {type(data).__name__}", file=source)
     try:
@@ -232,7 +270,8 @@ def pin_table_from_dict(data: dict, source: str = "<pin table>") -> PinTable:
         raise ModelError(_message(e) + (f" (and {more} more key{'s' if more > 1 else ''} wrong)" if more else ""),
                          file=source, element=_key_path(e["loc"])) from None
     table.source = str(source)
-    _check(table)
+    if check:
+        _check(table)
     return table
 
 
@@ -341,3 +380,29 @@ def inertia_matrix(six) -> np.ndarray:
     ixx, iyy, izz, ixy, ixz, iyz = (float(v) for v in six)
     return np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
 
+
+def with_tip_radius(table: PinTable, radius: float) -> PinTable:
+    """The table with its bucket scaled about bucket_pivot so that the tip is ``radius`` [m] from it (a
+    published tip radius, e.g. the HD bucket's): the tip, the lip, the bucket's centre of mass and box
+    visuals (centres and sizes in the side view) scale by k = radius / the table's; the inertia by k²; the
+    linkage pin h_link_pin and the mass stay. Raises ModelError for a radius ≤ 0."""
+    B = table.pin("bucket_pivot")
+    r0 = float(np.linalg.norm(table.pin("tip") - B))
+    if not radius > 0:
+        raise table.err("pins.tip", f"tip radius {radius!r} m: must be > 0")
+    k = float(radius) / r0
+    data = table.model_dump(mode="json")
+    sc = lambda p: [float(v) for v in B + k * (np.asarray(p, float) - B)]  # noqa: E731
+    for n in ("tip", "lip"):
+        if data["pins"].get(n) is not None:
+            data["pins"][n] = sc(data["pins"][n])
+    b = data["masses"]["bucket"]
+    b["com"] = sc(b["com"])
+    if b.get("inertia") is not None:
+        b["inertia"] = [float(v * k * k) for v in b["inertia"]]
+    for v in data["visuals"].get("bucket", []):
+        x, z = sc([v["xyz"][0], v["xyz"][2]])
+        v["xyz"] = [x, v["xyz"][1], z]
+        if v.get("box") is not None:
+            v["box"] = [v["box"][0] * k, v["box"][1], v["box"][2] * k]
+    return pin_table_from_dict(data, table.source)
