@@ -257,4 +257,6 @@ def test_gif_of_a_sizing_run_draws_the_bench_the_soil_force_and_the_payload(tmp_
     assert mass[j] > 0 and near(frames[j], PAYLOAD_RGB, 40) > 10 and near(bare[j], PAYLOAD_RGB, 40) == 0
     bench = 0.55 * 255 * np.array(BENCH_RGBA[:3]) + 0.45 * 255 * np.array([0.93, 0.94, 0.96])  # over the background
     top = [(np.abs(f - bench).sum(-1) < 40).sum() for f in (frames[0], bare[0])]
-    assert top[0] > 300 and top[1] < 30, top
+    # without the run's files no bench: only stray pixels of a similar colour remain (the specular highlight
+    # on the yellow stick is one), under 5 % of what the bench top covers when drawn
+    assert top[0] > 300 and top[1] < 0.05 * top[0], top
