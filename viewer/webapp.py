@@ -18,6 +18,7 @@ said on stdout.
 from __future__ import annotations
 
 import contextlib
+import html
 import io
 import threading
 import time as _time
@@ -120,7 +121,7 @@ class WebApp:
     def _gui(self):
         gui, mo = self.server.gui, self.motion
         gui.configure_theme(control_width="medium", show_share_button=False)
-        gui.set_panel_label(f"urdf-dyn · {md_text(self.model.name)}")
+        gui.set_panel_label(f"urdf-dyn · {html.escape(self.model.name)}")   # a label, not markdown: no \_
         dt = float(np.median(np.diff(mo.t))) if len(mo) > 1 else 1.0
         with gui.add_folder("Timeline"):
             t0, t1 = float(mo.t[0]), float(max(mo.t[-1], mo.t[0] + dt))
