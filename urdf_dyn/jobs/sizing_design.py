@@ -11,7 +11,8 @@
                                            # and rod_length (pin_diameter, clearance, guide_length: actuators.cylinders)
       pumps: {engine_power: 121e3, margin: 2e6, volumetric_efficiency: 0.95, mechanical_efficiency: 0.9,
               priority: equal}             # or [boom_cyl, swing, ...]; needs hydraulics:
-      fatigue: {m: 3, life_cycles: 2e6, reference_cycles: 2e6}
+      fatigue: {m: 3, life_cycles: 2e6, reference_cycles: 2e6}   # life_cycles only without a duty mix
+      duty: {activities: {...}, bushings: {...}, allowable: {...}, details: {...}}   # jobs.duty_schema
       cycle: {dt: 0.02, min_duration: 0.2} # the shortest cycle through motion.waypoints
     reference:                             # published figures printed beside the shortest cycle
       cycle.swing_speed_rpm: {value: 11.3, source: "data sheet"}
