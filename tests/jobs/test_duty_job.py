@@ -99,3 +99,13 @@ def test_bad_duty_schema_is_refused(tmp_path, change, words):
     change(data["design"]["duty"])
     with pytest.raises(ScenarioError, match=words):
         _plan(tmp_path, data)
+
+
+def test_life_cycles_beside_a_duty_mix_is_refused(tmp_path):
+    """The duty mix's hours set the life: a life_cycles given beside it is a contradiction, named."""
+    from urdf_dyn.jobs.sizing_design import _duty
+    data = launch_data()
+    data["design"]["fatigue"]["life_cycles"] = 1.7e6
+    sc, plan, pins = _plan(tmp_path, data)
+    with pytest.raises(ScenarioError, match="design.fatigue.life_cycles: the duty mix"):
+        _duty(sc, plan, pins, None, sc.doc.design, None, [])
