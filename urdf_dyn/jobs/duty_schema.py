@@ -26,9 +26,10 @@ class ActivitySoilSpec(Section):
     density: Optional[PositiveFloat] = Field(None, ge=100, le=5000, description="[kg/m³] bank density")
     swell: Optional[FiniteFloat] = Field(None, ge=1.0, le=2.0, description="loose / bank volume")
     ground: Optional[FiniteFloat] = Field(None, description="[m] the level the edge cuts below (root frame z)")
-    during: Optional[Phases] = Field(None, description="phases in which the edge cuts (default: the activity's "
-                                     "phases named dig and curl)")
-    release: Optional[Phases] = Field(None, description="phases in which the soil leaves the bucket (default: dump)")
+    during: Optional[Phases] = Field(None, description="phases in which the edge cuts (default: "
+                                     "soil.during for motion: main, else the phases named dig and curl)")
+    release: Optional[Phases] = Field(None, description="phases in which the soil leaves the bucket "
+                                      "(default: soil.payload.release for motion: main, else dump)")
 
 
 class ActivityPayloadSpec(Section):

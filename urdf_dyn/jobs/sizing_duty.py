@@ -114,10 +114,13 @@ def _soil(plan, key, spec, t, Q, QD, QDD, windows):
                                                 "cohesion", "adhesion")}, **over})
     except (KeyError, ValueError) as e:
         raise launch.err(f"{key}.soil", str(e)) from None
-    active = _phases(f"{key}.soil.during", launch, windows, t, s.during, ("dig", "curl"))
+    main = spec.motion == "main"                     # the main cycle cuts and dumps in the scenario's phases
+    during = s.during if s.during is not None or not main else sp.during
+    rel = s.release if s.release is not None or not main or sp.payload is None else sp.payload.release
+    active = _phases(f"{key}.soil.during", launch, windows, t, during, ("dig", "curl"))
     if not active.any():
         raise launch.err(f"{key}.soil.during", "no phase in which the edge cuts: name them (or phases dig, curl)")
-    release = _phases(f"{key}.soil.release", launch, windows, t, s.release, ("dump",))
+    release = _phases(f"{key}.soil.release", launch, windows, t, rel, ("dump",))
     com = sp.payload.com if sp.payload is not None else None
     ground = sp.ground.height if s.ground is None else s.ground
     cut = soil_loads(plan.model, t, Q, QD, QDD, soil, kp.edge, sp.plate, ground, sp.width, sp.capacity, active,

@@ -53,8 +53,8 @@ def render_duty(rep, duty):
                                    payload_kg=r.payload_kg, effort_use=r.effort_use)
     over = [a for a, r in duty.activities.items() if any(v > 1 for v in r.effort_use.values())]
     md += ["", "Effort use: the largest |actuator force| over the cycle against the URDF effort limit (main relief "
-           "× area)." + (f" **Over 100 % in {', '.join(over)}: the machine would stall there; its loads are what the "
-                         "motion would need, not what the machine can apply.**" if over else ""), ""]
+           "× area)." + (f" **Over 100 % in {', '.join(over)}: the machine cannot follow that motion there (it would "
+                         "stall or slow down); its loads are what the motion needs, not what the machine can apply.**" if over else ""), ""]
     bp = bearing_peaks(duty)
     al = duty.allowable
     md += [f"Per pin (per pin of a pair): the life's spectrum of the force magnitude |F| (a rotating pin load: its "
@@ -64,13 +64,15 @@ def render_duty(rep, duty):
            "sliding speed v = |ω_rel| d/2 (the relative rotation rate of the two bodies), p·v"
            + (f"; allowable p {al.pressure / 1e6:g} MPa, p·v {al.pv / 1e6:g} MPa·m/s ({al.source or 'no source given'})"
               if al is not None else "; no allowables given (design.duty.allowable)") + ".", "",
-           "| pin | cycles in the life | largest range | ΔF_eq (load) | d × L | p max (activity) | p·v max (activity) "
-           "| p·v mean | p / allowable | p·v max / allowable |", "|---|---:|---:|---:|---|---:|---:|---:|---:|---:|"]
+           "| pin | cycles in the life (≥ 10 % of the largest range) | largest range | ΔF_eq (load) | d × L | "
+           "p max (activity) | p·v max (activity) | p·v mean | p / allowable | p·v max / allowable |",
+           "|---|---:|---:|---:|---|---:|---:|---:|---:|---:|"]
     for n, s in duty.spectra.items():
         eq = duty.damage_equivalent(n)
         big = float(s.ranges.max()) if s.ranges.size else 0.0
         b = bp.get(n)
-        row = f"| {n} | {s.total_cycles:.3g} | {big / 1e3:.1f} kN | **{eq / 1e3:.1f} kN** | "
+        n10 = float(s.counts[s.ranges >= 0.1 * big].sum()) if s.ranges.size else 0.0
+        row = f"| {n} | {s.total_cycles:.3g} ({n10:.3g}) | {big / 1e3:.1f} kN | **{eq / 1e3:.1f} kN** | "
         if b is None:
             row += "– | – | – | – | – | – |"
         else:
@@ -80,7 +82,7 @@ def render_duty(rep, duty):
                     f"({b['p_activity']}) | {b['pv_max_Pa_m_s'] / 1e6:.3f} MPa·m/s ({b['pv_activity']}) | "
                     f"{b['pv_mean_Pa_m_s'] / 1e6:.4f} MPa·m/s | {up} | {uv} |")
         md.append(row)
-        jd["pins"][n] = dict(cycles=s.total_cycles, largest_range_N=big, damage_equivalent_N=eq,
+        jd["pins"][n] = dict(cycles=s.total_cycles, cycles_over_10pct=n10, largest_range_N=big, damage_equivalent_N=eq,
                              **({} if b is None else b))
     md.append("")
     if duty.details:
