@@ -80,13 +80,15 @@ def test_weld_detail_damage_is_miners_sum_on_the_stress_spectrum(duty):
     (lambda du: du["bushings"].update(nowhere={"diameter": 0.1, "length": 0.1}), "bushings.nowhere"),
     (lambda du: du["activities"]["trenching"]["waypoints"][0].update(boom=0.1), "waypoints[0].boom"),
     (lambda du: du["activities"]["trenching"]["soil"].update(ground=-9.0), "trenching.soil.ground"),
+    (lambda du: du["activities"]["lifting"]["payload"].update(during="hoist"), "lifting.payload.during"),
+    (lambda du: du.update(details={"lug": {"pin": "nowhere", "stress_per_N": 1.0, "fat": 71e6}}), "details.lug.pin"),
 ])
 def test_bad_duty_input_names_its_key(tmp_path, change, key):
+    """Names and keys are refused with the plan, before any work; the ground never reached, at the run."""
     data = launch_data()
     change(data["design"]["duty"])
-    sc, plan, pins = _plan(tmp_path, data)
     with pytest.raises(ScenarioError, match=key.replace("[", r"\[").replace("]", r"\]")):
-        _duty(sc, plan, pins)
+        _duty(*_plan(tmp_path, data))
 
 
 @pytest.mark.parametrize("change, words", [

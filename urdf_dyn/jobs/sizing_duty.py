@@ -15,7 +15,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["ActivityRun", "DutyResult", "run_duty"]
+from urdf_dyn.jobs.duty_schema import ActivitySoilSpec
+
+__all__ = ["ActivityRun", "DutyResult", "check_duty", "run_duty"]
 
 
 @dataclass(frozen=True)
@@ -173,6 +175,49 @@ def _histories(plan, key, spec, main, pins, dt, notes):
            if np.isfinite(lim[k]) and lim[k] > 0}
     pl = pin_loads(model, t, Q, QD, QDD, pins, loop_forces=af.loop_forces, f_ext=f_ext or None)
     return t, Q, pl, use, built, soil_txt, kg
+
+
+def check_duty(scenario, model, windows):
+    """Check ``design.duty``'s names and keys before any work (``ExcavatorKind.plan``): an activity's soil needs
+    the scenario's ``soil:``; its waypoints name only ``motion.independent``; its phases (``soil.during``,
+    ``soil.release``, ``payload.during``) exist in its own ``phases`` (or, for ``motion: main``, in the main
+    motion's ``windows``); a payload's link exists; the cycles per hour fit in an hour; bushings and details name
+    ``design.pins``. Raises ScenarioError naming the key."""
+    doc = scenario.doc
+    duty = doc.design.duty if doc.design is not None else None
+    if duty is None:
+        return
+    pins = doc.design.pins
+    for k, n in [*((f"bushings.{n}", n) for n in duty.bushings), *((f"details.{d}.pin", x.pin)
+                                                                    for d, x in duty.details.items())]:
+        if n not in pins:
+            raise scenario.err(f"design.duty.{k}", f"no pin {n!r} in design.pins ({', '.join(pins)})")
+    indep = list(doc.motion.independent)
+    for a, spec in duty.activities.items():
+        key = f"design.duty.activities.{a}"
+        main = spec.motion == "main"
+        known = set(windows) if main else set(spec.phases or ())
+        T = sum(doc.motion.durations or ()) if main else sum(spec.durations)
+        if isinstance(spec.soil, ActivitySoilSpec) and doc.soil is None:
+            raise scenario.err(f"{key}.soil", "an activity's soil replaces keys of the scenario's soil: section, "
+                               "which this scenario has not")
+        for i, w in enumerate(spec.waypoints or ()):
+            for j in w:
+                if j not in indep:
+                    raise scenario.err(f"{key}.waypoints[{i}].{j}", f"not one of motion.independent "
+                                       f"({', '.join(indep)})")
+        if spec.payload is not None and spec.payload.link not in model.links:
+            raise scenario.err(f"{key}.payload.link", f"unknown link {spec.payload.link!r} (links: "
+                               f"{', '.join(model.links)})")
+        named = [("soil.during", getattr(spec.soil, "during", None)), ("soil.release", getattr(spec.soil, "release", None)),
+                 ("payload.during", spec.payload.during if spec.payload is not None else None)]
+        for k, v in named:
+            for n in [v] if isinstance(v, str) else (v or ()):
+                if n not in known:
+                    raise scenario.err(f"{key}.{k}", f"unknown phase {n!r} (phases: {', '.join(sorted(known)) or 'none'})")
+        if spec.cycles_per_hour is not None and T > 0 and spec.cycles_per_hour * T > 3600.0 * (1 + 1e-9):
+            raise scenario.err(f"{key}.cycles_per_hour", f"{spec.cycles_per_hour:g} cycles of {T:.2f} s take "
+                               f"{spec.cycles_per_hour * T / 60:.1f} min per hour: more than an hour")
 
 
 def run_duty(plan, main, pins, fatigue) -> DutyResult:
