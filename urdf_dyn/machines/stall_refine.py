@@ -18,13 +18,20 @@ the sliding case is a separate call with ``friction``.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from itertools import product
 
 import numpy as np
 
 from urdf_dyn.machines.stall import stall_envelopes, stroke_range
+from urdf_dyn.machines.stall_corners import half_planes
 
-__all__ = ["ConvergedLoads", "converged_design_loads"]
+__all__ = ["ConvergedLoads", "converged_design_loads", "METHOD"]
+
+#: the search, in words (the report prints it)
+METHOD = ("each pose's worst direction exact (the corners of its held-force polygon); from each pin's largest "
+          "local maxima on the grid, a pattern search over the three strokes (the 26 neighbours at the step, "
+          "halved where none is larger)")
 
 
 @dataclass
@@ -59,58 +66,185 @@ class ConvergedLoads:
 
 def converged_design_loads(model, cylinders, relief, tip, pins, holding_relief=None, footprint=None, friction=None,
                            strokes=("boom_cyl", "stick_cyl", "bucket_cyl"), n=(13, 13, 13), n_fan=36, tol=0.01,
-                           max_passes=8, swing=None, env=None, q0=None) -> ConvergedLoads:
-    """The pins' design loads over the stall envelopes, refined until each changes by less than ``tol``
-    (module docstring). Arguments as ``stall.stall_envelopes`` and ``StallEnvelopes.design_loads``; ``env``:
-    the grid's envelopes when already computed (with the same arguments). Returns ConvergedLoads. Raises
-    as ``stall_envelopes``."""
+                           max_passes=6, swing=None, env=None, q0=None, starts=4, keep=0.8, check=1e-3) -> ConvergedLoads:
+    """The pins' design loads over the stall envelopes, searched to convergence (module docstring).
+
+    Arguments as ``stall.stall_envelopes`` and ``StallEnvelopes.design_loads``; ``env``: the grid's envelopes
+    when already computed (with the same arguments and ``n``); starts: at most this many starts per pin (the
+    best grid pose of each corner and working cylinder whose load is at least ``keep`` × the pin's grid
+    maximum); max_passes: rounds of the search (a round re-solves the starts whose best corner changed);
+    tol: the relative change of the design load the last round must stay under to call it converged.
+    Returns ConvergedLoads. Raises as ``stall_envelopes``."""
+    from urdf_dyn.machines.iso6015 import _pressure_limits
+    from urdf_dyn.machines.stall import stroke_map
     strokes = tuple(strokes)
     kw = dict(holding_relief=holding_relief, footprint=footprint, friction=friction, strokes=strokes, q0=q0)
     if env is None:
         env = stall_envelopes(model, cylinders, relief, tip, n=n, n_fan=n_fan, **kw)
     base = env.design_loads(model, pins, swing)
-    rng = stroke_range(model, strokes, q0)
-    h0 = np.array([(rng[c][1] - rng[c][0]) / max(k - 1, 1) for c, k in zip(strokes, n)])
-    dth0 = 360.0 / n_fan
-    memo = {}
+    smap = stroke_map(model, strokes, q0)
+    rng = stroke_range(model, strokes, q0, smap=smap)
+    lo, hi = (np.array([rng[c][i] for c in strokes]) for i in (0, 1))
+    limits = _pressure_limits(cylinders, relief, holding_relief)
+    q = model.q_initial() if q0 is None else np.asarray(q0, float)
+    sw = float(q[model.joint_index("swing")]) if "swing" in model.joint_names else 0.0
+    xb = np.array([np.cos(sw), np.sin(sw), 0.0])
 
-    def local(case, h, dth):
-        key = (case["cylinder"], tuple(np.round([case["pose"][c] for c in strokes], 12)),
-               round(case["angle_deg"], 9), tuple(np.round(h, 12)), round(dth, 9))
-        if key not in memo:
-            axes = [case["pose"][c] + h[k] * np.linspace(-1, 1, 5) for k, c in enumerate(strokes)]
-            fan = case["angle_deg"] + dth * np.linspace(-1, 1, 5)
-            loc = stall_envelopes(model, cylinders, relief, tip, working=(case["cylinder"],), axes=axes,
-                                  fan_deg=fan, **kw)
-            memo[key] = loc.design_loads(model, pins, swing)
-        return memo[key]
+    def evaluate(X, working):
+        """The envelopes at strokes X (N, 3), their half-planes per working cylinder and the pin maps."""
+        loc = stall_envelopes(model, cylinders, relief, tip, working=working, points=X, fan_deg=[0.0], smap=smap, **kw)
+        planes = {c: half_planes(loc.U, loc.u_g, loc.W0, loc.W1, xb, loc.names, cylinders, limits, c, footprint,
+                                 friction)[:2] for c in working}
+        return loc, planes, loc.pin_maps(model, pins, swing)
 
-    starts = {c: replace(env, working=(c,)).design_loads(model, pins, swing) for c in env.working}
-    loads, history, converged = {}, {}, {}
-    for p in base:
-        runs = [_refine(starts[c][p], p, local, h0, dth0, tol, max_passes) for c in env.working]
-        best, hist, ok = max(runs, key=lambda r: r[0]["design_load_N"])
-        loads[p], history[p], converged[p] = best, hist, ok
-    return ConvergedLoads(loads, base, history, converged, dict(n=tuple(n), n_fan=int(n_fan)), float(tol),
-                          None if friction is None else float(friction))
-
-
-def _refine(start, p, local, h0, dth0, tol, max_passes):
-    """(best case dict, history, converged) of pin ``p`` refined from ``start`` (module docstring)."""
-    best = dict(start)
-    h, dth = h0.copy(), dth0
-    hist = [dict(stroke_step_m=h.tolist(), angle_step_deg=dth, design_load_N=best["design_load_N"],
-                 change=np.nan, **{"pass": 0})]
-    small = 0
+    names = list(base)
+    runs = _starts(env, env.pose_loads(model, pins, swing), names, starts, keep)
+    best = {p: dict(base[p]) for p in names}
+    history = {p: [dict(design_load_N=best[p]["design_load_N"], change=np.nan, starts=0, **{"pass": 0})]
+               for p in names}
     for k in range(1, max_passes + 1):
-        r = local(best["design_case"], h, dth)[p]
-        change = (r["design_load_N"] - best["design_load_N"]) / best["design_load_N"]
-        if r["design_load_N"] > best["design_load_N"]:
-            best = dict(r)
-        hist.append(dict(stroke_step_m=h.tolist(), angle_step_deg=dth, design_load_N=best["design_load_N"],
-                         change=float(change), **{"pass": k}))
-        h, dth = h / 2, dth / 2
-        small = small + 1 if change < tol else 0
-        if small == 2:
-            return best, hist, True
-    return best, hist, False
+        act = [r for r in runs if r["rows"] is not None and not r.get("done")]
+        if not act:
+            break
+        X = _slsqp(act, evaluate, names, lo, hi, xb)
+        loc = stall_envelopes(model, cylinders, relief, tip, working=tuple(dict.fromkeys(r["cylinder"] for r in act)),
+                              points=X, fan_deg=[0.0], smap=smap, **kw)
+        lp = loc.pose_loads(model, pins, swing)
+        for i, r in enumerate(act):
+            w, j = loc.working.index(r["cylinder"]), names.index(r["pin"])
+            v, st = float(lp["load_N"][w, j, i]), int(lp["state"][w, j, i])
+            r["done"] = True
+            if v > r["v"] * (1 + 1e-9):                        # better: keep it, and again if its corner changed
+                case = loc.case(r["cylinder"], i, st)
+                r.update(x=X[i].copy(), v=v, load=dict(design_load_N=v, design_case=case,
+                                                         components_N=lp["components_N"][w, j, i].copy()))
+                rows = _rows(loc, r["cylinder"], i, st)
+                if rows is not None and tuple(rows) != tuple(r["rows"]):
+                    r.update(rows=rows, done=False)
+        for p in names:
+            prev = best[p]["design_load_N"]
+            top = max((r for r in runs if r["pin"] == p), key=lambda r: r["v"], default=None)
+            if top is not None and top["v"] > prev:
+                best[p] = dict(top["load"])
+            history[p].append(dict(design_load_N=best[p]["design_load_N"], change=float(best[p]["design_load_N"] / prev - 1),
+                                   starts=sum(r["pin"] == p for r in act), **{"pass": k}))
+    # the check: no pose among the 26 neighbours of each pin's state at ``check`` × each stroke's span holds more
+    X0 = np.array([[best[p]["design_case"]["pose"][c] for c in strokes] for p in names])
+    D = np.array([d for d in product((-1.0, 0.0, 1.0), repeat=len(strokes)) if any(d)])
+    pts = np.clip(X0[:, None, :] + check * (hi - lo) * D[None], lo, hi).reshape(-1, len(strokes))
+    loc = stall_envelopes(model, cylinders, relief, tip, points=pts, fan_deg=[0.0], smap=smap, **kw)
+    lp = loc.pose_loads(model, pins, swing)
+    converged = {}
+    for j, p in enumerate(names):
+        w = env.working.index(best[p]["design_case"]["cylinder"])
+        idx = np.arange(j * len(D), (j + 1) * len(D))
+        i = int(idx[np.argmax(lp["load_N"][w, j, idx])])
+        v, prev = float(lp["load_N"][w, j, i]), best[p]["design_load_N"]
+        if v > prev:
+            best[p] = dict(design_load_N=v, design_case=loc.case(loc.working[w], i, int(lp["state"][w, j, i])),
+                           components_N=lp["components_N"][w, j, i].copy())
+        change = max(v / prev - 1, 0.0)
+        history[p].append(dict(design_load_N=best[p]["design_load_N"], change=change, starts=0, **{"pass": "check"}))
+        converged[p] = bool(change < tol)
+    return ConvergedLoads(best, base, history, converged,
+                          dict(n=tuple(n), n_fan=int(n_fan), starts=int(starts), keep=float(keep), method=METHOD),
+                          float(tol), None if friction is None else float(friction))
+
+
+def _rows(env, c, m, k):
+    """The two half-plane rows of state k of working cylinder c at pose m when it is a corner, else None."""
+    K = len(env.fan_deg) + 1
+    if k < K or c not in env.corner:
+        return None
+    rows = env.corner[c]["rows"][m, k - K]
+    return None if rows[0] < 0 else rows.copy()
+
+
+def _starts(env, pl, names, k, keep):
+    """The search's starts (module docstring): per pin, the best grid pose of each (working cylinder, corner)
+    with at least ``keep`` × the pin's grid maximum, the ``k`` largest; each a dict with the pin, the
+    cylinder, the corner's rows, strokes x, load v and the grid's state."""
+    runs = []
+    for j, p in enumerate(names):
+        top = float(pl["load_N"][:, j].max())
+        cand = {}
+        for w, c in enumerate(env.working):
+            for m in np.flatnonzero(pl["load_N"][w, j] >= keep * top):
+                st = int(pl["state"][w, j, m])
+                rows = _rows(env, c, m, st)
+                key = (c, None if rows is None else tuple(rows))
+                v = float(pl["load_N"][w, j, m])
+                if key not in cand or v > cand[key][0]:
+                    cand[key] = (v, int(m), st, rows)
+        for (c, _), (v, m, st, rows) in sorted(cand.items(), key=lambda t: -t[1][0])[:k]:
+            w = env.working.index(c)
+            load = dict(design_load_N=v, design_case=env.case(c, m, st), components_N=pl["components_N"][w, j, m].copy())
+            runs.append(dict(pin=p, cylinder=c, rows=rows, x=env.X[m].copy(), v=v, load=load))
+    return runs
+
+
+def _slsqp(runs, evaluate, names, lo, hi, xb, h=1e-5):
+    """Every start's corner maximised at once (module docstring): one SLSQP problem over the stacked strokes
+    (3 per start), the objective the sum of each start's pin load at its corner relative to its start value,
+    the constraints every other half-plane of each start at its corner, each stroke within [lo, hi]; the
+    values and forward-difference gradients (step ``h`` × the span) of every start from one ``evaluate`` of
+    4 poses per start; xb (3,) the boom plane's forward axis. Returns the strokes (S, 3) and SLSQP's success
+    per start (S,)."""
+    from scipy.optimize import minimize
+    S, d = len(runs), len(lo)
+    span = hi - lo
+    step = h * span
+    pj = [names.index(r["pin"]) for r in runs]
+    blocks = {}                                     # start -> (its strokes' bytes, values, constraints, step sign)
+
+    def values(z):
+        x = z.reshape(S, d)
+        new = [s for s in range(S) if blocks.get(s, (None,))[0] != x[s].tobytes()]
+        if new:                                     # only the starts that moved are evaluated again
+            xs = x[new]
+            sgn = np.where(xs + step <= hi, 1.0, -1.0)                     # backward steps at the upper end
+            pts = np.concatenate([xs[:, None, :], xs[:, None, :] + np.eye(d)[None] * (sgn * step)[:, None, :]], axis=1)
+            loc, planes, (_, w0, Wf) = evaluate(pts.reshape(-1, d), tuple(dict.fromkeys(runs[s]["cylinder"] for s in new)))
+            for k, s in enumerate(new):
+                r = runs[s]
+                A, b = planes[r["cylinder"]]
+                i, j = r["rows"]
+                idx = k * (d + 1) + np.arange(d + 1)
+                a1, a2, b1, b2 = A[idx, i], A[idx, j], b[idx, i], b[idx, j]
+                det = a1[:, 0] * a2[:, 1] - a1[:, 1] * a2[:, 0]
+                y = np.stack([(b1 * a2[:, 1] - b2 * a1[:, 1]) / det, (a1[:, 0] * b2 - a2[:, 0] * b1) / det], axis=1)
+                F = y[:, :1] * xb + y[:, 1:] * np.array([0.0, 0.0, 1.0])   # the corner's force, (d + 1, 3)
+                c = 3 * pj[s]
+                pin = w0[idx, c:c + 3] + np.einsum("ni,nij->nj", F, Wf[idx][:, :, c:c + 3])
+                other = np.delete(np.arange(A.shape[1]), [i, j])
+                scale = np.abs(b[idx[0], other]) + np.linalg.norm(A[idx[0], other], axis=1) * np.linalg.norm(y[0]) + 1e-300
+                blocks[s] = (x[s].tobytes(), np.linalg.norm(pin, axis=1) / r["v"],
+                             (b[idx][:, other] - np.einsum("nk,nrk->nr", y, A[idx][:, other])) / scale, sgn[k])
+        f = np.array([blocks[s][1] for s in range(S)])
+        return f, [blocks[s][2] for s in range(S)], np.array([blocks[s][3] for s in range(S)])
+
+    def obj(z):
+        return -values(z)[0][:, 0].sum()
+
+    def obj_jac(z):
+        f, _, sgn = values(z)
+        return (-(f[:, 1:] - f[:, :1]) / (sgn * step)).ravel()
+
+    def cons(z):
+        return np.concatenate([gs[0] for gs in values(z)[1]])
+
+    def cons_jac(z):
+        _, g, sgn = values(z)
+        J = np.zeros((sum(len(gs[0]) for gs in g), S * d))
+        r0 = 0
+        for s, gs in enumerate(g):
+            J[r0:r0 + gs.shape[1], s * d:(s + 1) * d] = ((gs[1:] - gs[:1]) / (sgn[s] * step)[:, None]).T
+            r0 += gs.shape[1]
+        return J
+
+    z0 = np.concatenate([r["x"] for r in runs])
+    res = minimize(obj, z0, jac=obj_jac, method="SLSQP", bounds=list(zip(np.tile(lo, S), np.tile(hi, S))),
+                   constraints=[dict(type="ineq", fun=cons, jac=cons_jac)], options=dict(maxiter=100, ftol=1e-10))
+    import os
+    if os.environ.get('STALL_DEBUG'): print('SLSQP', S, res.nit, res.nfev, res.njev, res.message)
+    return np.clip(res.x.reshape(S, d), lo, hi)
