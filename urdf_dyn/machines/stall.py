@@ -46,7 +46,7 @@ SAE J1179 §3.3; the tipping and sliding limits always count them).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -135,6 +135,7 @@ class StallEnvelopes:
     loop_forces: dict = field(default_factory=dict, repr=False)
     unit_wrenches: list = field(default_factory=list, repr=False)
     corner: dict = field(default_factory=dict, repr=False)
+    push: object = field(default=None, repr=False)
 
     def pose(self, k) -> dict:
         """{cylinder: stroke [m]} of grid pose k."""
@@ -277,17 +278,33 @@ class StallEnvelopes:
                         torque_Nm=max(best["torque_Nm"], float(torque.max())))
         return best
 
+    def slim(self) -> "StallEnvelopes":
+        """A copy with only what the report, the plots and ``push_forces`` read: the grid's strokes and lip
+        positions, each pose's tangent and worst fan state, and the largest compression per actuator
+        (``push``); without the statics per pose (Q, u_g, U, W0, W1, loop forces) and per state (every fan
+        direction, every corner), which ``design_loads``, ``pose_loads`` and ``ring_loads`` need. What the
+        geometry cache keeps."""
+        keep = ("force_N", "limited_by", "force", "angle_deg")
+        return replace(self, Q=None, u_g=None, U=None, W0=None, W1=None, loop_forces={}, unit_wrenches=[],
+                       corner={}, fan={c: {k: f[k] for k in keep} for c, f in self.fan.items()}, push=self._push())
+
+    def _push(self):
+        """The largest actuator force (p,) [N] over every stall state (u = u_g + U f), or the kept one."""
+        if self.U is None:
+            return self.push
+        best = np.full(len(self.names), -np.inf)
+        for c in self.working:
+            u = self.u_g[:, None, :] + np.einsum("mpj,mkj->mkp", self.U, self.states(c)[0])
+            best = np.maximum(best, u.reshape(-1, len(self.names)).max(axis=0))
+        return best
+
     def push_forces(self, counts=None) -> dict:
         """{cylinder: the largest compression [N] per cylinder (pushing, cap side) over every stall state of
         the envelopes (``states``: each working cylinder, the tangent, every fan direction and every corner,
         each at its held force)}; 0 where a cylinder never pushes. counts: {cylinder: cylinders in parallel}
         (default 1): the actuator force is shared. u = u_g + U f (module docstring), f the held force on the
         lip."""
-        counts = counts or {}
-        best = np.zeros(len(self.names))
-        for c in self.working:
-            u = self.u_g[:, None, :] + np.einsum("mpj,mkj->mkp", self.U, self.states(c)[0])
-            best = np.maximum(best, u.reshape(-1, len(self.names)).max(axis=0))
+        counts, best = counts or {}, self._push()
         return {n: float(max(best[k], 0.0)) / counts.get(n, 1) for k, n in enumerate(self.names)}
 
     def _unit_wrench(self, i):

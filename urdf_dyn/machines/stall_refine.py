@@ -1,17 +1,29 @@
-"""Converged pin design loads from the stall envelopes: the grid's maximum of each pin, refined until it
-changes by less than a tolerance.
+"""Converged pin design loads from the stall envelopes: the largest force of every pin over every stall state,
+found from any starting grid.
 
-A pin's design load (``stall.StallEnvelopes.design_loads``) is the largest force over a grid of poses (the
-three cylinder strokes) and force directions (a fan in the boom plane plus the tangent). The grid samples a
-function with sharp ridges (where the binding limit changes from one cylinder to another, or to tipping),
-so its maximum is only as good as its spacing. **Refinement**: from each working cylinder's own maximum
-for the pin (a start per working cylinder: the grid's overall maximum can sit on a lower ridge than another
-cylinder's refined one), a local grid of 5 strokes per cylinder over ± one spacing and 5 fan angles over
-± one angle step (plus the tangent at each pose), with that working cylinder stalling; the largest state
-there replaces the case when larger; the spacing and the angle step halve; the passes stop when two
-passes in a row change the design load by less than ``tol`` (relative), or after ``max_passes`` (then the
-pin is reported as not converged). The design load is the largest over the starts. Pins whose case is the
-same state share each local grid.
+**The landscape.** A pin's load over the stall states (``stall``) is a function of the three cylinder strokes
+and the direction of the force on the lip. At one pose the held forces fill a convex polygon in the boom
+plane and the load is largest at one of its corners, where two limits bind at once (``stall_corners``):
+the direction is exact, not sampled. Over the strokes the load is smooth wherever the same two limits bind,
+and has ridges where a third limit comes in (a corner meets another line) and kinks where tipping starts to
+bind; on the excavator the largest loads sit on such ridges, often with a stroke at its end, some only a
+few millimetres wide (a ridge near the bucket cylinder's retracted end, where the bucket linkage's lever
+is smallest), between the points of any practical grid. A local refinement from the grid's maximum then
+stays on whichever ridge its start was near.
+
+**The search.** For every pin, starts from the grid (``n``): the best grid pose of each corner (pair of
+binding limits) and working cylinder whose load is at least ``keep`` × the pin's grid maximum, the
+``starts`` largest. From each start, SLSQP (``scipy.optimize.minimize``; Kraft 1988) maximises the pin's
+load at that start's corner over the strokes — a smooth function there — with every other limit as an
+inequality constraint (the corner must stay held) and the strokes within the grid's range (1 % inside each
+end): so it runs up to a ridge and along it, and to a stroke end. All starts are one stacked problem (3
+strokes each, values and forward-difference gradients from one batched evaluation of the compiled statics
+per iterate). Where another corner is larger at a start's optimum, that start is solved again on the new
+corner (an active-set switch), at most ``max_passes`` rounds. The design load is the largest over the
+starts, evaluated over every stall state at the pose it reached (``StallEnvelopes.pose_loads``). **The
+check**: at each pin's final pose none of the 26 neighbours at ``check`` (0.1 %) of each stroke's span may
+hold a load more than ``tol`` (1 %) larger; the pin is reported converged when none does (the last change
+in the history is that check's).
 
 The machine is anchored unless a friction coefficient is given (``stall`` module docstring: ISO 6015 §4.5);
 the sliding case is a separate call with ``friction``.
@@ -29,9 +41,10 @@ from urdf_dyn.machines.stall_corners import half_planes
 __all__ = ["ConvergedLoads", "converged_design_loads", "METHOD"]
 
 #: the search, in words (the report prints it)
-METHOD = ("each pose's worst direction exact (the corners of its held-force polygon); from each pin's largest "
-          "local maxima on the grid, a pattern search over the three strokes (the 26 neighbours at the step, "
-          "halved where none is larger)")
+METHOD = ("each pose's worst lip-force direction exact (the corners of its held-force polygon, where two limits "
+          "bind); from the best grid pose of each corner, SLSQP over the three strokes with every other limit as a "
+          "constraint (runs up a ridge and along it), again where another corner wins; then a check of the 26 "
+          "neighbours at 0.1 % of each stroke")
 
 
 @dataclass
@@ -39,9 +52,10 @@ class ConvergedLoads:
     """Design loads refined to convergence (module docstring).
 
     loads: {pin: {"design_load_N", "design_case", "components_N"}} as ``StallEnvelopes.design_loads``, after
-    refinement; grid_loads: the same from the grid alone; history: {pin: [{"pass", "stroke_step_m" (3,),
-    "angle_step_deg", "design_load_N", "change"}]} (pass 0: the grid; change relative to the value before the
-    pass); converged: {pin: bool}; grid: {"n": (3,), "n_fan": K}; tol; friction (None: anchored)."""
+    the search; grid_loads: the same from the grid alone; history: {pin: [{"pass", "design_load_N", "change",
+    "starts"}]} (pass 0: the grid; 1, 2, …: the search's rounds with the starts solved in each; "check": the
+    26-neighbour check; change relative to the value before the pass); converged: {pin: bool}; grid: {"n":
+    (3,), "n_fan": K, "starts", "keep", "method"}; tol; friction (None: anchored)."""
     loads: dict
     grid_loads: dict
     history: dict
@@ -61,7 +75,7 @@ class ConvergedLoads:
                         last_change=self.history[p][-1]["change"], passes=len(self.history[p]) - 1,
                         converged=self.converged[p]) for p in self.loads} | {
             "_grid": dict(n=list(self.grid["n"]), n_fan=self.grid["n_fan"], tol=self.tol,
-                          anchored=self.anchored, friction=self.friction)}
+                          anchored=self.anchored, friction=self.friction, method=self.grid.get("method"))}
 
 
 def converged_design_loads(model, cylinders, relief, tip, pins, holding_relief=None, footprint=None, friction=None,
@@ -245,6 +259,4 @@ def _slsqp(runs, evaluate, names, lo, hi, xb, h=1e-5):
     z0 = np.concatenate([r["x"] for r in runs])
     res = minimize(obj, z0, jac=obj_jac, method="SLSQP", bounds=list(zip(np.tile(lo, S), np.tile(hi, S))),
                    constraints=[dict(type="ineq", fun=cons, jac=cons_jac)], options=dict(maxiter=100, ftol=1e-10))
-    import os
-    if os.environ.get('STALL_DEBUG'): print('SLSQP', S, res.nit, res.nfev, res.njev, res.message)
     return np.clip(res.x.reshape(S, d), lo, hi)
