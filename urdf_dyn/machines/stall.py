@@ -29,6 +29,11 @@ direction:
   forward axis towards up, every 360°/n_fan) and the tangent one: the worst is the one in which the machine
   holds the largest force. The tangent is among them, so the fan's worst never understates the tangent case.
 
+**The worst direction, exact.** The held forces of a pose fill a convex polygon in the boom plane (every
+limit is linear in the lip force); a pin's force is convex in it, so its largest is at a corner, where two
+limits bind (``stall_corners``). The envelopes carry those corner states beside the fan's, and the design
+loads, the ring's loads and the reachable compressions are taken over all of them (``states``).
+
 **Statics, batched.** At rest the cylinder forces, the loop (pin) forces and the ground reaction are affine
 in the force f (3,) on the lip: u(f) = u_g + U f (RBDA eq. 8.63 with f as an external wrench). u_g and the
 three columns of U come from four calls of the compiled closed-loop inverse dynamics on the whole grid
@@ -54,42 +59,13 @@ from urdf_dyn.algorithms.kinematics import body_poses
 from urdf_dyn.machines.iso6015 import _bounds, _pressure_limits
 from urdf_dyn.machines.reliefs import plain_reliefs
 from urdf_dyn.machines.stability import base_reaction, tipping_load
+from urdf_dyn.machines.stall_corners import corners, half_planes, sliding_load
 from urdf_dyn.machines.stroke_map import StrokeMap
 
 __all__ = ["sliding_load", "StallEnvelopes", "stall_envelopes", "stroke_range", "stroke_map", "DEFAULT_FRICTION"]
 
 #: track–ground friction coefficient when none is given (module docstring: an estimate)
 DEFAULT_FRICTION = 0.5
-
-
-def sliding_load(W0, W1, mu):
-    """Largest L ≥ 0 (N,) for which the ground reaction W0 + L·W1 stays inside Coulomb's cone
-    |f_xy| ≤ μ f_z (f in root coordinates, z up, the ground level); inf where it never leaves it, 0 where
-    W0 is already outside.
-
-    W0, W1: (N, 6) or (6,) [n; f] (N m, N) ground reactions without the load and per unit load
-    (``stability.base_reaction``); mu ≥ 0. The boundary is the smallest positive root of the quadratic
-    μ²(c + L e)² − |a + L b|² = 0 (a, b the horizontal parts, c, e the normal ones); lift-off (c + L e = 0)
-    lies on or beyond it. Raises ValueError for μ < 0 or not finite."""
-    if not (np.isfinite(mu) and mu >= 0):
-        raise ValueError(f"friction coefficient must be >= 0, got {mu!r}")
-    W0, W1 = np.atleast_2d(np.asarray(W0, float)), np.atleast_2d(np.asarray(W1, float))
-    a, b, c, e = W0[:, 3:5], W1[:, 3:5], W0[:, 5], W1[:, 5]
-    m2 = mu * mu
-    A2 = m2 * e * e - np.sum(b * b, axis=1)
-    A1 = 2 * (m2 * c * e - np.sum(a * b, axis=1))
-    A0 = m2 * c * c - np.sum(a * a, axis=1)
-    L = np.full(len(W0), np.inf)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        disc = A1 * A1 - 4 * A2 * A0
-        s = np.sqrt(np.maximum(disc, 0.0))
-        quad = np.abs(A2) > 1e-12 * (np.abs(A1) + np.abs(A0) + 1e-300)
-        r1 = np.where(quad, (-A1 - s) / (2 * A2), np.where(A1 != 0, -A0 / A1, np.inf))
-        r2 = np.where(quad, (-A1 + s) / (2 * A2), np.inf)
-    for r in (r1, r2):
-        ok = (disc >= 0) | ~quad
-        L = np.where(ok & np.isfinite(r) & (r > 0), np.minimum(L, r), L)
-    return np.where((A0 < 0) | (c <= 0), 0.0, L)
 
 
 def _fan(n_fan, swing, fan_deg=None):
@@ -111,8 +87,13 @@ class StallEnvelopes:
     fan_deg (K,): the fan's angles; working: the working cylinders;
     per working cylinder c: ``tangent[c]`` and ``fan[c]`` dicts with force_N (M,), limited_by (M,), force
     (M, 3) the force on the lip at the limit [N] (root coordinates), angle_deg (M,) its angle in the boom
-    plane; ``fan[c]`` also all_N (M, K+1) (the K fan directions, then the tangent) and all_limited_by.
-    relief, holding_relief [Pa], friction μ (None: not checked), tipping_checked, include_weight."""
+    plane; ``fan[c]`` also all_N (M, K+1) (the K fan directions, then the tangent) and all_limited_by;
+    ``corner[c]``: the held states at the corners of each pose's held-force polygon (``stall_corners``: the
+    worst direction of every pin and of the ring), force_N (M, V), force (M, V, 3), angle_deg, limited_by,
+    binding (M, V, 2) the two limits, rows; ``states(c)`` all of them in one table.
+    relief, holding_relief [Pa], friction μ (None: not checked), tipping_checked, include_weight; unit_wrenches:
+    3 (M, 6) link-frame wrenches [n; f] of a unit force along root x, y, z at the lip; push: the largest
+    actuator force (p,) [N] over every state, kept by ``slim``."""
     strokes: tuple
     X: np.ndarray
     Q: np.ndarray
@@ -209,7 +190,7 @@ class StallEnvelopes:
         z = np.zeros((4 * M, nv))
         lf = {lp: np.concatenate([np.asarray(self.loop_forces[k][lp]) for k in ("g", 0, 1, 2)])
               for lp in self.loop_forces["g"]}
-        f = np.concatenate([np.zeros((M, 6))] + [self._unit_wrench(i) for i in range(3)])
+        f = np.concatenate([np.zeros((M, 6))] + [self.unit_wrenches[i] for i in range(3)])
         pl = pin_loads(model, np.zeros(4 * M), np.concatenate([self.Q] * 4), z, z, pins, loop_forces=lf,
                        f_ext={self.tip[0]: f}, swing=swing)                  # at rest and per unit force: one call
         names = pl.names
@@ -261,7 +242,7 @@ class StallEnvelopes:
         spec = {"ring": swing}
         w0 = pin_loads(model, t, self.Q, z, z, spec, loop_forces=self.loop_forces["g"]).wrench["ring"]
         Wf = np.stack([pin_loads(model, t, self.Q, z, z, spec, loop_forces=self.loop_forces[i],
-                                 f_ext={self.tip[0]: self._unit_wrench(i)}).wrench["ring"] - w0 for i in range(3)],
+                                 f_ext={self.tip[0]: self.unit_wrenches[i]}).wrench["ring"] - w0 for i in range(3)],
                       axis=1)                                                    # (M, 3, 6) per unit lip force
         best = dict(tilting_moment_Nm=0.0, axial_N=0.0, radial_N=0.0, torque_Nm=0.0, case=None)
         for c in self.working:
@@ -306,10 +287,6 @@ class StallEnvelopes:
         lip."""
         counts, best = counts or {}, self._push()
         return {n: float(max(best[k], 0.0)) / counts.get(n, 1) for k, n in enumerate(self.names)}
-
-    def _unit_wrench(self, i):
-        """(M, 6) link-frame wrench [n; f] of a unit force along root axis i at the lip."""
-        return self.unit_wrenches[i]
 
 
 def _grid(model, q0, strokes, acts, n, margin, axes=None, points=None, smap=None):
@@ -361,7 +338,7 @@ def stroke_range(model, strokes=("boom_cyl", "stick_cyl", "bucket_cyl"), q0=None
 def stall_envelopes(model, cylinders, relief, tip, holding_relief=None, footprint=None, friction=None,
                     strokes=("boom_cyl", "stick_cyl", "bucket_cyl"), n=(13, 13, 13), n_fan=36,
                     include_weight=True, q0=None, margin=None, working=None, axes=None,
-                    fan_deg=None, points=None, smap=None) -> StallEnvelopes:
+                    fan_deg=None, points=None, smap=None, corners=True) -> StallEnvelopes:
     """Stall envelopes of every working cylinder over a grid of poses (module docstring).
 
     Args:
@@ -379,7 +356,8 @@ def stall_envelopes(model, cylinders, relief, tip, holding_relief=None, footprin
         axes: 3 arrays of stroke values [m] instead of ``n`` (a local grid); points: (M, 3) strokes [m], any
             set of poses (``stall_refine``'s search); fan_deg: the fan's angles [deg] instead of ``n_fan``
             evenly spaced ones; smap: the ``stroke_map`` of the same model, strokes, q0 and margin, to reuse
-            across calls (the strokes' sweeps are most of a small call's time).
+            across calls (the strokes' sweeps are most of a small call's time); corners: False leaves out the
+            corner states (a caller that only needs the statics).
         q0: start pose (default the URDF initial configuration; its branch is followed).
     Returns StallEnvelopes. Raises KeyError for a cylinder that is not an actuator, ValueError for a relief
     ≤ 0 or μ < 0, ModelError if a pose cannot be assembled."""
@@ -439,7 +417,8 @@ def stall_envelopes(model, cylinders, relief, tip, holding_relief=None, footprin
         fan[c] = dict(force_N=F[rows, k], limited_by=lim[rows, k], force=F[rows, k, None] * Fd[rows, k],
                       angle_deg=np.where(k == n_fan, ang_t, np.degrees(th)[np.minimum(k, n_fan - 1)]),
                       all_N=F, all_limited_by=lim, all_force=F[:, :, None] * Fd)
-        corner[c] = _corner_states(U, g, W0, W1, xb, names, cylinders, limits, c, footprint, friction)
+        if corners:
+            corner[c] = _corner_states(U, g, W0, W1, xb, names, cylinders, limits, c, footprint, friction)
     env = StallEnvelopes(tuple(strokes), X, Q, lip, names, g, U, W0, W1, np.degrees(th), working, tangent, fan,
                          float(relief), plain_reliefs(holding_relief), None if friction is None else float(friction),
                          footprint is not None, bool(include_weight), (link, p), LF, wr, corner)
@@ -483,7 +462,6 @@ def _corner_states(U, g, W0, W1, xb, names, cylinders, limits, working, footprin
     angle; where it falls short of the corner (the origin outside the polygon: 0 N) both names are the
     binding one. ``limited_by`` names the working cylinder when it is one of the two, else the first of the
     two in the order cylinders (the actuators' order), tipping, sliding: a rule, not round-off."""
-    from urdf_dyn.machines.stall_corners import corners, half_planes
     Y, valid, binding, pair = corners(*half_planes(U, g, W0, W1, xb, names, cylinders, limits, working, footprint,
                                                   friction))
     ez = np.array([0.0, 0.0, 1.0])

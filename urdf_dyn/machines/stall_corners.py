@@ -29,7 +29,7 @@ import numpy as np
 
 from urdf_dyn.machines.stability import tipping_rows
 
-__all__ = ["half_planes", "corners"]
+__all__ = ["half_planes", "corners", "sliding_load"]
 
 
 def half_planes(U, u_g, W0, W1, xb, names, cylinders, limits, working, footprint=None, friction=None):
@@ -97,3 +97,33 @@ def corners(A, b, labels, rtol=1e-9):
     valid = (order >= 0) & ok[rows, np.maximum(order, 0)]
     rows = np.stack([I[np.maximum(order, 0)], J[np.maximum(order, 0)]], axis=-1)
     return Yv, valid, labels[rows], rows
+
+
+def sliding_load(W0, W1, mu):
+    """Largest L ≥ 0 (N,) for which the ground reaction W0 + L·W1 stays inside Coulomb's cone
+    |f_xy| ≤ μ f_z (f in root coordinates, z up, the ground level); inf where it never leaves it, 0 where
+    W0 is already outside.
+
+    W0, W1: (N, 6) or (6,) [n; f] (N m, N) ground reactions without the load and per unit load
+    (``stability.base_reaction``); mu ≥ 0. The boundary is the smallest positive root of the quadratic
+    μ²(c + L e)² − |a + L b|² = 0 (a, b the horizontal parts, c, e the normal ones); lift-off (c + L e = 0)
+    lies on or beyond it. Raises ValueError for μ < 0 or not finite."""
+    if not (np.isfinite(mu) and mu >= 0):
+        raise ValueError(f"friction coefficient must be >= 0, got {mu!r}")
+    W0, W1 = np.atleast_2d(np.asarray(W0, float)), np.atleast_2d(np.asarray(W1, float))
+    a, b, c, e = W0[:, 3:5], W1[:, 3:5], W0[:, 5], W1[:, 5]
+    m2 = mu * mu
+    A2 = m2 * e * e - np.sum(b * b, axis=1)
+    A1 = 2 * (m2 * c * e - np.sum(a * b, axis=1))
+    A0 = m2 * c * c - np.sum(a * a, axis=1)
+    L = np.full(len(W0), np.inf)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        disc = A1 * A1 - 4 * A2 * A0
+        s = np.sqrt(np.maximum(disc, 0.0))
+        quad = np.abs(A2) > 1e-12 * (np.abs(A1) + np.abs(A0) + 1e-300)
+        r1 = np.where(quad, (-A1 - s) / (2 * A2), np.where(A1 != 0, -A0 / A1, np.inf))
+        r2 = np.where(quad, (-A1 + s) / (2 * A2), np.inf)
+    for r in (r1, r2):
+        ok = (disc >= 0) | ~quad
+        L = np.where(ok & np.isfinite(r) & (r > 0), np.minimum(L, r), L)
+    return np.where((A0 < 0) | (c <= 0), 0.0, L)

@@ -16,9 +16,8 @@ binding limits) and working cylinder whose load is at least ``keep`` × the pin'
 ``starts`` largest. From each start, SLSQP (``scipy.optimize.minimize``; Kraft 1988) maximises the pin's
 load at that start's corner over the strokes — a smooth function there — with every other limit as an
 inequality constraint (the corner must stay held) and the strokes within the grid's range (1 % inside each
-end): so it runs up to a ridge and along it, and to a stroke end. All starts are one stacked problem (3
-strokes each, values and forward-difference gradients from one batched evaluation of the compiled statics
-per iterate). Where another corner is larger at a start's optimum, that start is solved again on the new
+end): so it runs up to a ridge and along it, and to a stroke end (values and forward-difference gradients
+from one batched evaluation of the compiled statics per iterate: the point and its 3 neighbours). Where another corner is larger at a start's optimum, that start is solved again on the new
 corner (an active-set switch), at most ``max_passes`` rounds. The design load is the largest over the
 starts, evaluated over every stall state at the pose it reached (``StallEnvelopes.pose_loads``). **The
 check**: at each pin's final pose none of the 26 neighbours at ``check`` (0.1 %) of each stroke's span may
@@ -80,7 +79,7 @@ class ConvergedLoads:
 
 def converged_design_loads(model, cylinders, relief, tip, pins, holding_relief=None, footprint=None, friction=None,
                            strokes=("boom_cyl", "stick_cyl", "bucket_cyl"), n=(13, 13, 13), n_fan=36, tol=0.01,
-                           max_passes=6, swing=None, env=None, q0=None, starts=4, keep=0.8, check=1e-3) -> ConvergedLoads:
+                           max_passes=6, swing=None, env=None, q0=None, starts=3, keep=0.9, check=1e-3) -> ConvergedLoads:
     """The pins' design loads over the stall envelopes, searched to convergence (module docstring).
 
     Arguments as ``stall.stall_envelopes`` and ``StallEnvelopes.design_loads``; ``env``: the grid's envelopes
@@ -106,7 +105,8 @@ def converged_design_loads(model, cylinders, relief, tip, pins, holding_relief=N
 
     def evaluate(X, working):
         """The envelopes at strokes X (N, 3), their half-planes per working cylinder and the pin maps."""
-        loc = stall_envelopes(model, cylinders, relief, tip, working=working, points=X, fan_deg=[0.0], smap=smap, **kw)
+        loc = stall_envelopes(model, cylinders, relief, tip, working=working, points=X, fan_deg=[0.0], smap=smap,
+                              corners=False, **kw)
         planes = {c: half_planes(loc.U, loc.u_g, loc.W0, loc.W1, xb, loc.names, cylinders, limits, c, footprint,
                                  friction)[:2] for c in working}
         return loc, planes, loc.pin_maps(model, pins, swing)
@@ -120,7 +120,7 @@ def converged_design_loads(model, cylinders, relief, tip, pins, holding_relief=N
         act = [r for r in runs if r["rows"] is not None and not r.get("done")]
         if not act:
             break
-        X = _slsqp(act, evaluate, names, lo, hi, xb)
+        X = np.concatenate([_slsqp([r], evaluate, names, lo, hi, xb) for r in act])     # a problem per start
         loc = stall_envelopes(model, cylinders, relief, tip, working=tuple(dict.fromkeys(r["cylinder"] for r in act)),
                               points=X, fan_deg=[0.0], smap=smap, **kw)
         lp = loc.pose_loads(model, pins, swing)
@@ -198,12 +198,12 @@ def _starts(env, pl, names, k, keep):
 
 
 def _slsqp(runs, evaluate, names, lo, hi, xb, h=1e-5):
-    """Every start's corner maximised at once (module docstring): one SLSQP problem over the stacked strokes
-    (3 per start), the objective the sum of each start's pin load at its corner relative to its start value,
+    """The starts' corners maximised (module docstring; the caller gives one start: a problem per start): one
+    SLSQP problem over the stacked strokes (3 per start), the objective the sum of each start's pin load at its
+    corner relative to its start value,
     the constraints every other half-plane of each start at its corner, each stroke within [lo, hi]; the
     values and forward-difference gradients (step ``h`` × the span) of every start from one ``evaluate`` of
-    4 poses per start; xb (3,) the boom plane's forward axis. Returns the strokes (S, 3) and SLSQP's success
-    per start (S,)."""
+    4 poses per start; xb (3,) the boom plane's forward axis. Returns the strokes (S, 3)."""
     from scipy.optimize import minimize
     S, d = len(runs), len(lo)
     span = hi - lo
