@@ -25,7 +25,7 @@ def test_every_pin_has_its_design_load_and_case(job):
         p = js["pins"][name]
         c = p["design_case"]
         assert p["design_load_N"] > 0 and c["cylinder"] in ("boom_cyl", "stick_cyl", "bucket_cyl")
-        assert c["direction"] in ("tangent", "fan") and set(c["pose"]) == {"boom_cyl", "stick_cyl", "bucket_cyl"}
+        assert c["direction"] in ("tangent", "fan", "corner") and set(c["pose"]) == {"boom_cyl", "stick_cyl", "bucket_cyl"}
         assert c["limited_by"] in ("boom_cyl", "stick_cyl", "bucket_cyl", "tipping", "sliding")
     assert js["stall"]["poses"] >= 2000
     rows = {r["pin"]: r for r in csv.DictReader(open(written["pin_design_loads_csv"]))}

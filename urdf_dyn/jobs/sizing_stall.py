@@ -15,15 +15,16 @@ __all__ = ["StallReport", "run_stall"]
 
 
 class StallReport:
-    """The stall envelopes (``env``, a ``machines.stall.StallEnvelopes``) and the design loads (``loads``,
-    {pin: dict}) of a run."""
+    """The stall envelopes (``env``, a ``machines.stall.StallEnvelopes``; from ``run_stall`` its ``slim`` copy:
+    what the report, the plots and ``push_forces`` read) and the design loads (``loads``, {pin: dict}) of a
+    run."""
 
     def __init__(self, env, loads, convergence=None, sliding=None, sliding_env=None, cases=None, free_bodies=None,
                  relief_name=None):
         self.env, self.loads = env, loads
         self.convergence = convergence      # stall_refine.ConvergedLoads of the anchored case (grid, change)
         self.sliding = sliding              # the sliding case (design.friction), its own ConvergedLoads
-        self.sliding_env = sliding_env      # and its envelopes (for case_matrix)
+        self.sliding_env = sliding_env      # and its envelopes (for case_matrix; not kept by run_stall)
         self.cases = cases                  # [case_matrix.CaseRow]: anchored and sliding per cylinder, converged
         self.free_bodies = free_bodies      # [fe_export.FreeBody] of the anchored design cases, every body
         self.relief_name = relief_name      # the stall relief's word (main | heavy_lift) or None: a number
@@ -62,8 +63,8 @@ def run_stall(launch, model, cyl, frames, pins, cache=None):
                                 converged={"design loads (converged, anchored)": conv,
                                            f"converged, sliding μ = {mu:g}": sliding})
             bodies = design_case_free_bodies(model, conv.loads, cyl, args[2], args[3], **kw)
-            return StallReport(env, conv.loads, conv, sliding, env_s, cases, bodies,
-                               doc.relief_names.get("design.stall_relief"))
+            return StallReport(env.slim(), conv.loads, conv, sliding, None, cases, bodies,     # kept: what the
+                               doc.relief_names.get("design.stall_relief"))                  # report reads
         except KeyError as e:
             raise launch.err("actuators.cylinders", e.args[0]) from None
         except ValueError as e:
