@@ -15,10 +15,12 @@ __all__ = ["DPI", "PNG_COMPRESS", "PLOT_PROCESSES", "pyplot", "figure", "save_fi
 DPI = 100
 PNG_COMPRESS = 1
 
-#: worker processes of a ``PlotWorker`` (at most the machine's cores): a job's render submits its plots at its
-#: end and then only waits, so two workers draw them on two cores at once (the main job's ten plots:
-#: ≈ 1.7 s of one core, measured under load)
-PLOT_PROCESSES = 2
+#: worker processes of a ``PlotWorker`` (at most the machine's cores). A job's render submits its plots at
+#: its end and then only waits, so on an idle second core two workers would draw the main job's ten plots
+#: (≈ 1.7 core-s under load) at once; measured at a load average of 10–12 on 2 cores, two workers made the
+#: wait after render longer (median 9.7 s against 8.6 s, 4 runs each: the second worker's matplotlib import
+#: competes for the cores), so one stays the default until a quiet machine says otherwise
+PLOT_PROCESSES = 1
 
 
 def pyplot():
