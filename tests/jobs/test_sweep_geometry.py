@@ -152,7 +152,7 @@ def _checks_ranges(folder, data, cache=None):
     return sc.machine_checks(launch, model, {}, frames, cache)["working_range"]
 
 
-def _short_sweep(folder, plots):
+def _short_sweep(folder, plots, tables=None):
     """Two load cases of a short excavator move, in this process (workers: 0)."""
     base = {"robot": {"file": str(ROOT / "robots" / "excavator.urdf")},
             "motion": {"independent": ["swing", "boom_cyl", "stick_cyl", "bucket_cyl"], "type": "quintic",
@@ -164,6 +164,8 @@ def _short_sweep(folder, plots):
     sweep = {"job": "size", "parameters": {"payload.mass": [0.0, 2500.0]}, "workers": 0}
     if plots is not None:
         sweep["plots"] = plots
+    if tables is not None:
+        sweep["tables"] = tables
     doc = {"job": "sweep", "sweep": sweep, "outputs": {"directory": str(folder / "out"),
                                                        "animation": "never.gif"}, **base}
     f = folder / "sweep.scenario.yaml"
@@ -174,11 +176,26 @@ def _short_sweep(folder, plots):
 
 
 @pytest.mark.parametrize("plots", [None, False])
-def test_per_case_plots_are_off_by_default(tmp_path, plots):
+def test_per_case_files_are_off_by_default(tmp_path, plots):
+    """By default a case writes only its record: the metrics come from its run in the worker."""
     res, files = _short_sweep(tmp_path, plots)
-    assert files and not [f for f in files if f.endswith((".png", ".gif", ".html"))], files
-    assert "actuator_forces.csv" in files and "sizing_report.json" in files
+    assert files == [] and not [p for p in (tmp_path / "out" / "cases").iterdir() if p.is_dir()]
     assert all(np.isfinite(r["metrics"]["peak[boom_cyl]"]) for r in res.records)
+
+
+def test_sweep_tables_true_writes_each_cases_tables_without_plots(tmp_path):
+    """``sweep.tables: true``: each case's tables and reports as the job writes them, no plot; the record's
+    metrics are the figures of the case's own sizing_report.json (an independent path: the rendered JSON)."""
+    import json
+    res, files = _short_sweep(tmp_path, None, tables=True)
+    assert files.count("actuator_forces.csv") == 2 and files.count("sizing_report.json") == 2, files
+    assert not [f for f in files if f.endswith((".png", ".gif", ".html"))], files
+    for r in res.records:
+        report = json.loads((tmp_path / "out" / "cases" / r["hash"] / "sizing_report.json").read_text())
+        assert r["metrics"]["peak[boom_cyl]"] == report["actuators"]["boom_cyl"]["peak"]
+    (tmp_path / "again").mkdir()
+    default, _ = _short_sweep(tmp_path / "again", None)
+    assert {r["hash"] for r in default.records}.isdisjoint(r["hash"] for r in res.records)   # not each other's record
 
 
 def test_sweep_plots_true_draws_each_cases_plots(tmp_path):
@@ -214,7 +231,7 @@ def test_warm_up_shares_the_geometry_checks_between_workers(tmp_path, monkeypatc
         blobs.update(w["geometry"])
     monkeypatch.setattr(sweep_case, "WORKER", sweep_case.WorkerState())
     assert install_geometry(blobs) == 4
-    rec = run_case("size", data, str(base), tmp_path / "case")
+    rec = run_case("size", data, str(base), tmp_path / "case", files=True)
     assert rec["status"] == "ok", rec["error"]
     assert sweep_case.WORKER.geometry.stats()["hits"] == 4 and sweep_case.WORKER.geometry.stats()["misses"] == 0
     import json
@@ -223,6 +240,11 @@ def test_warm_up_shares_the_geometry_checks_between_workers(tmp_path, monkeypatc
     assert report["iso6015"]["bucket_digging_force_N"] == fresh["iso6015"].bucket_N
     ranges = json.loads(json.dumps(fresh["working_range"].to_dict()))
     assert {k: report["working_range"][k] for k in ranges} == ranges
+    # the metrics taken from the run in process are the figures its rendered report prints, to the bit
+    m = rec["metrics"]
+    assert m["stability_margin_min"] == report["stability"]["min_margin_m"]
+    assert m["pump_flow_peak"] == report["hydraulics"]["peak_flow_L_min"]
+    assert m["peak[boom_cyl]"] == report["actuators"]["boom_cyl"]["peak"]
 
 
 # --- between runs: the disk cache (jobs.disk_cache) -----------------------------------------------------
