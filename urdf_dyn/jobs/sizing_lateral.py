@@ -78,8 +78,10 @@ def run_lateral(launch, model, cyl, frames, pins, swing, footprint, n=(13, 13, 1
             ring_tip.update(relief=relief, holding=iso.holding_relief)
         stops = []
         if spec.cushion_length is not None:
-            stops = end_stop_impacts(model, *_end_poses(model, cyl, doc, StrokeMap, stroke_range),
-                                     spec.cushion_length, spec.cushion_xi, pins, _acts(model), swing)
+            poses, speeds = _end_poses(model, cyl, doc, StrokeMap, stroke_range)
+            areas = {(c, e): cyl[c].annulus_area if e == "extend" else cyl[c].cap_area for c, e in poses}
+            stops = end_stop_impacts(model, poses, speeds, spec.cushion_length, spec.cushion_xi, pins, _acts(model),
+                                     swing, areas)
             settings.update(cushion_length_m=spec.cushion_length, cushion_xi=spec.cushion_xi)
     except KeyError as e:
         raise launch.err("design.lateral", str(e.args[0])) from None

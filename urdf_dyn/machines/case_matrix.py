@@ -95,7 +95,8 @@ def lateral_rows(cases=(), end_stops=(), ring_tipping=None, pins=None) -> list:
         rows.append(CaseRow(f"end stop, {e.cylinder} {e.end}", float("nan"), None, "anchored",
                             {p: e.pins[p]["force_N"] for p in names if p in e.pins}, dict(e.ring),
                             f"{abs(e.speed):.3f} m/s into the cushion, m_eff {e.m_eff / 1e3:.1f} t, rigid cushion force "
-                            f"{e.cushion_force_N / 1e3:.0f} kN, dynamic factor phi7 {e.phi:.2f}",
+                            f"{e.cushion_force_N / 1e3:.0f} kN ({e.cushion_pressure_Pa / 1e6:.0f} MPa in the cushion), "
+                            f"dynamic factor phi7 {e.phi:.2f}",
                             {p: e.pins[p]["moment_Nm"] for p in names if p in e.pins}))
     if ring_tipping is not None:
         r = ring_tipping

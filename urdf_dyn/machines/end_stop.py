@@ -46,7 +46,7 @@ def phi7(xi) -> float:
 class EndStopCase:
     """One cylinder's impact at one end (module docstring): ``cylinder``, ``end`` ("extend" | "retract"),
     ``speed`` [m/s], ``m_eff`` [kg] and ``cushion_force_N`` (rigid, F_max) at the state of the largest
-    cushion force; ``phi`` the dynamic factor φ₇; ``pins`` {pin: {"force_N", "moment_Nm", "static_N",
+    cushion force, ``cushion_pressure_Pa`` F_max over the cushioned chamber's area (NaN without it); ``phi`` the dynamic factor φ₇; ``pins`` {pin: {"force_N", "moment_Nm", "static_N",
     "dynamic_factor"}} the largest over the poses; ``ring`` the slewing ring's loads there; ``states``
     [{"name", "q", "qd", "qdd"}] (the state of the largest cushion force) for the FE export."""
     cylinder: str
@@ -58,6 +58,7 @@ class EndStopCase:
     pins: dict
     ring: dict = field(default_factory=dict)
     states: list = field(default_factory=list, repr=False)
+    cushion_pressure_Pa: float = float("nan")
 
 
 def _motion(model, q, acts, c, v, acc):
@@ -71,12 +72,14 @@ def _motion(model, q, acts, c, v, acc):
     return qd, Gc * acc + g, Gc
 
 
-def end_stop_impacts(model, poses, speeds, cushion_length, xi, pins, acts, swing="swing") -> list:
+def end_stop_impacts(model, poses, speeds, cushion_length, xi, pins, acts, swing="swing", areas=None) -> list:
     """EndStopCase per (cylinder, end) of ``poses`` {(cylinder, end): Q (M, nv)} (assembled poses with the
     cylinder at that end, e.g. ``stroke_map.StrokeMap`` at ``stall.stroke_range``'s ends), ``speeds``
     {(cylinder, end): ẋ [m/s] (> 0 extending, < 0 retracting)}, cushion_length s_c [m] (> 0), xi (the
     cushion's characteristic, [0, 1]); pins {name: PinSpec | joint}; acts: the actuated joints (the
-    independent coordinates, e.g. swing and the three cylinders). Raises ValueError for s_c ≤ 0 or ξ
+    independent coordinates, e.g. swing and the three cylinders); areas {(cylinder, end): [m²]} of the
+    cushioned chamber (the rod side at the extended end, the cap side at the retracted one, all cylinders of
+    a pair) for the cushion pressure. Raises ValueError for s_c ≤ 0 or ξ
     outside [0, 1]."""
     from urdf_dyn.algorithms.dynamics import mass_matrix
     from urdf_dyn.machines.lateral_cases import pin_axes, pin_values
@@ -119,6 +122,8 @@ def end_stop_impacts(model, poses, speeds, cushion_length, xi, pins, acts, swing
             ring = {key: float(max(abs(cc[key]) if key != "axial_N" else cc[key] for cc in comp))
                     for key in ("tilting_moment_Nm", "axial_N", "radial_N", "torque_Nm")}
         q, qd, qdd = rows[k][:3]
+        area = (areas or {}).get((c, end))
         out.append(EndStopCase(c, end, v, m_eff, m_eff * a, phi, pv, ring,
-                               [dict(name=f"end stop, {c} {end}", q=q, qd=qd, qdd=qdd)]))
+                               [dict(name=f"end stop, {c} {end}", q=q, qd=qd, qdd=qdd)],
+                               m_eff * a / area if area else float("nan")))
     return out

@@ -50,7 +50,7 @@ def render_cases(rep, stall):
         js["case_matrix"] = [r.to_dict() for r in rows]
     lat = getattr(stall, "lateral", None)
     if lat is not None:
-        _render_lateral(md, js, lat, list(rows[0].pins) if rows else None)
+        _render_lateral(rep, lat, list(rows[0].pins) if rows else None)
     fb = (stall.free_bodies or []) + (lat.free_bodies if lat is not None else [])
     if fb:
         cases = list(dict.fromkeys(f.case for f in fb))
@@ -114,10 +114,11 @@ def _kN(x):
     return "–" if x is None or x != x else f"{x / 1e3:.1f}"
 
 
-def _render_lateral(md, js, lat, pins):
+def _render_lateral(rep, lat, pins):
     """The out-of-plane rows of the case matrix (``jobs.sizing_lateral.LateralReport``): forces per pin with
     the ring, then the main chain's pin moments, side and lug forces and the torsion of boom and stick."""
     from urdf_dyn.machines.reliefs import relief_text
+    md, js = rep.md, rep.js
     rows = lat.rows
     pins = pins or list(rows[0].pins)
     st = lat.settings
@@ -154,8 +155,10 @@ def _render_lateral(md, js, lat, pins):
         md.append(f"| {r.case} | " + " | ".join(f"{_kN(r.moments.get(p))} | {_kN(r.side.get(p))} | {_kN(r.lug.get(p))}"
                                                for p in main)
                   + f" | {_kN(r.torsion.get('boom'))} | {_kN(r.torsion.get('stick'))} |")
-    md.append("")
+    md += [""] + [f"- {r.case}: {r.note}" for r in rows if r.note] + [""]
     js["case_matrix"] = js.get("case_matrix", []) + [r.to_dict() for r in rows]
     rt = lat.ring_tipping
+    from urdf_dyn.reports.lateral_plots import plot_lateral_cases
+    rep.plot("lateral_cases_png", plot_lateral_cases, rows, rt, rep.path("lateral_cases_png"))
     js["lateral_cases"] = dict(settings=st, ring_at_tipping_limit=None if rt is None else {
         k: v for k, v in rt.items() if k not in ("q", "force", "point", "holding")})
