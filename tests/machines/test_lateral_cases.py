@@ -234,16 +234,17 @@ def test_corner_tooth_moment_is_the_offset_times_the_force(model, env):
 
 
 def test_eccentric_case_and_fe_export_balance(model, env):
-    """The eccentric tooth load adds a side force to the corner stall states: every main pin's moment is at
-    least the corner case's, the side forces within the swing relief's T / r_min, and every body of every
-    governing state exported for the FE analysis is in equilibrium to 1e-9 of its largest force."""
-    corner = lc.corner_tooth_cases(model, env, PINS)
+    """The eccentric tooth load adds a side force of either sign to the corner stall states held to the swing
+    relief: every main pin's moment is at least the corner case's (t ↦ |n + t v| is convex and the two signs
+    bracket t = 0), the side forces within (T + |τ|) / r_min ≤ 2 T / r_min, and every body of every governing
+    state exported for the FE analysis is in equilibrium to 1e-9 of its largest force."""
+    corner = lc.corner_tooth_cases(model, env, PINS, torque=T_SWING)
     ecc = lc.eccentric_tooth_case(model, env, PINS, T_SWING, FOOT)
     xb = np.array([1.0, 0.0, 0.0])
     rmin = (env.lip @ xb)[env.lip @ xb > FOOT[:, 0].max()].min()
     for p in ("boom_foot", "boom_nose", "bucket_pivot"):
         assert ecc.pins[p]["moment_Nm"] >= max(c.pins[p]["moment_Nm"] for c in corner) * (1 - 1e-12)
-        assert 0 < ecc.pins[p]["side_N"] <= T_SWING / rmin * (1 + 1e-9)
+        assert 0 < ecc.pins[p]["side_N"] <= 2 * T_SWING / rmin * (1 + 1e-9)
     assert ecc.torsion["boom"] > 0 and ecc.torsion["stick"] > 0
     for s in ecc.states + corner[0].states:
         Tb = ud.link_pose(model, s["q"], "bucket")
@@ -251,3 +252,16 @@ def test_eccentric_case_and_fe_export_balance(model, env):
         for fb in free_bodies(model, s["name"], s["q"], f_ext={"bucket": np.r_[np.cross(s["point"], fl), fl]},
                               points={"bucket": s["point"]}):
             assert np.abs(fb.residual).max() <= 1e-9 * fb.largest_force, (s["name"], fb.body)
+
+
+def test_the_swing_relief_holds_the_torque_about_the_swing_axis(model, env):
+    """With the swing relief's torque T, no corner-tooth state passes T about the swing axis (the ring's
+    torque), some state is held by it (a corner force at 0.65 m makes more than 70 kN m), and the eccentric
+    tooth load brings the ring's torque to T exactly."""
+    free = lc.corner_tooth_cases(model, env, PINS)[0]
+    held = lc.corner_tooth_cases(model, env, PINS, torque=T_SWING)[0]
+    assert free.ring["torque_Nm"] > T_SWING >= held.ring["torque_Nm"] * (1 - 1e-12)
+    assert held.ring["torque_Nm"] == pytest.approx(T_SWING, rel=1e-9)
+    assert held.pins["bucket_pivot"]["moment_Nm"] < free.pins["bucket_pivot"]["moment_Nm"]
+    ecc = lc.eccentric_tooth_case(model, env, PINS, T_SWING, FOOT)
+    assert ecc.ring["torque_Nm"] == pytest.approx(T_SWING, rel=1e-9)

@@ -62,11 +62,13 @@ def run_lateral(launch, model, cyl, frames, pins, swing, footprint, n=(13, 13, 1
         env = stall_envelopes(model, cyl, relief, (lip.link, corner), holding_relief=iso.holding_relief,
                               footprint=footprint, n=n, n_fan=n_fan)
         kw = dict(swing=swing, spacing=dict(spec.lug_spacing))
-        cases = lc.corner_tooth_cases(model, env, pins, **kw)
+        T = None
         if spec.swing_relief is not None:
             D = _swing_displacement(launch, spec.swing_motor)
             T = lc.swing_torque(D, spec.swing_relief)
             settings.update(swing_relief_Pa=spec.swing_relief, swing_displacement_m3_rad=D, swing_torque_Nm=T)
+        cases = lc.corner_tooth_cases(model, env, pins, torque=T, **kw)
+        if T is not None:
             cases.append(lc.swing_stall_case(model, env, pins, T, footprint, min_reach=spec.min_reach, **kw))
             cases.append(lc.eccentric_tooth_case(model, env, pins, T, footprint, min_reach=spec.min_reach, **kw))
         ring_tip = None
@@ -83,6 +85,10 @@ def run_lateral(launch, model, cyl, frames, pins, swing, footprint, n=(13, 13, 1
             stops = end_stop_impacts(model, poses, speeds, spec.cushion_length, spec.cushion_xi, pins, _acts(model),
                                      swing, areas)
             settings.update(cushion_length_m=spec.cushion_length, cushion_xi=spec.cushion_xi)
+            from urdf_dyn.machines.reliefs import line_relief
+            settings["cushion_length_at_line_relief_m"] = {
+                f"{e.cylinder} {e.end}": e.required_length(line_relief(iso.holding_relief, e.cylinder)[
+                    1 if e.end == "extend" else 0], spec.cushion_xi) for e in stops}
     except KeyError as e:
         raise launch.err("design.lateral", str(e.args[0])) from None
     except ValueError as e:

@@ -59,6 +59,17 @@ class EndStopCase:
     ring: dict = field(default_factory=dict)
     states: list = field(default_factory=list, repr=False)
     cushion_pressure_Pa: float = float("nan")
+    area: float = float("nan")
+
+    @property
+    def energy_J(self) -> float:
+        """E = ½ m_eff ẋ² [J] the cushion absorbs (at the state of the largest cushion force)."""
+        return 0.5 * self.m_eff * self.speed ** 2
+
+    def required_length(self, pressure, xi) -> float:
+        """The cushion length [m] that keeps the cushion's peak pressure at ``pressure`` [Pa]: E / (ξ p A)
+        (module docstring); NaN without the chamber's area."""
+        return self.energy_J / (xi * pressure * self.area)
 
 
 def _motion(model, q, acts, c, v, acc):
@@ -125,5 +136,5 @@ def end_stop_impacts(model, poses, speeds, cushion_length, xi, pins, acts, swing
         area = (areas or {}).get((c, end))
         out.append(EndStopCase(c, end, v, m_eff, m_eff * a, phi, pv, ring,
                                [dict(name=f"end stop, {c} {end}", q=q, qd=qd, qdd=qdd)],
-                               m_eff * a / area if area else float("nan")))
+                               m_eff * a / area if area else float("nan"), area or float("nan")))
     return out

@@ -32,9 +32,12 @@ constant along the chord.
 - *swing stall against a wall*: the swing motor at its relief torque T = D·p_swing against a wall at the
   bucket's side, the front held in each pose of the grid: a force F = T / r across the boom plane at the
   corner (r its distance from the swing axis in the boom plane), towards either side, capped by tipping.
-- *eccentric tooth load*: each corner-tooth stall state plus the largest side force the swing relief holds
-  at the tooth (T / r, either side), capped by tipping: the swing circuit's crossover relief is what limits
-  a side load on a held upper structure (S11: swing relief right/left).
+- *eccentric tooth load*: each corner-tooth stall state plus the side force at the tooth that brings the
+  torque about the swing axis to the swing relief's, either way, capped by tipping: the swing circuit's
+  crossover relief is what limits a side load on a held upper structure (S11: swing relief right/left).
+
+With a swing relief given, every case holds the torque about the swing axis to the relief's: a corner-tooth
+force whose own torque would pass it is scaled down (the upper structure slews instead).
 """
 from __future__ import annotations
 
@@ -230,22 +233,40 @@ def _tip_cap(env, W0, dirn, footprint):
     return tipping_load(W0, np.einsum("nrj,nj->nr", W1, dirn), footprint)[0]
 
 
-def corner_tooth_cases(model, env, pins, swing="swing", spacing=None, torsion_of=None) -> list:
+def _corner_forces(env, c, torque):
+    """(F (M, K, 3), labels (M, K)) of working cylinder c's stall states, each scaled down where the torque
+    of the tooth force about the swing axis, τ = p_x F_y − p_y F_x (root coordinates; the axis is the root's
+    z), would exceed ``torque`` (None: not limited): the swing circuit's relief lets the upper structure slew
+    beyond it."""
+    F, lab = env.fan[c]["all_force"], env.fan[c]["all_limited_by"]
+    if torque is None:
+        return F, lab
+    tau = np.abs(env.lip[:, None, 0] * F[..., 1] - env.lip[:, None, 1] * F[..., 0])
+    with np.errstate(divide="ignore"):
+        k = np.where(tau > torque, torque / np.where(tau > 0, tau, 1.0), 1.0)
+    return F * k[..., None], np.where(k < 1, "swing relief", lab).astype(object)
+
+
+def corner_tooth_cases(model, env, pins, swing="swing", spacing=None, torsion_of=None, torque=None) -> list:
     """One LateralCase per working cylinder of ``env`` (``stall.stall_envelopes`` with its tip at the
-    corner tooth, ``corner_point``): every stall state (the fan and the tangent, each at its held force).
-    pins: {name: PinSpec | joint}; swing: the ring's joint (None: no ring); spacing: {pin: lug spacing [m]};
-    torsion_of: {body: child body} (default boom → stick, stick → bucket when those exist)."""
+    corner tooth, ``corner_point``): every stall state (the fan and the tangent, each at its held force),
+    scaled down where the tooth force's torque about the swing axis exceeds ``torque`` [N m] (the swing
+    relief's, ``swing_torque``; None: not limited). pins: {name: PinSpec | joint}; swing: the ring's joint
+    (None: no ring); spacing: {pin: lug spacing [m]}; torsion_of: {body: child body} (default boom → stick,
+    stick → bucket when those exist)."""
     torsion_of = _torsion_default(model, torsion_of)
     specs = _specs(pins, swing, torsion_of)
     field_ = wrench_field(model, env, specs)
     axes, chords = pin_axes(model, specs), chord_axes(model, env.Q[0], torsion_of)
     out = []
     for c in env.working:
-        r = env.fan[c]
-        out.append(_evaluate(f"corner tooth, {c} stall", env, field_, r["all_force"], axes, spacing, chords, swing,
-                             env.relief, env.holding_relief, None,
-                             f"force at the corner tooth, {len(env.X)} poses x {len(env.fan_deg) + 1} directions",
-                             r["all_limited_by"]))
+        F, lab = _corner_forces(env, c, torque)
+        out.append(_evaluate(f"corner tooth, {c} stall", env, field_, F, axes, spacing, chords, swing,
+                             env.relief, env.holding_relief, None if torque is None else float(torque),
+                             f"force at the corner tooth, {len(env.X)} poses x {len(env.fan_deg) + 1} directions; "
+                             + ("the swing torque not limited" if torque is None else
+                                f"held where its torque about the swing axis passes the swing relief's: "
+                                f"{int(np.sum(lab == 'swing relief'))} states"), lab))
     return out
 
 
@@ -288,30 +309,35 @@ def _side_force(torque, r, footprint, min_reach):
 def eccentric_tooth_case(model, env, pins, torque, footprint=None, swing="swing", spacing=None,
                          torsion_of=None, min_reach=None) -> LateralCase:
     """The eccentric tooth load (module docstring): every corner-tooth stall state of ``env`` (each working
-    cylinder, fan and tangent) plus the side force the swing relief holds at the tooth, T / r towards either
-    side, capped so that the machine does not tip (``footprint``); no side force with the tooth nearer the
-    swing axis than ``min_reach`` (as ``swing_stall_case``)."""
+    cylinder, fan and tangent; ``corner_tooth_cases``'s, held to the swing relief) plus the side force across
+    the boom plane that brings the torque about the swing axis to the relief's, ±T: s = (±T − τ)/r at the
+    tooth (τ the corner force's own torque, r the tooth's distance from the axis in the boom plane), capped
+    so that the machine does not tip (``footprint``); no side force with the tooth nearer the swing axis than
+    ``min_reach`` (as ``swing_stall_case``)."""
     torsion_of = _torsion_default(model, torsion_of)
     specs = _specs(pins, swing, torsion_of)
     e = _lateral_dir(model, env, swing or "swing")
-    f, far, r_min = _side_force(torque, env.lip @ np.cross(e, [0.0, 0.0, 1.0]), footprint, min_reach)
+    r = env.lip @ np.cross(e, [0.0, 0.0, 1.0])
+    _, far, r_min = _side_force(torque, r, footprint, min_reach)
     Fs, labs = [], []
     for c in env.working:
-        Fp, lp = env.fan[c]["all_force"], env.fan[c]["all_limited_by"]                 # (M, K, 3)
+        Fp, lp = _corner_forces(env, c, torque)                                      # (M, K, 3)
         M, K = Fp.shape[:2]
+        tau = env.lip[:, None, 0] * Fp[..., 1] - env.lip[:, None, 1] * Fp[..., 0]
         W0 = (env.W0[:, None] + np.einsum("mrj,mkj->mkr", env.W1, Fp)).reshape(M * K, 6)
-        for s in (-1.0, 1.0):
-            d = np.broadcast_to(s * e, (M * K, 3))
+        for sgn in (-1.0, 1.0):
+            want = np.where(far[:, None], np.abs(sgn * torque - tau) / np.where(far, r, 1.0)[:, None], 0.0)
+            d = np.broadcast_to(sgn * e, (M * K, 3))
             cap = _tip_cap(env, W0, d, footprint).reshape(M, K)
-            want = np.broadcast_to(f[:, None], (M, K))
-            Fs.append(Fp + np.minimum(want, cap)[..., None] * s * e)
+            Fs.append(Fp + np.minimum(want, cap)[..., None] * sgn * e)
             labs.append(np.where(cap < want, lp + " + side force (tipping)", lp + " + side force (swing relief)"))
     F, labels = np.concatenate(Fs, axis=1), np.concatenate(labs, axis=1)
     field_ = wrench_field(model, env, specs)
     return _evaluate("eccentric tooth load", env, field_, F, pin_axes(model, specs), spacing,
                      chord_axes(model, env.Q[0], torsion_of), swing, env.relief, env.holding_relief, float(torque),
-                     f"corner-tooth stall states ({', '.join(env.working)}) + T/r across the boom plane, either "
-                     "side", labels.astype(object))
+                     f"corner-tooth stall states ({', '.join(env.working)}) + a side force at the tooth to the "
+                     f"swing relief's torque, either side ({int(far.sum())} poses with the tooth beyond {r_min:g} m)",
+                     labels.astype(object))
 
 
 def _torsion_default(model, torsion_of):

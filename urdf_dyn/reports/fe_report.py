@@ -128,7 +128,9 @@ def _render_lateral(rep, lat, pins):
            f"{' x '.join(map(str, st['grid']))} poses x {st['n_fan'] + 1} directions (not refined). "
            + (f"Swing stall against a wall and eccentric tooth load: the swing relief {st['swing_relief_Pa'] / 1e6:g} MPa "
               f"x displacement {st['swing_displacement_m3_rad'] * 1e3:.3f} L/rad = {st['swing_torque_Nm'] / 1e3:.1f} kN·m "
-              "at the ring, a side force T/r at the tooth (capped by tipping). " if "swing_torque_Nm" in st else "")
+              "at the ring: the most torque about the swing axis any case can hold (a corner-tooth force beyond it is "
+              "scaled down: the upper structure slews); the wall's force T/r at the tooth, the eccentric load's side "
+              "force up to the relief's torque (both capped by tipping). " if "swing_torque_Nm" in st else "")
            + (f"End stop: each cylinder into its cushion ({st['cushion_length_m'] * 1e3:.0f} mm, ξ = {st['cushion_xi']:g}) "
               "at the valve section's flow, rigid-body energy times EN 1991-3 Table 2.10's φ₇. " if "cushion_length_m" in st
               else "")
@@ -150,12 +152,19 @@ def _render_lateral(rep, lat, pins):
            "| case | " + " | ".join(f"{p} moment | {p} side | {p} lug" for p in main) + " | boom torsion | stick torsion |",
            "|---|" + "---:|" * (3 * len(main) + 2)]
     for r in rows:
-        if not r.moments and not r.torsion:
-            continue
+        if not any(r.moments.values()) and not any(r.torsion.values()):
+            continue                                    # planar (the end stops): in the forces' table only
         md.append(f"| {r.case} | " + " | ".join(f"{_kN(r.moments.get(p))} | {_kN(r.side.get(p))} | {_kN(r.lug.get(p))}"
                                                for p in main)
                   + f" | {_kN(r.torsion.get('boom'))} | {_kN(r.torsion.get('stick'))} |")
     md += [""] + [f"- {r.case}: {r.note}" for r in rows if r.note] + [""]
+    req = st.get("cushion_length_at_line_relief_m")
+    if req:
+        md += ["Cushion length that would keep each cushion's peak pressure at that side's line relief (the rod "
+               "side's at the extended end, the head side's at the retracted one), E / (ξ p A): "
+               + ", ".join(f"{k} {v * 1e3:.0f} mm" for k, v in req.items())
+               + f" — against the {st['cushion_length_m'] * 1e3:.0f} mm assumed; the impact part of the end-stop loads "
+               "goes with v² / s_c (a longer cushion or a slower approach to the stop lowers it in proportion).", ""]
     js["case_matrix"] = js.get("case_matrix", []) + [r.to_dict() for r in rows]
     rt = lat.ring_tipping
     from urdf_dyn.reports.lateral_plots import plot_lateral_cases
