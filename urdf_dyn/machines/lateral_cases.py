@@ -37,7 +37,10 @@ constant along the chord.
   crossover relief is what limits a side load on a held upper structure (S11: swing relief right/left).
 
 With a swing relief given, every case holds the torque about the swing axis to the relief's: a corner-tooth
-force whose own torque would pass it is scaled down (the upper structure slews instead).
+force whose own torque would pass it is scaled down (the upper structure slews instead). This takes the
+upper structure held hydraulically while the front works (the swing motor's ports closed, its crossover
+reliefs open at the relief); a spring-applied swing parking brake holding at the same time would hold more
+(its torque is not published here): then call ``corner_tooth_cases`` without ``torque`` for the bound.
 """
 from __future__ import annotations
 
