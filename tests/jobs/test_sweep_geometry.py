@@ -243,7 +243,7 @@ def _refuse(*a, **k):
 def test_a_second_run_takes_the_checks_from_disk_and_they_are_the_fresh_ones(fresh, disk, monkeypatch):
     cache = GeometryCache()                          # the disk tier on (URDF_DYN_CACHE), as a job's
     first = _checks(_launch(ROOT / "scenarios" / "x.yaml", _small()), cache=cache)
-    assert cache.served_from_disk() == [] and len(list(disk.glob("*.pkl"))) == 4
+    assert cache.served_from_disk() == [] and len(list(disk.glob("*.pkl"))) == 5      # + the lateral cases
     # a second run: a new model of the same robot; nothing may be computed (the check functions refuse)
     import urdf_dyn.machines.iso6015 as iso
     import urdf_dyn.machines.lift_chart as lc
@@ -254,7 +254,7 @@ def test_a_second_run_takes_the_checks_from_disk_and_they_are_the_fresh_ones(fre
     data = _small()
     data["soil"]["preset"] = "gravel"                # a load case the checks do not read
     second = _checks(_launch(ROOT / "scenarios" / "x.yaml", data), cache=cache)
-    assert cache.served_from_disk() == ["iso6015", "lift_chart", "working_range", "stall"]
+    assert cache.served_from_disk() == ["iso6015", "lift_chart", "working_range", "stall", "lateral"]
     for k in (*CHECKS, "stall"):
         assert _same(second[k], fresh[k]), k         # the oracle: computed with no cache at all
         assert _same(first[k], fresh[k]), k
