@@ -74,6 +74,8 @@ class ExcavatorKind(MachineKind):
             edge = plan.frames.get(sp.edge) or Frame(sp.edge)
             if np.linalg.norm(np.asarray(sp.plate, float)) < 1e-9:
                 raise sc.err("soil.plate", "must be a nonzero direction")
+        from urdf_dyn.jobs.sizing_duty import check_duty
+        check_duty(sc, model, plan.windows)          # design.duty's names and keys, before any work
         return ExcavatorPlan(soil, edge, active, release, tipping_polygon_of(sc))
 
     def geometry(self, plan, cache):
@@ -126,7 +128,7 @@ class ExcavatorKind(MachineKind):
                 out["stall"] = stall
                 reach = stall.env.push_forces({c: v.count for c, v in plan.cylinders.items()})
             out["design"] = run_design(sc, model, run.t, run.q, run.qd, run.qdd, run.f_ext, run.actuation, run.power,
-                                       plan.cylinders, reachable=reach)
+                                       plan.cylinders, reachable=reach, plan=plan)
         return out
 
     def summary(self, run):
