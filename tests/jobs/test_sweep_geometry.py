@@ -93,14 +93,14 @@ def fresh():
 def test_reused_results_are_the_fresh_ones_and_inputs_they_depend_on_are_not_served(fresh, tmp_path):
     cache = GeometryCache(memory=True, disk=False)    # a sweep worker's
     first = _checks(_launch(ROOT / "scenarios" / "x.yaml", _small()), cache=cache)
-    assert cache.stats() == {"hits": 0, "misses": 4, "entries": 4}
+    assert cache.stats() == {"hits": 0, "misses": 5, "entries": 5}     # + the stall's out-of-plane cases
     # another load case: other soil, other swing times, other payload: every check is reused
     data = _small()
     data["soil"]["preset"] = "gravel"
     data["motion"]["durations"][2] = data["motion"]["durations"][4] = 3.4
     data["payload"] = {"link": "bucket", "mass": 900.0, "com": [0.75, 0.0, 0.35]}
     reused = _checks(_launch(ROOT / "scenarios" / "x.yaml", data), cache=cache)
-    assert cache.stats()["hits"] == 4
+    assert cache.stats()["hits"] == 5
     for k in (*CHECKS, "stall"):
         assert _same(reused[k], fresh[k]), k
         assert _same(first[k], fresh[k]), k
@@ -113,7 +113,7 @@ def test_reused_results_are_the_fresh_ones_and_inputs_they_depend_on_are_not_ser
     before = cache.stats()
     bigger = _checks(_launch(ROOT / "scenarios" / "x.yaml", data), cache=cache)
     after = cache.stats()
-    assert after["misses"] - before["misses"] == 3 and after["hits"] - before["hits"] == 1
+    assert after["misses"] - before["misses"] == 4 and after["hits"] - before["hits"] == 1   # + lateral
     outside = _checks(_launch(ROOT / "scenarios" / "x.yaml", data))          # the oracle: no cache
     for k in ("iso6015", "lift_chart", "stall"):
         assert _same(bigger[k], outside[k]), k
@@ -227,13 +227,13 @@ def test_warm_up_shares_the_geometry_checks_between_workers(tmp_path, monkeypatc
         monkeypatch.setattr(sweep_case, "WORKER", sweep_case.WorkerState())
         w = warm_worker("size", data, str(base), (i, 2))
         assert w["status"] == "ok", w["error"]
-        assert sweep_case.WORKER.geometry.stats()["misses"] == (1 if i == 0 else 3)   # ranges | ISO 6015, lift, stall
+        assert sweep_case.WORKER.geometry.stats()["misses"] == (1 if i == 0 else 4)   # ranges | ISO 6015, lift, stall, lateral
         blobs.update(w["geometry"])
     monkeypatch.setattr(sweep_case, "WORKER", sweep_case.WorkerState())
-    assert install_geometry(blobs) == 4
+    assert install_geometry(blobs) == 5
     rec = run_case("size", data, str(base), tmp_path / "case", files=True)
     assert rec["status"] == "ok", rec["error"]
-    assert sweep_case.WORKER.geometry.stats()["hits"] == 4 and sweep_case.WORKER.geometry.stats()["misses"] == 0
+    assert sweep_case.WORKER.geometry.stats()["hits"] == 5 and sweep_case.WORKER.geometry.stats()["misses"] == 0
     import json
     report = json.loads((tmp_path / "case" / "sizing_report.json").read_text())
     fresh = _checks(_launch(base, data))
@@ -265,7 +265,7 @@ def _refuse(*a, **k):
 def test_a_second_run_takes_the_checks_from_disk_and_they_are_the_fresh_ones(fresh, disk, monkeypatch):
     cache = GeometryCache()                          # the disk tier on (URDF_DYN_CACHE), as a job's
     first = _checks(_launch(ROOT / "scenarios" / "x.yaml", _small()), cache=cache)
-    assert cache.served_from_disk() == [] and len(list(disk.glob("*.pkl"))) == 4
+    assert cache.served_from_disk() == [] and len(list(disk.glob("*.pkl"))) == 5      # + the lateral cases
     # a second run: a new model of the same robot; nothing may be computed (the check functions refuse)
     import urdf_dyn.machines.iso6015 as iso
     import urdf_dyn.machines.lift_chart as lc
@@ -276,7 +276,7 @@ def test_a_second_run_takes_the_checks_from_disk_and_they_are_the_fresh_ones(fre
     data = _small()
     data["soil"]["preset"] = "gravel"                # a load case the checks do not read
     second = _checks(_launch(ROOT / "scenarios" / "x.yaml", data), cache=cache)
-    assert cache.served_from_disk() == ["iso6015", "lift_chart", "working_range", "stall"]
+    assert cache.served_from_disk() == ["iso6015", "lift_chart", "working_range", "stall", "lateral"]
     for k in (*CHECKS, "stall"):
         assert _same(second[k], fresh[k]), k         # the oracle: computed with no cache at all
         assert _same(first[k], fresh[k]), k

@@ -70,4 +70,9 @@ def run_stall(launch, model, cyl, frames, pins, cache=None):
         except ValueError as e:
             raise launch.err("design", str(e)) from None
     pin_specs = {n: [p.joint, p.count] for n, p in pins.items()}
-    return geometry_cached(cache, launch, "stall", compute, extra={"pins": pin_specs}, model=model)
+    rep = geometry_cached(cache, launch, "stall", compute, extra={"pins": pin_specs}, model=model)
+    if rep is not None and doc.design.lateral is not None:      # the out-of-plane cases (jobs.sizing_lateral)
+        from urdf_dyn.jobs.sizing_lateral import run_lateral
+        rep.lateral = geometry_cached(cache, launch, "lateral", lambda: run_lateral(
+            launch, model, cyl, frames, pins, swing, tipping_polygon_of(launch)), extra={"pins": pin_specs}, model=model)
+    return rep
