@@ -61,13 +61,14 @@ def case_matrix(model, envelopes, pins, swing="swing", converged=None) -> list:
             ring = one.ring_loads(model, swing) if swing is not None else {}
             rows.append(CaseRow(f"{c} stall", env.relief, plain_reliefs(env.holding_relief), anch,
                                 {p: d["design_load_N"] for p, d in dl.items()}, ring,
-                                f"grid {len(env.X)} poses x {len(env.fan_deg) + 1} directions"))
+                                f"grid {len(env.X)} poses x {len(env.fan_deg) + 1} directions"
+                                + (" and each pose's held-force polygon corners" if env.corner else "")))
     for label, conv in (converged or {}).items():
         env = envelopes[0]
         anch = "anchored" if conv.friction is None else f"sliding, μ = {conv.friction:g}"
         rows.append(CaseRow(label, env.relief, plain_reliefs(env.holding_relief), anch,
                             {p: d["design_load_N"] for p, d in conv.loads.items()}, {},
-                            f"refined until two passes change < {100 * conv.tol:g} %"))
+                            f"searched to convergence (< {100 * conv.tol:g} % more in the final neighbour check)"))
     return rows
 
 

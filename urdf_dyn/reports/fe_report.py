@@ -33,7 +33,7 @@ def render_cases(rep, stall):
         md += ["### Case matrix: the planar load cases that size the structure (urdf_dyn.machines.case_matrix)", "",
                "One row per stalling cylinder and ground condition (anchored, ISO 6015 §4.5; sliding at the "
                "scenario's friction), each the largest over its stall states on the grid, then the converged "
-               "design loads (refined until two passes change by less than 1 %). Pin forces per pin [kN]; the "
+               "design loads (searched to convergence: less than 1 % more in the final neighbour check). Pin forces per pin [kN]; the "
                "slewing ring's largest tilting moment over the case's states, with the axial and radial force and "
                "the torque in that state. The out-of-plane cases follow in their own table when the scenario has "
                "design.lateral.", "",
