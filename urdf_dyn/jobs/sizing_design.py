@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["run_design", "design_pins"]
+__all__ = ["run_design", "design_pins", "CACHED_KEYS"]
 
 
 def design_pins(launch, model):
@@ -44,13 +44,46 @@ def design_pins(launch, model):
     return pins, []
 
 
-def run_design(launch, model, t, q, qd, qdd, f_ext, res, hyd, cyl, reachable=None, plan=None):
+#: the scenario sections (besides the robot) each result kept by the run's ``GeometryCache`` reads: its key.
+#: The buckling check reads the cylinders and the reliefs (and the stall envelopes' reach, given as the key's
+#: ``extra``); the duty mix re-runs motions and cuts, so it reads the motion, the soil, the frames, the loads,
+#: the payload, the actuators and the design's duty, pins and fatigue (and the main cycle, hashed into ``extra``)
+CACHED_KEYS = {
+    "buckling": ("actuators", "design.buckling", "hydraulics"),
+    "duty": ("motion", "soil", "frames", "loads", "payload", "actuators", "design.duty", "design.pins",
+             "design.fatigue"),
+}
+
+
+def _cached(cache, launch, check, compute, extra, model):
+    """``cache.get`` of ``check`` under its ``CACHED_KEYS``; ``compute()`` without a cache."""
+    if cache is None:
+        return compute()
+    return cache.get(launch, check, CACHED_KEYS[check], compute, extra=extra, model=model)
+
+
+def _digest(arrays) -> str:
+    """SHA-256 (hex) of the bytes, shapes and dtypes of ``arrays`` (a list of arrays and {name: array})."""
+    import hashlib
+    h = hashlib.sha256()
+    for a in arrays:
+        for k, v in (sorted(a.items()) if isinstance(a, dict) else [("", a)]):
+            v = np.ascontiguousarray(v)
+            h.update(f"{k}|{v.dtype.str}|{v.shape}|".encode())
+            h.update(v.tobytes())
+    return h.hexdigest()
+
+
+def run_design(launch, model, t, q, qd, qdd, f_ext, res, hyd, cyl, reachable=None, plan=None, cache=None):
     """The design cases of ``launch.doc.design`` for the sized cycle (t, q, qd, qdd (N, nv), f_ext; ``res`` the
     SizingResult, ``hyd`` the HydraulicsResult or None, ``cyl`` {actuator: Cylinder}; ``reachable``
     {cylinder: the stall envelopes' largest compression per cylinder [N]}, reported beside the buckling
-    check's relief force; ``plan`` the SizingPlan, which ``design.duty`` needs: ``jobs.sizing_duty``). Returns a ``DesignCases``. Raises ScenarioError naming the key for bad input."""
+    check's relief force; ``plan`` the SizingPlan, which ``design.duty`` needs: ``jobs.sizing_duty``;
+    ``cache`` the run's ``jobs.geometry_cache.GeometryCache``, which keeps the buckling check and the duty mix
+    under the sections they read, ``CACHED_KEYS``: None computes them). Returns a ``DesignCases``. Raises
+    ScenarioError naming the key for bad input."""
     from urdf_dyn.machines.buckling import ColumnLoads, CylinderColumn
-    from urdf_dyn.machines.design_cases import design_cases, stroke_lengths
+    from urdf_dyn.machines.design_cases import buckling_cases, design_cases, stroke_lengths
     doc = launch.doc
     ds = doc.design
     pins, notes = design_pins(launch, model)
@@ -91,10 +124,14 @@ def run_design(launch, model, t, q, qd, qdd, f_ext, res, hyd, cyl, reachable=Non
     elif ds.cycle is not None:
         cycle = _cycle_inputs(launch, model, t, ds, cyl, pumps, notes)
     try:
+        threshold = ds.buckling.threshold if ds.buckling else 1.0
+        buckled = _cached(cache, launch, "buckling", lambda: buckling_cases(columns, relief, threshold, column_loads,
+                                                                            reachable),
+                          {"reachable": reachable}, model) if columns else {}
         dc = design_cases(model, t, q, qd, qdd, f_ext=f_ext or None, actuated=res.names, pins=pins or None,
-                          swing=ds.swing_bearing, fatigue=ds.fatigue.model_dump(), columns=columns, relief=relief,
-                          buckling_threshold=ds.buckling.threshold if ds.buckling else 1.0, hydraulics=hyd,
-                          column_loads=column_loads, reachable=reachable, pumps=pumps, cycle=cycle)
+                          swing=ds.swing_bearing, fatigue=ds.fatigue.model_dump(), hydraulics=hyd, pumps=pumps,
+                          cycle=cycle)
+        dc.buckling = buckled
     except KeyError as e:
         raise launch.err("design.pins", e.args[0]) from None
     except ValueError as e:
@@ -102,15 +139,16 @@ def run_design(launch, model, t, q, qd, qdd, f_ext, res, hyd, cyl, reachable=Non
     if ds.friction is not None:
         notes.append(f"- ground friction coefficient {ds.friction:g}: used by the stall envelopes (sliding)")
     if ds.duty is not None:
-        _duty(launch, plan, pins, (t, q, qd, qdd, f_ext), ds, dc, notes)
+        _duty(launch, plan, pins, (t, q, qd, qdd, f_ext), ds, dc, notes, cache)
     dc.notes = notes
     dc.published = {k[len("cycle."):]: dict(value=v.value, source=v.source) for k, v in doc.reference.items()
                     if k.startswith("cycle.")}
     return dc
 
 
-def _duty(launch, plan, pins, main, ds, dc, notes):
-    """The duty mix into ``dc.duty``; its damage-equivalent loads replace the main cycle's repeated alone."""
+def _duty(launch, plan, pins, main, ds, dc, notes, cache=None):
+    """The duty mix into ``dc.duty`` (kept by ``cache`` under ``CACHED_KEYS["duty"]`` and the main cycle's
+    content); its damage-equivalent loads replace the main cycle's repeated alone."""
     if "life_cycles" in ds.fatigue.model_fields_set:
         raise launch.err("design.fatigue.life_cycles", "the duty mix (design.duty) sets the life: remove "
                          "life_cycles (each activity's hours x cycles per hour count its cycles)")
@@ -118,7 +156,8 @@ def _duty(launch, plan, pins, main, ds, dc, notes):
         notes.append("- no duty mix: it needs design.pins (and a payload without inertia)")
         return
     from urdf_dyn.jobs.sizing_duty import run_duty
-    dc.duty = run_duty(plan, main, pins, ds.fatigue)
+    extra = {"main": _digest([*main[:4], main[4] or {}]), "pins": {n: [p.joint, p.count] for n, p in pins.items()}}
+    dc.duty = _cached(cache, launch, "duty", lambda: run_duty(plan, main, pins, ds.fatigue), extra, model=plan.model)
     dc.damage = {n: dc.duty.damage_equivalent(n) for n in pins}
     notes.extend(dc.duty.notes)
 

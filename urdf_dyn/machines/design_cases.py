@@ -16,7 +16,7 @@ from urdf_dyn.machines.buckling import DEFAULT_THRESHOLD, CylinderColumn, buckli
 from urdf_dyn.machines.fatigue import damage_equivalent_load, magnitude_history, periodic_cycles
 from urdf_dyn.machines.pins import pin_loads
 
-__all__ = ["stroke_lengths", "DesignCases", "design_cases"]
+__all__ = ["stroke_lengths", "DesignCases", "buckling_cases", "design_cases"]
 
 
 def stroke_lengths(model, joint):
@@ -61,6 +61,21 @@ class DesignCases:
         return out
 
 
+def buckling_cases(columns, relief, threshold=DEFAULT_THRESHOLD, column_loads=None, reachable=None) -> dict:
+    """{actuator: BucklingResult} of ``columns`` ({actuator: CylinderColumn}) at ``relief`` [Pa] (a number, or
+    {actuator: Pa}) against ``threshold``, with ``column_loads`` {actuator: ``buckling.ColumnLoads``} and
+    ``reachable`` {actuator: largest compression the stall states reach [N]} (``buckling.buckling``). A function
+    of the cylinders' geometry and the reliefs alone, never of the motion: a run may keep it
+    (``jobs.sizing_design``). Raises ValueError for a column without a relief."""
+    out = {}
+    for n, col in (columns or {}).items():
+        p = relief.get(n) if isinstance(relief, dict) else relief
+        if p is None:
+            raise ValueError(f"no buckling relief for {n} (reliefs given for {', '.join(relief)})")
+        out[n] = buckling(n, col, p, threshold, loads=(column_loads or {}).get(n), reachable=(reachable or {}).get(n))
+    return out
+
+
 def design_cases(model, t, q, qd, qdd, f_ext=None, actuated=None, pins=None, swing=None, fatigue=None,
                  columns=None, relief=None, buckling_threshold=DEFAULT_THRESHOLD, hydraulics=None, pumps=None,
                  cycle=None, column_loads=None, reachable=None) -> DesignCases:
@@ -82,12 +97,7 @@ def design_cases(model, t, q, qd, qdd, f_ext=None, actuated=None, pins=None, swi
         for n in dc.pins.names:
             cyc = periodic_cycles(magnitude_history(dc.pins.wrench[n][:, 3:]))
             dc.damage[n] = damage_equivalent_load(cyc, **dc.fatigue)
-    for n, col in (columns or {}).items():
-        p = relief.get(n) if isinstance(relief, dict) else relief
-        if p is None:
-            raise ValueError(f"no buckling relief for {n} (reliefs given for {', '.join(relief)})")
-        dc.buckling[n] = buckling(n, col, p, buckling_threshold, loads=(column_loads or {}).get(n),
-                                  reachable=(reachable or {}).get(n))
+    dc.buckling = buckling_cases(columns, relief, buckling_threshold, column_loads, reachable)
     if hydraulics is not None and pumps is not None:
         from urdf_dyn.machines.pumps import pump_power, section_loads
         Qd, p = section_loads(hydraulics)
