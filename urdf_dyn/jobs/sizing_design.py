@@ -47,10 +47,11 @@ def design_pins(launch, model):
 #: the scenario sections (besides the robot) each result kept by the run's ``GeometryCache`` reads: its key.
 #: The buckling check reads the cylinders and the reliefs (and the stall envelopes' reach, given as the key's
 #: ``extra``); the duty mix re-runs motions and cuts, so it reads the motion, the soil, the frames, the loads,
-#: the payload, the actuators and the design's duty, pins and fatigue (and the main cycle, hashed into ``extra``)
+#: the payload, the actuated joints and the design's duty, pins and fatigue (and the main cycle, hashed into
+#: ``extra``), never the cylinders' sizes (a sweep over a bore or a tube keeps it)
 CACHED_KEYS = {
     "buckling": ("actuators", "design.buckling", "hydraulics"),
-    "duty": ("motion", "soil", "frames", "loads", "payload", "actuators", "design.duty", "design.pins",
+    "duty": ("motion", "soil", "frames", "loads", "payload", "actuators.actuated", "design.duty", "design.pins",
              "design.fatigue"),
 }
 
