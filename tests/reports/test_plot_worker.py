@@ -81,3 +81,67 @@ def test_no_worker_where_it_cannot_run_safely(tmp_path, monkeypatch):
     t, info = _soil_info()
     PlotWorker(parallel=False).submit(tmp_path / "c.png", plot_soil, t, info, tmp_path / "c.png")
     assert (tmp_path / "c.png").stat().st_size > 10_000
+
+
+def _logged_soil(log, *args):
+    """plot_soil(*args), after appending this process's id to ``log`` (who drew it)."""
+    import os
+    with open(log, "a") as f:
+        f.write(f"{os.getpid()}\n")
+    plot_soil(*args)
+
+
+@linux_only
+def test_the_waiting_caller_draws_what_no_worker_began(tmp_path, monkeypatch):
+    """With a core idle (forced here) the caller draws the plots the worker has not begun, from the last back:
+    every plot is drawn once, by one of the two, into the bytes the caller draws alone."""
+    import os
+    from urdf_dyn.reports import plotting
+    monkeypatch.delenv("URDF_DYN_PLOT_WORKER", raising=False)
+    monkeypatch.setattr(plotting, "caller_may_draw", lambda: True)
+    t, info = _soil_info()
+    log = tmp_path / "who.txt"
+    w = PlotWorker(processes=1)
+    assert w.parallel
+    for k in range(8):
+        w.submit(tmp_path / f"p{k}.png", _logged_soil, log, t, info, tmp_path / f"p{k}.png", {"dig": (0.0, 4.0)})
+    w.wait()
+    who = log.read_text().split()
+    assert len(who) == 8                                     # each plot drawn once
+    assert str(os.getpid()) in who and set(who) != {str(os.getpid())}   # by both: the worker began the first
+    plot_soil(t, info, tmp_path / "own.png", {"dig": (0.0, 4.0)})
+    own = (tmp_path / "own.png").read_bytes()
+    assert all((tmp_path / f"p{k}.png").read_bytes() == own for k in range(8))
+
+
+def _fails(path):
+    raise ValueError(f"{path}: drawn by the caller")
+
+
+@linux_only
+def test_the_first_submitted_error_is_raised_when_the_caller_draws(tmp_path, monkeypatch):
+    from urdf_dyn.reports import plotting
+    monkeypatch.delenv("URDF_DYN_PLOT_WORKER", raising=False)
+    monkeypatch.setattr(plotting, "caller_may_draw", lambda: True)
+    t, info = _soil_info()
+    w = PlotWorker(processes=1)
+    w.submit(tmp_path / "a.png", plot_soil, None, None, tmp_path / "a.png")               # AttributeError
+    for k in range(4):
+        w.submit(tmp_path / f"b{k}.png", plot_soil, t, info, tmp_path / f"b{k}.png")
+    w.submit(tmp_path / "c.png", _fails, tmp_path / "c.png")                # drawn by the caller, first
+    with pytest.raises(AttributeError):                      # the first submitted error, not the caller's
+        w.wait()
+    assert not w.parallel
+
+
+def test_the_caller_draws_only_with_a_core_idle(monkeypatch):
+    import os
+    from urdf_dyn.reports import plotting
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(os, "getloadavg", lambda: (1.2, 1.0, 1.0))
+    assert plotting.caller_may_draw()
+    monkeypatch.setattr(os, "getloadavg", lambda: (2.7, 1.0, 1.0))
+    assert not plotting.caller_may_draw()
+    monkeypatch.setattr(plotting, "CALLER_DRAWS", False)
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.1, 0.1, 0.1))
+    assert not plotting.caller_may_draw()

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from urdf_dyn.io.files import atomic_path
 
-__all__ = ["DPI", "PNG_COMPRESS", "PLOT_PROCESSES", "pyplot", "figure", "save_figure", "PlotWorker", "NoPlots",
+__all__ = ["DPI", "PNG_COMPRESS", "PLOT_PROCESSES", "CALLER_DRAWS", "caller_may_draw", "pyplot", "figure", "save_figure", "PlotWorker", "NoPlots",
            "worker_allowed"]
 
 #: resolution of the report plots [dots per inch]; PNG compression level (zlib 0–9: 1 encodes the job's plots
@@ -21,6 +21,13 @@ PNG_COMPRESS = 1
 #: wait after render longer (median 9.7 s against 8.6 s, 4 runs each: the second worker's matplotlib import
 #: competes for the cores), so one stays the default until a quiet machine says otherwise
 PLOT_PROCESSES = 1
+
+#: whether ``PlotWorker.wait`` may have the caller draw the plots no worker has begun (the caller only waits
+#: there; a plot is drawn once, by either, into the same bytes). It does so only when a core is idle (the
+#: 1-minute load average below the cores − 0.5, ``caller_may_draw``): measured at load 2.6–2.9 on 2 cores,
+#: the caller drawing made the warm main job slower (4.8–5.7 s against 4.4–5.4 s, 4 runs each: its own
+#: matplotlib import, ≈ 0.4 s, and no free core), so under load it waits as before
+CALLER_DRAWS = True
 
 
 def pyplot():
@@ -70,6 +77,18 @@ def worker_allowed() -> bool:
     return (os.environ.get("URDF_DYN_PLOT_WORKER", "1") != "0" and sys.platform.startswith("linux")
             and "fork" in multiprocessing.get_all_start_methods()
             and threading.current_thread() is threading.main_thread() and multiprocessing.parent_process() is None)
+
+
+def caller_may_draw() -> bool:
+    """``CALLER_DRAWS`` and a core idle: the 1-minute load average (``os.getloadavg``) below the machine's
+    cores − 0.5 (False where the load average is unknown)."""
+    import os
+    if not CALLER_DRAWS:
+        return False
+    try:
+        return os.getloadavg()[0] < (os.cpu_count() or 1) - 0.5
+    except OSError:
+        return False
 
 
 def _plot_worker_init():
@@ -132,10 +151,25 @@ class PlotWorker:
         return str(path)
 
     def wait(self):
-        """Wait for every plot submitted; raise the first error; end the worker."""
+        """Wait for every plot submitted; raise the first error (in the order submitted); end the worker.
+        When ``caller_may_draw()`` the caller, which only waits here, draws itself the plots no worker has begun,
+        from the last one back, while the workers draw from the first (a plot is drawn once, by one of them)."""
         from concurrent.futures.process import BrokenProcessPool
+        errors = {}
         try:
-            for fut, fn, args in self._jobs:
+            if caller_may_draw():
+                for i in range(len(self._jobs) - 1, -1, -1):
+                    fut, fn, args = self._jobs[i]
+                    if fut.cancel():             # not begun by a worker: drawn here instead
+                        try:
+                            fn(*args)
+                        except Exception as e:  # noqa: BLE001 - raised below in the order submitted
+                            errors[i] = e
+            for i, (fut, fn, args) in enumerate(self._jobs):
+                if i in errors:
+                    raise errors[i]
+                if fut.cancelled():
+                    continue
                 try:
                     fut.result()
                 except BrokenProcessPool:
