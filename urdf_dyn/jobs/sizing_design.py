@@ -48,11 +48,13 @@ def design_pins(launch, model):
 #: The buckling check reads the cylinders and the reliefs (and the stall envelopes' reach, given as the key's
 #: ``extra``); the duty mix re-runs motions and cuts, so it reads the motion, the soil, the frames, the loads,
 #: the payload, the actuated joints and the design's duty, pins and fatigue (and the main cycle, hashed into
-#: ``extra``), never the cylinders' sizes (a sweep over a bore or a tube keeps it)
+#: ``extra``), never the cylinders' sizes (a sweep over a bore or a tube keeps it); the shortest cycle reads the
+#: waypoints, the hydraulics, the actuators, the design's cycle and pumps (and the main cycle's external loads)
 CACHED_KEYS = {
     "buckling": ("actuators", "design.buckling", "hydraulics"),
     "duty": ("motion", "soil", "frames", "loads", "payload", "actuators.actuated", "design.duty", "design.pins",
              "design.fatigue"),
+    "cycle": ("motion", "hydraulics", "actuators", "design.cycle", "design.pumps"),
 }
 
 
@@ -80,8 +82,8 @@ def run_design(launch, model, t, q, qd, qdd, f_ext, res, hyd, cyl, reachable=Non
     SizingResult, ``hyd`` the HydraulicsResult or None, ``cyl`` {actuator: Cylinder}; ``reachable``
     {cylinder: the stall envelopes' largest compression per cylinder [N]}, reported beside the buckling
     check's relief force; ``plan`` the SizingPlan, which ``design.duty`` needs: ``jobs.sizing_duty``;
-    ``cache`` the run's ``jobs.geometry_cache.GeometryCache``, which keeps the buckling check and the duty mix
-    under the sections they read, ``CACHED_KEYS``: None computes them). Returns a ``DesignCases``. Raises
+    ``cache`` the run's ``jobs.geometry_cache.GeometryCache``, which keeps the buckling check, the shortest
+    cycle and the duty mix under the sections they read, ``CACHED_KEYS``: None computes them). Returns a ``DesignCases``. Raises
     ScenarioError naming the key for bad input."""
     from urdf_dyn.machines.buckling import ColumnLoads, CylinderColumn
     from urdf_dyn.machines.design_cases import buckling_cases, design_cases, stroke_lengths
@@ -129,10 +131,11 @@ def run_design(launch, model, t, q, qd, qdd, f_ext, res, hyd, cyl, reachable=Non
         buckled = _cached(cache, launch, "buckling", lambda: buckling_cases(columns, relief, threshold, column_loads,
                                                                             reachable),
                           {"reachable": reachable}, model) if columns else {}
+        shortest = _cached(cache, launch, "cycle", lambda: _shortest(model, f_ext, res.names, cycle),
+                           {"main": _digest([t, f_ext or {}]), "actuated": list(res.names)}, model) if cycle else None
         dc = design_cases(model, t, q, qd, qdd, f_ext=f_ext or None, actuated=res.names, pins=pins or None,
-                          swing=ds.swing_bearing, fatigue=ds.fatigue.model_dump(), hydraulics=hyd, pumps=pumps,
-                          cycle=cycle)
-        dc.buckling = buckled
+                          swing=ds.swing_bearing, fatigue=ds.fatigue.model_dump(), hydraulics=hyd, pumps=pumps)
+        dc.buckling, dc.cycle = buckled, shortest
     except KeyError as e:
         raise launch.err("design.pins", e.args[0]) from None
     except ValueError as e:
@@ -145,6 +148,13 @@ def run_design(launch, model, t, q, qd, qdd, f_ext, res, hyd, cyl, reachable=Non
     dc.published = {k[len("cycle."):]: dict(value=v.value, source=v.source) for k, v in doc.reference.items()
                     if k.startswith("cycle.")}
     return dc
+
+
+def _shortest(model, f_ext, actuated, cycle):
+    """``machines.cycle.shortest_cycle`` of the keywords ``cycle`` (``_cycle_inputs``) under the main cycle's
+    external loads, as ``design_cases`` computes it."""
+    from urdf_dyn.machines.cycle import shortest_cycle
+    return shortest_cycle(model, f_ext=f_ext or None, actuated=actuated, **cycle)
 
 
 def _duty(launch, plan, pins, main, ds, dc, notes, cache=None):
