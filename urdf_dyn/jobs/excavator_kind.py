@@ -21,12 +21,14 @@ __all__ = ["ExcavatorKind", "ExcavatorPlan", "EXCAVATOR"]
 class ExcavatorPlan:
     """The excavator's sections resolved: the soil (``machines.soil.Soil``), its cutting edge (a
     ``machines.loads.Frame``), the samples in which the edge may cut (N,) bool and those in which the payload
-    leaves (N,) bool or None; the tipping polygon (k, 2) [m] or None."""
+    leaves (N,) bool or None; the tipping polygon (k, 2) [m] or None; ``checks`` the check sections' frames
+    (``jobs.excavator_plan.ExcavatorChecks``)."""
     soil: object = None
     edge: object = None
     active: object = None
     release: object = None
     polygon: object = None
+    checks: object = None
 
 
 class ExcavatorKind(MachineKind):
@@ -74,7 +76,9 @@ class ExcavatorKind(MachineKind):
             edge = plan.frames.get(sp.edge) or Frame(sp.edge)
             if np.linalg.norm(np.asarray(sp.plate, float)) < 1e-9:
                 raise sc.err("soil.plate", "must be a nonzero direction")
-        return ExcavatorPlan(soil, edge, active, release, tipping_polygon_of(sc))
+        from urdf_dyn.jobs.excavator_plan import check_sections
+        polygon = tipping_polygon_of(sc)
+        return ExcavatorPlan(soil, edge, active, release, polygon, check_sections(plan, polygon))
 
     def geometry(self, plan, cache):
         from urdf_dyn.jobs.sizing_checks import machine_checks
