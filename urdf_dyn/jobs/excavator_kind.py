@@ -84,14 +84,14 @@ class ExcavatorKind(MachineKind):
         from urdf_dyn.jobs.sizing_checks import machine_checks
         return machine_checks(plan.scenario, plan.model, plan.cylinders, plan.frames, cache)
 
-    def loads(self, plan, Q, QD, QDD):
+    def loads(self, plan, Q, QD, QDD, poses=None):
         from urdf_dyn.machines.loads import soil_loads
         sp, kp = plan.scenario.doc.soil, plan.kind_plan
         if sp is None:
             return {}, None
         com = sp.payload.com if sp.payload is not None else None
         cut = soil_loads(plan.model, plan.t, Q, QD, QDD, kp.soil, kp.edge, sp.plate, sp.ground.height, sp.width,
-                         sp.capacity, kp.active, sp.edge_thickness, com, kp.release)
+                         sp.capacity, kp.active, sp.edge_thickness, com, kp.release, poses=poses)
         if not cut.cut.reached:
             lo = cut.edge[kp.active, 2].min() if kp.active.any() else np.nan
             raise plan.scenario.err("soil.ground.height", f"the cutting edge never goes below the ground at z = "
@@ -117,7 +117,7 @@ class ExcavatorKind(MachineKind):
         from urdf_dyn.jobs.sizing_checks import stability_check
         sc, model, doc = plan.scenario, plan.model, plan.scenario.doc
         out = {}
-        st = stability_check(sc, model, run.t, run.q, run.qd, run.qdd, run.f_ext, echo)
+        st = stability_check(sc, model, run.t, run.q, run.qd, run.qdd, run.f_ext, echo, poses=run.poses)
         if st is not None:
             out["stability"] = st
         if doc.design is not None:       # stall envelopes; pins, buckling, pumps against the engine, shortest cycle

@@ -122,8 +122,9 @@ def machine_checks(launch, model, cyl, frames, cache=None):
     return out
 
 
-def stability_check(launch, model, t, Q, QD, QDD, f_ext, echo):
-    """The tipping margin along the motion, when asked (``stability``). Returns the StabilityResult or None."""
+def stability_check(launch, model, t, Q, QD, QDD, f_ext, echo, poses=None):
+    """The tipping margin along the motion, when asked (``stability``); ``poses`` the body poses at Q
+    (``SizingRun.poses``). Returns the StabilityResult or None."""
     import warnings
     st = launch.doc.stability
     if st is None:
@@ -133,7 +134,7 @@ def stability_check(launch, model, t, Q, QD, QDD, f_ext, echo):
         warnings.simplefilter("always")
         try:
             out = zmp_margin(model, tipping_polygon_of(launch), Q, QD, QDD, f_ext=f_ext or None, t=t,
-                             z_ground=st.ground_height)
+                             z_ground=st.ground_height, poses=poses)
         except ValueError as e:
             raise _failed(launch, "stability", e) from None
     for w in caught:
