@@ -84,3 +84,22 @@ def test_simulate_takes_one_options_record_and_the_old_keywords_for_one_release(
         ud.simulate(model, q0, None, 0.3, None, 0.05)          # the former positional dt_out
     with pytest.raises(Exception):
         opts.rtol = 1.0                                         # frozen: a run's settings cannot change under it
+
+
+def test_a_renamed_keyword_runs_for_one_release_from_the_functions_own_module():
+    """``renamed_keywords`` (``_deprecated``): a former keyword runs with a FutureWarning naming the user's line
+    and gives the same answer; both names are a TypeError; the entry is a function of the decorated function's
+    module (its globals), so that the library's own calls never pass through layer 0 and back up."""
+    from urdf_dyn.machines import stability
+    model = ud.load(__import__("_robots").ROOT / "robots" / "excavator.urdf")
+    q = model.q_initial()
+    f = stability.base_reaction
+    assert f.__globals__ is vars(stability) and f.__wrapped__.__globals__ is vars(stability)
+    assert list(inspect.signature(f).parameters)[:2] == ["model", "q"]
+    with pytest.warns(FutureWarning, match=r"base_reaction\(\): the keyword Q= is now q=") as rec:
+        old = f(model, Q=q)
+    assert rec[0].filename == __file__ and np.array_equal(old, f(model, q))
+    with pytest.raises(TypeError, match="both Q= and its new name q="):
+        f(model, q=q, Q=q)
+    with pytest.raises(TypeError):
+        f(model, q, bogus=1)

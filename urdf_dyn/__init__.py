@@ -30,6 +30,7 @@ first use (PEP 562), so ``import urdf_dyn`` stays fast.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import os
 
 #: the modules holding compiled (numba) code; a kernel compiled into another embeds the callee's code, and
@@ -115,7 +116,9 @@ __all__ = list(_EXPORTS)
 def __getattr__(name):
     module = _EXPORTS.get(name)
     if module is None:
-        if name.startswith("__"):           # a probe of the interpreter or a library (copy, pickle, numba)
+        if name.startswith("__") or importlib.util.find_spec(f"{__name__}.{name}") is not None:
+            # a probe of the interpreter or a library (pickle, numba), or of a submodule not imported yet
+            # (``from urdf_dyn import kept_store`` asks first): not a deprecated name
             raise AttributeError(f"module 'urdf_dyn' has no attribute {name!r}")
         from urdf_dyn._deprecated import deprecated_getattr     # old names: a FutureWarning, one release
         return deprecated_getattr(__name__, stacklevel=3)(name)

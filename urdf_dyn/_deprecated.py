@@ -3,14 +3,14 @@
 A module that still answers to an old name defines ``__getattr__ = deprecated_getattr(__name__)``; reading the
 old name emits a ``FutureWarning`` that names the replacement and returns it. The replacements are strings,
 imported on first use, so this module imports nothing of urdf_dyn (layer 0) and the hot signatures carry no
-deprecation code. (Keywords renamed in a signature are ``_checks.renamed_keywords``; settings that became one
-options record, ``options_from_keywords``.)"""
+deprecation code. Keywords renamed in a signature are ``renamed_keywords``; settings that became one options
+record, ``options_from_keywords``."""
 from __future__ import annotations
 
 import importlib
 import warnings
 
-__all__ = ["DEPRECATED", "deprecated_getattr", "REMOVED_IN", "options_from_keywords"]
+__all__ = ["DEPRECATED", "deprecated_getattr", "REMOVED_IN", "options_from_keywords", "renamed_keywords"]
 
 #: the release that removes the names below
 REMOVED_IN = "0.2"
@@ -123,3 +123,41 @@ def options_from_keywords(name: str, cls, options, given: dict, stacklevel: int 
                   f"the keywords go in urdf_dyn {REMOVED_IN}", FutureWarning, stacklevel=stacklevel)
     return cls(**given)
 
+
+def _renamed(name: str, table: dict, kwargs: dict) -> dict:
+    """``kwargs`` with the former keywords of ``table`` {old: new} renamed, a FutureWarning naming each (the
+    caller's line: the user's, two frames up). Giving both names is a TypeError."""
+    kwargs = dict(kwargs)
+    for old, new in table.items():
+        if old in kwargs:
+            if new in kwargs:
+                raise TypeError(f"{name}() got both {old}= and its new name {new}=")
+            warnings.warn(f"{name}(): the keyword {old}= is now {new}=", FutureWarning, stacklevel=3)
+            kwargs[new] = kwargs.pop(old)
+    return kwargs
+
+
+def renamed_keywords(**old_to_new):
+    """Decorator: keyword arguments given under a former name (``old=value``) are passed as ``new=value``,
+    with a FutureWarning naming both (docs/architecture.md, "Keyword names": one spelling per idea), for one
+    release. Giving both names is a TypeError.
+
+    The entry it returns belongs to the decorated function's own module — its globals are that module's, as
+    ``dataclasses`` makes the ``__init__`` it writes a function of the class's module — so that at run time a
+    module calls its own function, and this module (layer 0) is called, downward, only when a former name is
+    given; it never holds a higher layer's function and calls it back."""
+    import functools
+    import types
+
+    table = dict(old_to_new)
+    olds = frozenset(table)
+    rename = _renamed
+
+    def wrap(fn):
+        def entry(*args, **kwargs):
+            if kwargs and not olds.isdisjoint(kwargs):       # the usual call: nothing to rename
+                kwargs = rename(fn.__name__, table, kwargs)
+            return fn(*args, **kwargs)
+        own = types.FunctionType(entry.__code__, fn.__globals__, fn.__name__, None, entry.__closure__)
+        return functools.update_wrapper(own, fn)
+    return wrap

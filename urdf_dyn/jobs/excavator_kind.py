@@ -22,13 +22,16 @@ class ExcavatorPlan:
     """The excavator's sections resolved: the soil (``machines.soil.Soil``), its cutting edge (a
     ``machines.loads.Frame``), the samples in which the edge may cut (N,) bool and those in which the payload
     leaves (N,) bool or None; the tipping polygon (k, 2) [m] or None; ``checks`` the check sections' frames
-    (``jobs.excavator_plan.ExcavatorChecks``)."""
+    (``jobs.excavator_plan.ExcavatorChecks``); ``relief_names`` {key: main | heavy_lift | line ...} the reliefs
+    the scenario named by word (``SizeDocument.relief_names``), resolved here so that the report reads them
+    from the plan."""
     soil: object = None
     edge: object = None
     active: object = None
     release: object = None
     polygon: object = None
     checks: object = None
+    relief_names: dict = None
 
 
 class ExcavatorKind(MachineKind):
@@ -78,7 +81,8 @@ class ExcavatorKind(MachineKind):
                 raise sc.err("soil.plate", "must be a nonzero direction")
         from urdf_dyn.jobs.excavator_plan import check_sections
         polygon = tipping_polygon_of(sc)
-        return ExcavatorPlan(soil, edge, active, release, polygon, check_sections(plan, polygon))
+        return ExcavatorPlan(soil, edge, active, release, polygon, check_sections(plan, polygon),
+                             dict(doc.relief_names))
 
     def geometry(self, plan, cache):
         from urdf_dyn.jobs.sizing_checks import machine_checks
