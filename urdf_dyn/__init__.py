@@ -86,6 +86,7 @@ _EXPORTS = {
     # closed loops: constraints, forward and inverse dynamics, motions, actuators
     "loop_constraints": "urdf_dyn.constraints.loops", "loop_residuals": "urdf_dyn.constraints.loops",
     "mobility": "urdf_dyn.constraints.loops", "ConstraintWarning": "urdf_dyn.constraints.loops",
+    "LoopState": "urdf_dyn.constraints.loops",
     "constrained_forward_dynamics": "urdf_dyn.constraints.forward",
     "explicit_constraint": "urdf_dyn.constraints.explicit",
     "assemble": "urdf_dyn.constraints.assembly", "project_velocity": "urdf_dyn.constraints.assembly",

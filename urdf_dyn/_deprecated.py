@@ -62,7 +62,7 @@ DEPRECATED = {
             "urdf_dyn.io.mimic_loops": ("close_mimic_loops", "MimicLoops"),
             "urdf_dyn.algorithms.force_elements": ("Balancer", "make_balancer", "with_balancers",
                                                    "balancer_generalized_forces", "balancer_lengths"),
-            "urdf_dyn.constraints.loops": ("loop_jacobian", "LoopState"),
+            "urdf_dyn.constraints.loops": ("loop_jacobian",),
             "urdf_dyn.constraints.explicit": ("UserLoopClosure",),
             "urdf_dyn.constraints.couplings": ("coupling_rows",)}.items() for n in names},
         "run_document": ("urdf_dyn.launch.registry", "run_document", "a job entry (the sweep's): run_scenario runs a file"),
