@@ -69,7 +69,7 @@ def main():
     reps = 1 if a.quick else 5
     from urdf_dyn.machines.buckling import buckling
     from urdf_dyn.machines.cycle import shortest_cycle
-    from urdf_dyn.machines.fatigue import damage_equivalent_load, direction_history, periodic_cycles
+    from urdf_dyn.machines.fatigue import damage_equivalent_load, magnitude_history, periodic_cycles
     from urdf_dyn.machines.pins import pin_loads
     from urdf_dyn.machines.pumps import pump_power, section_loads
     args, wall = _record()
@@ -83,7 +83,7 @@ def main():
         ("every pin (λ by the compiled path + batched RNEA backward pass)",
          lambda: pin_loads(model, t, Q, QD, QDD, pins, f_ext=f_ext, actuated=res.names, swing="swing")),
         ("rainflow + damage-equivalent load, all pins",
-         lambda: [damage_equivalent_load(periodic_cycles(direction_history(w[:, 3:])), **dc.fatigue)
+         lambda: [damage_equivalent_load(periodic_cycles(magnitude_history(w[:, 3:])), **dc.fatigue)
                   for w in dc.pins.wrench.values()]),
         ("rod buckling over the stroke, 3 cylinders",
          lambda: [buckling(n, b.column, b.load / (np.pi * b.column.bore ** 2 / 4), b.threshold)

@@ -10,8 +10,6 @@ import os
 import re
 from pathlib import Path
 
-from urdf_dyn.errors import ModelError
-
 __all__ = ["load"]
 
 
@@ -111,13 +109,9 @@ def _check_mjcf_assembly(model):
     """``check_assembly`` for a model read from MJCF: its error names the equality (whose line in the user's
     file the loop carries) and says what to check there."""
     from urdf_dyn.constraints.assembly import check_assembly
-    try:
-        check_assembly(model)
-    except ModelError as e:
-        reason = e.reason.split(": check the")[0]
-        raise ModelError(f"{reason}: MuJoCo's compiler closes connect and weld equalities between bodies at "
-                         "qpos0; check the positions of the equality's sites", file=e.file, line=e.line,
-                         element=(e.element or "").replace("<loop name=", "<equality name=")) from None
+    check_assembly(model, element="equality",
+                   advice="MuJoCo's compiler closes connect and weld equalities between bodies at qpos0; check the "
+                          "positions of the equality's sites")
 
 
 def _kind(source) -> str:

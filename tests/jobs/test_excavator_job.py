@@ -29,6 +29,8 @@ def launch_data(dt=0.05, **changes):
             data.pop(k, None)
         else:
             data[k] = v
+    if data.get("soil") is None and "design" in data:
+        data["design"].pop("duty", None)     # the duty mix's activities cut the scenario's soil
     return data
 
 

@@ -143,13 +143,17 @@ def project_velocity(model, q, qd, hold=()):
 
 
 @renamed_keywords(tol="residual_tol")
-def check_assembly(model, residual_tol=1e-6):
+def check_assembly(model, residual_tol=1e-6, *, element="loop", advice=None):
     """Raise ``closure.LoopClosureError`` (a ModelError), naming the file, line and ``<loop>`` element, its
     gap [m, rad] and the nearest fix of its origins (``closure.nearest_fix``), if a loop of ``model`` cannot
     be closed near its initial configuration (``<initial_configuration>``): when ``assemble`` (which holds
     the joints declared independent) fails, or when the loop is open there (above ``residual_tol``) and
     one sign flip or axis swap of its origins closes it where it is — the file's mistake, which assembling
-    would hide by moving the mechanism to another branch. Returns None when the loops close."""
+    would hide by moving the mechanism to another branch. Returns None when the loops close.
+
+    ``element`` is the tag the error names (``"equality"`` for a model read from MJCF, whose loops carry the
+    line of the user's ``<equality>``) and ``advice``, if given, replaces the URDF advice at the message's end
+    (what to check in the user's own file)."""
     from urdf_dyn.constraints.closure import LoopClosureError, loop_gaps, nearest_fix
     if not model.loops:
         return
@@ -174,10 +178,16 @@ def check_assembly(model, residual_tol=1e-6):
         k = int(np.argmax(d))
         moved = (f"; assembling would close it only by moving {model.q_names[k]} by {d[k]:.3g} (another branch), "
                  "which hides the mistake")
-    what = (f"it closes if {fix[0]}" if fix else "no single sign flip or axis swap of its <origin>s closes it: check "
-            "the <predecessor>/<successor> origins, or give an <initial_configuration> close to an assembled pose")
+    what = f"it closes if {fix[0]}" if fix else "no single sign flip or axis swap of its <origin>s closes it"
+    if advice is not None:
+        what = f"{what}{moved}: {advice}"
+    elif fix:
+        what = f"{what}{moved}"
+    else:
+        what = (f"{what}: check the <predecessor>/<successor> origins, or give an <initial_configuration> close "
+                f"to an assembled pose{moved}")
     raise LoopClosureError(
         f"loop {worst.name} ({worst.predecessor} -> {worst.successor}) cannot be assembled near the initial "
-        f"configuration: it is open by {worst.position:.3g} m and {worst.angle:.3g} rad there; {what}{moved}",
+        f"configuration: it is open by {worst.position:.3g} m and {worst.angle:.3g} rad there; {what}",
         loop=worst.name, gap=worst, fix=fix[0] if fix else None, file=model.source, line=lp.line or None,
-        element=f'<loop name="{lp.name}">')
+        element=f'<{element} name="{lp.name}">')

@@ -80,6 +80,8 @@ class ExcavatorKind(MachineKind):
             if np.linalg.norm(np.asarray(sp.plate, float)) < 1e-9:
                 raise sc.err("soil.plate", "must be a nonzero direction")
         from urdf_dyn.jobs.excavator_plan import check_sections
+        from urdf_dyn.jobs.sizing_duty import check_duty
+        check_duty(sc, model, plan.windows)          # design.duty's names and keys, before any work
         polygon = tipping_polygon_of(sc)
         return ExcavatorPlan(soil, edge, active, release, polygon, check_sections(plan, polygon),
                              dict(doc.relief_names))
@@ -134,7 +136,7 @@ class ExcavatorKind(MachineKind):
                 out["stall"] = stall
                 reach = stall.env.push_forces({c: v.count for c, v in plan.cylinders.items()})
             out["design"] = run_design(sc, model, run.t, run.q, run.qd, run.qdd, run.f_ext, run.actuation, run.power,
-                                       plan.cylinders, reachable=reach)
+                                       plan.cylinders, reachable=reach, plan=plan)
         return out
 
     def summary(self, run):

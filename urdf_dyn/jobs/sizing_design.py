@@ -11,7 +11,8 @@
                                            # and rod_length (pin_diameter, clearance, guide_length: actuators.cylinders)
       pumps: {engine_power: 121e3, margin: 2e6, volumetric_efficiency: 0.95, mechanical_efficiency: 0.9,
               priority: equal}             # or [boom_cyl, swing, ...]; needs hydraulics:
-      fatigue: {m: 3, life_cycles: 2e6, reference_cycles: 2e6}
+      fatigue: {m: 3, life_cycles: 2e6, reference_cycles: 2e6}   # life_cycles only without a duty mix
+      duty: {activities: {...}, bushings: {...}, allowable: {...}, details: {...}}   # jobs.duty_schema
       cycle: {dt: 0.02, min_duration: 0.2} # the shortest cycle through motion.waypoints
     reference:                             # published figures printed beside the shortest cycle
       cycle.swing_speed_rpm: {value: 11.3, source: "data sheet"}
@@ -43,11 +44,11 @@ def design_pins(launch, model):
     return pins, []
 
 
-def run_design(launch, model, t, q, qd, qdd, f_ext, res, hyd, cyl, reachable=None):
+def run_design(launch, model, t, q, qd, qdd, f_ext, res, hyd, cyl, reachable=None, plan=None):
     """The design cases of ``launch.doc.design`` for the sized cycle (t, q, qd, qdd (N, nv), f_ext; ``res`` the
     SizingResult, ``hyd`` the HydraulicsResult or None, ``cyl`` {actuator: Cylinder}; ``reachable``
     {cylinder: the stall envelopes' largest compression per cylinder [N]}, reported beside the buckling
-    check's relief force). Returns a ``DesignCases``. Raises ScenarioError naming the key for bad input."""
+    check's relief force; ``plan`` the SizingPlan, which ``design.duty`` needs: ``jobs.sizing_duty``). Returns a ``DesignCases``. Raises ScenarioError naming the key for bad input."""
     from urdf_dyn.machines.buckling import ColumnLoads, CylinderColumn
     from urdf_dyn.machines.design_cases import design_cases, stroke_lengths
     doc = launch.doc
@@ -100,10 +101,26 @@ def run_design(launch, model, t, q, qd, qdd, f_ext, res, hyd, cyl, reachable=Non
         raise launch.err("design", str(e)) from None
     if ds.friction is not None:
         notes.append(f"- ground friction coefficient {ds.friction:g}: used by the stall envelopes (sliding)")
+    if ds.duty is not None:
+        _duty(launch, plan, pins, (t, q, qd, qdd, f_ext), ds, dc, notes)
     dc.notes = notes
     dc.published = {k[len("cycle."):]: dict(value=v.value, source=v.source) for k, v in doc.reference.items()
                     if k.startswith("cycle.")}
     return dc
+
+
+def _duty(launch, plan, pins, main, ds, dc, notes):
+    """The duty mix into ``dc.duty``; its damage-equivalent loads replace the main cycle's repeated alone."""
+    if "life_cycles" in ds.fatigue.model_fields_set:
+        raise launch.err("design.fatigue.life_cycles", "the duty mix (design.duty) sets the life: remove "
+                         "life_cycles (each activity's hours x cycles per hour count its cycles)")
+    if plan is None or not pins:
+        notes.append("- no duty mix: it needs design.pins (and a payload without inertia)")
+        return
+    from urdf_dyn.jobs.sizing_duty import run_duty
+    dc.duty = run_duty(plan, main, pins, ds.fatigue)
+    dc.damage = {n: dc.duty.damage_equivalent(n) for n in pins}
+    notes.extend(dc.duty.notes)
 
 
 def _cycle_inputs(launch, model, t, ds, cyl, pumps, notes):

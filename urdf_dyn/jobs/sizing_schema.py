@@ -8,6 +8,7 @@ from pydantic import Field, PositiveInt, PrivateAttr, field_validator, model_val
 from urdf_dyn.launch.document import (FiniteFloat, LaunchDocument, NonNegativeFloat, OutputsSection, PositiveFloat,
                                       Section)
 from urdf_dyn.jobs.arm_kind import DrivesSection
+from urdf_dyn.jobs.duty_schema import DutySpec
 from urdf_dyn.machines.soil import SOILS
 
 __all__ = ["MotionSpec", "Payload", "FrameSpec", "LoadSpec", "GroundSpec", "SoilPayloadSpec", "SoilSpec",
@@ -310,6 +311,7 @@ class DesignSpec(Section):
     pumps: Optional[PumpSpec] = None
     fatigue: FatigueSpec = Field(default_factory=FatigueSpec)
     cycle: Optional[CycleSpec] = None
+    duty: Optional[DutySpec] = Field(None, description="the life as a mix of activities (jobs.duty_schema)")
 
 
 class SizeOutputs(OutputsSection):

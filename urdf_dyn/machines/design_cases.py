@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from urdf_dyn.machines.buckling import DEFAULT_THRESHOLD, CylinderColumn, buckling
-from urdf_dyn.machines.fatigue import damage_equivalent_load, direction_history, periodic_cycles
+from urdf_dyn.machines.fatigue import damage_equivalent_load, magnitude_history, periodic_cycles
 from urdf_dyn.machines.pins import pin_loads
 
 __all__ = ["stroke_lengths", "DesignCases", "design_cases"]
@@ -34,7 +34,9 @@ def stroke_lengths(model, joint):
 
 @dataclass
 class DesignCases:
-    """Results: ``pins`` (PinLoads or None), ``damage`` {pin: ΔF_eq [N]}, ``fatigue`` parameters,
+    """Results: ``pins`` (PinLoads or None), ``damage`` {pin: ΔF_eq [N]} (of the force magnitude's ranges: a
+    load, not a stress), ``fatigue`` parameters, ``duty`` (``jobs.sizing_duty.DutyResult`` or None: the spectra
+    over a duty mix, set by the job),
     ``buckling`` {actuator: BucklingResult}, ``pumps`` (PumpResult or None), ``cycle`` (ShortestCycle or
     None), ``notes`` lines for the report, ``published`` {name: {value, source}} figures printed beside the
     shortest cycle (the scenario's ``reference: cycle.<name>``)."""
@@ -46,6 +48,7 @@ class DesignCases:
     cycle: object = None
     notes: list = field(default_factory=list)
     published: dict = field(default_factory=dict)
+    duty: object = None
 
     def warnings(self) -> list:
         """One line per problem: a buckling factor under its threshold, a cycle over the engine's power."""
@@ -77,7 +80,7 @@ def design_cases(model, t, q, qd, qdd, f_ext=None, actuated=None, pins=None, swi
         dc.pins = pin_loads(model, t, q, qd, qdd, pins, f_ext=f_ext, actuated=actuated, swing=swing)
         dc.fatigue = {**dict(m=3.0, life_cycles=2e6, reference_cycles=2e6), **(fatigue or {})}
         for n in dc.pins.names:
-            cyc = periodic_cycles(direction_history(dc.pins.wrench[n][:, 3:]))
+            cyc = periodic_cycles(magnitude_history(dc.pins.wrench[n][:, 3:]))
             dc.damage[n] = damage_equivalent_load(cyc, **dc.fatigue)
     for n, col in (columns or {}).items():
         p = relief.get(n) if isinstance(relief, dict) else relief

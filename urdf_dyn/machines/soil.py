@@ -145,9 +145,10 @@ def _d(deg):
     return float(np.radians(deg))
 
 
-#: Named presets. Bank unit weights are [DNR]'s dry values divided by g; φ the middle of [DNR]'s range;
-#: δ = 2/3 φ for granular soils ([SoilTyp]: δ ≈ 0.5–0.7 φ on steel); clay = [SoilTyp]'s clay loam defaults;
-#: swell from [Swell-PE] / [Swell-Spike] (clay loam: between earth/loam 25 % and dry clay 35 %: 30 %).
+#: Named presets (each one's ``source`` says where its numbers come from). Bank densities are the moist
+#: in-situ unit weights of [CE-ref] (gravel: [DNR]'s dry value, no moist figure retrieved); loose = bank /
+#: swell; φ the middle of [DNR]'s range; δ = 2/3 φ for granular soils ([SoilTyp]: δ ≈ 0.5–0.7 φ on steel);
+#: swell from [Swell-PE] / [Swell-Spike] / [Cat-PHB].
 #: lb/ft³ -> kg/m³ (the [CE-ref] table's unit)
 PCF = 16.0185
 

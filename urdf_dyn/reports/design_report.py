@@ -60,11 +60,15 @@ def render_design(rep, self, stall=False, relief_name=None):
                "Forces on the child / successor side in the pin's own frame (tree joint: the joint frame; loop "
                "joint: Fp), per pin of a pair. The design loads from the stall envelopes follow in their own "
                "section.", "",
-               f"Damage-equivalent load: rainflow ranges of the force along its peak direction, S–N exponent "
-               f"m = {self.fatigue.get('m', 3):g}, {self.fatigue.get('life_cycles', 0):.3g} cycles referred to "
-               f"{self.fatigue.get('reference_cycles', 0):.3g}.", "",
+               (f"Damage-equivalent load range (a force, not a stress): rainflow ranges of the force magnitude |F| "
+                f"over the duty mix's spectrum (below), S–N exponent m = {self.fatigue.get('m', 3):g}, referred to "
+                f"{self.fatigue.get('reference_cycles', 0):.3g} cycles." if self.duty is not None else
+                f"Damage-equivalent load range (a force, not a stress): rainflow ranges of the force magnitude |F|, "
+                f"S–N exponent m = {self.fatigue.get('m', 3):g}, this cycle repeated "
+                f"{self.fatigue.get('life_cycles', 0):.3g} times referred to {self.fatigue.get('reference_cycles', 0):.3g} "
+                "(no duty mix: design.duty)."), "",
                "| pin | joint | per pin of | cycle peak | at | components in the pin frame (x, y, z) | "
-               "damage-equivalent range |", "|---|---|---:|---:|---:|---|---:|"]
+               "damage-equivalent load range ΔF_eq |", "|---|---|---:|---:|---:|---|---:|"]
         js.setdefault("pins", {})
         for n in pl.names:
             F, tp, c = pl.cycle_peak(n)
@@ -87,6 +91,9 @@ def render_design(rep, self, stall=False, relief_name=None):
             rep.wrote("pin_design_loads_csv", write_pin_loads(pl, rep.path("pin_design_loads_csv"), self.damage))
         rep.wrote("pin_forces_csv", write_pin_forces(pl, rep.path("pin_forces_csv")))
         rep.plot("pin_loads_png", plot_pin_peaks, pl, self.damage, rep.path("pin_loads_png"))
+        if self.duty is not None:
+            from urdf_dyn.reports.duty_report import render_duty
+            render_duty(rep, self.duty)
     if self.buckling:
         md += _buckling_section(self.buckling, relief_name)
         for n, b in self.buckling.items():
@@ -219,7 +226,7 @@ def plot_pin_peaks(pl, damage, path):
     fig, ax = figure((10, 4.6), 1, 1, bottom=1.5, left=0.9)
     ax = ax[0, 0]
     ax.bar(x - 0.2, [pl.cycle_peak(n)[0] / 1e3 for n in names], 0.4, label="cycle peak")
-    ax.bar(x + 0.2, [damage.get(n, 0.0) / 1e3 for n in names], 0.4, label="damage-equivalent range")
+    ax.bar(x + 0.2, [damage.get(n, 0.0) / 1e3 for n in names], 0.4, label="damage-equivalent load range (|F|)")
     ax.set_xticks(x, [f"{n} (÷{pl.specs[n].count})" if pl.specs[n].count > 1 else n for n in names],
                   rotation=40, ha="right", fontsize=8)
     ax.set_ylabel("pin force per pin [kN]")

@@ -59,6 +59,13 @@ OUTPUTS = {
     "report": Output("sizing_report.md", "SI", "the sizing report"),
     "report_json": Output("sizing_report.json", "SI", "the sizing report's figures"),
     "view_json": Output("view.json", "m", "what the viewer draws beside the motion: bench, edge, payload"),
+    "pin_spectra_csv": Output("pin_spectra.csv", "N", "per pin: the duty mix's load spectrum (force-magnitude "
+                              "range bins, cycles in the life per activity)"),
+    "pin_bearings_csv": Output("pin_bearings.csv", "m, Pa, m/s, Pa m/s", "per pin and activity: bushing pressure, "
+                               "sliding speed and p·v"),
+    "pin_spectra_png": Output("pin_spectra.png", "kN over cycles", "per pin: cumulative load spectrum of the duty mix"),
+    "pin_bearings_png": Output("pin_bearings.png", "MPa, MPa·m/s", "per pin: bushing pressure and p·v against "
+                               "the allowables"),
 }
 
 
