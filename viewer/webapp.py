@@ -30,7 +30,7 @@ from urdf_dyn.io.escape import md_text
 from .backend import ViewerError
 from .webscene import set_vector
 
-__all__ = ["WebApp", "SPEEDS", "served_url"]
+__all__ = ["WebApp", "SPEEDS", "served_url", "start_server"]
 
 FPS = 30.0   # scene updates per second at most (the drawing thread)
 SPEEDS = ("1/8", "1/4", "1/2", "1", "2", "4", "8")
@@ -53,16 +53,15 @@ class WebApp:
             thread plays the timeline; ``live=False`` (a recording, ``recording.write_recording``): the pin
             loads and the plot first, in this thread, and no drawing thread, so that every frame recorded
             has the same arrows whatever the machine's load.
+        server: a running viser server (``start_server``) to build the scene in (default: one is started).
     Attributes: server, url, port, scene (webscene.WebScene), plot (plot.ForcePlot or None; None until
     ``plot_ready`` is set), time, k.
     Raises ViewerError when viser is not installed."""
 
     def __init__(self, model, motion=None, run=None, port=8080, host="127.0.0.1", loop_tol=1e-3, speed=1.0,
-                 robot=None, live=True):
-        try:
-            import viser
-        except ImportError as e:
-            raise ViewerError(f"the browser viewer needs viser ({e}); pip install viser") from None
+                 robot=None, live=True, server=None):
+        if server is None:
+            server = start_server(host, port)
         from .forces import ForceSource
         from .scene import RobotScene
         from .webscene import WebScene
@@ -74,15 +73,12 @@ class WebApp:
         self.forces = ForceSource(model, motion, run=run)
         if run is not None and model.loops and live:
             self.forces._pending = True   # WebScene and the page do not wait for the pin loads
-        with contextlib.redirect_stdout(io.StringIO()):   # viser's own banner: we print one line with the URL
-            self.server = viser.ViserServer(host=host, port=int(port), verbose=False)
-        self.port = self.server.get_port()
+        self.server = server
+        self.port = server.get_port()
         self.requested_port = int(port)
         self.url, self.exposed = served_url(host, self.port)
         loop_tol = float((run.view.get("loop_tol") if run is not None else None) or loop_tol)
         pts = self.robot.points(motion.q[:: max(1, len(motion) // 40)])
-        self.scene = WebScene(self.server, self.robot, self.forces, loop_tol=loop_tol,
-                              bench=run.bench_height if run is not None else None, points=pts)
         self.layers = {key: True for key, _ in LAYERS}
         self.playing = False
         self.speed = float(speed)
@@ -92,14 +88,19 @@ class WebApp:
         self._want = None
         self._thread = None
         self._lock = threading.RLock()
-        self._camera(pts)
-        self._gui()
         self.plot = None
         self.plot_ready = threading.Event()   # set once the force plot is in the scene (or there is none)
         self._stop = threading.Event()
-        if not live:    # a recording: every frame the same, so the plot is there from the first
-            self._plot()
-        self.show(self.time)
+        # one atomic block: the scene, the controls and the first pose wake viser's event loop once (not once
+        # per message) and reach a page that connects meanwhile together
+        with self.server.atomic():
+            self.scene = WebScene(self.server, self.robot, self.forces, loop_tol=loop_tol,
+                                  bench=run.bench_height if run is not None else None, points=pts)
+            self._camera(pts)
+            self._gui()
+            if not live:    # a recording: every frame the same, so the plot is there from the first
+                self._plot()
+            self.show(self.time)
         if getattr(self.forces, "_pending", False):
             self.forces.pins_in_background(done=self._pins_ready)
         if live:    # matplotlib's import and the drawing (≈ 1 s, several under load) after the URL is out
@@ -245,12 +246,13 @@ class WebApp:
             self.time = float(np.clip(time, mo.t[0], mo.t[-1]))
             self.k = k = mo.index(self.time + 1e-9)
             layers = [key for key, on in self.layers.items() if on]
-            self.scene.show(k, mo.q_at(self.time), layers)
-            if self.plot is not None:
-                x0, y, _, W, _ = self.plot_frame
-                pos = np.array(self.cursor.position, float)
-                pos[0] = x0 + W * self.plot.fraction_at(self.time)
-                set_vector(self.cursor, "position", pos)
+            with self.server.atomic():   # the pose, the arrows and the cursor: one message window
+                self.scene.show(k, mo.q_at(self.time), layers)
+                if self.plot is not None:
+                    x0, y, _, W, _ = self.plot_frame
+                    pos = np.array(self.cursor.position, float)
+                    pos[0] = x0 + W * self.plot.fraction_at(self.time)
+                    set_vector(self.cursor, "position", pos)
             self._panel_due = True   # the panel follows at ≤ 10 Hz (_play_loop): its markdown costs the page most
 
     def panel_text(self):
@@ -318,6 +320,18 @@ class WebApp:
         self._stop.set()
         with contextlib.redirect_stdout(io.StringIO()):
             self.server.stop()
+
+
+def start_server(host="127.0.0.1", port=8080):
+    """A running viser server on ``host``:``port`` (the next free port when that one is in use), before any
+    scene is in it: ``urdf-dyn view --web`` prints its URL at once and builds the scene in it while the
+    browser loads the page. Raises ViewerError when viser is not installed."""
+    try:
+        import viser
+    except ImportError as e:
+        raise ViewerError(f"the browser viewer needs viser ({e}); pip install viser") from None
+    with contextlib.redirect_stdout(io.StringIO()):   # viser's own banner: we print one line with the URL
+        return viser.ViserServer(host=host, port=int(port), verbose=False)
 
 
 def _speed_label(s):
