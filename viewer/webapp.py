@@ -33,6 +33,8 @@ from .webscene import set_vector
 __all__ = ["WebApp", "SPEEDS", "served_url", "start_server"]
 
 FPS = 30.0   # scene updates per second at most (the drawing thread)
+SLIDER_HZ = 10.0        # the slider's position a second while playing
+PANEL_HZ = (10.0, 4.0)  # the State panel's updates a second: paused (scrubbing), playing
 SPEEDS = ("1/8", "1/4", "1/2", "1", "2", "4", "8")
 LAYERS = (("loops", "loop frames and residuals"), ("actuator", "actuator forces (orange)"),
           ("pin", "pin loads (cyan)"), ("soil", "soil force (purple)"), ("payload", "payload (green)"),
@@ -298,22 +300,31 @@ class WebApp:
         self.slider.value = float(mo.t[k])
 
     def _play_loop(self, fps=FPS):
-        last = shown = _time.perf_counter()
-        while not self._stop.wait(1.0 / fps):
+        """The drawing thread: the latest pose asked for at ≤ ``fps`` a second, on a fixed schedule (a tick's
+        own work does not stretch the period); while playing, the time advances by the clock × speed and the
+        scene follows every tick, the slider and the State panel at SLIDER_HZ / PANEL_HZ[1] only (each of their
+        updates re-renders the page's controls: fewer of them leave the page more of its frames)."""
+        period = 1.0 / fps
+        last = shown = slid = _time.perf_counter()
+        due = last + period
+        while not self._stop.wait(max(0.0, due - _time.perf_counter())):
             now = _time.perf_counter()
-            self._apply()
-            if self._panel_due and now - shown >= 0.1:
-                with self._lock:
-                    self._panel_due = False
-                    self.panel.content = self.panel_text()
-                shown = now
+            due = max(due + period, now)     # a tick late under load is not made up twice
             if self.playing:
                 mo = self.motion
                 t = self.time + (now - last) * self.speed
                 if t > mo.t[-1]:
                     t = mo.t[0] + (t - mo.t[-1]) % max(mo.duration, 1e-9)
-                self.slider.value = float(t)
-                self._apply()
+                if now - slid >= 1.0 / SLIDER_HZ:
+                    self.slider.value = float(t)
+                    slid = now
+                self.show(float(t))
+            self._apply()
+            if self._panel_due and now - shown >= 1.0 / PANEL_HZ[self.playing]:
+                with self._lock:
+                    self._panel_due = False
+                    self.panel.content = self.panel_text()
+                shown = now
             last = now
 
     def close(self):
