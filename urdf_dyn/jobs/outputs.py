@@ -56,7 +56,8 @@ class RecordingTask:
                 go, self._go = ctx.Pipe(duplex=False)           # the parent's start (or EOF: never)
                 for f in (sys.stdout, sys.stderr):      # the child must not write what is buffered again
                     f.flush()
-                self._proc = ctx.Process(target=_record_child, args=(launch, model, outdir, child, go), daemon=True)
+                self._proc = ctx.Process(target=_record_child, args=(launch, model, outdir, child, go, self._go),
+                                         daemon=True)
                 with warnings.catch_warnings():          # Python >= 3.12 warns of fork() beside threads
                     warnings.simplefilter("ignore", DeprecationWarning)
                     self._proc.start()
@@ -141,10 +142,12 @@ def _warm(model):
         return None
 
 
-def _record_child(launch, model, outdir, conn, go):
+def _record_child(launch, model, outdir, conn, go, go_sender):
     """The forked recording process: ``_warm``, then, once the parent says the run folder is written,
     ``write_recording``, its answer sent as ("ok", path) or ("warning", line). The end of the ``go`` pipe
-    without a word (the job failed) ends it."""
+    without a word (the job failed) ends it: its copy of the parent's end (``go_sender``, inherited by the
+    fork) is closed first, else that end would never be reached."""
+    go_sender.close()
     robot = _warm(model)
     try:
         if not go.recv():
