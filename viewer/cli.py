@@ -278,13 +278,17 @@ def run_view(args) -> int:
         if out:
             raise ViewerError("give either --web or --out, not both")
         # the URL first (the server is up), then the model, the run and the scene: the browser loads the
-        # page meanwhile; a bad file still ends the command with its one-line error (the server stopped)
-        server = start_web(args, Path(str(args.robot)).name + (f", run {run_dir}" if run_dir is not None else ""))
+        # page meanwhile; a bad file still ends the command with its one-line error (the server stopped).
+        # A robot path that is no file gets the loader's error before any URL.
+        server = None
+        if Path(str(args.robot)).is_file():
+            server = start_web(args, Path(str(args.robot)).name + (f", run {run_dir}" if run_dir is not None else ""))
         try:
             model, run, traj = _model_and_run(args, run_dir)
             motion = run.motion if run is not None else _motion(model, args, False, traj)
         except BaseException:
-            _stop(server)
+            if server is not None:
+                _stop(server)
             raise
         return run_web(args, model, run, motion, block=getattr(args, "block", True), server=server)
     model, run, traj = _model_and_run(args, run_dir)

@@ -63,3 +63,12 @@ def test_the_url_is_printed_first_and_a_bad_run_folder_still_ends_in_one_line(tm
     assert "soil.csv: no three force columns" in err and err.count("\n") == 1, err
     with socket.socket() as s:
         s.bind(("127.0.0.1", port))                      # free again: the server was stopped
+
+
+def test_a_robot_file_that_is_not_there_gets_its_error_and_no_url(tmp_path, capsys):
+    """No URL is printed for a robot path that is no file: the loader's one-line error, status 2."""
+    from urdf_dyn.cli.main import main
+    missing = tmp_path / "nothing.urdf"
+    assert main(["view", str(missing), "--web", "--port", "8080"]) == 2
+    out, err = capsys.readouterr()
+    assert "http://" not in out and f"{missing}: file not found" in err and err.count("\n") == 1, (out, err)
