@@ -7,8 +7,8 @@ RUN_DIR: the main job's output folder (``urdf-dyn run scenarios/excavator_dig.sc
 view.json (and soil.csv when the soil job writes it).
 
 Measured:
-- *URL*: from starting the command to its line with the URL on stdout (imports, loading the robot and the
-  run, building the scene);
+- *URL*: from starting the command to its line with the URL on stdout (urdf_dyn's CLI and viser imported,
+  the server started: the robot, the run and the scene are loaded after it, while the page loads);
 - *interactive*: from starting the command to the page showing the State panel (the scene and the controls
   drawn; the slider answers) in headless Chromium (Debian's, launched by playwright);
 - *scrub*: the timeline slider focused in the page and moved one sample per ArrowRight key press,
@@ -18,6 +18,9 @@ Measured:
   rate (requestAnimationFrame callbacks per second) while it scrubs;
 - *playing*: after the Play button, the page's frame rate over 5 s and the samples it advanced per second
   (×1: 100 samples a second of motion at the main job's 0.01 s steps).
+
+With ``--tree`` the rows alternate between that tree ("before") and this one ("now"), with the load average
+before each. On a shared machine these are not verdicts: the targets need a quiet run (load < 1.5).
 """
 from __future__ import annotations
 
