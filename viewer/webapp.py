@@ -35,6 +35,7 @@ __all__ = ["WebApp", "SPEEDS", "served_url", "start_server"]
 FPS = 30.0   # scene updates per second at most (the drawing thread)
 SLIDER_HZ = 10.0        # the slider's position a second while playing
 PANEL_HZ = (10.0, 4.0)  # the State panel's updates a second: paused (scrubbing), playing
+LATER_GRACE, LATER_AFTER = 0.3, 3.0   # [s] the pins' and plot's threads: after a page's panel, or without a page
 SPEEDS = ("1/8", "1/4", "1/2", "1", "2", "4", "8")
 LAYERS = (("loops", "loop frames and residuals"), ("actuator", "actuator forces (orange)"),
           ("pin", "pin loads (cyan)"), ("soil", "soil force (purple)"), ("payload", "payload (green)"),
@@ -103,12 +104,17 @@ class WebApp:
             if not live:    # a recording: every frame the same, so the plot is there from the first
                 self._plot()
             self.show(self.time)
+        self._later = []    # started by the drawing thread once a page has its controls (``_start_later``)
         if getattr(self.forces, "_pending", False):
-            self.forces.pins_in_background(done=self._pins_ready)
+            self._later.append(lambda: self.forces.pins_in_background(done=self._pins_ready))
         if live:    # matplotlib's import and the drawing (≈ 1 s, several under load) after the URL is out
-            threading.Thread(target=self._plot, name="urdf-dyn-web-plot", daemon=True).start()
+            self._later.append(threading.Thread(target=self._plot, name="urdf-dyn-web-plot", daemon=True).start)
+            self._born, self._page_at = _time.perf_counter(), None
             self._thread = threading.Thread(target=self._play_loop, name="urdf-dyn-web-play", daemon=True)
             self._thread.start()
+        else:
+            for start in self._later:
+                start()
 
     # -- set-up --------------------------------------------------------------------------------------------
     def _camera(self, pts):
@@ -325,7 +331,22 @@ class WebApp:
                     self._panel_due = False
                     self.panel.content = self.panel_text()
                 shown = now
+            if self._later:
+                self._start_later(now)
             last = now
+
+    def _start_later(self, now):
+        """Start the pin loads' and the force plot's threads (CPU-bound Python: they hold the GIL that viser's
+        event loop needs to send a connecting page its scene and controls) once a page has been connected for
+        LATER_GRACE s with its State panel written, or LATER_AFTER s after the scene was
+        built without a page."""
+        if self._page_at is None and self.server.get_clients():
+            self._page_at = now
+        page = self._page_at is not None and now - self._page_at >= LATER_GRACE and not self._panel_due
+        if page or now - self._born >= LATER_AFTER:
+            later, self._later = self._later, []
+            for start in later:
+                start()
 
     def close(self):
         self._stop.set()
