@@ -50,10 +50,10 @@ class WebApp:
         port: the port asked for (the next free one is taken when it is in use); host: where to listen.
         loop_tol: residual [m, rad] at which a loop segment is fully red.  speed: initial playback speed.
         forces: draw force arrows (default: a run's, or when the motion has forces).
-        live: serve a page (the default): a run's pin loads are computed in a thread while the page loads
-            (their arrows appear when ready), the force plot is drawn in another (matplotlib's import and
-            drawing do not hold up the URL; ``plot_ready`` is set when it is in the scene) and a drawing
-            thread plays the timeline; ``live=False`` (a recording, ``recording.write_recording``): the pin
+        live: serve a page (the default): a drawing thread plays the timeline; a run's pin loads are
+            computed in a thread (their arrows appear when ready) and the force plot is drawn in another
+            (``plot_ready`` is set when it is in the scene), both started once a page has its controls, or
+            3 s after the scene was built without a page (``_start_later``); ``live=False`` (a recording, ``recording.write_recording``): the pin
             loads and the plot first, in this thread, and no drawing thread, so that every frame recorded
             has the same arrows whatever the machine's load.
         server: a running viser server (``start_server``) to build the scene in (default: one is started).
