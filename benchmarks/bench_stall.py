@@ -1,19 +1,23 @@
-"""Stall envelopes + pin design loads on the main job's excavator.
+"""The main job's stall part: envelopes, converged pin design loads (anchored and sliding), case matrix and FE
+export, as ``urdf-dyn run scenarios/excavator_dig.scenario.yaml`` computes them (``jobs.sizing_stall.run_stall``
+without the geometry cache).
 
     python benchmarks/bench_stall.py            # writes benchmarks/RESULTS_stall.md
     python benchmarks/bench_stall.py --quick    # one repeat, prints only
 
-Timed, warm (one untimed run first so that numba's cached kernels are loaded and Python imports are done):
-``stall_envelopes`` on a 13 x 13 x 13 stroke grid (2 197 poses; boom, stick and bucket cylinder each at
-the working relief; the ISO tangent and a fan of 36 directions + tangent; holding reliefs, tipping polygon
-and friction from scenarios/excavator_dig.scenario.yaml) and ``StallEnvelopes.design_loads`` for the
-scenario's pins (``design.pins``). Min and median over repeats, wall clock (time.perf_counter).
+Timed warm (one untimed run first: numba's cached kernels loaded, imports done), wall clock
+(time.perf_counter), min and median over repeats, with the 1-minute load average before each repeat (the
+machine is shared: a figure taken at a load above 1.5 is not a verdict). Parts: the grid's envelopes
+(``stall_envelopes``, anchored), the anchored search (``stall_refine.converged_design_loads``) and the whole
+``run_stall`` (both ground conditions, case matrix, free bodies). The size of the result as the geometry cache
+keeps it (pickled) is given too.
 """
 from __future__ import annotations
 
 import argparse
 import datetime
 import os
+import pickle
 import platform
 import statistics
 import sys
@@ -27,76 +31,83 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 
-import urdf_dyn as ud  # noqa: E402
+from urdf_dyn.jobs.sizing_checks import tipping_polygon_of  # noqa: E402
+from urdf_dyn.jobs.sizing_schema import SizeDocument  # noqa: E402
+from urdf_dyn.jobs.sizing_stall import run_stall  # noqa: E402
+from urdf_dyn.launch.document import Scenario, build_model, validate  # noqa: E402
+from urdf_dyn.machines.loads import Frame  # noqa: E402
 from urdf_dyn.machines.pins import PinSpec  # noqa: E402
 from urdf_dyn.machines.sizing import Cylinder  # noqa: E402
-from urdf_dyn.machines.stability import tipping_polygon  # noqa: E402
-from urdf_dyn.machines.stall import DEFAULT_FRICTION, stall_envelopes  # noqa: E402
+from urdf_dyn.machines.stall import stall_envelopes  # noqa: E402
+from urdf_dyn.machines.stall_refine import converged_design_loads  # noqa: E402
+
+SCENARIO = ROOT / "scenarios" / "excavator_dig.scenario.yaml"
 
 
 def inputs():
-    sc = yaml.safe_load((ROOT / "scenarios" / "excavator_dig.scenario.yaml").read_text())
-    model = ud.load(ROOT / "scenarios" / sc["robot"]["file"])
-    cyl = {k: Cylinder(v["bore"], v["rod"], v.get("count", 1)) for k, v in sc["actuators"]["cylinders"].items()}
-    lip = sc["frames"][sc["iso6015"]["lip"]]
-    tr = sc["stability"]["track"]
-    design = sc.get("design", {})
-    pins = {n: PinSpec(p) if isinstance(p, str) else PinSpec(p["joint"], p.get("count", 1))
-            for n, p in design.get("pins", {}).items()}
-    return dict(model=model, cylinders=cyl, relief=float(sc["iso6015"]["relief"]),
-                tip=(lip["link"], tuple(lip["xyz"])), holding_relief=sc["iso6015"]["holding_relief"],
-                footprint=tipping_polygon(tr["roller_length"], tr["gauge"]),
-                friction=float(design.get("friction") or DEFAULT_FRICTION)), pins
+    launch = Scenario(SCENARIO, yaml.safe_load(SCENARIO.read_text()))
+    validate(launch, SizeDocument, job="size")
+    doc = launch.doc
+    model = build_model(launch)
+    frames = {n: Frame(f.link, tuple(f.xyz), tuple(f.rpy)) for n, f in doc.frames.items()}
+    cyl = {n: Cylinder(c.bore, c.rod, c.count) for n, c in doc.actuators.cylinders.items()}
+    pins = {n: PinSpec(p) if isinstance(p, str) else PinSpec(p.joint, p.count) for n, p in doc.design.pins.items()}
+    lip = frames[doc.iso6015.lip]
+    args = (model, cyl, doc.design.stall_relief or doc.iso6015.relief, (lip.link, tuple(lip.xyz)))
+    kw = dict(holding_relief=doc.iso6015.holding_relief, footprint=tipping_polygon_of(launch))
+    return launch, model, cyl, frames, pins, args, kw
 
 
-def once(kw, pins):
+def once(inp):
+    launch, model, cyl, frames, pins, args, kw = inp
     t0 = time.perf_counter()
-    env = stall_envelopes(kw["model"], kw["cylinders"], kw["relief"], kw["tip"], holding_relief=kw["holding_relief"],
-                          footprint=kw["footprint"], friction=kw["friction"], n=(13, 13, 13), n_fan=36)
+    env = stall_envelopes(*args, **kw)
     t1 = time.perf_counter()
-    dl = env.design_loads(kw["model"], pins)
+    conv = converged_design_loads(*args, pins, env=env, **kw)
     t2 = time.perf_counter()
-    return t1 - t0, t2 - t1, env, dl
+    rep = run_stall(launch, model, cyl, frames, pins)
+    t3 = time.perf_counter()
+    return dict(env=t1 - t0, search=t2 - t1, run_stall=t3 - t2), rep, conv
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--repeats", type=int, default=3)
     a = ap.parse_args()
-    kw, pins = inputs()
-    once(kw, pins)                                            # warm-up
-    runs = [once(kw, pins) for _ in range(1 if a.quick else a.repeats)]
-    env, dl = runs[-1][2], runs[-1][3]
-    te = [r[0] for r in runs]
-    td = [r[1] for r in runs]
-    tt = [r[0] + r[1] for r in runs]
+    inp = inputs()
+    once(inp)                                                 # warm-up
+    runs, loads = [], []
+    for _ in range(1 if a.quick else a.repeats):
+        loads.append(os.getloadavg()[0])
+        runs.append(once(inp))
+    _, rep, conv = runs[-1]
+    size = len(pickle.dumps(rep, protocol=pickle.HIGHEST_PROTOCOL))
+    g = conv.summary()["_grid"]
+    t = {k: [r[0][k] for r in runs] for k in runs[0][0]}
     lines = [
-        "# Stall envelopes + pin design loads (benchmarks/bench_stall.py)", "",
+        "# The main job's stall part (benchmarks/bench_stall.py)", "",
         f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, {platform.processor() or platform.machine()}, "
         f"{os.cpu_count()} cores (shared with other sessions), Python {platform.python_version()}, numpy {np.__version__}; "
-        f"{len(runs)} warm repeats.", "",
-        f"Grid: {len(env.X)} poses (13 x 13 x 13 strokes), 3 working cylinders, ISO tangent + {len(env.fan_deg)} fan "
-        f"directions + tangent; {len(dl)} pins.", "",
+        f"{len(runs)} warm repeats; 1-minute load average before each: {', '.join(f'{x:.2f}' for x in loads)} "
+        f"(above 1.5: not a verdict).", "",
+        f"Grid {' x '.join(map(str, g['n']))} strokes ({len(rep.env.X)} poses), {len(rep.env.fan_deg)} fan directions "
+        f"+ tangent, 3 working cylinders, {len(conv.loads)} pins; search: {g.get('method', 'local grids')}.", "",
         "| part | min [s] | median [s] |", "|---|---:|---:|",
-        f"| stall_envelopes (grid, 4 batched compiled statics, bounds) | {min(te):.2f} | {statistics.median(te):.2f} |",
-        f"| design_loads (4 batched pins.pin_loads, max over every stall state) | {min(td):.2f} | {statistics.median(td):.2f} |",
-        f"| **total** (target < 10 s) | **{min(tt):.2f}** | **{statistics.median(tt):.2f}** |", "",
-        "Per working cylinder: the largest held tip force over the grid [kN] and its binding limit:", "",
-        "| cylinder | tangent max | limited by | fan worst max | limited by |", "|---|---:|---|---:|---|"]
-    for c in env.working:
-        t, f = env.tangent[c], env.fan[c]
-        kt, kf = int(np.argmax(t["force_N"])), int(np.argmax(f["force_N"]))
-        lines.append(f"| {c} | {t['force_N'][kt] / 1e3:.1f} | {t['limited_by'][kt]} | {f['force_N'][kf] / 1e3:.1f} | "
-                     f"{f['limited_by'][kf]} |")
-    lines += ["", "Design loads per pin (per pin of a pair) [kN] and the case that gives them:", "",
-              "| pin | design load | cylinder | direction | tip force | limited by | strokes (boom, stick, bucket) [m] |",
-              "|---|---:|---|---|---:|---|---|"]
-    for n, d in dl.items():
+        f"| stall_envelopes (the grid, anchored) | {min(t['env']):.2f} | {statistics.median(t['env']):.2f} |",
+        f"| converged_design_loads (anchored, from that grid) | {min(t['search']):.2f} | {statistics.median(t['search']):.2f} |",
+        f"| **run_stall** (anchored + sliding, case matrix, FE free bodies; no cache) | **{min(t['run_stall']):.2f}** | "
+        f"**{statistics.median(t['run_stall']):.2f}** |", "",
+        f"The result as the geometry cache keeps it (the StallReport pickled): {size / 1e6:.2f} MB.", "",
+        "Design loads per pin (per pin of a pair) [kN], anchored, and the case that gives them:", "",
+        "| pin | grid | converged | passes | cylinder | direction | tip force | limited by | strokes (boom, stick, bucket) [m] |",
+        "|---|---:|---:|---:|---|---|---:|---|---|"]
+    for n, d in conv.loads.items():
         c = d["design_case"]
-        lines.append(f"| {n} | {d['design_load_N'] / 1e3:.1f} | {c['cylinder']} | {c['direction']} {c['angle_deg']:.0f}° | "
-                     f"{c['tip_force_N'] / 1e3:.1f} | {c['limited_by']} | "
-                     + ", ".join(f"{v:+.3f}" for v in c["pose"].values()) + " |")
+        lines.append(f"| {n} | {conv.grid_loads[n]['design_load_N'] / 1e3:.1f} | {d['design_load_N'] / 1e3:.1f} | "
+                     f"{len(conv.history[n]) - 1} | {c['cylinder']} | {c['direction']} {c['angle_deg']:.1f}° | "
+                     f"{c['tip_force_N'] / 1e3:.1f} | {'+'.join(c.get('binding', [c['limited_by']]))} | "
+                     + ", ".join(f"{v:+.4f}" for v in c["pose"].values()) + " |")
     text = "\n".join(lines) + "\n"
     print(text)
     if not a.quick:

@@ -166,11 +166,12 @@ def test_stall_convergence_sliding_buckling_cases_and_fe_export(main_job):
     assert manifest["free_body_bdf"].endswith(OUTPUTS["free_body_bdf"].file)
     for fb in stall.free_bodies:
         assert np.abs(fb.residual).max() <= 1e-9 * fb.largest_force
+    every = stall.free_bodies + (stall.lateral.free_bodies if getattr(stall, "lateral", None) else [])
     with open(manifest["free_body_csv"]) as fh:
         res_rows = [r for r in csv.reader(fh) if r[2] == "residual"]
-    assert len(res_rows) == len(stall.free_bodies) and {r[0] for r in res_rows} == {f.case for f in stall.free_bodies}
+    assert len(res_rows) == len(every) and {r[0] for r in res_rows} == {f.case for f in every}
     text = open(manifest["free_body_bdf"]).read()
-    assert text.count("\nFORCE,") == sum(len(f.loads) for f in stall.free_bodies)
+    assert text.count("\nFORCE,") == sum(len(f.loads) for f in every)
     assert sizing.checks["iso6015"].arm_bucket == "max_moment"
 
 
@@ -307,3 +308,34 @@ def test_loads_by_phase_profile_and_csv(tmp_path):
     assert np.abs(r1.u[inside] - r0.u[inside]).max() > 1e3
     assert np.allclose(r2.u, r1.u, atol=1e-6)
     assert np.abs(r1.pin_force["boom_cylinder_eye"] - r0.pin_force["boom_cylinder_eye"])[inside].max() > 1e3
+
+
+def test_out_of_plane_cases_in_the_main_job(main_job):
+    """design.lateral of the main job: a corner-tooth row per stalling cylinder whose pin forces never exceed
+    the planar anchored row's (the corner only adds a roll moment: tipping may bind sooner, never later), the
+    swing stall's ring torque the swing relief's D p, moments only at the main chain's pins, the six end
+    stops and the ring at the tipping limit, and every exported free body in equilibrium."""
+    _, sizing, manifest = main_job
+    stall = sizing.checks["stall"]
+    lat = stall.lateral
+    rows = {r.case: r for r in lat.rows}
+    planar = {r.case: r for r in stall.cases if r.anchoring == "anchored"}
+    for c in ("boom_cyl", "stick_cyl", "bucket_cyl"):
+        r = rows[f"corner tooth, {c} stall"]
+        assert all(r.pins[p] <= planar[f"{c} stall"].pins[p] * (1 + 1e-9) for p in r.pins)
+        assert r.moments["bucket_pivot"] > 0 and r.side["bucket_pivot"] <= 1e-6 * r.pins["bucket_pivot"]
+    T = lat.settings["swing_torque_Nm"]
+    assert T == pytest.approx(7.4e4 / 2.68e7 * 2.55e7)
+    assert rows["swing stall against a wall"].ring["torque_Nm"] == pytest.approx(T, rel=1e-9)
+    assert all(r.ring.get("torque_Nm", 0.0) <= T * (1 + 1e-9) for r in lat.rows)    # the swing relief holds every case
+    for r in (rows["swing stall against a wall"], rows["eccentric tooth load"]):
+        assert all(r.moments[p] > 0 and r.side[p] > 0 for p in ("boom_foot", "boom_nose", "bucket_pivot"))
+        assert all(r.moments[p] == 0 for p in ("side_link_pivot", "h_link_pin", "boom_cylinder_eye"))
+        assert r.torsion["boom"] > 0 and r.torsion["stick"] > 0
+    assert sum(k.startswith("end stop") for k in rows) == 6
+    assert rows["slewing ring at the tipping limit"].ring["tilting_moment_Nm"] > 0
+    for fb in lat.free_bodies:
+        assert np.abs(fb.residual).max() <= 1e-9 * fb.largest_force, (fb.case, fb.body)
+    with open(manifest["free_body_csv"]) as fh:
+        cases = {r[0] for r in csv.reader(fh) if r[2] == "residual"}
+    assert {fb.case for fb in lat.free_bodies} <= cases

@@ -97,12 +97,16 @@ def test_paths_and_expansion():
 
 
 def test_the_example_sweep_file_is_valid():
-    """scenarios/excavator_sweep.scenario.yaml: 4 soils x 10 swing times at the main job's 10 ms (the sweep
-    benchmark's work), every case accepted by job: size, with the machine checks on and the per-case plots off."""
+    """scenarios/excavator_sweep.scenario.yaml: 6 soils (every preset of machines/soil.py) x 10 swing times at
+    the main job's 10 ms, every case accepted by job: size, with the machine checks on and the per-case files
+    off."""
+    from urdf_dyn.machines.soil import SOILS
     launch = read_scenario(ROOT / "scenarios" / "excavator_sweep.scenario.yaml")
     validate(launch, SweepDocument, job="sweep")
     cases, params, axes = plan_sweep(launch)
-    assert len(cases) == 40 and len({c.hash for c in cases}) == 40
+    assert len(cases) == 60 and len({c.hash for c in cases}) == 60
+    assert sorted({c.params["soil.preset"] for c in cases}) == sorted(SOILS)
+    assert not any(c.files for c in cases)
     assert axes == {"soil.preset": [], "motion.durations[2]": ["motion.durations[4]"]}
     c = cases[-1]
     assert c.data["soil"]["preset"] == "gravel" and c.data["motion"]["durations"][2:5:2] == [4.8, 4.8]
@@ -110,10 +114,12 @@ def test_the_example_sweep_file_is_valid():
     assert c.data["motion"]["dt"] == 0.01 and c.data["outputs"] == {"plots": False}
 
 
-def test_machine_quantities_come_from_the_sizing_reports_keys(tmp_path):
-    """The stability margin and pump flow are read from the sizing report's documented keys
-    (stability.min_margin_m, hydraulics.peak_flow_L_min), never guessed from similar names: the footprint
-    corners and the pumps' capacity in the same report must not be taken for them."""
+def test_machine_quantities_come_from_the_runs_fields():
+    """The stability margin and pump flow are the run's ``checks["stability"].min_margin`` and
+    ``power.peak_flow`` (in L/min), never guessed from similar fields: the pumps' capacity and the footprint
+    beside them must not be taken; without those checks they are None. (That they equal the rendered
+    report's figures: test_sweep_geometry's warm-up test.)"""
+    from types import SimpleNamespace as NS
     from urdf_dyn.reports.sweep_results import case_metrics
 
     class Result:  # SizingResult's summary() and maps
@@ -125,16 +131,16 @@ def test_machine_quantities_come_from_the_sizing_reports_keys(tmp_path):
         def summary(self):
             return [{"name": "boom_cyl", "unit": "N", "peak": 4e5, "rms": 2e5, "limit": 8e5, "peak_power": 1e5}]
 
-    m = case_metrics(Result())
+    m = case_metrics(NS(actuation=Result(), power=None, checks={}))
     assert m["stability_margin_min"] is None and m["pump_flow_peak"] is None
     assert m["margin[boom_cyl]"] == 0.5 and m["pin_force[eye]"] == 5.0 and m["p_cap_max_bar[boom_cyl]"] == 120.0
-    rep = tmp_path / "sizing_report.json"
-    rep.write_text(json.dumps({
-        "stability": {"min_margin_m": 0.402, "t_min_margin_s": 2.3, "footprint_m": [[1.825, -1.585], [-1.825, 1.585]]},
-        "hydraulics": {"peak_flow_L_min": 421.0, "pump_flow_L_min": 429.0, "relief_Pa": 3.5e7}}))
-    m = case_metrics(Result(), {"report_json": str(rep)})
-    assert m["stability_margin_min"] == 0.402 and m["pump_flow_peak"] == 421.0
-    assert m["sources"]["stability_margin_min"] == "sizing_report.json:stability.min_margin_m"
+    assert case_metrics(Result()) == m                      # a bare SizingResult: the same columns
+    run = NS(actuation=Result(), power=NS(peak_flow=421.0 / 6e4, pump_flow=429.0 / 6e4),
+             checks={"stability": NS(min_margin=0.402, footprint=np.array([[1.825, -1.585], [-1.825, 1.585]]))})
+    m = case_metrics(run)
+    assert m["stability_margin_min"] == 0.402 and m["pump_flow_peak"] == 421.0 / 6e4 * 6e4
+    assert m["sources"]["stability_margin_min"].startswith("SizingRun.checks['stability'].min_margin")
+    assert case_metrics(NS(t=np.zeros(3))) == {"units": {}, "sources": {}}   # another job's result: no metrics
 
 
 @pytest.mark.parametrize("params, sweep, message", [

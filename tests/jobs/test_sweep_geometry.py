@@ -93,14 +93,14 @@ def fresh():
 def test_reused_results_are_the_fresh_ones_and_inputs_they_depend_on_are_not_served(fresh, tmp_path):
     cache = GeometryCache(memory=True, disk=False)    # a sweep worker's
     first = _checks(_launch(ROOT / "scenarios" / "x.yaml", _small()), cache=cache)
-    assert cache.stats() == {"hits": 0, "misses": 4, "entries": 4}
+    assert cache.stats() == {"hits": 0, "misses": 5, "entries": 5}     # + the stall's out-of-plane cases
     # another load case: other soil, other swing times, other payload: every check is reused
     data = _small()
     data["soil"]["preset"] = "gravel"
     data["motion"]["durations"][2] = data["motion"]["durations"][4] = 3.4
     data["payload"] = {"link": "bucket", "mass": 900.0, "com": [0.75, 0.0, 0.35]}
     reused = _checks(_launch(ROOT / "scenarios" / "x.yaml", data), cache=cache)
-    assert cache.stats()["hits"] == 4
+    assert cache.stats()["hits"] == 5
     for k in (*CHECKS, "stall"):
         assert _same(reused[k], fresh[k]), k
         assert _same(first[k], fresh[k]), k
@@ -113,7 +113,7 @@ def test_reused_results_are_the_fresh_ones_and_inputs_they_depend_on_are_not_ser
     before = cache.stats()
     bigger = _checks(_launch(ROOT / "scenarios" / "x.yaml", data), cache=cache)
     after = cache.stats()
-    assert after["misses"] - before["misses"] == 3 and after["hits"] - before["hits"] == 1
+    assert after["misses"] - before["misses"] == 4 and after["hits"] - before["hits"] == 1   # + lateral
     outside = _checks(_launch(ROOT / "scenarios" / "x.yaml", data))          # the oracle: no cache
     for k in ("iso6015", "lift_chart", "stall"):
         assert _same(bigger[k], outside[k]), k
@@ -152,7 +152,7 @@ def _checks_ranges(folder, data, cache=None):
     return sc.machine_checks(launch, model, {}, frames, cache)["working_range"]
 
 
-def _short_sweep(folder, plots):
+def _short_sweep(folder, plots, tables=None):
     """Two load cases of a short excavator move, in this process (workers: 0)."""
     base = {"robot": {"file": str(ROOT / "robots" / "excavator.urdf")},
             "motion": {"independent": ["swing", "boom_cyl", "stick_cyl", "bucket_cyl"], "type": "quintic",
@@ -164,6 +164,8 @@ def _short_sweep(folder, plots):
     sweep = {"job": "size", "parameters": {"payload.mass": [0.0, 2500.0]}, "workers": 0}
     if plots is not None:
         sweep["plots"] = plots
+    if tables is not None:
+        sweep["tables"] = tables
     doc = {"job": "sweep", "sweep": sweep, "outputs": {"directory": str(folder / "out"),
                                                        "animation": "never.gif"}, **base}
     f = folder / "sweep.scenario.yaml"
@@ -174,11 +176,26 @@ def _short_sweep(folder, plots):
 
 
 @pytest.mark.parametrize("plots", [None, False])
-def test_per_case_plots_are_off_by_default(tmp_path, plots):
+def test_per_case_files_are_off_by_default(tmp_path, plots):
+    """By default a case writes only its record: the metrics come from its run in the worker."""
     res, files = _short_sweep(tmp_path, plots)
-    assert files and not [f for f in files if f.endswith((".png", ".gif", ".html"))], files
-    assert "actuator_forces.csv" in files and "sizing_report.json" in files
+    assert files == [] and not [p for p in (tmp_path / "out" / "cases").iterdir() if p.is_dir()]
     assert all(np.isfinite(r["metrics"]["peak[boom_cyl]"]) for r in res.records)
+
+
+def test_sweep_tables_true_writes_each_cases_tables_without_plots(tmp_path):
+    """``sweep.tables: true``: each case's tables and reports as the job writes them, no plot; the record's
+    metrics are the figures of the case's own sizing_report.json (an independent path: the rendered JSON)."""
+    import json
+    res, files = _short_sweep(tmp_path, None, tables=True)
+    assert files.count("actuator_forces.csv") == 2 and files.count("sizing_report.json") == 2, files
+    assert not [f for f in files if f.endswith((".png", ".gif", ".html"))], files
+    for r in res.records:
+        report = json.loads((tmp_path / "out" / "cases" / r["hash"] / "sizing_report.json").read_text())
+        assert r["metrics"]["peak[boom_cyl]"] == report["actuators"]["boom_cyl"]["peak"]
+    (tmp_path / "again").mkdir()
+    default, _ = _short_sweep(tmp_path / "again", None)
+    assert {r["hash"] for r in default.records}.isdisjoint(r["hash"] for r in res.records)   # not each other's record
 
 
 def test_sweep_plots_true_draws_each_cases_plots(tmp_path):
@@ -210,19 +227,24 @@ def test_warm_up_shares_the_geometry_checks_between_workers(tmp_path, monkeypatc
         monkeypatch.setattr(sweep_case, "WORKER", sweep_case.WorkerState())
         w = warm_worker("size", data, str(base), (i, 2))
         assert w["status"] == "ok", w["error"]
-        assert sweep_case.WORKER.geometry.stats()["misses"] == (1 if i == 0 else 3)   # ranges | ISO 6015, lift, stall
+        assert sweep_case.WORKER.geometry.stats()["misses"] == (1 if i == 0 else 4)   # ranges | ISO 6015, lift, stall, lateral
         blobs.update(w["geometry"])
     monkeypatch.setattr(sweep_case, "WORKER", sweep_case.WorkerState())
-    assert install_geometry(blobs) == 4
-    rec = run_case("size", data, str(base), tmp_path / "case")
+    assert install_geometry(blobs) == 5
+    rec = run_case("size", data, str(base), tmp_path / "case", files=True)
     assert rec["status"] == "ok", rec["error"]
-    assert sweep_case.WORKER.geometry.stats()["hits"] == 4 and sweep_case.WORKER.geometry.stats()["misses"] == 0
+    assert sweep_case.WORKER.geometry.stats()["hits"] == 5 and sweep_case.WORKER.geometry.stats()["misses"] == 0
     import json
     report = json.loads((tmp_path / "case" / "sizing_report.json").read_text())
     fresh = _checks(_launch(base, data))
     assert report["iso6015"]["bucket_digging_force_N"] == fresh["iso6015"].bucket_N
     ranges = json.loads(json.dumps(fresh["working_range"].to_dict()))
     assert {k: report["working_range"][k] for k in ranges} == ranges
+    # the metrics taken from the run in process are the figures its rendered report prints, to the bit
+    m = rec["metrics"]
+    assert m["stability_margin_min"] == report["stability"]["min_margin_m"]
+    assert m["pump_flow_peak"] == report["hydraulics"]["peak_flow_L_min"]
+    assert m["peak[boom_cyl]"] == report["actuators"]["boom_cyl"]["peak"]
 
 
 # --- between runs: the disk cache (jobs.disk_cache) -----------------------------------------------------
@@ -243,7 +265,7 @@ def _refuse(*a, **k):
 def test_a_second_run_takes_the_checks_from_disk_and_they_are_the_fresh_ones(fresh, disk, monkeypatch):
     cache = GeometryCache()                          # the disk tier on (URDF_DYN_CACHE), as a job's
     first = _checks(_launch(ROOT / "scenarios" / "x.yaml", _small()), cache=cache)
-    assert cache.served_from_disk() == [] and len(list(disk.glob("*.pkl"))) == 4
+    assert cache.served_from_disk() == [] and len(list(disk.glob("*.pkl"))) == 5      # + the lateral cases
     # a second run: a new model of the same robot; nothing may be computed (the check functions refuse)
     import urdf_dyn.machines.iso6015 as iso
     import urdf_dyn.machines.lift_chart as lc
@@ -254,7 +276,7 @@ def test_a_second_run_takes_the_checks_from_disk_and_they_are_the_fresh_ones(fre
     data = _small()
     data["soil"]["preset"] = "gravel"                # a load case the checks do not read
     second = _checks(_launch(ROOT / "scenarios" / "x.yaml", data), cache=cache)
-    assert cache.served_from_disk() == ["iso6015", "lift_chart", "working_range", "stall"]
+    assert cache.served_from_disk() == ["iso6015", "lift_chart", "working_range", "stall", "lateral"]
     for k in (*CHECKS, "stall"):
         assert _same(second[k], fresh[k]), k         # the oracle: computed with no cache at all
         assert _same(first[k], fresh[k]), k

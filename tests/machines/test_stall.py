@@ -222,11 +222,9 @@ def test_design_loads_are_the_pin_forces_at_their_case(model, env):
     for n, d in dl.items():
         case = d["design_case"]
         k = int(np.flatnonzero(np.all(np.isclose(env.X, [case["pose"][c] for c in env.strokes]), axis=1))[0])
-        if case["direction"] == "tangent":
-            f = env.tangent[case["cylinder"]]["force"][k]
-        else:
-            j = int(np.flatnonzero(np.isclose(env.fan_deg, case["angle_deg"]))[0])
-            f = env.fan[case["cylinder"]]["all_force"][k, j]
+        F, _, ang, _, kinds = env.states(case["cylinder"])
+        j = int(np.flatnonzero((kinds == case["direction"]) & np.isclose(ang[k], case["angle_deg"]))[0])
+        f = F[k, j]
         assert abs(np.linalg.norm(f) - case["tip_force_N"]) <= 1e-9 * np.linalg.norm(f)
         R = ud.link_pose(model, env.Q[k], "bucket")[:3, :3]
         fl = R.T @ f
@@ -285,28 +283,27 @@ def test_push_forces_are_the_largest_held_compression(model):
 
 def test_refined_design_loads_converge_at_real_stall_states(model):
     """``stall_refine.converged_design_loads`` from a coarse grid (5 × 5 × 5 poses, 12 directions): every pin's
-    load only grows, the last two passes changed it by less than the tolerance, and the converged state is a real
-    stall state: the same pose and direction as a one-pose envelope (``axes``, ``fan_deg``) hold the same tip
+    load only grows, the final check (the 26 neighbours at 0.1 % of each stroke) found less than the tolerance
+    more, and the converged state is a real stall state: the same pose and direction as a one-pose envelope (``axes``, ``fan_deg``) hold the same tip
     force, and ``pins.pin_loads`` there gives the design load. The machine is anchored by default (no sliding
     limit anywhere)."""
     from urdf_dyn.machines.pins import pin_loads
     from urdf_dyn.machines.stall_refine import converged_design_loads
-    pins = {"boom_foot": "boom", "bucket_pivot": "bucket"}
-    line = {"boom_cyl": {"head": 41e6, "rod": 38e6}, "stick_cyl": {"head": 38e6, "rod": 41e6},
-            "bucket_cyl": {"head": 38e6, "rod": 38e6}}
+    pins, line = PINS, LINE
     c = converged_design_loads(model, CYL, 38e6, LIP, pins, holding_relief=line, n=(5, 5, 5), n_fan=12, tol=0.01)
     z = np.zeros((1, model.nv))
     assert c.anchored
     for p in pins:
         assert c.loads[p]["design_load_N"] >= c.grid_loads[p]["design_load_N"]
-        assert c.converged[p] and c.history[p][-1]["change"] < 0.01 and c.history[p][-2]["change"] < 0.01
+        assert c.converged[p] and c.history[p][-1]["pass"] == "check" and 0 <= c.history[p][-1]["change"] < 0.01
         case = c.loads[p]["design_case"]
         assert case["limited_by"] != "sliding"
         one = stall_envelopes(model, CYL, 38e6, LIP, holding_relief=line, working=(case["cylinder"],),
                               axes=[[case["pose"][s]] for s in ("boom_cyl", "stick_cyl", "bucket_cyl")],
                               fan_deg=[case["angle_deg"]])
-        r = one.tangent[case["cylinder"]] if case["direction"] == "tangent" else one.fan[case["cylinder"]]
-        f = r["force"][0]
+        r = one.tangent[case["cylinder"]]["force"] if case["direction"] == "tangent" else \
+            one.fan[case["cylinder"]]["all_force"][:, 0]            # the held state in the case's own direction
+        f = r[0]
         assert abs(np.linalg.norm(f) - case["tip_force_N"]) <= 1e-9 * case["tip_force_N"]
         R = ud.link_pose(model, one.Q[0], "bucket")[:3, :3]
         fl = R.T @ f
@@ -314,21 +311,70 @@ def test_refined_design_loads_converge_at_real_stall_states(model):
         assert abs(pl.force(p)[0] - c.loads[p]["design_load_N"]) <= 1e-6 * c.loads[p]["design_load_N"], p
 
 
-@pytest.mark.xfail(strict=True, reason="known defect: the refinement is local. On the calibrated pin table "
-                   "(robots/excavator_pins.yaml) the start from a 5 x 5 x 5 grid with 12 directions settles 8.8 % "
-                   "below the start from 7 x 7 x 7 with 24 on boom_foot: each start converges (< 1 % per pass) "
-                   "to its own ridge, so the design load still depends on the grid it starts from")
-def test_refined_design_loads_do_not_depend_on_the_starting_grid(model):
-    """Two starts (5 x 5 x 5 poses with 12 directions, and 7 x 7 x 7 with 24) converge to within 3 % of each
-    other: a converged design load is the load, not a property of the grid it was refined from."""
+LINE = {"boom_cyl": {"head": 41e6, "rod": 38e6}, "stick_cyl": {"head": 38e6, "rod": 41e6},
+        "bucket_cyl": {"head": 38e6, "rod": 38e6}}
+PINS = {"boom_foot": "boom", "bucket_pivot": "bucket"}
+
+
+@pytest.fixture(scope="module")
+def searched(model):
+    """The search from two different starts: 5 x 5 x 5 poses with 12 directions, and 7 x 7 x 7 with 24."""
     from urdf_dyn.machines.stall_refine import converged_design_loads
-    pins = {"boom_foot": "boom", "bucket_pivot": "bucket"}
-    line = {"boom_cyl": {"head": 41e6, "rod": 38e6}, "stick_cyl": {"head": 38e6, "rod": 41e6},
-            "bucket_cyl": {"head": 38e6, "rod": 38e6}}
-    c = converged_design_loads(model, CYL, 38e6, LIP, pins, holding_relief=line, n=(5, 5, 5), n_fan=12, tol=0.01)
-    fine = converged_design_loads(model, CYL, 38e6, LIP, pins, holding_relief=line, n=(7, 7, 7), n_fan=24, tol=0.01)
-    for p in pins:
-        assert abs(fine.loads[p]["design_load_N"] / c.loads[p]["design_load_N"] - 1) <= 0.03, p
+    return [converged_design_loads(model, CYL, 38e6, LIP, PINS, holding_relief=LINE, n=n, n_fan=k, tol=0.01)
+            for n, k in (((5, 5, 5), 12), ((7, 7, 7), 24))]
+
+
+def test_refined_design_loads_do_not_depend_on_the_starting_grid(searched):
+    """Two starts (5 x 5 x 5 poses with 12 directions, and 7 x 7 x 7 with 24) converge to within 1 % of each
+    other: a converged design load is the load, not a property of the grid it was refined from. (The local
+    refinement this replaced settled 8.8 % apart on boom_foot, each start on its own ridge.)"""
+    coarse, fine = searched
+    for p in PINS:
+        assert coarse.converged[p] and fine.converged[p], p
+        assert abs(fine.loads[p]["design_load_N"] / coarse.loads[p]["design_load_N"] - 1) <= 0.01, p
+
+
+def test_no_dense_brute_force_state_exceeds_the_search(model, searched):
+    """Brute force, independent of the corners and the search: the fan's 72 directions (every 5°) plus the
+    tangent on a dense 25 x 25 x 25 grid over the strokes, and on a finer one where the largest loads sit (the
+    stick at its retracted end, the bucket in the first 4 % of its stroke, where its linkage's lever is
+    smallest: 41 boom x 61 bucket strokes). No pin force there may exceed the search's design load by more
+    than 1 %."""
+    from urdf_dyn.machines.stall import stroke_range
+    (lo_b, hi_b), (lo_s, _), (lo_u, hi_u) = stroke_range(model).values()
+    grids = [dict(n=(25, 25, 25)),
+             dict(axes=[np.linspace(lo_b, hi_b, 41), [lo_s], np.linspace(lo_u, lo_u + 0.04 * (hi_u - lo_u), 61)])]
+    for g in grids:
+        env = stall_envelopes(model, CYL, 38e6, LIP, holding_relief=LINE, n_fan=72, **g)
+        env.corner = {}                                      # the fan and the tangent only: sampled directions
+        brute = env.design_loads(model, PINS)
+        for p in PINS:
+            best = max(s.loads[p]["design_load_N"] for s in searched)
+            assert brute[p]["design_load_N"] <= 1.01 * best, (p, list(g), brute[p]["design_load_N"], best)
+
+
+def test_corners_are_the_worst_direction_of_a_dense_fan(model):
+    """At every pose the corners of the held-force polygon give each pin at least the largest force of a fan
+    of 1440 directions (every 0.25°), and, at the worst corner's angle, a fan of 401 directions within ±0.05°
+    of it (the fan's own held states, ``_held``) comes within 0.1 % of the corner's load: the worst direction
+    is found, not sampled (the polygon's corners are sharp: 0.25° from one can lose 2 %)."""
+    kw = dict(holding_relief=LINE, working=("stick_cyl",))
+    exact = stall_envelopes(model, CYL, 38e6, LIP, n_fan=4, n=(3, 4, 4), **kw)
+    dense = stall_envelopes(model, CYL, 38e6, LIP, n_fan=1440, n=(3, 4, 4), **kw)
+    dense.corner = {}
+    pe = exact.pose_loads(model, PINS)
+    a, b = pe["load_N"], dense.pose_loads(model, PINS)["load_N"]
+    assert np.all(a >= b * (1 - 1e-9))
+    assert np.mean(a > b * (1 + 1e-6)) > 0.5                # the corners do add: most poses' worst lies between
+    ang = exact.states("stick_cyl")[2]
+    for m in range(0, len(exact.X), 7):
+        for j, p in enumerate(PINS):
+            th = ang[m, pe["state"][0, j, m]]
+            near = stall_envelopes(model, CYL, 38e6, LIP, axes=[[x] for x in exact.X[m]],
+                                   fan_deg=th + np.linspace(-0.05, 0.05, 401), **kw)
+            near.corner = {}
+            v = near.pose_loads(model, {p: PINS[p]})["load_N"][0, 0, 0]
+            assert a[0, j, m] * (1 - 1e-3) <= v <= a[0, j, m] * (1 + 1e-9), (m, p, th)
 
 
 def test_ring_loads_and_case_matrix(model):
@@ -347,7 +393,7 @@ def test_ring_loads_and_case_matrix(model):
     k = int(np.flatnonzero(np.all(np.isclose(anch.X, [c["pose"][s] for s in anch.strokes]), axis=1))[0])
     best = 0.0
     z = np.zeros((1, model.nv))
-    for f in anch.fan[c["cylinder"]]["all_force"][k]:
+    for f in anch.states(c["cylinder"])[0][k]:                      # the fan, the tangent and the corners
         R = ud.link_pose(model, anch.Q[k], "bucket")[:3, :3]
         fl = R.T @ f
         w = pin_loads(model, [0.0], anch.Q[k][None], z, z, {"r": "swing"},

@@ -41,6 +41,22 @@ def test_worker_draws_the_bytes_the_caller_draws(tmp_path, monkeypatch):
 
 
 @linux_only
+def test_two_workers_draw_the_callers_bytes_each(tmp_path, monkeypatch):
+    """Two worker processes (PLOT_PROCESSES) draw at once; every PNG is still the caller's bytes."""
+    import os
+    monkeypatch.delenv("URDF_DYN_PLOT_WORKER", raising=False)
+    t, info = _soil_info()
+    w = PlotWorker(processes=2)
+    assert w.parallel and w._ex._max_workers == min(2, os.cpu_count() or 1)
+    for k in range(4):
+        w.submit(tmp_path / f"w{k}.png", plot_soil, t, info, tmp_path / f"w{k}.png", {"dig": (0.0, 4.0)})
+    w.wait()
+    plot_soil(t, info, tmp_path / "own.png", {"dig": (0.0, 4.0)})
+    own = (tmp_path / "own.png").read_bytes()
+    assert all((tmp_path / f"w{k}.png").read_bytes() == own for k in range(4))
+
+
+@linux_only
 def test_a_plot_error_reaches_the_caller(tmp_path, monkeypatch):
     monkeypatch.delenv("URDF_DYN_PLOT_WORKER", raising=False)
     w = PlotWorker()

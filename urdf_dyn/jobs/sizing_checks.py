@@ -25,6 +25,8 @@ GEOMETRY_KEYS = {
     "working_range": ("working_range", "frames", "reference"),
     "stall": ("iso6015", "frames", "actuators", "stability", "design.friction", "design.stall_relief",
               "design.swing_bearing"),
+    "lateral": ("iso6015", "frames", "actuators", "stability", "hydraulics", "soil.width", "design.stall_relief",
+                "design.swing_bearing", "design.lateral"),
 }
 
 

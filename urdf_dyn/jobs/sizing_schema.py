@@ -297,6 +297,25 @@ class CycleSpec(Section):
     min_duration: PositiveFloat = Field(0.2, description="[s] shortest segment")
 
 
+class LateralSpec(Section):
+    """``design.lateral``: the out-of-plane load cases (machines.lateral_cases, slewing_ring, end_stop)."""
+    # ≤ 10 m as soil.width: the bucket's width at its corner teeth (default soil.width)
+    bucket_width: Optional[PositiveFloat] = Field(None, le=10, description="[m] corner teeth apart (default soil.width)")
+    swing_relief: Optional[ReliefPa] = Field(None, description="[Pa] the swing circuit's crossover relief "
+                                             "(swing stall and eccentric tooth load; none: those cases left out)")
+    swing_motor: str = Field("swing", description="the motor of hydraulics.motors whose displacement turns the ring")
+    # ≤ 5 m: a 20 t machine's boom foot lugs stand ≈ 0.7–1 m apart
+    lug_spacing: dict[str, Annotated[float, Field(gt=0, le=5)]] = Field(
+        default_factory=dict, description="{pin: [m]} between the lug mid-planes (the lug forces)")
+    # 1 mm .. 1 m: cylinder cushions run 20–100 mm
+    cushion_length: Optional[Annotated[float, Field(ge=1e-3, le=1.0)]] = Field(
+        None, description="[m] end-of-stroke cushion (end-stop impact; none: that case left out)")
+    cushion_xi: Annotated[float, Field(gt=0, le=1)] = Field(
+        0.5, description="the cushion's force-stroke characteristic E/(F_max s) (EN 1991-3 Table 2.10)")
+    min_reach: Optional[NonNegativeFloat] = Field(None, le=50, description="[m] no wall nearer the swing axis "
+                                                  "(default the tipping polygon's front edge)")
+
+
 class DesignSpec(Section):
     pins: dict[str, Union[str, DesignPinSpec]] = Field(default_factory=dict, description="pin name: joint")
     swing_bearing: Optional[str] = Field(None, description="the swing joint")
@@ -312,6 +331,7 @@ class DesignSpec(Section):
     fatigue: FatigueSpec = Field(default_factory=FatigueSpec)
     cycle: Optional[CycleSpec] = None
     duty: Optional[DutySpec] = Field(None, description="the life as a mix of activities (jobs.duty_schema)")
+    lateral: Optional[LateralSpec] = None
 
 
 class SizeOutputs(OutputsSection):

@@ -15,15 +15,16 @@ __all__ = ["StallReport", "run_stall"]
 
 
 class StallReport:
-    """The stall envelopes (``env``, a ``machines.stall.StallEnvelopes``) and the design loads (``loads``,
-    {pin: dict}) of a run."""
+    """The stall envelopes (``env``, a ``machines.stall.StallEnvelopes``; from ``run_stall`` its ``slim`` copy:
+    what the report, the plots and ``push_forces`` read) and the design loads (``loads``, {pin: dict}) of a
+    run."""
 
     def __init__(self, env, loads, convergence=None, sliding=None, sliding_env=None, cases=None, free_bodies=None,
                  relief_name=None):
         self.env, self.loads = env, loads
         self.convergence = convergence      # stall_refine.ConvergedLoads of the anchored case (grid, change)
         self.sliding = sliding              # the sliding case (design.friction), its own ConvergedLoads
-        self.sliding_env = sliding_env      # and its envelopes (for case_matrix)
+        self.sliding_env = sliding_env      # and its envelopes (for case_matrix; not kept by run_stall)
         self.cases = cases                  # [case_matrix.CaseRow]: anchored and sliding per cylinder, converged
         self.free_bodies = free_bodies      # [fe_export.FreeBody] of the anchored design cases, every body
         self.relief_name = relief_name      # the stall relief's word (main | heavy_lift) or None: a number
@@ -62,11 +63,16 @@ def run_stall(launch, model, cyl, frames, pins, cache=None):
                                 converged={"design loads (converged, anchored)": conv,
                                            f"converged, sliding μ = {mu:g}": sliding})
             bodies = design_case_free_bodies(model, conv.loads, cyl, args[2], args[3], **kw)
-            return StallReport(env, conv.loads, conv, sliding, env_s, cases, bodies,
-                               doc.relief_names.get("design.stall_relief"))
+            return StallReport(env.slim(), conv.loads, conv, sliding, None, cases, bodies,     # kept: what the
+                               doc.relief_names.get("design.stall_relief"))                  # report reads
         except KeyError as e:
             raise launch.err("actuators.cylinders", e.args[0]) from None
         except ValueError as e:
             raise launch.err("design", str(e)) from None
     pin_specs = {n: [p.joint, p.count] for n, p in pins.items()}
-    return geometry_cached(cache, launch, "stall", compute, extra={"pins": pin_specs}, model=model)
+    rep = geometry_cached(cache, launch, "stall", compute, extra={"pins": pin_specs}, model=model)
+    if rep is not None and doc.design.lateral is not None:      # the out-of-plane cases (jobs.sizing_lateral)
+        from urdf_dyn.jobs.sizing_lateral import run_lateral
+        rep.lateral = geometry_cached(cache, launch, "lateral", lambda: run_lateral(
+            launch, model, cyl, frames, pins, swing, tipping_polygon_of(launch)), extra={"pins": pin_specs}, model=model)
+    return rep

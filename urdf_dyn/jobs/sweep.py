@@ -41,7 +41,7 @@ from urdf_dyn.jobs.sweep_checks import check_kinds, check_record, count_cases, c
 
 __all__ = ["Case", "parse_path", "set_path", "expand", "sweep_axes", "make_cases", "case_hash", "run_case", "run_cases",
            "warm_worker", "group_size",
-           "execute", "wait_closed", "local_cluster"]
+           "execute", "wait_closed", "local_cluster", "fork_workers"]
 
 _SEG = re.compile(r"([^.\[\]]+)|\[(-?\d+)\]")
 
@@ -161,14 +161,16 @@ def sweep_axes(parameters, zip_groups=(), combine="product") -> dict:
 class Case:
     """One load case: its index in the sweep, the swept values {path: value}, the file its relative paths
     are resolved against, the job name, the hash that keys its results and the base document it shares
-    with the other cases; ``data`` is its resolved launch document, built when asked (a million cases hold
-    a million small parameter dicts, not a million documents)."""
+    with the other cases; ``files``: whether the case writes its job's output files (``job: size``: only when
+    the sweep asks, ``sweep.tables`` / ``sweep.plots``); ``data`` is its resolved launch document, built when
+    asked (a million cases hold a million small parameter dicts, not a million documents)."""
     index: int
     params: dict
     base_path: str
     job: str
     hash: str
     base: dict
+    files: bool = True
 
     @property
     def data(self) -> dict:
@@ -185,13 +187,17 @@ def _file_digest(path: Path) -> str:
         return "missing"
 
 
-def case_hash(job: str, data: dict, base_path, digests: dict = None) -> str:
+def case_hash(job: str, data: dict, base_path, digests: dict = None, files: bool = False) -> str:
     """16 hex digits of SHA-256 over the job name, the document without ``outputs`` (kept when it asks for
-    plots: such a case writes more than one without) (canonical JSON) and the bytes of the robot file it names (not the files a xacro includes): equal hashes mean equal results.
-    ``digests``: {path: SHA-256} remembered between calls, so a sweep reads the robot file once."""
+    plots: such a case writes more than one without) (canonical JSON), ``files`` when true (a case that
+    writes its tables is not the record of one that does not) and the bytes of the robot file it names (not
+    the files a xacro includes): equal hashes mean equal results. ``digests``: {path: SHA-256} remembered
+    between calls, so a sweep reads the robot file once."""
     doc = {k: v for k, v in data.items() if k not in ("outputs", "job")}
     if isinstance(data.get("outputs"), dict) and data["outputs"].get("plots"):
         doc["outputs"] = data["outputs"]       # a case with plots is not the record of one without
+    elif files:
+        doc["case_files"] = True               # nor is a case with its tables the record of one without
     robot = (Path(base_path).parent / str((data.get("robot") or {}).get("file", ""))).resolve()
     digests = {} if digests is None else digests
     if robot not in digests:
@@ -208,14 +214,15 @@ def _related(a: str, b: str) -> bool:
 
 
 def make_cases(base: dict, base_path, job: str, combos: list, fixed: dict = None, where="sweep",
-               source=None) -> list:
+               source=None, files: bool = True) -> list:
     """The cases of a sweep, each validated against ``job``'s schema: ``base`` (the launch document without
     its ``sweep`` section) with ``fixed`` {path: value} and then each combination applied.
 
     Raises ScenarioError naming ``<where>.parameters.<path>`` (or ``<where>.set.<path>``) and the value when a
     path does not fit the document or the schema refuses the value; an error of the base document itself
     names its own key. Relative paths resolve against ``base_path``; errors name ``source`` (the sweep's
-    launch file; default ``base_path``)."""
+    launch file; default ``base_path``). ``files``: whether the cases write their job's output files
+    (``Case.files``; other jobs than ``size`` always do)."""
     schema = get_job(job).schema
     base = copy.deepcopy(base)
     base["job"] = job
@@ -235,6 +242,7 @@ def make_cases(base: dict, base_path, job: str, combos: list, fixed: dict = None
     except ScenarioError as e:
         msg = str(e).removeprefix(f"{base_file}: ")
         raise ScenarioError(f"{sweep_file}: {msg} (in the base document of the sweep)") from None
+    files = bool(files) or job != "size"
     cases, checked, digests = [], {}, {}
     for i, combo in enumerate(combos):
         doc = copy.deepcopy(base)
@@ -248,29 +256,58 @@ def make_cases(base: dict, base_path, job: str, combos: list, fixed: dict = None
             near = [p for p in combo if _related(p, key)] or list(combo)
             what = ", ".join(f"{where}.parameters.{p} = {combo[p]!r}" for p in near)
             raise ScenarioError(f"{sweep_file}: {what}: {msg}") from None
-        h = case_hash(job, doc, base_file, digests)
+        h = case_hash(job, doc, base_file, digests, files=files and job == "size")
         if h in checked:
             raise ScenarioError(f"{sweep_file}: {where}.parameters: cases {checked[h]} and {i} are the same "
                               "document (a repeated value?)")
         checked[h] = i
-        cases.append(Case(i, dict(combo), str(base_file), job, h, base))
+        cases.append(Case(i, dict(combo), str(base_file), job, h, base, files))
     return cases
 
 
 # ---------------------------------------------------------------------------------------------------------
 # execution
 # ---------------------------------------------------------------------------------------------------------
-def local_cluster(workers=None):
-    """An embedded ``dask.distributed.LocalCluster``: ``workers`` processes (default one per core), one
-    thread each, no dashboard. Its own logs are silenced below CRITICAL: a case that fails is recorded with
-    its error by the sweep, and the workers' heartbeat errors while the cluster shuts down (a race inside
-    distributed) would otherwise print tracebacks to the user's terminal."""
-    import logging
+def fork_workers() -> bool:
+    """Whether a LocalCluster's worker processes are forked from this one (``local_cluster``): where a
+    process can be forked (Linux) and the environment variable URDF_DYN_SWEEP_FORK is not 0. A forked worker
+    starts in ≈ 0.2 s with this process's imports, models and loaded kernels; a spawned one (Dask's default,
+    and the only way on macOS and Windows) starts a new interpreter and imports everything again (≈ 1.5–2 s
+    a worker on 2 cores)."""
+    import multiprocessing
+    import sys
+    return (os.environ.get("URDF_DYN_SWEEP_FORK", "1") != "0" and sys.platform.startswith("linux")
+            and "fork" in multiprocessing.get_all_start_methods())
 
+
+def local_cluster(workers=None, warm=None):
+    """An embedded ``dask.distributed.LocalCluster``: ``workers`` processes (default one per core), one
+    thread each (the kernels hold the GIL: threads would take turns), no dashboard. Its own logs are
+    silenced below CRITICAL: a case that fails is recorded with its error by the sweep, and the workers'
+    heartbeat errors while the cluster shuts down (a race inside distributed) would otherwise print
+    tracebacks to the user's terminal.
+
+    Where ``fork_workers()``, the workers are forked from this process (Dask's
+    ``distributed.worker.multiprocessing-method: fork``), after ``warm`` (job, data, base_path: a case)
+    has warmed it: ``sweep_case.warm_worker`` without the geometry checks — the job's imports, the robot's
+    Model and the compiled kernels, loaded once here and inherited by every worker."""
+    import logging
+    import sys
+    import warnings
+
+    import dask
     LocalCluster = require("distributed", "the load-case sweep").LocalCluster
     n = int(workers or os.cpu_count() or 1)
-    return LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
-                        silence_logs=logging.CRITICAL)
+    fork = fork_workers()
+    if fork and warm is not None:
+        warm_worker(*warm, checks=False)
+    for f in (sys.stdout, sys.stderr):     # a forked worker must not write what is buffered here again
+        f.flush()
+    with dask.config.set({"distributed.worker.multiprocessing-method": "fork"} if fork else {}), \
+            warnings.catch_warnings():     # Python >= 3.12 warns of fork() beside threads (the cluster's loop)
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
+                            silence_logs=logging.CRITICAL)
 
 
 def _record_path(out_dir, h) -> Path:
@@ -341,7 +378,7 @@ def execute(cases, out_dir, scheduler=None, workers=None, progress=None, echo=pr
         if workers == 0 and scheduler is None:
             stats["workers"] = 1
             for c in pending:
-                done(c, run_case(c.job, c.data, c.base_path, out_dir / "cases" / c.hash))
+                done(c, run_case(c.job, c.data, c.base_path, out_dir / "cases" / c.hash, c.files))
         else:
             _run_dask(pending, out_dir, scheduler, workers, window, stats, done)
     except KeyboardInterrupt:
@@ -359,8 +396,9 @@ def _run_dask(pending, out_dir, scheduler, workers, window, stats, done):
     cluster = client = None
     own = not hasattr(scheduler, "submit")
     try:
+        c0 = pending[0]
         if scheduler is None:
-            cluster = local_cluster(workers)
+            cluster = local_cluster(workers, warm=(c0.job, c0.data, c0.base_path))
             client = Client(cluster)
         elif own:
             try:
@@ -377,7 +415,6 @@ def _run_dask(pending, out_dir, scheduler, workers, window, stats, done):
             client.wait_for_workers(1, timeout=60)
         threads = sum(client.nthreads().values()) or 1
         stats["workers"] = len(client.nthreads())
-        c0 = pending[0]
         # imports, the Model, the compiled kernels, once per worker; the geometry-only checks shared out
         # between the workers and each one's results installed in all (sweep_case.warm_worker)
         addrs = sorted(client.nthreads())
@@ -396,7 +433,8 @@ def _run_dask(pending, out_dir, scheduler, workers, window, stats, done):
         by_key, live = {}, {}
 
         def submit(grp):
-            f = client.submit(run_cases, [(c.job, c.data, c.base_path, str(out_dir / "cases" / c.hash)) for c in grp],
+            f = client.submit(run_cases, [(c.job, c.data, c.base_path, str(out_dir / "cases" / c.hash), c.files)
+                                          for c in grp],
                               key=f"urdf-dyn-cases-{grp[0].hash}-{len(grp)}", pure=False)
             by_key[f.key], live[f.key] = grp, f
             return f

@@ -17,7 +17,7 @@ import warnings
 from pathlib import Path
 
 from urdf_dyn.jobs.geometry_cache import GeometryCache
-from urdf_dyn.launch.document import Scenario, build_model
+from urdf_dyn.launch.document import Scenario, build_model, validate
 from urdf_dyn.launch.registry import run_document
 from urdf_dyn.reports.sweep_results import case_metrics
 
@@ -59,12 +59,43 @@ def one_line(e: BaseException) -> str:
     return f"{type(e).__name__}: " + " ".join(str(e).split())[:500]
 
 
-def run_case(job: str, data: dict, base_path: str, case_dir) -> dict:
+def _size_case(data: dict, base_path: Path, case_dir, model, files: bool):
+    """One ``job: size`` case in this process: plan and compute (``jobs.sizing_plan``, ``jobs.sizing_run``)
+    with this process's geometry cache; with ``files``, the case's outputs rendered into ``case_dir`` as
+    the job writes them (staged: ``jobs.outputs.run_staged``) — its plots, animation and recording too when
+    its ``outputs.plots`` is true. Returns the ``SizingRun``."""
+    from urdf_dyn.jobs.sizing_plan import SizingPlan
+    from urdf_dyn.jobs.sizing_run import compute
+    from urdf_dyn.jobs.sizing_schema import SizeDocument
+    quiet = lambda *a, **k: None  # noqa: E731 - a case prints nothing: its record says what happened
+    scenario = Scenario(base_path, data, model=model)
+    validate(scenario, SizeDocument, job="size")
+    run = compute(SizingPlan.from_scenario(scenario, model), WORKER.geometry, progress=False, echo=quiet)
+    if files:
+        from urdf_dyn.jobs.outputs import RecordingTask, run_staged, write_animation
+        from urdf_dyn.reports.plotting import NoPlots, PlotWorker
+        from urdf_dyn.reports.sizing_render import render
+
+        def stage(outdir, say):
+            plots = PlotWorker(parallel=False) if scenario.doc.outputs.plots else NoPlots()
+            written = dict(render(run, outdir, plots))
+            if plots.draws:
+                recording = RecordingTask(scenario, model, outdir, say)
+                write_animation(scenario, model, run.trajectory(), outdir, written, say)
+                recording.finish(written)
+            return run, written
+        run_staged(scenario, Path(case_dir), quiet, stage)
+    return run
+
+
+def run_case(job: str, data: dict, base_path: str, case_dir, files: bool = True) -> dict:
     """Run one case in this process: validate ``data`` against ``job``'s schema, reuse this process's Model
-    of its robot (read on first use), run the job with outputs in ``case_dir`` and return a record:
-    status ("ok" | "failed"), error (one line), metrics (``case_metrics``), seconds (wall), cpu_seconds
-    (this process's CPU time: what the case costs on a machine shared with others), warnings (distinct
-    messages, at most 5), worker (host:pid) and model_built (True if this case read the description)."""
+    of its robot (read on first use), run the job and return a record: status ("ok" | "failed"), error
+    (one line), metrics (``case_metrics`` of the case's ``SizingRun``, taken in process), seconds (wall),
+    cpu_seconds (this process's CPU time: what the case costs on a machine shared with others), warnings
+    (distinct messages, at most 5), worker (host:pid) and model_built (True if this case read the
+    description). ``files``: ``job: size`` writes its outputs to ``case_dir`` only when true (what a sweep
+    asks for: ``sweep.tables`` / ``sweep.plots``); other jobs always write theirs there."""
     t0, c0 = time.perf_counter(), time.process_time()
     rec = {"status": "ok", "error": None, "metrics": {}, "warnings": [], "model_built": False,
            "worker": f"{os.uname().nodename}:{os.getpid()}"}
@@ -72,11 +103,13 @@ def run_case(job: str, data: dict, base_path: str, case_dir) -> dict:
         warnings.simplefilter("always")
         try:
             model, rec["model_built"] = _cached_model(data, Path(base_path))
-            opts = {"cache": WORKER.geometry} if job == "size" else {}   # geometry checks: once per worker
-            result = run_document(copy.deepcopy(data), base_path, out_dir=str(case_dir), progress=False,
-                                  echo=lambda *a, **k: None, job=job, model=model, **opts)
-            res, written = result if isinstance(result, tuple) and len(result) == 2 else (result, {})
-            rec["metrics"] = case_metrics(res, written)
+            if job == "size":
+                result = _size_case(copy.deepcopy(data), Path(base_path), case_dir, model, files)
+            else:
+                result = run_document(copy.deepcopy(data), base_path, out_dir=str(case_dir), progress=False,
+                                      echo=lambda *a, **k: None, job=job, model=model)
+                result = result[0] if isinstance(result, tuple) and len(result) == 2 else result
+            rec["metrics"] = case_metrics(result)
         except Exception as e:  # noqa: BLE001 - a failing case is a result of the sweep, not its end
             rec["status"], rec["error"] = "failed", one_line(e)
     rec["warnings"] = list(dict.fromkeys(" ".join(str(w.message).split())[:300] for w in caught))[:5]
@@ -101,14 +134,15 @@ WARM_DT = 0.1
 WARM_SPLIT = (("working_range",), ("iso6015", "lift_chart"))
 
 
-def warm_worker(job: str, data: dict, base_path: str, share=None) -> dict:
+def warm_worker(job: str, data: dict, base_path: str, share=None, checks: bool = True) -> dict:
     """Prepare this worker process before its first case: import the job's modules, read the robot of
     ``data`` into the process's Model cache (``_cached_model``) and run ``data`` once in a temporary folder
     with ``motion.dt`` at least ``WARM_DT`` (its record is dropped): that loads the compiled kernels (numba's
     disk cache) and, for ``job: size``, computes the geometry-only machine checks (``run_case``), so no
     case pays for them. ``share`` (i, n): this is worker i of n ≥ 2; its warm-up case computes only the
     checks of ``WARM_SPLIT[i % 2]`` (the other group's sections left out of it), the sweep then installs
-    every worker's results in all (``install_geometry``).
+    every worker's results in all (``install_geometry``). ``checks=False``: none of them (the sweep's own
+    process, warmed before it forks its LocalCluster's workers, ``jobs.sweep.local_cluster``).
 
     Returns {"worker": host:pid, "seconds", "status", "error", "geometry": {key: pickled result}} (a
     failing warm-up is not an error: the cases report it)."""
@@ -123,13 +157,13 @@ def warm_worker(job: str, data: dict, base_path: str, share=None) -> dict:
         motion = warm.get("motion")
         if isinstance(motion, dict) and isinstance(motion.get("dt"), (int, float)):
             motion["dt"] = max(float(motion["dt"]), WARM_DT)
-        if job == "size" and share is not None and share[1] >= 2:
+        if job == "size" and (not checks or share is not None and share[1] >= 2):
             for j, group in enumerate(WARM_SPLIT):
-                if j != share[0] % len(WARM_SPLIT):
+                if not checks or j != share[0] % len(WARM_SPLIT):
                     for k in group:
                         warm[k] = None
         with tempfile.TemporaryDirectory(prefix="urdf_dyn_warm_") as tmp:
-            rec = run_case(job, warm, base_path, Path(tmp) / "case")
+            rec = run_case(job, warm, base_path, Path(tmp) / "case", files=False)
     except Exception as e:  # noqa: BLE001 - the case itself reports a bad robot section
         rec = {"status": "failed", "error": one_line(e)}
     return {"worker": f"{os.uname().nodename}:{os.getpid()}", "seconds": time.perf_counter() - t0,

@@ -18,6 +18,7 @@ Sections::
       scheduler: tcp://head:8786         # optional: an existing Dask cluster (default: a LocalCluster);
                                          # used only with --trust-scheduler (see below)
       workers: 2                         # LocalCluster processes (default: one per core; 0: no Dask, in turn)
+      tables: false                      # job: size: each case's tables and reports (CSV, JSON, Markdown, npz)
       plots: false                       # job: size: each case's PNG plots (and the base's animation/recording)
     outputs:
       directory: urdf_dyn_out/excavator_sweep
@@ -30,8 +31,10 @@ run code on this machine; choosing a scheduler is the user's decision (``--sched
 grids are counted before anything is built (at most ``sweep_checks.MAX_CASES`` cases), ``workers`` is at
 most ``sweep_checks.MAX_WORKERS``, a stored record is used only if it is the record of its case, and a
 sweep whose every case fails is an error (exit status 2). Cases drop the base's ``outputs``: a ``job: size``
-case draws no plots, animation or recording unless ``sweep.plots: true`` (then the base's animation and
-recording keys are kept too); each writes its job's outputs to ``<out>/cases/<hash>/``. The machine checks
+case writes no file (its metrics are taken from its ``SizingRun`` in the worker and stored in its record)
+unless ``sweep.tables: true`` (the job's tables and reports) or ``sweep.plots: true`` (those and its plots,
+with the base's animation and recording keys kept too), to ``<out>/cases/<hash>/``; other jobs always write
+their outputs there. The machine checks
 that depend only on the geometry (ISO 6015, lift chart, working ranges, stall envelopes) are computed once
 per worker and robot (the worker's ``jobs.geometry_cache.GeometryCache``, ``jobs.sweep_case.WORKER``). The sweep writes ``results.parquet``,
 ``results.csv``, ``envelope.json``, ``peak_vs_<param>.png``, ``heatmap_peak.png`` (two parameters) and
@@ -84,8 +87,10 @@ class SweepSpec(Section):
                                      description="address of a Dask scheduler (default: a LocalCluster)")
     workers: Optional[NonNegativeInt] = Field(
         None, le=MAX_WORKERS, description="LocalCluster worker processes (default one per core; 0: in turn, without Dask)")
-    plots: bool = Field(False, description="job: size: draw each case's PNG plots (and the base's outputs.animation "
-                        "and outputs.recording); default false: each case writes its tables and reports only")
+    tables: bool = Field(False, description="job: size: each case writes the job's tables and reports (CSV, JSON, "
+                         "Markdown, npz) to cases/<hash>/; default false: a case writes only its record (metrics)")
+    plots: bool = Field(False, description="job: size: each case writes its tables, reports and PNG plots (and the "
+                        "base's outputs.animation and outputs.recording); default false: no plots")
 
 
 class SweepDocument(Section):
@@ -160,7 +165,7 @@ def plan_sweep(launch):
             key, e = f"sweep.parameters.{name}", str(e).removeprefix(f"{name}: ")
         raise launch.err(key, str(e).removeprefix("zip: ")) from None
     base, base_path = _base_document(launch)
-    cases = make_cases(base, base_path, s.job, combos, fixed=s.set, source=launch.path)
+    cases = make_cases(base, base_path, s.job, combos, fixed=s.set, source=launch.path, files=s.tables or s.plots)
     return cases, params, sweep_axes(params, s.zip, s.combine)
 
 

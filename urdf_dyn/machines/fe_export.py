@@ -159,8 +159,12 @@ def design_case_free_bodies(model, design_loads, cylinders, relief, tip, holding
         one = stall_envelopes(model, cylinders, relief, (link, p), holding_relief=holding_relief, footprint=footprint,
                               friction=friction, working=(c["cylinder"],), axes=[[c["pose"][s]] for s in strokes],
                               fan_deg=[c["angle_deg"]])
-        r = one.tangent[c["cylinder"]] if c["direction"] == "tangent" else one.fan[c["cylinder"]]
-        f_root = r["force"][0]
+        # the case's own direction: a fan or corner case is the first fan column (its angle alone), not the
+        # larger of it and the tangent that ``fan[...]["force"]`` keeps
+        if c["direction"] == "tangent":
+            f_root = one.tangent[c["cylinder"]]["force"][0]
+        else:
+            f_root = one.fan[c["cylinder"]]["all_force"][0, 0]
         T = body_poses(model, one.Q[:1])[0]
         lf = model.link(link)
         R = (T[lf.body] @ np.asarray(lf.T_body_link))[:3, :3]

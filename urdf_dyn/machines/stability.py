@@ -48,7 +48,7 @@ from urdf_dyn.machines.poses import body_poses
 from urdf_dyn._checks import as_batch, renamed_keywords
 from urdf_dyn.errors import StateError
 
-__all__ = ["StabilityWarning", "tipping_polygon", "tipping_load", "base_reaction", "center_of_pressure", "polygon_margin",
+__all__ = ["StabilityWarning", "tipping_polygon", "tipping_load", "tipping_rows", "base_reaction", "center_of_pressure", "polygon_margin",
            "StabilityResult", "zmp_margin"]
 
 
@@ -96,24 +96,30 @@ def tipping_load(W0, W1, polygon, z_ground=0.0):
     is inside while c_j(W) = m_x (−n'_y − P_x f_z) + m_y (n'_x − P_y f_z) ≥ 0 (f_z > 0), which is linear in W:
     c_j(W0) + L c_j(W1) ≥ 0. The balance point (ISO 10567's tipping condition, the moment about the tipping
     line zero) is where the first edge is reached. L = 0 where W0 is already outside."""
-    P, E = _check_polygon(polygon)
+    C = tipping_rows(polygon, z_ground)
     W0, W1 = np.atleast_2d(np.asarray(W0, float)), np.atleast_2d(np.asarray(W1, float))
-
-    def c(W):
-        nx = W[:, 0] + z_ground * W[:, 4]
-        ny = W[:, 1] - z_ground * W[:, 3]
-        fz = W[:, 5]
-        m = np.column_stack([-E[:, 1], E[:, 0]]) / np.linalg.norm(E, axis=1)[:, None]
-        return m[None, :, 0] * (-ny[:, None] - P[None, :, 0] * fz[:, None]) + \
-            m[None, :, 1] * (nx[:, None] - P[None, :, 1] * fz[:, None])
-
-    c0, c1 = c(W0), c(W1)
+    c0, c1 = W0 @ C.T, W1 @ C.T
     with np.errstate(divide="ignore", invalid="ignore"):
         B = np.where(c1 < 0, -c0 / c1, np.inf)
     B = np.where(c0 < 0, 0.0, np.maximum(B, 0.0))       # already outside that edge: no load is safe
     j = np.argmin(B, axis=1)
     L = B[np.arange(len(B)), j]
     return L, np.where(np.isfinite(L), j, -1)
+
+
+def tipping_rows(polygon, z_ground=0.0) -> np.ndarray:
+    """The tipping conditions of ``tipping_load`` as rows C (k, 6): the centre of pressure of a ground
+    reaction W = [n; f] (6,) (about the root origin, root coordinates) is inside the convex ``polygon`` (k, 2)
+    [m] while C W ≥ 0 (f_z > 0), row j the edge from vertex j to j + 1 (counter-clockwise):
+    c_j(W) = m_x (−n'_y − P_x f_z) + m_y (n'_x − P_y f_z), n' the moment about the ground point (0, 0,
+    z_ground), m_j the edge's inward unit normal. Raises ValueError for a polygon that is not convex."""
+    P, E = _check_polygon(polygon)
+    m = np.column_stack([-E[:, 1], E[:, 0]]) / np.linalg.norm(E, axis=1)[:, None]
+    C = np.zeros((len(P), 6))
+    C[:, 0], C[:, 4] = m[:, 1], m[:, 1] * z_ground            # n'_x = n_x + z_g f_y
+    C[:, 1], C[:, 3] = -m[:, 0], m[:, 0] * z_ground           # n'_y = n_y − z_g f_x
+    C[:, 5] = -m[:, 0] * P[:, 0] - m[:, 1] * P[:, 1]
+    return C
 
 
 @renamed_keywords(Q="q", QD="qd", QDD="qdd")

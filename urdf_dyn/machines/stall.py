@@ -29,6 +29,11 @@ direction:
   forward axis towards up, every 360°/n_fan) and the tangent one: the worst is the one in which the machine
   holds the largest force. The tangent is among them, so the fan's worst never understates the tangent case.
 
+**The worst direction, exact.** The held forces of a pose fill a convex polygon in the boom plane (every
+limit is linear in the lip force); a pin's force is convex in it, so its largest is at a corner, where two
+limits bind (``stall_corners``). The envelopes carry those corner states beside the fan's, and the design
+loads, the ring's loads and the reachable compressions are taken over all of them (``states``).
+
 **Statics, batched.** At rest the cylinder forces, the loop (pin) forces and the ground reaction are affine
 in the force f (3,) on the lip: u(f) = u_g + U f (RBDA eq. 8.63 with f as an external wrench). u_g and the
 three columns of U come from four calls of the compiled closed-loop inverse dynamics on the whole grid
@@ -46,7 +51,7 @@ SAE J1179 §3.3; the tipping and sliding limits always count them).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -54,42 +59,13 @@ from urdf_dyn.algorithms.kinematics import body_poses
 from urdf_dyn.machines.iso6015 import _bounds, _pressure_limits
 from urdf_dyn.machines.reliefs import plain_reliefs
 from urdf_dyn.machines.stability import base_reaction, tipping_load
+from urdf_dyn.machines.stall_corners import corners, half_planes, sliding_load
 from urdf_dyn.machines.stroke_map import StrokeMap
 
-__all__ = ["sliding_load", "StallEnvelopes", "stall_envelopes", "stroke_range", "DEFAULT_FRICTION"]
+__all__ = ["sliding_load", "StallEnvelopes", "stall_envelopes", "stroke_range", "stroke_map", "DEFAULT_FRICTION"]
 
 #: track–ground friction coefficient when none is given (module docstring: an estimate)
 DEFAULT_FRICTION = 0.5
-
-
-def sliding_load(W0, W1, mu):
-    """Largest L ≥ 0 (N,) for which the ground reaction W0 + L·W1 stays inside Coulomb's cone
-    |f_xy| ≤ μ f_z (f in root coordinates, z up, the ground level); inf where it never leaves it, 0 where
-    W0 is already outside.
-
-    W0, W1: (N, 6) or (6,) [n; f] (N m, N) ground reactions without the load and per unit load
-    (``stability.base_reaction``); mu ≥ 0. The boundary is the smallest positive root of the quadratic
-    μ²(c + L e)² − |a + L b|² = 0 (a, b the horizontal parts, c, e the normal ones); lift-off (c + L e = 0)
-    lies on or beyond it. Raises ValueError for μ < 0 or not finite."""
-    if not (np.isfinite(mu) and mu >= 0):
-        raise ValueError(f"friction coefficient must be >= 0, got {mu!r}")
-    W0, W1 = np.atleast_2d(np.asarray(W0, float)), np.atleast_2d(np.asarray(W1, float))
-    a, b, c, e = W0[:, 3:5], W1[:, 3:5], W0[:, 5], W1[:, 5]
-    m2 = mu * mu
-    A2 = m2 * e * e - np.sum(b * b, axis=1)
-    A1 = 2 * (m2 * c * e - np.sum(a * b, axis=1))
-    A0 = m2 * c * c - np.sum(a * a, axis=1)
-    L = np.full(len(W0), np.inf)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        disc = A1 * A1 - 4 * A2 * A0
-        s = np.sqrt(np.maximum(disc, 0.0))
-        quad = np.abs(A2) > 1e-12 * (np.abs(A1) + np.abs(A0) + 1e-300)
-        r1 = np.where(quad, (-A1 - s) / (2 * A2), np.where(A1 != 0, -A0 / A1, np.inf))
-        r2 = np.where(quad, (-A1 + s) / (2 * A2), np.inf)
-    for r in (r1, r2):
-        ok = (disc >= 0) | ~quad
-        L = np.where(ok & np.isfinite(r) & (r > 0), np.minimum(L, r), L)
-    return np.where((A0 < 0) | (c <= 0), 0.0, L)
 
 
 def _fan(n_fan, swing, fan_deg=None):
@@ -111,8 +87,13 @@ class StallEnvelopes:
     fan_deg (K,): the fan's angles; working: the working cylinders;
     per working cylinder c: ``tangent[c]`` and ``fan[c]`` dicts with force_N (M,), limited_by (M,), force
     (M, 3) the force on the lip at the limit [N] (root coordinates), angle_deg (M,) its angle in the boom
-    plane; ``fan[c]`` also all_N (M, K+1) (the K fan directions, then the tangent) and all_limited_by.
-    relief, holding_relief [Pa], friction μ (None: not checked), tipping_checked, include_weight."""
+    plane; ``fan[c]`` also all_N (M, K+1) (the K fan directions, then the tangent) and all_limited_by;
+    ``corner[c]``: the held states at the corners of each pose's held-force polygon (``stall_corners``: the
+    worst direction of every pin and of the ring), force_N (M, V), force (M, V, 3), angle_deg, limited_by,
+    binding (M, V, 2) the two limits, rows; ``states(c)`` all of them in one table.
+    relief, holding_relief [Pa], friction μ (None: not checked), tipping_checked, include_weight; unit_wrenches:
+    3 (M, 6) link-frame wrenches [n; f] of a unit force along root x, y, z at the lip; push: the largest
+    actuator force (p,) [N] over every state, kept by ``slim``."""
     strokes: tuple
     X: np.ndarray
     Q: np.ndarray
@@ -134,6 +115,8 @@ class StallEnvelopes:
     tip: tuple = None
     loop_forces: dict = field(default_factory=dict, repr=False)
     unit_wrenches: list = field(default_factory=list, repr=False)
+    corner: dict = field(default_factory=dict, repr=False)
+    push: object = field(default=None, repr=False)
 
     def pose(self, k) -> dict:
         """{cylinder: stroke [m]} of grid pose k."""
@@ -157,114 +140,176 @@ class StallEnvelopes:
             out["cylinders"][c] = d
         return out
 
-    def design_loads(self, model, pins, swing=None) -> dict:
-        """The design load of every pin: its largest force over every stall state of the envelopes (each
-        working cylinder; the tangent direction and every fan direction, each at its held force), with the
-        state that gives it.
+    def states(self, c):
+        """Every stall state of working cylinder c at each pose: (F (M, S, 3) the held forces on the lip [N]
+        (root coordinates), limited_by (M, S), angle_deg (M, S), binding (M, S, 2), kinds (S,)): the fan's
+        K directions, the tangent, then the corners of the held-force polygon (``stall_corners``; kind
+        "corner"), where every pin's largest force and the ring's largest tilting moment of the pose lie."""
+        fan, t, cr = self.fan[c], self.tangent[c], self.corner.get(c)
+        M, K = len(self.X), len(self.fan_deg)
+        F, lim = fan["all_force"], fan["all_limited_by"]
+        ang = np.concatenate([np.broadcast_to(self.fan_deg, (M, K)), t["angle_deg"][:, None]], axis=1)
+        kinds = ["fan"] * K + ["tangent"]
+        if cr is not None:
+            F, lim = np.concatenate([F, cr["force"]], axis=1), np.concatenate([lim, cr["limited_by"]], axis=1)
+            ang = np.concatenate([ang, cr["angle_deg"]], axis=1)
+            kinds += ["corner"] * cr["force_N"].shape[1]
+        binding = np.repeat(lim[..., None], 2, axis=2)
+        if cr is not None:
+            binding[:, K + 1:] = cr["binding"]
+        return F, lim, ang, binding, np.array(kinds)
 
-        pins: {name: PinSpec | joint} as ``pins.pin_loads`` (the pin table's names). The pin forces come from
-        ``pins.pin_loads`` on the grid (the design branch's RNEA backward pass with the loop forces of the
-        same compiled statics), at rest and per unit lip force, combined linearly (the statics are linear in
-        the lip force). Returns {name: {"design_load_N": |f| per pin [N], "components_N": (3,) in the pin
-        frame, "design_case": {"cylinder", "direction" ("tangent" | "fan"), "angle_deg", "tip_force_N",
-        "limited_by", "pose": {cylinder: stroke [m]}}}}."""
+    def pose_loads(self, model, pins, swing=None) -> dict:
+        """The largest force of every pin at every pose, per working cylinder, over that pose's stall states
+        (``states``). pins as ``design_loads``. Returns {"names": pins (P,), "load_N" (W, P, M) [N],
+        "state" (W, P, M) the index of the state in ``states``, "components_N" (W, P, M, 3) in the pin frame}.
+        The pin forces come from ``pins.pin_loads`` on the poses (the design branch's RNEA backward pass with
+        the loop forces of the same compiled statics), at rest and per unit lip force, combined linearly (the
+        statics are linear in the lip force)."""
+        names, w0, Wf = self.pin_maps(model, pins, swing)
+        M, P = len(self.X), len(names)
+        W = len(self.working)
+        load, state, comp = np.zeros((W, P, M)), np.zeros((W, P, M), int), np.zeros((W, P, M, 3))
+        rows = np.arange(M)
+        for w, c in enumerate(self.working):
+            F = self.states(c)[0]                                                           # (M, S, 3)
+            f = (w0[:, None, :] + F @ Wf).reshape(M, F.shape[1], P, 3)                     # (M, S, P, 3)
+            mag = np.sqrt(np.einsum("mspi,mspi->pms", f, f))                              # (P, M, S)
+            k = np.argmax(mag, axis=2)
+            load[w], state[w] = np.take_along_axis(mag, k[..., None], axis=2)[..., 0], k
+            for j in range(P):
+                comp[w, j] = f[rows, k[j], j]
+        return dict(names=tuple(names), load_N=load, state=state, components_N=comp)
+
+    def pin_maps(self, model, pins, swing=None):
+        """(names (P,), w0 (M, 3P), Wf (M, 3, 3P)): every pin's force [N] in its pin frame at rest and per unit
+        lip force along root x, y, z, so that a held force f (3,) gives w0 + f @ Wf (``pins.pin_loads`` with
+        the envelopes' loop forces)."""
         from urdf_dyn.machines.pins import pin_loads
         M, nv = self.Q.shape
-        z = np.zeros((M, nv))
-        t = np.zeros(M)
-        base = pin_loads(model, t, self.Q, z, z, pins, loop_forces=self.loop_forces["g"], swing=swing)
-        unit = [pin_loads(model, t, self.Q, z, z, pins, loop_forces=self.loop_forces[i],
-                          f_ext={self.tip[0]: self._unit_wrench(i)}, swing=swing) for i in range(3)]
-        names = base.names
-        w0 = np.concatenate([base.wrench[n][:, 3:] for n in names], axis=1)                # (M, 3P)
-        Wf = np.stack([np.concatenate([unit[i].wrench[n][:, 3:] for n in names], axis=1) - w0
-                       for i in range(3)], axis=1)                                          # (M, 3, 3P) per unit f
-        best = {n: (-1.0, None, None) for n in names}
-        for c in self.working:
-            for kind, r in (("tangent", self.tangent[c]), ("fan", self.fan[c])):
-                F = r["force"][:, None, :] if kind == "tangent" else r["all_force"]         # (M, K, 3)
-                f = (w0[:, None, :] + F @ Wf).reshape(M, F.shape[1], len(names), 3)       # (M, K, P, 3)
-                mag = np.sqrt(np.einsum("mkpi,mkpi->pmk", f, f))                          # (P, M, K)
-                flat = mag.reshape(len(names), -1)
-                arg = np.argmax(flat, axis=1)
-                for j, n in enumerate(names):
-                    m, k = np.unravel_index(int(arg[j]), mag.shape[1:])
-                    lim = r["limited_by"][m] if kind == "tangent" else r["all_limited_by"][m, k]
-                    v, b = flat[j, arg[j]], best[n]
-                    # a tie (the same state: equal reliefs make the fan's states alike for every working
-                    # cylinder) goes to the case whose working cylinder is the one at its limit
-                    tie = abs(v - b[0]) <= 1e-9 * v and b[1]["limited_by"] != b[1]["cylinder"] and lim == c
-                    if v <= b[0] and not tie:
-                        continue
-                    tangent = kind == "tangent" or k == F.shape[1] - 1
-                    ang = self.tangent[c]["angle_deg"][m] if tangent else self.fan_deg[k]
-                    best[n] = (float(flat[j, arg[j]]), dict(
-                        cylinder=c, direction="tangent" if tangent else "fan", angle_deg=float(ang),
-                        tip_force_N=float(np.linalg.norm(F[m, k])), limited_by=str(lim), pose=self.pose(m)),
-                        f[m, k, j].copy())
-        out = {n: dict(design_load_N=b[0], design_case=b[1], components_N=b[2]) for n, b in best.items()}
+        z = np.zeros((4 * M, nv))
+        lf = {lp: np.concatenate([np.asarray(self.loop_forces[k][lp]) for k in ("g", 0, 1, 2)])
+              for lp in self.loop_forces["g"]}
+        f = np.concatenate([np.zeros((M, 6))] + [self.unit_wrenches[i] for i in range(3)])
+        pl = pin_loads(model, np.zeros(4 * M), np.concatenate([self.Q] * 4), z, z, pins, loop_forces=lf,
+                       f_ext={self.tip[0]: f}, swing=swing)                  # at rest and per unit force: one call
+        names = pl.names
+        w = np.concatenate([pl.wrench[n][:, 3:] for n in names], axis=1).reshape(4, M, -1)
+        w0, Wf = w[0], np.moveaxis(w[1:] - w[0], 0, 1)                       # (M, 3P), (M, 3, 3P) per unit f
+        return tuple(names), w0, Wf
+
+    def case(self, c, m, k) -> dict:
+        """The design case dict of state k (``states``) of working cylinder c at pose m (``design_loads``)."""
+        F, lim, ang, binding, kinds = self.states(c)
+        return dict(cylinder=c, direction=str(kinds[k]), angle_deg=float(ang[m, k]),
+                    tip_force_N=float(np.linalg.norm(F[m, k])), limited_by=str(lim[m, k]),
+                    binding=[str(b) for b in binding[m, k]], pose=self.pose(m))
+
+    def design_loads(self, model, pins, swing=None) -> dict:
+        """The design load of every pin: its largest force over every stall state of the envelopes (each
+        working cylinder; the tangent, every fan direction and every corner of the held-force polygon, each
+        at its held force), with the state that gives it (``pose_loads``).
+
+        pins: {name: PinSpec | joint} as ``pins.pin_loads`` (the pin table's names). Returns {name:
+        {"design_load_N": |f| per pin [N], "components_N": (3,) in the pin frame, "design_case": {"cylinder",
+        "direction" ("tangent" | "fan" | "corner"), "angle_deg", "tip_force_N", "limited_by", "binding" (the
+        limits at the state: two at a corner), "pose": {cylinder: stroke [m]}}}}."""
+        pl = self.pose_loads(model, pins, swing)
+        out = {}
+        for j, n in enumerate(pl["names"]):
+            best = None
+            for w, c in enumerate(self.working):
+                m = int(np.argmax(pl["load_N"][w, j]))
+                v = float(pl["load_N"][w, j, m])
+                case = self.case(c, m, int(pl["state"][w, j, m]))
+                # a tie (the same state: equal reliefs make the states alike for every working cylinder) goes
+                # to the case whose working cylinder is one of the limits that bind
+                tie = best is not None and abs(v - best[0]) <= 1e-9 * v and \
+                    best[1]["cylinder"] not in best[1]["binding"] and c in case["binding"]
+                if best is None or v > best[0] and not abs(v - best[0]) <= 1e-9 * v or tie:
+                    best = (v, case, pl["components_N"][w, j, m].copy())
+            out[n] = dict(design_load_N=best[0], design_case=best[1], components_N=best[2])
         return out
 
     def ring_loads(self, model, swing="swing") -> dict:
-        """The slewing ring (the swing joint ``swing``, a revolute tree joint about z) over every stall state:
-        {"tilting_moment_Nm", "axial_N", "radial_N", "torque_Nm"}: the largest of each (axial: the largest
-        compression) with the state of the largest tilting moment ("case": cylinder, direction, tip force,
-        pose). The joint wrench in the joint frame, linear in the lip force as the pins' (``design_loads``)."""
+        """The slewing ring (the swing joint ``swing``, a revolute tree joint about z) over every stall state
+        (``states``): {"tilting_moment_Nm", "axial_N", "radial_N", "torque_Nm"}: the largest of each (axial:
+        the largest compression) with the state of the largest tilting moment ("case": cylinder, direction,
+        tip force, pose). The joint wrench in the joint frame, linear in the lip force as the pins'."""
         from urdf_dyn.machines.pins import pin_loads
         M, nv = self.Q.shape
         z, t = np.zeros((M, nv)), np.zeros(M)
         spec = {"ring": swing}
         w0 = pin_loads(model, t, self.Q, z, z, spec, loop_forces=self.loop_forces["g"]).wrench["ring"]
         Wf = np.stack([pin_loads(model, t, self.Q, z, z, spec, loop_forces=self.loop_forces[i],
-                                 f_ext={self.tip[0]: self._unit_wrench(i)}).wrench["ring"] - w0 for i in range(3)],
+                                 f_ext={self.tip[0]: self.unit_wrenches[i]}).wrench["ring"] - w0 for i in range(3)],
                       axis=1)                                                    # (M, 3, 6) per unit lip force
         best = dict(tilting_moment_Nm=0.0, axial_N=0.0, radial_N=0.0, torque_Nm=0.0, case=None)
         for c in self.working:
-            F = self.fan[c]["all_force"]                                         # (M, K+1, 3), tangent last
-            w = w0[:, None, :] + F @ Wf                                          # (M, K+1, 6)
+            F, lim, _, _, kinds = self.states(c)
+            w = w0[:, None, :] + F @ Wf                                          # (M, S, 6)
             tilt, axial = np.hypot(w[..., 0], w[..., 1]), w[..., 5]
             radial, torque = np.hypot(w[..., 3], w[..., 4]), np.abs(w[..., 2])
             m, k = np.unravel_index(int(np.argmax(tilt)), tilt.shape)
             if tilt[m, k] > best["tilting_moment_Nm"]:
                 best.update(tilting_moment_Nm=float(tilt[m, k]), case=dict(
-                    cylinder=c, direction="tangent" if k == F.shape[1] - 1 else "fan",
-                    tip_force_N=float(np.linalg.norm(F[m, k])), pose=self.pose(m),
-                    limited_by=str(self.fan[c]["all_limited_by"][m, k])))
+                    cylinder=c, direction=str(kinds[k]), tip_force_N=float(np.linalg.norm(F[m, k])),
+                    pose=self.pose(m), limited_by=str(lim[m, k])))
             best.update(axial_N=max(best["axial_N"], float(axial.max())), radial_N=max(best["radial_N"], float(radial.max())),
                         torque_Nm=max(best["torque_Nm"], float(torque.max())))
         return best
 
+    def slim(self) -> "StallEnvelopes":
+        """A copy with only what the report, the plots and ``push_forces`` read: the grid's strokes and lip
+        positions, each pose's tangent and worst fan state, and the largest compression per actuator
+        (``push``); without the statics per pose (Q, u_g, U, W0, W1, loop forces) and per state (every fan
+        direction, every corner), which ``design_loads``, ``pose_loads`` and ``ring_loads`` need. What the
+        geometry cache keeps."""
+        keep = ("force_N", "limited_by", "force", "angle_deg")
+        return replace(self, Q=None, u_g=None, U=None, W0=None, W1=None, loop_forces={}, unit_wrenches=[],
+                       corner={}, fan={c: {k: f[k] for k in keep} for c, f in self.fan.items()}, push=self._push())
+
+    def _push(self):
+        """The largest actuator force (p,) [N] over every stall state (u = u_g + U f), or the kept one."""
+        if self.U is None:
+            return self.push
+        best = np.full(len(self.names), -np.inf)
+        for c in self.working:
+            u = self.u_g[:, None, :] + np.einsum("mpj,mkj->mkp", self.U, self.states(c)[0])
+            best = np.maximum(best, u.reshape(-1, len(self.names)).max(axis=0))
+        return best
+
     def push_forces(self, counts=None) -> dict:
         """{cylinder: the largest compression [N] per cylinder (pushing, cap side) over every stall state of
-        the envelopes (each working cylinder, the tangent and every fan direction, each at its held force)};
-        0 where a cylinder never pushes. counts: {cylinder: cylinders in parallel} (default 1): the
-        actuator force is shared. u = u_g + U f (module docstring), f the held force on the lip."""
-        counts = counts or {}
-        best = np.zeros(len(self.names))
-        for c in self.working:
-            for F in (self.tangent[c]["force"][:, None, :], self.fan[c]["all_force"]):
-                u = self.u_g[:, None, :] + np.einsum("mpj,mkj->mkp", self.U, F)
-                best = np.maximum(best, u.reshape(-1, len(self.names)).max(axis=0))
+        the envelopes (``states``: each working cylinder, the tangent, every fan direction and every corner,
+        each at its held force)}; 0 where a cylinder never pushes. counts: {cylinder: cylinders in parallel}
+        (default 1): the actuator force is shared. u = u_g + U f (module docstring), f the held force on the
+        lip."""
+        counts, best = counts or {}, self._push()
         return {n: float(max(best[k], 0.0)) / counts.get(n, 1) for k, n in enumerate(self.names)}
 
-    def _unit_wrench(self, i):
-        """(M, 6) link-frame wrench [n; f] of a unit force along root axis i at the lip."""
-        return self.unit_wrenches[i]
 
-
-def _grid(model, q0, strokes, acts, n, margin, axes=None):
+def _grid(model, q0, strokes, acts, n, margin, axes=None, points=None, smap=None):
     """Stroke values X (M, 3) and assembled poses Q (M, nv) of the grid, on q0's branch; ``axes`` (3 arrays of
-    strokes [m]) replace the ``n`` evenly spaced samples (clipped to the same margins)."""
+    strokes [m]) replace the ``n`` evenly spaced samples, ``points`` (M, 3) [m] the whole grid (each clipped to
+    the same margins)."""
     rel = margin is None
-    smap = StrokeMap(model, q0, strokes, acts, margin=1e-3 if rel else margin)
+    smap = smap or stroke_map(model, strokes, q0, margin)
     grid_axes = []
     for k, c in enumerate(strokes):
         lo, hi = smap.limits(c)
         if rel:                                    # 1 % of the stroke inside each end: no state on a limit
             d = 0.01 * (hi - lo)
             lo, hi = lo + d, hi - d
-        grid_axes.append(np.linspace(lo, hi, n[k]) if axes is None else np.unique(np.clip(axes[k], lo, hi)))
-    X = np.array(np.meshgrid(*grid_axes, indexing="ij")).reshape(len(strokes), -1).T
+        if points is not None:
+            grid_axes.append((lo, hi))
+        else:
+            grid_axes.append(np.linspace(lo, hi, n[k]) if axes is None else np.unique(np.clip(axes[k], lo, hi)))
+    if points is not None:
+        X = np.clip(np.asarray(points, float).reshape(-1, len(strokes)), *np.array(grid_axes).T)
+        grid_axes = [np.unique(X[:, k]) for k in range(len(strokes))]
+    else:
+        X = np.array(np.meshgrid(*grid_axes, indexing="ij")).reshape(len(strokes), -1).T
     for k, c in enumerate(strokes):
         for x in grid_axes[k]:
             smap.pose({c: float(x)})               # each stroke assembled once, then composed
@@ -272,10 +317,16 @@ def _grid(model, q0, strokes, acts, n, margin, axes=None):
     return X, Q
 
 
-def stroke_range(model, strokes=("boom_cyl", "stick_cyl", "bucket_cyl"), q0=None, margin=None):
-    """{cylinder: (lo, hi)} [m]: the strokes ``stall_envelopes`` spans (``margin`` as there)."""
+def stroke_map(model, strokes=("boom_cyl", "stick_cyl", "bucket_cyl"), q0=None, margin=None) -> StrokeMap:
+    """The ``StrokeMap`` ``stall_envelopes`` assembles its poses with (``margin`` as there)."""
     q0 = model.q_initial() if q0 is None else np.asarray(q0, float)
-    smap = StrokeMap(model, q0, tuple(strokes), _actuator_names(model), margin=1e-3 if margin is None else margin)
+    return StrokeMap(model, q0, tuple(strokes), _actuator_names(model), margin=1e-3 if margin is None else margin)
+
+
+def stroke_range(model, strokes=("boom_cyl", "stick_cyl", "bucket_cyl"), q0=None, margin=None, smap=None):
+    """{cylinder: (lo, hi)} [m]: the strokes ``stall_envelopes`` spans (``margin`` as there; ``smap`` the
+    ``stroke_map`` to read them from)."""
+    smap = smap or stroke_map(model, strokes, q0, margin)
     out = {}
     for c in strokes:
         lo, hi = smap.limits(c)
@@ -287,7 +338,7 @@ def stroke_range(model, strokes=("boom_cyl", "stick_cyl", "bucket_cyl"), q0=None
 def stall_envelopes(model, cylinders, relief, tip, holding_relief=None, footprint=None, friction=None,
                     strokes=("boom_cyl", "stick_cyl", "bucket_cyl"), n=(13, 13, 13), n_fan=36,
                     include_weight=True, q0=None, margin=None, working=None, axes=None,
-                    fan_deg=None) -> StallEnvelopes:
+                    fan_deg=None, points=None, smap=None, corners=True) -> StallEnvelopes:
     """Stall envelopes of every working cylinder over a grid of poses (module docstring).
 
     Args:
@@ -302,8 +353,11 @@ def stall_envelopes(model, cylinders, relief, tip, holding_relief=None, footprin
         strokes: the cylinders whose strokes span the grid; n: samples per stroke (M = n₀ n₁ n₂ poses);
             n_fan: directions of the fan; margin [m] inside each stroke end (default 1 % of the stroke).
         working: the cylinders that stall in turn (default: ``strokes``).
-        axes: 3 arrays of stroke values [m] instead of ``n`` (a local grid, ``stall_refine``); fan_deg: the
-            fan's angles [deg] instead of ``n_fan`` evenly spaced ones.
+        axes: 3 arrays of stroke values [m] instead of ``n`` (a local grid); points: (M, 3) strokes [m], any
+            set of poses (``stall_refine``'s search); fan_deg: the fan's angles [deg] instead of ``n_fan``
+            evenly spaced ones; smap: the ``stroke_map`` of the same model, strokes, q0 and margin, to reuse
+            across calls (the strokes' sweeps are most of a small call's time); corners: False leaves out the
+            corner states (a caller that only needs the statics).
         q0: start pose (default the URDF initial configuration; its branch is followed).
     Returns StallEnvelopes. Raises KeyError for a cylinder that is not an actuator, ValueError for a relief
     ≤ 0 or μ < 0, ModelError if a pose cannot be assembled."""
@@ -317,7 +371,7 @@ def stall_envelopes(model, cylinders, relief, tip, holding_relief=None, footprin
         if c not in names:
             raise KeyError(f"cylinder {c!r} is not an actuator of {model.name} ({', '.join(names)})")
     q0 = model.q_initial() if q0 is None else np.asarray(q0, float)
-    X, Q = _grid(model, q0, tuple(strokes), names, n, margin, axes)
+    X, Q = _grid(model, q0, tuple(strokes), names, n, margin, axes, points, smap)
     M = len(Q)
     link, p = tip[0], np.asarray(tip[1], float)
     lf = model.link(link)
@@ -325,8 +379,13 @@ def stall_envelopes(model, cylinders, relief, tip, holding_relief=None, footprin
     R = T[:, :3, :3]
     lip = np.einsum("mij,j->mi", R, p) + T[:, :3, 3]
     z = np.zeros_like(Q)
-    a0 = actuator_forces(model, Q, z, z, warn=False)
-    wr, U, LF = [], np.zeros((M, len(names), 3)), {"g": a0.loop_forces}
+    wr = [np.concatenate([np.cross(p, R[:, i, :]), R[:, i, :]], axis=1) for i in range(3)]   # Rᵀ e_i at the lip
+    Q4, z4 = np.concatenate([Q] * 4), np.zeros((4 * M, Q.shape[1]))     # at rest and per unit force: one call
+    a = actuator_forces(model, Q4, z4, z4, warn=False, f_ext={link: np.concatenate([np.zeros((M, 6)), *wr])})
+    u = np.asarray(a.u, float).reshape(4, M, len(names))
+    U = np.moveaxis(u[1:] - u[0], 0, 2)                                  # (M, p, 3)
+    LF = {key: {lp: np.asarray(v)[k * M:(k + 1) * M] for lp, v in a.loop_forces.items()}
+          for k, key in enumerate(("g", 0, 1, 2))}
     W0 = base_reaction(model, Q)
     W1 = np.zeros((M, 6, 3))                 # ground reaction per unit lip force: −[lip × e_i; e_i] (at rest the
     for i in range(3):                       # applied wrench is balanced by the ground alone, RBDA eq. 2.77 summed)
@@ -334,18 +393,11 @@ def stall_envelopes(model, cylinders, relief, tip, holding_relief=None, footprin
         e[i] = 1.0
         W1[:, :3, i] = -np.cross(lip, e)
         W1[:, 3 + i, i] = -1.0
-    for i in range(3):
-        f = R[:, i, :]                                        # Rᵀ e_i: the unit force in the link frame
-        w = np.concatenate([np.cross(p, f), f], axis=1)
-        wr.append(w)
-        ai = actuator_forces(model, Q, z, z, warn=False, f_ext={link: w})
-        U[:, :, i] = np.asarray(ai.u) - np.asarray(a0.u)
-        LF[i] = ai.loop_forces
-    g = np.asarray(a0.u, float) if include_weight else np.zeros((M, len(names)))
+    g = u[0] if include_weight else np.zeros((M, len(names)))
     swing = float(q0[model.joint_index("swing")]) if "swing" in model.joint_names else 0.0
     th, E = _fan(n_fan, swing, fan_deg)
     n_fan = len(th)
-    tangent, fan = {}, {}
+    tangent, fan, corner = {}, {}, {}
     xb = np.array([np.cos(swing), np.sin(swing), 0.0])
     Efan = np.broadcast_to(E[None], (M, n_fan, 3))
     gfan = _ground(W0, W1, Efan, footprint, friction)               # the same for every working cylinder
@@ -365,9 +417,11 @@ def stall_envelopes(model, cylinders, relief, tip, holding_relief=None, footprin
         fan[c] = dict(force_N=F[rows, k], limited_by=lim[rows, k], force=F[rows, k, None] * Fd[rows, k],
                       angle_deg=np.where(k == n_fan, ang_t, np.degrees(th)[np.minimum(k, n_fan - 1)]),
                       all_N=F, all_limited_by=lim, all_force=F[:, :, None] * Fd)
+        if corners:
+            corner[c] = _corner_states(U, g, W0, W1, xb, names, cylinders, limits, c, footprint, friction)
     env = StallEnvelopes(tuple(strokes), X, Q, lip, names, g, U, W0, W1, np.degrees(th), working, tangent, fan,
                          float(relief), plain_reliefs(holding_relief), None if friction is None else float(friction),
-                         footprint is not None, bool(include_weight), (link, p), LF, wr)
+                         footprint is not None, bool(include_weight), (link, p), LF, wr, corner)
     return env
 
 
@@ -398,3 +452,27 @@ def _held(U, g, Fd, names, cylinders, limits, working, ground):
         lim = np.where(bound < F, name, lim)
         F = np.minimum(F, bound)
     return np.maximum(F, 0.0), lim
+
+
+def _corner_states(U, g, W0, W1, xb, names, cylinders, limits, working, footprint, friction):
+    """The held states at the corners of each pose's held-force polygon (``stall_corners``): a dict with
+    force_N (M, V), force (M, V, 3) [N] (root coordinates), angle_deg (M, V), limited_by (M, V) and binding
+    (M, V, 2) (the two limits of the corner). The force is the held force along the corner's direction
+    (``_held``, the same bounds as the fan's), so every corner state is one the fan would reach with that
+    angle; where it falls short of the corner (the origin outside the polygon: 0 N) both names are the
+    binding one. ``limited_by`` names the working cylinder when it is one of the two, else the first of the
+    two in the order cylinders (the actuators' order), tipping, sliding: a rule, not round-off."""
+    Y, valid, binding, pair = corners(*half_planes(U, g, W0, W1, xb, names, cylinders, limits, working, footprint,
+                                                  friction))
+    ez = np.array([0.0, 0.0, 1.0])
+    Fc = np.nan_to_num(Y[..., :1]) * xb + np.nan_to_num(Y[..., 1:]) * ez              # (M, V, 3)
+    r = np.linalg.norm(Fc, axis=-1)
+    use = valid & (r > 0)
+    D = np.where(use[..., None], Fc / np.where(use, r, 1.0)[..., None], xb)
+    F, lim = _held(U, g, D, names, cylinders, limits, working, _ground(W0, W1, D, footprint, friction))
+    F = np.where(use, F, 0.0)
+    at = use & (F >= r * (1 - 1e-9))
+    binding = np.where(at[..., None], binding, lim[..., None])
+    first = np.where(binding[..., 1] == working, binding[..., 1], binding[..., 0])
+    return dict(force_N=F, force=F[..., None] * D, angle_deg=np.degrees(np.arctan2(D @ ez, D @ xb)) % 360,
+                limited_by=first, binding=binding, rows=np.where(at[..., None], pair, -1))

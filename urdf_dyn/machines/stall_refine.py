@@ -1,30 +1,49 @@
-"""Converged pin design loads from the stall envelopes: the grid's maximum of each pin, refined until it
-changes by less than a tolerance.
+"""Converged pin design loads from the stall envelopes: the largest force of every pin over every stall state,
+found from any starting grid.
 
-A pin's design load (``stall.StallEnvelopes.design_loads``) is the largest force over a grid of poses (the
-three cylinder strokes) and force directions (a fan in the boom plane plus the tangent). The grid samples a
-function with sharp ridges (where the binding limit changes from one cylinder to another, or to tipping),
-so its maximum is only as good as its spacing. **Refinement**: from each working cylinder's own maximum
-for the pin (a start per working cylinder: the grid's overall maximum can sit on a lower ridge than another
-cylinder's refined one), a local grid of 5 strokes per cylinder over ± one spacing and 5 fan angles over
-± one angle step (plus the tangent at each pose), with that working cylinder stalling; the largest state
-there replaces the case when larger; the spacing and the angle step halve; the passes stop when two
-passes in a row change the design load by less than ``tol`` (relative), or after ``max_passes`` (then the
-pin is reported as not converged). The design load is the largest over the starts. Pins whose case is the
-same state share each local grid.
+**The landscape.** A pin's load over the stall states (``stall``) is a function of the three cylinder strokes
+and the direction of the force on the lip. At one pose the held forces fill a convex polygon in the boom
+plane and the load is largest at one of its corners, where two limits bind at once (``stall_corners``):
+the direction is exact, not sampled. Over the strokes the load is smooth wherever the same two limits bind,
+and has ridges where a third limit comes in (a corner meets another line) and kinks where tipping starts to
+bind; on the excavator the largest loads sit on such ridges, often with a stroke at its end, some only a
+few millimetres wide (a ridge near the bucket cylinder's retracted end, where the bucket linkage's lever
+is smallest), between the points of any practical grid. A local refinement from the grid's maximum then
+stays on whichever ridge its start was near.
+
+**The search.** For every pin, starts from the grid (``n``): the best grid pose of each corner (pair of
+binding limits) and working cylinder whose load is at least ``keep`` × the pin's grid maximum, the
+``starts`` largest. From each start, SLSQP (``scipy.optimize.minimize``; Kraft 1988) maximises the pin's
+load at that start's corner over the strokes — a smooth function there — with every other limit as an
+inequality constraint (the corner must stay held) and the strokes within the grid's range (1 % inside each
+end): so it runs up to a ridge and along it, and to a stroke end (values and forward-difference gradients
+from one batched evaluation of the compiled statics per iterate: the point and its 3 neighbours). Where another corner is larger at a start's optimum, that start is solved again on the new
+corner (an active-set switch), at most ``max_passes`` rounds. The design load is the largest over the
+starts, evaluated over every stall state at the pose it reached (``StallEnvelopes.pose_loads``). **The
+check**: at each pin's final pose none of the 26 neighbours at ``check`` (0.1 %) of each stroke's span may
+hold a load more than ``tol`` (1 %) larger; the pin is reported converged when none does (the last change
+in the history is that check's).
 
 The machine is anchored unless a friction coefficient is given (``stall`` module docstring: ISO 6015 §4.5);
 the sliding case is a separate call with ``friction``.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from itertools import product
 
 import numpy as np
 
 from urdf_dyn.machines.stall import stall_envelopes, stroke_range
+from urdf_dyn.machines.stall_corners import half_planes
 
-__all__ = ["ConvergedLoads", "converged_design_loads"]
+__all__ = ["ConvergedLoads", "converged_design_loads", "METHOD"]
+
+#: the search, in words (the report prints it)
+METHOD = ("each pose's worst lip-force direction exact (the corners of its held-force polygon, where two limits "
+          "bind); from the best grid pose of each corner, SLSQP over the three strokes with every other limit as a "
+          "constraint (runs up a ridge and along it), again where another corner wins; then a check of the 26 "
+          "neighbours at 0.1 % of each stroke")
 
 
 @dataclass
@@ -32,9 +51,10 @@ class ConvergedLoads:
     """Design loads refined to convergence (module docstring).
 
     loads: {pin: {"design_load_N", "design_case", "components_N"}} as ``StallEnvelopes.design_loads``, after
-    refinement; grid_loads: the same from the grid alone; history: {pin: [{"pass", "stroke_step_m" (3,),
-    "angle_step_deg", "design_load_N", "change"}]} (pass 0: the grid; change relative to the value before the
-    pass); converged: {pin: bool}; grid: {"n": (3,), "n_fan": K}; tol; friction (None: anchored)."""
+    the search; grid_loads: the same from the grid alone; history: {pin: [{"pass", "design_load_N", "change",
+    "starts"}]} (pass 0: the grid; 1, 2, …: the search's rounds with the starts solved in each; "check": the
+    26-neighbour check; change relative to the value before the pass); converged: {pin: bool}; grid: {"n":
+    (3,), "n_fan": K, "starts", "keep", "method"}; tol; friction (None: anchored)."""
     loads: dict
     grid_loads: dict
     history: dict
@@ -54,63 +74,189 @@ class ConvergedLoads:
                         last_change=self.history[p][-1]["change"], passes=len(self.history[p]) - 1,
                         converged=self.converged[p]) for p in self.loads} | {
             "_grid": dict(n=list(self.grid["n"]), n_fan=self.grid["n_fan"], tol=self.tol,
-                          anchored=self.anchored, friction=self.friction)}
+                          anchored=self.anchored, friction=self.friction, method=self.grid.get("method"))}
 
 
 def converged_design_loads(model, cylinders, relief, tip, pins, holding_relief=None, footprint=None, friction=None,
                            strokes=("boom_cyl", "stick_cyl", "bucket_cyl"), n=(13, 13, 13), n_fan=36, tol=0.01,
-                           max_passes=8, swing=None, env=None, q0=None) -> ConvergedLoads:
-    """The pins' design loads over the stall envelopes, refined until each changes by less than ``tol``
-    (module docstring). Arguments as ``stall.stall_envelopes`` and ``StallEnvelopes.design_loads``; ``env``:
-    the grid's envelopes when already computed (with the same arguments). Returns ConvergedLoads. Raises
-    as ``stall_envelopes``."""
+                           max_passes=6, swing=None, env=None, q0=None, starts=3, keep=0.9, check=1e-3) -> ConvergedLoads:
+    """The pins' design loads over the stall envelopes, searched to convergence (module docstring).
+
+    Arguments as ``stall.stall_envelopes`` and ``StallEnvelopes.design_loads``; ``env``: the grid's envelopes
+    when already computed (with the same arguments and ``n``); starts: at most this many starts per pin (the
+    best grid pose of each corner and working cylinder whose load is at least ``keep`` × the pin's grid
+    maximum); max_passes: rounds of the search (a round re-solves the starts whose best corner changed);
+    tol: the relative change of the design load the last round must stay under to call it converged.
+    Returns ConvergedLoads. Raises as ``stall_envelopes``."""
+    from urdf_dyn.machines.iso6015 import _pressure_limits
+    from urdf_dyn.machines.stall import stroke_map
     strokes = tuple(strokes)
     kw = dict(holding_relief=holding_relief, footprint=footprint, friction=friction, strokes=strokes, q0=q0)
     if env is None:
         env = stall_envelopes(model, cylinders, relief, tip, n=n, n_fan=n_fan, **kw)
     base = env.design_loads(model, pins, swing)
-    rng = stroke_range(model, strokes, q0)
-    h0 = np.array([(rng[c][1] - rng[c][0]) / max(k - 1, 1) for c, k in zip(strokes, n)])
-    dth0 = 360.0 / n_fan
-    memo = {}
+    smap = stroke_map(model, strokes, q0)
+    rng = stroke_range(model, strokes, q0, smap=smap)
+    lo, hi = (np.array([rng[c][i] for c in strokes]) for i in (0, 1))
+    limits = _pressure_limits(cylinders, relief, holding_relief)
+    q = model.q_initial() if q0 is None else np.asarray(q0, float)
+    sw = float(q[model.joint_index("swing")]) if "swing" in model.joint_names else 0.0
+    xb = np.array([np.cos(sw), np.sin(sw), 0.0])
 
-    def local(case, h, dth):
-        key = (case["cylinder"], tuple(np.round([case["pose"][c] for c in strokes], 12)),
-               round(case["angle_deg"], 9), tuple(np.round(h, 12)), round(dth, 9))
-        if key not in memo:
-            axes = [case["pose"][c] + h[k] * np.linspace(-1, 1, 5) for k, c in enumerate(strokes)]
-            fan = case["angle_deg"] + dth * np.linspace(-1, 1, 5)
-            loc = stall_envelopes(model, cylinders, relief, tip, working=(case["cylinder"],), axes=axes,
-                                  fan_deg=fan, **kw)
-            memo[key] = loc.design_loads(model, pins, swing)
-        return memo[key]
+    def evaluate(X, working):
+        """The envelopes at strokes X (N, 3), their half-planes per working cylinder and the pin maps."""
+        loc = stall_envelopes(model, cylinders, relief, tip, working=working, points=X, fan_deg=[0.0], smap=smap,
+                              corners=False, **kw)
+        planes = {c: half_planes(loc.U, loc.u_g, loc.W0, loc.W1, xb, loc.names, cylinders, limits, c, footprint,
+                                 friction)[:2] for c in working}
+        return loc, planes, loc.pin_maps(model, pins, swing)
 
-    starts = {c: replace(env, working=(c,)).design_loads(model, pins, swing) for c in env.working}
-    loads, history, converged = {}, {}, {}
-    for p in base:
-        runs = [_refine(starts[c][p], p, local, h0, dth0, tol, max_passes) for c in env.working]
-        best, hist, ok = max(runs, key=lambda r: r[0]["design_load_N"])
-        loads[p], history[p], converged[p] = best, hist, ok
-    return ConvergedLoads(loads, base, history, converged, dict(n=tuple(n), n_fan=int(n_fan)), float(tol),
-                          None if friction is None else float(friction))
-
-
-def _refine(start, p, local, h0, dth0, tol, max_passes):
-    """(best case dict, history, converged) of pin ``p`` refined from ``start`` (module docstring)."""
-    best = dict(start)
-    h, dth = h0.copy(), dth0
-    hist = [dict(stroke_step_m=h.tolist(), angle_step_deg=dth, design_load_N=best["design_load_N"],
-                 change=np.nan, **{"pass": 0})]
-    small = 0
+    names = list(base)
+    runs = _starts(env, env.pose_loads(model, pins, swing), names, starts, keep)
+    best = {p: dict(base[p]) for p in names}
+    history = {p: [dict(design_load_N=best[p]["design_load_N"], change=np.nan, starts=0, **{"pass": 0})]
+               for p in names}
     for k in range(1, max_passes + 1):
-        r = local(best["design_case"], h, dth)[p]
-        change = (r["design_load_N"] - best["design_load_N"]) / best["design_load_N"]
-        if r["design_load_N"] > best["design_load_N"]:
-            best = dict(r)
-        hist.append(dict(stroke_step_m=h.tolist(), angle_step_deg=dth, design_load_N=best["design_load_N"],
-                         change=float(change), **{"pass": k}))
-        h, dth = h / 2, dth / 2
-        small = small + 1 if change < tol else 0
-        if small == 2:
-            return best, hist, True
-    return best, hist, False
+        act = [r for r in runs if r["rows"] is not None and not r.get("done")]
+        if not act:
+            break
+        X = np.concatenate([_slsqp([r], evaluate, names, lo, hi, xb) for r in act])     # a problem per start
+        loc = stall_envelopes(model, cylinders, relief, tip, working=tuple(dict.fromkeys(r["cylinder"] for r in act)),
+                              points=X, fan_deg=[0.0], smap=smap, **kw)
+        lp = loc.pose_loads(model, pins, swing)
+        for i, r in enumerate(act):
+            w, j = loc.working.index(r["cylinder"]), names.index(r["pin"])
+            v, st = float(lp["load_N"][w, j, i]), int(lp["state"][w, j, i])
+            r["done"] = True
+            if v > r["v"] * (1 + 1e-9):                        # better: keep it, and again if its corner changed
+                case = loc.case(r["cylinder"], i, st)
+                r.update(x=X[i].copy(), v=v, load=dict(design_load_N=v, design_case=case,
+                                                         components_N=lp["components_N"][w, j, i].copy()))
+                rows = _rows(loc, r["cylinder"], i, st)
+                if rows is not None and tuple(rows) != tuple(r["rows"]):
+                    r.update(rows=rows, done=False)
+        for p in names:
+            prev = best[p]["design_load_N"]
+            top = max((r for r in runs if r["pin"] == p), key=lambda r: r["v"], default=None)
+            if top is not None and top["v"] > prev:
+                best[p] = dict(top["load"])
+            history[p].append(dict(design_load_N=best[p]["design_load_N"], change=float(best[p]["design_load_N"] / prev - 1),
+                                   starts=sum(r["pin"] == p for r in act), **{"pass": k}))
+    # the check: no pose among the 26 neighbours of each pin's state at ``check`` × each stroke's span holds more
+    X0 = np.array([[best[p]["design_case"]["pose"][c] for c in strokes] for p in names])
+    D = np.array([d for d in product((-1.0, 0.0, 1.0), repeat=len(strokes)) if any(d)])
+    pts = np.clip(X0[:, None, :] + check * (hi - lo) * D[None], lo, hi).reshape(-1, len(strokes))
+    loc = stall_envelopes(model, cylinders, relief, tip, points=pts, fan_deg=[0.0], smap=smap, **kw)
+    lp = loc.pose_loads(model, pins, swing)
+    converged = {}
+    for j, p in enumerate(names):
+        w = env.working.index(best[p]["design_case"]["cylinder"])
+        idx = np.arange(j * len(D), (j + 1) * len(D))
+        i = int(idx[np.argmax(lp["load_N"][w, j, idx])])
+        v, prev = float(lp["load_N"][w, j, i]), best[p]["design_load_N"]
+        if v > prev:
+            best[p] = dict(design_load_N=v, design_case=loc.case(loc.working[w], i, int(lp["state"][w, j, i])),
+                           components_N=lp["components_N"][w, j, i].copy())
+        change = max(v / prev - 1, 0.0)
+        history[p].append(dict(design_load_N=best[p]["design_load_N"], change=change, starts=0, **{"pass": "check"}))
+        converged[p] = bool(change < tol)
+    return ConvergedLoads(best, base, history, converged,
+                          dict(n=tuple(n), n_fan=int(n_fan), starts=int(starts), keep=float(keep), method=METHOD),
+                          float(tol), None if friction is None else float(friction))
+
+
+def _rows(env, c, m, k):
+    """The two half-plane rows of state k of working cylinder c at pose m when it is a corner, else None."""
+    K = len(env.fan_deg) + 1
+    if k < K or c not in env.corner:
+        return None
+    rows = env.corner[c]["rows"][m, k - K]
+    return None if rows[0] < 0 else rows.copy()
+
+
+def _starts(env, pl, names, k, keep):
+    """The search's starts (module docstring): per pin, the best grid pose of each (working cylinder, corner)
+    with at least ``keep`` × the pin's grid maximum, the ``k`` largest; each a dict with the pin, the
+    cylinder, the corner's rows, strokes x, load v and the grid's state."""
+    runs = []
+    for j, p in enumerate(names):
+        top = float(pl["load_N"][:, j].max())
+        cand = {}
+        for w, c in enumerate(env.working):
+            for m in np.flatnonzero(pl["load_N"][w, j] >= keep * top):
+                st = int(pl["state"][w, j, m])
+                rows = _rows(env, c, m, st)
+                key = (c, None if rows is None else tuple(rows))
+                v = float(pl["load_N"][w, j, m])
+                if key not in cand or v > cand[key][0]:
+                    cand[key] = (v, int(m), st, rows)
+        for (c, _), (v, m, st, rows) in sorted(cand.items(), key=lambda t: -t[1][0])[:k]:
+            w = env.working.index(c)
+            load = dict(design_load_N=v, design_case=env.case(c, m, st), components_N=pl["components_N"][w, j, m].copy())
+            runs.append(dict(pin=p, cylinder=c, rows=rows, x=env.X[m].copy(), v=v, load=load))
+    return runs
+
+
+def _slsqp(runs, evaluate, names, lo, hi, xb, h=1e-5):
+    """The starts' corners maximised (module docstring; the caller gives one start: a problem per start): one
+    SLSQP problem over the stacked strokes (3 per start), the objective the sum of each start's pin load at its
+    corner relative to its start value,
+    the constraints every other half-plane of each start at its corner, each stroke within [lo, hi]; the
+    values and forward-difference gradients (step ``h`` × the span) of every start from one ``evaluate`` of
+    4 poses per start; xb (3,) the boom plane's forward axis. Returns the strokes (S, 3)."""
+    from scipy.optimize import minimize
+    S, d = len(runs), len(lo)
+    span = hi - lo
+    step = h * span
+    pj = [names.index(r["pin"]) for r in runs]
+    blocks = {}                                     # start -> (its strokes' bytes, values, constraints, step sign)
+
+    def values(z):
+        x = z.reshape(S, d)
+        new = [s for s in range(S) if blocks.get(s, (None,))[0] != x[s].tobytes()]
+        if new:                                     # only the starts that moved are evaluated again
+            xs = x[new]
+            sgn = np.where(xs + step <= hi, 1.0, -1.0)                     # backward steps at the upper end
+            pts = np.concatenate([xs[:, None, :], xs[:, None, :] + np.eye(d)[None] * (sgn * step)[:, None, :]], axis=1)
+            loc, planes, (_, w0, Wf) = evaluate(pts.reshape(-1, d), tuple(dict.fromkeys(runs[s]["cylinder"] for s in new)))
+            for k, s in enumerate(new):
+                r = runs[s]
+                A, b = planes[r["cylinder"]]
+                i, j = r["rows"]
+                idx = k * (d + 1) + np.arange(d + 1)
+                a1, a2, b1, b2 = A[idx, i], A[idx, j], b[idx, i], b[idx, j]
+                det = a1[:, 0] * a2[:, 1] - a1[:, 1] * a2[:, 0]
+                y = np.stack([(b1 * a2[:, 1] - b2 * a1[:, 1]) / det, (a1[:, 0] * b2 - a2[:, 0] * b1) / det], axis=1)
+                F = y[:, :1] * xb + y[:, 1:] * np.array([0.0, 0.0, 1.0])   # the corner's force, (d + 1, 3)
+                c = 3 * pj[s]
+                pin = w0[idx, c:c + 3] + np.einsum("ni,nij->nj", F, Wf[idx][:, :, c:c + 3])
+                other = np.delete(np.arange(A.shape[1]), [i, j])
+                scale = np.abs(b[idx[0], other]) + np.linalg.norm(A[idx[0], other], axis=1) * np.linalg.norm(y[0]) + 1e-300
+                blocks[s] = (x[s].tobytes(), np.linalg.norm(pin, axis=1) / r["v"],
+                             (b[idx][:, other] - np.einsum("nk,nrk->nr", y, A[idx][:, other])) / scale, sgn[k])
+        f = np.array([blocks[s][1] for s in range(S)])
+        return f, [blocks[s][2] for s in range(S)], np.array([blocks[s][3] for s in range(S)])
+
+    def obj(z):
+        return -values(z)[0][:, 0].sum()
+
+    def obj_jac(z):
+        f, _, sgn = values(z)
+        return (-(f[:, 1:] - f[:, :1]) / (sgn * step)).ravel()
+
+    def cons(z):
+        return np.concatenate([gs[0] for gs in values(z)[1]])
+
+    def cons_jac(z):
+        _, g, sgn = values(z)
+        J = np.zeros((sum(len(gs[0]) for gs in g), S * d))
+        r0 = 0
+        for s, gs in enumerate(g):
+            J[r0:r0 + gs.shape[1], s * d:(s + 1) * d] = ((gs[1:] - gs[:1]) / (sgn[s] * step)[:, None]).T
+            r0 += gs.shape[1]
+        return J
+
+    z0 = np.concatenate([r["x"] for r in runs])
+    res = minimize(obj, z0, jac=obj_jac, method="SLSQP", bounds=list(zip(np.tile(lo, S), np.tile(hi, S))),
+                   constraints=[dict(type="ineq", fun=cons, jac=cons_jac)], options=dict(maxiter=100, ftol=1e-10))
+    return np.clip(res.x.reshape(S, d), lo, hi)

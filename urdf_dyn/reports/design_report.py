@@ -202,10 +202,9 @@ def _convergence_section(stall) -> list:
     s = sl.summary() if sl is not None else {}
     s.pop("_grid", None)
     mu = f"μ = {sl.friction:g}" if sl is not None else ""
-    md = ["Convergence (urdf_dyn.machines.stall_refine): from each working cylinder's own maximum on the "
-          f"{' × '.join(map(str, g['n']))} grid with {g['n_fan']} directions, local grids of 5 strokes and 5 "
-          "angles of halving spacing, until two passes in a row change the design load by less than "
-          f"{100 * g['tol']:g} %. The design loads are the anchored case's (ISO 6015 §4.5); the sliding case "
+    md = [f"Convergence (urdf_dyn.machines.stall_refine): from the {' × '.join(map(str, g['n']))} grid with "
+          f"{g['n_fan']} directions: {g['method']}; converged when that check finds less than "
+          f"{100 * g['tol']:g} % more. The design loads are the anchored case's (ISO 6015 §4.5); the sliding case "
           f"({mu}, design.friction) is shown beside it, its own refined search.", "",
           "| pin | grid (anchored) | refined (anchored) | rise | passes | last change | converged | "
           f"refined, sliding {mu} |", "|---|---:|---:|---:|---:|---:|---|---:|"]

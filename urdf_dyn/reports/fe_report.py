@@ -17,6 +17,9 @@ from urdf_dyn.machines.reliefs import relief_text
 
 __all__ = ["render_cases", "write_free_body_csv", "write_nastran"]
 
+#: the main chain's pins, which carry every out-of-plane load (machines.lateral_cases module docstring)
+MAIN_PINS = ("boom_foot", "boom_nose", "bucket_pivot")
+
 
 def render_cases(rep, stall):
     """Add the case matrix and the FE export of ``stall`` (a ``jobs.sizing_stall.StallReport`` with ``cases``
@@ -30,10 +33,10 @@ def render_cases(rep, stall):
         md += ["### Case matrix: the planar load cases that size the structure (urdf_dyn.machines.case_matrix)", "",
                "One row per stalling cylinder and ground condition (anchored, ISO 6015 §4.5; sliding at the "
                "scenario's friction), each the largest over its stall states on the grid, then the converged "
-               "design loads (refined until two passes change by less than 1 %). Pin forces per pin [kN]; the "
+               "design loads (searched to convergence: less than 1 % more in the final neighbour check). Pin forces per pin [kN]; the "
                "slewing ring's largest tilting moment over the case's states, with the axial and radial force and "
-               "the torque in that state. Out-of-plane cases (corner tooth, side load, swing stall against a "
-               "wall, end-stop impact) are not built: the envelopes are planar.", "",
+               "the torque in that state. The out-of-plane cases follow in their own table when the scenario has "
+               "design.lateral.", "",
                "| case | working relief | holding reliefs | ground | " + " | ".join(pins)
                + (" | ring tilting [kN·m] | axial [kN] | radial [kN] | torque [kN·m]" if ring else "") + " |",
                "|---|---:|---|---|" + "---:|" * len(pins) + ("---:|" * 4 if ring else "")]
@@ -45,7 +48,10 @@ def render_cases(rep, stall):
                                  ("tilting_moment_Nm", "axial_N", "radial_N", "torque_Nm")) if ring else "") + " |")
         md.append("")
         js["case_matrix"] = [r.to_dict() for r in rows]
-    fb = stall.free_bodies or []
+    lat = getattr(stall, "lateral", None)
+    if lat is not None:
+        _render_lateral(rep, lat, list(rows[0].pins) if rows else None)
+    fb = (stall.free_bodies or []) + (lat.free_bodies if lat is not None else [])
     if fb:
         cases = list(dict.fromkeys(f.case for f in fb))
         worst = max(float(abs(f.residual).max() / f.largest_force) for f in fb)
@@ -102,3 +108,66 @@ def write_nastran(sets, path):
         with open(tmp, "w") as fh:
             fh.write("\n".join(lines) + "\n")
     return path
+
+
+def _kN(x):
+    return "–" if x is None or x != x else f"{x / 1e3:.1f}"
+
+
+def _render_lateral(rep, lat, pins):
+    """The out-of-plane rows of the case matrix (``jobs.sizing_lateral.LateralReport``): forces per pin with
+    the ring, then the main chain's pin moments, side and lug forces and the torsion of boom and stick."""
+    from urdf_dyn.machines.reliefs import relief_text
+    md, js = rep.md, rep.js
+    rows = lat.rows
+    pins = pins or list(rows[0].pins)
+    st = lat.settings
+    md += ["### Case matrix: the out-of-plane cases (urdf_dyn.machines.lateral_cases, slewing_ring, end_stop)", "",
+           f"Anchored (ISO 6015 §4.5), weights included. Corner tooth: every stall state with the force at the corner "
+           f"tooth, {st['bucket_width_m'] / 2:.3f} m off the boom plane (bucket width {st['bucket_width_m']:g} m), grid "
+           f"{' x '.join(map(str, st['grid']))} poses x {st['n_fan'] + 1} directions (not refined). "
+           + (f"Swing stall against a wall and eccentric tooth load: the swing relief {st['swing_relief_Pa'] / 1e6:g} MPa "
+              f"x displacement {st['swing_displacement_m3_rad'] * 1e3:.3f} L/rad = {st['swing_torque_Nm'] / 1e3:.1f} kN·m "
+              "at the ring: the most torque about the swing axis any case can hold (a corner-tooth force beyond it is "
+              "scaled down: the upper structure slews); the wall's force T/r at the tooth, the eccentric load's side "
+              "force up to the relief's torque (both capped by tipping). " if "swing_torque_Nm" in st else "")
+           + (f"End stop: each cylinder into its cushion ({st['cushion_length_m'] * 1e3:.0f} mm, ξ = {st['cushion_xi']:g}) "
+              "at the valve section's flow, rigid-body energy times EN 1991-3 Table 2.10's φ₇. " if "cushion_length_m" in st
+              else "")
+           + "Out of the boom plane the loads go through the main chain's pins and the ring (cylinders and the bucket "
+             "linkage carry only in-plane forces: machines/lateral_cases.py). Pin forces [kN]; ring [kN, kN·m].", "",
+           "| case | working relief | holding reliefs | " + " | ".join(pins)
+           + " | ring tilting [kN·m] | axial [kN] | radial [kN] | torque [kN·m] |",
+           "|---|---:|---|" + "---:|" * (len(pins) + 4)]
+    for r in rows:
+        g = r.ring or {}
+        rel = "–" if r.working_relief != r.working_relief else f"{r.working_relief / 1e5:.0f} bar"
+        md.append(f"| {r.case} | {rel} | {relief_text(r.holding) if r.holding is not None else '–'} | "
+                  + " | ".join(_kN(r.pins.get(p)) for p in pins) + "".join(
+                      f" | {_kN(g.get(k))}" for k in ("tilting_moment_Nm", "axial_N", "radial_N", "torque_Nm")) + " |")
+    main = [p for p in MAIN_PINS if any(p in r.moments for r in rows)]
+    md += ["", "Pin moments across the pin axis [kN·m], side forces along it [kN] and lug forces [kN] (where "
+           "design.lateral.lug_spacing gives the lugs' spacing) of the main chain's pins; torsion of boom and stick "
+           "[kN·m] (about the chord from its pin to the next). Every other pin: in-plane loads only (moment 0).", "",
+           "| case | " + " | ".join(f"{p} moment | {p} side | {p} lug" for p in main) + " | boom torsion | stick torsion |",
+           "|---|" + "---:|" * (3 * len(main) + 2)]
+    for r in rows:
+        if not any(r.moments.values()) and not any(r.torsion.values()):
+            continue                                    # planar (the end stops): in the forces' table only
+        md.append(f"| {r.case} | " + " | ".join(f"{_kN(r.moments.get(p))} | {_kN(r.side.get(p))} | {_kN(r.lug.get(p))}"
+                                               for p in main)
+                  + f" | {_kN(r.torsion.get('boom'))} | {_kN(r.torsion.get('stick'))} |")
+    md += [""] + [f"- {r.case}: {r.note}" for r in rows if r.note] + [""]
+    req = st.get("cushion_length_at_line_relief_m")
+    if req:
+        md += ["Cushion length that would keep each cushion's peak pressure at that side's line relief (the rod "
+               "side's at the extended end, the head side's at the retracted one), E / (ξ p A): "
+               + ", ".join(f"{k} {v * 1e3:.0f} mm" for k, v in req.items())
+               + f" — against the {st['cushion_length_m'] * 1e3:.0f} mm assumed; the impact part of the end-stop loads "
+               "goes with v² / s_c (a longer cushion or a slower approach to the stop lowers it in proportion).", ""]
+    js["case_matrix"] = js.get("case_matrix", []) + [r.to_dict() for r in rows]
+    rt = lat.ring_tipping
+    from urdf_dyn.reports.lateral_plots import plot_lateral_cases
+    rep.plot("lateral_cases_png", plot_lateral_cases, rows, rt, rep.path("lateral_cases_png"))
+    js["lateral_cases"] = dict(settings=st, ring_at_tipping_limit=None if rt is None else {
+        k: v for k, v in rt.items() if k not in ("q", "force", "point", "holding")})

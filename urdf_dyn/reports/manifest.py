@@ -56,6 +56,8 @@ OUTPUTS = {
                             "load of its free body in the body frame (force at its point, moment about it)"),
     "free_body_bdf": Output("free_body_loads.bdf", "m, N, N m", "FE export: the same load sets as Nastran "
                             "GRID/FORCE/MOMENT bulk data, one SID per case and body"),
+    "lateral_cases_png": Output("lateral_cases.png", "kN·m over case | deg", "out-of-plane cases: main pins' "
+                                "moments, torsion of boom and stick, the slewing ring's tilting moment"),
     "report": Output("sizing_report.md", "SI", "the sizing report"),
     "report_json": Output("sizing_report.json", "SI", "the sizing report's figures"),
     "view_json": Output("view.json", "m", "what the viewer draws beside the motion: bench, edge, payload"),

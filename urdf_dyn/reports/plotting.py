@@ -7,12 +7,20 @@ from __future__ import annotations
 
 from urdf_dyn.io.files import atomic_path
 
-__all__ = ["DPI", "PNG_COMPRESS", "pyplot", "figure", "save_figure", "PlotWorker", "NoPlots", "worker_allowed"]
+__all__ = ["DPI", "PNG_COMPRESS", "PLOT_PROCESSES", "pyplot", "figure", "save_figure", "PlotWorker", "NoPlots",
+           "worker_allowed"]
 
 #: resolution of the report plots [dots per inch]; PNG compression level (zlib 0–9: 1 encodes the job's plots
 #: 1.4–1.6× faster than Pillow's default 6, for files 1.06–1.14× larger, measured on this machine)
 DPI = 100
 PNG_COMPRESS = 1
+
+#: worker processes of a ``PlotWorker`` (at most the machine's cores). A job's render submits its plots at
+#: its end and then only waits, so on an idle second core two workers would draw the main job's ten plots
+#: (≈ 1.7 core-s under load) at once; measured at a load average of 10–12 on 2 cores, two workers made the
+#: wait after render longer (median 9.7 s against 8.6 s, 4 runs each: the second worker's matplotlib import
+#: competes for the cores), so one stays the default until a quiet machine says otherwise
+PLOT_PROCESSES = 1
 
 
 def pyplot():
@@ -73,10 +81,11 @@ def _plot_worker_init():
 
 
 class PlotWorker:
-    """Draws a job's plots in one worker process (``concurrent.futures.ProcessPoolExecutor``, forked when the
-    job starts, so that importing matplotlib there overlaps the job's own work), concurrently with the rest
-    of the job; or in the caller when ``parallel`` is False or no worker can run (``worker_allowed``; or a
-    process pool cannot start here).
+    """Draws a job's plots in worker processes (``concurrent.futures.ProcessPoolExecutor`` of ``processes``,
+    default ``PLOT_PROCESSES`` and at most the machine's cores, forked when the job starts, so that importing
+    matplotlib there overlaps the job's own work), concurrently with the rest of the job and with each other;
+    or in the caller when ``parallel`` is False or no worker can run (``worker_allowed``; or a process pool
+    cannot start here).
 
     ``submit(path, fn, *args)`` returns str(path) at once (``fn(*args)`` must write ``path``; the function
     and its arguments are pickled: module-level functions, methods of result dataclasses); ``wait()`` waits
@@ -87,7 +96,7 @@ class PlotWorker:
 
     draws = True
 
-    def __init__(self, parallel=True, preload=()):
+    def __init__(self, parallel=True, preload=(), processes=None):
         self._ex, self._jobs = None, []
         if parallel and worker_allowed():
             try:
@@ -100,11 +109,13 @@ class PlotWorker:
                 from concurrent.futures import ProcessPoolExecutor
                 for f in (sys.stdout, sys.stderr):    # the forked worker must not write what is buffered again
                     f.flush()
-                self._ex = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork"),
+                import os
+                n = max(1, min(processes or PLOT_PROCESSES, os.cpu_count() or 1))
+                self._ex = ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("fork"),
                                                initializer=_plot_worker_init)
                 with warnings.catch_warnings():        # Python >= 3.12 warns of fork() beside threads (numba's
                     warnings.simplefilter("ignore", DeprecationWarning)   # idle pool): the worker only plots
-                    self._ex.submit(int)               # start the worker now
+                    self._ex.submit(int)               # start the workers now (a fork pool starts them all)
             except Exception:  # noqa: BLE001 - no process support here (OSError, PermissionError, ...)
                 self.close()
 

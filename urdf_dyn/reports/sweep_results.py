@@ -7,7 +7,8 @@ Records are the dicts of ``urdf_dyn.jobs.sweep.run_case`` with ``index``, ``hash
 added. Metric columns: ``peak[a]``, ``rms[a]``, ``limit[a]`` (N for cylinders, N m for the swing motor —
 see ``units``), ``margin[a]`` = 1 − peak/limit (< 0: over the limit), ``peak_power[a]`` (W),
 ``p_cap_max_bar[a]``, ``p_rod_max_bar[a]`` (bar), ``pin_force[loop]`` (N), ``pin_moment[loop]`` (N m),
-``stability_margin_min`` and ``pump_flow_peak`` (in the sizing job's units, when it reports them).
+``stability_margin_min`` (m) and ``pump_flow_peak`` (L/min), taken from each case's ``SizingRun`` when it
+holds them (``case_metrics``).
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ import numpy as np
 
 from urdf_dyn.extras import require
 from urdf_dyn.io.files import atomic_path
+from urdf_dyn.machines.hydraulics import L_MIN
 
 __all__ = ["case_metrics", "results_table", "write_table", "envelope", "envelope_table", "plot_peaks", "plot_heatmap",
            "write_summary", "WORST"]
@@ -49,28 +51,27 @@ def _reduce(v, how):
     return float(np.nanmin(a) if how == "min" else np.nanmax(a))
 
 
-#: the sizing report's keys (``sizing_report.json``) of the optional whole-machine quantities
-REPORT_KEYS = {"stability_margin_min": ("stability", "min_margin_m"),
-               "pump_flow_peak": ("hydraulics", "peak_flow_L_min")}
+#: the whole-machine quantities a sizing run may hold: metric -> (where in the ``SizingRun``, the reader); each
+#: None when the scenario has no such section (no ``stability:`` / ``hydraulics:``)
+RUN_FIELDS = {
+    "stability_margin_min": ("SizingRun.checks['stability'].min_margin [m]",
+                             lambda run: getattr((getattr(run, "checks", None) or {}).get("stability"), "min_margin", None)),
+    "pump_flow_peak": ("SizingRun.power.peak_flow [L/min]",
+                       lambda run: None if getattr(getattr(run, "power", None), "peak_flow", None) is None
+                       else run.power.peak_flow * L_MIN)}
 
 
-def _from_report(report: dict, keys: tuple):
-    """The value at ``keys`` in the sizing report, as a finite float, or None when the job did not compute it
-    (no ``stability:``/``hydraulics:`` section)."""
-    node = report
-    for k in keys:
-        if not isinstance(node, dict) or k not in node:
-            return None
-        node = node[k]
-    return _reduce(node, "max")
-
-
-def case_metrics(res, written=None) -> dict:
-    """Scalar results of one sizing case: for each actuator peak |u|, RMS u, limit, margin 1 − peak/limit
-    (< 0: over the limit), peak power, peak cap/rod pressures; per loop joint peak pin force and moment;
-    the minimum stability margin and peak pump flow when the job reports them (None otherwise). Units:
-    N or N m (``units``), W, bar. Also ``units`` {actuator: unit} and ``sources`` of the optional ones."""
+def case_metrics(run) -> dict:
+    """Scalar results of one sizing case, taken from its ``SizingRun`` (``jobs.sizing_run``) in process —
+    ``run.actuation`` (a ``machines.sizing.SizingResult``; a bare SizingResult is taken too): for each
+    actuator peak |u|, RMS u, limit, margin 1 − peak/limit (< 0: over the limit), peak power, peak cap/rod
+    pressures; per loop joint peak pin force and moment; the minimum stability margin [m] and the peak pump
+    flow [L/min] when the run holds them (``RUN_FIELDS``; None otherwise) — the figures the sizing report's
+    ``stability.min_margin_m`` and ``hydraulics.peak_flow_L_min`` print. Units: N or N m (``units``), W, bar.
+    Also ``units`` {actuator: unit} and ``sources`` of the optional ones. A result without ``summary()``
+    (another job's) gives no metrics."""
     out, units = {}, {}
+    res = getattr(run, "actuation", run)
     if not hasattr(res, "summary"):
         return {"units": {}, "sources": {}}
     for r in res.summary():
@@ -91,17 +92,11 @@ def case_metrics(res, written=None) -> dict:
     for attr, col in (("pin_force", "pin_force"), ("pin_moment", "pin_moment")):
         for k, v in (getattr(res, attr, None) or {}).items():
             out[f"{col}[{k}]"] = _reduce(v, "max")
-    report = {}
-    for key, path in (written or {}).items():
-        if str(path).endswith(".json") and "report" in str(key) + Path(str(path)).name:
-            try:
-                report = json.loads(Path(path).read_text())
-            except (OSError, ValueError):
-                pass
     sources = {}
-    for col, keys in REPORT_KEYS.items():
-        out[col] = _from_report(report, keys)
-        sources[col] = "sizing_report.json:" + ".".join(keys) if out[col] is not None else None
+    for col, (where, read) in RUN_FIELDS.items():
+        v = read(run)
+        out[col] = None if v is None else _reduce(v, "max")
+        sources[col] = where if out[col] is not None else None
     out["units"] = units
     out["sources"] = sources
     return out
@@ -369,7 +364,7 @@ def write_summary(path, records, params, env, stats, head="", plots=()) -> str:
     for r in ok:
         srcs.update({k: v for k, v in ((r.get("metrics") or {}).get("sources") or {}).items() if v})
     if srcs:
-        lines += ["Optional quantities read from: " + ", ".join(f"{k} ← `{v}`" for k, v in srcs.items()), ""]
+        lines += ["Optional quantities taken from each case's run: " + ", ".join(f"{k} ← `{v}`" for k, v in srcs.items()), ""]
     if bad:
         lines += ["## Failed cases", "", "| case | parameters | error |", "|---:|---|---|"]
         for r in bad:

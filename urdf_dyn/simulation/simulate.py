@@ -13,7 +13,6 @@ import numpy as np
 
 from urdf_dyn._checks import as_batch
 from urdf_dyn.io.files import atomic_path
-from urdf_dyn.constraints.forward import fast_qdd
 from urdf_dyn.constraints.passive import passive_forces
 from urdf_dyn.model import Data
 from urdf_dyn.simulation.controllers import ZeroTorque
@@ -380,6 +379,7 @@ def simulate(model, q0, qd0=None, duration=1.0, controller=None, options=None, *
         return np.concatenate([dq, forward_dynamics(model, q, qd, tau)])
 
     from scipy import integrate    # here, not at import: reading a run (the viewer) needs no ODE solver
+    from urdf_dyn.constraints.forward import fast_qdd   # likewise: scipy.linalg and the loop solvers
     try:
         solver_cls = integrate._ivp.ivp.METHODS[integrator] if isinstance(integrator, str) else integrator
     except KeyError:
@@ -462,7 +462,7 @@ def _worst_residual(model, q):
 def _closed_loop_samples(model, t, q, qd, tau, energy, passive, meta, data=None):
     """q̈, per-loop residuals ‖δ_k‖ and the rank of K at every output sample, from one evaluation of the
     loop terms per sample (the same K, k give q̈ as in the integration: RBDA §8.5 method 2 + Baumgarte)."""
-    from urdf_dyn.constraints.forward import constrained_forward_dynamics
+    from urdf_dyn.constraints.forward import constrained_forward_dynamics, fast_qdd
     from urdf_dyn.constraints.loops import LoopState, numerical_rank
     N, L = len(t), len(model.loops)
     qdd, res, ranks = np.zeros_like(qd), np.zeros((N, L)), np.zeros(N, int)
