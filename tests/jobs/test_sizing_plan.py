@@ -39,6 +39,11 @@ def _add_bucket_tube(d):
     d["actuators"]["cylinders"]["bucket_cyl"].update(tube_outer=0.10, rod_length=1.0)   # the tube inside the bore
 
 
+def _no_soil(d):
+    d.pop("soil")
+    d["design"].pop("duty", None)              # the duty mix re-cuts the scenario's soil
+
+
 #: (change, the key the error names, the key whose line it gives, words of the message)
 BAD = [
     (_set("frames", "lip", "link", "buket"), "frames.lip.link", "frames.lip.link", "unknown link 'buket'"),
@@ -61,6 +66,7 @@ BAD = [
     (_set("design", "swing_bearing", "slew"), "design.swing_bearing", "design.swing_bearing", "unknown joint 'slew'"),
     (_set("design", "pumps", "priority", ["boom_cyl", "winch"]), "design.pumps.priority", "design.pumps.priority",
      "unknown section 'winch'"),
+    (_no_soil, "design.lateral.bucket_width", "design.lateral", "give the bucket width (or soil.width)"),
     (_add_bucket_tube, "actuators.cylinders.bucket_cyl", "actuators.cylinders.bucket_cyl",
      "need 0 < rod < bore < tube_outer"),
 ]

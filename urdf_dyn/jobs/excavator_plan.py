@@ -73,7 +73,10 @@ def _design(sc, model, cyl):
     from urdf_dyn.machines.design_cases import stroke_lengths
     doc = sc.doc
     ds = doc.design
-    design_pins(sc, model)                          # every pin's joint or loop (design.pins)
+    pins, _ = design_pins(sc, model)                # every pin's joint or loop (design.pins)
+    lateral = getattr(ds, "lateral", None)           # the out-of-plane cases (jobs.sizing_lateral)
+    if lateral is not None and doc.iso6015 is not None and pins and lateral.bucket_width is None and doc.soil is None:
+        raise sc.err("design.lateral.bucket_width", "give the bucket width (or soil.width)")
     if ds.swing_bearing is not None and ds.swing_bearing not in model.joint_names:
         raise sc.err("design.swing_bearing", unknown_name("joint", ds.swing_bearing, model.joint_names))
     if ds.buckling is not None:
