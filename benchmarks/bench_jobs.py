@@ -15,7 +15,7 @@ from bench_common import ROOT, ud
 def wall_times(rows, quick):
     from urdf_dyn.simulation.controllers import GravityCompensation
     from urdf_dyn.launch import run_scenario as run_sizing
-    from urdf_dyn.simulation.simulate import simulate
+    from urdf_dyn.simulation.simulate import SimulateOptions, simulate
     import tempfile
     import yaml
     model = ud.load(ROOT / "robots" / "excavator.urdf")
@@ -23,12 +23,12 @@ def wall_times(rows, quick):
     qd0 = np.r_[0.3, np.zeros(model.nv - 1)]
     # warm: the kernels load from numba's cache on first call (the start-up section measures that), then the
     # minimum of 3 runs; each run builds its controller (and so its ActuationPlan), as a launch file does
-    simulate(model, model.q_initial(), qd0, 0.01, controller=GravityCompensation(model), dt_out=0.001, progress=False)
+    opts = SimulateOptions(dt_out=0.001, progress=False)
+    simulate(model, model.q_initial(), qd0, 0.01, controller=GravityCompensation(model), options=opts)
     best = np.inf
     for _ in range(3):
         t0 = time.perf_counter()
-        simulate(model, model.q_initial(), qd0, dur, controller=GravityCompensation(model), dt_out=0.001,
-                 progress=False)
+        simulate(model, model.q_initial(), qd0, dur, controller=GravityCompensation(model), options=opts)
         best = min(best, time.perf_counter() - t0)
     rows.append((f"simulate the excavator {dur:g} s (gravity-compensated swing), 1 ms output, warm, min of 3", best))
     data = yaml.safe_load((ROOT / "scenarios" / "excavator_dig.scenario.yaml").read_text())

@@ -1,14 +1,14 @@
 """Browser viewer speed: how soon the page is interactive after ``urdf-dyn view RUN_DIR --web``,
 and how fast the main job's 2 111 samples scrub in headless Chromium.
 
-    .venv/bin/python benchmarks/bench_web.py RUN_DIR [--repeat 3] [--steps 300]
+    .venv/bin/python benchmarks/bench_web.py RUN_DIR [--repeat 3] [--steps 300] [--tree BEFORE_TREE]
 
 RUN_DIR: the main job's output folder (``urdf-dyn run scenarios/excavator_dig.scenario.yaml``), with its
 view.json (and soil.csv when the soil job writes it).
 
 Measured:
-- *URL*: from starting the command to its line with the URL on stdout (imports, loading the robot and the
-  run, building the scene);
+- *URL*: from starting the command to its line with the URL on stdout (urdf_dyn's CLI and viser imported,
+  the server started: the robot, the run and the scene are loaded after it, while the page loads);
 - *interactive*: from starting the command to the page showing the State panel (the scene and the controls
   drawn; the slider answers) in headless Chromium (Debian's, launched by playwright);
 - *scrub*: the timeline slider focused in the page and moved one sample per ArrowRight key press,
@@ -18,6 +18,9 @@ Measured:
   rate (requestAnimationFrame callbacks per second) while it scrubs;
 - *playing*: after the Play button, the page's frame rate over 5 s and the samples it advanced per second
   (×1: 100 samples a second of motion at the main job's 0.01 s steps).
+
+With ``--tree`` the rows alternate between that tree ("before") and this one ("now"), with the load average
+before each. On a shared machine these are not verdicts: the targets need a quiet run (load < 1.5).
 """
 from __future__ import annotations
 
@@ -93,22 +96,28 @@ def main(argv=None):
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--steps", type=int, default=300)
     ap.add_argument("--chromium", default="/usr/bin/chromium")
-    ap.add_argument("--tree", help="run the viewer of this exported tree of urdf_dyn (bench_first_minute.export)")
+    ap.add_argument("--tree", help="also run the viewer of this exported tree of urdf_dyn (bench_first_minute."
+                    "export), in turn with this one: the 'before' column")
     a = ap.parse_args(argv)
     from playwright.sync_api import sync_playwright
+    trees = ([("before", a.tree)] if a.tree else []) + [("now", None)]
     profile = tempfile.mkdtemp(prefix="bench_web_")
+    rows = []
     with sync_playwright() as pw:
         browser = pw.chromium.launch_persistent_context(profile, executable_path=a.chromium, headless=True,
                                                         args=CHROME_ARGS, viewport={"width": 1280, "height": 720})
         try:
-            rows = [one_run(browser, a.run_dir, a.steps, a.tree) for _ in range(a.repeat)]
+            for k in range(a.repeat):
+                for name, tree in trees:        # in turn: the machine's load falls on both alike
+                    la = os.getloadavg()[0]
+                    rows.append((k + 1, name, la, *one_run(browser, a.run_dir, a.steps, tree)))
         finally:
             browser.close()
             shutil.rmtree(profile, ignore_errors=True)
-    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
-    print("run  URL [s]  interactive [s]  scrub [samples/s]  page frames/s  playing: page frames/s  samples/s")
-    for k, (u, r, s, f, pf, ps) in enumerate(rows):
-        print(f"{k + 1:3d}  {u:7.2f}  {r:15.2f}  {s:17.1f}  {f:13.1f}  {pf:22.1f}  {ps:9.1f}")
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (each row: the load before it)")
+    print("run  tree    load  URL [s]  interactive [s]  scrub [samples/s]  page frames/s  playing: page frames/s  samples/s")
+    for k, name, la, u, r, s, f, pf, ps in rows:
+        print(f"{k:3d}  {name:6s}  {la:4.1f}  {u:7.2f}  {r:15.2f}  {s:17.1f}  {f:13.1f}  {pf:22.1f}  {ps:9.1f}")
 
 
 if __name__ == "__main__":

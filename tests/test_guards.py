@@ -91,8 +91,7 @@ def test_simulation_warns_when_mobility_changes():
     q0 = assemble(model, np.array([0.3, -0.6, 0.3]), hold=["joint1"])
     with warnings.catch_warnings(record=True) as rec:
         warnings.simplefilter("always")
-        tr = simulate(model, q0, np.array([-3.0, 6.0, -3.0]), 0.5, passive=False, dt_out=0.001,
-                      rtol=1e-9, atol=1e-11, residual_tol=1e-2)
+        tr = simulate(model, q0, np.array([-3.0, 6.0, -3.0]), 0.5, options=ud.SimulateOptions(passive=False, dt_out=0.001, rtol=1e-9, atol=1e-11, residual_tol=1e-2))
     # a parallelogram passes its folded pose (crank angle 0) at t = 0.3/3 s less the start-up: rank 2 -> 1
     assert (tr.meta["rank_min"], tr.meta["rank_max"]) == (1, 2)
     assert any("rank changes from 2 to 1" in str(w.message) for w in rec)

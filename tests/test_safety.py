@@ -82,7 +82,7 @@ def test_yaml_anchors_within_the_budget_still_work(tmp_path):
                                            ("four_bar", ".npz")])
 def test_trajectory_files_round_trip(tmp_path, robot, suffix):
     m = ud.load(ROOT / "robots" / f"{robot}.urdf")
-    tr = ud.simulate(m, m.q_initial(), None, 0.1, dt_out=0.02)
+    tr = ud.simulate(m, m.q_initial(), None, 0.1, options=ud.SimulateOptions(dt_out=0.02))
     back = ud.Trajectory.load(tr.save(tmp_path / f"t{suffix}"))
     for k in ("t", "q", "qd", "qdd", "tau", "energy"):
         assert np.array_equal(getattr(back, k), getattr(tr, k)), k
@@ -103,7 +103,7 @@ def test_view_reads_the_csv_that_simulate_writes(tmp_path, capsys):
 def test_too_many_samples_is_an_error_naming_dt_out():
     m = ud.load(ROOT / "robots" / "puma560.urdf")
     with pytest.raises(ValueError, match="dt_out"):
-        ud.simulate(m, np.zeros(6), None, 10.0, dt_out=1e-9)
+        ud.simulate(m, np.zeros(6), None, 10.0, options=ud.SimulateOptions(dt_out=1e-9))
 
 
 # -- one state, not a batch ----------------------------------------------------------------------------------
@@ -162,7 +162,7 @@ def test_gravity_compensation_on_the_excavator_acts_through_its_actuators():
     assert abs(ud.gravity_torques(m, q)[m.joint_index("boom")]) > 1e5  # what the tree controller would apply
     r = ud.constrained_forward_dynamics(m, q, np.zeros(m.nv), tau, passive=False)
     assert np.abs(r.qdd).max() < 1e-9
-    tr = ud.simulate(m, q, None, 0.5, controller=ud.GravityCompensation(m), dt_out=0.1)
+    tr = ud.simulate(m, q, None, 0.5, controller=ud.GravityCompensation(m), options=ud.SimulateOptions(dt_out=0.1))
     assert np.abs(tr.q - q).max() < 1e-6
 
 
@@ -171,7 +171,7 @@ def test_computed_torque_on_a_closed_loop_machine_tracks_through_the_actuators()
     ref = ud.SplineTrajectory(np.array([ud.assemble(m, m.q_initial()), ud.assemble(m, m.q_initial() + [0.4, 0, 0],
                                                                                hold=["crank"])]), [1.0])
     ctrl = ud.ComputedTorque(m, ref, kp=400, kd=40)
-    tr = ud.simulate(m, ref(0.0)[0], None, 1.0, controller=ctrl, dt_out=0.05)
+    tr = ud.simulate(m, ref(0.0)[0], None, 1.0, controller=ctrl, options=ud.SimulateOptions(dt_out=0.05))
     assert np.all(tr.tau[:, 1:] == 0.0)  # rod and slider: passive
     assert abs(tr.q[-1, 0] - ref(1.0)[0][0]) < 1e-3
 

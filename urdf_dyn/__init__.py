@@ -1,11 +1,16 @@
 """urdf_dyn: rigid-body dynamics of robots loaded from URDF (with loop closures), after Featherstone's
 *Rigid Body Dynamics Algorithms* (RBDA).
 
-The public API is this package's namespace (``__all__``): loading and the ``Model``, the tree algorithms (RNEA,
-CRBA, ABA, kinematics), readers and writers, closed-loop dynamics (constraints, forward and inverse dynamics,
-consistent motions, actuator forces), simulation, and ``run_scenario`` for scenario files. Machine analysis
-(excavator and arm sizing: soil, loads, hydraulics, ISO 6015, lift chart, stability, motors, ...) is
-``urdf_dyn.machines`` with its own ``__all__``. The layers, bottom up (``docs/architecture.md``):
+The public API is this package's namespace (``__all__``, about 50 names): ``load`` and the ``Model``, the
+tree algorithms (RNEA, CRBA, ABA, kinematics, configuration space), closed-loop dynamics (loop constraints,
+forward and inverse dynamics, consistent motions, actuator forces), simulation (``simulate`` with its
+``SimulateOptions``, controllers, trajectories), ``package://`` resolution and MCAP recordings,
+``run_scenario`` for scenario files, and the errors. Everything else is public in its own module: the format
+converters in ``urdf_dyn.io`` (``io.sdf.parse_sdf``, ``io.mjcf.parse_mjcf``, ``io.mjcf_export.export_mjcf``,
+``io.mimic_loops.close_mimic_loops``, ...), the balancers in ``urdf_dyn.algorithms.force_elements``, the readable
+loop references in ``urdf_dyn.constraints``; machine analysis (excavator and arm sizing: soil, loads,
+hydraulics, ISO 6015, lift chart, stability, motors, ...) is ``urdf_dyn.machines`` with its own ``__all__``.
+The layers, bottom up (``docs/architecture.md``):
 
 - ``urdf_dyn.algorithms`` — spatial algebra, joint models, tree algorithms (RNEA, CRBA, ABA, FK, Jacobians);
 - ``urdf_dyn.model`` — the immutable ``Model`` and its per-evaluation workspace ``Data``;
@@ -18,12 +23,14 @@ consistent motions, actuator forces), simulation, and ``run_scenario`` for scena
 - ``urdf_dyn.reports`` — every file a run writes;
 - ``urdf_dyn.launch``, ``urdf_dyn.jobs``, ``urdf_dyn.cli`` — scenario files, their jobs, the ``urdf-dyn`` command.
 
-Deprecated names answer with a FutureWarning for one release (``urdf_dyn._deprecated``). Names are imported on
+Names that left this namespace answer with a FutureWarning naming their new place for one release
+(``urdf_dyn._deprecated``). Names are imported on
 first use (PEP 562), so ``import urdf_dyn`` stays fast.
 """
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import os
 
 #: the modules holding compiled (numba) code; a kernel compiled into another embeds the callee's code, and
@@ -74,35 +81,28 @@ _EXPORTS = {
     "body_poses": "urdf_dyn.algorithms.kinematics", "integrate": "urdf_dyn.algorithms.configuration",
     "difference": "urdf_dyn.algorithms.configuration", "qdot": "urdf_dyn.algorithms.configuration",
     "normalize": "urdf_dyn.algorithms.configuration",
-    # readers and writers
-    "PackageResolver": "urdf_dyn.io.packages", "parse_sdf": "urdf_dyn.io.sdf", "cut_joints": "urdf_dyn.io.sdf",
-    "parse_mjcf": "urdf_dyn.io.mjcf", "export_mjcf": "urdf_dyn.io.mjcf_export",
-    "to_mjspec": "urdf_dyn.io.mjcf_export", "write_mcap": "urdf_dyn.io.mcap", "read_mcap": "urdf_dyn.io.mcap",
-    "close_mimic_loops": "urdf_dyn.io.mimic_loops", "MimicLoops": "urdf_dyn.io.mimic_loops",
+    # package paths and recordings (the viewer's too)
+    "PackageResolver": "urdf_dyn.io.packages", "write_mcap": "urdf_dyn.io.mcap", "read_mcap": "urdf_dyn.io.mcap",
     # closed loops: constraints, forward and inverse dynamics, motions, actuators
     "loop_constraints": "urdf_dyn.constraints.loops", "loop_residuals": "urdf_dyn.constraints.loops",
-    "loop_jacobian": "urdf_dyn.constraints.loops", "mobility": "urdf_dyn.constraints.loops",
-    "LoopState": "urdf_dyn.constraints.loops", "ConstraintWarning": "urdf_dyn.constraints.loops",
+    "mobility": "urdf_dyn.constraints.loops", "ConstraintWarning": "urdf_dyn.constraints.loops",
+    "LoopState": "urdf_dyn.constraints.loops",
     "constrained_forward_dynamics": "urdf_dyn.constraints.forward",
-    "explicit_constraint": "urdf_dyn.constraints.explicit", "UserLoopClosure": "urdf_dyn.constraints.explicit",
+    "explicit_constraint": "urdf_dyn.constraints.explicit",
     "assemble": "urdf_dyn.constraints.assembly", "project_velocity": "urdf_dyn.constraints.assembly",
     "passive_forces": "urdf_dyn.constraints.passive", "constrained_inverse_dynamics": "urdf_dyn.constraints.inverse",
-    "Balancer": "urdf_dyn.algorithms.force_elements", "make_balancer": "urdf_dyn.algorithms.force_elements",
-    "with_balancers": "urdf_dyn.algorithms.force_elements",
-    "balancer_generalized_forces": "urdf_dyn.algorithms.force_elements",
-    "balancer_lengths": "urdf_dyn.algorithms.force_elements",
     "actuator_forces": "urdf_dyn.constraints.inverse", "actuators_of": "urdf_dyn.constraints.inverse",
     "ActuationWarning": "urdf_dyn.constraints.inverse", "ActuationPlan": "urdf_dyn.constraints.inverse",
     "consistent_motion": "urdf_dyn.constraints.motion", "CoordinateMotion": "urdf_dyn.constraints.motion",
-    "coupling_rows": "urdf_dyn.constraints.couplings",
     # simulation
-    "simulate": "urdf_dyn.simulation.simulate", "Trajectory": "urdf_dyn.simulation.simulate",
+    "simulate": "urdf_dyn.simulation.simulate", "SimulateOptions": "urdf_dyn.simulation.options",
+    "Trajectory": "urdf_dyn.simulation.simulate",
     "ZeroTorque": "urdf_dyn.simulation.controllers", "Constant": "urdf_dyn.simulation.controllers",
     "GravityCompensation": "urdf_dyn.simulation.controllers", "ComputedTorque": "urdf_dyn.simulation.controllers",
     "SplineTrajectory": "urdf_dyn.simulation.trajectories", "QuinticTrajectory": "urdf_dyn.simulation.trajectories",
     "spline_motion": "urdf_dyn.simulation.trajectories", "csv_motion": "urdf_dyn.simulation.trajectories",
     # scenarios
-    "run_scenario": "urdf_dyn.launch.registry", "run_document": "urdf_dyn.launch.registry",
+    "run_scenario": "urdf_dyn.launch.registry",
     # errors and warnings
     "UrdfDynError": "urdf_dyn.errors", "ModelError": "urdf_dyn.errors", "ModelWarning": "urdf_dyn.errors",
     "XMLError": "urdf_dyn.errors", "XacroError": "urdf_dyn.errors", "PackageNotFoundError": "urdf_dyn.errors",
@@ -117,6 +117,10 @@ __all__ = list(_EXPORTS)
 def __getattr__(name):
     module = _EXPORTS.get(name)
     if module is None:
+        if name.startswith("__") or importlib.util.find_spec(f"{__name__}.{name}") is not None:
+            # a probe of the interpreter or a library (pickle, numba), or of a submodule not imported yet
+            # (``from urdf_dyn import kept_store`` asks first): not a deprecated name
+            raise AttributeError(f"module 'urdf_dyn' has no attribute {name!r}")
         from urdf_dyn._deprecated import deprecated_getattr     # old names: a FutureWarning, one release
         return deprecated_getattr(__name__, stacklevel=3)(name)
     value = getattr(importlib.import_module(module), name)

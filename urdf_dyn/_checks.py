@@ -6,29 +6,7 @@ import numpy as np
 from urdf_dyn.errors import StateError
 
 
-def renamed_keywords(**old_to_new):
-    """Decorator: keyword arguments given under a former name (``old=value``) are passed as ``new=value``,
-    with a FutureWarning naming both (docs/architecture.md, "Keyword names": one spelling per idea). Giving
-    both names is a TypeError."""
-    import functools
-    import warnings
-
-    olds = frozenset(old_to_new)
-
-    def wrap(fn):
-        @functools.wraps(fn)
-        def call(*args, **kwargs):
-            if not kwargs or olds.isdisjoint(kwargs):       # the usual call: nothing to rename
-                return fn(*args, **kwargs)
-            for old, new in old_to_new.items():
-                if old in kwargs:
-                    if new in kwargs:
-                        raise TypeError(f"{fn.__name__}() got both {old}= and its new name {new}=")
-                    warnings.warn(f"{fn.__name__}(): the keyword {old}= is now {new}=", FutureWarning, stacklevel=2)
-                    kwargs[new] = kwargs.pop(old)
-            return fn(*args, **kwargs)
-        return call
-    return wrap
+from urdf_dyn._deprecated import renamed_keywords  # noqa: E402 - the one place of deprecations
 
 __all__ = ["as_batch", "batch_states", "one_state", "renamed_keywords"]
 

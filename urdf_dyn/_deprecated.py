@@ -3,19 +3,21 @@
 A module that still answers to an old name defines ``__getattr__ = deprecated_getattr(__name__)``; reading the
 old name emits a ``FutureWarning`` that names the replacement and returns it. The replacements are strings,
 imported on first use, so this module imports nothing of urdf_dyn (layer 0) and the hot signatures carry no
-deprecation code. (Keywords renamed in a signature are ``_checks.renamed_keywords``.)"""
+deprecation code. Keywords renamed in a signature are ``renamed_keywords``; settings that became one options
+record, ``options_from_keywords``."""
 from __future__ import annotations
 
 import importlib
 import warnings
 
-__all__ = ["DEPRECATED", "deprecated_getattr", "REMOVED_IN"]
+__all__ = ["DEPRECATED", "deprecated_getattr", "REMOVED_IN", "options_from_keywords", "renamed_keywords"]
 
 #: the release that removes the names below
 REMOVED_IN = "0.2"
 
 #: {module: {old name: (module of the replacement, its name, why)}}
 _MACHINES = "machine analysis lives in urdf_dyn.machines"
+_CORE = "the top level keeps the dynamics' about 50 names; converters and references live in their module"
 DEPRECATED = {
     "urdf_dyn": {
         "Motor": ("urdf_dyn.machines", "Motor", _MACHINES),
@@ -54,6 +56,16 @@ DEPRECATED = {
         "Passive": ("urdf_dyn.simulation.controllers", "ZeroTorque", "retired: passive forces are the model's"),
         "LaunchError": ("urdf_dyn.errors", "ScenarioError", "the user's name is scenario"),
         "run_launch": ("urdf_dyn.launch.registry", "run_scenario", "the user's name is scenario"),
+        **{n: (m, n, _CORE) for m, names in {
+            "urdf_dyn.io.sdf": ("parse_sdf", "cut_joints"), "urdf_dyn.io.mjcf": ("parse_mjcf",),
+            "urdf_dyn.io.mjcf_export": ("export_mjcf", "to_mjspec"),
+            "urdf_dyn.io.mimic_loops": ("close_mimic_loops", "MimicLoops"),
+            "urdf_dyn.algorithms.force_elements": ("Balancer", "make_balancer", "with_balancers",
+                                                   "balancer_generalized_forces", "balancer_lengths"),
+            "urdf_dyn.constraints.loops": ("loop_jacobian",),
+            "urdf_dyn.constraints.explicit": ("UserLoopClosure",),
+            "urdf_dyn.constraints.couplings": ("coupling_rows",)}.items() for n in names},
+        "run_document": ("urdf_dyn.launch.registry", "run_document", "a job entry (the sweep's): run_scenario runs a file"),
     },
     "urdf_dyn.errors": {
         "LaunchError": ("urdf_dyn.errors", "ScenarioError", "the user's name is scenario"),
@@ -86,3 +98,66 @@ def deprecated_getattr(module: str, stacklevel: int = 2):
                       f"urdf_dyn {REMOVED_IN}", FutureWarning, stacklevel=stacklevel)
         return getattr(importlib.import_module(where), new)
     return __getattr__
+
+
+def options_from_keywords(name: str, cls, options, given: dict, stacklevel: int = 3):
+    """The options record of a function that takes its settings as one dataclass ``cls`` (``simulate``:
+    ``SimulateOptions``): ``options`` itself when ``given`` (the keywords outside its signature) is empty;
+    else, for one release, ``cls(**given)`` — the settings' former spelling, one keyword each — with a
+    FutureWarning naming the new call. Raises TypeError for ``options`` that is not a ``cls``, for a keyword
+    that is not a field of ``cls``, and for both ``options`` and keywords."""
+    import dataclasses
+    if options is not None and not isinstance(options, cls):
+        raise TypeError(f"{name}(): options must be a {cls.__name__}, got {type(options).__name__} (the settings "
+                        f"are its fields: {name}(..., options={cls.__name__}(...)))")
+    if not given:
+        return options
+    fields = {f.name for f in dataclasses.fields(cls)}
+    for k in given:
+        if k not in fields:
+            raise TypeError(f"{name}() got an unexpected keyword argument {k!r}")
+    if options is not None:
+        raise TypeError(f"{name}() got options= and the keywords {', '.join(given)}: give the settings in one place")
+    call = ", ".join(f"{k}=..." for k in given)
+    warnings.warn(f"{name}(): settings as keywords are deprecated: use {name}(..., options={cls.__name__}({call})); "
+                  f"the keywords go in urdf_dyn {REMOVED_IN}", FutureWarning, stacklevel=stacklevel)
+    return cls(**given)
+
+
+def _renamed(name: str, table: dict, kwargs: dict) -> dict:
+    """``kwargs`` with the former keywords of ``table`` {old: new} renamed, a FutureWarning naming each (the
+    caller's line: the user's, two frames up). Giving both names is a TypeError."""
+    kwargs = dict(kwargs)
+    for old, new in table.items():
+        if old in kwargs:
+            if new in kwargs:
+                raise TypeError(f"{name}() got both {old}= and its new name {new}=")
+            warnings.warn(f"{name}(): the keyword {old}= is now {new}=", FutureWarning, stacklevel=3)
+            kwargs[new] = kwargs.pop(old)
+    return kwargs
+
+
+def renamed_keywords(**old_to_new):
+    """Decorator: keyword arguments given under a former name (``old=value``) are passed as ``new=value``,
+    with a FutureWarning naming both (docs/architecture.md, "Keyword names": one spelling per idea), for one
+    release. Giving both names is a TypeError.
+
+    The entry it returns belongs to the decorated function's own module — its globals are that module's, as
+    ``dataclasses`` makes the ``__init__`` it writes a function of the class's module — so that at run time a
+    module calls its own function, and this module (layer 0) is called, downward, only when a former name is
+    given; it never holds a higher layer's function and calls it back."""
+    import functools
+    import types
+
+    table = dict(old_to_new)
+    olds = frozenset(table)
+    rename = _renamed
+
+    def wrap(fn):
+        def entry(*args, **kwargs):
+            if kwargs and not olds.isdisjoint(kwargs):       # the usual call: nothing to rename
+                kwargs = rename(fn.__name__, table, kwargs)
+            return fn(*args, **kwargs)
+        own = types.FunctionType(entry.__code__, fn.__globals__, fn.__name__, None, entry.__closure__)
+        return functools.update_wrapper(own, fn)
+    return wrap

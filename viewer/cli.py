@@ -22,7 +22,7 @@ import numpy as np
 
 from .backend import ViewerError, has_display
 
-__all__ = ["run_view", "parse_size", "parse_pose", "parse_show"]
+__all__ = ["run_view", "run_web", "start_web", "parse_size", "parse_pose", "parse_show"]
 
 
 def parse_size(text):
@@ -201,25 +201,54 @@ def _run_dir(args):
     return p
 
 
-def run_web(args, model, run, motion, block=True):
-    """``--web``: serve the browser viewer, print its URL (and the port taken when the one asked for is in
-    use), then wait for Ctrl-C (``block``). Returns the WebApp when not blocking, else 0."""
+def start_web(args, what):
+    """``--web``: start the browser viewer's server and print its URL at once (and the port taken when the one
+    asked for is in use, and a warning when it is reachable from other machines); the scene is built in it
+    afterwards (``run_web``) while the browser loads the page. ``what``: the robot and the run, as the URL
+    line names them. Returns the running viser server. Raises ViewerError for a bad --port or without viser."""
     import sys
-    import time
 
-    from .webapp import WebApp
+    from .webapp import served_url, start_server
     port = int(getattr(args, "port", 8080) or 8080)
     if not 0 < port < 65536:
         raise ViewerError(f"--port {port}: expected 1..65535")
-    app = WebApp(model, motion, run=run, port=port, host=getattr(args, "host", "127.0.0.1") or "127.0.0.1",
-                 loop_tol=getattr(args, "loop_tol", None) or 1e-3, speed=float(getattr(args, "speed", 1.0)))
-    if app.port != port:
-        print(f"warning: port {port} is in use: serving on port {app.port} instead", file=sys.stderr)
-    if getattr(app, "exposed", False):
-        print(f"warning: --host {getattr(args, 'host', '')}: the viewer is on the network without authentication: "
-              f"anyone who can reach {app.url} sees the robot and the run", file=sys.stderr)
-    what = f"run {run.folder}" if run is not None else (motion.label or "pose")
-    print(f"urdf-dyn view: {model.name}, {what}: open {app.url}  (Ctrl-C stops)", flush=True)
+    host = getattr(args, "host", "127.0.0.1") or "127.0.0.1"
+    server = start_server(host, port)
+    got = server.get_port()
+    url, exposed = served_url(host, got)
+    if got != port:
+        print(f"warning: port {port} is in use: serving on port {got} instead", file=sys.stderr)
+    if exposed:
+        print(f"warning: --host {host}: the viewer is on the network without authentication: "
+              f"anyone who can reach {url} sees the robot and the run", file=sys.stderr)
+    print(f"urdf-dyn view: {what}: open {url}  (Ctrl-C stops)", flush=True)
+    return server
+
+
+def _stop(server):
+    import contextlib
+    import io
+    with contextlib.redirect_stdout(io.StringIO()):
+        server.stop()
+
+
+def run_web(args, model, run, motion, block=True, server=None):
+    """``--web``: serve the browser viewer (in ``server`` when ``start_web`` has started it and printed its
+    URL; else started and printed here), then wait for Ctrl-C (``block``). Returns the WebApp when not
+    blocking, else 0."""
+    import time
+
+    from .webapp import WebApp
+    if server is None:
+        server = start_web(args, f"{model.name}, " + (f"run {run.folder}" if run is not None
+                                                       else (motion.label or "pose")))
+    try:
+        app = WebApp(model, motion, run=run, port=server.get_port(), host=getattr(args, "host", "127.0.0.1") or
+                     "127.0.0.1", loop_tol=getattr(args, "loop_tol", None) or 1e-3,
+                     speed=float(getattr(args, "speed", 1.0)), server=server)
+    except BaseException:
+        _stop(server)
+        raise
     if not block:
         return app
     try:
@@ -245,17 +274,24 @@ def run_view(args) -> int:
     out = getattr(args, "out", None)
     if out and Path(out).suffix.lower() not in FORMATS:
         raise ViewerError(f"--out {out}: unknown format; use .png, .gif or .mp4")
-    traj = _read_trajectory(args)
-    model = _load_model(args)
-    run = None
-    if run_dir is not None:
-        from .rundata import read_run
-        run = read_run(run_dir, model)
     if getattr(args, "web", False):
         if out:
             raise ViewerError("give either --web or --out, not both")
-        motion = run.motion if run is not None else _motion(model, args, False, traj)
-        return run_web(args, model, run, motion, block=getattr(args, "block", True))
+        # the URL first (the server is up), then the model, the run and the scene: the browser loads the
+        # page meanwhile; a bad file still ends the command with its one-line error (the server stopped).
+        # A robot path that is no file gets the loader's error before any URL.
+        server = None
+        if Path(str(args.robot)).is_file():
+            server = start_web(args, Path(str(args.robot)).name + (f", run {run_dir}" if run_dir is not None else ""))
+        try:
+            model, run, traj = _model_and_run(args, run_dir)
+            motion = run.motion if run is not None else _motion(model, args, False, traj)
+        except BaseException:
+            if server is not None:
+                _stop(server)
+            raise
+        return run_web(args, model, run, motion, block=getattr(args, "block", True), server=server)
+    model, run, traj = _model_and_run(args, run_dir)
     show = parse_show(model, getattr(args, "show", ""))
     loops = not getattr(args, "no_loops", False)
     # not wired in urdf_dyn/cli.py yet: a --forces flag (actuator and pin arrows) and --loop-tol [m, rad]
@@ -278,6 +314,17 @@ def run_view(args) -> int:
         print(f"wrote {path} ({what}, {size[0]}x{size[1]})")
         return 0
     return _window(model, motion, size, fps, speed, show, loops, forces=forces, loop_tol=loop_tol, run=run)
+
+
+def _model_and_run(args, run_dir):
+    """(model, the run folder's RunData or None, the --traj Trajectory or None)."""
+    traj = _read_trajectory(args)
+    model = _load_model(args)
+    run = None
+    if run_dir is not None:
+        from .rundata import read_run
+        run = read_run(run_dir, model)
+    return model, run, traj
 
 
 def _window(model, motion, size, fps, speed, show, loops, max_frames=None, screenshot=None, forces=False,

@@ -30,9 +30,12 @@ from urdf_dyn.io.escape import md_text
 from .backend import ViewerError
 from .webscene import set_vector
 
-__all__ = ["WebApp", "SPEEDS", "served_url"]
+__all__ = ["WebApp", "SPEEDS", "served_url", "start_server"]
 
 FPS = 30.0   # scene updates per second at most (the drawing thread)
+SLIDER_HZ = 10.0        # the slider's position a second while playing
+PANEL_HZ = (10.0, 4.0)  # the State panel's updates a second: paused (scrubbing), playing
+LATER_GRACE, LATER_AFTER = 0.3, 3.0   # [s] the pins' and plot's threads: after a page's panel, or without a page
 SPEEDS = ("1/8", "1/4", "1/2", "1", "2", "4", "8")
 LAYERS = (("loops", "loop frames and residuals"), ("actuator", "actuator forces (orange)"),
           ("pin", "pin loads (cyan)"), ("soil", "soil force (purple)"), ("payload", "payload (green)"),
@@ -47,22 +50,21 @@ class WebApp:
         port: the port asked for (the next free one is taken when it is in use); host: where to listen.
         loop_tol: residual [m, rad] at which a loop segment is fully red.  speed: initial playback speed.
         forces: draw force arrows (default: a run's, or when the motion has forces).
-        live: serve a page (the default): a run's pin loads are computed in a thread while the page loads
-            (their arrows appear when ready), the force plot is drawn in another (matplotlib's import and
-            drawing do not hold up the URL; ``plot_ready`` is set when it is in the scene) and a drawing
-            thread plays the timeline; ``live=False`` (a recording, ``recording.write_recording``): the pin
+        live: serve a page (the default): a drawing thread plays the timeline; a run's pin loads are
+            computed in a thread (their arrows appear when ready) and the force plot is drawn in another
+            (``plot_ready`` is set when it is in the scene), both started once a page has its controls, or
+            3 s after the scene was built without a page (``_start_later``); ``live=False`` (a recording, ``recording.write_recording``): the pin
             loads and the plot first, in this thread, and no drawing thread, so that every frame recorded
             has the same arrows whatever the machine's load.
+        server: a running viser server (``start_server``) to build the scene in (default: one is started).
     Attributes: server, url, port, scene (webscene.WebScene), plot (plot.ForcePlot or None; None until
     ``plot_ready`` is set), time, k.
     Raises ViewerError when viser is not installed."""
 
     def __init__(self, model, motion=None, run=None, port=8080, host="127.0.0.1", loop_tol=1e-3, speed=1.0,
-                 robot=None, live=True):
-        try:
-            import viser
-        except ImportError as e:
-            raise ViewerError(f"the browser viewer needs viser ({e}); pip install viser") from None
+                 robot=None, live=True, server=None):
+        if server is None:
+            server = start_server(host, port)
         from .forces import ForceSource
         from .scene import RobotScene
         from .webscene import WebScene
@@ -74,15 +76,12 @@ class WebApp:
         self.forces = ForceSource(model, motion, run=run)
         if run is not None and model.loops and live:
             self.forces._pending = True   # WebScene and the page do not wait for the pin loads
-        with contextlib.redirect_stdout(io.StringIO()):   # viser's own banner: we print one line with the URL
-            self.server = viser.ViserServer(host=host, port=int(port), verbose=False)
-        self.port = self.server.get_port()
+        self.server = server
+        self.port = server.get_port()
         self.requested_port = int(port)
         self.url, self.exposed = served_url(host, self.port)
         loop_tol = float((run.view.get("loop_tol") if run is not None else None) or loop_tol)
         pts = self.robot.points(motion.q[:: max(1, len(motion) // 40)])
-        self.scene = WebScene(self.server, self.robot, self.forces, loop_tol=loop_tol,
-                              bench=run.bench_height if run is not None else None, points=pts)
         self.layers = {key: True for key, _ in LAYERS}
         self.playing = False
         self.speed = float(speed)
@@ -92,20 +91,30 @@ class WebApp:
         self._want = None
         self._thread = None
         self._lock = threading.RLock()
-        self._camera(pts)
-        self._gui()
         self.plot = None
         self.plot_ready = threading.Event()   # set once the force plot is in the scene (or there is none)
         self._stop = threading.Event()
-        if not live:    # a recording: every frame the same, so the plot is there from the first
-            self._plot()
-        self.show(self.time)
+        # one atomic block: the scene, the controls and the first pose wake viser's event loop once (not once
+        # per message) and reach a page that connects meanwhile together
+        with self.server.atomic():
+            self.scene = WebScene(self.server, self.robot, self.forces, loop_tol=loop_tol,
+                                  bench=run.bench_height if run is not None else None, points=pts)
+            self._camera(pts)
+            self._gui()
+            if not live:    # a recording: every frame the same, so the plot is there from the first
+                self._plot()
+            self.show(self.time)
+        self._later = []    # started by the drawing thread once a page has its controls (``_start_later``)
         if getattr(self.forces, "_pending", False):
-            self.forces.pins_in_background(done=self._pins_ready)
+            self._later.append(lambda: self.forces.pins_in_background(done=self._pins_ready))
         if live:    # matplotlib's import and the drawing (≈ 1 s, several under load) after the URL is out
-            threading.Thread(target=self._plot, name="urdf-dyn-web-plot", daemon=True).start()
+            self._later.append(threading.Thread(target=self._plot, name="urdf-dyn-web-plot", daemon=True).start)
+            self._born, self._page_at = _time.perf_counter(), None
             self._thread = threading.Thread(target=self._play_loop, name="urdf-dyn-web-play", daemon=True)
             self._thread.start()
+        else:
+            for start in self._later:
+                start()
 
     # -- set-up --------------------------------------------------------------------------------------------
     def _camera(self, pts):
@@ -245,12 +254,13 @@ class WebApp:
             self.time = float(np.clip(time, mo.t[0], mo.t[-1]))
             self.k = k = mo.index(self.time + 1e-9)
             layers = [key for key, on in self.layers.items() if on]
-            self.scene.show(k, mo.q_at(self.time), layers)
-            if self.plot is not None:
-                x0, y, _, W, _ = self.plot_frame
-                pos = np.array(self.cursor.position, float)
-                pos[0] = x0 + W * self.plot.fraction_at(self.time)
-                set_vector(self.cursor, "position", pos)
+            with self.server.atomic():   # the pose, the arrows and the cursor: one message window
+                self.scene.show(k, mo.q_at(self.time), layers)
+                if self.plot is not None:
+                    x0, y, _, W, _ = self.plot_frame
+                    pos = np.array(self.cursor.position, float)
+                    pos[0] = x0 + W * self.plot.fraction_at(self.time)
+                    set_vector(self.cursor, "position", pos)
             self._panel_due = True   # the panel follows at ≤ 10 Hz (_play_loop): its markdown costs the page most
 
     def panel_text(self):
@@ -296,28 +306,64 @@ class WebApp:
         self.slider.value = float(mo.t[k])
 
     def _play_loop(self, fps=FPS):
-        last = shown = _time.perf_counter()
-        while not self._stop.wait(1.0 / fps):
+        """The drawing thread: the latest pose asked for at ≤ ``fps`` a second, on a fixed schedule (a tick's
+        own work does not stretch the period); while playing, the time advances by the clock × speed and the
+        scene follows every tick, the slider and the State panel at SLIDER_HZ / PANEL_HZ[1] only (each of their
+        updates re-renders the page's controls: fewer of them leave the page more of its frames)."""
+        period = 1.0 / fps
+        last = shown = slid = _time.perf_counter()
+        due = last + period
+        while not self._stop.wait(max(0.0, due - _time.perf_counter())):
             now = _time.perf_counter()
-            self._apply()
-            if self._panel_due and now - shown >= 0.1:
-                with self._lock:
-                    self._panel_due = False
-                    self.panel.content = self.panel_text()
-                shown = now
+            due = max(due + period, now)     # a tick late under load is not made up twice
             if self.playing:
                 mo = self.motion
                 t = self.time + (now - last) * self.speed
                 if t > mo.t[-1]:
                     t = mo.t[0] + (t - mo.t[-1]) % max(mo.duration, 1e-9)
-                self.slider.value = float(t)
-                self._apply()
+                if now - slid >= 1.0 / SLIDER_HZ:
+                    self.slider.value = float(t)
+                    slid = now
+                self.show(float(t))
+            self._apply()
+            if self._panel_due and now - shown >= 1.0 / PANEL_HZ[self.playing]:
+                with self._lock:
+                    self._panel_due = False
+                    self.panel.content = self.panel_text()
+                shown = now
+            if self._later:
+                self._start_later(now)
             last = now
+
+    def _start_later(self, now):
+        """Start the pin loads' and the force plot's threads (CPU-bound Python: they hold the GIL that viser's
+        event loop needs to send a connecting page its scene and controls) once a page has been connected for
+        LATER_GRACE s with its State panel written, or LATER_AFTER s after the scene was
+        built without a page."""
+        if self._page_at is None and self.server.get_clients():
+            self._page_at = now
+        page = self._page_at is not None and now - self._page_at >= LATER_GRACE and not self._panel_due
+        if page or now - self._born >= LATER_AFTER:
+            later, self._later = self._later, []
+            for start in later:
+                start()
 
     def close(self):
         self._stop.set()
         with contextlib.redirect_stdout(io.StringIO()):
             self.server.stop()
+
+
+def start_server(host="127.0.0.1", port=8080):
+    """A running viser server on ``host``:``port`` (the next free port when that one is in use), before any
+    scene is in it: ``urdf-dyn view --web`` prints its URL at once and builds the scene in it while the
+    browser loads the page. Raises ViewerError when viser is not installed."""
+    try:
+        import viser
+    except ImportError as e:
+        raise ViewerError(f"the browser viewer needs viser ({e}); pip install viser") from None
+    with contextlib.redirect_stdout(io.StringIO()):   # viser's own banner: we print one line with the URL
+        return viser.ViserServer(host=host, port=int(port), verbose=False)
 
 
 def _speed_label(s):

@@ -191,8 +191,7 @@ def test_passive_tree_with_armature_conserves_energy(model):
     """simulate (ABA with armature) against the energy ½ q̇ᵀ(H + diag(armature))q̇ + V: drift ≤ 1e-6."""
     from urdf_dyn.simulation.simulate import simulate
     q0 = np.array([0.4, 0.2, -0.5, 0.8, 0.3])
-    tr = simulate(model, q0, np.array([1.0, -0.5, 2.0, 0.0, 1.5]), 1.5, rtol=1e-11, atol=1e-12, passive=False,
-                  limits=False)
+    tr = simulate(model, q0, np.array([1.0, -0.5, 2.0, 0.0, 1.5]), 1.5, options=ud.SimulateOptions(rtol=1e-11, atol=1e-12, passive=False, limits=False))
     drift = np.max(np.abs(tr.energy - tr.energy[0])) / np.max(np.abs(tr.energy))
     assert drift <= 1e-6
     assert np.max(np.abs(tr.q[-1] - q0)) > 0.3

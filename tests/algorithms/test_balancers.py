@@ -247,7 +247,7 @@ def test_simulated_four_bar_keeps_its_energy_with_the_springs():
     energy out of the sum shows a swing of joules."""
     _, sprung = four_bar_pair()
     q0 = sprung.q_initial()
-    traj = ud.simulate(sprung, q0, np.zeros(sprung.nv), 1.0, dt_out=0.01, rtol=1e-10, atol=1e-12, progress=False)
+    traj = ud.simulate(sprung, q0, np.zeros(sprung.nv), 1.0, options=ud.SimulateOptions(dt_out=0.01, rtol=1e-10, atol=1e-12, progress=False))
     E0 = ud.kinetic_energy(sprung, traj.q, traj.qd) + ud.potential_energy(sprung, traj.q)
     E = E0 + spring_energy(sprung, traj.q)
     assert np.ptp(spring_energy(sprung, traj.q)) > 1.0

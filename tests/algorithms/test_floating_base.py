@@ -29,6 +29,7 @@ from urdf_dyn.algorithms import joints  # noqa: E402
 from urdf_dyn.algorithms.configuration import difference, integrate, qdot  # noqa: E402
 from test_tree_pinocchio import ERD, ERD_PACKAGE_DIRS  # noqa: E402
 from test_couplings import RBDA  # noqa: E402
+from urdf_dyn.io.mjcf_export import to_mjspec
 
 TOL = 1e-9
 
@@ -271,7 +272,7 @@ def _free_flight(path, gravity, duration=0.6):
     rng = np.random.default_rng(5)
     q0, v0, _, _ = _random_state(model, rng)
     v0 = 0.5 * v0
-    traj = urdf_dyn.simulate(model, q0, v0, duration=duration, dt_out=0.05, passive=False, rtol=1e-11, atol=1e-12)
+    traj = urdf_dyn.simulate(model, q0, v0, duration=duration, options=SimulateOptions(dt_out=0.05, passive=False, rtol=1e-11, atol=1e-12))
     br = Bridge(model, pm)
     pd = pm.createData()
     h = []
@@ -333,7 +334,7 @@ def test_bad_floating_state_is_refused():
     with pytest.raises(urdf_dyn.UnsupportedError, match="already has a floating joint"):
         urdf_dyn.load(RBDA_FLOAT_TEXT.replace("BASE", "base"), floating_base=True)
     with pytest.raises(urdf_dyn.UnsupportedError, match="MJCF export of floating"):
-        urdf_dyn.to_mjspec(model)
+        to_mjspec(model)
     zero_quat, z = np.zeros(12), np.zeros(11)                  # q = 0 is not a configuration: quat = 0
     for call in (lambda: urdf_dyn.inverse_dynamics(model, zero_quat, z, z),      # (H does not depend on the
                  lambda: urdf_dyn.forward_dynamics(model, zero_quat, z, z),      # base's pose: not checked)
@@ -392,7 +393,7 @@ def test_floating_urdf_plus_with_couplings(name):
     for solver in ("nullspace", "lambda", "direct"):
         got = urdf_dyn.constrained_forward_dynamics(model, q, qd, tau, loop_solver=solver, passive=False).qdd
         assert _rel(got, want) < 1e-9, (solver, _rel(got, want))
-    traj = urdf_dyn.simulate(model, q, qd, 0.3, passive=False, rtol=1e-10, atol=1e-12, dt_out=0.05)
+    traj = urdf_dyn.simulate(model, q, qd, 0.3, options=SimulateOptions(passive=False, rtol=1e-10, atol=1e-12, dt_out=0.05))
     drift = np.ptp(traj.energy)
     K = urdf_dyn.loop_constraints(model, q, np.zeros(model.nv))[0]
     from urdf_dyn.algorithms.configuration import joint_positions
@@ -422,8 +423,7 @@ def test_cassie_loops_gearboxes_and_floating_base():
         q = urdf_dyn.assemble(model, model.q_initial())
         mob = urdf_dyn.mobility(model, q)
         v = urdf_dyn.project_velocity(model, q, np.random.default_rng(1).uniform(-1, 1, model.nv))
-        traj = urdf_dyn.simulate(model, q, v, 0.15, passive=False, rtol=1e-10, atol=1e-12, dt_out=0.01,
-                                 limits=False)   # q_initial puts the tarsus cranks beyond their <limit>
+        traj = urdf_dyn.simulate(model, q, v, 0.15, options=SimulateOptions(passive=False, rtol=1e-10, atol=1e-12, dt_out=0.01, limits=False))   # q_initial puts the tarsus cranks beyond their <limit>
     drift = np.ptp(traj.energy)
     print(f"cassie (repaired SDF copy): nq {model.nq}, nv {model.nv}, mobility {mob.dof} (rank {mob.rank} of "
           f"{mob.nc}), fall energy drift {drift:.1e} J of {traj.energy[0]:.4g} J, loop residual "

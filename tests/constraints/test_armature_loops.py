@@ -115,8 +115,7 @@ def test_actuator_forces_with_armature(excavator):
 def test_four_bar_with_armature_conserves_energy():
     model = _with_armature(ud.load(ROOT / "robots" / "four_bar.urdf"), seed=2)
     model = dataclasses.replace(model, armature=frozen(np.asarray(model.armature) * 1e-3))
-    tr = simulate(model, model.q_initial(), None, 3.0, passive=False, rtol=1e-11, atol=1e-12, t_stab=0.1,
-                  dt_out=0.01)
+    tr = simulate(model, model.q_initial(), None, 3.0, options=ud.SimulateOptions(passive=False, rtol=1e-11, atol=1e-12, t_stab=0.1, dt_out=0.01))
     E = tr.energy
     swing = np.ptp(ud.potential_energy(model, tr.q))
     assert swing > 0.05                         # it moved

@@ -197,8 +197,7 @@ def test_crank_slider_equals_reduced_coordinate_derivation():
     ref = solve_ivp(lambda t, y: [y[1], f(y[0], y[1])], (0, 2.0), [0.0, 0.0], rtol=1e-12, atol=1e-13,
                     dense_output=True, method="DOP853")
     model = ud.load(ROBOTS["crank_slider"])
-    tr = simulate(model, model.q_initial(), None, 2.0, controller=Constant(model, [-0.5, 0, 0]), dt_out=0.01,
-                  rtol=1e-11, atol=1e-12, t_stab=0.1)
+    tr = simulate(model, model.q_initial(), None, 2.0, controller=Constant(model, [-0.5, 0, 0]), options=ud.SimulateOptions(dt_out=0.01, rtol=1e-11, atol=1e-12, t_stab=0.1))
     th_ref = ref.sol(tr.t)[0]
     err = np.max(np.abs(tr.q[:, 0] - th_ref))
     print(f"crank-slider vs reduced coordinates: max |Δθ1| = {err:.2e} rad over 2 s, "
@@ -211,8 +210,7 @@ def test_crank_slider_equals_reduced_coordinate_derivation():
 @pytest.mark.parametrize("name", ["four_bar", "rbda_fig8_3", "crank_slider"])
 def test_passive_undamped_mechanism_conserves_energy(name):
     model = ud.load(ROBOTS[name])
-    tr = simulate(model, model.q_initial(), None, 5.0, passive=False, rtol=1e-11, atol=1e-12,
-                  t_stab=0.1, dt_out=0.01)
+    tr = simulate(model, model.q_initial(), None, 5.0, options=ud.SimulateOptions(passive=False, rtol=1e-11, atol=1e-12, t_stab=0.1, dt_out=0.01))
     E = tr.energy
     drift = np.max(np.abs(E - E[0])) / (np.max(E) - np.min(ud.potential_energy(model, tr.q)) + 1e-300)
     swing = np.ptp(ud.potential_energy(model, tr.q))
@@ -264,8 +262,7 @@ def test_fig8_3_user_gamma_equals_automatic_G_g():
 def test_simulation_stops_when_a_loop_opens_and_keeps_the_data():
     model = ud.load(ROBOTS["four_bar"])
     with pytest.raises(ud.SimulationError, match="opened") as ei:
-        simulate(model, model.q_initial(), None, 2.0, passive=False, t_stab=None, rtol=1e-3,
-                 atol=1e-3, residual_tol=1e-7)
+        simulate(model, model.q_initial(), None, 2.0, options=ud.SimulateOptions(passive=False, t_stab=None, rtol=1e-3, atol=1e-3, residual_tol=1e-7))
     tr = ei.value.trajectory
     assert tr is not None and len(tr) >= 1 and tr.residuals.shape[1] == 1
 

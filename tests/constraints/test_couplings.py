@@ -158,7 +158,7 @@ def test_coupled_passive_fall_conserves_energy():
     model = _load("mini_cheetah_leg.urdf")
     G, _ = _hand_G(model, HAND["mini_cheetah_leg.urdf"])
     q0 = G @ np.array([0.3, -0.6, 1.2])
-    traj = ud.simulate(model, q0, None, 0.5, passive=False, rtol=1e-10, atol=1e-12)
+    traj = ud.simulate(model, q0, None, 0.5, options=ud.SimulateOptions(passive=False, rtol=1e-10, atol=1e-12))
     K = ud.loop_constraints(model, q0, np.zeros(model.nv))[0]
     swing = np.ptp(ud.potential_energy(model, traj.q)) if hasattr(ud, "potential_energy") else 1.0
     drift = np.abs(traj.energy - traj.energy[0]).max()
@@ -259,7 +259,7 @@ def test_mini_cheetah_fixed_torso_copy():
     want = G @ np.linalg.solve(G.T @ H @ G, G.T @ (tau - C))
     got = ud.constrained_forward_dynamics(model, q, qd, tau, passive=False).qdd
     assert np.linalg.norm(got - want) <= 1e-9 * max(1.0, np.linalg.norm(want))
-    traj = ud.simulate(model, model.q_initial(), None, 0.3, passive=False, rtol=1e-10, atol=1e-12)
+    traj = ud.simulate(model, model.q_initial(), None, 0.3, options=ud.SimulateOptions(passive=False, rtol=1e-10, atol=1e-12))
     swing = np.ptp(ud.potential_energy(model, traj.q))
     drift = np.abs(traj.energy - traj.energy[0]).max()
     print(f"mini_cheetah fixed-torso copy: mobility 12, fall energy drift {drift:.1e} J over {swing:.3g} J")

@@ -81,7 +81,7 @@ def test_baumgarte_pulls_an_opened_loop_closed():
     q = model.q_initial()
     q[1] += 1e-4  # open the loop by ~0.1 mm
     T = 0.05
-    tr = simulate(model, q, None, 0.6, assemble_initial=False, t_stab=T, rtol=1e-10, atol=1e-12, dt_out=0.05)
+    tr = simulate(model, q, None, 0.6, options=ud.SimulateOptions(assemble_initial=False, t_stab=T, rtol=1e-10, atol=1e-12, dt_out=0.05))
     r0 = tr.residuals[0, 0]
     assert r0 > 5e-5
     # from rest (δ̇ = 0): δ(t) = δ0 (1 + t/T) e^(−t/T) while the motion is still small

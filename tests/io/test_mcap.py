@@ -27,7 +27,7 @@ def _read_with_rosbags(path):
 @pytest.fixture(scope="module")
 def four_bar_run():
     model = ud.load(ROOT / "robots" / "four_bar.urdf")
-    traj = ud.simulate(model, model.q_initial(), None, 0.2, dt_out=0.02)
+    traj = ud.simulate(model, model.q_initial(), None, 0.2, options=ud.SimulateOptions(dt_out=0.02))
     return model, traj
 
 
@@ -69,7 +69,7 @@ def test_trajectory_save_mcap_round_trip(tmp_path, four_bar_run):
 
 def test_tree_robot_has_no_residual_topic(tmp_path):
     model = ud.load(ROOT / "robots" / "puma560.urdf")
-    traj = ud.simulate(model, np.zeros(6), None, 0.05, controller=ud.GravityCompensation(model), dt_out=0.01)
+    traj = ud.simulate(model, np.zeros(6), None, 0.05, controller=ud.GravityCompensation(model), options=ud.SimulateOptions(dt_out=0.01))
     traj.save(tmp_path / "p.mcap")
     types, msgs = _read_with_rosbags(tmp_path / "p.mcap")
     assert set(types) == {"/joint_states"} and len(msgs["/joint_states"]) == len(traj.t)

@@ -10,6 +10,7 @@ import pytest
 import _robots
 import urdf_dyn as ud
 from _robots import ROOT
+from urdf_dyn.io.mjcf_export import export_mjcf, to_mjspec
 
 mujoco = pytest.importorskip("mujoco", reason="MuJoCo (the [test]/[mujoco] extra) is the oracle")
 SHARED = _robots.SHARED
@@ -68,7 +69,7 @@ def mj_closed_loop_state(model):
 
 
 def _mj_state(model, q, qd, **kw):
-    spec = ud.to_mjspec(model, q_ref=q, **kw)
+    spec = to_mjspec(model, q_ref=q, **kw)
     m = spec.compile()
     d = mujoco.MjData(m)
     names = [mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_JOINT, j) for j in range(m.njnt)]
@@ -117,7 +118,7 @@ def test_static_sag_of_the_excavator_in_mujoco():
     q = ud.assemble(model, model.q_initial())
     z = np.zeros(model.nv)
     af = ud.actuator_forces(model, q, z, z)
-    m = ud.to_mjspec(model, q_ref=q, timestep=5e-4).compile()
+    m = to_mjspec(model, q_ref=q, timestep=5e-4).compile()
     d = mujoco.MjData(m)
     d.qpos[:] = q
     act = [mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_ACTUATOR, a) for a in range(m.nu)]
@@ -140,7 +141,7 @@ def test_export_file_and_mimic_weld(tmp_path):
     <limit lower="-1" upper="1" effort="5" velocity="1"/><mimic joint="ja" multiplier="-2" offset="0.1"/></joint>
 </robot>"""
     model = ud.load(urdf)
-    mj = ud.export_mjcf(model, tmp_path / "mw.xml")
+    mj = export_mjcf(model, tmp_path / "mw.xml")
     assert mj.neq == 1 and mj.nu == 1      # one motor: the mimic follower jb is driven through ja, not by its own
     back = mujoco.MjModel.from_xml_path(str(tmp_path / "mw.xml"))
     d = mujoco.MjData(back)
@@ -164,7 +165,7 @@ def test_prismatic_loop_is_refused_clearly():
 </robot>"""
     model = ud.load(urdf)
     with pytest.raises(ud.UnsupportedError, match="'slot' of type 'prismatic' has no MuJoCo equality"):
-        ud.to_mjspec(model)
+        to_mjspec(model)
 
 
 def test_shared_mujoco_excavator_imports_as_its_urdf():
@@ -253,7 +254,7 @@ def test_missing_mujoco_is_a_clear_error(monkeypatch):
     model = ud.load(ROOT / "robots" / "four_bar.urdf")
     monkeypatch.setitem(sys.modules, "mujoco", None)  # import mujoco now raises ImportError
     with pytest.raises(ud.ModelError, match=r"pip install 'urdf_dyn\[mujoco\]'"):
-        ud.to_mjspec(model)
+        to_mjspec(model)
 
 
 FREE_MJCF = """<mujoco model="hopper3d">

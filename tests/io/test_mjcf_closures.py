@@ -9,6 +9,8 @@ import pytest
 from scipy.spatial.transform import Rotation
 
 import urdf_dyn as ud
+from urdf_dyn.io.mjcf_export import to_mjspec
+from urdf_dyn.io.mjcf import parse_mjcf
 
 mujoco = pytest.importorskip("mujoco", reason="MuJoCo (the [test]/[mujoco] extra) is the oracle")
 
@@ -38,7 +40,7 @@ def quiet_load(xml):
     warnings (frictionloss, ...)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ud.ModelWarning)
-        return ud.parse_mjcf(xml)
+        return parse_mjcf(xml)
 
 
 def mujoco_residual(xml, q):
@@ -211,7 +213,7 @@ def test_polynomial_joint_equality_is_a_nonlinear_row():
     ours = ud.constrained_forward_dynamics(model, q, z, tau).qdd
     rigid, stiff = mujoco_rigid(m, m.qpos0 + q, z, tau)
     assert np.abs(rigid - ours).max() <= 1e-6 * np.abs(ours).max() < np.abs(stiff - ours).max()
-    rigid_b, _ = mujoco_rigid(ud.to_mjspec(model, q_ref=q).compile(), q, z, tau)
+    rigid_b, _ = mujoco_rigid(to_mjspec(model, q_ref=q).compile(), q, z, tau)
     assert np.abs(rigid_b - ours).max() <= 1e-6 * np.abs(ours).max()
     qd = ud.project_velocity(model, q, np.array([2.0, 0.0, -1.0]))
     qdd = ud.constrained_forward_dynamics(model, q, qd, tau).qdd
@@ -246,7 +248,7 @@ def test_fixed_tendon_actuator_acts_through_its_coefficients():
     """B's column of a fixed-tendon actuator is MuJoCo's actuator moment divided by the gear (u is the
     force on the tendon; MuJoCo's moment multiplies its control by the gear)."""
     with pytest.warns(ud.ModelWarning, match=r"<string>:7: <joint name=\"jr\">: frictionloss of 1 joint"):
-        model = ud.parse_mjcf(TENDON)
+        model = parse_mjcf(TENDON)
     acts = ud.actuators_of(model)
     assert [(a.name, a.kind) for a in acts] == [("squeeze", "tendon")] and model.actuated_joints == ()
     m = mujoco.MjModel.from_xml_string(TENDON)
@@ -259,7 +261,7 @@ def test_fixed_tendon_actuator_acts_through_its_coefficients():
     B = actuation_matrix(model, np.array([0.3, -0.2]), acts)
     assert np.allclose(B[:, 0], moment[0] / m.actuator_gear[0, 0], atol=1e-15)
     assert model.transmissions[0].mechanical_reduction == 3.0
-    back = ud.to_mjspec(model).compile()  # and the export writes the tendon and its motor back
+    back = to_mjspec(model).compile()  # and the export writes the tendon and its motor back
     assert back.ntendon == 1 and int(back.actuator_trntype[0]) == int(mujoco.mjtTrn.mjTRN_TENDON)
     assert np.allclose(back.wrap_prm[:2], [0.4, -0.6])
 
@@ -287,7 +289,7 @@ def test_spatial_tendon_and_muscle_are_warned_about():
     xml = xml.replace('<motor name="squeeze" tendon="split" gear="3"/>', '<muscle name="m" tendon="cable"/>')
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
-        model = ud.parse_mjcf(xml)
+        model = parse_mjcf(xml)
     msgs = [str(x.message) for x in w if issubclass(x.category, ud.ModelWarning)]
     assert any(m.startswith('<string>:11: <spatial name="cable">: spatial tendon') for m in msgs), msgs
     assert any('<muscle name="m">: muscle' in m for m in msgs)
@@ -340,7 +342,7 @@ def test_fixed_tendon_equality_is_one_coupling_row():
         eps.append((1 - dimp) / dimp)
     rigid = (eps[1] * acc[0] - eps[0] * acc[1]) / (eps[1] - eps[0])
     assert np.abs(rigid - ours).max() <= 1e-6 * np.abs(ours).max() < np.abs(acc[0] - ours).max()
-    back = ud.to_mjspec(model, q_ref=q).compile()  # the export: a fixed tendon and a tendon equality
+    back = to_mjspec(model, q_ref=q).compile()  # the export: a fixed tendon and a tendon equality
     assert back.ntendon == 1 and int(back.eq_type[0]) == int(mujoco.mjtEq.mjEQ_TENDON)
     rigid_b, _ = mujoco_rigid(back, q, qd, tau)
     assert np.abs(rigid_b - ours).max() <= 1e-6 * np.abs(ours).max()
@@ -352,14 +354,14 @@ def test_gravity_and_gravcomp_of_the_file_are_warned_about():
     xml = xml.replace('<body name="rocker" pos="0.6 0 0">', '<body name="rocker" pos="0.6 0 0" gravcomp="1">')
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
-        ud.parse_mjcf(xml)
+        parse_mjcf(xml)
     msgs = [str(x.message) for x in w if issubclass(x.category, ud.ModelWarning)]
     assert any(m.startswith("<string>:2: <option>: the file's gravity 0.0 0.0 -3.7") for m in msgs), msgs
     assert any('<body name="rocker">: gravcomp of 1 bodies (rocker)' in m for m in msgs), msgs
     with warnings.catch_warnings():
         warnings.simplefilter("error", ud.ModelWarning)
         with pytest.raises(ud.ModelWarning, match="gravcomp"):  # with the file's gravity, only gravcomp is left
-            ud.parse_mjcf(xml, gravity=(0, 0, -3.7))
+            parse_mjcf(xml, gravity=(0, 0, -3.7))
 
 
 def test_bad_polynomial_attribute_is_located():

@@ -66,6 +66,7 @@ def test_reference_figures_only_when_given(tmp_path):
     data["iso6015"].update(relief=35e6, holding_relief=35e6)      # no hydraulics: the reliefs as numbers
     data["design"].update(stall_relief=35e6)
     data["design"]["buckling"]["relief"] = 35e6
+    data["design"].pop("lateral", None)           # its corner tooth needs the bucket width (soil.width)
     f = tmp_path / "noref.yaml"
     f.write_text(yaml.safe_dump(data))
     lines = []

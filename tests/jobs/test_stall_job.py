@@ -1,56 +1,64 @@
-"""The main job's stall envelopes and pin design loads (scenarios/excavator_dig.scenario.yaml): every design
-pin has its design load and case in sizing_report.json and pin_design_loads.csv, and the design load equals
-the pin's force evaluated directly (``pins.pin_loads``, one state) at the case's pose with the held tip force
-recomputed from the stall envelope at that pose — a second evaluation, not the report's numbers copied."""
+"""The main job's stall envelopes and pin design loads (scenarios/excavator_dig.scenario.yaml), asserted on the
+run's record (``compute(plan, cache).checks["stall"]``): every design pin has its design load and case, and the
+design load equals the pin's force evaluated directly (``pins.pin_loads``, one state) at the case's pose with
+the held tip force recomputed from the stall envelope at that pose — a second evaluation, not the record's
+numbers copied. One test reads the rendered files (pin_design_loads.csv and the two plots)."""
 import csv
-import json
 
 import numpy as np
 import pytest
 from _robots import ROOT
-from test_excavator_job import launch_data, run
+from test_excavator_job import launch_data, sizing_run
+
+CYLS = ("boom_cyl", "stick_cyl", "bucket_cyl")
 
 
 @pytest.fixture(scope="module")
 def job(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("stall")
-    return (tmp,) + run(tmp, launch_data())
+    return sizing_run(tmp_path_factory.mktemp("stall"), launch_data())
 
 
 def test_every_pin_has_its_design_load_and_case(job):
-    tmp, res, written, lines = job
-    js = json.loads((tmp / "dig" / "sizing_report.json").read_text())
-    data = launch_data()
-    for name in data["design"]["pins"]:
-        p = js["pins"][name]
-        c = p["design_case"]
-        assert p["design_load_N"] > 0 and c["cylinder"] in ("boom_cyl", "stick_cyl", "bucket_cyl")
-        assert c["direction"] in ("tangent", "fan", "corner") and set(c["pose"]) == {"boom_cyl", "stick_cyl", "bucket_cyl"}
-        assert c["limited_by"] in ("boom_cyl", "stick_cyl", "bucket_cyl", "tipping", "sliding")
-    assert js["stall"]["poses"] >= 2000
+    stall = job.checks["stall"]
+    for name in launch_data()["design"]["pins"]:
+        d = stall.loads[name]
+        c = d["design_case"]
+        assert d["design_load_N"] > 0 and c["cylinder"] in CYLS
+        assert c["direction"] in ("tangent", "fan", "corner") and set(c["pose"]) == set(CYLS)
+        assert c["limited_by"] in (*CYLS, "tipping", "sliding")
+    assert len(stall.env.X) >= 2000 and stall.env.summary()["poses"] == len(stall.env.X)
+
+
+def test_the_rendered_design_loads(tmp_path, job):
+    """pin_design_loads.csv holds the record's design loads and cases; the two plots are drawn."""
+    from urdf_dyn.reports.plotting import PlotWorker
+    from urdf_dyn.reports.sizing_render import render
+    plots = PlotWorker(parallel=False)
+    written = render(job, tmp_path, plots)
+    plots.wait()
+    loads = job.checks["stall"].loads
     rows = {r["pin"]: r for r in csv.DictReader(open(written["pin_design_loads_csv"]))}
-    for name in data["design"]["pins"]:
-        assert float(rows[name]["design_load_N"]) == pytest.approx(js["pins"][name]["design_load_N"], rel=1e-5)
-        assert rows[name]["design_case"].startswith(js["pins"][name]["design_case"]["cylinder"])
-    assert (tmp / "dig" / "stall_envelopes.png").stat().st_size > 10_000
-    assert (tmp / "dig" / "pin_design_loads.png").stat().st_size > 10_000
+    for name in launch_data()["design"]["pins"]:
+        assert float(rows[name]["design_load_N"]) == pytest.approx(loads[name]["design_load_N"], rel=1e-5)
+        assert rows[name]["design_case"].startswith(loads[name]["design_case"]["cylinder"])
+    assert (tmp_path / "stall_envelopes.png").stat().st_size > 10_000
+    assert (tmp_path / "pin_design_loads.png").stat().st_size > 10_000
 
 
 def test_design_load_is_the_pin_force_at_its_case(job):
     """For the boom foot and the bucket pivot: assemble the case's pose, apply the case's tip force (its
-    magnitude and angle in the boom plane from the report) at the lip and evaluate the pin directly."""
+    magnitude and angle in the boom plane from the record) at the lip and evaluate the pin directly."""
     import urdf_dyn as ud
     from urdf_dyn.constraints.assembly import assemble
     from urdf_dyn.machines.pins import PinSpec, pin_loads
-    tmp, res, written, lines = job
-    js = json.loads((tmp / "dig" / "sizing_report.json").read_text())
+    loads = job.checks["stall"].loads
     data = launch_data()
     model = ud.load(ROOT / "robots" / "excavator.urdf")
     lip = data["frames"][data["iso6015"]["lip"]]
     for name in ("boom_foot", "bucket_pivot"):
         spec = data["design"]["pins"][name]
         pin = PinSpec(spec) if isinstance(spec, str) else PinSpec(spec["joint"], spec.get("count", 1))
-        c = js["pins"][name]["design_case"]
+        c = loads[name]["design_case"]
         q = model.q_initial()
         start = {k: q[model.joint_index(k)] for k in c["pose"]}
         for s in np.linspace(0.0, 1.0, 21)[1:]:   # follow the initial configuration's branch (a pose near the
@@ -64,4 +72,4 @@ def test_design_load_is_the_pin_force_at_its_case(job):
         z = np.zeros((1, model.nv))
         pl = pin_loads(model, [0.0], q[None], z, z, {name: pin},
                        f_ext={lip["link"]: np.r_[np.cross(lip["xyz"], fl), fl]})
-        assert pl.force(name)[0] == pytest.approx(js["pins"][name]["design_load_N"], rel=1e-6)
+        assert pl.force(name)[0] == pytest.approx(loads[name]["design_load_N"], rel=1e-6)

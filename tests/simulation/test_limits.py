@@ -27,7 +27,7 @@ def _pendulum(lower=LOWER, upper=2.0):
 
 @pytest.fixture(scope="module")
 def fall():
-    return simulate(_pendulum(), [1.2], [0.0], 1.5, rtol=1e-10, atol=1e-12)
+    return simulate(_pendulum(), [1.2], [0.0], 1.5, options=ud.SimulateOptions(rtol=1e-10, atol=1e-12))
 
 
 def test_pendulum_stops_on_its_limit_with_the_momentum_impulse(fall):
@@ -50,7 +50,7 @@ def test_pendulum_stops_on_its_limit_with_the_momentum_impulse(fall):
 
 
 def test_motion_before_the_stop_is_the_free_motion_and_the_impact_time_its_crossing(fall):
-    free = simulate(_pendulum(), [1.2], [0.0], 1.5, rtol=1e-10, atol=1e-12, limits=False)
+    free = simulate(_pendulum(), [1.2], [0.0], 1.5, options=ud.SimulateOptions(rtol=1e-10, atol=1e-12, limits=False))
     t_hit = fall.meta["impacts"][0]["t"]
     before = fall.t < t_hit
     assert np.array_equal(fall.q[before], free.q[before])
@@ -66,7 +66,7 @@ def test_limits_false_is_the_plain_integration_through_the_stop():
     """limits=False is the behaviour before end stops: the pendulum swings through its limit, and every
     sample equals scipy's solve_ivp (same method, tolerances) of the tree's forward dynamics."""
     model = _pendulum()
-    tr = simulate(model, [1.2], [0.0], 1.0, rtol=1e-10, atol=1e-12, limits=False)
+    tr = simulate(model, [1.2], [0.0], 1.0, options=ud.SimulateOptions(rtol=1e-10, atol=1e-12, limits=False))
     ref = solve_ivp(lambda t, x: np.r_[x[1], ud.forward_dynamics(model, x[:1], x[1:], np.zeros(1))],
                     (0.0, 1.0), [1.2, 0.0], method="DOP853", rtol=1e-10, atol=1e-12, t_eval=tr.t, dense_output=True)
     assert np.array_equal(tr.q[:, 0], ref.y[0]) and np.array_equal(tr.qd[:, 0], ref.y[1])
@@ -88,7 +88,7 @@ def _double_pendulum():
 
 def test_energy_never_increases_across_an_impact():
     model = _double_pendulum()
-    tr = simulate(model, [0.3, -0.1], [4.0, -6.0], 3.0, rtol=1e-10, atol=1e-12, passive=False)
+    tr = simulate(model, [0.3, -0.1], [4.0, -6.0], 3.0, options=ud.SimulateOptions(rtol=1e-10, atol=1e-12, passive=False))
     imps = tr.meta["impacts"]
     assert len(imps) >= 3 and {j for i in imps for j in i["impulses"]} == {"j1", "j2"}
     for imp in imps:
@@ -132,7 +132,7 @@ def test_excavator_held_on_a_stroke_end_carries_the_load_in_the_stop():
     m, q, tau, F_boom = _excavator_on_boom_end()
     b = m.joint_index("boom_cyl")
     assert F_boom > 1e5       # gravity pushes the boom cylinder into its lower end (the ID force pushes out)
-    tr = simulate(m, q, None, 0.5, controller=Constant(m, tau), dt_out=0.05)
+    tr = simulate(m, q, None, 0.5, controller=Constant(m, tau), options=ud.SimulateOptions(dt_out=0.05))
     assert "impacts" not in tr.meta and np.all(tr.tau[:, b] == 0.0)     # the cylinder itself pushes nothing
     assert np.abs(tr.q - tr.q[0]).max() < 1e-7                           # and the machine stays put
     # the stop carries what the cylinder would have to (closed-loop ID through the four loops), same direction
@@ -142,7 +142,7 @@ def test_excavator_held_on_a_stroke_end_carries_the_load_in_the_stop():
     others = np.delete(np.arange(m.nv), b)
     assert np.all(tr.stop_force[:, others] == 0.0) and np.all(tr.stop_active[:, others] == 0)
     # without the stop the boom falls through the stroke end
-    free = simulate(m, q, None, 0.5, controller=Constant(m, tau), dt_out=0.05, limits=False)
+    free = simulate(m, q, None, 0.5, controller=Constant(m, tau), options=ud.SimulateOptions(dt_out=0.05, limits=False))
     assert free.q[-1, b] < m.lower[b] - 0.01
 
 
@@ -152,7 +152,7 @@ def test_files_without_stop_fields_still_load(tmp_path, fall):
         back = Trajectory.load(tmp_path / f"stops.{suffix}")
         assert np.array_equal(back.stop_active, fall.stop_active) and back.stop_active.dtype == np.int8
         assert np.allclose(back.stop_force, fall.stop_force, rtol=1e-15)
-    old = simulate(_pendulum(), [1.2], [0.0], 0.05, limits=False)
+    old = simulate(_pendulum(), [1.2], [0.0], 0.05, options=ud.SimulateOptions(limits=False))
     for suffix in ("npz", "csv"):
         old.save(tmp_path / f"old.{suffix}")
         back = Trajectory.load(tmp_path / f"old.{suffix}")
@@ -191,7 +191,7 @@ def test_floating_base_with_massless_base_links_is_refused_up_front():
 
 def test_max_steps_stops_with_the_samples_computed():
     with pytest.raises(ud.SimulationError, match="max_steps = 10 steps") as ei:
-        simulate(_double_pendulum(), [0.3, -0.1], [4.0, -6.0], 3.0, rtol=1e-10, atol=1e-12, max_steps=10)
+        simulate(_double_pendulum(), [0.3, -0.1], [4.0, -6.0], 3.0, options=ud.SimulateOptions(rtol=1e-10, atol=1e-12, max_steps=10))
     tr = ei.value.trajectory
     assert 1 < len(tr) < 301 and np.all(np.isfinite(tr.q)) and tr.t[-1] < 3.0
     assert tr.meta["status"] == "failed" and "max_steps" in tr.meta["message"]
@@ -253,7 +253,7 @@ def test_stewart_platform_rests_on_six_stroke_ends_at_once():
         for shift in (0.0, 1e-10, -1e-10):
             q = q0.copy()
             q[ip] += shift * np.array([1, -1, 1, -1, 1, -1])
-            tr = simulate(m, q, None, 0.2, dt_out=0.05)
+            tr = simulate(m, q, None, 0.2, options=ud.SimulateOptions(dt_out=0.05))
             assert np.all(tr.stop_active[:, ip] == -1) and np.abs(tr.q - tr.q[0]).max() < 1e-8
             assert tr.stop_force[-1, ip] == pytest.approx(af.u, rel=1e-6)
             assert np.count_nonzero(tr.stop_force[-1]) == 6

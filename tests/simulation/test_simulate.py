@@ -22,8 +22,7 @@ def test_passive_ur5e_conserves_energy(ur5e):
     q0 = np.array([0.3, -1.0, 1.2, 0.1, 0.5, 0.0])
     # limits=False: the wrist joints reach their ±2π end stops within 2 s, whose inelastic impacts dissipate
     # energy (tests/simulation/test_limits.py); this test is about the integrator alone
-    tr = simulate(ur5e, q0, np.array([0.5, 0, -0.3, 0, 0.2, 1.0]), 2.0, rtol=1e-10, atol=1e-12,
-                  passive=False, limits=False)
+    tr = simulate(ur5e, q0, np.array([0.5, 0, -0.3, 0, 0.2, 1.0]), 2.0, options=ud.SimulateOptions(rtol=1e-10, atol=1e-12, passive=False, limits=False))
     assert len(tr) == 201 and tr.t[-1] == pytest.approx(2.0)
     drift = np.max(np.abs(tr.energy - tr.energy[0])) / np.max(np.abs(tr.energy))
     assert drift <= 1e-6
@@ -33,7 +32,7 @@ def test_passive_ur5e_conserves_energy(ur5e):
 
 def test_damping_dissipates_energy_monotonically():
     model = ud.load(pendulum_urdf(damping=0.5))
-    tr = simulate(model, [1.0], [0.0], 3.0, rtol=1e-10, atol=1e-12)
+    tr = simulate(model, [1.0], [0.0], 3.0, options=ud.SimulateOptions(rtol=1e-10, atol=1e-12))
     dE = np.diff(tr.energy)
     assert np.all(dE <= 1e-9) and tr.energy[-1] < tr.energy[0] - 1.0
     # dE/dt = −b q̇²: integrate the recorded q̇ (trapezoid) and compare with the energy lost
@@ -44,7 +43,7 @@ def test_damping_dissipates_energy_monotonically():
 def test_computed_torque_tracks_a_spline(ur5e):
     W = np.array([[0, -1.2, 1.0, 0, 0.5, 0], [0.8, -0.8, 0.6, -0.5, 0.9, 1.0], [0.2, -1.5, 1.4, 0.3, 0.1, -0.5]])
     ref = SplineTrajectory(W, [1.0, 1.0])
-    tr = simulate(ur5e, W[0], None, 2.0, controller=ComputedTorque(ur5e, ref, 400.0, 40.0), rtol=1e-9, atol=1e-11)
+    tr = simulate(ur5e, W[0], None, 2.0, controller=ComputedTorque(ur5e, ref, 400.0, 40.0), options=ud.SimulateOptions(rtol=1e-9, atol=1e-11))
     qr, qdr, qddr = ref(tr.t)
     assert np.max(np.abs(tr.q - qr)) < 1e-6
     # once tracking is exact, the torques are the inverse dynamics of the reference (plus nothing else:
@@ -70,14 +69,14 @@ def test_failing_simulation_keeps_what_it_computed():
         return np.array([np.nan]) if t > 0.5 else np.zeros(1)
 
     with pytest.raises(ud.SimulationError) as ei:
-        simulate(model, [0.5], None, 2.0, controller=bad, dt_out=0.01)
+        simulate(model, [0.5], None, 2.0, controller=bad, options=ud.SimulateOptions(dt_out=0.01))
     tr = ei.value.trajectory
     assert tr is not None and 40 <= len(tr) <= 51 and tr.t[-1] <= 0.5 + 1e-12
     assert np.all(np.isfinite(tr.q))
 
 
 def test_trajectory_files_roundtrip(tmp_path, ur5e):
-    tr = simulate(ur5e, np.zeros(6), None, 0.1, dt_out=0.05)
+    tr = simulate(ur5e, np.zeros(6), None, 0.1, options=ud.SimulateOptions(dt_out=0.05))
     tr.save(tmp_path / "t.npz")
     back = Trajectory.load(tmp_path / "t.npz")
     assert np.array_equal(back.q, tr.q) and back.joint_names == ur5e.joint_names
@@ -141,7 +140,7 @@ def test_gravity_compensation_holds_a_closed_loop_machine(name):
     assert fall > 0.1 and held <= 1e-9 * fall
     # every pose is an equilibrium under this controller (neutral, no restoring force), so the integrator's
     # local errors (atol 1e-10) and Baumgarte's correction of the loop residual move it a little
-    tr = simulate(model, q, None, 1.0, controller=ctrl, dt_out=0.05)
+    tr = simulate(model, q, None, 1.0, controller=ctrl, options=ud.SimulateOptions(dt_out=0.05))
     print(f"{name}: simulated 1 s, |q - q0| {np.abs(tr.q - q).max():.1e}, |q̈| {np.abs(tr.qdd).max():.1e}")
     assert np.abs(tr.q - q).max() <= 1e-8 and np.abs(tr.qdd).max() <= 1e-7 * fall
     for i in (5, 20):  # and along the run, again against Pinocchio
@@ -168,7 +167,7 @@ def test_fast_controllers_equal_the_reference_formula():
     model, q0 = _posed("excavator.urdf")
     qd0 = np.zeros(model.nv)
     qd0[model.joint_index("swing")] = 0.3
-    tr = simulate(model, q0, qd0, 0.3, controller=ud.GravityCompensation(model), dt_out=0.1)
+    tr = simulate(model, q0, qd0, 0.3, controller=ud.GravityCompensation(model), options=ud.SimulateOptions(dt_out=0.1))
     ref = _reference_controller(model, plan_free=True)
     gc = ud.GravityCompensation(model)
     q1 = q0.copy()
@@ -190,8 +189,8 @@ def test_gravity_compensated_swing_is_unchanged_by_the_fast_path():
     qd0 = np.r_[0.3, np.zeros(model.nv - 1)]
     slow = _reference_controller(model, plan_free=False)
     z = np.zeros(model.nv)
-    a = simulate(model, model.q_initial(), qd0, 0.5, controller=ud.GravityCompensation(model), dt_out=0.01)
-    b = simulate(model, model.q_initial(), qd0, 0.5, controller=lambda t, q, qd: slow(q, z, z), dt_out=0.01)
+    a = simulate(model, model.q_initial(), qd0, 0.5, controller=ud.GravityCompensation(model), options=ud.SimulateOptions(dt_out=0.01))
+    b = simulate(model, model.q_initial(), qd0, 0.5, controller=lambda t, q, qd: slow(q, z, z), options=ud.SimulateOptions(dt_out=0.01))
     for k in ("q", "qd", "qdd", "tau", "energy", "residuals"):
         assert np.array_equal(getattr(a, k), getattr(b, k)), k
     assert np.abs(a.tau).max() > 1e5                                  # the boom cylinder carries the machine

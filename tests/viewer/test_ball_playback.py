@@ -24,7 +24,7 @@ def ball_run(tmp_path_factory):
     model = ud.load(ROBOT)
     q0 = model.neutral()
     q0[:4] = np.array([0.3, -0.2, 0.1, 0.9]) / np.linalg.norm([0.3, -0.2, 0.1, 0.9])
-    traj = ud.simulate(model, q0, np.array([1.0, -0.5, 2.0]), 0.3, dt_out=0.01, passive=False)
+    traj = ud.simulate(model, q0, np.array([1.0, -0.5, 2.0]), 0.3, options=ud.SimulateOptions(dt_out=0.01, passive=False))
     path = tmp_path_factory.mktemp("ball") / "swing.npz"
     traj.save(path)
     return model, traj, path

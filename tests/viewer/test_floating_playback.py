@@ -22,7 +22,7 @@ ROBOT = """<robot name="swinger">
 def floating_run(tmp_path_factory):
     model = ud.load(ROBOT, floating_base=True)
     q0 = model.q_initial()
-    traj = ud.simulate(model, q0, np.r_[0.3, -0.2, 0.5, 1.0, 0.4, -0.7, 2.0], 0.2, dt_out=0.01, passive=False)
+    traj = ud.simulate(model, q0, np.r_[0.3, -0.2, 0.5, 1.0, 0.4, -0.7, 2.0], 0.2, options=ud.SimulateOptions(dt_out=0.01, passive=False))
     d = tmp_path_factory.mktemp("fb")
     return model, traj, {ext: traj.save(d / f"fall.{ext}") or d / f"fall.{ext}" for ext in ("csv", "npz")}
 

@@ -281,7 +281,7 @@ def test_cli_view_trajectory_to_mp4_and_pose_to_png(tmp_path, gl):
     from urdf_dyn.cli.main import main
     from urdf_dyn.simulation.simulate import simulate
     m = ud.load(PUMA)
-    tr = simulate(m, np.array([0, 0.3, -0.5, 0, 0.4, 0]), duration=0.5, dt_out=0.05, progress=False)
+    tr = simulate(m, np.array([0, 0.3, -0.5, 0, 0.4, 0]), duration=0.5, options=ud.SimulateOptions(dt_out=0.05, progress=False))
     tr.save(tmp_path / "fall.npz")
     out = tmp_path / "fall.mp4"
     assert main(["view", str(PUMA), "--traj", str(tmp_path / "fall.npz"), "--out", str(out), "--fps", "20",

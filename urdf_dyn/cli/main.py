@@ -220,13 +220,14 @@ def cmd_fd(args):
 def cmd_simulate(args):
     from urdf_dyn.simulation.controllers import GravityCompensation, ZeroTorque
     from urdf_dyn.reports.report import format_table, torque_table
-    from urdf_dyn.simulation.simulate import simulate
+    from urdf_dyn.simulation.simulate import SimulateOptions, simulate
     m = load_from_args(args)
     ctrl = {"passive": ZeroTorque, "gravity": GravityCompensation}[args.controller](m)
     q0, qd0 = _vector(m, args.q0, "q0"), _vector(m, args.qd0, "qd0")
     try:
-        traj = simulate(m, q0, qd0, args.duration, controller=ctrl, dt_out=args.dt, integrator=args.integrator,
-                        rtol=args.rtol, atol=args.atol)
+        traj = simulate(m, q0, qd0, args.duration, controller=ctrl,
+                        options=SimulateOptions(dt_out=args.dt, integrator=args.integrator, rtol=args.rtol,
+                                                atol=args.atol))
     except SimulationError as e:
         if e.trajectory is not None and args.out:
             e.trajectory.save(args.out)

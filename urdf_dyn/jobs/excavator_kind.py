@@ -21,12 +21,17 @@ __all__ = ["ExcavatorKind", "ExcavatorPlan", "EXCAVATOR"]
 class ExcavatorPlan:
     """The excavator's sections resolved: the soil (``machines.soil.Soil``), its cutting edge (a
     ``machines.loads.Frame``), the samples in which the edge may cut (N,) bool and those in which the payload
-    leaves (N,) bool or None; the tipping polygon (k, 2) [m] or None."""
+    leaves (N,) bool or None; the tipping polygon (k, 2) [m] or None; ``checks`` the check sections' frames
+    (``jobs.excavator_plan.ExcavatorChecks``); ``relief_names`` {key: main | heavy_lift | line ...} the reliefs
+    the scenario named by word (``SizeDocument.relief_names``), resolved here so that the report reads them
+    from the plan."""
     soil: object = None
     edge: object = None
     active: object = None
     release: object = None
     polygon: object = None
+    checks: object = None
+    relief_names: dict = None
 
 
 class ExcavatorKind(MachineKind):
@@ -74,22 +79,25 @@ class ExcavatorKind(MachineKind):
             edge = plan.frames.get(sp.edge) or Frame(sp.edge)
             if np.linalg.norm(np.asarray(sp.plate, float)) < 1e-9:
                 raise sc.err("soil.plate", "must be a nonzero direction")
+        from urdf_dyn.jobs.excavator_plan import check_sections
         from urdf_dyn.jobs.sizing_duty import check_duty
         check_duty(sc, model, plan.windows)          # design.duty's names and keys, before any work
-        return ExcavatorPlan(soil, edge, active, release, tipping_polygon_of(sc))
+        polygon = tipping_polygon_of(sc)
+        return ExcavatorPlan(soil, edge, active, release, polygon, check_sections(plan, polygon),
+                             dict(doc.relief_names))
 
     def geometry(self, plan, cache):
         from urdf_dyn.jobs.sizing_checks import machine_checks
         return machine_checks(plan.scenario, plan.model, plan.cylinders, plan.frames, cache)
 
-    def loads(self, plan, Q, QD, QDD):
+    def loads(self, plan, Q, QD, QDD, poses=None):
         from urdf_dyn.machines.loads import soil_loads
         sp, kp = plan.scenario.doc.soil, plan.kind_plan
         if sp is None:
             return {}, None
         com = sp.payload.com if sp.payload is not None else None
         cut = soil_loads(plan.model, plan.t, Q, QD, QDD, kp.soil, kp.edge, sp.plate, sp.ground.height, sp.width,
-                         sp.capacity, kp.active, sp.edge_thickness, com, kp.release)
+                         sp.capacity, kp.active, sp.edge_thickness, com, kp.release, poses=poses)
         if not cut.cut.reached:
             lo = cut.edge[kp.active, 2].min() if kp.active.any() else np.nan
             raise plan.scenario.err("soil.ground.height", f"the cutting edge never goes below the ground at z = "
@@ -115,7 +123,7 @@ class ExcavatorKind(MachineKind):
         from urdf_dyn.jobs.sizing_checks import stability_check
         sc, model, doc = plan.scenario, plan.model, plan.scenario.doc
         out = {}
-        st = stability_check(sc, model, run.t, run.q, run.qd, run.qdd, run.f_ext, echo)
+        st = stability_check(sc, model, run.t, run.q, run.qd, run.qdd, run.f_ext, echo, poses=run.poses)
         if st is not None:
             out["stability"] = st
         if doc.design is not None:       # stall envelopes; pins, buckling, pumps against the engine, shortest cycle

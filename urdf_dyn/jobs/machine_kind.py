@@ -13,7 +13,7 @@ from the scenario's ``MachineKind``:
 ``plan(plan)``      resolve and check those sections before any work (raise ``scenario.err(key, ...)``);
                     returns what the kind resolved (kept as ``SizingPlan.kind_plan``)
 ``geometry(plan, cache)``  checks that do not depend on the motion (taken from the ``GeometryCache``)
-``loads(plan, Q, QD, QDD)`` the kind's own loads: ({link: (N, 6)} wrenches, a record for the report)
+``loads(plan, Q, QD, QDD, poses)`` the kind's own loads: ({link: (N, 6)} wrenches, a record for the report)
 ``actuation(plan, res, f_ext)``  post-processing of the actuator forces (excavator: hydraulics; arm: drives)
 ``checks(plan, run, cache, echo)``  checks along the motion ({name: result}, typed by the kind)
 ``summary(run)``, ``warnings(run)``  the lines the job prints
@@ -58,8 +58,9 @@ class MachineKind:
         """The checks that depend only on the machine's geometry: {name: result}."""
         return {}
 
-    def loads(self, plan, Q, QD, QDD):
-        """The kind's loads along the states Q, QD, QDD (N, nq): ({link: (N, 6)}, record or None)."""
+    def loads(self, plan, Q, QD, QDD, poses=None):
+        """The kind's loads along the states Q, QD, QDD (N, nq), ``poses`` the body poses at Q (N, NB + 1, 4, 4)
+        (``SizingRun.poses``): ({link: (N, 6)}, record or None)."""
         return {}, None
 
     def actuation(self, plan, res, f_ext):

@@ -155,7 +155,7 @@ def _run_simulate(launch, out_dir, progress, echo):
     model = build_model(launch)
     controller, ref = build_controller(launch, model)
     from urdf_dyn.reports.report import format_table, plot_motion, plot_torques, torque_table
-    from urdf_dyn.simulation.simulate import simulate
+    from urdf_dyn.simulation.simulate import SimulateOptions, simulate
     from urdf_dyn.errors import SimulationError
     q0_default = ref(0.0)[0] if ref is not None else model.q_initial()
     q0 = joint_vector(launch, model, doc.initial_state.q, "initial_state.q", q0_default, positions=True)
@@ -180,7 +180,8 @@ def _run_simulate(launch, out_dir, progress, echo):
         echo(loops_text)
     failure = None
     try:
-        traj = simulate(model, q0, qd0, duration, controller=controller, progress=progress, **kw)
+        traj = simulate(model, q0, qd0, duration, controller=controller,
+                        options=SimulateOptions(progress=progress, **kw))
     except SimulationError as e:
         failure, traj = e, e.trajectory
     written = {}

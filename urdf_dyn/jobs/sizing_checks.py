@@ -1,8 +1,11 @@
 """The excavator's machine checks in ``job: size`` (sections ``iso6015``, ``lift_chart``, ``working_range``,
-``stability``, ``reference``): each reads its scenario section, refuses bad input with a one-line error naming
-the key (``scenario.err``) and computes the check; ``reports.excavator_report`` draws and writes them. One
+``stability``, ``reference``): each reads its scenario section (checked by the plan) and computes the check; ``reports.excavator_report`` draws and writes them. One
 tipping polygon (``stability.track`` or ``stability.footprint``) serves the ZMP check, the lift chart and
 ISO 6015's tipping limit.
+
+Every key these checks read is checked before any work by the plan (``jobs.excavator_plan``, through
+``ExcavatorKind.plan``); a check the machine cannot compute for a valid scenario is a ModelError naming the
+robot file and the check.
 
 ISO 6015, the lift chart, the working ranges and the stall envelopes depend only on the robot and on a few
 scenario sections (``GEOMETRY_KEYS``), never on the motion, the soil or the payload: each is taken from the
@@ -52,31 +55,19 @@ def _reference(launch, prefix):
     return ref
 
 
-def _frame(launch, frames, key, name):
-    fr = frames.get(name)
-    if fr is None:
-        raise launch.err(key, f"unknown frame {name!r} (frames: {', '.join(frames) or 'none'})")
-    return fr
+def _failed(launch, check, e):
+    """A check the machine cannot compute for a valid scenario (every key was checked by the plan,
+    ``jobs.excavator_plan``): a ModelError naming the robot file and the check."""
+    from urdf_dyn.errors import ModelError
+    return ModelError(str(e.args[0]) if e.args else str(e), file=launch.path.parent / launch.doc.robot.file,
+                      element=check)
 
 
 def _iso6015(launch, model, cyl, frames, polygon):
+    """ISO 6015's digging forces; the lip, tip, cylinders and reliefs checked by ``jobs.excavator_plan``."""
     from urdf_dyn.machines.iso6015 import digging_forces
     iso = launch.doc.iso6015
-    lip = _frame(launch, frames, "iso6015.lip", iso.lip)
-    if iso.tip is not None:
-        tip = _frame(launch, frames, "iso6015.tip", iso.tip)
-        if tip.link != lip.link:
-            raise launch.err("iso6015.lip", f"the lip ({lip.link}) and the tip ({tip.link}) must be on one link")
-        if np.linalg.norm(lip.xyz) > np.linalg.norm(tip.xyz) + 1e-9:
-            raise launch.err("iso6015.lip", f"the lip ({np.linalg.norm(lip.xyz):.3f} m from the {lip.link} pivot) is "
-                             f"farther out than the tooth tip ({np.linalg.norm(tip.xyz):.3f} m)")
-    h = iso.holding_relief
-    for k, v in (h.items() if isinstance(h, dict) else [(None, h)]):
-        key = "iso6015.holding_relief" + (f".{k}" if k else "")
-        if not (v.head > 0 and v.rod > 0 if hasattr(v, "head") else v > 0):   # a {head, rod} pair is checked by its schema
-            raise launch.err(key, f"must be > 0 [Pa], got {v:g}")
-        if k is not None and k not in cyl:
-            raise launch.err(key, f"no such cylinder ({', '.join(cyl) or 'none in actuators.cylinders'})")
+    lip = frames[iso.lip]
     ref = _reference(launch, "iso6015")
     reference = {}
     for ours, key in (("bucket_N", "bucket_digging_force_N"), ("arm_N", "arm_digging_force_N")):
@@ -85,11 +76,11 @@ def _iso6015(launch, model, cyl, frames, polygon):
     if ref:
         reference["source"] = "; ".join(sorted({v.source for v in ref.values()}))
     try:
-        return digging_forces(model, cyl, iso.relief, (lip.link, tuple(lip.xyz)), holding_relief=h,
+        return digging_forces(model, cyl, iso.relief, (lip.link, tuple(lip.xyz)), holding_relief=iso.holding_relief,
                               include_weight=iso.include_weight, footprint=polygon, reference=reference,
                               arm_bucket=iso.arm_bucket)
     except (KeyError, ValueError) as e:
-        raise launch.err("iso6015", e.args[0]) from None
+        raise _failed(launch, "iso6015", e) from None
 
 
 def geometry_cached(cache, launch, check: str, compute, extra=None, model=None):
@@ -111,33 +102,31 @@ def machine_checks(launch, model, cyl, frames, cache=None):
                                          lambda: _iso6015(launch, model, cyl, frames, polygon), model=model)
     if doc.lift_chart is not None:
         from urdf_dyn.machines.lift_chart import LiftChartOptions, lift_chart
-        lc = doc.lift_chart
-        if polygon is None:
-            raise launch.err("lift_chart", "needs the tipping polygon of the ZMP check: add stability: {track: "
-                             "{roller_length, gauge}} (or stability.footprint)")
+        lc = doc.lift_chart          # the polygon and the lift cylinder: checked by the plan
         opts = LiftChartOptions(radii=tuple(lc.radii), heights=tuple(lc.heights), footprint=polygon,
                                 lift_pressure=lc.lift_pressure, holding_pressure=lc.holding_pressure)
         def _lift():
             try:
                 return lift_chart(model, cyl, opts)
             except (KeyError, ValueError) as e:
-                raise launch.err("lift_chart", e.args[0]) from None
+                raise _failed(launch, "lift_chart", e) from None
         out["lift_chart"] = geometry_cached(cache, launch, "lift_chart", _lift, model=model)
     if doc.working_range is not None:
         from urdf_dyn.machines.working_range import working_range
-        tip = _frame(launch, frames, "working_range.tip", doc.working_range.tip)
+        tip = frames[doc.working_range.tip]
         ref = {k: dict(value=v.value, source=v.source) for k, v in _reference(launch, "working_range").items()}
         def _ranges():
             try:
                 return working_range(model, (tip.link, tuple(tip.xyz)), reference=ref)
             except (KeyError, ValueError) as e:
-                raise launch.err("working_range", e.args[0]) from None
+                raise _failed(launch, "working_range", e) from None
         out["working_range"] = geometry_cached(cache, launch, "working_range", _ranges, model=model)
     return out
 
 
-def stability_check(launch, model, t, Q, QD, QDD, f_ext, echo):
-    """The tipping margin along the motion, when asked (``stability``). Returns the StabilityResult or None."""
+def stability_check(launch, model, t, Q, QD, QDD, f_ext, echo, poses=None):
+    """The tipping margin along the motion, when asked (``stability``); ``poses`` the body poses at Q
+    (``SizingRun.poses``). Returns the StabilityResult or None."""
     import warnings
     st = launch.doc.stability
     if st is None:
@@ -147,9 +136,9 @@ def stability_check(launch, model, t, Q, QD, QDD, f_ext, echo):
         warnings.simplefilter("always")
         try:
             out = zmp_margin(model, tipping_polygon_of(launch), Q, QD, QDD, f_ext=f_ext or None, t=t,
-                             z_ground=st.ground_height)
+                             z_ground=st.ground_height, poses=poses)
         except ValueError as e:
-            raise launch.err("stability.footprint", str(e)) from None
+            raise _failed(launch, "stability", e) from None
     for w in caught:
         echo(f"WARNING: stability: {w.message}")
     return out

@@ -119,6 +119,8 @@ def _run_sizing(scenario, outdir, progress, echo, workers, cache):
     else:                          # outputs.plots: false (a sweep's cases): tables and reports only
         plots = NoPlots()
     workers.append(plots)
+    recording = RecordingTask(scenario, model, outdir, echo)   # its process imports the viewer while we compute
+    workers.append(recording)
     cache = cache if cache is not None else GeometryCache()
     run = compute(plan, cache, progress=progress, echo=echo)
     if run.provenance:
@@ -133,7 +135,7 @@ def _run_sizing(scenario, outdir, progress, echo, workers, cache):
     # the recording (Python building viser's messages) is written by a forked process (else a thread) while
     # the GIF is drawn here (OpenGL stays on the main thread, as a windowing system may require)
     gif = {}
-    recording = RecordingTask(scenario, model, outdir, echo)
+    recording.start()
     write_animation(scenario, model, run.trajectory(), outdir, gif, echo)
     written.update(gif)
     recording.finish(written)

@@ -1,8 +1,10 @@
 """The plan of a sizing run (``job: size``): ``SizingPlan.from_scenario(scenario, model)`` resolves every name
 and checks every key of the scenario up front — the motion and its phases, the frames, the actuators and
 cylinders, the external loads and the payload, and (through the machine kind, ``jobs.machine_kind``) every
-section of the kind — so that the run below it (``jobs.sizing_run.compute``) raises no scenario error for a
-name or a key. Each error is a ``ScenarioError`` naming the file and the key path."""
+section of the kind (the excavator's: ``jobs.excavator_plan``) — so that the run below it
+(``jobs.sizing_run.compute``) raises no scenario error for a name or a key. Each error is a ``ScenarioError``
+naming the file, the key path and the key's line (``Scenario.err``). What only the run can tell about a valid
+scenario stays there: a motion whose cutting edge never reaches the ground (``soil.ground.height``)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field

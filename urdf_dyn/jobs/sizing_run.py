@@ -21,7 +21,9 @@ __all__ = ["SizingRun", "compute"]
 @dataclass(frozen=True)
 class SizingRun:
     """One sizing run. ``plan`` (the ``SizingPlan``); the motion: ``t`` (N,) [s], ``q``, ``qd``, ``qdd`` (N, nq)
-    consistent states, ``windows`` {phase: (t0, t1)} [s]; the loads: ``f_ext`` {link: (N, 6)} [n; f] in the
+    consistent states, ``windows`` {phase: (t0, t1)} [s], ``poses`` (N, NB + 1, 4, 4) [m] the world poses of
+    every body at q (read-only, computed once: RBDA §4.1's forward pass, passed to every load and check that
+    needs them); the loads: ``f_ext`` {link: (N, 6)} [n; f] in the
     link frame about its origin (N m, N), ``loads`` the kind's load record (excavator: ``SoilLoads``); the
     actuation: ``actuation`` (``machines.sizing.SizingResult``), ``power`` the kind's post-processing
     (excavator: ``HydraulicsResult``; None without), ``strokes`` {"end_reached": ...} and ``strokes_line`` (the
@@ -41,6 +43,7 @@ class SizingRun:
     strokes_line: str
     checks: dict
     provenance: tuple = ()
+    poses: np.ndarray = None
 
     @property
     def model(self):
@@ -72,6 +75,7 @@ class _SoFar:
     loads: object
     actuation: object
     power: object
+    poses: np.ndarray
 
 
 def compute(plan, cache=None, progress=None, echo=print) -> SizingRun:
@@ -81,6 +85,7 @@ def compute(plan, cache=None, progress=None, echo=print) -> SizingRun:
     follow, ScenarioError for loads that never act (the soil never reached)."""
     from urdf_dyn.constraints.motion import consistent_motion
     from urdf_dyn.machines.loads import add_wrenches, payload_wrench, wrench_loads
+    from urdf_dyn.machines.poses import body_poses
     from urdf_dyn.machines.sizing import size_motion
     from urdf_dyn.simulation.limits import ends_reached
     model, kind, a, t = plan.model, plan.kind, plan.scenario.doc.actuators, plan.t
@@ -88,19 +93,20 @@ def compute(plan, cache=None, progress=None, echo=print) -> SizingRun:
         cache.begin_run()
     checks = dict(kind.geometry(plan, cache))
     Q, QD, QDD = consistent_motion(model, plan.motion, progress=progress)
-    f_kind, kind_loads = kind.loads(plan, Q, QD, QDD)
+    T = body_poses(model, Q)                      # once: the loads and the checks all read them
+    f_kind, kind_loads = kind.loads(plan, Q, QD, QDD, poses=T)
     f_ext = add_wrenches({}, f_kind) if f_kind else {}
-    f_ext = add_wrenches(f_ext, wrench_loads(model, Q, plan.loads, plan.frames))
+    f_ext = add_wrenches(f_ext, wrench_loads(model, Q, plan.loads, plan.frames, poses=T))
     pl, models = plan.payload, None
     if pl is not None and pl.models is None:
-        f_ext = add_wrenches(f_ext, {pl.link: payload_wrench(model, Q, QD, QDD, pl.link, pl.com, pl.mass)})
+        f_ext = add_wrenches(f_ext, {pl.link: payload_wrench(model, Q, QD, QDD, pl.link, pl.com, pl.mass, poses=T)})
     elif pl is not None:
         models = pl.models
     res = size_motion(model, t, Q, QD, QDD, actuated=a.actuated, cylinders=plan.cylinders, weights=plan.weights,
                       bounds=a.bounds, models=models, progress=progress, f_ext=f_ext or None)
     power = kind.actuation(plan, res, f_ext)
-    checks.update(kind.checks(plan, _SoFar(t, Q, QD, QDD, f_ext, kind_loads, res, power), cache, echo))
+    checks.update(kind.checks(plan, _SoFar(t, Q, QD, QDD, f_ext, kind_loads, res, power, T), cache, echo))
     ends, ends_line = ends_reached(model, t, Q)
     provenance = tuple(cache.served_from_disk()) if cache is not None else ()
     return SizingRun(plan, t, Q, QD, QDD, plan.windows, f_ext, kind_loads, res, power, {"end_reached": ends},
-                     ends_line, checks, provenance)
+                     ends_line, checks, provenance, T)

@@ -37,7 +37,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 
 from urdf_dyn.errors import ScenarioError
 
-__all__ = ["Scenario", "read_scenario", "validate", "Section", "LaunchDocument", "RobotSection", "OutputsSection",
+__all__ = ["Scenario", "read_scenario", "key_lines", "validate", "Section", "LaunchDocument", "RobotSection", "OutputsSection",
            "FiniteFloat", "PositiveFloat", "NonNegativeFloat", "JointValues", "build_model", "joint_vector",
            "number", "output_dir", "unknown_name",
            "MAX_YAML_NODES", "MAX_LAUNCH_BYTES"]
@@ -111,10 +111,23 @@ class Scenario:
     doc: object = None
     outputs: dict = field(default_factory=dict)
     model: object = None  #: a Model of ``robot`` already loaded (a sweep worker's cache); build_model returns it
+    lines: dict = field(default_factory=dict)  #: {key path: line (1-based)} of the file read (``key_lines``)
+
+    def line_of(self, key):
+        """The file's line (1-based) of ``key`` (a dotted path such as ``loads[0].link``), or of the nearest
+        enclosing key the file holds (a key left at its default is not in the file); None when unknown."""
+        while key:
+            if key in self.lines:
+                return self.lines[key]
+            cut = max(key.rfind("."), key.rfind("["))
+            key = key[:cut] if cut > 0 else ""
+        return None
 
     def err(self, key, msg) -> ScenarioError:
-        """A ScenarioError naming this file and ``key`` (a dotted path such as ``solver.rtol``)."""
-        return ScenarioError(f"{self.path}: {key}: {msg}")
+        """A ScenarioError naming this file, ``key`` (a dotted path such as ``solver.rtol``) and, when the file
+        was read here, the key's line: ``<file>: <key>: <what is wrong> (line <n>)``."""
+        line = self.line_of(key)
+        return ScenarioError(f"{self.path}: {key}: {msg}" + (f" (line {line})" if line else ""))
 
 
 MAX_LAUNCH_BYTES = 1 << 20
@@ -167,7 +180,12 @@ def read_scenario(path) -> Scenario:
     from urdf_dyn.io.files import note_input
     note_input(path)              # no output of this run may replace it
     try:
-        data = yaml.load(path.read_text(), Loader=_Composer)  # noqa: S506 - a SafeLoader subclass
+        loader = _Composer(path.read_text())
+        try:
+            node = loader.get_single_node()
+            data = loader.construct_document(node) if node is not None else None
+        finally:
+            loader.dispose()
     except RecursionError:
         raise ScenarioError(f"{path}: YAML error: nested too deeply") from None
     except yaml.YAMLError as e:
@@ -180,7 +198,31 @@ def read_scenario(path) -> Scenario:
         data = {}
     if not isinstance(data, dict):
         raise ScenarioError(f"{path}: top level: expected a mapping of sections, got {type(data).__name__}")
-    return Scenario(path, data)
+    return Scenario(path, data, lines=key_lines(node))
+
+
+def key_lines(node, prefix="", out=None, within=()) -> dict:
+    """{key path: line (1-based)} of a composed YAML ``node``: ``a.b`` for a mapping's key (the key's line),
+    ``a[2]`` for a sequence's item; the paths of ``Scenario.err``. A node holding itself (a recursive alias)
+    is walked once."""
+    out = {} if out is None else out
+    if id(node) in within:
+        return out
+    within = (*within, id(node))
+    if isinstance(node, yaml.MappingNode):
+        for k, v in node.value:
+            if isinstance(k, yaml.ScalarNode):
+                path = f"{prefix}.{k.value}" if prefix else str(k.value)
+                if path not in out:          # an alias met twice keeps its first place
+                    out[path] = k.start_mark.line + 1
+                    key_lines(v, path, out, within)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, v in enumerate(node.value):
+            path = f"{prefix}[{i}]"
+            if path not in out:
+                out[path] = v.start_mark.line + 1
+                key_lines(v, path, out, within)
+    return out
 
 
 _BARE_TAGS = frozenset({"float", "int", "str", "bool", "none", "is-instance", "any"})

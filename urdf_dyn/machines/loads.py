@@ -54,42 +54,45 @@ class Frame:
         return T
 
 
-def _link_poses(model, Q, link):
+def _link_poses(model, Q, link, poses=None):
     lf = model.link(link)
-    return body_poses(model, np.atleast_2d(Q))[:, lf.body] @ lf.T_body_link
+    T = body_poses(model, np.atleast_2d(Q)) if poses is None else poses
+    return T[:, lf.body] @ lf.T_body_link
 
 
-def frame_poses(model, Q, frame, frames=None) -> np.ndarray:
+def frame_poses(model, Q, frame, frames=None, poses=None) -> np.ndarray:
     """Poses (N, 4, 4) in the world (root) frame of ``frame``: ``"world"``, a link name, a ``Frame``, or a
-    name in ``frames`` ({name: Frame}). Raises KeyError naming what is known."""
+    name in ``frames`` ({name: Frame}). ``poses``: the body poses (N, NB + 1, 4, 4) at Q when already
+    computed (``machines.poses.body_poses``; a sizing run's ``SizingRun.poses``). Raises KeyError naming what
+    is known."""
     Q = np.atleast_2d(Q)
     if isinstance(frame, Frame):
-        return _link_poses(model, Q, frame.link) @ frame.pose()
+        return _link_poses(model, Q, frame.link, poses) @ frame.pose()
     if frame == "world":
         return np.broadcast_to(np.eye(4), (Q.shape[0], 4, 4)).copy()
     if frames and frame in frames:
-        return frame_poses(model, Q, frames[frame])
+        return frame_poses(model, Q, frames[frame], poses=poses)
     if frame in model.links:
-        return _link_poses(model, Q, frame)
+        return _link_poses(model, Q, frame, poses)
     raise KeyError(f"unknown frame {frame!r}; use 'world', a link ({', '.join(model.links)})"
                    + (f" or a named frame ({', '.join(frames)})" if frames else ""))
 
 
 @renamed_keywords(Q="q")
-def point_wrench(model, q, link, force, point=(0.0, 0.0, 0.0), moment=None, frame=None, frames=None):
+def point_wrench(model, q, link, force, point=(0.0, 0.0, 0.0), moment=None, frame=None, frames=None, poses=None):
     """Wrench (N, 6) [n; f] on ``link`` in its frame about its origin, of a force (3,) or (N, 3) [N] and a
     moment [N m] expressed in ``frame`` (default the link itself; ``"world"``, a link, a ``Frame`` or a name
-    in ``frames``) acting at ``point`` (3,) or (N, 3) [m] given in that frame."""
+    in ``frames``) acting at ``point`` (3,) or (N, 3) [m] given in that frame; ``poses`` as ``frame_poses``."""
     q = np.atleast_2d(q)
     N = q.shape[0]
-    TL = _link_poses(model, q, link)
+    TL = _link_poses(model, q, link, poses)
     f = np.broadcast_to(np.asarray(force, float), (N, 3))
     n = np.zeros((N, 3)) if moment is None else np.broadcast_to(np.asarray(moment, float), (N, 3))
     p = np.broadcast_to(np.asarray(point, float), (N, 3))
     if frame is None or frame == link:
         fL, nL, r = f, n, p
     else:
-        TF = frame_poses(model, q, frame, frames)
+        TF = frame_poses(model, q, frame, frames, poses)
         R = np.einsum("nji,njk->nik", TL[:, :3, :3], TF[:, :3, :3])           # R_Lᵀ R_F
         fL = np.einsum("nij,nj->ni", R, f)
         nL = np.einsum("nij,nj->ni", R, n)
@@ -111,15 +114,16 @@ def _cross(a, b):
 
 
 @renamed_keywords(Q="q", QD="qd", QDD="qdd")
-def point_acceleration(model, q, qd, qdd, link, point) -> np.ndarray:
+def point_acceleration(model, q, qd, qdd, link, point, poses=None) -> np.ndarray:
     """Acceleration (N, 3) [m/s²] in world coordinates of a point (3,) [m] fixed in ``link`` (module
-    docstring: the link's spatial acceleration from RBDA Table 5.1's forward pass, batched)."""
+    docstring: the link's spatial acceleration from RBDA Table 5.1's forward pass, batched); ``poses`` as
+    ``frame_poses``."""
     q, qd, qdd = (np.atleast_2d(np.asarray(x, float)) for x in (q, qd, qdd))
     lf = model.link(link)
     path = support_path(model, link)
     if path is None:
         return _point_acceleration_fd(model, q, qd, qdd, link, point)
-    T = body_poses(model, q)
+    T = body_poses(model, q) if poses is None else poses
     N = len(q)
     w, vO, wd, aO = (np.zeros((N, 3)) for _ in range(4))
     for i in reversed(path):                                   # root to tip
@@ -154,14 +158,14 @@ def _point_acceleration_fd(model, Q, QD, QDD, link, point) -> np.ndarray:
 
 
 @renamed_keywords(Q="q", QD="qd", QDD="qdd")
-def payload_wrench(model, q, qd, qdd, link, com, mass) -> np.ndarray:
+def payload_wrench(model, q, qd, qdd, link, com, mass, poses=None) -> np.ndarray:
     """Wrench (N, 6) on ``link`` of a point payload of ``mass`` [kg] (scalar or (N,)) at ``com`` (3,) [m]
-    in the link frame: force m (g − a_c) at c, g = ``model.gravity``."""
+    in the link frame: force m (g − a_c) at c, g = ``model.gravity``; ``poses`` as ``frame_poses``."""
     q = np.atleast_2d(q)
     m = np.broadcast_to(np.asarray(mass, float), (q.shape[0],))
-    a = point_acceleration(model, q, qd, qdd, link, com)
+    a = point_acceleration(model, q, qd, qdd, link, com, poses=poses)
     f = m[:, None] * (np.asarray(model.gravity, float)[None, :] - a)
-    TL = _link_poses(model, q, link)
+    TL = _link_poses(model, q, link, poses)
     fL = np.einsum("nji,nj->ni", TL[:, :3, :3], f)                  # world force in link axes
     r = np.broadcast_to(np.asarray(com, float), fL.shape)
     return np.hstack([np.cross(r, fL), fL])
@@ -222,26 +226,27 @@ class WrenchLoad:
     frame: object = None
 
 
-def wrench_loads(model, Q, loads, frames=None) -> dict:
+def wrench_loads(model, Q, loads, frames=None, poses=None) -> dict:
     """{link: (N, 6)} the sum of the ``WrenchLoad`` s ``loads`` along the states Q (N, nq) (``point_wrench``
-    each, added per link in their order)."""
+    each, added per link in their order); ``poses`` as ``frame_poses``."""
     out = {}
     for ld in loads:
-        w = point_wrench(model, Q, ld.link, ld.force, ld.point, ld.moment, ld.frame, frames)
+        w = point_wrench(model, Q, ld.link, ld.force, ld.point, ld.moment, ld.frame, frames, poses)
         out[ld.link] = out[ld.link] + w if ld.link in out else w
     return out
 
 
-def soil_wrench(model, Q, QD, QDD, edge: Frame, force, payload_com=None, mass=None, positions=None) -> dict:
+def soil_wrench(model, Q, QD, QDD, edge: Frame, force, payload_com=None, mass=None, positions=None,
+                poses=None) -> dict:
     """The soil's wrench on the machine {edge link: (N, 6)}: the cutting force ``force`` (N, 3) [N, world
     axes] at the cutting edge ``edge`` (its world positions ``positions`` (N, 3) [m] if already computed),
     plus, with ``payload_com`` (3,) [m, edge link frame] and ``mass`` (N,) [kg], the weight and inertia of the
     soil in the bucket (``payload_wrench``). The one place the soil force is applied: the sizing job and the
-    viewer both call it."""
-    pos = frame_poses(model, Q, edge)[:, :3, 3] if positions is None else positions
-    w = point_wrench(model, Q, edge.link, force, pos, frame="world")
+    viewer both call it. ``poses`` as ``frame_poses``."""
+    pos = frame_poses(model, Q, edge, poses=poses)[:, :3, 3] if positions is None else positions
+    w = point_wrench(model, Q, edge.link, force, pos, frame="world", poses=poses)
     if payload_com is not None and mass is not None:
-        w = w + payload_wrench(model, Q, QD, QDD, edge.link, payload_com, mass)
+        w = w + payload_wrench(model, Q, QD, QDD, edge.link, payload_com, mass, poses=poses)
     return {edge.link: w}
 
 
@@ -268,13 +273,14 @@ class SoilLoads:
 
 
 def soil_loads(model, t, Q, QD, QDD, soil, edge: Frame, plate, ground_height, width, capacity, active,
-               edge_thickness, payload_com=None, release=None) -> SoilLoads:
+               edge_thickness, payload_com=None, release=None, poses=None) -> SoilLoads:
     """The soil cut by the edge ``edge`` along the motion (``machines.soil.soil_cutting``: the failure wedge
     of the Fundamental Earthmoving Equation, the cutting ``plate`` (3,) a direction in the edge frame giving
     the rake) and its wrench on the machine (``soil_wrench``), with the cut soil riding at ``payload_com``
-    and leaving during ``release`` (N,) bool (``release_profile``). t (N,) [s]; Q, QD, QDD (N, nq)."""
+    and leaving during ``release`` (N,) bool (``release_profile``). t (N,) [s]; Q, QD, QDD (N, nq); ``poses``
+    as ``frame_poses``."""
     from urdf_dyn.machines.soil import soil_cutting
-    T = frame_poses(model, Q, edge)
+    T = frame_poses(model, Q, edge, poses=poses)
     pos = T[:, :3, 3]
     plate = np.asarray(plate, float)
     plate_w = np.einsum("nij,j->ni", T[:, :3, :3], plate / np.linalg.norm(plate))
@@ -283,5 +289,5 @@ def soil_loads(model, t, Q, QD, QDD, soil, edge: Frame, plate, ground_height, wi
     if payload_com is not None and release is not None:
         mass = mass * release_profile(t, release)
     f_ext = soil_wrench(model, Q, QD, QDD, edge, cut.force, payload_com, mass if payload_com is not None else None,
-                        positions=pos)
+                        positions=pos, poses=poses)
     return SoilLoads(f_ext, soil, cut, mass, edge.link, active, pos)

@@ -101,19 +101,20 @@ def loop_wrenches_on_bodies(model, q, loop_forces, T=None):
     return out
 
 
-def joint_wrenches(model, q, qd, qdd, loop_forces=None, f_ext=None):
+def joint_wrenches(model, q, qd, qdd, loop_forces=None, f_ext=None, poses=None):
     """f_i (N, NB, 6) [n; f] (N m, N): the wrench body λ(i) applies to body i across tree joint i, in body
     i's frame (the joint frame), for every tree joint in ``model.joint_names`` order (module docstring).
 
     q, qd, qdd: (N, nv) a consistent motion; loop_forces: {loop: (N, 6)} as ``loop_wrenches_on_bodies``
     (required when the model has loops); f_ext: {link: (6,) or (N, 6)} external wrenches in the link frame
     about its origin, as ``inverse_dynamics``. Source: RBDA Table 5.1 (backward pass) with §8.12's loop
-    forces as external forces. Raises ValueError when the model has loops and no loop_forces are given."""
+    forces as external forces. ``poses``: the body poses (N, NB + 1, 4, 4) at q when already computed
+    (``SizingRun.poses``). Raises ValueError when the model has loops and no loop_forces are given."""
     Q, QD, QDD = (np.atleast_2d(np.asarray(x, float)) for x in (q, qd, qdd))
     N, NB = len(Q), model.NB
     if model.loops and loop_forces is None:
         raise ValueError(f"{model.name} has loop joints: give their loop_forces (ActuatorForces.loop_forces)")
-    T = body_poses(model, Q)
+    T = body_poses(model, Q) if poses is None else poses
     fx = np.zeros((N, NB + 1, 6))
     if f_ext:
         fx += f_ext_body(model, f_ext, N)
@@ -178,7 +179,8 @@ class PinLoads:
         return float(F[i]), float(self.t[i]), self.wrench[name][i, 3:].copy()
 
 
-def pin_loads(model, t, q, qd, qdd, pins=None, loop_forces=None, f_ext=None, actuated=None, swing=None):
+def pin_loads(model, t, q, qd, qdd, pins=None, loop_forces=None, f_ext=None, actuated=None, swing=None,
+              poses=None):
     """Every pin's force along a consistent motion (module docstring).
 
     Args:
@@ -189,6 +191,7 @@ def pin_loads(model, t, q, qd, qdd, pins=None, loop_forces=None, f_ext=None, act
             compiled path (with ``actuated`` and ``f_ext``) when not given.
         f_ext: {link: (6,) or (N, 6)} external wrenches in the link frame about its origin [N m, N].
         swing: the tree joint of the swing bearing (reported as axial / radial / tilting), or None.
+        poses: the body poses (N, NB + 1, 4, 4) at q when already computed (``SizingRun.poses``).
     Returns PinLoads. Raises KeyError for a pin naming an unknown joint, ValueError for count < 1."""
     Q, QD, QDD = (np.atleast_2d(np.asarray(x, float)) for x in (q, qd, qdd))
     loops = {lp.name: k for k, lp in enumerate(model.loops)}
@@ -210,7 +213,7 @@ def pin_loads(model, t, q, qd, qdd, pins=None, loop_forces=None, f_ext=None, act
     if model.loops and loop_forces is None:
         from urdf_dyn.constraints.inverse import actuator_forces
         loop_forces = actuator_forces(model, Q, QD, QDD, actuated=actuated, warn=False, f_ext=f_ext).loop_forces
-    Fj = joint_wrenches(model, Q, QD, QDD, loop_forces, f_ext)
+    Fj = joint_wrenches(model, Q, QD, QDD, loop_forces, f_ext, poses)
     wrench, kind = {}, {}
     for name, p in specs.items():
         if p.joint in loops:

@@ -123,13 +123,14 @@ def tipping_rows(polygon, z_ground=0.0) -> np.ndarray:
 
 
 @renamed_keywords(Q="q", QD="qd", QDD="qdd")
-def base_reaction(model, q, qd=None, qdd=None, f_ext=None) -> np.ndarray:
+def base_reaction(model, q, qd=None, qdd=None, f_ext=None, poses=None) -> np.ndarray:
     """Wrench (N, 6) or (6,) [n; f] (N m, N) the ground must apply to the root link, about the root frame's
     origin in root coordinates (module docstring), for tree states q, qd, qdd (N, nv) or (nv,) (qd, qdd
     default 0: statics). ``f_ext``: {link: (6,) or (N, 6)} [n; f] in the link frame about its origin (as
     ``inverse_dynamics``), forces the environment applies (soil, a lifted load). The states need not satisfy
-    the loop constraints: the result is the tree's (loop forces are internal). Raises StateError for bad
-    arrays."""
+    the loop constraints: the result is the tree's (loop forces are internal). ``poses``: the body poses
+    (N, NB + 1, 4, 4) at q when already computed (a sizing run's ``SizingRun.poses``). Raises StateError for
+    bad arrays."""
     n = model.nv
     Q, QD, QDD = q, qd, qdd
     Q, single = as_batch(Q, "q", n)
@@ -142,7 +143,7 @@ def base_reaction(model, q, qd=None, qdd=None, f_ext=None) -> np.ndarray:
     # a_i = a_λ(i) + S_i q̈_i + v_i × S_i q̇_i (RBDA Table 5.1 in base coordinates, a_0 = −a_grav) and
     # f_i = I_i a_i + v_i ×* I_i v_i
     NB = model.NB
-    T = body_poses(model, Q)                          # (N, NB+1, 4, 4)
+    T = body_poses(model, Q) if poses is None else poses  # (N, NB+1, 4, 4)
     R, r = T[..., :3, :3], T[..., :3, 3]
     Rt = np.swapaxes(R, -1, -2)
     iX0 = np.zeros((N, NB + 1, 6, 6))                 # ^iX_0 = plux(Rᵀ, r)
@@ -248,7 +249,7 @@ class StabilityResult:
 
 @renamed_keywords(Q="q", QD="qd", QDD="qdd")
 def zmp_margin(model_or_reactions, footprint=None, q=None, qd=None, qdd=None, f_ext=None, t=None,
-               z_ground=0.0, warn=True) -> StabilityResult:
+               z_ground=0.0, warn=True, poses=None) -> StabilityResult:
     """ZMP trace and tipping margin (module docstring).
 
     Args:
@@ -258,11 +259,12 @@ def zmp_margin(model_or_reactions, footprint=None, q=None, qd=None, qdd=None, f_
         t: (N,) sample times [s] (default 0, 1, 2 … N−1).
         z_ground: height of the ground plane in root coordinates [m] (the excavator's root is on it: 0).
         warn: warn (StabilityWarning) when the ZMP leaves the polygon or the machine lifts off.
+        poses: the body poses (N, NB + 1, 4, 4) at q when already computed (``base_reaction``).
     Returns a StabilityResult. Raises ValueError for a non-convex polygon, StateError for bad states."""
     if hasattr(model_or_reactions, "nv"):
         if q is None:
             raise ValueError("zmp_margin(model, ...) needs the states q (N, nv)")
-        W = np.atleast_2d(base_reaction(model_or_reactions, q, qd, qdd, f_ext))
+        W = np.atleast_2d(base_reaction(model_or_reactions, q, qd, qdd, f_ext, poses=poses))
     else:
         W = np.atleast_2d(np.asarray(model_or_reactions, float))
         if W.shape[1] != 6:

@@ -42,7 +42,7 @@ def render_excavator(run, rep):
         rep.wrote("hydraulics_csv", write_hydraulics_csv(rep.path("hydraulics_csv"), h))
     if "iso6015" in machine:
         d = machine["iso6015"]
-        names = run.plan.scenario.doc.relief_names
+        names = run.plan.kind_plan.relief_names
         md += ["## ISO 6015 tool forces (urdf_dyn.machines.iso6015)", "", d.table(), "", d.conditions(), "",
                _iso_reliefs(d, names), ""]
         js["iso6015"] = dict(bucket_digging_force_N=d.bucket_N, arm_digging_force_N=d.arm_N,
@@ -71,7 +71,7 @@ def render_excavator(run, rep):
         _stability(rep, machine["stability"])
     if "design" in machine:          # pins, buckling, pumps, shortest cycle (machines.design_cases)
         render_design(rep, machine["design"], stall="stall" in machine,
-                      relief_name=run.plan.scenario.doc.relief_names.get("design.buckling.relief"))
+                      relief_name=run.plan.kind_plan.relief_names.get("design.buckling.relief"))
     if "stall" in machine:           # stall envelopes, the pins' design loads, case matrix, FE export
         render_stall(rep, machine["stall"], machine.get("design"))
         render_cases(rep, machine["stall"])

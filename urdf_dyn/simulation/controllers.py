@@ -17,7 +17,7 @@ __all__ = ["ZeroTorque", "Passive", "Constant", "GravityCompensation", "Computed
 
 class ZeroTorque:
     """Zero actuator torque: the robot falls freely under gravity (and the passive joint forces, with
-    ``simulate(passive=True)``)."""
+    ``SimulateOptions(passive=True)``)."""
 
     def __init__(self, model):
         self.nv = model.nv

@@ -128,7 +128,7 @@ def _qp(M, lin, A, lo):
         import proxsuite
     except ImportError as e:   # a declared dependency; a broken install says so in one line
         raise ImportError("end stops need the ProxSuite QP solver: pip install proxsuite "
-                          "(or simulate(..., limits=False))") from e
+                          "(or simulate(..., options=SimulateOptions(limits=False)))") from e
     M = 0.5 * (M + M.T)
     res = proxsuite.proxqp.dense.solve(M, lin, None, None, A, lo, np.full(len(lo), 1e20), eps_abs=1e-12,
                                        eps_rel=1e-13, max_iter=1000)   # ‖residual‖ ≤ eps_abs + eps_rel·scale

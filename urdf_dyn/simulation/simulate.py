@@ -13,18 +13,18 @@ import numpy as np
 
 from urdf_dyn._checks import as_batch
 from urdf_dyn.io.files import atomic_path
-from urdf_dyn.constraints.forward import fast_qdd
 from urdf_dyn.constraints.passive import passive_forces
 from urdf_dyn.model import Data
 from urdf_dyn.simulation.controllers import ZeroTorque
 from urdf_dyn.simulation.guards import check_floating_inertia, warn_variable_mobility
 from urdf_dyn.simulation.limits import end_stops, next_event, stop_acceleration, stop_samples
 from urdf_dyn.simulation.limits import restart as stop_restart
+from urdf_dyn.simulation.options import MAX_STEPS, SimulateOptions
 from urdf_dyn.algorithms.configuration import normalize, qdot
 from urdf_dyn.algorithms.dynamics import forward_dynamics, kinetic_energy, potential_energy
 from urdf_dyn.errors import SimulationError, StateError
 
-__all__ = ["Trajectory", "simulate", "MAX_SAMPLES", "MAX_STEPS"]
+__all__ = ["Trajectory", "simulate", "SimulateOptions", "MAX_SAMPLES", "MAX_STEPS"]
 
 
 @dataclass
@@ -34,7 +34,7 @@ class Trajectory:
     potential; ``meta``: how it was made (solver, tolerances, status; ``quaternion_drift``: the largest
     |‖quat‖ − 1| of a floating joint before the samples were normalised; ``impacts``: the end-stop impacts).
 
-    End stops (``simulate(limits=True)``, ``simulation.limits``): ``stop_active`` (N, nv) int8 per joint in
+    End stops (``SimulateOptions(limits=True)``, ``simulation.limits``): ``stop_active`` (N, nv) int8 per joint in
     the order of ``joint_names``: −1 while the joint sits on its lower stop, +1 on its upper stop, 0 free (the
     field a viewer reads to colour an active stop); ``stop_force`` (N, nv) [N | N m]: the stop's generalised
     force on the joint, positive along +q. Both None when the run had no end stops."""
@@ -128,10 +128,6 @@ class Trajectory:
 MAX_SAMPLES = 1_000_000
 """Largest number of output samples ``simulate`` makes and ``Trajectory.load`` reads (duration / dt_out + 1):
 10⁶ samples of a 30-joint robot hold ~1 GB (t, q, q̇, q̈, τ)."""
-
-MAX_STEPS = 200_000
-"""Default bound on ``simulate``'s integrator steps (a smooth 10 s run of a 12-joint machine takes a few
-thousand; 2·10⁵ steps of a stiff run take minutes, not hours)."""
 
 _NPZ_KEYS = ("t", "q", "qd", "qdd", "tau", "energy", "joint_names")
 MAX_TRAJ_BYTES = 1 << 29  # what a trajectory file's arrays hold together, counted before reading
@@ -301,46 +297,37 @@ def _trajectory(model, controller, t, X, passive, meta, data=None):
     return Trajectory(t, q, qd, qdd, tau, energy, model.joint_names, meta, q_names=qn)
 
 
-def simulate(model, q0, qd0=None, duration=1.0, controller=None, dt_out=0.01, integrator="DOP853", rtol=1e-8,
-             atol=1e-10, passive=True, max_step=np.inf, progress=None, t_stab=0.1,
-             loop_solver="lambda", residual_tol=1e-3, assemble_initial=True, limits=True,
-             max_steps=MAX_STEPS, compiled=True) -> Trajectory:
+def simulate(model, q0, qd0=None, duration=1.0, controller=None, options=None, **former) -> Trajectory:
     """Integrate the tree's forward dynamics (ABA) from (q0, qd0) for ``duration`` seconds.
 
     Args:
         q0, qd0: (nq,), (nv,) initial state [rad | m, rad/s | m/s]; qd0 defaults to zero. With a floating or
             planar joint the state integrated is (q, v) with q̇ = ``configuration.qdot(q, v)``; the
             quaternion is normalised at every sample and its drift recorded in ``meta``.
-        controller: callable (t, q, qd) -> τ (nv,), e.g. ``controllers.ComputedTorque``; default passive.
-        dt_out: output sample period [s]. integrator: a scipy ``solve_ivp`` method name ("DOP853", "RK45",
-            "Radau", "LSODA", ...); rtol, atol: its tolerances; max_step [s].
-        passive: add URDF ``<dynamics damping>`` (−b q̇), Gazebo joint springs (−k (q − q_ref)) and loop-joint
-            damping (``constraints.passive.passive_forces``); the same switch and default as every function.
-        progress: show a tqdm progress bar (None: only on a terminal).
-        Closed loops (``<loop>``, ``<mimic>``): closed-loop FD by ``loop_solver``, one of
-        ``constraints.forward.METHODS``; "lambda" (RBDA §8.5 method 2) runs compiled
-        (``constraints.forward.fast_qdd``) unless ``compiled=False`` (the readable reference; "fast", the
-        former name of the compiled λ method, still works with a FutureWarning),
-        with Baumgarte stabilisation of time constant ``t_stab`` [s] (RBDA §8.3; None: none). If
-        ``assemble_initial``, q0 is first assembled (least squares, nearest solution) and qd0 projected onto
-        K q̇ = 0. The per-loop residual ‖δ_k‖ is recorded; past ``residual_tol`` [m, rad] the run stops.
-        limits: the URDF ``<limit lower upper>`` of revolute and prismatic joints (cylinder strokes) act as
-            inelastic end stops (``simulation.limits``: Gauss's principle with inequality rows, solved as a QP
-            by ProxSuite, through the loops; an impact sets the velocity into a stop to zero); the Trajectory
-            records ``stop_active`` and ``stop_force``, ``meta["impacts"]`` the impulses. False: joints pass
-            their limits (the behaviour before end stops).
-        max_steps: bound on the integrator's steps; past it the run stops with SimulationError keeping the
-            samples computed so far (a stiff or singular motion would otherwise step at 1e-7 s for hours).
+        duration: [s]. controller: callable (t, q, qd) -> τ (nv,), e.g. ``controllers.ComputedTorque``;
+            default passive (``ZeroTorque``).
+        options: a ``SimulateOptions`` (``simulation.options``: output period, integrator and tolerances,
+            passive forces, closed-loop solver and Baumgarte time constant, end stops, step bound); None: its
+            defaults. The settings given one by one as keywords (``dt_out=0.01, rtol=...``), their former
+            spelling, still work for one release with a FutureWarning (``_deprecated.options_from_keywords``).
 
     Returns:
         Trajectory sampled at t = 0, dt_out, ..., duration (qdd and tau recomputed at the samples).
 
     Raises:
         StateError for bad q0/qd0 (beyond a limit with ``limits``; a floating base whose H is singular at q0,
-        naming the massless links); ValueError for bad durations or an unknown method; SimulationError if
-        the solver fails, takes more than ``max_steps`` steps or the state becomes non-finite — its
-        ``trajectory`` holds the samples before that.
+        naming the massless links); ValueError for bad durations or an unknown method; TypeError for
+        ``options`` that is not a SimulateOptions or an unknown keyword; SimulationError if the solver fails,
+        takes more than ``max_steps`` steps or the state becomes non-finite — its ``trajectory`` holds the
+        samples before that.
     """
+    if former or options is not None:
+        from urdf_dyn._deprecated import options_from_keywords
+        options = options_from_keywords("simulate", SimulateOptions, options, former)
+    o = SimulateOptions() if options is None else options
+    dt_out, integrator, rtol, atol, passive, max_step = o.dt_out, o.integrator, o.rtol, o.atol, o.passive, o.max_step
+    progress, t_stab, loop_solver, residual_tol = o.progress, o.t_stab, o.loop_solver, o.residual_tol
+    assemble_initial, limits, max_steps, compiled = o.assemble_initial, o.limits, o.max_steps, o.compiled
     from tqdm.auto import tqdm
 
     nq, nv = model.nq, model.nv
@@ -392,6 +379,7 @@ def simulate(model, q0, qd0=None, duration=1.0, controller=None, dt_out=0.01, in
         return np.concatenate([dq, forward_dynamics(model, q, qd, tau)])
 
     from scipy import integrate    # here, not at import: reading a run (the viewer) needs no ODE solver
+    from urdf_dyn.constraints.forward import fast_qdd   # likewise: scipy.linalg and the loop solvers
     try:
         solver_cls = integrate._ivp.ivp.METHODS[integrator] if isinstance(integrator, str) else integrator
     except KeyError:
@@ -474,7 +462,7 @@ def _worst_residual(model, q):
 def _closed_loop_samples(model, t, q, qd, tau, energy, passive, meta, data=None):
     """q̈, per-loop residuals ‖δ_k‖ and the rank of K at every output sample, from one evaluation of the
     loop terms per sample (the same K, k give q̈ as in the integration: RBDA §8.5 method 2 + Baumgarte)."""
-    from urdf_dyn.constraints.forward import constrained_forward_dynamics
+    from urdf_dyn.constraints.forward import constrained_forward_dynamics, fast_qdd
     from urdf_dyn.constraints.loops import LoopState, numerical_rank
     N, L = len(t), len(model.loops)
     qdd, res, ranks = np.zeros_like(qd), np.zeros((N, L)), np.zeros(N, int)
