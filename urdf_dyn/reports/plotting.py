@@ -23,10 +23,11 @@ PNG_COMPRESS = 1
 PLOT_PROCESSES = 1
 
 #: whether ``PlotWorker.wait`` may have the caller draw the plots no worker has begun (the caller only waits
-#: there; a plot is drawn once, by either, into the same bytes). It does so only when a core is idle (the
-#: 1-minute load average below the cores − 0.5, ``caller_may_draw``): measured at load 2.6–2.9 on 2 cores,
-#: the caller drawing made the warm main job slower (4.8–5.7 s against 4.4–5.4 s, 4 runs each: its own
-#: matplotlib import, ≈ 0.4 s, and no free core), so under load it waits as before
+#: there; a plot is drawn once, by either, into the same bytes). It does so only while the 1-minute load
+#: average is below the machine's cores (``caller_may_draw``). The warm main job without the animation on 2
+#: cores, 5 runs each in turn: at load 1.6–2.0 (mostly these runs' own) 3.28 s median with the caller drawing
+#: against 3.98 s waiting (two workers instead: 3.18 s); at load 2.6–2.9 the caller drawing was slower (4.8–5.7
+#: s against 4.4–5.4 s, 4 runs each: its own matplotlib import, ≈ 0.4 s, and no free core)
 CALLER_DRAWS = True
 
 
@@ -80,13 +81,13 @@ def worker_allowed() -> bool:
 
 
 def caller_may_draw() -> bool:
-    """``CALLER_DRAWS`` and a core idle: the 1-minute load average (``os.getloadavg``) below the machine's
-    cores − 0.5 (False where the load average is unknown)."""
+    """``CALLER_DRAWS`` and a core to spare: the 1-minute load average (``os.getloadavg``, which counts this
+    job and its plot worker) below the machine's cores (False where the load average is unknown)."""
     import os
     if not CALLER_DRAWS:
         return False
     try:
-        return os.getloadavg()[0] < (os.cpu_count() or 1) - 0.5
+        return os.getloadavg()[0] < (os.cpu_count() or 1)
     except OSError:
         return False
 
