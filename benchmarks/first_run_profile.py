@@ -27,13 +27,14 @@ ROOT = HERE.parent
 T0 = time.perf_counter()
 
 
-def _setup_caches(keep: bool):
+def _setup_caches(keep: bool, ahead: bool):
+    if not ahead:
+        os.environ["URDF_DYN_COMPILE_AHEAD"] = "off"  # compile in this process, to see every kernel
     if keep:
         return
     d = tempfile.mkdtemp(prefix="first_run_")
     os.environ["XDG_CACHE_HOME"] = d
     os.environ.pop("NUMBA_CACHE_DIR", None)     # urdf_dyn keys it under XDG_CACHE_HOME
-    os.environ["URDF_DYN_COMPILE_AHEAD"] = "off"  # compile in this process, to see every kernel
 
 
 class Recorder:
@@ -207,8 +208,11 @@ def main():
     ap.add_argument("--json", help="write the raw records here")
     ap.add_argument("--write-list", action="store_true", help="write urdf_dyn/cli/kernel_list.py")
     ap.add_argument("--out-dir", default=None)
+    ap.add_argument("--ahead", action="store_true", help="with the worker processes of cli.compile_ahead (the "
+                    "kernels listed are then compiled there; the table shows what this process compiled and the "
+                    "waits for the workers)")
     args = ap.parse_args()
-    _setup_caches(args.keep_caches)
+    _setup_caches(args.keep_caches, args.ahead)
     la0 = os.getloadavg()[0]
     rec = Recorder()
     import urdf_dyn  # noqa: F401  (sets NUMBA_CACHE_DIR)
@@ -216,11 +220,23 @@ def main():
     on_compile(rec.listener)
     phases: list = []
     _wrap_phases(phases)
+    from urdf_dyn.cli import compile_ahead
+    wait = compile_ahead.CompileAhead.wait_for
+
+    def wait_for(self, py_func):
+        s = time.perf_counter()
+        waited = wait(self, py_func)
+        if waited:
+            phases.append((f"waiting for the workers: {py_func.__qualname__}", s - T0, time.perf_counter() - T0))
+        return waited
+    compile_ahead.CompileAhead.wait_for = wait_for
     from urdf_dyn.cli.main import main as cli
     out = args.out_dir or tempfile.mkdtemp(prefix="first_run_out_")
     rc = cli(["run", args.scenario, "--out-dir", out])
     wall = time.perf_counter() - T0
-    print(f"\nload average at the start {la0:.1f}")
+    import resource
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    print(f"\nload average at the start {la0:.1f}; this process's CPU {ru.ru_utime + ru.ru_stime:.1f} s")
     print(report(rec.recs, phases, wall))
     if args.json:
         Path(args.json).write_text(json.dumps({"wall": wall, "phases": phases,

@@ -74,8 +74,7 @@ class CompileAhead:
     def __init__(self, units, workers: int, bar=None, marker: str | None = None):
         from concurrent.futures import ProcessPoolExecutor
         import multiprocessing
-        self.units = units
-        self.names = {u[0] for u in units}
+        self.units, self.pid = units, os.getpid()     # a forked child (plots, recording) neither waits nor ends
         self.state = {i: "waiting" for i in range(len(units))}     # waiting, running, done, failed
         self.by_name: dict = {}
         for i, u in enumerate(units):
@@ -125,7 +124,7 @@ class CompileAhead:
     def wait_for(self, py_func) -> bool:
         """Wait until the units of ``py_func`` (a kernel numba did not find in the cache) are compiled; True if
         there were any not done yet."""
-        if py_func is None:
+        if py_func is None or os.getpid() != self.pid:
             return False
         name = f"{py_func.__module__}.{py_func.__qualname__}"
         idx = self.by_name.get(name)
@@ -148,6 +147,8 @@ class CompileAhead:
 
     def close(self):
         """End the workers (a kernel still compiling is one this job did not call)."""
+        if os.getpid() != self.pid:
+            return
         from urdf_dyn.numba_cache import on_miss
         on_miss(None)
         with self.cond:
