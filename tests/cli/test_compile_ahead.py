@@ -65,7 +65,16 @@ def test_a_kernel_compiled_ahead_is_loaded_by_the_job_not_compiled_again(tmp_pat
         def on_end(self, ev):
             pass
 
-    ahead = compile_ahead.CompileAhead([(f"{name}.twice", name, "twice", ["float64"], (), 0.0)], 1)
+    said = []
+
+    class Bar:                                      # the bar of cli.compiling: told what the job waits for
+        def start(self, what):
+            said.append(what)
+
+        def end(self):
+            said.append("end")
+
+    ahead = compile_ahead.CompileAhead([(f"{name}.twice", name, "twice", ["float64"], (), 0.0)], 1, Bar())
     numba_cache.on_miss(ahead.wait_for)
     lsn = Seen()
     event.register("numba:compile", lsn)
@@ -77,3 +86,4 @@ def test_a_kernel_compiled_ahead_is_loaded_by_the_job_not_compiled_again(tmp_pat
     assert ahead.state == {0: "done"}
     assert mod.twice.py_func not in here            # loaded from the worker's cache entry
     assert not ahead.wait_for(mod.twice.py_func)    # done: nothing to wait for
+    assert said == [f"{name}.twice (in a worker process, 0 of 1 kernels done)", "end"]

@@ -135,8 +135,8 @@ class CompileAhead:
                 return False
             done = sum(1 for s in self.state.values() if s in ("done", "failed"))
             if self.bar is not None:
-                self.bar.start(f"{name.removeprefix('urdf_dyn.')} (ahead in {self.workers} processes, "
-                               f"{done} of {len(self.units)} kernels done)")
+                w = f"{self.workers} worker processes" if self.workers > 1 else "a worker process"
+                self.bar.start(f"{name.removeprefix('urdf_dyn.')} (in {w}, {done} of {len(self.units)} kernels done)")
             try:
                 while not all(self.state[i] in ("done", "failed") for i in idx):
                     self.cond.wait()
