@@ -8,8 +8,9 @@ kernel once its callees are in numba's cache, in the order the job calls them; t
 calls before a worker has finished it waits for that worker (``numba_cache.on_miss``) and then loads it from
 the cache, instead of compiling it a second time. The bar of ``cli.compiling`` names the kernel waited for.
 
-Only when the kernel cache is cold: a marker file in ``NUMBA_CACHE_DIR`` says that a pool has compiled the
-whole list (the folder is keyed by the kernel modules' sources, so an edit starts over). A kernel not in the
+Only when the kernel cache is cold: a marker file in ``NUMBA_CACHE_DIR`` says that the whole list is cached
+(the folder is keyed by the kernel modules' sources, so an edit starts over); without it, only the kernels
+without an index file there are handed to the pool (a first run that ended before its workers did leaves a few). A kernel not in the
 list, or whose worker failed, is compiled by the job as before; ``URDF_DYN_COMPILE_AHEAD=off`` turns the pool
 off. The workers are ended at exit (those still compiling kernels this job never called).
 """
@@ -115,11 +116,7 @@ class CompileAhead:
             self._submit_ready()
             self.cond.notify_all()
             if self.marker and all(s == "done" for s in self.state.values()):
-                try:
-                    with open(self.marker, "w") as f:
-                        f.write(f"{len(self.units)} kernels\n")
-                except OSError:
-                    pass
+                _write_marker(self.marker)
 
     def wait_for(self, py_func) -> bool:
         """Wait until the units of ``py_func`` (a kernel numba did not find in the cache) are compiled; True if
@@ -172,6 +169,23 @@ def _units():
     return out
 
 
+def _cached(folder: str, unit) -> bool:
+    """Whether numba's cache folder has an index file of the unit's kernel (numba names it
+    ``<module's last part>.<qualname>-<line>.pyXY.nbi``, in a subfolder per source folder)."""
+    import glob
+    mod, qual = unit[1], unit[2]
+    pattern = os.path.join(glob.escape(folder), "**", glob.escape(f"{mod.rsplit('.', 1)[-1]}.{qual}") + "-*.nbi")
+    return bool(glob.glob(pattern, recursive=True))
+
+
+def _write_marker(path: str):
+    try:
+        with open(path, "w") as f:
+            f.write("the kernels of urdf_dyn.cli.kernel_list are in this cache\n")
+    except OSError:
+        pass
+
+
 def start(bar=None) -> CompileAhead | None:
     """Start the pool if the kernel cache is cold (no marker) and it is not turned off; the job's cache misses
     then wait for it. Returns the pool, or None."""
@@ -185,13 +199,14 @@ def start(bar=None) -> CompileAhead | None:
         return None
     try:
         os.makedirs(folder, exist_ok=True)
-        units = _units()
+        units = [u for u in _units() if not _cached(folder, u)]
     except (OSError, ImportError):
         return None
-    if not units:
+    if not units:           # all there (a run that ended before its workers did): nothing to start
+        _write_marker(marker)
         return None
     from urdf_dyn.numba_cache import on_miss
-    ahead = CompileAhead(units, max(1, min(os.cpu_count() or 1, 8)), bar, marker)
+    ahead = CompileAhead(units, max(1, min(os.cpu_count() or 1, 8, len(units))), bar, marker)
     on_miss(ahead.wait_for)
     atexit.register(ahead.close)
     return ahead
