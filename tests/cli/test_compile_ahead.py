@@ -87,3 +87,24 @@ def test_a_kernel_compiled_ahead_is_loaded_by_the_job_not_compiled_again(tmp_pat
     assert mod.twice.py_func not in here            # loaded from the worker's cache entry
     assert not ahead.wait_for(mod.twice.py_func)    # done: nothing to wait for
     assert said == [f"{name}.twice (in a worker process, 0 of 1 kernels done)", "end"]
+
+
+def test_no_pool_when_off_marked_or_every_kernel_is_cached(tmp_path, monkeypatch):
+    monkeypatch.setattr(compile_ahead, "_current", None)
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("URDF_DYN_COMPILE_AHEAD", "off")
+    assert compile_ahead.start() is None
+    monkeypatch.delenv("URDF_DYN_COMPILE_AHEAD")
+    (tmp_path / compile_ahead.MARKER).write_text("")
+    assert compile_ahead.start() is None                   # marked: nothing is looked at
+    (tmp_path / compile_ahead.MARKER).unlink()
+    units = compile_ahead._units()
+    for _, mod, qual, *_ in units:                          # an index file of every kernel, as numba names it
+        sub = tmp_path / mod.rsplit(".", 1)[0].replace(".", "_")
+        sub.mkdir(exist_ok=True)
+        (sub / f"{mod.rsplit('.', 1)[-1]}.{qual}-12.py311.nbi").write_text("")
+    assert all(compile_ahead._cached(str(tmp_path), u) for u in units)
+    assert compile_ahead.start() is None                    # all cached: no pool, and the marker written
+    assert (tmp_path / compile_ahead.MARKER).exists()
+    (tmp_path / "urdf_dyn_algorithms" / "_kernels.pack-12.py311.nbi").unlink()
+    assert [u[2] for u in units if not compile_ahead._cached(str(tmp_path), u)] == ["pack"]

@@ -25,6 +25,7 @@ import time
 __all__ = ["start", "CompileAhead", "compile_one", "plain"]
 
 MARKER = "compiled_ahead"
+_current = None
 
 
 def plain(t):
@@ -189,8 +190,11 @@ def _write_marker(path: str):
 def start(bar=None) -> CompileAhead | None:
     """Start the pool if the kernel cache is cold (no marker) and it is not turned off; the job's cache misses
     then wait for it. Returns the pool, or None."""
+    global _current
     if os.environ.get("URDF_DYN_COMPILE_AHEAD", "").lower() in ("off", "0", "no"):
         return None
+    if _current is not None and _current.pid == os.getpid():
+        return _current         # one pool per process (a second job of the same process, e.g. in tests)
     folder = os.environ.get("NUMBA_CACHE_DIR")
     if not folder:
         return None
@@ -206,7 +210,7 @@ def start(bar=None) -> CompileAhead | None:
         _write_marker(marker)
         return None
     from urdf_dyn.numba_cache import on_miss
-    ahead = CompileAhead(units, max(1, min(os.cpu_count() or 1, 8, len(units))), bar, marker)
+    ahead = _current = CompileAhead(units, max(1, min(os.cpu_count() or 1, 8, len(units))), bar, marker)
     on_miss(ahead.wait_for)
     atexit.register(ahead.close)
     return ahead
