@@ -28,8 +28,7 @@ T0 = time.perf_counter()
 
 
 def _setup_caches(keep: bool, ahead: bool):
-    if not ahead:
-        os.environ["URDF_DYN_COMPILE_AHEAD"] = "off"  # compile in this process, to see every kernel
+    os.environ["URDF_DYN_COMPILE_AHEAD"] = "on" if ahead else "off"  # off: this process compiles every kernel
     if keep:
         return
     d = tempfile.mkdtemp(prefix="first_run_")

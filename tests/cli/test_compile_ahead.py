@@ -89,12 +89,14 @@ def test_a_kernel_compiled_ahead_is_loaded_by_the_job_not_compiled_again(tmp_pat
     assert said == [f"{name}.twice (in a worker process, 0 of 1 kernels done)", "end"]
 
 
-def test_no_pool_when_off_marked_or_every_kernel_is_cached(tmp_path, monkeypatch):
+def test_no_pool_unless_on_nor_when_marked_or_every_kernel_is_cached(tmp_path, monkeypatch):
     monkeypatch.setattr(compile_ahead, "_current", None)
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("URDF_DYN_COMPILE_AHEAD", raising=False)
+    assert compile_ahead.start() is None                   # off by default
     monkeypatch.setenv("URDF_DYN_COMPILE_AHEAD", "off")
     assert compile_ahead.start() is None
-    monkeypatch.delenv("URDF_DYN_COMPILE_AHEAD")
+    monkeypatch.setenv("URDF_DYN_COMPILE_AHEAD", "on")
     (tmp_path / compile_ahead.MARKER).write_text("")
     assert compile_ahead.start() is None                   # marked: nothing is looked at
     (tmp_path / compile_ahead.MARKER).unlink()

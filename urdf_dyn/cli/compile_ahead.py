@@ -11,8 +11,8 @@ the cache, instead of compiling it a second time. The bar of ``cli.compiling`` n
 Only when the kernel cache is cold: a marker file in ``NUMBA_CACHE_DIR`` says that the whole list is cached
 (the folder is keyed by the kernel modules' sources, so an edit starts over); without it, only the kernels
 without an index file there are handed to the pool (a first run that ended before its workers did leaves a few). A kernel not in the
-list, or whose worker failed, is compiled by the job as before; ``URDF_DYN_COMPILE_AHEAD=off`` turns the pool
-off. The workers are ended at exit (those still compiling kernels this job never called).
+list, or whose worker failed, is compiled by the job as before. **Off unless ``URDF_DYN_COMPILE_AHEAD=on``**: on this 2-core machine at load
+≈ 2.7 the main job's first run took 81–92 s with it against 64–70 s without (benchmarks/RESULTS_first_minute.md). The workers are ended at exit (those still compiling kernels this job never called).
 """
 from __future__ import annotations
 
@@ -191,8 +191,8 @@ def start(bar=None) -> CompileAhead | None:
     """Start the pool if the kernel cache is cold (no marker) and it is not turned off; the job's cache misses
     then wait for it. Returns the pool, or None."""
     global _current
-    if os.environ.get("URDF_DYN_COMPILE_AHEAD", "").lower() in ("off", "0", "no"):
-        return None
+    if os.environ.get("URDF_DYN_COMPILE_AHEAD", "off").lower() not in ("on", "1", "yes"):
+        return None         # off by default: slower than compiling in the job on 2 cores (RESULTS_first_minute)
     if _current is not None and _current.pid == os.getpid():
         return _current         # one pool per process (a second job of the same process, e.g. in tests)
     folder = os.environ.get("NUMBA_CACHE_DIR")
