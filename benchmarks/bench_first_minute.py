@@ -119,11 +119,49 @@ def first_job(trees: dict, folder: Path, animation: bool) -> dict:
     out = {}
     for name, tree in trees.items():
         f = scenario(tree, folder, animation)
-        cache = Path(tempfile.mkdtemp(prefix="numba-", dir=folder))
-        env = _env(tree, NUMBA_CACHE_DIR=str(cache))
+        cache = Path(tempfile.mkdtemp(prefix="xdg-", dir=folder))    # numba's, the checks', the models'
+        env = _env(tree, XDG_CACHE_HOME=str(cache))
+        env.pop("NUMBA_CACHE_DIR", None)
         cmd = module("urdf_dyn.cli", "run", f, "--out-dir", folder / f"first_{name}")
         out[name] = [timed(cmd, env), timed(cmd, env)]
     return out
+
+
+def readme_command_1() -> tuple[str, str]:
+    """README command 1, split into (the install, the first job) at ``&& .venv/bin/urdf-dyn``."""
+    import re
+    text = (ROOT / "README.md").read_text()
+    line = re.search(r"^# 1\..*\n(python3 -m venv .*)$", text, re.M).group(1)
+    install, job = line.split(" && .venv/bin/urdf-dyn ", 1)
+    return install, ".venv/bin/urdf-dyn " + job
+
+
+def fresh_clone(ref: str, runs: int, folder: Path) -> list:
+    """README command 1 as a new user meets it: ``git clone`` of this repository at ``ref`` into ``folder``,
+    empty uv, numba and urdf_dyn caches (``UV_CACHE_DIR``, ``XDG_CACHE_HOME`` pointing at empty folders), the
+    install and the first job timed apart, then ``runs`` warm runs of the same command. Rows of (what,
+    [(wall, load before)]); the first job's peak memory is taken by GNU time where there is one."""
+    import shutil
+    clone = folder / "clone"
+    subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True)
+    subprocess.run(["git", "-C", str(clone), "checkout", "-q", ref], check=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NUMBA_", "URDF_DYN", "VIRTUAL_ENV"))}
+    env.update(XDG_CACHE_HOME=str(folder / "xdg"), UV_CACHE_DIR=str(folder / "uv"), PYTHONDONTWRITEBYTECODE="1")
+    install, job = readme_command_1()
+    gnu_time = shutil.which("time") or ("/usr/bin/time" if os.path.exists("/usr/bin/time") else None)
+
+    def sh(cmd, peak=None):
+        la = load_average()
+        t0 = time.perf_counter()
+        full = [gnu_time, "-f", "%M", "-o", str(peak), "bash", "-c", cmd] if peak and gnu_time else ["bash", "-c", cmd]
+        subprocess.run(full, cwd=clone, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        return time.perf_counter() - t0, la
+    rows = [("README command 1: the install (fresh clone, empty uv cache)", [sh(install)])]
+    first = sh(job, folder / "peak_kb")
+    peak = (folder / "peak_kb").read_text().strip().splitlines()[-1] if (folder / "peak_kb").exists() else "?"
+    rows.append((f"README command 1: the first job (empty numba and urdf_dyn caches; peak RSS {peak} kB)", [first]))
+    rows.append(("the same command again (warm)", [sh(job) for _ in range(runs)]))
+    return rows
 
 
 def recording_messages(html_path: Path) -> tuple[int, int]:
@@ -152,7 +190,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--before", default="main", help="git commit of the 'before' column")
     ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument("--what", default="warm,load", help="comma list of: warm, anim, load, first")
+    ap.add_argument("--what", default="warm,load", help="comma list of: warm, anim, load, first, clone (README "
+                    "command 1 on a fresh clone of --ref, install and first job timed apart, then --runs warm runs)")
+    ap.add_argument("--ref", default="HEAD", help="the commit --what clone checks out")
     ap.add_argument("--out", default=str(HERE / "RESULTS_first_minute.md"))
     args = ap.parse_args()
     what = set(args.what.split(","))
@@ -172,15 +212,19 @@ def main():
             counts = {name: recording_messages(d / name / "dig_cycle.html") for name in trees}
             notes.append("viser messages in the recording (all / arrows): " + "; ".join(
                 f"{name} {a} / {b}" for name, (a, b) in counts.items()))
+        if "clone" in what:
+            for label, samples in fresh_clone(args.ref, args.runs, d):
+                rows.append((label, {"now": samples}))
         if "first" in what:
             for anim in (False,):
                 r = first_job(trees, d, anim)
-                rows.append(("first main job, empty numba cache (no animation)", {k: v[:1] for k, v in r.items()}))
+                rows.append(("first main job, empty numba and urdf_dyn caches (no animation)",
+                             {k: v[:1] for k, v in r.items()}))
                 rows.append(("second main job on that cache", {k: v[1:] for k, v in r.items()}))
     stamp = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
     lines = [f"## {stamp}: before = `{args.before}`, now = the working tree ({os.cpu_count()} cores)", "",
              "| what | before | now |", "|---|---|---|"]
-    lines += [f"| {what} | {_cell(r['before'])} | {_cell(r['now'])} |" for what, r in rows]
+    lines += [f"| {what} | {_cell(r['before']) if 'before' in r else '–'} | {_cell(r['now'])} |" for what, r in rows]
     lines += [""] + [f"- {n}" for n in notes] if notes else []
     text = "\n".join(lines) + "\n"
     print(text)

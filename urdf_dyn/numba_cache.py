@@ -19,11 +19,20 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["install", "on_compile"]
+__all__ = ["install", "on_compile", "on_miss"]
 
 _PKG = os.path.dirname(os.path.abspath(__file__))
 _done = False
 _listeners: list = []
+_miss = None
+
+
+def on_miss(hook):
+    """Have ``hook(py_func)`` called when one of urdf_dyn's kernels is not in the cache, before numba compiles
+    it here; a hook that returns True has waited for another process to compile it (``cli.compile_ahead``):
+    the cache is read once more. ``None`` removes the hook."""
+    global _miss
+    _miss = hook
 
 
 def on_compile(listener):
@@ -120,13 +129,16 @@ def _corrupt_is_a_miss(caching, config):
 
     def load_overload(self, sig, target_context):
         try:
-            return load(self, sig, target_context)
+            got = load(self, sig, target_context)
         except Exception as e:      # noqa: BLE001 - a truncated data file fails in pickle or in rebuild
             folder = self._cache_path if hasattr(self, "_cache_path") else ""
             if not _ours(config, os.path.join(folder, "x")):
                 raise
             say(folder, e)
             return None
+        if got is None and _miss is not None and _miss(getattr(self, "_py_func", None)):
+            return load_overload(self, sig, target_context)     # compiled meanwhile by another process
+        return got
 
     files._load_index = _load_index
     cache.load_overload = load_overload

@@ -110,20 +110,29 @@ def quat_to_matrix(x, y, z, w):
     return np.array(quat_entries(x, y, z, w)).reshape((3, 3))
 
 
+@njit(cache=True, inline="always")
+def _put3(T, R):
+    """T[:3, :3] ← R (3×3), entry by entry."""
+    for a in range(3):
+        for b in range(3):
+            T[a, b] = R[a, b]
+
+
 @njit(cache=True)
 def joint_pose(jtype, axis, q, iq):
     """Homogeneous pose (4×4) of the joint's successor frame in its predecessor frame; the joint's position
     coordinates start at q[iq] (see ``q_indices``)."""
-    T = np.eye(4)
-    if jtype == REVOLUTE:
-        T[:3, :3] = rodrigues(axis, q[iq])
+    T = np.eye(4)       # entries copied one by one: a slice assignment T[:3, :3] = R compiles numba's shape-
+    if jtype == REVOLUTE:   # mismatch message (string formatting), seconds of the first run's compile
+        _put3(T, rodrigues(axis, q[iq]))
     elif jtype == PRISMATIC:
-        T[:3, 3] = axis * q[iq]
+        for a in range(3):
+            T[a, 3] = axis[a] * q[iq]
     elif jtype == FREE:
-        T[:3, :3] = quat_to_matrix(q[iq + 3], q[iq + 4], q[iq + 5], q[iq + 6])
+        _put3(T, quat_to_matrix(q[iq + 3], q[iq + 4], q[iq + 5], q[iq + 6]))
         T[0, 3], T[1, 3], T[2, 3] = q[iq], q[iq + 1], q[iq + 2]
     elif jtype == BALL:
-        T[:3, :3] = quat_to_matrix(q[iq], q[iq + 1], q[iq + 2], q[iq + 3])
+        _put3(T, quat_to_matrix(q[iq], q[iq + 1], q[iq + 2], q[iq + 3]))
     elif jtype == PLANAR:
         c, s = np.cos(q[iq + 2]), np.sin(q[iq + 2])
         T[0, 0], T[0, 1], T[1, 0], T[1, 1] = c, -s, s, c

@@ -449,7 +449,9 @@ def main(argv=None) -> int:
         args.trust_xacro = True
     if getattr(args, "no_cache", False):    # run, size, sweep: read by jobs.disk_cache, here and in the workers
         os.environ["URDF_DYN_CACHE"] = "off"
-    __import__("urdf_dyn.cli.compiling", fromlist=["*"]).show_compiles()   # a bar while numba compiles (> 1 s)
+    bar = __import__("urdf_dyn.cli.compiling", fromlist=["*"]).show_compiles()   # a bar while numba compiles (> 1 s)
+    if args.cmd in ("run", "launch") and getattr(args, "launch_file", None):    # a cold kernel cache: compiled
+        __import__("urdf_dyn.cli.compile_ahead", fromlist=["*"]).start(bar)    # ahead in worker processes
     try:
         from urdf_dyn.io.xacro_safe import trusting
         with trusting(bool(getattr(args, "trust_xacro", False))):

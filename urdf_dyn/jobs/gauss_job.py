@@ -297,6 +297,7 @@ def run_launch_job(launch, out_dir=None, progress=None, echo=print):
     tree = None
     if opts["compare_tree"]:
         from urdf_dyn.simulation.controllers import Constant
+        from urdf_dyn.simulation.options import SimulateOptions
         from urdf_dyn.simulation.simulate import simulate as tree_simulate
         model = build_model(launch)
         if model.nv != 3 or not model.has_constraints:
@@ -310,9 +311,10 @@ def run_launch_job(launch, out_dir=None, progress=None, echo=print):
         th2 = q0[5]
         qt0 = np.array([q0[2], th2 - q0[2], q0[6]])
         qtd0 = np.array([qd0[2], qd0[5] - qd0[2], qd0[6]])
-        tree = tree_simulate(model, qt0, qtd0, duration, controller=Constant(model, tau), dt_out=kw["dt_out"],
-                             rtol=min(kw["rtol"], 1e-9), atol=min(kw["atol"], 1e-11), t_stab=t_stab,
-                             progress=progress, loop_solver=s.get("loop_solver", "nullspace"))
+        tree = tree_simulate(model, qt0, qtd0, duration, controller=Constant(model, tau),
+                             options=SimulateOptions(dt_out=kw["dt_out"], rtol=min(kw["rtol"], 1e-9),
+                                                     atol=min(kw["atol"], 1e-11), t_stab=t_stab, progress=progress,
+                                                     loop_solver=s.get("loop_solver", "nullspace")))
         S, T = _series_descriptor(tr), _series_tree(tree, params["l1"])
         n2 = min(len(tr), len(tree), int(round(2.0 / kw["dt_out"])) + 1)
         d_th, d_x3 = np.abs(S["th1"] - T["th1"]), np.abs(S["x3"] - T["x3"])

@@ -1,0 +1,112 @@
+"""Compiling ahead in worker processes (``urdf_dyn.cli.compile_ahead``): the kernel list names real kernels with
+signatures numba accepts, and a kernel a worker compiles is loaded by the job from the cache, not compiled a
+second time."""
+from __future__ import annotations
+
+import importlib
+import textwrap
+
+import numba
+import pytest
+from numba.core import types
+
+from urdf_dyn.cli import compile_ahead
+from urdf_dyn.cli.kernel_list import GROUPS
+
+
+def test_every_listed_kernel_is_a_compiled_kernel_with_a_signature_numba_reads():
+    seen = 0
+    for _, kernels in GROUPS:
+        for mod, qual, sig, callees, *_ in kernels:
+            if mod.startswith("urdf_dyn_viewer"):
+                pytest.importorskip("urdf_dyn_viewer.gif")
+            obj = importlib.import_module(mod)
+            for part in qual.split("."):
+                obj = getattr(obj, part)
+            assert isinstance(obj, numba.core.registry.CPUDispatcher), (mod, qual)
+            ts = [compile_ahead._type(t) for t in sig]
+            assert [compile_ahead.plain(t) for t in ts] == sig          # the plain form round-trips
+            assert len(ts) == obj.py_func.__code__.co_argcount, (mod, qual)
+            seen += 1
+    assert seen >= 30
+
+
+def test_plain_forms_of_arrays_scalars_and_tuples():
+    ro = types.Array(types.float64, 2, "C", readonly=True)
+    assert compile_ahead.plain(ro) == "float64 2 C ro"
+    assert compile_ahead.plain(types.Array(types.int64, 1, "A")) == "int64 1 A"
+    assert compile_ahead.plain(types.UniTuple(types.float64, 2)) == ["float64", "float64"]
+    assert compile_ahead._type(["int64", "float64 1 C"]) == types.Tuple(
+        [types.int64, types.Array(types.float64, 1, "C")])
+    assert compile_ahead.plain(types.unicode_type) is None                # not listed: compiled where called
+
+
+def test_a_kernel_compiled_ahead_is_loaded_by_the_job_not_compiled_again(tmp_path, monkeypatch):
+    from numba.core import event
+
+    from urdf_dyn import numba_cache
+    name = f"ahead_kernel_{tmp_path.name.replace('-', '_')}"
+    (tmp_path / f"{name}.py").write_text(textwrap.dedent("""
+        from numba import njit
+
+        @njit(cache=True)
+        def twice(x):
+            return 2.0 * x
+    """))
+    monkeypatch.syspath_prepend(str(tmp_path))          # the spawned worker gets this sys.path too
+    mod = importlib.import_module(name)
+    numba_cache.install()
+    here = []
+
+    class Seen(event.Listener):
+        def on_start(self, ev):
+            here.append(getattr(ev.data["dispatcher"], "py_func", None))
+
+        def on_end(self, ev):
+            pass
+
+    said = []
+
+    class Bar:                                      # the bar of cli.compiling: told what the job waits for
+        def start(self, what):
+            said.append(what)
+
+        def end(self):
+            said.append("end")
+
+    ahead = compile_ahead.CompileAhead([(f"{name}.twice", name, "twice", ["float64"], (), 0.0)], 1, Bar())
+    numba_cache.on_miss(ahead.wait_for)
+    lsn = Seen()
+    event.register("numba:compile", lsn)
+    try:
+        assert mod.twice(3.0) == 6.0
+    finally:
+        event.unregister("numba:compile", lsn)
+        ahead.close()
+    assert ahead.state == {0: "done"}
+    assert mod.twice.py_func not in here            # loaded from the worker's cache entry
+    assert not ahead.wait_for(mod.twice.py_func)    # done: nothing to wait for
+    assert said == [f"{name}.twice (in a worker process, 0 of 1 kernels done)", "end"]
+
+
+def test_no_pool_unless_on_nor_when_marked_or_every_kernel_is_cached(tmp_path, monkeypatch):
+    monkeypatch.setattr(compile_ahead, "_current", None)
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("URDF_DYN_COMPILE_AHEAD", raising=False)
+    assert compile_ahead.start() is None                   # off by default
+    monkeypatch.setenv("URDF_DYN_COMPILE_AHEAD", "off")
+    assert compile_ahead.start() is None
+    monkeypatch.setenv("URDF_DYN_COMPILE_AHEAD", "on")
+    (tmp_path / compile_ahead.MARKER).write_text("")
+    assert compile_ahead.start() is None                   # marked: nothing is looked at
+    (tmp_path / compile_ahead.MARKER).unlink()
+    units = compile_ahead._units()
+    for _, mod, qual, *_ in units:                          # an index file of every kernel, as numba names it
+        sub = tmp_path / mod.rsplit(".", 1)[0].replace(".", "_")
+        sub.mkdir(exist_ok=True)
+        (sub / f"{mod.rsplit('.', 1)[-1]}.{qual}-12.py311.nbi").write_text("")
+    assert all(compile_ahead._cached(str(tmp_path), u) for u in units)
+    assert compile_ahead.start() is None                    # all cached: no pool, and the marker written
+    assert (tmp_path / compile_ahead.MARKER).exists()
+    (tmp_path / "urdf_dyn_algorithms" / "_kernels.pack-12.py311.nbi").unlink()
+    assert [u[2] for u in units if not compile_ahead._cached(str(tmp_path), u)] == ["pack"]

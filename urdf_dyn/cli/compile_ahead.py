@@ -1,0 +1,216 @@
+"""The first run of a machine compiles its kernels in worker processes, ahead of the job that needs them.
+
+numba compiles a kernel on its first call, in the calling process, one at a time: the first run of the main
+job spent most of its minute that way (``benchmarks/RESULTS_first_minute.md``). ``start()`` instead hands the
+kernels the main job compiles (``cli.kernel_list``, recorded by ``benchmarks/first_run_profile.py``, each with
+its exact signature and the kernels it calls) to a pool of worker processes (one per core, spawned), each
+kernel once its callees are in numba's cache, in the order the job calls them; the job runs on meanwhile, and a kernel it
+calls before a worker has finished it waits for that worker (``numba_cache.on_miss``) and then loads it from
+the cache, instead of compiling it a second time. The bar of ``cli.compiling`` names the kernel waited for.
+
+Only when the kernel cache is cold: a marker file in ``NUMBA_CACHE_DIR`` says that the whole list is cached
+(the folder is keyed by the kernel modules' sources, so an edit starts over); without it, only the kernels
+without an index file there are handed to the pool (a first run that ended before its workers did leaves a few). A kernel not in the
+list, or whose worker failed, is compiled by the job as before. **Off unless ``URDF_DYN_COMPILE_AHEAD=on``**: on this 2-core machine at load
+≈ 2.7 the main job's first run took 81–92 s with it against 64–70 s without (benchmarks/RESULTS_first_minute.md). The workers are ended at exit (those still compiling kernels this job never called).
+"""
+from __future__ import annotations
+
+import atexit
+import importlib
+import os
+import threading
+import time
+
+__all__ = ["start", "CompileAhead", "compile_one", "plain"]
+
+MARKER = "compiled_ahead"
+_current = None
+
+
+def plain(t):
+    """A numba type in ``kernel_list``'s plain form: a scalar's name, ``"dtype ndim layout[ ro]"`` for an array
+    (ro: read-only), a list for a tuple; None for any other type (such a signature is not listed)."""
+    from numba.core import types
+    if isinstance(t, types.Array):
+        return f"{t.dtype} {t.ndim} {t.layout}" + (" ro" if not t.mutable else "")
+    if isinstance(t, (types.Integer, types.Float, types.Boolean)):
+        return str(t)
+    if isinstance(t, types.BaseTuple):
+        items = [plain(x) for x in t.types]
+        return None if any(x is None for x in items) else items
+    return None
+
+
+def _type(t):
+    """A numba type from its plain form (``plain``)."""
+    from numba.core import types
+    if isinstance(t, list):
+        return types.BaseTuple.from_types([_type(x) for x in t])
+    parts = t.split()
+    if len(parts) == 1:
+        return getattr(types, parts[0])
+    return types.Array(getattr(types, parts[0]), int(parts[1]), parts[2], readonly=len(parts) > 3)
+
+
+def compile_one(module: str, qualname: str, sig) -> float:
+    """Compile ``module.qualname`` for ``sig`` (``kernel_list``'s form) into numba's cache, in a worker;
+    returns the seconds it took."""
+    t0 = time.perf_counter()
+    obj = importlib.import_module(module)
+    for part in qualname.split("."):
+        obj = getattr(obj, part)
+    obj.compile(tuple(_type(t) for t in sig))
+    return time.perf_counter() - t0
+
+
+def _worker_init():
+    os.environ["URDF_DYN_COMPILE_AHEAD"] = "off"     # a worker never starts a pool of its own
+    import urdf_dyn  # noqa: F401  (NUMBA_CACHE_DIR, as in the job)
+
+
+class CompileAhead:
+    """The pool and its schedule. ``units``: [(name, module, qualname, sig, callees, seconds)] in the order the
+    job calls them; a unit is submitted once every listed callee that is itself a unit is done."""
+
+    def __init__(self, units, workers: int, bar=None, marker: str | None = None):
+        from concurrent.futures import ProcessPoolExecutor
+        import multiprocessing
+        self.units, self.pid = units, os.getpid()     # a forked child (plots, recording) neither waits nor ends
+        self.state = {i: "waiting" for i in range(len(units))}     # waiting, running, done, failed
+        self.by_name: dict = {}
+        for i, u in enumerate(units):
+            self.by_name.setdefault(u[0], []).append(i)
+        self.cond = threading.Condition()
+        self.bar, self.marker = bar, marker
+        self.pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
+                                        initializer=_worker_init)
+        self.workers = workers
+        with self.cond:
+            self._submit_ready()
+
+    def _ready(self, i) -> bool:
+        return all(all(self.state[j] in ("done", "failed") for j in self.by_name.get(c, ()))
+                   for c in self.units[i][4] if c != self.units[i][0])
+
+    def _submit_ready(self):
+        """Submit the waiting units whose callees are done, at most one per free worker (so that a unit the
+        job needs first is not queued behind ones it needs later)."""
+        running = sum(1 for s in self.state.values() if s == "running")
+        for i, s in list(self.state.items()):
+            if running >= self.workers:
+                break
+            if s == "waiting" and self._ready(i):
+                self.state[i] = "running"
+                running += 1
+                _, mod, qual, sig = self.units[i][:4]
+                try:
+                    fut = self.pool.submit(compile_one, mod, qual, sig)
+                except RuntimeError:            # the pool is shut down (exit)
+                    self.state[i] = "failed"
+                    continue
+                fut.add_done_callback(lambda f, i=i: self._finished(i, f))
+
+    def _finished(self, i, fut):
+        with self.cond:
+            self.state[i] = "failed" if fut.cancelled() or fut.exception() is not None else "done"
+            self._submit_ready()
+            self.cond.notify_all()
+            if self.marker and all(s == "done" for s in self.state.values()):
+                _write_marker(self.marker)
+
+    def wait_for(self, py_func) -> bool:
+        """Wait until the units of ``py_func`` (a kernel numba did not find in the cache) are compiled; True if
+        there were any not done yet."""
+        if py_func is None or os.getpid() != self.pid:
+            return False
+        name = f"{py_func.__module__}.{py_func.__qualname__}"
+        idx = self.by_name.get(name)
+        if not idx:
+            return False
+        with self.cond:
+            if all(self.state[i] in ("done", "failed") for i in idx):
+                return False
+            done = sum(1 for s in self.state.values() if s in ("done", "failed"))
+            if self.bar is not None:
+                w = f"{self.workers} worker processes" if self.workers > 1 else "a worker process"
+                self.bar.start(f"{name.removeprefix('urdf_dyn.')} (in {w}, {done} of {len(self.units)} kernels done)")
+            try:
+                while not all(self.state[i] in ("done", "failed") for i in idx):
+                    self.cond.wait()
+            finally:
+                if self.bar is not None:
+                    self.bar.end()
+        return True
+
+    def close(self):
+        """End the workers (a kernel still compiling is one this job did not call)."""
+        if os.getpid() != self.pid:
+            return
+        from urdf_dyn.numba_cache import on_miss
+        on_miss(None)
+        with self.cond:
+            for i, s in self.state.items():
+                if s == "waiting":
+                    self.state[i] = "failed"
+        procs = list(getattr(self.pool, "_processes", {}).values())
+        self.pool.shutdown(wait=False, cancel_futures=True)
+        for p in procs:
+            if p.is_alive():
+                p.terminate()
+
+
+def _units():
+    from urdf_dyn.cli.kernel_list import GROUPS
+    out = []
+    for _, kernels in GROUPS:
+        for k in kernels:
+            mod, qual, sig, callees = k[:4]
+            out.append((f"{mod}.{qual}", mod, qual, sig, tuple(callees), k[4] if len(k) > 4 else 0.0))
+    return out
+
+
+def _cached(folder: str, unit) -> bool:
+    """Whether numba's cache folder has an index file of the unit's kernel (numba names it
+    ``<module's last part>.<qualname>-<line>.pyXY.nbi``, in a subfolder per source folder)."""
+    import glob
+    mod, qual = unit[1], unit[2]
+    pattern = os.path.join(glob.escape(folder), "**", glob.escape(f"{mod.rsplit('.', 1)[-1]}.{qual}") + "-*.nbi")
+    return bool(glob.glob(pattern, recursive=True))
+
+
+def _write_marker(path: str):
+    try:
+        with open(path, "w") as f:
+            f.write("the kernels of urdf_dyn.cli.kernel_list are in this cache\n")
+    except OSError:
+        pass
+
+
+def start(bar=None) -> CompileAhead | None:
+    """Start the pool if the kernel cache is cold (no marker) and it is not turned off; the job's cache misses
+    then wait for it. Returns the pool, or None."""
+    global _current
+    if os.environ.get("URDF_DYN_COMPILE_AHEAD", "off").lower() not in ("on", "1", "yes"):
+        return None         # off by default: slower than compiling in the job on 2 cores (RESULTS_first_minute)
+    if _current is not None and _current.pid == os.getpid():
+        return _current         # one pool per process (a second job of the same process, e.g. in tests)
+    folder = os.environ.get("NUMBA_CACHE_DIR")
+    if not folder:
+        return None
+    marker = os.path.join(folder, MARKER)
+    if os.path.exists(marker):
+        return None
+    try:
+        os.makedirs(folder, exist_ok=True)
+        units = [u for u in _units() if not _cached(folder, u)]
+    except (OSError, ImportError):
+        return None
+    if not units:           # all there (a run that ended before its workers did): nothing to start
+        _write_marker(marker)
+        return None
+    from urdf_dyn.numba_cache import on_miss
+    ahead = _current = CompileAhead(units, max(1, min(os.cpu_count() or 1, 8, len(units))), bar, marker)
+    on_miss(ahead.wait_for)
+    atexit.register(ahead.close)
+    return ahead
