@@ -11,7 +11,6 @@ import functools
 from dataclasses import dataclass, field
 
 import numpy as np
-import scipy.optimize
 
 from urdf_dyn.constraints.loops import LoopState
 
@@ -169,6 +168,7 @@ def _solve_one(A, b, weights, bounds, rtol):
     Wi = 1.0 / np.sqrt(w)  # minimise uᵀ W u: substitute u = W^-½ z, minimum-norm z
     if bounds is not None:
         lo, hi = bounds
+        import scipy.optimize              # on use: 0.25 s of every run's import otherwise
         res = scipy.optimize.lsq_linear(A, b, bounds=(lo, hi), method="bvls", tol=1e-12, lsmr_tol="auto")
         u = res.x
         # among equally good solutions lsq_linear may return any; if the unbounded minimum-norm answer is

@@ -35,7 +35,7 @@ def stroke_lengths(model, joint):
 @dataclass
 class DesignCases:
     """Results: ``pins`` (PinLoads or None), ``damage`` {pin: ΔF_eq [N]} (of the force magnitude's ranges: a
-    load, not a stress), ``fatigue`` parameters, ``duty`` (``jobs.sizing_duty.DutyResult`` or None: the spectra
+    load, not a stress), ``fatigue`` parameters, ``duty`` (``machines.duty.DutyResult`` or None: the spectra
     over a duty mix, set by the job),
     ``buckling`` {actuator: BucklingResult}, ``pumps`` (PumpResult or None), ``cycle`` (ShortestCycle or
     None), ``notes`` lines for the report, ``published`` {name: {value, source}} figures printed beside the

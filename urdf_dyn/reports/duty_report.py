@@ -1,4 +1,4 @@
-"""The duty mix's section of the sizing report (``render_duty``, of a ``jobs.sizing_duty.DutyResult``): the
+"""The duty mix's section of the sizing report (``render_duty``, of a ``machines.duty.DutyResult``): the
 activities and what each is built from, each pin's load spectrum (rainflow ranges of the force magnitude over
 the life) and damage-equivalent load range (a load, kN), its bushing's p = F/(d L) and p·v against the
 allowables, and the Miner damage of the welded details whose stress per unit load is given. Files:

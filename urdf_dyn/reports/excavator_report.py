@@ -120,7 +120,7 @@ def _stability(rep, st):
 class ExcavatorReport(KindReport):
     """The excavator kind's part of the sizing report (``jobs.excavator_kind``)."""
     check_plots = {"iso6015": "envelope_png", "lift_chart": "lift_chart_png", "working_range": "working_range_png",
-                   "stall": "stall_envelopes_png"}
+                   "stall": "stall_envelopes_png", "lateral": "lateral_cases_png"}
 
     def render(self, run, report):
         render_excavator(run, report)
