@@ -84,7 +84,7 @@ def path_of(key: str, model) -> Path:
 
 
 def kept_plot_path(result_path, name: str) -> Path:
-    """Where the plot ``name`` (a file name, e.g. "lift_chart.png") drawn from the result kept at
+    """Where the plot ``name`` (a file name of ``reports.manifest.OUTPUTS``) drawn from the result kept at
     ``result_path`` is kept: keyed also by matplotlib's version (the library's plotting code is in the
     result's key already)."""
     from importlib.metadata import PackageNotFoundError, version

@@ -214,7 +214,8 @@ def write_animation(launch, model, traj, outdir, written, echo):
         return
     w, h = (int(x) for x in o.animation_size.lower().split("x"))
     try:
-        run_dir = outdir if (outdir / "view.json").is_file() else None  # a sizing run: bench, soil, payload
+        from urdf_dyn.reports.manifest import OUTPUTS
+        run_dir = outdir if (outdir / OUTPUTS["view_json"].file).is_file() else None  # a sizing run: bench, soil
         written["animation"] = str(render_trajectory(model, traj, outdir / o.animation, fps=o.animation_fps,
                                                      size=(w, h), run_dir=run_dir))
     except Exception as e:  # noqa: BLE001 - GL/EGL/ffmpeg failures come in many types
