@@ -92,22 +92,29 @@ def animation_export(rows, quick):
 
 
 def install(rows, quick):
-    """What the README's first command costs before the job: ``python3 -m venv`` and ``pip install -q -e
-    '.[viewer]'`` into a new virtual environment, timed (wall). pip takes wheels from its cache where it has
-    them, so on a machine that downloads them this is a lower bound."""
+    """What the README's first command costs before the job, as it types it: ``python3 -m venv``, ``pip
+    install uv``, ``uv pip install --compile-bytecode -e '.[viewer]'`` and ``compileall`` of the package's own
+    sources into a new virtual environment, timed (wall). uv takes wheels from its cache where it has them, so
+    on a machine that downloads them this is a lower bound (benchmarks/RESULTS_first_minute.md has the fresh
+    clone with empty caches)."""
     import shutil
     import tempfile
     if quick:
         return
     d = tempfile.mkdtemp(prefix="urdf_dyn_venv_")
     try:
+        py = os.path.join(d, "bin", "python")
         t0 = time.perf_counter()
         subprocess.run([sys.executable, "-m", "venv", d], check=True)
-        subprocess.run([os.path.join(d, "bin", "pip"), "install", "-q", "-e", f"{ROOT}[viewer]"], check=True,
-                       capture_output=True)
+        subprocess.run([os.path.join(d, "bin", "pip"), "install", "-q", "uv"], check=True, capture_output=True)
+        subprocess.run([os.path.join(d, "bin", "uv"), "pip", "install", "-q", "--python", py, "--compile-bytecode",
+                        "-e", f"{ROOT}[viewer]"], check=True, capture_output=True)
+        subprocess.run([py, "-m", "compileall", "-q", "urdf_dyn", "viewer"], check=True, capture_output=True,
+                       cwd=ROOT)
         sec = time.perf_counter() - t0
         mb = int(subprocess.run(["du", "-sm", d], capture_output=True, text=True).stdout.split()[0])
-        rows.append((f"python3 -m venv + pip install -e '.[viewer]' (pip's cache warm; {mb} MB)", sec, mb, float("nan")))
+        rows.append((f"python3 -m venv + uv pip install --compile-bytecode -e '.[viewer]' (uv's cache warm; {mb} MB)",
+                     sec, mb, float("nan")))
     finally:
         shutil.rmtree(d, ignore_errors=True)
 
