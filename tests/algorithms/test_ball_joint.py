@@ -110,7 +110,7 @@ def test_passive_motion_with_ball_joints_conserves_energy():
     model = urdf_dyn.load(_urdf(limits=False).replace('"revolute"', '"continuous"'))   # no limit stops
     rng = np.random.default_rng(11)
     q0, v0, _, _ = _random_state(model, rng)
-    traj = urdf_dyn.simulate(model, q0, 0.5 * v0, duration=0.5, options=SimulateOptions(dt_out=0.05, passive=False, rtol=1e-11, atol=1e-12))
+    traj = urdf_dyn.simulate(model, q0, 0.5 * v0, duration=0.5, options=urdf_dyn.SimulateOptions(dt_out=0.05, passive=False, rtol=1e-11, atol=1e-12))
     assert traj.q.shape == (len(traj.t), model.nq) and traj.q_names == model.q_names
     assert np.ptp(traj.energy) < 1e-7 * max(1.0, np.abs(traj.energy).max())
     assert traj.meta["quaternion_drift"] < 1e-8

@@ -272,7 +272,7 @@ def _free_flight(path, gravity, duration=0.6):
     rng = np.random.default_rng(5)
     q0, v0, _, _ = _random_state(model, rng)
     v0 = 0.5 * v0
-    traj = urdf_dyn.simulate(model, q0, v0, duration=duration, options=SimulateOptions(dt_out=0.05, passive=False, rtol=1e-11, atol=1e-12))
+    traj = urdf_dyn.simulate(model, q0, v0, duration=duration, options=urdf_dyn.SimulateOptions(dt_out=0.05, passive=False, rtol=1e-11, atol=1e-12))
     br = Bridge(model, pm)
     pd = pm.createData()
     h = []
@@ -393,7 +393,7 @@ def test_floating_urdf_plus_with_couplings(name):
     for solver in ("nullspace", "lambda", "direct"):
         got = urdf_dyn.constrained_forward_dynamics(model, q, qd, tau, loop_solver=solver, passive=False).qdd
         assert _rel(got, want) < 1e-9, (solver, _rel(got, want))
-    traj = urdf_dyn.simulate(model, q, qd, 0.3, options=SimulateOptions(passive=False, rtol=1e-10, atol=1e-12, dt_out=0.05))
+    traj = urdf_dyn.simulate(model, q, qd, 0.3, options=urdf_dyn.SimulateOptions(passive=False, rtol=1e-10, atol=1e-12, dt_out=0.05))
     drift = np.ptp(traj.energy)
     K = urdf_dyn.loop_constraints(model, q, np.zeros(model.nv))[0]
     from urdf_dyn.algorithms.configuration import joint_positions
@@ -423,7 +423,7 @@ def test_cassie_loops_gearboxes_and_floating_base():
         q = urdf_dyn.assemble(model, model.q_initial())
         mob = urdf_dyn.mobility(model, q)
         v = urdf_dyn.project_velocity(model, q, np.random.default_rng(1).uniform(-1, 1, model.nv))
-        traj = urdf_dyn.simulate(model, q, v, 0.15, options=SimulateOptions(passive=False, rtol=1e-10, atol=1e-12, dt_out=0.01, limits=False))   # q_initial puts the tarsus cranks beyond their <limit>
+        traj = urdf_dyn.simulate(model, q, v, 0.15, options=urdf_dyn.SimulateOptions(passive=False, rtol=1e-10, atol=1e-12, dt_out=0.01, limits=False))   # q_initial puts the tarsus cranks beyond their <limit>
     drift = np.ptp(traj.energy)
     print(f"cassie (repaired SDF copy): nq {model.nq}, nv {model.nv}, mobility {mob.dof} (rank {mob.rank} of "
           f"{mob.nc}), fall energy drift {drift:.1e} J of {traj.energy[0]:.4g} J, loop residual "
