@@ -42,7 +42,7 @@ def test_rssr_started_in_plane_moves_as_the_planar_four_bar():
     assert max(np.linalg.norm(r) for r in ud.loop_residuals(rssr, q).values()) < 1e-12
     vp = ud.project_velocity(planar, qp, np.array([2.0, 0.0, 0.0]), hold=["crank_joint"])
     v = np.r_[vp[0], 0.0, -vp[1], 0.0, vp[2]]                   # ω of the coupler: about −y, child frame
-    kw = dict(duration=0.4, dt_out=0.02, passive=False, rtol=1e-10, atol=1e-12, limits=False)
+    kw = dict(duration=0.4, options=ud.SimulateOptions(dt_out=0.02, passive=False, rtol=1e-10, atol=1e-12, limits=False))
     a, b = ud.simulate(planar, qp, vp, **kw), ud.simulate(rssr, q, v, **kw)
     assert np.abs(a.q[:, 0] - b.q[:, 0]).max() < 1e-6 and np.abs(a.q[:, 2] - b.q[:, 5]).max() < 1e-6
     assert np.ptp(a.q[:, 0]) > 0.5                              # the crank turns

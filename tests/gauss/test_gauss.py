@@ -314,7 +314,7 @@ def test_descriptor_crank_slider_equals_the_tree_and_loop_model():
     rounding of the rod inertia; with the URDF's own numbers it is integration error only."""
     model = ud.load(ROOT / "robots" / "crank_slider.urdf")
     tree = tree_simulate(model, model.q_initial(), None, 2.0, controller=Constant(model, [-0.5, 0, 0]),
-                         dt_out=0.01, rtol=1e-11, atol=1e-12, t_stab=0.1)
+                         options=ud.SimulateOptions(dt_out=0.01, rtol=1e-11, atol=1e-12, t_stab=0.1))
     (m_rod, I_rod), (_, I_crank) = _urdf_centroidal_inertia(model, "rod"), _urdf_centroidal_inertia(model, "crank")
     assert m_rod == pytest.approx(P["m2"]) and I_rod == pytest.approx(P["m2"] * P["l2"] ** 2 / 12, rel=1e-6)
     out = {}
