@@ -93,7 +93,11 @@ def test_no_pool_unless_on_nor_when_marked_or_every_kernel_is_cached(tmp_path, m
     monkeypatch.setattr(compile_ahead, "_current", None)
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
     monkeypatch.delenv("URDF_DYN_COMPILE_AHEAD", raising=False)
-    assert compile_ahead.start() is None                   # off by default
+    monkeypatch.setattr(compile_ahead.os, "getloadavg", lambda: (9.0, 9.0, 9.0))
+    assert compile_ahead.start() is None                   # auto, and a busy machine: no pool
+    monkeypatch.setattr(compile_ahead.os, "cpu_count", lambda: 1)
+    monkeypatch.setattr(compile_ahead.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    assert compile_ahead.start() is None                   # auto, and one core: no pool
     monkeypatch.setenv("URDF_DYN_COMPILE_AHEAD", "off")
     assert compile_ahead.start() is None
     monkeypatch.setenv("URDF_DYN_COMPILE_AHEAD", "on")

@@ -11,8 +11,10 @@ the cache, instead of compiling it a second time. The bar of ``cli.compiling`` n
 Only when the kernel cache is cold: a marker file in ``NUMBA_CACHE_DIR`` says that the whole list is cached
 (the folder is keyed by the kernel modules' sources, so an edit starts over); without it, only the kernels
 without an index file there are handed to the pool (a first run that ended before its workers did leaves a few). A kernel not in the
-list, or whose worker failed, is compiled by the job as before. **Off unless ``URDF_DYN_COMPILE_AHEAD=on``**: on this 2-core machine at load
-≈ 2.7 the main job's first run took 81–92 s with it against 64–70 s without (benchmarks/RESULTS_first_minute.md). The workers are ended at exit (those still compiling kernels this job never called).
+list, or whose worker failed, is compiled by the job as before. **On by default when the machine has room**: at least two
+cores and a 1-minute load average under the cores less one half (``URDF_DYN_COMPILE_AHEAD=on`` forces it, ``off`` turns it
+off). On this 2-core machine, quiet (load 0.9–1.2), the main job's first run took 47.4 s with it against 64.7 s without; at
+load ≈ 2.7 it was slower (81–92 s against 64–70 s), hence the gate (benchmarks/RESULTS_first_minute.md). The workers are ended at exit (those still compiling kernels this job never called).
 """
 from __future__ import annotations
 
@@ -187,12 +189,29 @@ def _write_marker(path: str):
         pass
 
 
+def _wanted() -> bool:
+    """``URDF_DYN_COMPILE_AHEAD``: on, off, or auto (the default): on when there are at least two cores and the
+    1-minute load average leaves half a core free — workers that compete with other jobs for the cores made the
+    first run slower, not faster (benchmarks/RESULTS_first_minute.md)."""
+    mode = os.environ.get("URDF_DYN_COMPILE_AHEAD", "auto").strip().lower()
+    if mode in ("on", "1", "yes"):
+        return True
+    if mode in ("off", "0", "no"):
+        return False
+    cores = os.cpu_count() or 1
+    try:
+        load = os.getloadavg()[0]
+    except (OSError, AttributeError):       # no load average (Windows): the cores decide
+        load = 0.0
+    return cores >= 2 and load < cores - 0.5
+
+
 def start(bar=None) -> CompileAhead | None:
-    """Start the pool if the kernel cache is cold (no marker) and it is not turned off; the job's cache misses
+    """Start the pool if the kernel cache is cold (no marker) and ``_wanted()`` (on, or auto with room); the job's cache misses
     then wait for it. Returns the pool, or None."""
     global _current
-    if os.environ.get("URDF_DYN_COMPILE_AHEAD", "off").lower() not in ("on", "1", "yes"):
-        return None         # off by default: slower than compiling in the job on 2 cores (RESULTS_first_minute)
+    if not _wanted():
+        return None
     if _current is not None and _current.pid == os.getpid():
         return _current         # one pool per process (a second job of the same process, e.g. in tests)
     folder = os.environ.get("NUMBA_CACHE_DIR")
