@@ -62,6 +62,7 @@ def run_lateral(launch, model, cyl, frames, pins, swing, footprint, n=(13, 13, 1
         env = stall_envelopes(model, cyl, relief, (lip.link, corner), holding_relief=iso.holding_relief,
                               footprint=footprint, n=n, n_fan=n_fan)
         kw = dict(swing=swing, spacing=dict(spec.lug_spacing))
+        kw["pin_field"] = lc.case_field(model, env, pins, swing)          # shared by the three cases
         T = None
         if spec.swing_relief is not None:
             D = _swing_displacement(launch, spec.swing_motor)

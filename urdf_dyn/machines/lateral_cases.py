@@ -52,7 +52,7 @@ from urdf_dyn.machines.pins import PinSpec, pin_loads
 from urdf_dyn.machines.poses import body_poses
 from urdf_dyn.machines.stability import tipping_load
 
-__all__ = ["LateralCase", "pin_axes", "wrench_field", "pin_values", "lug_forces", "chord_axes", "swing_torque",
+__all__ = ["LateralCase", "pin_axes", "wrench_field", "case_field", "pin_values", "lug_forces", "chord_axes", "swing_torque",
            "corner_point", "corner_tooth_cases", "swing_stall_case", "eccentric_tooth_case"]
 
 
@@ -93,27 +93,38 @@ def wrench_field(model, env, specs):
     """(names, w0 (M, P, 6), W (M, 3, P, 6)): every pin's wrench [n; f] in its frame (per pin of a count) at
     rest on the grid of ``env`` (a ``stall.StallEnvelopes``), and per unit force along root x, y, z at the
     envelope's tip point: wrench = w0 + Σᵢ fᵢ W[:, i] (the statics are linear in the tip force; the loop
-    forces are the envelope's own, ``pins.pin_loads``)."""
+    forces are the envelope's own, ``pins.pin_loads``: one call for the four load sets, stacked)."""
     M, nv = env.Q.shape
-    z, t = np.zeros((M, nv)), np.zeros(M)
-    base = pin_loads(model, t, env.Q, z, z, specs, loop_forces=env.loop_forces["g"])
-    names = base.names
-    w0 = np.stack([base.wrench[n] for n in names], axis=1)
-    W = np.stack([np.stack([pin_loads(model, t, env.Q, z, z, specs, loop_forces=env.loop_forces[i],
-                                      f_ext={env.tip[0]: env.unit_wrenches[i]}).wrench[n] for n in names], axis=1)
-                  - w0 for i in range(3)], axis=1)
-    return names, w0, W
+    z = np.zeros((4 * M, nv))
+    lf = {lp: np.concatenate([np.asarray(env.loop_forces[k][lp], float) for k in ("g", 0, 1, 2)])
+          for lp in env.loop_forces["g"]}
+    f = np.concatenate([np.zeros((M, 6))] + [np.asarray(env.unit_wrenches[i], float) for i in range(3)])
+    pl = pin_loads(model, np.zeros(4 * M), np.concatenate([env.Q] * 4), z, z, specs, loop_forces=lf,
+                   f_ext={env.tip[0]: f})
+    names = pl.names
+    w = np.stack([pl.wrench[n] for n in names], axis=1).reshape(4, M, len(names), 6)
+    return names, w[0], np.moveaxis(w[1:] - w[0], 0, 1)
 
 
 def lug_forces(wrench, axis, spacing):
     """The two lugs' radial forces (…, 2, 3) [N] of a pin wrench (…, 6) [n; f] about its centre, axis a
     (3,), lug spacing s [m] (module docstring): f_⊥/2 ± (n_⊥ × a)/s."""
-    a = np.asarray(axis, float)
+    return np.stack(_lugs(wrench, np.asarray(axis, float), spacing), axis=-2)
+
+
+def _lugs(wrench, a, spacing):
     n, f = wrench[..., :3], wrench[..., 3:]
     n_perp = n - (n @ a)[..., None] * a
     f_perp = f - (f @ a)[..., None] * a
     d = np.cross(n_perp, a) / spacing
-    return np.stack([f_perp / 2 + d, f_perp / 2 - d], axis=-2)
+    half = f_perp / 2
+    return half + d, half - d
+
+
+def _norm3(x):
+    """|x| (…) of vectors x (…, 3): √((x₀² + x₁²) + x₂²), the sum in ``np.linalg.norm``'s order, without its
+    reduction over a 3-long axis (tens of times slower on large batches)."""
+    return np.sqrt((x[..., 0] * x[..., 0] + x[..., 1] * x[..., 1]) + x[..., 2] * x[..., 2])
 
 
 def pin_values(wrench, axis, spacing=None) -> dict:
@@ -121,10 +132,10 @@ def pin_values(wrench, axis, spacing=None) -> dict:
     |f|, |n_⊥|, |f·a| and the larger lug force (None without ``spacing``)."""
     a = np.asarray(axis, float)
     n, f = wrench[..., :3], wrench[..., 3:]
-    out = dict(force_N=np.linalg.norm(f, axis=-1), moment_Nm=np.linalg.norm(n - (n @ a)[..., None] * a, axis=-1),
-               side_N=np.abs(f @ a), lug_N=None)
+    out = dict(force_N=_norm3(f), moment_Nm=_norm3(n - (n @ a)[..., None] * a), side_N=np.abs(f @ a), lug_N=None)
     if spacing:
-        out["lug_N"] = np.linalg.norm(lug_forces(wrench, a, spacing), axis=-1).max(axis=-1)
+        l1, l2 = _lugs(wrench, a, spacing)
+        out["lug_N"] = np.maximum(_norm3(l1), _norm3(l2))
     return out
 
 
@@ -161,8 +172,12 @@ def _evaluate(case, env, field, F, axes, spacing, chords, swing, relief, holding
     """A LateralCase from the tip forces F (M, K, 3) [N] (root coordinates) on the envelope's grid; labels
     (M, K) name each state's limit."""
     names, w0, W = field
-    wr = w0[:, None] + np.einsum("mki,mipj->mkpj", F, W)                   # (M, K, P, 6)
     M, K = F.shape[:2]
+
+    def wrench(j):
+        """Pin j's wrench (M, K, 6) at every state, w0 + Σᵢ Fᵢ W[:, i]: one pin at a time (all P at once
+        would be M·K·P·6 floats, hundreds of MB on a fine grid)."""
+        return w0[:, None, j] + np.einsum("mki,mij->mkj", F, np.ascontiguousarray(W[:, :, j]))
     pins, states, seen = {}, [], {}
 
     def state(m, k, why):
@@ -178,7 +193,7 @@ def _evaluate(case, env, field, F, axes, spacing, chords, swing, relief, holding
     for j, n in enumerate(names):
         if n.startswith("_") or n == swing:
             continue
-        v = pin_values(wr[:, :, j], axes[n], (spacing or {}).get(n))
+        v = pin_values(wrench(j), axes[n], (spacing or {}).get(n))
         mf = np.unravel_index(int(np.argmax(v["force_N"])), (M, K))
         mm = np.unravel_index(int(np.argmax(v["moment_Nm"])), (M, K))
         pins[n] = dict(force_N=float(v["force_N"][mf]), moment_Nm=float(v["moment_Nm"][mm]),
@@ -190,7 +205,7 @@ def _evaluate(case, env, field, F, axes, spacing, chords, swing, relief, holding
             state(*mm, f"{n} moment")
     torsion = {}
     for b, u in chords.items():
-        w = wr[:, :, names.index("_torsion:" + b)]
+        w = wrench(names.index("_torsion:" + b))
         tq = np.abs(w[..., :3] @ u)
         mt = np.unravel_index(int(np.argmax(tq)), (M, K))
         torsion[b] = float(tq[mt])
@@ -198,7 +213,7 @@ def _evaluate(case, env, field, F, axes, spacing, chords, swing, relief, holding
             state(*mt, f"{b} torsion")
     ring = {}
     if swing is not None:
-        r = wr[:, :, names.index(swing)]
+        r = wrench(names.index(swing))
         tilt, axial = np.hypot(r[..., 0], r[..., 1]), r[..., 5]
         radial, torque = np.hypot(r[..., 3], r[..., 4]), np.abs(r[..., 2])
         mt = np.unravel_index(int(np.argmax(tilt)), (M, K))
@@ -208,6 +223,21 @@ def _evaluate(case, env, field, F, axes, spacing, chords, swing, relief, holding
                         torque_Nm=float(torque[mt]), pose=env.pose(mt[0]), limited_by=str(labels[mt])))
         state(*mt, "ring tilting")
     return LateralCase(case, relief, holding, T, pins, torsion, ring, states, env.tip[0], note)
+
+
+def case_field(model, env, pins, swing="swing", torsion_of=None):
+    """``wrench_field`` of ``env`` for the pins, the torsion bodies and the ring of the lateral cases (their
+    arguments of the same names): computed once, given to each case as ``pin_field``."""
+    return wrench_field(model, env, _specs(pins, swing, _torsion_default(model, torsion_of)))
+
+
+def _field(model, env, specs, pin_field):
+    if pin_field is None:
+        return wrench_field(model, env, specs)
+    if tuple(pin_field[0]) != tuple(specs) or len(pin_field[1]) != len(env.Q):
+        raise ValueError(f"pin_field is not this case's: its pins {list(pin_field[0])} on {len(pin_field[1])} "
+                         f"poses, the case's {list(specs)} on {len(env.Q)} (case_field with the same arguments)")
+    return pin_field
 
 
 def _specs(pins, swing, torsion_of):
@@ -250,16 +280,18 @@ def _corner_forces(env, c, torque):
     return F * k[..., None], np.where(k < 1, "swing relief", lab).astype(object)
 
 
-def corner_tooth_cases(model, env, pins, swing="swing", spacing=None, torsion_of=None, torque=None) -> list:
+def corner_tooth_cases(model, env, pins, swing="swing", spacing=None, torsion_of=None, torque=None,
+                       pin_field=None) -> list:
     """One LateralCase per working cylinder of ``env`` (``stall.stall_envelopes`` with its tip at the
     corner tooth, ``corner_point``): every stall state (the fan and the tangent, each at its held force),
     scaled down where the tooth force's torque about the swing axis exceeds ``torque`` [N m] (the swing
     relief's, ``swing_torque``; None: not limited). pins: {name: PinSpec | joint}; swing: the ring's joint
     (None: no ring); spacing: {pin: lug spacing [m]}; torsion_of: {body: child body} (default boom → stick,
-    stick → bucket when those exist)."""
+    stick → bucket when those exist); pin_field: ``case_field`` of the same arguments when already computed
+    (the three cases of one envelope share it)."""
     torsion_of = _torsion_default(model, torsion_of)
     specs = _specs(pins, swing, torsion_of)
-    field_ = wrench_field(model, env, specs)
+    field_ = _field(model, env, specs, pin_field)
     axes, chords = pin_axes(model, specs), chord_axes(model, env.Q[0], torsion_of)
     out = []
     for c in env.working:
@@ -274,12 +306,13 @@ def corner_tooth_cases(model, env, pins, swing="swing", spacing=None, torsion_of
 
 
 def swing_stall_case(model, env, pins, torque, footprint=None, swing="swing", spacing=None,
-                     torsion_of=None, min_reach=None) -> LateralCase:
+                     torsion_of=None, min_reach=None, pin_field=None) -> LateralCase:
     """The swing stall against a wall (module docstring) on the poses of ``env`` (its tip: the corner tooth
     where the wall touches): a force T / r across the boom plane, towards either side, capped by tipping
     (``footprint``). torque T [N m] (``swing_torque``). Poses with the tooth nearer the swing axis than
     ``min_reach`` [m] (default: the footprint's front edge, else 0) are left out: a wall there would stand
-    over the tracks, and T / r grows without bound as r → 0. Raises ValueError when no pose is left."""
+    over the tracks, and T / r grows without bound as r → 0. pin_field: as ``corner_tooth_cases``. Raises
+    ValueError when no pose is left."""
     torsion_of = _torsion_default(model, torsion_of)
     specs = _specs(pins, swing, torsion_of)
     e = _lateral_dir(model, env, swing or "swing")
@@ -291,7 +324,7 @@ def swing_stall_case(model, env, pins, torque, footprint=None, swing="swing", sp
     mag = np.linalg.norm(F, axis=2)
     lim = np.where(cap < mag, "tipping", np.where(far[:, None], "swing relief", "not reached")).astype(object)
     F = dirs * np.minimum(mag, cap)[..., None]
-    field_ = wrench_field(model, env, specs)
+    field_ = _field(model, env, specs, pin_field)
     return _evaluate("swing stall against a wall", env, field_, F, pin_axes(model, specs),
                      spacing, chord_axes(model, env.Q[0], torsion_of), swing, env.relief, env.holding_relief,
                      float(torque), f"wall at the corner tooth, either side, {int(far.sum())} poses with the tooth beyond "
@@ -310,13 +343,13 @@ def _side_force(torque, r, footprint, min_reach):
 
 
 def eccentric_tooth_case(model, env, pins, torque, footprint=None, swing="swing", spacing=None,
-                         torsion_of=None, min_reach=None) -> LateralCase:
+                         torsion_of=None, min_reach=None, pin_field=None) -> LateralCase:
     """The eccentric tooth load (module docstring): every corner-tooth stall state of ``env`` (each working
     cylinder, fan and tangent; ``corner_tooth_cases``'s, held to the swing relief) plus the side force across
     the boom plane that brings the torque about the swing axis to the relief's, ±T: s = (±T − τ)/r at the
     tooth (τ the corner force's own torque, r the tooth's distance from the axis in the boom plane), capped
     so that the machine does not tip (``footprint``); no side force with the tooth nearer the swing axis than
-    ``min_reach`` (as ``swing_stall_case``)."""
+    ``min_reach`` (as ``swing_stall_case``). pin_field: as ``corner_tooth_cases``."""
     torsion_of = _torsion_default(model, torsion_of)
     specs = _specs(pins, swing, torsion_of)
     e = _lateral_dir(model, env, swing or "swing")
@@ -335,7 +368,7 @@ def eccentric_tooth_case(model, env, pins, torque, footprint=None, swing="swing"
             Fs.append(Fp + np.minimum(want, cap)[..., None] * sgn * e)
             labs.append(np.where(cap < want, lp + " + side force (tipping)", lp + " + side force (swing relief)"))
     F, labels = np.concatenate(Fs, axis=1), np.concatenate(labs, axis=1)
-    field_ = wrench_field(model, env, specs)
+    field_ = _field(model, env, specs, pin_field)
     return _evaluate("eccentric tooth load", env, field_, F, pin_axes(model, specs), spacing,
                      chord_axes(model, env.Q[0], torsion_of), swing, env.relief, env.holding_relief, float(torque),
                      f"corner-tooth stall states ({', '.join(env.working)}) + a side force at the tooth to the "
