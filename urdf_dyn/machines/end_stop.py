@@ -103,7 +103,7 @@ def end_stop_impacts(model, poses, speeds, cushion_length, xi, pins, acts, swing
     axes = pin_axes(model, specs)
     if swing is not None:
         specs = dict(specs, **{"_ring": PinSpec(swing)})
-    out = []
+    out, motions = [], []
     for (c, end), Q in poses.items():
         v = float(speeds[(c, end)])
         rows, worst = [], None
@@ -112,24 +112,34 @@ def end_stop_impacts(model, poses, speeds, cushion_length, xi, pins, acts, swing
             m_eff = float(Gc @ mass_matrix(model, q) @ Gc)
             a = v * v / (2 * xi * cushion_length)
             qd, qdd, _ = _motion(model, q, acts, c, v, -np.sign(v) * phi * a)
-            z = np.zeros((1, model.nv))
-            dyn = pin_loads(model, [0.0], q[None], qd[None], qdd[None], specs)
-            sta = pin_loads(model, [0.0], q[None], z, z, specs)
-            rows.append((q, qd, qdd, dyn, sta))
+            rows.append((q, qd, qdd))
             if worst is None or m_eff * a > worst[1] * worst[2]:
                 worst = (len(rows) - 1, m_eff, a)
+        motions.append((c, end, v, rows, worst))
+    # every state's pin loads in two calls (in motion, at rest): the states are independent rows
+    q_all = np.array([r[0] for m in motions for r in m[3]])
+    z = np.zeros_like(q_all)
+    dyn_all = pin_loads(model, np.zeros(len(q_all)), q_all, np.array([r[1] for m in motions for r in m[3]]),
+                        np.array([r[2] for m in motions for r in m[3]]), specs)
+    sta_all = pin_loads(model, np.zeros(len(q_all)), q_all, z, z, specs)
+    start = 0
+    for c, end, v, rows, worst in motions:
+        sl = slice(start, start + len(rows))
+        start += len(rows)
+        dyn = {n: dyn_all.wrench[n][sl] for n in dyn_all.names}
+        sta = {n: sta_all.wrench[n][sl] for n in sta_all.names}
         k, m_eff, a = worst
         pv = {}
         for n in pins:
-            F = [pin_values(r[3].wrench[n][0], axes[n]) for r in rows]
-            S = [float(np.linalg.norm(r[4].wrench[n][0, 3:])) for r in rows]
+            F = [pin_values(w, axes[n]) for w in dyn[n]]
+            S = [float(np.linalg.norm(w[3:])) for w in sta[n]]
             i = int(np.argmax([f["force_N"] for f in F]))
             pv[n] = dict(force_N=float(F[i]["force_N"]), moment_Nm=float(max(f["moment_Nm"] for f in F)),
                          static_N=S[i], dynamic_factor=float(F[i]["force_N"] / S[i]) if S[i] > 0 else np.inf)
         ring = {}
         if swing is not None:
             from urdf_dyn.machines.slewing_ring import ring_components
-            comp = [ring_components(r[3].wrench["_ring"][0]) for r in rows]
+            comp = [ring_components(w) for w in dyn["_ring"]]
             ring = {key: float(max(abs(cc[key]) if key != "axial_N" else cc[key] for cc in comp))
                     for key in ("tilting_moment_Nm", "axial_N", "radial_N", "torque_Nm")}
         q, qd, qdd = rows[k][:3]

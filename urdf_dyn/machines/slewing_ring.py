@@ -80,31 +80,39 @@ def ring_at_tipping_limit(model, Q, tip, footprint, hold_N=None, swing="swing",
     lf = model.link(link)
     isw = model.joint_index(swing)
     best, per = None, []
+    lfz = {lp.name: np.zeros((1, 6)) for lp in model.loops} or None   # internal to the subtree: cancel
     for psi in np.asarray(slew_deg, float):
         Qs = Q.copy()
         Qs[:, isw] = np.radians(psi)
-        T = body_poses(model, Qs)[:, lf.body] @ np.asarray(lf.T_body_link)
+        poses = body_poses(model, Qs)
+        T = poses[:, lf.body] @ np.asarray(lf.T_body_link)
         R = T[:, :3, :3]
         pt = np.einsum("mij,j->mi", R, p) + T[:, :3, 3]
         down = np.einsum("mji,j->mi", R, [0.0, 0.0, -1.0])                  # unit downward force, link frame
         w_unit = np.concatenate([np.cross(p, down), down], axis=1)
-        W0 = base_reaction(model, Qs)
+        W0 = base_reaction(model, Qs, poses=poses)
         W1 = -np.concatenate([np.cross(pt, [0.0, 0.0, -1.0]), np.broadcast_to([0.0, 0.0, -1.0], pt.shape)], axis=1)
         L, _ = tipping_load(W0, W1, footprint)
         ok = np.isfinite(L) & (L > 0) & (True if hold_N is None else L <= np.asarray(hold_N, float))
         if not ok.any():
             continue
-        r0 = ring_wrench(model, Qs, swing)
-        r1 = ring_wrench(model, Qs, swing, {link: w_unit}) - r0
-        w = r0 + np.where(ok, L, 0.0)[:, None] * r1
+        # at rest and under the unit load, only where tipping binds first (ring_wrench's statics, one call)
+        k = np.flatnonzero(ok)
+        n = len(k)
+        Qk, z = np.concatenate([Qs[k]] * 2), np.zeros((2 * n, model.nv))
+        fx = np.concatenate([np.zeros((n, 6)), w_unit[k]])
+        r = joint_wrenches(model, Qk, z, z, lfz and {lp: np.zeros((2 * n, 6)) for lp in lfz}, {link: fx},
+                           np.concatenate([poses[k]] * 2))[:, isw]
+        w = r[:n] + L[k][:, None] * (r[n:] - r[:n])
         c = ring_components(w)
-        tilt = np.where(ok, c["tilting_moment_Nm"], -np.inf)
-        m = int(np.argmax(tilt))
-        per.append(dict(slew_deg=float(psi), tilting_moment_Nm=float(tilt[m]), load_N=float(L[m])))
-        if best is None or tilt[m] > best["tilting_moment_Nm"]:
-            best = dict({k: float(v[m]) for k, v in c.items()}, load_N=float(L[m]), slew_deg=float(psi),
+        tilt = c["tilting_moment_Nm"]
+        j = int(np.argmax(tilt))
+        m = int(k[j])
+        per.append(dict(slew_deg=float(psi), tilting_moment_Nm=float(tilt[j]), load_N=float(L[m])))
+        if best is None or tilt[j] > best["tilting_moment_Nm"]:
+            best = dict({key: float(v[j]) for key, v in c.items()}, load_N=float(L[m]), slew_deg=float(psi),
                         pose_index=m, q=Qs[m].copy(), force=np.array([0.0, 0.0, -L[m]]), point=p.copy(),
-                        equivalent_axial_N=float(rollix_equivalent_axial(c["axial_N"][m], c["radial_N"][m])))
+                        equivalent_axial_N=float(rollix_equivalent_axial(c["axial_N"][j], c["radial_N"][j])))
     if best is None:
         raise ValueError("no pose reaches the tipping limit under a vertical load at the tip before the "
                          "hydraulics give way")
