@@ -174,10 +174,21 @@ def _evaluate(case, env, field, F, axes, spacing, chords, swing, relief, holding
     names, w0, W = field
     M, K = F.shape[:2]
 
+    # pins that carry the same wrench (a torsion body's joint is also a pin) are computed once
+    same = [next(i for i in range(j + 1) if np.array_equal(w0[:, i], w0[:, j]) and np.array_equal(W[:, :, i], W[:, :, j]))
+            for j in range(len(names))]
+    kept = {}
+
     def wrench(j):
         """Pin j's wrench (M, K, 6) at every state, w0 + Σᵢ Fᵢ W[:, i]: one pin at a time (all P at once
         would be M·K·P·6 floats, hundreds of MB on a fine grid)."""
-        return w0[:, None, j] + np.einsum("mki,mij->mkj", F, np.ascontiguousarray(W[:, :, j]))
+        j = same[j]
+        if j not in kept:
+            w = w0[:, None, j] + np.einsum("mki,mij->mkj", F, np.ascontiguousarray(W[:, :, j]))
+            if same.count(j) == 1:
+                return w
+            kept[j] = w
+        return kept[j]
     pins, states, seen = {}, [], {}
 
     def state(m, k, why):
@@ -355,7 +366,7 @@ def eccentric_tooth_case(model, env, pins, torque, footprint=None, swing="swing"
     e = _lateral_dir(model, env, swing or "swing")
     r = env.lip @ np.cross(e, [0.0, 0.0, 1.0])
     _, far, r_min = _side_force(torque, r, footprint, min_reach)
-    Fs, labs = [], []
+    Fs, base, tipped = [], [], []
     for c in env.working:
         Fp, lp = _corner_forces(env, c, torque)                                      # (M, K, 3)
         M, K = Fp.shape[:2]
@@ -366,14 +377,26 @@ def eccentric_tooth_case(model, env, pins, torque, footprint=None, swing="swing"
             d = np.broadcast_to(sgn * e, (M * K, 3))
             cap = _tip_cap(env, W0, d, footprint).reshape(M, K)
             Fs.append(Fp + np.minimum(want, cap)[..., None] * sgn * e)
-            labs.append(np.where(cap < want, lp + " + side force (tipping)", lp + " + side force (swing relief)"))
-    F, labels = np.concatenate(Fs, axis=1), np.concatenate(labs, axis=1)
+            base.append(lp)
+            tipped.append(cap < want)
+    F, labels = np.concatenate(Fs, axis=1), _SideLabels(np.concatenate(base, axis=1), np.concatenate(tipped, axis=1))
     field_ = _field(model, env, specs, pin_field)
     return _evaluate("eccentric tooth load", env, field_, F, pin_axes(model, specs), spacing,
                      chord_axes(model, env.Q[0], torsion_of), swing, env.relief, env.holding_relief, float(torque),
                      f"corner-tooth stall states ({', '.join(env.working)}) + a side force at the tooth to the "
                      f"swing relief's torque, either side ({int(far.sum())} poses with the tooth beyond {r_min:g} m)",
-                     labels.astype(object))
+                     labels)
+
+
+class _SideLabels:
+    """The eccentric states' labels (M, K) ``base[m, k]`` + " + side force (tipping | swing relief)", spelt
+    only for the few states ``_evaluate`` reads (hundreds of thousands of strings otherwise)."""
+
+    def __init__(self, base, tipped):
+        self.base, self.tipped = base, tipped
+
+    def __getitem__(self, idx):
+        return self.base[idx] + (" + side force (tipping)" if self.tipped[idx] else " + side force (swing relief)")
 
 
 def _torsion_default(model, torsion_of):
