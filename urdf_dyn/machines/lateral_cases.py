@@ -132,10 +132,37 @@ def pin_values(wrench, axis, spacing=None) -> dict:
     |f|, |n_⊥|, |f·a| and the larger lug force (None without ``spacing``)."""
     a = np.asarray(axis, float)
     n, f = wrench[..., :3], wrench[..., 3:]
+    k = _coordinate_axis(a)
+    if k is not None:
+        return _pin_values_on(n, f, *k, spacing)
     out = dict(force_N=_norm3(f), moment_Nm=_norm3(n - (n @ a)[..., None] * a), side_N=np.abs(f @ a), lug_N=None)
     if spacing:
         l1, l2 = _lugs(wrench, a, spacing)
         out["lug_N"] = np.maximum(_norm3(l1), _norm3(l2))
+    return out
+
+
+def _coordinate_axis(a):
+    """(k, σ) when a = σ e_k (σ = ±1), else None."""
+    nz = np.flatnonzero(a)
+    return (int(nz[0]), float(a[nz[0]])) if len(nz) == 1 and abs(a[nz[0]]) == 1.0 else None
+
+
+def _pin_values_on(n, f, k, sigma, spacing):
+    """``pin_values`` for the axis σ e_k, term by term the same floating-point operations as the general
+    formulas (the products with a's zeros are exact zeros, adding them changes nothing): n_⊥ and f_⊥ are n
+    and f without component k, n_⊥ × a = σ ε_{m o k} n_o e_m (m, o the other two components)."""
+    i, j = (m for m in range(3) if m != k)
+    out = dict(force_N=_norm3(f), moment_Nm=np.sqrt(n[..., i] * n[..., i] + n[..., j] * n[..., j]),
+               side_N=np.abs(f[..., k]), lug_N=None)
+    if spacing:
+        eps = 1.0 if (i, j, k) in ((0, 1, 2), (1, 2, 0), (2, 0, 1)) else -1.0     # ε_{ijk}
+        d_i = (sigma * eps * n[..., j]) / spacing
+        d_j = (-sigma * eps * n[..., i]) / spacing
+        h_i, h_j = f[..., i] / 2, f[..., j] / 2
+        l1 = np.sqrt((h_i + d_i) * (h_i + d_i) + (h_j + d_j) * (h_j + d_j))
+        l2 = np.sqrt((h_i - d_i) * (h_i - d_i) + (h_j - d_j) * (h_j - d_j))
+        out["lug_N"] = np.maximum(l1, l2)
     return out
 
 
