@@ -33,7 +33,8 @@ from urdf_dyn.algorithms.dynamics import f_ext_body
 from urdf_dyn.algorithms.joints import motion_subspace
 from urdf_dyn.machines.poses import body_poses
 
-__all__ = ["PinSpec", "SwingBearing", "PinLoads", "joint_wrenches", "loop_wrenches_on_bodies", "pin_loads"]
+__all__ = ["PinSpec", "SwingBearing", "PinLoads", "joint_wrenches", "joint_wrenches_repeated", "loop_wrenches_on_bodies",
+           "pin_loads", "pin_loads_repeated"]
 
 
 @dataclass(frozen=True)
@@ -87,18 +88,29 @@ def loop_wrenches_on_bodies(model, q, loop_forces, T=None):
     loop_forces``); the predecessor receives its negative (RBDA §8.1). T: the body poses (N, NB+1, 4, 4)
     at q when already computed (``body_poses``). q: (N, nq) joint positions."""
     Q = np.atleast_2d(np.asarray(q, float))
-    N = len(Q)
-    out = np.zeros((N, model.NB + 1, 6))
     if not model.loops:
-        return out
+        return np.zeros((len(Q), model.NB + 1, 6))
     T = body_poses(model, Q) if T is None else T
-    for lp in model.loops:
+    return _loop_wrenches(model, _loop_transforms(model, T), loop_forces, len(Q))
+
+
+def _loop_transforms(model, T):
+    """[^{Fp}X_s (N, 6, 6)] per loop at body poses T: X_P ^pX_s, with ^pX_s from the pose of p in s."""
+    return [np.asarray(lp.X_P) @ _plux_batch(_relative(T[:, lp.s], T[:, lp.p])) for lp in model.loops]
+
+
+def _loop_wrenches(model, XL, loop_forces, N):
+    out = np.zeros((N, model.NB + 1, 6))
+    for lp, X_Fp_s in zip(model.loops, XL):
         w = np.broadcast_to(np.asarray(loop_forces[lp.name], float), (N, 6))
-        # ^{Fp}X_s = X_P ^pX_s, with ^pX_s from the pose of p in s
-        X_Fp_s = np.asarray(lp.X_P) @ _plux_batch(_relative(T[:, lp.s], T[:, lp.p]))
         out[:, lp.s] += np.einsum("nji,nj->ni", X_Fp_s, w)            # f_s = (^{Fp}X_s)ᵀ w
         out[:, lp.p] -= w @ np.asarray(lp.X_P)                          # f_p = −X_Pᵀ w
     return out
+
+
+def _tree_transforms(model, T):
+    """[None, ^1X_λ(1), …, ^{NB}X_λ(NB)] (N, 6, 6) at body poses T."""
+    return [None] + [_plux_batch(_relative(T[:, model.parent[i]], T[:, i])) for i in range(1, model.NB + 1)]
 
 
 def joint_wrenches(model, q, qd, qdd, loop_forces=None, f_ext=None, poses=None):
@@ -110,26 +122,41 @@ def joint_wrenches(model, q, qd, qdd, loop_forces=None, f_ext=None, poses=None):
     about its origin, as ``inverse_dynamics``. Source: RBDA Table 5.1 (backward pass) with §8.12's loop
     forces as external forces. ``poses``: the body poses (N, NB + 1, 4, 4) at q when already computed
     (``SizingRun.poses``). Raises ValueError when the model has loops and no loop_forces are given."""
+    return joint_wrenches_repeated(model, q, qd, qdd, loop_forces, f_ext, poses)
+
+
+def joint_wrenches_repeated(model, q, qd, qdd, loop_forces=None, f_ext=None, poses=None):
+    """``joint_wrenches`` (S·N, NB, 6) of S load sets on the same N poses q (N, nv): qd, qdd (S·N, nv),
+    loop_forces {loop: (S·N, 6)} and f_ext {link: (6,) or (S·N, 6)} stacked set after set (row s·N + n at
+    pose n), poses (N, NB + 1, 4, 4) at q when already computed. The same numbers as ``joint_wrenches`` of
+    q repeated S times, with the poses and the spatial transforms computed once (e.g. a machine at rest and
+    under unit loads at the tool). Raises ValueError as ``joint_wrenches``, and for S·N rows that are not a
+    multiple of N."""
     Q, QD, QDD = (np.atleast_2d(np.asarray(x, float)) for x in (q, qd, qdd))
-    N, NB = len(Q), model.NB
+    N, NB = len(QD), model.NB
+    if N % len(Q) or len(QDD) != N:
+        raise ValueError(f"qd and qdd must have a multiple of q's {len(Q)} rows, got {len(QD)} and {len(QDD)}")
     if model.loops and loop_forces is None:
         raise ValueError(f"{model.name} has loop joints: give their loop_forces (ActuatorForces.loop_forces)")
     T = body_poses(model, Q) if poses is None else poses
+    S = N // len(Q)
+
+    def rep(X):
+        return X if S == 1 else np.concatenate([X] * S)
     fx = np.zeros((N, NB + 1, 6))
     if f_ext:
         fx += f_ext_body(model, f_ext, N)
     if model.loops:
-        fx += loop_wrenches_on_bodies(model, Q, loop_forces, T)
-    X, S = [None] * (NB + 1), np.zeros((NB + 1, 6))
+        fx += _loop_wrenches(model, [rep(X) for X in _loop_transforms(model, T)], loop_forces, N)
+    X, S_ = [None] + [rep(X) for X in _tree_transforms(model, T)[1:]], np.zeros((NB + 1, 6))
     v, a, f = np.zeros((NB + 1, N, 6)), np.zeros((NB + 1, N, 6)), np.zeros((NB + 1, N, 6))
     a[0] = model.a0
     for i in range(1, NB + 1):
         lam = model.parent[i]
-        X[i] = _plux_batch(_relative(T[:, lam], T[:, i]))                    # ^iX_λ
-        S[i] = motion_subspace(model.jtype[i], model.axis[i])
-        vJ = QD[:, i - 1, None] * S[i]
+        S_[i] = motion_subspace(model.jtype[i], model.axis[i])
+        vJ = QD[:, i - 1, None] * S_[i]
         v[i] = np.einsum("nij,nj->ni", X[i], v[lam]) + vJ
-        a[i] = (np.einsum("nij,nj->ni", X[i], a[lam]) + QDD[:, i - 1, None] * S[i] + _cross_motion(v[i], vJ))
+        a[i] = (np.einsum("nij,nj->ni", X[i], a[lam]) + QDD[:, i - 1, None] * S_[i] + _cross_motion(v[i], vJ))
         Iv = v[i] @ np.asarray(model.I[i]).T
         f[i] = a[i] @ np.asarray(model.I[i]).T + _cross_force(v[i], Iv) - fx[:, i]
     for i in range(NB, 0, -1):
@@ -193,6 +220,20 @@ def pin_loads(model, t, q, qd, qdd, pins=None, loop_forces=None, f_ext=None, act
         swing: the tree joint of the swing bearing (reported as axial / radial / tilting), or None.
         poses: the body poses (N, NB + 1, 4, 4) at q when already computed (``SizingRun.poses``).
     Returns PinLoads. Raises KeyError for a pin naming an unknown joint, ValueError for count < 1."""
+    return _pin_loads(model, t, q, qd, qdd, pins, loop_forces, f_ext, actuated, swing, poses, joint_wrenches)
+
+
+def pin_loads_repeated(model, t, q, qd, qdd, pins=None, loop_forces=None, f_ext=None, swing=None, poses=None):
+    """``pin_loads`` of S load sets on the same N poses q (N, nv): t (S·N,), qd, qdd (S·N, nv), loop_forces
+    {loop: (S·N, 6)} (required when the model has loops) and f_ext stacked set after set, as
+    ``joint_wrenches_repeated`` (the same numbers as ``pin_loads`` of q repeated S times). Raises as
+    ``pin_loads``, and ValueError without the loop forces of a model with loops."""
+    if model.loops and loop_forces is None:
+        raise ValueError(f"{model.name} has loop joints: give their loop_forces for every load set")
+    return _pin_loads(model, t, q, qd, qdd, pins, loop_forces, f_ext, None, swing, poses, joint_wrenches_repeated)
+
+
+def _pin_loads(model, t, q, qd, qdd, pins, loop_forces, f_ext, actuated, swing, poses, wrenches):
     Q, QD, QDD = (np.atleast_2d(np.asarray(x, float)) for x in (q, qd, qdd))
     loops = {lp.name: k for k, lp in enumerate(model.loops)}
     if pins is None:
@@ -213,11 +254,11 @@ def pin_loads(model, t, q, qd, qdd, pins=None, loop_forces=None, f_ext=None, act
     if model.loops and loop_forces is None:
         from urdf_dyn.constraints.inverse import actuator_forces
         loop_forces = actuator_forces(model, Q, QD, QDD, actuated=actuated, warn=False, f_ext=f_ext).loop_forces
-    Fj = joint_wrenches(model, Q, QD, QDD, loop_forces, f_ext, poses)
+    Fj = wrenches(model, Q, QD, QDD, loop_forces, f_ext, poses)
     wrench, kind = {}, {}
     for name, p in specs.items():
         if p.joint in loops:
-            w, kind[name] = np.broadcast_to(np.asarray(loop_forces[p.joint], float), (len(Q), 6)), "loop"
+            w, kind[name] = np.broadcast_to(np.asarray(loop_forces[p.joint], float), (len(Fj), 6)), "loop"
         else:
             w, kind[name] = Fj[:, model.joint_index(p.joint)], "tree"
         wrench[name] = np.array(w) / p.count

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from urdf_dyn.machines.pins import joint_wrenches
+from urdf_dyn.machines.pins import joint_wrenches, joint_wrenches_repeated
 from urdf_dyn.machines.poses import body_poses
 from urdf_dyn.machines.stability import base_reaction, tipping_load
 
@@ -99,10 +99,10 @@ def ring_at_tipping_limit(model, Q, tip, footprint, hold_N=None, swing="swing",
         # at rest and under the unit load, only where tipping binds first (ring_wrench's statics, one call)
         k = np.flatnonzero(ok)
         n = len(k)
-        Qk, z = np.concatenate([Qs[k]] * 2), np.zeros((2 * n, model.nv))
+        z = np.zeros((2 * n, model.nv))
         fx = np.concatenate([np.zeros((n, 6)), w_unit[k]])
-        r = joint_wrenches(model, Qk, z, z, lfz and {lp: np.zeros((2 * n, 6)) for lp in lfz}, {link: fx},
-                           np.concatenate([poses[k]] * 2))[:, isw]
+        r = joint_wrenches_repeated(model, Qs[k], z, z, lfz and {lp: np.zeros((2 * n, 6)) for lp in lfz},
+                                    {link: fx}, poses[k])[:, isw]
         w = r[:n] + L[k][:, None] * (r[n:] - r[:n])
         c = ring_components(w)
         tilt = c["tilting_moment_Nm"]
