@@ -133,7 +133,7 @@ def pin_values(wrench, axis, spacing=None) -> dict:
     n, f = wrench[..., :3], wrench[..., 3:]
     k = _coordinate_axis(a)
     if k is not None:
-        return _pin_values_on(n, f, *k, spacing)
+        return _pin_values_on([n[..., m] for m in range(3)], [f[..., m] for m in range(3)], *k, spacing)
     out = dict(force_N=_norm3(f), moment_Nm=_norm3(n - (n @ a)[..., None] * a), side_N=np.abs(f @ a), lug_N=None)
     if spacing:
         l1, l2 = _lugs(wrench, a, spacing)
@@ -148,17 +148,18 @@ def _coordinate_axis(a):
 
 
 def _pin_values_on(n, f, k, sigma, spacing):
-    """``pin_values`` for the axis σ e_k, term by term the same floating-point operations as the general
-    formulas (the products with a's zeros are exact zeros, adding them changes nothing): n_⊥ and f_⊥ are n
-    and f without component k, n_⊥ × a = σ ε_{m o k} n_o e_m (m, o the other two components)."""
+    """``pin_values`` for the axis σ e_k from the components n, f (3 arrays each), term by term the same
+    floating-point operations as the general formulas (the products with a's zeros are exact zeros, adding
+    them changes nothing): n_⊥ and f_⊥ are n and f without component k, n_⊥ × a = σ ε_{m o k} n_o e_m
+    (m, o the other two components)."""
     i, j = (m for m in range(3) if m != k)
-    out = dict(force_N=_norm3(f), moment_Nm=np.sqrt(n[..., i] * n[..., i] + n[..., j] * n[..., j]),
-               side_N=np.abs(f[..., k]), lug_N=None)
+    out = dict(force_N=np.sqrt((f[0] * f[0] + f[1] * f[1]) + f[2] * f[2]),
+               moment_Nm=np.sqrt(n[i] * n[i] + n[j] * n[j]), side_N=np.abs(f[k]), lug_N=None)
     if spacing:
         eps = 1.0 if (i, j, k) in ((0, 1, 2), (1, 2, 0), (2, 0, 1)) else -1.0     # ε_{ijk}
-        d_i = (sigma * eps * n[..., j]) / spacing
-        d_j = (-sigma * eps * n[..., i]) / spacing
-        h_i, h_j = f[..., i] / 2, f[..., j] / 2
+        d_i = (sigma * eps * n[j]) / spacing
+        d_j = (-sigma * eps * n[i]) / spacing
+        h_i, h_j = f[i] / 2, f[j] / 2
         l1 = np.sqrt((h_i + d_i) * (h_i + d_i) + (h_j + d_j) * (h_j + d_j))
         l2 = np.sqrt((h_i - d_i) * (h_i - d_i) + (h_j - d_j) * (h_j - d_j))
         out["lug_N"] = np.maximum(l1, l2)
@@ -201,20 +202,32 @@ def _evaluate(case, env, field, F, axes, spacing, chords, swing, relief, holding
     M, K = F.shape[:2]
 
     # pins that carry the same wrench (a torsion body's joint is also a pin) are computed once
-    same = [next(i for i in range(j + 1) if np.array_equal(w0[:, i], w0[:, j]) and np.array_equal(W[:, :, i], W[:, :, j]))
-            for j in range(len(names))]
-    kept = {}
+    key = [w0[:, j].tobytes() + W[:, :, j].tobytes() for j in range(len(names))]
+    same = [key.index(k) for k in key]
+    kept, Fc = {}, np.ascontiguousarray(np.moveaxis(F, 2, 0))                # (3, M, K)
 
     def wrench(j):
-        """Pin j's wrench (M, K, 6) at every state, w0 + Σᵢ Fᵢ W[:, i]: one pin at a time (all P at once
-        would be M·K·P·6 floats, hundreds of MB on a fine grid)."""
+        """Pin j's wrench components (6, M, K) at every state, w0 + Σᵢ Fᵢ W[:, i] summed over i in order (as
+        ``np.einsum`` does): one pin at a time (all P at once would be M·K·P·6 floats, hundreds of MB on a
+        fine grid), each component contiguous."""
         j = same[j]
-        if j not in kept:
-            w = w0[:, None, j] + np.einsum("mki,mij->mkj", F, np.ascontiguousarray(W[:, :, j]))
-            if same.count(j) == 1:
-                return w
-            kept[j] = w
-        return kept[j]
+        if j in kept:
+            return kept[j]
+        out, t = np.empty((6, M, K)), np.empty((M, K))
+        for c in range(6):
+            np.multiply(Fc[0], W[:, 0, j, c, None], out=out[c])
+            out[c] += np.multiply(Fc[1], W[:, 1, j, c, None], out=t)
+            out[c] += np.multiply(Fc[2], W[:, 2, j, c, None], out=t)
+            out[c] += w0[:, j, c, None]
+        if same.count(j) > 1:
+            kept[j] = out
+        return out
+
+    def values(j, n):
+        a, s = axes[n], (spacing or {}).get(n)
+        k = _coordinate_axis(a)
+        C = wrench(j)
+        return _pin_values_on(C[:3], C[3:], *k, s) if k is not None else pin_values(np.moveaxis(C, 0, -1).copy(), a, s)
     pins, states, seen = {}, [], {}
 
     def state(m, k, why):
@@ -230,7 +243,7 @@ def _evaluate(case, env, field, F, axes, spacing, chords, swing, relief, holding
     for j, n in enumerate(names):
         if n.startswith("_") or n == swing:
             continue
-        v = pin_values(wrench(j), axes[n], (spacing or {}).get(n))
+        v = values(j, n)
         mf = np.unravel_index(int(np.argmax(v["force_N"])), (M, K))
         mm = np.unravel_index(int(np.argmax(v["moment_Nm"])), (M, K))
         pins[n] = dict(force_N=float(v["force_N"][mf]), moment_Nm=float(v["moment_Nm"][mm]),
@@ -242,7 +255,7 @@ def _evaluate(case, env, field, F, axes, spacing, chords, swing, relief, holding
             state(*mm, f"{n} moment")
     torsion = {}
     for b, u in chords.items():
-        w = wrench(names.index("_torsion:" + b))
+        w = np.moveaxis(wrench(names.index("_torsion:" + b)), 0, -1).copy()           # (M, K, 6)
         tq = np.abs(w[..., :3] @ u)
         mt = np.unravel_index(int(np.argmax(tq)), (M, K))
         torsion[b] = float(tq[mt])
@@ -251,8 +264,8 @@ def _evaluate(case, env, field, F, axes, spacing, chords, swing, relief, holding
     ring = {}
     if swing is not None:
         r = wrench(names.index(swing))
-        tilt, axial = np.hypot(r[..., 0], r[..., 1]), r[..., 5]
-        radial, torque = np.hypot(r[..., 3], r[..., 4]), np.abs(r[..., 2])
+        tilt, axial = np.hypot(r[0], r[1]), r[5]
+        radial, torque = np.hypot(r[3], r[4]), np.abs(r[2])
         mt = np.unravel_index(int(np.argmax(tilt)), (M, K))
         ring = dict(tilting_moment_Nm=float(tilt.max()), axial_N=float(axial.max()), radial_N=float(radial.max()),
                     torque_Nm=float(torque.max()), at_largest_tilting=dict(
