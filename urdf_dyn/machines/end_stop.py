@@ -107,11 +107,10 @@ def end_stop_impacts(model, poses, speeds, cushion_length, xi, pins, acts, swing
     for (c, end), Q in poses.items():
         v = float(speeds[(c, end)])
         rows, worst = [], None
+        a = v * v / (2 * xi * cushion_length)
         for q in np.atleast_2d(Q):
-            qd0, _, Gc = _motion(model, q, acts, c, v, 0.0)
+            qd, qdd, Gc = _motion(model, q, acts, c, v, -np.sign(v) * phi * a)
             m_eff = float(Gc @ mass_matrix(model, q) @ Gc)
-            a = v * v / (2 * xi * cushion_length)
-            qd, qdd, _ = _motion(model, q, acts, c, v, -np.sign(v) * phi * a)
             rows.append((q, qd, qdd))
             if worst is None or m_eff * a > worst[1] * worst[2]:
                 worst = (len(rows) - 1, m_eff, a)
