@@ -6,7 +6,9 @@
   recursion of the joint axes (Ṡ⁰ = v⁰ × S⁰) and I⁰ rebuilt from mass, centre of mass and rotational inertia
   (not from the RNEA's body-frame pass that produced the pin forces);
 - the swing bearing's tilting moment against the hand moment of every weight above it and the tip load
-  about the bearing centre, in the bearing's axes (direction as well as size).
+  about the bearing centre, in the bearing's axes (direction as well as size);
+- ``joint_wrenches_repeated`` / ``pin_loads_repeated`` (load sets on shared poses) against the plain calls on
+  the poses repeated, bit for bit.
 """
 import numpy as np
 import pytest
@@ -16,7 +18,8 @@ from _robots import ROOT
 from urdf_dyn.algorithms.joints import motion_subspace
 from urdf_dyn.algorithms.spatial import mcI, pose_to_plux
 from urdf_dyn.machines.loads import point_positions, point_wrench
-from urdf_dyn.machines.pins import PinSpec, joint_wrenches, pin_loads
+from urdf_dyn.machines.pins import PinSpec, joint_wrenches, joint_wrenches_repeated, pin_loads, pin_loads_repeated
+from urdf_dyn.machines.poses import body_poses
 
 EXC = ROOT / "robots" / "excavator.urdf"
 Y = ["swing", "boom_cyl", "stick_cyl", "bucket_cyl"]
@@ -137,3 +140,41 @@ def test_pair_is_reported_per_pin_and_names_are_checked():
     assert pl.cycle_peak("one")[0] > 1e5                         # the boom pair holds the front: > 100 kN
     with pytest.raises(KeyError, match="boom_nose_pin"):
         pin_loads(model, [0.0], Q, Z, Z, pins={"x": "boom_nose_pin"})
+
+
+def _sets(moving, S=3):
+    """S load sets on the moving states: moving, at rest, faster and reversed; random loop forces and tip
+    loads."""
+    model, _, Q, QD, QDD = moving
+    rng = np.random.default_rng(7)
+    qd = np.concatenate([QD, np.zeros_like(QD), -2.0 * QD])
+    qdd = np.concatenate([QDD, np.zeros_like(QDD), 4.0 * QDD])
+    lf = {lp.name: rng.normal(size=(S * len(Q), 6)) * 1e4 for lp in model.loops}
+    return model, Q, qd, qdd, lf, {"bucket": rng.normal(size=(S * len(Q), 6)) * 1e3}, S
+
+
+def test_repeated_sets_are_the_plain_call_on_repeated_poses(moving):
+    """joint_wrenches_repeated / pin_loads_repeated (S load sets on the same poses, the transforms computed
+    once) against the plain calls on the poses repeated S times: the same numbers, bit for bit."""
+    model, Q, qd, qdd, lf, fx, S = _sets(moving)
+    Qs = np.concatenate([Q] * S)
+    ref = joint_wrenches(model, Qs, qd, qdd, lf, fx)
+    assert ref.shape == (S * len(Q), model.NB, 6) and np.abs(ref).max() > 1e3
+    assert np.array_equal(joint_wrenches_repeated(model, Q, qd, qdd, lf, fx), ref)
+    assert np.array_equal(joint_wrenches_repeated(model, Q, qd, qdd, lf, fx, body_poses(model, Q)), ref)
+    pins = {"boom_foot": "boom", "pair": PinSpec("boom_cyl_pin", 2), "eye": "stick_cylinder_eye"}
+    t = np.arange(S * len(Q)) * 0.01
+    a = pin_loads(model, t, Qs, qd, qdd, pins, loop_forces=lf, f_ext=fx, swing="swing")
+    b = pin_loads_repeated(model, t, Q, qd, qdd, pins, loop_forces=lf, f_ext=fx, swing="swing")
+    assert a.names == b.names and a.kind == b.kind
+    for n in a.names:
+        assert np.array_equal(a.wrench[n], b.wrench[n])
+    assert np.array_equal(a.swing.tilting, b.swing.tilting) and np.array_equal(a.swing.axial, b.swing.axial)
+
+
+def test_repeated_sets_name_bad_rows(moving):
+    model, Q, qd, qdd, lf, fx, S = _sets(moving)
+    with pytest.raises(ValueError, match="multiple of q's"):
+        joint_wrenches_repeated(model, Q, qd[:-1], qdd[:-1], lf, fx)
+    with pytest.raises(ValueError, match="loop_forces"):
+        pin_loads_repeated(model, np.zeros(len(qd)), Q, qd, qdd, {"boom_foot": "boom"})

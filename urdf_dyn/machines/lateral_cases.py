@@ -52,8 +52,8 @@ from urdf_dyn.machines.pins import PinSpec, pin_loads_repeated
 from urdf_dyn.machines.poses import body_poses
 from urdf_dyn.machines.stability import tipping_load
 
-__all__ = ["LateralCase", "pin_axes", "wrench_field", "case_field", "pin_values", "lug_forces", "chord_axes", "swing_torque",
-           "corner_point", "corner_tooth_cases", "swing_stall_case", "eccentric_tooth_case"]
+__all__ = ["LateralCase", "pin_axes", "wrench_field", "case_field", "pin_values", "lug_forces", "chord_axes",
+           "swing_torque", "corner_point", "corner_tooth_cases", "swing_stall_case", "eccentric_tooth_case"]
 
 
 @dataclass
@@ -227,7 +227,9 @@ def _evaluate(case, env, field, F, axes, spacing, chords, swing, relief, holding
         a, s = axes[n], (spacing or {}).get(n)
         k = _coordinate_axis(a)
         C = wrench(j)
-        return _pin_values_on(C[:3], C[3:], *k, s) if k is not None else pin_values(np.moveaxis(C, 0, -1).copy(), a, s)
+        if k is not None:
+            return _pin_values_on(C[:3], C[3:], *k, s)
+        return pin_values(np.moveaxis(C, 0, -1).copy(), a, s)
     pins, states, seen = {}, [], {}
 
     def state(m, k, why):
@@ -418,7 +420,8 @@ def eccentric_tooth_case(model, env, pins, torque, footprint=None, swing="swing"
             Fs.append(Fp + np.minimum(want, cap)[..., None] * sgn * e)
             base.append(lp)
             tipped.append(cap < want)
-    F, labels = np.concatenate(Fs, axis=1), _SideLabels(np.concatenate(base, axis=1), np.concatenate(tipped, axis=1))
+    F = np.concatenate(Fs, axis=1)
+    labels = _SideLabels(np.concatenate(base, axis=1), np.concatenate(tipped, axis=1))
     field_ = _field(model, env, specs, pin_field)
     return _evaluate("eccentric tooth load", env, field_, F, pin_axes(model, specs), spacing,
                      chord_axes(model, env.Q[0], torsion_of), swing, env.relief, env.holding_relief, float(torque),

@@ -33,8 +33,8 @@ from urdf_dyn.algorithms.dynamics import f_ext_body
 from urdf_dyn.algorithms.joints import motion_subspace
 from urdf_dyn.machines.poses import body_poses
 
-__all__ = ["PinSpec", "SwingBearing", "PinLoads", "joint_wrenches", "joint_wrenches_repeated", "loop_wrenches_on_bodies",
-           "pin_loads", "pin_loads_repeated"]
+__all__ = ["PinSpec", "SwingBearing", "PinLoads", "joint_wrenches", "joint_wrenches_repeated",
+           "loop_wrenches_on_bodies", "pin_loads", "pin_loads_repeated"]
 
 
 @dataclass(frozen=True)
