@@ -197,7 +197,7 @@ def corner_point(lip, half_width, axis=(0.0, 1.0, 0.0)) -> np.ndarray:
 
 def _evaluate(case, env, field, F, axes, spacing, chords, swing, relief, holding, T, note, labels):
     """A LateralCase from the tip forces F (M, K, 3) [N] (root coordinates) on the envelope's grid; labels
-    (M, K) name each state's limit."""
+    (M, K) (an array, or anything indexed by (m, k)) name each state's limit."""
     names, w0, W = field
     M, K = F.shape[:2]
 

@@ -122,7 +122,9 @@ def joint_wrenches(model, q, qd, qdd, loop_forces=None, f_ext=None, poses=None):
     about its origin, as ``inverse_dynamics``. Source: RBDA Table 5.1 (backward pass) with §8.12's loop
     forces as external forces. ``poses``: the body poses (N, NB + 1, 4, 4) at q when already computed
     (``SizingRun.poses``). Raises ValueError when the model has loops and no loop_forces are given."""
-    return joint_wrenches_repeated(model, q, qd, qdd, loop_forces, f_ext, poses)
+    Q, QD, QDD = (np.atleast_2d(np.asarray(x, float)) for x in (q, qd, qdd))
+    QD, QDD = (np.broadcast_to(x, (len(Q),) + x.shape[1:]) if len(x) == 1 else x for x in (QD, QDD))
+    return joint_wrenches_repeated(model, Q, QD, QDD, loop_forces, f_ext, poses)
 
 
 def joint_wrenches_repeated(model, q, qd, qdd, loop_forces=None, f_ext=None, poses=None):
