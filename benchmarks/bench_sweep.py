@@ -128,15 +128,17 @@ def same_results(a: Path, b: Path) -> str:
 
 
 def case_profile(f: Path, n=12) -> tuple:
-    """One warm case in this process under cProfile, as a worker runs it: (CPU s without cProfile, rows)."""
-    from urdf_dyn.jobs.sweep_case import run_case
+    """One warm case in this process under cProfile, as a worker runs it (its warm-up first,
+    ``sweep_case.warm_worker``): (CPU s without cProfile, rows)."""
+    from urdf_dyn.jobs.sweep_case import run_case, warm_worker
     from urdf_dyn.jobs.sweep_job import SweepDocument, plan_sweep
     from urdf_dyn.launch.document import read_scenario, validate
     launch = read_scenario(f)
     validate(launch, SweepDocument, job="sweep")
     cases, _, _ = plan_sweep(launch)
+    warm_worker(cases[0].job, cases[0].data, cases[0].base_path)
     with tempfile.TemporaryDirectory() as tmp:
-        for c in cases[:2]:                                           # imports, kernels, geometry cache
+        for c in cases[:2]:                                           # the first cases' own allocations
             run_case(c.job, c.data, c.base_path, Path(tmp) / c.hash, c.files)
         c0 = time.process_time()
         for c in cases[2:6]:
@@ -339,9 +341,7 @@ After / before (same cases, taken in turn):
 |---|---:|---:|---:|
 {ratios}
 
-Outputs: {same}. The records' `sources` and `summary.md`'s line naming them now say where the optional
-quantities come from (`SizingRun.checks['stability'].min_margin`, `SizingRun.power.peak_flow`) instead of
-`sizing_report.json`, which a case no longer writes unless `sweep.tables: true`.
+Outputs: {same}.
 
 ## One case, in process, warm (cProfile; as a worker runs it)
 

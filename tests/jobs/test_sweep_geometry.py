@@ -121,6 +121,32 @@ def test_reused_results_are_the_fresh_ones_and_inputs_they_depend_on_are_not_ser
     assert _same(bigger["working_range"], fresh["working_range"])
 
 
+def test_copies_share_read_only_arrays_and_keep_their_own_objects(fresh):
+    """A reused result is a new object tree whose arrays are the cache's, read-only: writing into one raises
+    (no case changes another's numbers), changing an object or a list changes no other case's copy; the
+    result returned where it was computed stays writeable; export/install between processes hand over equal
+    results."""
+    cache = GeometryCache(memory=True, disk=False)
+    launch = _launch(ROOT / "scenarios" / "x.yaml", _small())
+    first = _checks(launch, cache=cache)
+    a, b = (_checks(launch, cache=cache)["stall"] for _ in range(2))
+    assert a is not b and a.free_bodies is not b.free_bodies and a.free_bodies[0] is not b.free_bodies[0]
+    wa, wb = a.free_bodies[0].loads[0].wrench, b.free_bodies[0].loads[0].wrench
+    assert wa is wb and not wa.flags.writeable
+    with pytest.raises(ValueError, match="read-only"):
+        wa[0] = 1.0
+    a.free_bodies.clear()
+    a.env = None
+    assert b.free_bodies and b.env is not None and _same(b, fresh["stall"])
+    assert first["stall"].free_bodies[0].loads[0].wrench.flags.writeable
+    other = GeometryCache(memory=True, disk=False)
+    assert other.install(cache.export()) == cache.stats()["entries"]
+    again = _checks(launch, cache=other)
+    assert other.stats()["misses"] == 0
+    for k in (*CHECKS, "stall"):
+        assert _same(again[k], fresh[k]), k
+
+
 def test_a_changed_robot_file_is_computed_again(fresh, tmp_path):
     """The key is the robot file's SHA-256: the same path with other bytes (the stick cylinder's stroke) is a
     miss, and its working range is the fresh one of the changed robot, not the cached one."""
