@@ -9,11 +9,10 @@ start and the workers' warm-up) ≤ 4 s; 40 cases at ≥ 5 cases/s from typing t
 
 Measured, each in a fresh process (``urdf-dyn sweep FILE --workers 2``), the two trees taken in turn:
 
-1. the 40 cases of the "before" tree's ``scenarios/excavator_sweep.scenario.yaml`` (4 soils × 10 swing
-   times), with an empty folder of kept machine checks (computed in the warm-up), then again with the checks
-   an earlier run kept on disk — for the "before" tree (a git commit, exported with ``git archive``, run
-   with this tree's interpreter and libraries) and for this tree (the same 40 cases: this tree's sweep file
-   with the before file's soils);
+1. 40 cases: each tree's ``scenarios/excavator_sweep.scenario.yaml`` with the soils ``SOILS_40`` (4 soils ×
+   10 swing times), with an empty folder of kept machine checks (computed in the warm-up), then again with
+   the checks an earlier run kept on disk — for the "before" tree (a git commit, exported with ``git
+   archive``, run with this tree's interpreter and libraries) and for this tree;
 2. this tree's sweep file as shipped (every soil preset), checks kept on disk;
 3. that the two trees' results are the same: every case's metrics (the record's ``sources`` aside) and
    ``envelope.json`` byte for byte, ``results.csv`` but for its ``seconds`` and ``worker`` columns;
@@ -49,6 +48,8 @@ sys.path.insert(0, str(HERE))
 from bench_first_minute import export, scenario  # noqa: E402 - the "before" tree, the main job's scenario
 
 SWEEP = "scenarios/excavator_sweep.scenario.yaml"
+#: the target's 40 cases: these 4 soils × the sweep file's 10 swing times (the file has shipped 6 soils since)
+SOILS_40 = ["loose_sand", "dense_sand", "clay", "gravel"]
 TARGET_RATE, TARGET_CASE, TARGET_START = 5.0, 0.15, 4.0     # cases/s, core-s a case, s
 
 
@@ -128,15 +129,17 @@ def same_results(a: Path, b: Path) -> str:
 
 
 def case_profile(f: Path, n=12) -> tuple:
-    """One warm case in this process under cProfile, as a worker runs it: (CPU s without cProfile, rows)."""
-    from urdf_dyn.jobs.sweep_case import run_case
+    """One warm case in this process under cProfile, as a worker runs it (its warm-up first,
+    ``sweep_case.warm_worker``): (CPU s without cProfile, rows)."""
+    from urdf_dyn.jobs.sweep_case import run_case, warm_worker
     from urdf_dyn.jobs.sweep_job import SweepDocument, plan_sweep
     from urdf_dyn.launch.document import read_scenario, validate
     launch = read_scenario(f)
     validate(launch, SweepDocument, job="sweep")
     cases, _, _ = plan_sweep(launch)
+    warm_worker(cases[0].job, cases[0].data, cases[0].base_path)
     with tempfile.TemporaryDirectory() as tmp:
-        for c in cases[:2]:                                           # imports, kernels, geometry cache
+        for c in cases[:2]:                                           # the first cases' own allocations
             run_case(c.job, c.data, c.base_path, Path(tmp) / c.hash, c.files)
         c0 = time.process_time()
         for c in cases[2:6]:
@@ -244,8 +247,7 @@ def main(argv=None):
     d = Path(tempfile.mkdtemp(prefix="bench_sweep_"))
     try:
         before = export(a.before, d / "before")
-        soils = yaml.safe_load((before / SWEEP).read_text())["sweep"]["parameters"]["soil.preset"]
-        files = {"before": sweep_file(before, d, "before"), "after": sweep_file(ROOT, d, "after", soils)}
+        files = {"before": sweep_file(before, d, "before", SOILS_40), "after": sweep_file(ROOT, d, "after", SOILS_40)}
         trees = {"before": before, "after": ROOT}
         checks = {k: d / f"checks_{k}" for k in trees}
         rows = []
@@ -339,9 +341,7 @@ After / before (same cases, taken in turn):
 |---|---:|---:|---:|
 {ratios}
 
-Outputs: {same}. The records' `sources` and `summary.md`'s line naming them now say where the optional
-quantities come from (`SizingRun.checks['stability'].min_margin`, `SizingRun.power.peak_flow`) instead of
-`sizing_report.json`, which a case no longer writes unless `sweep.tables: true`.
+Outputs: {same}.
 
 ## One case, in process, warm (cProfile; as a worker runs it)
 

@@ -199,6 +199,20 @@ def test_local_cluster_matches_each_case_alone(local_sweep):
     assert any(not r["model_built"] for r in ok) or len({r["worker"] for r in ok}) == len(ok)
 
 
+def test_the_local_clusters_workers_run_without_the_dashboards_monitors():
+    """The embedded LocalCluster's workers run with QUIET_CLUSTER's settings (no dashboard reads what the
+    profiler and the monitors gather): no statistical profiler, slower health checks."""
+    import dask
+    from distributed import Client
+
+    from urdf_dyn.jobs.sweep import QUIET_CLUSTER, local_cluster
+    keys = list(QUIET_CLUSTER)
+    with local_cluster(1) as cluster, Client(cluster) as client:
+        got = list(client.run(lambda: [dask.config.get(k) for k in keys]).values())
+    assert got == [[QUIET_CLUSTER[k] for k in keys]]
+    assert QUIET_CLUSTER["distributed.worker.profile.enabled"] is False
+
+
 def test_failing_case_is_recorded_and_the_rest_finish(local_sweep):
     d, f, res, written = local_sweep
     failed = [r for r in res.records if r["status"] == "failed"]

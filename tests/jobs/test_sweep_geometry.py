@@ -121,6 +121,32 @@ def test_reused_results_are_the_fresh_ones_and_inputs_they_depend_on_are_not_ser
     assert _same(bigger["working_range"], fresh["working_range"])
 
 
+def test_copies_share_read_only_arrays_and_keep_their_own_objects(fresh):
+    """A reused result is a new object tree whose arrays are the cache's, read-only: writing into one raises
+    (no case changes another's numbers), changing an object or a list changes no other case's copy; the
+    result returned where it was computed stays writeable; export/install between processes hand over equal
+    results."""
+    cache = GeometryCache(memory=True, disk=False)
+    launch = _launch(ROOT / "scenarios" / "x.yaml", _small())
+    first = _checks(launch, cache=cache)
+    a, b = (_checks(launch, cache=cache)["stall"] for _ in range(2))
+    assert a is not b and a.free_bodies is not b.free_bodies and a.free_bodies[0] is not b.free_bodies[0]
+    wa, wb = a.free_bodies[0].loads[0].wrench, b.free_bodies[0].loads[0].wrench
+    assert wa is wb and not wa.flags.writeable
+    with pytest.raises(ValueError, match="read-only"):
+        wa[0] = 1.0
+    a.free_bodies.clear()
+    a.env = None
+    assert b.free_bodies and b.env is not None and _same(b, fresh["stall"])
+    assert first["stall"].free_bodies[0].loads[0].wrench.flags.writeable
+    other = GeometryCache(memory=True, disk=False)
+    assert other.install(cache.export()) == cache.stats()["entries"]
+    again = _checks(launch, cache=other)
+    assert other.stats()["misses"] == 0
+    for k in (*CHECKS, "stall"):
+        assert _same(again[k], fresh[k]), k
+
+
 def test_a_changed_robot_file_is_computed_again(fresh, tmp_path):
     """The key is the robot file's SHA-256: the same path with other bytes (the stick cylinder's stroke) is a
     miss, and its working range is the fresh one of the changed robot, not the cached one."""
@@ -227,17 +253,17 @@ def test_warm_up_shares_the_geometry_checks_between_workers(tmp_path, monkeypatc
         monkeypatch.setattr(sweep_case, "WORKER", sweep_case.WorkerState())
         w = warm_worker("size", data, str(base), (i, 2))
         assert w["status"] == "ok", w["error"]
-        # ranges | ISO 6015, lift, stall, lateral; each warm-up also runs the design cases, whose kept results
-        # (buckling, the shortest cycle, the duty mix: jobs.sizing_design.CACHED_KEYS) both compute
-        assert sweep_case.WORKER.geometry.stats()["misses"] == (1 if i == 0 else 4) + 3
+        # ranges | ISO 6015, lift, stall, lateral and the buckling check, which reads the stall envelopes'
+        # reach (worker 0 leaves it out: computed without the reach, it would serve no case); neither
+        # computes the shortest cycle or the duty mix (sweep_case.WARM_NEVER: keyed by the main cycle)
+        assert sweep_case.WORKER.geometry.stats()["misses"] == (1 if i == 0 else 4 + 1)
         blobs.update(w["geometry"])
     monkeypatch.setattr(sweep_case, "WORKER", sweep_case.WorkerState())
-    # 5 + 3 + worker 0's buckling, kept under its own key: it ran without the stall envelopes' reach
-    assert install_geometry(blobs) == 5 + 3 + 1
+    assert install_geometry(blobs) == 5 + 1
     rec = run_case("size", data, str(base), tmp_path / "case", files=True)
     assert rec["status"] == "ok", rec["error"]
     st = sweep_case.WORKER.geometry.stats()
-    assert st["misses"] == 0 and st["hits"] == 5 + 3, st
+    assert st["misses"] == 2 and st["hits"] == 5 + 1, st       # the case computes the cycle and the duty mix
     import json
     report = json.loads((tmp_path / "case" / "sizing_report.json").read_text())
     fresh = _checks(_launch(base, data))

@@ -81,6 +81,57 @@ def test_failure_angle_matches_a_scalar_minimiser():
             assert ng(b) <= ng(r.x) * (1 + 1e-12)
 
 
+def _failure_angle_60_halvings(rake, phi, delta):
+    """The bisection as it was written first: N_γ's grid minimum, then 60 halvings, every term in the loop."""
+    rake = np.atleast_1d(np.asarray(rake, float))
+    grid = np.radians(np.arange(0.25, 89.8, 0.25))
+    b0 = grid[np.argmin(n_factors(rake[:, None], phi, delta, grid[None, :])[0], axis=1)]
+
+    def sign(b):
+        D = np.cos(rake + delta) + np.sin(rake + delta) / np.tan(b + phi)
+        return -D * np.sin(b + phi) ** 2 + (1.0 / np.tan(rake) + 1.0 / np.tan(b)) * np.sin(rake + delta) * np.sin(b) ** 2
+    lo, hi = np.maximum(b0 - np.radians(0.25), 1e-4), np.minimum(b0 + np.radians(0.25), np.pi / 2)
+    at_lo, at_hi = sign(lo) >= 0, sign(hi) <= 0
+    a, b = lo.copy(), hi.copy()
+    for _ in range(60):
+        m = 0.5 * (a + b)
+        up = sign(m) > 0
+        b, a = np.where(up, m, b), np.where(up, a, m)
+    return np.where(at_lo, lo, np.where(at_hi, hi, 0.5 * (a + b)))
+
+
+def test_failure_angle_stops_where_more_halvings_change_nothing():
+    """The bisection stops once a halving changes no bracket: the same angles, to the bit, as 60 halvings
+    (every preset, a steep soil, rakes over the clipped range and at its ends)."""
+    rakes = np.concatenate([np.radians(np.linspace(15.0, 90.0, 301)), np.radians([15.0, 90.0])])
+    for soil in [*SOILS.values(), Soil("t", 1500.0, np.radians(45.0), np.radians(5.0))]:
+        ph, de = soil.friction_angle, soil.tool_friction_angle
+        assert np.array_equal(failure_angle(rakes, ph, de), _failure_angle_60_halvings(rakes, ph, de)), soil.name
+
+
+def test_the_cut_computes_the_wedge_only_where_the_edge_cuts(monkeypatch):
+    """soil_cutting searches the failure angles once, for the distinct rakes of the samples below the
+    ground only, and its FEE force there is, to the bit, fee_force's of every sample with its own failure
+    angles (the call it made before); fee_force's is 0 where the edge is above the ground."""
+    import urdf_dyn.machines.soil as soil_mod
+    soil = SOILS["stiff_clay"]
+    t = np.linspace(0.0, 3.0, 301)
+    edge = np.column_stack([4.0 + 0.6 * t, 0.2 * t, 0.05 - 0.25 * np.sin(np.pi * t / 3.0)])
+    a = np.radians(20.0 + 25.0 * t)
+    plate = np.column_stack([np.cos(a), np.zeros_like(t), np.sin(a)])
+    searched, forces = [], []
+    fa, fee = soil_mod.failure_angle, soil_mod.fee_force
+    monkeypatch.setattr(soil_mod, "failure_angle", lambda r, *x: searched.append(len(r)) or fa(r, *x))
+    monkeypatch.setattr(soil_mod, "fee_force", lambda *x, **k: forces.append(fee(*x, **k)[0]) or fee(*x, **k))
+    cut = soil_cutting(t, edge, plate, soil, 0.0, 1.2, capacity=0.3, edge_thickness=0.02)
+    monkeypatch.undo()
+    assert 0 < cut.in_soil.sum() < len(t)
+    assert searched == [len(np.unique(cut.rake[cut.in_soil]))] and len(forces) == 1
+    P, _ = fee_force(soil, cut.depth, 1.2, cut.rake, cut.surcharge)      # every sample, its own angles
+    assert np.array_equal(forces[0], P[cut.in_soil]) and np.all(P[~cut.in_soil] == 0)
+    assert np.all(cut.force[~cut.in_soil] == 0)
+
+
 @pytest.mark.parametrize("phi", [20.0, 30.0, 40.0])
 def test_vertical_smooth_wall_is_rankine_passive(phi):
     ph = np.radians(phi)

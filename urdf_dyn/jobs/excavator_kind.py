@@ -136,7 +136,7 @@ class ExcavatorKind(MachineKind):
                 out["stall"] = stall
                 reach = stall.env.push_forces({c: v.count for c, v in plan.cylinders.items()})
             out["design"] = run_design(sc, model, run.t, run.q, run.qd, run.qdd, run.f_ext, run.actuation, run.power,
-                                       plan.cylinders, reachable=reach, plan=plan, cache=cache)
+                                       plan.cylinders, reachable=reach, plan=plan, cache=cache, poses=run.poses)
         return out
 
     def summary(self, run):

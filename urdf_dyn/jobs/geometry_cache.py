@@ -7,8 +7,12 @@ the payload. ``GeometryCache`` keeps them in two tiers:
 
 - **memory** (``memory=True``: a sweep's worker process holds one cache for all its cases): each result is
   held pickled under its key — the SHA-256 of the robot file's bytes, the ``robot`` section and the sections
-  the check reads (the kind's ``geometry_sections``) — and every later case unpickles its own copy (a case
-  that changes its copy cannot change another's); at most ``size`` entries, least recently used dropped;
+  the check reads (the kind's ``geometry_sections``) — and every later case unpickles its own copy of its
+  objects, lists and dicts (a case that changes its copy cannot change another's); its numeric arrays are
+  held once beside the pickle, read-only, and shared by the copies (``pickle.Pickler.persistent_id``): a
+  case that writes into one gets a ValueError instead of changing another case's result, and unpickling
+  a result of thousands of small arrays (the stall envelopes' free bodies) costs its objects only; at most
+  ``size`` entries, least recently used dropped;
 - **disk** (``disk=True``, the default unless ``URDF_DYN_CACHE=off``): ``jobs.disk_cache`` keeps results
   between runs, keyed also by the model's content and the library's sources; the plots drawn from a result
   kept there are kept beside it and copied out by a later run (``copy_kept_plots``, ``keep_plots``).
@@ -19,11 +23,14 @@ between the processes of a sweep."""
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import pickle
 import threading
 from collections import OrderedDict
 from pathlib import Path
+
+import numpy as np
 
 from urdf_dyn.jobs import disk_cache
 
@@ -56,6 +63,49 @@ def geometry_key(scenario, check: str, sections, extra=None) -> str:
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
 
 
+class _ArraysApart(pickle.Pickler):
+    """Pickles a result with its numeric arrays left out: each one copied once, read-only, into ``arrays``
+    and pickled as its index there (``persistent_id``)."""
+
+    def __init__(self, f, arrays: list):
+        super().__init__(f, protocol=pickle.HIGHEST_PROTOCOL)
+        self.arrays, self._index = arrays, {}
+
+    def persistent_id(self, obj):
+        if type(obj) is not np.ndarray or obj.dtype.hasobject:
+            return None
+        k = self._index.get(id(obj))            # the same array twice: one copy (pickle's own memo would)
+        if k is None:
+            a = obj.copy()
+            a.flags.writeable = False
+            self.arrays.append(a)
+            k = self._index[id(obj)] = len(self.arrays) - 1
+        return k
+
+
+class _ArraysShared(pickle.Unpickler):
+    """Unpickles what ``_ArraysApart`` pickled: new objects, the kept read-only arrays."""
+
+    def __init__(self, data: bytes, arrays: tuple):
+        super().__init__(io.BytesIO(data))
+        self.arrays = arrays
+
+    def persistent_load(self, pid):
+        return self.arrays[pid]
+
+
+def _apart(result) -> tuple:
+    """(pickle without the arrays, the arrays) of ``result`` (``_ArraysApart``)."""
+    f, arrays = io.BytesIO(), []
+    _ArraysApart(f, arrays).dump(result)
+    return f.getvalue(), tuple(arrays)
+
+
+def _copy(entry: tuple):
+    """A new copy of a result kept as ``_apart(result)``: its own objects, the shared read-only arrays."""
+    return _ArraysShared(*entry).load()
+
+
 class GeometryCache:
     """The geometry-only checks' results of one run (``memory=False``) or of every case a sweep worker runs
     (``memory=True``); ``disk`` None follows ``URDF_DYN_CACHE`` (``jobs.disk_cache.enabled``). Thread-safe (a
@@ -64,7 +114,7 @@ class GeometryCache:
     def __init__(self, memory: bool = False, disk: bool | None = None, size: int = 32):
         self.memory, self.size = memory, size
         self.disk = disk_cache.enabled() if disk is None else disk
-        self._blobs: "OrderedDict[str, bytes]" = OrderedDict()
+        self._entries: "OrderedDict[str, tuple]" = OrderedDict()     # key -> _apart(result)
         self._hits = self._misses = 0
         self._from_disk: list = []
         self._kept: dict = {}          # check -> its result's file in the disk cache (this run)
@@ -81,14 +131,14 @@ class GeometryCache:
         key = geometry_key(scenario, check, sections, extra)
         if self.memory:
             with self._lock:
-                blob = self._blobs.get(key)
-                if blob is not None:
+                entry = self._entries.get(key)
+                if entry is not None:
                     self._hits += 1
-                    self._blobs.move_to_end(key)
+                    self._entries.move_to_end(key)
                 else:
                     self._misses += 1
-            if blob is not None:
-                return pickle.loads(blob)
+            if entry is not None:
+                return _copy(entry)
         kept = disk_cache.path_of(key, model) if on_disk else None
         result = disk_cache.load(kept) if on_disk else None
         if result is not None:
@@ -101,15 +151,15 @@ class GeometryCache:
                 with self._lock:
                     self._kept[check] = kept
         if self.memory:
-            blob = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
+            entry = _apart(result)         # copies: the result returned here stays as computed (writeable)
             with self._lock:
-                self._blobs[key] = blob
+                self._entries[key] = entry
                 self._trim()
         return result
 
     def _trim(self):
-        while len(self._blobs) > self.size:
-            self._blobs.popitem(last=False)
+        while len(self._entries) > self.size:
+            self._entries.popitem(last=False)
 
     def begin_run(self):
         """Forget which checks the last run took from the disk (a run calls it at its start)."""
@@ -148,20 +198,26 @@ class GeometryCache:
     def stats(self) -> dict:
         """{"hits", "misses", "entries"} of the memory tier."""
         with self._lock:
-            return {"hits": self._hits, "misses": self._misses, "entries": len(self._blobs)}
+            return {"hits": self._hits, "misses": self._misses, "entries": len(self._entries)}
 
     def export(self) -> dict:
-        """The memory tier: {key: pickled result} (to hand to the other processes of a sweep)."""
+        """The memory tier: {key: pickled result, arrays included} (to hand to the other processes of a
+        sweep)."""
         with self._lock:
-            return dict(self._blobs)
+            entries = dict(self._entries)
+        return {k: pickle.dumps(_copy(v), protocol=pickle.HIGHEST_PROTOCOL) for k, v in entries.items()}
 
     def install(self, blobs: dict) -> int:
         """Add ``blobs`` (``export`` of another process of the same sweep) to the memory tier; returns how many
         were new. The keys say what each result was computed from, so a result serves only equal inputs."""
         new = 0
-        with self._lock:
-            for k, v in blobs.items():
-                if k not in self._blobs:
-                    self._blobs[k], new = v, new + 1
-            self._trim()
+        for k, v in blobs.items():
+            with self._lock:
+                if k in self._entries:
+                    continue
+            entry = _apart(pickle.loads(v))
+            with self._lock:
+                if k not in self._entries:
+                    self._entries[k], new = entry, new + 1
+                    self._trim()
         return new

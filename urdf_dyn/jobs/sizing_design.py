@@ -77,13 +77,15 @@ def _digest(arrays) -> str:
     return h.hexdigest()
 
 
-def run_design(launch, model, t, q, qd, qdd, f_ext, res, hyd, cyl, reachable=None, plan=None, cache=None):
+def run_design(launch, model, t, q, qd, qdd, f_ext, res, hyd, cyl, reachable=None, plan=None, cache=None,
+               poses=None):
     """The design cases of ``launch.doc.design`` for the sized cycle (t, q, qd, qdd (N, nv), f_ext; ``res`` the
     SizingResult, ``hyd`` the HydraulicsResult or None, ``cyl`` {actuator: Cylinder}; ``reachable``
     {cylinder: the stall envelopes' largest compression per cylinder [N]}, reported beside the buckling
     check's relief force; ``plan`` the SizingPlan, which ``design.duty`` needs: ``jobs.sizing_duty``;
     ``cache`` the run's ``jobs.geometry_cache.GeometryCache``, which keeps the buckling check, the shortest
-    cycle and the duty mix under the sections they read, ``CACHED_KEYS``: None computes them). Returns a ``DesignCases``. Raises
+    cycle and the duty mix under the sections they read, ``CACHED_KEYS``: None computes them); ``poses`` the
+    body poses at q (``SizingRun.poses``) for the pin loads. Returns a ``DesignCases``. Raises
     ScenarioError naming the key for bad input."""
     from urdf_dyn.machines.buckling import ColumnLoads, CylinderColumn
     from urdf_dyn.machines.design_cases import buckling_cases, design_cases, stroke_lengths
@@ -134,7 +136,8 @@ def run_design(launch, model, t, q, qd, qdd, f_ext, res, hyd, cyl, reachable=Non
         shortest = _cached(cache, launch, "cycle", lambda: _shortest(model, f_ext, res.names, cycle),
                            {"main": _digest([t, f_ext or {}]), "actuated": list(res.names)}, model) if cycle else None
         dc = design_cases(model, t, q, qd, qdd, f_ext=f_ext or None, actuated=res.names, pins=pins or None,
-                          swing=ds.swing_bearing, fatigue=ds.fatigue.model_dump(), hydraulics=hyd, pumps=pumps)
+                          swing=ds.swing_bearing, fatigue=ds.fatigue.model_dump(), hydraulics=hyd, pumps=pumps,
+                          poses=poses)
         dc.buckling, dc.cycle = buckled, shortest
     except KeyError as e:
         raise launch.err("design.pins", e.args[0]) from None

@@ -9,6 +9,7 @@ is a plain function call in a long-lived process, so what the cases of one proce
 from __future__ import annotations
 
 import copy
+import gc
 import importlib
 import json
 import os
@@ -22,7 +23,7 @@ from urdf_dyn.launch.registry import run_document
 from urdf_dyn.reports.sweep_results import case_metrics
 
 __all__ = ["run_case", "run_cases", "warm_worker", "install_geometry", "group_size", "one_line", "WARM_DT",
-           "WARM_SPLIT", "WorkerState", "WORKER"]
+           "WARM_SPLIT", "WARM_NEVER", "WorkerState", "WORKER"]
 
 
 class WorkerState:
@@ -133,6 +134,11 @@ WARM_DT = 0.1
 #: the sweep hands every worker the others' results (``GeometryCache.export``/``install``)
 WARM_SPLIT = (("working_range",), ("iso6015", "lift_chart"))
 
+#: the design cases' kept results (``jobs.sizing_design.CACHED_KEYS``) that no warm-up computes: the shortest
+#: cycle and the duty mix are keyed by the main cycle's samples, which the warm-up's coarse ``WARM_DT``
+#: changes, so a warm-up's result never serves a case
+WARM_NEVER = ("cycle", "duty")
+
 
 def warm_worker(job: str, data: dict, base_path: str, share=None, checks: bool = True) -> dict:
     """Prepare this worker process before its first case: import the job's modules, read the robot of
@@ -142,7 +148,13 @@ def warm_worker(job: str, data: dict, base_path: str, share=None, checks: bool =
     case pays for them. ``share`` (i, n): this is worker i of n ≥ 2; its warm-up case computes only the
     checks of ``WARM_SPLIT[i % 2]`` (the other group's sections left out of it), the sweep then installs
     every worker's results in all (``install_geometry``). ``checks=False``: none of them (the sweep's own
-    process, warmed before it forks its LocalCluster's workers, ``jobs.sweep.local_cluster``).
+    process, warmed before it forks its LocalCluster's workers, ``jobs.sweep.local_cluster``). No warm-up
+    computes the design cases' ``WARM_NEVER`` results, nor the buckling check where it leaves out the stall
+    envelopes (``_leave_out``).
+
+    The warm-up ends with ``gc.freeze()``: what it loaded (modules, the model, the kernels, the cache) lives
+    as long as the process, so the collector's full passes, which would otherwise walk it every few cases
+    (≈ 80 ms each), skip it.
 
     Returns {"worker": host:pid, "seconds", "status", "error", "geometry": {key: pickled result}} (a
     failing warm-up is not an error: the cases report it)."""
@@ -157,17 +169,35 @@ def warm_worker(job: str, data: dict, base_path: str, share=None, checks: bool =
         motion = warm.get("motion")
         if isinstance(motion, dict) and isinstance(motion.get("dt"), (int, float)):
             motion["dt"] = max(float(motion["dt"]), WARM_DT)
-        if job == "size" and (not checks or share is not None and share[1] >= 2):
-            for j, group in enumerate(WARM_SPLIT):
-                if not checks or j != share[0] % len(WARM_SPLIT):
-                    for k in group:
-                        warm[k] = None
+        if job == "size":
+            _leave_out(warm, share, checks)
         with tempfile.TemporaryDirectory(prefix="urdf_dyn_warm_") as tmp:
             rec = run_case(job, warm, base_path, Path(tmp) / "case", files=False)
     except Exception as e:  # noqa: BLE001 - the case itself reports a bad robot section
         rec = {"status": "failed", "error": one_line(e)}
+    gc.collect()
+    gc.freeze()
     return {"worker": f"{os.uname().nodename}:{os.getpid()}", "seconds": time.perf_counter() - t0,
             "status": rec["status"], "error": rec["error"], "geometry": WORKER.geometry.export()}
+
+
+def _leave_out(warm: dict, share, checks: bool):
+    """Drop from the warm-up document ``warm`` (in place) what this warm-up does not compute: the other
+    workers' ``WARM_SPLIT`` groups (all of them with ``checks=False``), the design cases' ``WARM_NEVER``
+    results, and the buckling check where the stall envelopes are left out (its key holds their reach: a
+    buckling computed without it serves no case)."""
+    if checks and (share is None or share[1] < 2):
+        keep = range(len(WARM_SPLIT))
+    else:
+        keep = (share[0] % len(WARM_SPLIT),) if checks else ()
+    for j, group in enumerate(WARM_SPLIT):
+        if j not in keep:
+            for k in group:
+                warm[k] = None
+    design = warm.get("design")
+    if isinstance(design, dict):
+        for k in WARM_NEVER + (("buckling",) if warm.get("iso6015") is None else ()):
+            design[k] = None
 
 
 def install_geometry(blobs: dict) -> int:

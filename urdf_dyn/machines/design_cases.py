@@ -78,7 +78,7 @@ def buckling_cases(columns, relief, threshold=DEFAULT_THRESHOLD, column_loads=No
 
 def design_cases(model, t, q, qd, qdd, f_ext=None, actuated=None, pins=None, swing=None, fatigue=None,
                  columns=None, relief=None, buckling_threshold=DEFAULT_THRESHOLD, hydraulics=None, pumps=None,
-                 cycle=None, column_loads=None, reachable=None) -> DesignCases:
+                 cycle=None, column_loads=None, reachable=None, poses=None) -> DesignCases:
     """Compute the design cases that have their inputs, along a consistent motion t (N,) [s], q, qd, qdd
     (N, nv) with external wrenches f_ext ({link: (N, 6)}, as ``inverse_dynamics``).
 
@@ -88,11 +88,12 @@ def design_cases(model, t, q, qd, qdd, f_ext=None, actuated=None, pins=None, swi
     ``buckling_threshold``, column_loads: {actuator: ``buckling.ColumnLoads``} (weight, pin friction,
     clearances), reachable: {actuator: the stall envelopes' largest compression per cylinder [N]}; hydraulics: a HydraulicsResult and pumps: keywords of ``pumps.pump_power``
     (engine_power, pump_flow, relief, margin, eta_v, eta_hm, priority); cycle: keywords of
-    ``cycle.shortest_cycle`` (names, waypoints, durations, limits, kind, dt, phases, t_ref).
+    ``cycle.shortest_cycle`` (names, waypoints, durations, limits, kind, dt, phases, t_ref); poses: the body
+    poses (N, NB + 1, 4, 4) at q when already computed (``pins.pin_loads``).
     Raises ValueError / KeyError from the parts, naming what is wrong."""
     dc = DesignCases()
     if pins is not None:
-        dc.pins = pin_loads(model, t, q, qd, qdd, pins, f_ext=f_ext, actuated=actuated, swing=swing)
+        dc.pins = pin_loads(model, t, q, qd, qdd, pins, f_ext=f_ext, actuated=actuated, swing=swing, poses=poses)
         dc.fatigue = {**dict(m=3.0, life_cycles=2e6, reference_cycles=2e6), **(fatigue or {})}
         for n in dc.pins.names:
             cyc = periodic_cycles(magnitude_history(dc.pins.wrench[n][:, 3:]))

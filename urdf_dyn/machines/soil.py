@@ -188,15 +188,19 @@ def soil_preset(name: str, **overrides) -> Soil:
     return replace(SOILS[name], **overrides) if overrides else SOILS[name]
 
 
+def _wedge(a, p, d, b):
+    """(D, ok, D where ok else 1, cot α, cot β, cot(β+φ)) of ``n_factors``."""
+    cot_bp = 1.0 / np.tan(b + p)
+    D = np.cos(a + d) + np.sin(a + d) * cot_bp
+    ok = D > 1e-12
+    return D, ok, np.where(ok, D, 1.0), 1.0 / np.tan(a), 1.0 / np.tan(b), cot_bp
+
+
 def n_factors(rake, phi, delta, beta):
     """(N_γ, N_c, N_q, N_a) of the McKyes wedge (module docstring) for rake α, soil friction φ, soil–tool
     friction δ and failure angle β [rad] (arrays broadcast). D ≤ 0 (no wedge) gives inf."""
     a, p, d, b = (np.asarray(x, float) for x in (rake, phi, delta, beta))
-    cot_bp = 1.0 / np.tan(b + p)
-    D = np.cos(a + d) + np.sin(a + d) * cot_bp
-    ok = D > 1e-12
-    Ds = np.where(ok, D, 1.0)
-    cot_a, cot_b = 1.0 / np.tan(a), 1.0 / np.tan(b)
+    D, ok, Ds, cot_a, cot_b, cot_bp = _wedge(a, p, d, b)
     inf = np.inf
     Ng = np.where(ok, (cot_a + cot_b) / (2 * Ds), inf)
     Nc = np.where(ok, (1 + cot_b * cot_bp) / Ds, inf)
@@ -205,43 +209,65 @@ def n_factors(rake, phi, delta, beta):
     return Ng, Nc, Nq, Na
 
 
-def _dNg_sign(a, p, d, b):
+def _dNg_sign(a, p, d, b, rake_terms=None):
     """A positive multiple of ∂N_γ/∂β (N_γ = (cot α + cot β) / 2D, ∂D/∂β = −sin(α+δ)/sin²(β+φ)), times
-    2 D² sin²β sin²(β+φ) > 0: −D sin²(β+φ) + (cot α + cot β) sin(α+δ) sin²β."""
-    D = np.cos(a + d) + np.sin(a + d) / np.tan(b + p)
-    return -D * np.sin(b + p) ** 2 + (1.0 / np.tan(a) + 1.0 / np.tan(b)) * np.sin(a + d) * np.sin(b) ** 2
+    2 D² sin²β sin²(β+φ) > 0: −D sin²(β+φ) + (cot α + cot β) sin(α+δ) sin²β. ``rake_terms``: (cos(α+δ),
+    sin(α+δ), cot α) when already computed (``failure_angle``'s bisection: the same numbers)."""
+    c_ad, s_ad, cot_a = rake_terms or (np.cos(a + d), np.sin(a + d), 1.0 / np.tan(a))
+    D = c_ad + s_ad / np.tan(b + p)
+    return -D * np.sin(b + p) ** 2 + (cot_a + 1.0 / np.tan(b)) * s_ad * np.sin(b) ** 2
 
 
 def failure_angle(rake, phi, delta):
     """β* [rad] minimising N_γ (McKyes), for rake α (scalar or (n,)) and φ, δ [rad]: the 0.25° grid point
     of least N_γ, then bisection of ∂N_γ/∂β = 0 (analytic, ``_dNg_sign``) within one grid step on each side,
-    for all rakes at once (60 halvings: to rounding). A minimum at the end of the bracket stays there."""
+    for all rakes at once (at most 60 halvings: to rounding; it stops when a halving changes no bracket, as
+    every later one would then change none). A minimum at the end of the bracket stays there."""
     rake = np.atleast_1d(np.asarray(rake, float))
     grid = np.radians(np.arange(0.25, 89.8, 0.25))
-    Ng = n_factors(rake[:, None], phi, delta, grid[None, :])[0]
+    _, ok, Ds, cot_a, cot_b, _ = _wedge(rake[:, None], phi, delta, grid[None, :])
+    Ng = np.where(ok, (cot_a + cot_b) / (2 * Ds), np.inf)        # n_factors' N_γ alone
     b0 = grid[np.argmin(Ng, axis=1)]
     step = np.radians(0.25)
     lo, hi = np.maximum(b0 - step, 1e-4), np.minimum(b0 + step, np.pi / 2)
-    at_lo = _dNg_sign(rake, phi, delta, lo) >= 0          # N_γ increasing already: the minimum is lo
-    at_hi = _dNg_sign(rake, phi, delta, hi) <= 0          # still decreasing: the minimum is hi
+    terms = (np.cos(rake + delta), np.sin(rake + delta), 1.0 / np.tan(rake))
+    at_lo = _dNg_sign(rake, phi, delta, lo, terms) >= 0    # N_γ increasing already: the minimum is lo
+    at_hi = _dNg_sign(rake, phi, delta, hi, terms) <= 0    # still decreasing: the minimum is hi
     a, b = lo.copy(), hi.copy()
     for _ in range(60):
         m = 0.5 * (a + b)
-        up = _dNg_sign(rake, phi, delta, m) > 0
-        b = np.where(up, m, b)
-        a = np.where(up, a, m)
+        up = _dNg_sign(rake, phi, delta, m, terms) > 0
+        b_new = np.where(up, m, b)
+        a_new = np.where(up, a, m)
+        if np.array_equal(a_new, a) and np.array_equal(b_new, b):
+            break
+        a, b = a_new, b_new
     return np.where(at_lo, lo, np.where(at_hi, hi, 0.5 * (a + b)))
 
 
-def fee_force(soil: Soil, depth, width, rake, surcharge=0.0, g=G0):
+def _cut_failure_angle(rake, depth, phi, delta):
+    """``failure_angle`` of each rake (any shape, with ``depth`` of the same shape) where the depth is > 0,
+    each distinct rake once; π/4 elsewhere (no wedge there: the caller computes no force)."""
+    beta = np.full(np.shape(rake), np.pi / 4)
+    cut = depth > 0
+    if np.any(cut):
+        ua, inv = np.unique(rake[cut], return_inverse=True)
+        beta[cut] = failure_angle(ua, phi, delta)[inv.ravel()]
+    return beta
+
+
+def fee_force(soil: Soil, depth, width, rake, surcharge=0.0, g=G0, beta=None):
     """FEE force P [N] (module docstring: the force at δ from the face normal, adhesion's effect on it
     included, the adhesion force itself not) for depth d [m] (arrays), tool width w [m], rake α [rad]
-    (arrays broadcast with depth) and surcharge q [Pa]; β = ``failure_angle``. Returns (P, β [rad])."""
+    (arrays broadcast with depth) and surcharge q [Pa]; β = ``failure_angle`` (``beta``: the failure angles
+    where d > 0 when already computed, same shape as d). Returns (P, β [rad])."""
     d = np.asarray(depth, float)
     rake = np.broadcast_to(np.asarray(rake, float), d.shape)
     phi, delta = soil.friction_angle, soil.tool_friction_angle
-    ua, inv = np.unique(rake.ravel(), return_inverse=True)
-    beta = failure_angle(ua, phi, delta)[inv].reshape(d.shape) if d.size else np.zeros(d.shape)
+    if beta is None:
+        ua, inv = np.unique(rake.ravel(), return_inverse=True)
+        beta = failure_angle(ua, phi, delta)[inv].reshape(d.shape) if d.size else np.zeros(d.shape)
+    beta = np.asarray(beta, float)
     Ng, Nc, Nq, Na = n_factors(rake, phi, delta, beta)
     F = width * (soil.density * g * d ** 2 * Ng + soil.cohesion * d * Nc + np.asarray(surcharge) * d * Nq
                  + soil.adhesion * d * Na)
@@ -324,11 +350,12 @@ def soil_cutting(t, edge, plate, soil: Soil, ground_height, width, capacity, act
     berm = vol - in_bucket
     payload = soil.density * in_bucket
     # the berm's weight over the wedge's top length L_s = d (cot α + cot β): w q d N_q = ρ_b g V_berm / D
-    beta = failure_angle(np.unique(rake), soil.friction_angle, soil.tool_friction_angle)
-    beta = beta[np.searchsorted(np.unique(rake), rake)]
+    beta = _cut_failure_angle(rake, depth, soil.friction_angle, soil.tool_friction_angle)   # once, for both
     Ls = depth * (1.0 / np.tan(rake) + 1.0 / np.tan(beta))
     q = np.where(Ls > 0, soil.density * g * berm / (width * np.maximum(Ls, 1e-300)), 0.0)
-    P, _ = fee_force(soil, depth, width, rake, q, g)
+    cut = depth > 0                                                  # P = 0 elsewhere (fee_force's too)
+    P = np.zeros(N)
+    P[cut] = fee_force(soil, depth[cut], width, rake[cut], q[cut], g, beta=beta[cut])[0]
     Ca = np.where(depth > 0, soil.adhesion * width * depth / np.sin(rake), 0.0)
     Nc, Nq = bearing_factors(soil.friction_angle)
     Fp = width * np.minimum(depth, edge_thickness) * (soil.cohesion * Nc + soil.density * g * depth * Nq)

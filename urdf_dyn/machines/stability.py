@@ -64,16 +64,32 @@ def _skew(r):
     return S
 
 
+def _cross(a, b):
+    """a × b (..., 3) of float arrays of one shape: ``np.cross``'s products and differences in its order
+    (a1 b2 − a2 b1, a2 b0 − a0 b2, a0 b1 − a1 b0: the same numbers), without its checks and axis moves."""
+    a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
+    b0, b1, b2 = b[..., 0], b[..., 1], b[..., 2]
+    out = np.empty(a.shape)
+    out[..., 0] = a1 * b2 - a2 * b1
+    out[..., 1] = a2 * b0 - a0 * b2
+    out[..., 2] = a0 * b1 - a1 * b0
+    return out
+
+
 def _crm(v, m):
     """v × m for motion vectors (..., 6) (RBDA eq. 2.31), row by row."""
-    return np.concatenate([np.cross(v[..., :3], m[..., :3]),
-                           np.cross(v[..., :3], m[..., 3:]) + np.cross(v[..., 3:], m[..., :3])], axis=-1)
+    out = np.empty(np.broadcast_shapes(v.shape, m.shape))
+    out[..., :3] = _cross(v[..., :3], m[..., :3])
+    out[..., 3:] = _cross(v[..., :3], m[..., 3:]) + _cross(v[..., 3:], m[..., :3])
+    return out
 
 
 def _crf(v, f):
     """v ×* f for a motion v and a force f (..., 6) (RBDA eq. 2.32), row by row."""
-    return np.concatenate([np.cross(v[..., :3], f[..., :3]) + np.cross(v[..., 3:], f[..., 3:]),
-                           np.cross(v[..., :3], f[..., 3:])], axis=-1)
+    out = np.empty(np.broadcast_shapes(v.shape, f.shape))
+    out[..., :3] = _cross(v[..., :3], f[..., :3]) + _cross(v[..., 3:], f[..., 3:])
+    out[..., 3:] = _cross(v[..., :3], f[..., 3:])
+    return out
 
 
 def tipping_polygon(roller_length, gauge) -> np.ndarray:
@@ -146,14 +162,15 @@ def base_reaction(model, q, qd=None, qdd=None, f_ext=None, poses=None) -> np.nda
     T = body_poses(model, Q) if poses is None else poses  # (N, NB+1, 4, 4)
     R, r = T[..., :3, :3], T[..., :3, 3]
     Rt = np.swapaxes(R, -1, -2)
+    rx = _skew(r)
     iX0 = np.zeros((N, NB + 1, 6, 6))                 # ^iX_0 = plux(Rᵀ, r)
     iX0[..., :3, :3] = Rt
     iX0[..., 3:, 3:] = Rt
-    iX0[..., 3:, :3] = -Rt @ _skew(r)
+    iX0[..., 3:, :3] = -Rt @ rx
     X0i = np.zeros_like(iX0)                          # ^0X_i = plux(R, −Rᵀ r)
     X0i[..., :3, :3] = R
     X0i[..., 3:, 3:] = R
-    X0i[..., 3:, :3] = _skew(r) @ R
+    X0i[..., 3:, :3] = rx @ R
     Sb = np.zeros((NB + 1, 6))
     for i in range(1, NB + 1):
         Sb[i] = motion_subspace(model.jtype[i], model.axis[i])
@@ -173,8 +190,9 @@ def base_reaction(model, q, qd=None, qdd=None, f_ext=None, poses=None) -> np.nda
     f = (I0 @ a[..., None])[..., 0]
     if moving:
         f += _crf(v, (I0 @ v[..., None])[..., 0])
-    if fx.shape[0]:
-        f -= (np.swapaxes(iX0, -1, -2) @ fx[..., None])[..., 0]    # ^0X_i^* f_ext = (^iX_0)ᵀ f_ext
+    loaded = np.flatnonzero(np.any(fx != 0, axis=(0, 2))) if fx.shape[0] else ()   # the bodies f_ext acts on
+    if len(loaded):                                   # ^0X_i^* f_ext = (^iX_0)ᵀ f_ext
+        f[:, loaded] -= (np.swapaxes(iX0[:, loaded], -1, -2) @ fx[:, loaded, :, None])[..., 0]
     out = f.sum(axis=1)
     if not np.all(np.isfinite(out)):
         raise StateError("the base reaction is not finite: the inputs are out of any physical range")
