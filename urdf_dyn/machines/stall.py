@@ -117,6 +117,27 @@ class StallEnvelopes:
     unit_wrenches: list = field(default_factory=list, repr=False)
     corner: dict = field(default_factory=dict, repr=False)
     push: object = field(default=None, repr=False)
+    _memo: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def __getstate__(self):                     # the memo (``_remember``) is not part of the envelopes
+        return {k: v for k, v in self.__dict__.items() if k != "_memo"}
+
+    def __setstate__(self, state):
+        self.__dict__.update(state, _memo={})
+
+    def _remember(self, what, model, args, compute):
+        """``compute()`` once per (what, model, args) for these envelopes (args hashable, else no memo): the
+        states, the pin and ring maps and the pose loads are asked for again by the search, the case matrix
+        and the report with the same arguments; callers only read what it returns. ``replace`` (``slim``)
+        starts with an empty memo."""
+        key = (what, id(model), args)
+        try:
+            hit = self._memo.get(key)
+        except TypeError:                           # unhashable arguments (a pin given as a list): no memo
+            return compute()
+        if hit is None or hit[0] is not model:
+            hit = self._memo[key] = (model, compute())
+        return hit[1]
 
     def pose(self, k) -> dict:
         """{cylinder: stroke [m]} of grid pose k."""
@@ -145,6 +166,9 @@ class StallEnvelopes:
         (root coordinates), limited_by (M, S), angle_deg (M, S), binding (M, S, 2), kinds (S,)): the fan's
         K directions, the tangent, then the corners of the held-force polygon (``stall_corners``; kind
         "corner"), where every pin's largest force and the ring's largest tilting moment of the pose lie."""
+        return self._remember("states", None, c, lambda: self._states(c))
+
+    def _states(self, c):
         fan, t, cr = self.fan[c], self.tangent[c], self.corner.get(c)
         M, K = len(self.X), len(self.fan_deg)
         F, lim = fan["all_force"], fan["all_limited_by"]
@@ -166,6 +190,10 @@ class StallEnvelopes:
         The pin forces come from ``pins.pin_loads`` on the poses (the design branch's RNEA backward pass with
         the loop forces of the same compiled statics), at rest and per unit lip force, combined linearly (the
         statics are linear in the lip force)."""
+        return self._remember("pose_loads", model, (_pins_key(pins), swing),
+                              lambda: self._pose_loads(model, pins, swing))
+
+    def _pose_loads(self, model, pins, swing):
         names, w0, Wf = self.pin_maps(model, pins, swing)
         M, P = len(self.X), len(names)
         W = len(self.working)
@@ -185,6 +213,9 @@ class StallEnvelopes:
         """(names (P,), w0 (M, 3P), Wf (M, 3, 3P)): every pin's force [N] in its pin frame at rest and per unit
         lip force along root x, y, z, so that a held force f (3,) gives w0 + f @ Wf (``pins.pin_loads`` with
         the envelopes' loop forces)."""
+        return self._remember("pin_maps", model, (_pins_key(pins), swing), lambda: self._pin_maps(model, pins, swing))
+
+    def _pin_maps(self, model, pins, swing):
         from urdf_dyn.machines.pins import pin_loads
         M, nv = self.Q.shape
         z = np.zeros((4 * M, nv))
@@ -205,7 +236,7 @@ class StallEnvelopes:
                     tip_force_N=float(np.linalg.norm(F[m, k])), limited_by=str(lim[m, k]),
                     binding=[str(b) for b in binding[m, k]], pose=self.pose(m))
 
-    def design_loads(self, model, pins, swing=None) -> dict:
+    def design_loads(self, model, pins, swing=None, working=None) -> dict:
         """The design load of every pin: its largest force over every stall state of the envelopes (each
         working cylinder; the tangent, every fan direction and every corner of the held-force polygon, each
         at its held force), with the state that gives it (``pose_loads``).
@@ -213,12 +244,15 @@ class StallEnvelopes:
         pins: {name: PinSpec | joint} as ``pins.pin_loads`` (the pin table's names). Returns {name:
         {"design_load_N": |f| per pin [N], "components_N": (3,) in the pin frame, "design_case": {"cylinder",
         "direction" ("tangent" | "fan" | "corner"), "angle_deg", "tip_force_N", "limited_by", "binding" (the
-        limits at the state: two at a corner), "pose": {cylinder: stroke [m]}}}}."""
+        limits at the state: two at a corner), "pose": {cylinder: stroke [m]}}}}. working: the stalling
+        cylinders to take the largest over (default ``self.working``): the case matrix's one case per cylinder."""
         pl = self.pose_loads(model, pins, swing)
         out = {}
         for j, n in enumerate(pl["names"]):
             best = None
             for w, c in enumerate(self.working):
+                if working is not None and c not in working:
+                    continue
                 m = int(np.argmax(pl["load_N"][w, j]))
                 v = float(pl["load_N"][w, j, m])
                 case = self.case(c, m, int(pl["state"][w, j, m]))
@@ -231,21 +265,15 @@ class StallEnvelopes:
             out[n] = dict(design_load_N=best[0], design_case=best[1], components_N=best[2])
         return out
 
-    def ring_loads(self, model, swing="swing") -> dict:
+    def ring_loads(self, model, swing="swing", working=None) -> dict:
         """The slewing ring (the swing joint ``swing``, a revolute tree joint about z) over every stall state
         (``states``): {"tilting_moment_Nm", "axial_N", "radial_N", "torque_Nm"}: the largest of each (axial:
         the largest compression) with the state of the largest tilting moment ("case": cylinder, direction,
-        tip force, pose). The joint wrench in the joint frame, linear in the lip force as the pins'."""
-        from urdf_dyn.machines.pins import pin_loads
-        M, nv = self.Q.shape
-        z, t = np.zeros((M, nv)), np.zeros(M)
-        spec = {"ring": swing}
-        w0 = pin_loads(model, t, self.Q, z, z, spec, loop_forces=self.loop_forces["g"]).wrench["ring"]
-        Wf = np.stack([pin_loads(model, t, self.Q, z, z, spec, loop_forces=self.loop_forces[i],
-                                 f_ext={self.tip[0]: self.unit_wrenches[i]}).wrench["ring"] - w0 for i in range(3)],
-                      axis=1)                                                    # (M, 3, 6) per unit lip force
+        tip force, pose). The joint wrench in the joint frame, linear in the lip force as the pins'. working:
+        the stalling cylinders (default ``self.working``)."""
+        w0, Wf = self._remember("ring_maps", model, swing, lambda: self._ring_maps(model, swing))
         best = dict(tilting_moment_Nm=0.0, axial_N=0.0, radial_N=0.0, torque_Nm=0.0, case=None)
-        for c in self.working:
+        for c in self.working if working is None else [c for c in self.working if c in working]:
             F, lim, _, _, kinds = self.states(c)
             w = w0[:, None, :] + F @ Wf                                          # (M, S, 6)
             tilt, axial = np.hypot(w[..., 0], w[..., 1]), w[..., 5]
@@ -258,6 +286,18 @@ class StallEnvelopes:
             best.update(axial_N=max(best["axial_N"], float(axial.max())), radial_N=max(best["radial_N"], float(radial.max())),
                         torque_Nm=max(best["torque_Nm"], float(torque.max())))
         return best
+
+    def _ring_maps(self, model, swing):
+        """(w0 (M, 6), Wf (M, 3, 6)): the ring's wrench at rest and per unit lip force along root x, y, z."""
+        from urdf_dyn.machines.pins import pin_loads
+        M, nv = self.Q.shape
+        z, t = np.zeros((M, nv)), np.zeros(M)
+        spec = {"ring": swing}
+        w0 = pin_loads(model, t, self.Q, z, z, spec, loop_forces=self.loop_forces["g"]).wrench["ring"]
+        Wf = np.stack([pin_loads(model, t, self.Q, z, z, spec, loop_forces=self.loop_forces[i],
+                                 f_ext={self.tip[0]: self.unit_wrenches[i]}).wrench["ring"] - w0 for i in range(3)],
+                      axis=1)                                                    # (M, 3, 6) per unit lip force
+        return w0, Wf
 
     def slim(self) -> "StallEnvelopes":
         """A copy with only what the report, the plots and ``push_forces`` read: the grid's strokes and lip
@@ -423,6 +463,11 @@ def stall_envelopes(model, cylinders, relief, tip, holding_relief=None, footprin
                          float(relief), plain_reliefs(holding_relief), None if friction is None else float(friction),
                          footprint is not None, bool(include_weight), (link, p), LF, wr, corner)
     return env
+
+
+def _pins_key(pins):
+    """A hashable key of a pin table {name: PinSpec | joint} (None: every pin)."""
+    return None if pins is None else tuple(pins.items())
 
 
 def _actuator_names(model):
