@@ -56,10 +56,10 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from urdf_dyn.algorithms.kinematics import body_poses
-from urdf_dyn.machines.iso6015 import _bounds, _pressure_limits
+from urdf_dyn.machines.iso6015 import _pressure_limits
 from urdf_dyn.machines.reliefs import plain_reliefs
-from urdf_dyn.machines.stability import base_reaction, tipping_load
-from urdf_dyn.machines.stall_corners import corners, half_planes, sliding_load
+from urdf_dyn.machines.stability import base_reaction
+from urdf_dyn.machines.stall_corners import corner_states, ground_bounds, held_forces, sliding_load
 from urdf_dyn.machines.stroke_map import StrokeMap
 
 __all__ = ["sliding_load", "StallEnvelopes", "stall_envelopes", "stroke_range", "stroke_map", "DEFAULT_FRICTION"]
@@ -118,25 +118,27 @@ class StallEnvelopes:
     corner: dict = field(default_factory=dict, repr=False)
     push: object = field(default=None, repr=False)
     _memo: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+    _shared: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
-    def __getstate__(self):                     # the memo (``_remember``) is not part of the envelopes
-        return {k: v for k, v in self.__dict__.items() if k != "_memo"}
+    def __getstate__(self):                     # the memos (``_remember``) are not part of the envelopes
+        return {k: v for k, v in self.__dict__.items() if k not in ("_memo", "_shared")}
 
     def __setstate__(self, state):
-        self.__dict__.update(state, _memo={})
+        self.__dict__.update(state, _memo={}, _shared={})
 
     def _remember(self, what, model, args, compute):
         """``compute()`` once per (what, model, args) for these envelopes (args hashable, else no memo): the
         states, the pin and ring maps and the pose loads are asked for again by the search, the case matrix
         and the report with the same arguments; callers only read what it returns. ``replace`` (``slim``)
-        starts with an empty memo."""
-        key = (what, id(model), args)
+        starts with an empty memo. The pin and ring maps depend on the statics alone: envelopes built ``like``
+        others share them."""
+        key, memo = (what, id(model), args), self._shared if what in ("pin_maps", "ring_maps") else self._memo
         try:
-            hit = self._memo.get(key)
+            hit = memo.get(key)
         except TypeError:                           # unhashable arguments (a pin given as a list): no memo
             return compute()
         if hit is None or hit[0] is not model:
-            hit = self._memo[key] = (model, compute())
+            hit = memo[key] = (model, compute())
         return hit[1]
 
     def pose(self, k) -> dict:
@@ -379,7 +381,7 @@ def stroke_range(model, strokes=("boom_cyl", "stick_cyl", "bucket_cyl"), q0=None
 def stall_envelopes(model, cylinders, relief, tip, holding_relief=None, footprint=None, friction=None,
                     strokes=("boom_cyl", "stick_cyl", "bucket_cyl"), n=(13, 13, 13), n_fan=36,
                     include_weight=True, q0=None, margin=None, working=None, axes=None,
-                    fan_deg=None, points=None, smap=None, corners=True) -> StallEnvelopes:
+                    fan_deg=None, points=None, smap=None, corners=True, like=None) -> StallEnvelopes:
     """Stall envelopes of every working cylinder over a grid of poses (module docstring).
 
     Args:
@@ -398,11 +400,13 @@ def stall_envelopes(model, cylinders, relief, tip, holding_relief=None, footprin
             set of poses (``stall_refine``'s search); fan_deg: the fan's angles [deg] instead of ``n_fan``
             evenly spaced ones; smap: the ``stroke_map`` of the same model, strokes, q0 and margin, to reuse
             across calls (the strokes' sweeps are most of a small call's time); corners: False leaves out the
-            corner states (a caller that only needs the statics).
+            corner states (a caller that only needs the statics); like: envelopes of the same model, tip, grid
+            (strokes, n, axes, points, margin, q0) and include_weight whose statics (poses, cylinder forces, loop
+            forces, ground reactions, pin and ring maps) are reused: only the limits differ (the sliding case
+            beside the anchored one).
         q0: start pose (default the URDF initial configuration; its branch is followed).
     Returns StallEnvelopes. Raises KeyError for a cylinder that is not an actuator, ValueError for a relief
     ≤ 0 or μ < 0, ModelError if a pose cannot be assembled."""
-    from urdf_dyn.constraints.inverse import actuator_forces
     working = tuple(strokes if working is None else working)
     limits = _pressure_limits(cylinders, relief, holding_relief)
     if friction is not None and not (np.isfinite(friction) and friction >= 0):
@@ -412,14 +416,61 @@ def stall_envelopes(model, cylinders, relief, tip, holding_relief=None, footprin
         if c not in names:
             raise KeyError(f"cylinder {c!r} is not an actuator of {model.name} ({', '.join(names)})")
     q0 = model.q_initial() if q0 is None else np.asarray(q0, float)
-    X, Q = _grid(model, q0, tuple(strokes), names, n, margin, axes, points, smap)
-    M = len(Q)
     link, p = tip[0], np.asarray(tip[1], float)
+    if like is not None:
+        if like.strokes != tuple(strokes) or like.tip[0] != link or not np.array_equal(like.tip[1], p) \
+                or like.include_weight != bool(include_weight) or like.Q is None:
+            raise ValueError("like: envelopes with other strokes, tip or weights, or slim ones, cannot lend their statics")
+        X, Q, lip, wr, LF, U, u0, W0, W1 = (like.X, like.Q, like.lip, like.unit_wrenches, like.loop_forces, like.U,
+                                            like.u_g, like.W0, like.W1)
+    else:
+        X, Q, lip, wr, LF, U, u0, W0, W1 = _statics(model, q0, tuple(strokes), names, n, margin, axes, points, smap,
+                                                    link, p)
+    M = len(Q)
+    g = u0 if include_weight else np.zeros((M, len(names)))
+    swing = float(q0[model.joint_index("swing")]) if "swing" in model.joint_names else 0.0
+    th, E = _fan(n_fan, swing, fan_deg)
+    n_fan = len(th)
+    tangent, fan, corner = {}, {}, {}
+    xb = np.array([np.cos(swing), np.sin(swing), 0.0])
+    Efan = np.broadcast_to(E[None], (M, n_fan, 3))
+    gfan = ground_bounds(W0, W1, Efan, footprint, friction)               # the same for every working cylinder
+    for c in working:
+        ci = names.index(c)
+        d = -U[:, ci, :] / np.linalg.norm(U[:, ci, :], axis=1)[:, None]   # lip motion per extension (unit)
+        # directions of the force on the lip: the K fan ones, then the tangent's (−d)
+        Fd = np.concatenate([Efan, -d[:, None, :]], axis=1)                  # (M, K+1, 3)
+        gt = ground_bounds(W0, W1, -d[:, None, :], footprint, friction)
+        ground = tuple(np.concatenate([a, b], axis=1) for a, b in zip(gfan, gt))
+        F, lim = held_forces(U, g, Fd, names, cylinders, limits, c, ground)
+        k = np.argmax(F, axis=1)
+        rows = np.arange(M)
+        ang_t = np.degrees(np.arctan2(-d @ np.array([0, 0, 1.0]), -d @ xb)) % 360
+        tangent[c] = dict(force_N=F[:, -1], limited_by=lim[:, -1], force=F[:, -1, None] * Fd[:, -1],
+                          angle_deg=ang_t, direction=d)
+        fan[c] = dict(force_N=F[rows, k], limited_by=lim[rows, k], force=F[rows, k, None] * Fd[rows, k],
+                      angle_deg=np.where(k == n_fan, ang_t, np.degrees(th)[np.minimum(k, n_fan - 1)]),
+                      all_N=F, all_limited_by=lim, all_force=F[:, :, None] * Fd)
+        if corners:
+            corner[c] = corner_states(U, g, W0, W1, xb, names, cylinders, limits, c, footprint, friction)
+    env = StallEnvelopes(tuple(strokes), X, Q, lip, names, g, U, W0, W1, np.degrees(th), working, tangent, fan,
+                         float(relief), plain_reliefs(holding_relief), None if friction is None else float(friction),
+                         footprint is not None, bool(include_weight), (link, p), LF, wr, corner)
+    if like is not None:
+        env._shared = like._shared
+    return env
+
+
+def _statics(model, q0, strokes, names, n, margin, axes, points, smap, link, p):
+    """The grid (``_grid``) and its statics (``StallEnvelopes``): X, Q, lip, unit wrenches, loop forces, U,
+    the cylinder forces at rest u0 (M, p), W0, W1."""
+    from urdf_dyn.constraints.inverse import actuator_forces
+    X, Q = _grid(model, q0, strokes, names, n, margin, axes, points, smap)
+    M = len(Q)
     lf = model.link(link)
     T = body_poses(model, Q)[:, lf.body] @ np.asarray(lf.T_body_link)
     R = T[:, :3, :3]
     lip = np.einsum("mij,j->mi", R, p) + T[:, :3, 3]
-    z = np.zeros_like(Q)
     wr = [np.concatenate([np.cross(p, R[:, i, :]), R[:, i, :]], axis=1) for i in range(3)]   # Rᵀ e_i at the lip
     Q4, z4 = np.concatenate([Q] * 4), np.zeros((4 * M, Q.shape[1]))     # at rest and per unit force: one call
     a = actuator_forces(model, Q4, z4, z4, warn=False, f_ext={link: np.concatenate([np.zeros((M, 6)), *wr])})
@@ -434,36 +485,7 @@ def stall_envelopes(model, cylinders, relief, tip, holding_relief=None, footprin
         e[i] = 1.0
         W1[:, :3, i] = -np.cross(lip, e)
         W1[:, 3 + i, i] = -1.0
-    g = u[0] if include_weight else np.zeros((M, len(names)))
-    swing = float(q0[model.joint_index("swing")]) if "swing" in model.joint_names else 0.0
-    th, E = _fan(n_fan, swing, fan_deg)
-    n_fan = len(th)
-    tangent, fan, corner = {}, {}, {}
-    xb = np.array([np.cos(swing), np.sin(swing), 0.0])
-    Efan = np.broadcast_to(E[None], (M, n_fan, 3))
-    gfan = _ground(W0, W1, Efan, footprint, friction)               # the same for every working cylinder
-    for c in working:
-        ci = names.index(c)
-        d = -U[:, ci, :] / np.linalg.norm(U[:, ci, :], axis=1)[:, None]   # lip motion per extension (unit)
-        # directions of the force on the lip: the K fan ones, then the tangent's (−d)
-        Fd = np.concatenate([Efan, -d[:, None, :]], axis=1)                  # (M, K+1, 3)
-        gt = _ground(W0, W1, -d[:, None, :], footprint, friction)
-        ground = tuple(np.concatenate([a, b], axis=1) for a, b in zip(gfan, gt))
-        F, lim = _held(U, g, Fd, names, cylinders, limits, c, ground)
-        k = np.argmax(F, axis=1)
-        rows = np.arange(M)
-        ang_t = np.degrees(np.arctan2(-d @ np.array([0, 0, 1.0]), -d @ xb)) % 360
-        tangent[c] = dict(force_N=F[:, -1], limited_by=lim[:, -1], force=F[:, -1, None] * Fd[:, -1],
-                          angle_deg=ang_t, direction=d)
-        fan[c] = dict(force_N=F[rows, k], limited_by=lim[rows, k], force=F[rows, k, None] * Fd[rows, k],
-                      angle_deg=np.where(k == n_fan, ang_t, np.degrees(th)[np.minimum(k, n_fan - 1)]),
-                      all_N=F, all_limited_by=lim, all_force=F[:, :, None] * Fd)
-        if corners:
-            corner[c] = _corner_states(U, g, W0, W1, xb, names, cylinders, limits, c, footprint, friction)
-    env = StallEnvelopes(tuple(strokes), X, Q, lip, names, g, U, W0, W1, np.degrees(th), working, tangent, fan,
-                         float(relief), plain_reliefs(holding_relief), None if friction is None else float(friction),
-                         footprint is not None, bool(include_weight), (link, p), LF, wr, corner)
-    return env
+    return X, Q, lip, wr, LF, U, u[0], W0, W1
 
 
 def _pins_key(pins):
@@ -474,51 +496,3 @@ def _pins_key(pins):
 def _actuator_names(model):
     from urdf_dyn.constraints.inverse import actuators_of
     return tuple(a.name for a in actuators_of(model))
-
-
-def _ground(W0, W1, Fd, footprint, friction):
-    """Tipping and sliding bounds (M, K) (inf where not checked) for unit force directions Fd (M, K, 3) on the
-    lip: the ground reaction is W0 + F·(W1 Fd)."""
-    M, K, _ = Fd.shape
-    W0r = np.repeat(W0, K, axis=0)
-    W1d = np.einsum("mrj,mkj->mkr", W1, Fd).reshape(M * K, 6)
-    Ft = tipping_load(W0r, W1d, footprint)[0] if footprint is not None else np.full(M * K, np.inf)
-    Fs = sliding_load(W0r, W1d, friction) if friction is not None else np.full(M * K, np.inf)
-    return Ft.reshape(M, K), Fs.reshape(M, K)
-
-
-def _held(U, g, Fd, names, cylinders, limits, working, ground):
-    """Held force F (M, K) and binding limit (M, K) for unit force directions Fd (M, K, 3) on the lip, with
-    the ground's bounds ``ground`` = (tipping, sliding) (M, K) of ``_ground``."""
-    M, K, _ = Fd.shape
-    a = (Fd @ np.swapaxes(U, 1, 2)).reshape(M * K, -1)                # cylinder force per unit F
-    F, i = _bounds(a, np.repeat(g, K, axis=0), names, cylinders, limits, working)
-    F, lim = F.reshape(M, K), np.array(names, dtype=object)[i].reshape(M, K)
-    for bound, name in zip(ground, ("tipping", "sliding")):
-        lim = np.where(bound < F, name, lim)
-        F = np.minimum(F, bound)
-    return np.maximum(F, 0.0), lim
-
-
-def _corner_states(U, g, W0, W1, xb, names, cylinders, limits, working, footprint, friction):
-    """The held states at the corners of each pose's held-force polygon (``stall_corners``): a dict with
-    force_N (M, V), force (M, V, 3) [N] (root coordinates), angle_deg (M, V), limited_by (M, V) and binding
-    (M, V, 2) (the two limits of the corner). The force is the held force along the corner's direction
-    (``_held``, the same bounds as the fan's), so every corner state is one the fan would reach with that
-    angle; where it falls short of the corner (the origin outside the polygon: 0 N) both names are the
-    binding one. ``limited_by`` names the working cylinder when it is one of the two, else the first of the
-    two in the order cylinders (the actuators' order), tipping, sliding: a rule, not round-off."""
-    Y, valid, binding, pair = corners(*half_planes(U, g, W0, W1, xb, names, cylinders, limits, working, footprint,
-                                                  friction))
-    ez = np.array([0.0, 0.0, 1.0])
-    Fc = np.nan_to_num(Y[..., :1]) * xb + np.nan_to_num(Y[..., 1:]) * ez              # (M, V, 3)
-    r = np.linalg.norm(Fc, axis=-1)
-    use = valid & (r > 0)
-    D = np.where(use[..., None], Fc / np.where(use, r, 1.0)[..., None], xb)
-    F, lim = _held(U, g, D, names, cylinders, limits, working, _ground(W0, W1, D, footprint, friction))
-    F = np.where(use, F, 0.0)
-    at = use & (F >= r * (1 - 1e-9))
-    binding = np.where(at[..., None], binding, lim[..., None])
-    first = np.where(binding[..., 1] == working, binding[..., 1], binding[..., 0])
-    return dict(force_N=F, force=F[..., None] * D, angle_deg=np.degrees(np.arctan2(D @ ez, D @ xb)) % 360,
-                limited_by=first, binding=binding, rows=np.where(at[..., None], pair, -1))

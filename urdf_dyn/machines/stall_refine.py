@@ -79,7 +79,8 @@ class ConvergedLoads:
 
 def converged_design_loads(model, cylinders, relief, tip, pins, holding_relief=None, footprint=None, friction=None,
                            strokes=("boom_cyl", "stick_cyl", "bucket_cyl"), n=(13, 13, 13), n_fan=36, tol=0.01,
-                           max_passes=6, swing=None, env=None, q0=None, starts=3, keep=0.9, check=1e-3) -> ConvergedLoads:
+                           max_passes=6, swing=None, env=None, q0=None, starts=3, keep=0.9, check=1e-3,
+                           smap=None) -> ConvergedLoads:
     """The pins' design loads over the stall envelopes, searched to convergence (module docstring).
 
     Arguments as ``stall.stall_envelopes`` and ``StallEnvelopes.design_loads``; ``env``: the grid's envelopes
@@ -87,6 +88,8 @@ def converged_design_loads(model, cylinders, relief, tip, pins, holding_relief=N
     best grid pose of each corner and working cylinder whose load is at least ``keep`` × the pin's grid
     maximum); max_passes: rounds of the search (a round re-solves the starts whose best corner changed);
     tol: the relative change of the design load the last round must stay under to call it converged.
+    smap: the ``stall.stroke_map`` (of the same model, strokes and q0) to assemble the poses with, shared
+    with the grid's envelopes and other searches (a pose depends only on its strokes); default a new one.
     Returns ConvergedLoads. Raises as ``stall_envelopes``."""
     from urdf_dyn.machines.iso6015 import _pressure_limits
     from urdf_dyn.machines.stall import stroke_map
@@ -95,7 +98,7 @@ def converged_design_loads(model, cylinders, relief, tip, pins, holding_relief=N
     if env is None:
         env = stall_envelopes(model, cylinders, relief, tip, n=n, n_fan=n_fan, **kw)
     base = env.design_loads(model, pins, swing)
-    smap = stroke_map(model, strokes, q0)
+    smap = smap or stroke_map(model, strokes, q0)
     rng = stroke_range(model, strokes, q0, smap=smap)
     lo, hi = (np.array([rng[c][i] for c in strokes]) for i in (0, 1))
     limits = _pressure_limits(cylinders, relief, holding_relief)
