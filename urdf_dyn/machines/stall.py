@@ -120,6 +120,14 @@ class StallEnvelopes:
     _memo: dict = field(default_factory=dict, init=False, repr=False, compare=False)
     _shared: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
+    def __setattr__(self, name, value):        # a field set anew: what was remembered from it is forgotten
+        object.__setattr__(self, name, value)
+        if name in ("_memo", "_shared") or "_shared" not in self.__dict__:
+            return
+        self.__dict__["_memo"] = {}
+        if name in ("Q", "loop_forces", "unit_wrenches", "tip"):
+            self.__dict__["_shared"] = {}
+
     def __getstate__(self):                     # the memos (``_remember``) are not part of the envelopes
         return {k: v for k, v in self.__dict__.items() if k not in ("_memo", "_shared")}
 
@@ -127,11 +135,11 @@ class StallEnvelopes:
         self.__dict__.update(state, _memo={}, _shared={})
 
     def _remember(self, what, model, args, compute):
-        """``compute()`` once per (what, model, args) for these envelopes (args hashable, else no memo): the
-        states, the pin and ring maps and the pose loads are asked for again by the search, the case matrix
-        and the report with the same arguments; callers only read what it returns. ``replace`` (``slim``)
-        starts with an empty memo. The pin and ring maps depend on the statics alone: envelopes built ``like``
-        others share them."""
+        """``compute()`` once per (what, model, args) (a pin table in args: {name: PinSpec | joint} or None):
+        the states, the pin and ring maps and the pose loads are asked for again by the search, the case
+        matrix and the report; callers only read what it returns. ``replace`` (``slim``) starts afresh; the
+        pin and ring maps depend on the statics alone, which envelopes built ``like`` others share."""
+        args = tuple(tuple(a.items()) if isinstance(a, dict) else a for a in args)
         key, memo = (what, id(model), args), self._shared if what in ("pin_maps", "ring_maps") else self._memo
         try:
             hit = memo.get(key)
@@ -168,7 +176,7 @@ class StallEnvelopes:
         (root coordinates), limited_by (M, S), angle_deg (M, S), binding (M, S, 2), kinds (S,)): the fan's
         K directions, the tangent, then the corners of the held-force polygon (``stall_corners``; kind
         "corner"), where every pin's largest force and the ring's largest tilting moment of the pose lie."""
-        return self._remember("states", None, c, lambda: self._states(c))
+        return self._remember("states", None, (c,), lambda: self._states(c))
 
     def _states(self, c):
         fan, t, cr = self.fan[c], self.tangent[c], self.corner.get(c)
@@ -192,8 +200,7 @@ class StallEnvelopes:
         The pin forces come from ``pins.pin_loads`` on the poses (the design branch's RNEA backward pass with
         the loop forces of the same compiled statics), at rest and per unit lip force, combined linearly (the
         statics are linear in the lip force)."""
-        return self._remember("pose_loads", model, (_pins_key(pins), swing),
-                              lambda: self._pose_loads(model, pins, swing))
+        return self._remember("pose_loads", model, (pins, swing), lambda: self._pose_loads(model, pins, swing))
 
     def _pose_loads(self, model, pins, swing):
         names, w0, Wf = self.pin_maps(model, pins, swing)
@@ -215,7 +222,7 @@ class StallEnvelopes:
         """(names (P,), w0 (M, 3P), Wf (M, 3, 3P)): every pin's force [N] in its pin frame at rest and per unit
         lip force along root x, y, z, so that a held force f (3,) gives w0 + f @ Wf (``pins.pin_loads`` with
         the envelopes' loop forces)."""
-        return self._remember("pin_maps", model, (_pins_key(pins), swing), lambda: self._pin_maps(model, pins, swing))
+        return self._remember("pin_maps", model, (pins, swing), lambda: self._pin_maps(model, pins, swing))
 
     def _pin_maps(self, model, pins, swing):
         from urdf_dyn.machines.pins import pin_loads
@@ -273,7 +280,7 @@ class StallEnvelopes:
         the largest compression) with the state of the largest tilting moment ("case": cylinder, direction,
         tip force, pose). The joint wrench in the joint frame, linear in the lip force as the pins'. working:
         the stalling cylinders (default ``self.working``)."""
-        w0, Wf = self._remember("ring_maps", model, swing, lambda: self._ring_maps(model, swing))
+        w0, Wf = self._remember("ring_maps", model, (swing,), lambda: self._ring_maps(model, swing))
         best = dict(tilting_moment_Nm=0.0, axial_N=0.0, radial_N=0.0, torque_Nm=0.0, case=None)
         for c in self.working if working is None else [c for c in self.working if c in working]:
             F, lim, _, _, kinds = self.states(c)
@@ -486,11 +493,6 @@ def _statics(model, q0, strokes, names, n, margin, axes, points, smap, link, p):
         W1[:, :3, i] = -np.cross(lip, e)
         W1[:, 3 + i, i] = -1.0
     return X, Q, lip, wr, LF, U, u[0], W0, W1
-
-
-def _pins_key(pins):
-    """A hashable key of a pin table {name: PinSpec | joint} (None: every pin)."""
-    return None if pins is None else tuple(pins.items())
 
 
 def _actuator_names(model):

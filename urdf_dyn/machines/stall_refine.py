@@ -270,8 +270,10 @@ class _Batches:
     """The starts' SLSQP problems side by side: each runs in its own thread (scipy's ``minimize`` calls back
     for values), and every problem's request for poses waits until each running problem has asked, then all
     go as one ``evaluate`` (the compiled statics and ``pins.pin_loads`` batched over the poses: one call of
-    a few hundred poses instead of one of 4 per iterate). Each problem still sees exactly its own values:
-    every pose is computed on its own, so the iterates are those of the problems solved one after another.
+    a few hundred poses instead of one of 4 per iterate). Each problem sees its own poses' values: the poses
+    are assembled one by one (``stall._grid``) and the statics are per pose, except that the compiled closed-loop
+    statics choose their independent coordinates once per call, from its first pose, so a pose's forces
+    agree with those of its own call to round-off (about 1e-11 relative), not to the bit.
     ``evaluate(X (N, 3), working)`` -> (envelopes, {cylinder: (A, b)}, (names, w0, Wf)) as in
     ``converged_design_loads``."""
 
