@@ -17,11 +17,15 @@ binding limits) and working cylinder whose load is at least ``keep`` × the pin'
 load at that start's corner over the strokes — a smooth function there — with every other limit as an
 inequality constraint (the corner must stay held) and the strokes within the grid's range (1 % inside each
 end): so it runs up to a ridge and along it, and to a stroke end (values and forward-difference gradients
-from one batched evaluation of the compiled statics per iterate: the point and its 3 neighbours). Where another corner is larger at a start's optimum, that start is solved again on the new
-corner (an active-set switch), at most ``max_passes`` rounds. The design load is the largest over the
-starts, evaluated over every stall state at the pose it reached (``StallEnvelopes.pose_loads``). **The
-check**: at each pin's final pose none of the 26 neighbours at ``check`` (0.1 %) of each stroke's span may
-hold a load more than ``tol`` (1 %) larger; the pin is reported converged when none does (the last change
+from the point and its 3 neighbours per iterate). The starts' problems run side by side, each its own
+SLSQP problem, their iterates evaluated together in one batch of the compiled statics (``_Batches``).
+Where another corner is larger at a start's optimum, that start is solved again on the new corner (an
+active-set switch), at most ``max_passes`` rounds. The design load is the largest over the starts,
+evaluated over every stall state at the pose it reached (``StallEnvelopes.pose_loads``); starts within
+1e-9 of it (one state reached by two working cylinders, a ridge along which the load is constant) tie,
+and the case goes by ``design_loads``' rule. **The check**: at each pin's final pose none of the 26
+neighbours at ``check`` (0.1 %) of each stroke's span may hold a load more than ``tol`` (1 %) larger (one
+more than 1e-9 larger becomes the design case); the pin is reported converged when none does (the last change
 in the history is that check's).
 
 The machine is anchored unless a friction coefficient is given (``stall`` module docstring: ISO 6015 §4.5);
