@@ -20,6 +20,10 @@ maximum at an extreme point: Rockafellar, *Convex Analysis*, 1970, Cor. 32.3.2):
 bind at once. ``corners`` enumerates them: every pair of boundary lines intersected, the points that
 satisfy every other half-plane kept. A fan of directions only approaches the corners (its largest pin load
 sits on the nearest fan angle; the ridges of the old refinement), the corners are exact.
+
+The held state along a given direction (where the ray leaves P: the fan's, the tangent's, each corner's) is
+``held_forces`` with the ground's bounds of ``ground_bounds``; ``corner_states`` gives the corners as held
+states (``stall.StallEnvelopes.corner``).
 """
 from __future__ import annotations
 
