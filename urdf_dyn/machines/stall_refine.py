@@ -202,15 +202,17 @@ def _starts(env, pl, names, k, keep):
         top = float(pl["load_N"][:, j].max())
         cand = {}
         for w, c in enumerate(env.working):
-            for m in np.flatnonzero(pl["load_N"][w, j] >= keep * top):
-                st = int(pl["state"][w, j, m])
-                rows = _rows(env, c, m, st)
-                key = (c, None if rows is None else tuple(rows))
-                v = float(pl["load_N"][w, j, m])
+            ms = np.flatnonzero(pl["load_N"][w, j] >= keep * top)
+            sts, K = pl["state"][w, j, ms], len(env.fan_deg) + 1
+            rows = env.corner[c]["rows"][ms, np.maximum(sts - K, 0)] if c in env.corner else np.full((len(ms), 2), -1)
+            corner = (sts >= K) & (rows[:, 0] >= 0)                                  # as ``_rows``, pose by pose
+            for m, st, v, at, r in zip(ms.tolist(), sts.tolist(), pl["load_N"][w, j, ms].tolist(), corner.tolist(),
+                                       rows.tolist()):
+                key = (c, tuple(r) if at else None)
                 if key not in cand or v > cand[key][0]:
-                    cand[key] = (v, int(m), st, rows)
-        for (c, _), (v, m, st, rows) in sorted(cand.items(), key=lambda t: -t[1][0])[:k]:
-            w = env.working.index(c)
+                    cand[key] = (v, m, st)
+        for (c, r), (v, m, st) in sorted(cand.items(), key=lambda t: -t[1][0])[:k]:
+            w, rows = env.working.index(c), None if r is None else np.array(r)
             load = dict(design_load_N=v, design_case=env.case(c, m, st), components_N=pl["components_N"][w, j, m].copy())
             runs.append(dict(pin=p, cylinder=c, rows=rows, x=env.X[m].copy(), v=v, load=load))
     return runs
