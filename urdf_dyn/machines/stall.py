@@ -135,10 +135,9 @@ class StallEnvelopes:
         self.__dict__.update(state, _memo={}, _shared={})
 
     def _remember(self, what, model, args, compute):
-        """``compute()`` once per (what, model, args) (a pin table in args: {name: PinSpec | joint} or None):
-        the states, the pin and ring maps and the pose loads are asked for again by the search, the case
-        matrix and the report; callers only read what it returns. ``replace`` (``slim``) starts afresh; the
-        pin and ring maps depend on the statics alone, which envelopes built ``like`` others share."""
+        """``compute()`` once per (what, model, args) (args may hold a pin table): the search, the case matrix and
+        the report ask for the same states, maps and pose loads; callers only read the result. ``replace``
+        starts afresh; the pin and ring maps depend on the statics alone, shared by envelopes built ``like``."""
         args = tuple(tuple(a.items()) if isinstance(a, dict) else a for a in args)
         key, memo = (what, id(model), args), self._shared if what in ("pin_maps", "ring_maps") else self._memo
         try:
@@ -207,15 +206,16 @@ class StallEnvelopes:
         M, P = len(self.X), len(names)
         W = len(self.working)
         load, state, comp = np.zeros((W, P, M)), np.zeros((W, P, M), int), np.zeros((W, P, M, 3))
-        rows = np.arange(M)
         for w, c in enumerate(self.working):
             F = self.states(c)[0]                                                           # (M, S, 3)
-            f = (w0[:, None, :] + F @ Wf).reshape(M, F.shape[1], P, 3)                     # (M, S, P, 3)
-            mag = np.sqrt(np.einsum("mspi,mspi->pms", f, f))                              # (P, M, S)
-            k = np.argmax(mag, axis=2)
-            load[w], state[w] = np.take_along_axis(mag, k[..., None], axis=2)[..., 0], k
-            for j in range(P):
-                comp[w, j] = f[rows, k[j], j]
+            for a in range(0, M, 256):                         # a block of poses at a time: in cache, and no
+                m = slice(a, a + 256)                          # large temporaries
+                f = (w0[m, None, :] + F[m] @ Wf[m]).reshape(-1, F.shape[1], P, 3)           # (m, S, P, 3)
+                mag = np.sqrt(np.einsum("mspi,mspi->pms", f, f))                          # (P, m, S)
+                k = np.argmax(mag, axis=2)
+                load[w, :, m], state[w, :, m] = np.take_along_axis(mag, k[..., None], axis=2)[..., 0], k
+                for j in range(P):
+                    comp[w, j, m] = f[np.arange(len(f)), k[j], j]
         return dict(names=tuple(names), load_N=load, state=state, components_N=comp)
 
     def pin_maps(self, model, pins, swing=None):
