@@ -356,8 +356,8 @@ def test_no_dense_brute_force_state_exceeds_the_search(model, searched):
 def test_corners_are_the_worst_direction_of_a_dense_fan(model):
     """At every pose the corners of the held-force polygon give each pin at least the largest force of a fan
     of 1440 directions (every 0.25°), and, at the worst corner's angle, a fan of 401 directions within ±0.05°
-    of it (the fan's own held states, ``_held``) comes within 0.1 % of the corner's load: the worst direction
-    is found, not sampled (the polygon's corners are sharp: 0.25° from one can lose 2 %)."""
+    of it (the fan's own held states, ``stall_corners.held_forces``) comes within 0.1 % of the corner's load:
+    the worst direction is found, not sampled (the polygon's corners are sharp: 0.25° from one can lose 2 %)."""
     kw = dict(holding_relief=LINE, working=("stick_cyl",))
     exact = stall_envelopes(model, CYL, 38e6, LIP, n_fan=4, n=(3, 4, 4), **kw)
     dense = stall_envelopes(model, CYL, 38e6, LIP, n_fan=1440, n=(3, 4, 4), **kw)

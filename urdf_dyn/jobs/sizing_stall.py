@@ -35,7 +35,7 @@ def run_stall(launch, model, cyl, frames, pins, cache=None):
     ``pins``: {name: PinSpec} (the design section's); ``cache``: the run's ``GeometryCache`` (geometry only: no
     motion, soil or payload). Raises ScenarioError naming the key for bad input."""
     from urdf_dyn.jobs.sizing_checks import geometry_cached, tipping_polygon_of
-    from urdf_dyn.machines.stall import DEFAULT_FRICTION, stall_envelopes
+    from urdf_dyn.machines.stall import DEFAULT_FRICTION, stall_envelopes, stroke_map
     doc = launch.doc
     if doc.iso6015 is None or not pins:
         return None
@@ -55,10 +55,11 @@ def run_stall(launch, model, cyl, frames, pins, cache=None):
         try:
             args = (model, cyl, doc.design.stall_relief or iso.relief, (lip.link, tuple(lip.xyz)))
             kw = dict(holding_relief=iso.holding_relief, footprint=tipping_polygon_of(launch))
-            env = stall_envelopes(*args, friction=None, **kw)            # anchored (ISO 6015 §4.5)
-            conv = converged_design_loads(*args, pins, env=env, **kw)
-            env_s = stall_envelopes(*args, friction=mu, **kw)
-            sliding = converged_design_loads(*args, pins, friction=mu, env=env_s, **kw)
+            smap = stroke_map(model)                                     # one assembly of each stroke value
+            env = stall_envelopes(*args, friction=None, smap=smap, **kw)   # anchored (ISO 6015 §4.5)
+            conv = converged_design_loads(*args, pins, env=env, smap=smap, **kw)
+            env_s = stall_envelopes(*args, friction=mu, like=env, **kw)  # the same statics, other limits
+            sliding = converged_design_loads(*args, pins, friction=mu, env=env_s, smap=smap, **kw)
             cases = case_matrix(model, [env, env_s], pins, swing=swing,
                                 converged={"design loads (converged, anchored)": conv,
                                            f"converged, sliding μ = {mu:g}": sliding})

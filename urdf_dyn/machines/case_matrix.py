@@ -11,7 +11,7 @@ side forces along them and the torsion of boom and stick.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from urdf_dyn.machines.reliefs import plain_reliefs, relief_text
 
@@ -56,9 +56,8 @@ def case_matrix(model, envelopes, pins, swing="swing", converged=None) -> list:
     for env in envelopes:
         anch = "anchored" if env.friction is None else f"sliding, μ = {env.friction:g}"
         for c in env.working:
-            one = replace(env, working=(c,))
-            dl = one.design_loads(model, pins)
-            ring = one.ring_loads(model, swing) if swing is not None else {}
+            dl = env.design_loads(model, pins, working=(c,))      # the pin and ring maps: once per envelope
+            ring = env.ring_loads(model, swing, working=(c,)) if swing is not None else {}
             rows.append(CaseRow(f"{c} stall", env.relief, plain_reliefs(env.holding_relief), anch,
                                 {p: d["design_load_N"] for p, d in dl.items()}, ring,
                                 f"grid {len(env.X)} poses x {len(env.fan_deg) + 1} directions"

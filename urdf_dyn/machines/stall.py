@@ -56,10 +56,10 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from urdf_dyn.algorithms.kinematics import body_poses
-from urdf_dyn.machines.iso6015 import _bounds, _pressure_limits
+from urdf_dyn.machines.iso6015 import _pressure_limits
 from urdf_dyn.machines.reliefs import plain_reliefs
-from urdf_dyn.machines.stability import base_reaction, tipping_load
-from urdf_dyn.machines.stall_corners import corners, half_planes, sliding_load
+from urdf_dyn.machines.stability import base_reaction
+from urdf_dyn.machines.stall_corners import corner_states, ground_bounds, held_forces, sliding_load
 from urdf_dyn.machines.stroke_map import StrokeMap
 
 __all__ = ["sliding_load", "StallEnvelopes", "stall_envelopes", "stroke_range", "stroke_map", "DEFAULT_FRICTION"]
@@ -117,6 +117,36 @@ class StallEnvelopes:
     unit_wrenches: list = field(default_factory=list, repr=False)
     corner: dict = field(default_factory=dict, repr=False)
     push: object = field(default=None, repr=False)
+    _memo: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+    _shared: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def __setattr__(self, name, value):        # a field set anew: what was remembered from it is forgotten
+        object.__setattr__(self, name, value)
+        if name in ("_memo", "_shared") or "_shared" not in self.__dict__:
+            return
+        self.__dict__["_memo"] = {}
+        if name in ("Q", "loop_forces", "unit_wrenches", "tip"):
+            self.__dict__["_shared"] = {}
+
+    def __getstate__(self):                     # the memos (``_remember``) are not part of the envelopes
+        return {k: v for k, v in self.__dict__.items() if k not in ("_memo", "_shared")}
+
+    def __setstate__(self, state):
+        self.__dict__.update(state, _memo={}, _shared={})
+
+    def _remember(self, what, model, args, compute):
+        """``compute()`` once per (what, model, args) (args may hold a pin table): the search, the case matrix and
+        the report ask for the same states, maps and pose loads; callers only read the result. ``replace``
+        starts afresh; the pin and ring maps depend on the statics alone, shared by envelopes built ``like``."""
+        args = tuple(tuple(a.items()) if isinstance(a, dict) else a for a in args)
+        key, memo = (what, id(model), args), self._shared if what in ("pin_maps", "ring_maps") else self._memo
+        try:
+            hit = memo.get(key)
+        except TypeError:                           # unhashable arguments (a pin given as a list): no memo
+            return compute()
+        if hit is None or hit[0] is not model:
+            hit = memo[key] = (model, compute())
+        return hit[1]
 
     def pose(self, k) -> dict:
         """{cylinder: stroke [m]} of grid pose k."""
@@ -145,6 +175,9 @@ class StallEnvelopes:
         (root coordinates), limited_by (M, S), angle_deg (M, S), binding (M, S, 2), kinds (S,)): the fan's
         K directions, the tangent, then the corners of the held-force polygon (``stall_corners``; kind
         "corner"), where every pin's largest force and the ring's largest tilting moment of the pose lie."""
+        return self._remember("states", None, (c,), lambda: self._states(c))
+
+    def _states(self, c):
         fan, t, cr = self.fan[c], self.tangent[c], self.corner.get(c)
         M, K = len(self.X), len(self.fan_deg)
         F, lim = fan["all_force"], fan["all_limited_by"]
@@ -166,25 +199,32 @@ class StallEnvelopes:
         The pin forces come from ``pins.pin_loads`` on the poses (the design branch's RNEA backward pass with
         the loop forces of the same compiled statics), at rest and per unit lip force, combined linearly (the
         statics are linear in the lip force)."""
+        return self._remember("pose_loads", model, (pins, swing), lambda: self._pose_loads(model, pins, swing))
+
+    def _pose_loads(self, model, pins, swing):
         names, w0, Wf = self.pin_maps(model, pins, swing)
         M, P = len(self.X), len(names)
         W = len(self.working)
         load, state, comp = np.zeros((W, P, M)), np.zeros((W, P, M), int), np.zeros((W, P, M, 3))
-        rows = np.arange(M)
         for w, c in enumerate(self.working):
             F = self.states(c)[0]                                                           # (M, S, 3)
-            f = (w0[:, None, :] + F @ Wf).reshape(M, F.shape[1], P, 3)                     # (M, S, P, 3)
-            mag = np.sqrt(np.einsum("mspi,mspi->pms", f, f))                              # (P, M, S)
-            k = np.argmax(mag, axis=2)
-            load[w], state[w] = np.take_along_axis(mag, k[..., None], axis=2)[..., 0], k
-            for j in range(P):
-                comp[w, j] = f[rows, k[j], j]
+            for a in range(0, M, 256):                         # a block of poses at a time: in cache, and no
+                m = slice(a, a + 256)                          # large temporaries
+                f = (w0[m, None, :] + F[m] @ Wf[m]).reshape(-1, F.shape[1], P, 3)           # (m, S, P, 3)
+                mag = np.sqrt(np.einsum("mspi,mspi->pms", f, f))                          # (P, m, S)
+                k = np.argmax(mag, axis=2)
+                load[w, :, m], state[w, :, m] = np.take_along_axis(mag, k[..., None], axis=2)[..., 0], k
+                for j in range(P):
+                    comp[w, j, m] = f[np.arange(len(f)), k[j], j]
         return dict(names=tuple(names), load_N=load, state=state, components_N=comp)
 
     def pin_maps(self, model, pins, swing=None):
         """(names (P,), w0 (M, 3P), Wf (M, 3, 3P)): every pin's force [N] in its pin frame at rest and per unit
         lip force along root x, y, z, so that a held force f (3,) gives w0 + f @ Wf (``pins.pin_loads`` with
         the envelopes' loop forces)."""
+        return self._remember("pin_maps", model, (pins, swing), lambda: self._pin_maps(model, pins, swing))
+
+    def _pin_maps(self, model, pins, swing):
         from urdf_dyn.machines.pins import pin_loads
         M, nv = self.Q.shape
         z = np.zeros((4 * M, nv))
@@ -205,7 +245,7 @@ class StallEnvelopes:
                     tip_force_N=float(np.linalg.norm(F[m, k])), limited_by=str(lim[m, k]),
                     binding=[str(b) for b in binding[m, k]], pose=self.pose(m))
 
-    def design_loads(self, model, pins, swing=None) -> dict:
+    def design_loads(self, model, pins, swing=None, working=None) -> dict:
         """The design load of every pin: its largest force over every stall state of the envelopes (each
         working cylinder; the tangent, every fan direction and every corner of the held-force polygon, each
         at its held force), with the state that gives it (``pose_loads``).
@@ -213,12 +253,15 @@ class StallEnvelopes:
         pins: {name: PinSpec | joint} as ``pins.pin_loads`` (the pin table's names). Returns {name:
         {"design_load_N": |f| per pin [N], "components_N": (3,) in the pin frame, "design_case": {"cylinder",
         "direction" ("tangent" | "fan" | "corner"), "angle_deg", "tip_force_N", "limited_by", "binding" (the
-        limits at the state: two at a corner), "pose": {cylinder: stroke [m]}}}}."""
+        limits at the state: two at a corner), "pose": {cylinder: stroke [m]}}}}. working: the stalling
+        cylinders to take the largest over (default ``self.working``): the case matrix's one case per cylinder."""
         pl = self.pose_loads(model, pins, swing)
         out = {}
         for j, n in enumerate(pl["names"]):
             best = None
             for w, c in enumerate(self.working):
+                if working is not None and c not in working:
+                    continue
                 m = int(np.argmax(pl["load_N"][w, j]))
                 v = float(pl["load_N"][w, j, m])
                 case = self.case(c, m, int(pl["state"][w, j, m]))
@@ -231,21 +274,15 @@ class StallEnvelopes:
             out[n] = dict(design_load_N=best[0], design_case=best[1], components_N=best[2])
         return out
 
-    def ring_loads(self, model, swing="swing") -> dict:
+    def ring_loads(self, model, swing="swing", working=None) -> dict:
         """The slewing ring (the swing joint ``swing``, a revolute tree joint about z) over every stall state
         (``states``): {"tilting_moment_Nm", "axial_N", "radial_N", "torque_Nm"}: the largest of each (axial:
         the largest compression) with the state of the largest tilting moment ("case": cylinder, direction,
-        tip force, pose). The joint wrench in the joint frame, linear in the lip force as the pins'."""
-        from urdf_dyn.machines.pins import pin_loads
-        M, nv = self.Q.shape
-        z, t = np.zeros((M, nv)), np.zeros(M)
-        spec = {"ring": swing}
-        w0 = pin_loads(model, t, self.Q, z, z, spec, loop_forces=self.loop_forces["g"]).wrench["ring"]
-        Wf = np.stack([pin_loads(model, t, self.Q, z, z, spec, loop_forces=self.loop_forces[i],
-                                 f_ext={self.tip[0]: self.unit_wrenches[i]}).wrench["ring"] - w0 for i in range(3)],
-                      axis=1)                                                    # (M, 3, 6) per unit lip force
+        tip force, pose). The joint wrench in the joint frame, linear in the lip force as the pins'. working:
+        the stalling cylinders (default ``self.working``)."""
+        w0, Wf = self._remember("ring_maps", model, (swing,), lambda: self._ring_maps(model, swing))
         best = dict(tilting_moment_Nm=0.0, axial_N=0.0, radial_N=0.0, torque_Nm=0.0, case=None)
-        for c in self.working:
+        for c in self.working if working is None else [c for c in self.working if c in working]:
             F, lim, _, _, kinds = self.states(c)
             w = w0[:, None, :] + F @ Wf                                          # (M, S, 6)
             tilt, axial = np.hypot(w[..., 0], w[..., 1]), w[..., 5]
@@ -258,6 +295,18 @@ class StallEnvelopes:
             best.update(axial_N=max(best["axial_N"], float(axial.max())), radial_N=max(best["radial_N"], float(radial.max())),
                         torque_Nm=max(best["torque_Nm"], float(torque.max())))
         return best
+
+    def _ring_maps(self, model, swing):
+        """(w0 (M, 6), Wf (M, 3, 6)): the ring's wrench at rest and per unit lip force along root x, y, z."""
+        from urdf_dyn.machines.pins import pin_loads
+        M, nv = self.Q.shape
+        z, t = np.zeros((M, nv)), np.zeros(M)
+        spec = {"ring": swing}
+        w0 = pin_loads(model, t, self.Q, z, z, spec, loop_forces=self.loop_forces["g"]).wrench["ring"]
+        Wf = np.stack([pin_loads(model, t, self.Q, z, z, spec, loop_forces=self.loop_forces[i],
+                                 f_ext={self.tip[0]: self.unit_wrenches[i]}).wrench["ring"] - w0 for i in range(3)],
+                      axis=1)                                                    # (M, 3, 6) per unit lip force
+        return w0, Wf
 
     def slim(self) -> "StallEnvelopes":
         """A copy with only what the report, the plots and ``push_forces`` read: the grid's strokes and lip
@@ -310,9 +359,10 @@ def _grid(model, q0, strokes, acts, n, margin, axes=None, points=None, smap=None
         grid_axes = [np.unique(X[:, k]) for k in range(len(strokes))]
     else:
         X = np.array(np.meshgrid(*grid_axes, indexing="ij")).reshape(len(strokes), -1).T
-    for k, c in enumerate(strokes):
-        for x in grid_axes[k]:
-            smap.pose({c: float(x)})               # each stroke assembled once, then composed
+    for k, c in enumerate(strokes):                # each stroke assembled once, then composed: a value the
+        for x in grid_axes[k]:                     # shared ``smap`` holds is not closed again (a second Newton
+            if (c, float(x)) not in smap._done:    # pass moves it by round-off, so a pose would depend on the
+                smap.pose({c: float(x)})           # calls before it)
     Q = smap.compose([dict(zip(strokes, map(float, v))) for v in X])
     return X, Q
 
@@ -338,7 +388,7 @@ def stroke_range(model, strokes=("boom_cyl", "stick_cyl", "bucket_cyl"), q0=None
 def stall_envelopes(model, cylinders, relief, tip, holding_relief=None, footprint=None, friction=None,
                     strokes=("boom_cyl", "stick_cyl", "bucket_cyl"), n=(13, 13, 13), n_fan=36,
                     include_weight=True, q0=None, margin=None, working=None, axes=None,
-                    fan_deg=None, points=None, smap=None, corners=True) -> StallEnvelopes:
+                    fan_deg=None, points=None, smap=None, corners=True, like=None) -> StallEnvelopes:
     """Stall envelopes of every working cylinder over a grid of poses (module docstring).
 
     Args:
@@ -357,11 +407,13 @@ def stall_envelopes(model, cylinders, relief, tip, holding_relief=None, footprin
             set of poses (``stall_refine``'s search); fan_deg: the fan's angles [deg] instead of ``n_fan``
             evenly spaced ones; smap: the ``stroke_map`` of the same model, strokes, q0 and margin, to reuse
             across calls (the strokes' sweeps are most of a small call's time); corners: False leaves out the
-            corner states (a caller that only needs the statics).
+            corner states (a caller that only needs the statics); like: envelopes of the same model, tip, grid
+            (strokes, n, axes, points, margin, q0) and include_weight whose statics (poses, cylinder forces, loop
+            forces, ground reactions, pin and ring maps) are reused: only the limits differ (the sliding case
+            beside the anchored one).
         q0: start pose (default the URDF initial configuration; its branch is followed).
     Returns StallEnvelopes. Raises KeyError for a cylinder that is not an actuator, ValueError for a relief
     ≤ 0 or μ < 0, ModelError if a pose cannot be assembled."""
-    from urdf_dyn.constraints.inverse import actuator_forces
     working = tuple(strokes if working is None else working)
     limits = _pressure_limits(cylinders, relief, holding_relief)
     if friction is not None and not (np.isfinite(friction) and friction >= 0):
@@ -371,14 +423,61 @@ def stall_envelopes(model, cylinders, relief, tip, holding_relief=None, footprin
         if c not in names:
             raise KeyError(f"cylinder {c!r} is not an actuator of {model.name} ({', '.join(names)})")
     q0 = model.q_initial() if q0 is None else np.asarray(q0, float)
-    X, Q = _grid(model, q0, tuple(strokes), names, n, margin, axes, points, smap)
-    M = len(Q)
     link, p = tip[0], np.asarray(tip[1], float)
+    if like is not None:
+        if like.strokes != tuple(strokes) or like.tip[0] != link or not np.array_equal(like.tip[1], p) \
+                or like.include_weight != bool(include_weight) or like.Q is None:
+            raise ValueError("like: envelopes with other strokes, tip or weights, or slim ones, cannot lend their statics")
+        X, Q, lip, wr, LF, U, u0, W0, W1 = (like.X, like.Q, like.lip, like.unit_wrenches, like.loop_forces, like.U,
+                                            like.u_g, like.W0, like.W1)
+    else:
+        X, Q, lip, wr, LF, U, u0, W0, W1 = _statics(model, q0, tuple(strokes), names, n, margin, axes, points, smap,
+                                                    link, p)
+    M = len(Q)
+    g = u0 if include_weight else np.zeros((M, len(names)))
+    swing = float(q0[model.joint_index("swing")]) if "swing" in model.joint_names else 0.0
+    th, E = _fan(n_fan, swing, fan_deg)
+    n_fan = len(th)
+    tangent, fan, corner = {}, {}, {}
+    xb = np.array([np.cos(swing), np.sin(swing), 0.0])
+    Efan = np.broadcast_to(E[None], (M, n_fan, 3))
+    gfan = ground_bounds(W0, W1, Efan, footprint, friction)               # the same for every working cylinder
+    for c in working:
+        ci = names.index(c)
+        d = -U[:, ci, :] / np.linalg.norm(U[:, ci, :], axis=1)[:, None]   # lip motion per extension (unit)
+        # directions of the force on the lip: the K fan ones, then the tangent's (−d)
+        Fd = np.concatenate([Efan, -d[:, None, :]], axis=1)                  # (M, K+1, 3)
+        gt = ground_bounds(W0, W1, -d[:, None, :], footprint, friction)
+        ground = tuple(np.concatenate([a, b], axis=1) for a, b in zip(gfan, gt))
+        F, lim = held_forces(U, g, Fd, names, cylinders, limits, c, ground)
+        k = np.argmax(F, axis=1)
+        rows = np.arange(M)
+        ang_t = np.degrees(np.arctan2(-d @ np.array([0, 0, 1.0]), -d @ xb)) % 360
+        tangent[c] = dict(force_N=F[:, -1], limited_by=lim[:, -1], force=F[:, -1, None] * Fd[:, -1],
+                          angle_deg=ang_t, direction=d)
+        fan[c] = dict(force_N=F[rows, k], limited_by=lim[rows, k], force=F[rows, k, None] * Fd[rows, k],
+                      angle_deg=np.where(k == n_fan, ang_t, np.degrees(th)[np.minimum(k, n_fan - 1)]),
+                      all_N=F, all_limited_by=lim, all_force=F[:, :, None] * Fd)
+        if corners:
+            corner[c] = corner_states(U, g, W0, W1, xb, names, cylinders, limits, c, footprint, friction)
+    env = StallEnvelopes(tuple(strokes), X, Q, lip, names, g, U, W0, W1, np.degrees(th), working, tangent, fan,
+                         float(relief), plain_reliefs(holding_relief), None if friction is None else float(friction),
+                         footprint is not None, bool(include_weight), (link, p), LF, wr, corner)
+    if like is not None:
+        env._shared = like._shared
+    return env
+
+
+def _statics(model, q0, strokes, names, n, margin, axes, points, smap, link, p):
+    """The grid (``_grid``) and its statics (``StallEnvelopes``): X, Q, lip, unit wrenches, loop forces, U,
+    the cylinder forces at rest u0 (M, p), W0, W1."""
+    from urdf_dyn.constraints.inverse import actuator_forces
+    X, Q = _grid(model, q0, strokes, names, n, margin, axes, points, smap)
+    M = len(Q)
     lf = model.link(link)
     T = body_poses(model, Q)[:, lf.body] @ np.asarray(lf.T_body_link)
     R = T[:, :3, :3]
     lip = np.einsum("mij,j->mi", R, p) + T[:, :3, 3]
-    z = np.zeros_like(Q)
     wr = [np.concatenate([np.cross(p, R[:, i, :]), R[:, i, :]], axis=1) for i in range(3)]   # Rᵀ e_i at the lip
     Q4, z4 = np.concatenate([Q] * 4), np.zeros((4 * M, Q.shape[1]))     # at rest and per unit force: one call
     a = actuator_forces(model, Q4, z4, z4, warn=False, f_ext={link: np.concatenate([np.zeros((M, 6)), *wr])})
@@ -393,86 +492,9 @@ def stall_envelopes(model, cylinders, relief, tip, holding_relief=None, footprin
         e[i] = 1.0
         W1[:, :3, i] = -np.cross(lip, e)
         W1[:, 3 + i, i] = -1.0
-    g = u[0] if include_weight else np.zeros((M, len(names)))
-    swing = float(q0[model.joint_index("swing")]) if "swing" in model.joint_names else 0.0
-    th, E = _fan(n_fan, swing, fan_deg)
-    n_fan = len(th)
-    tangent, fan, corner = {}, {}, {}
-    xb = np.array([np.cos(swing), np.sin(swing), 0.0])
-    Efan = np.broadcast_to(E[None], (M, n_fan, 3))
-    gfan = _ground(W0, W1, Efan, footprint, friction)               # the same for every working cylinder
-    for c in working:
-        ci = names.index(c)
-        d = -U[:, ci, :] / np.linalg.norm(U[:, ci, :], axis=1)[:, None]   # lip motion per extension (unit)
-        # directions of the force on the lip: the K fan ones, then the tangent's (−d)
-        Fd = np.concatenate([Efan, -d[:, None, :]], axis=1)                  # (M, K+1, 3)
-        gt = _ground(W0, W1, -d[:, None, :], footprint, friction)
-        ground = tuple(np.concatenate([a, b], axis=1) for a, b in zip(gfan, gt))
-        F, lim = _held(U, g, Fd, names, cylinders, limits, c, ground)
-        k = np.argmax(F, axis=1)
-        rows = np.arange(M)
-        ang_t = np.degrees(np.arctan2(-d @ np.array([0, 0, 1.0]), -d @ xb)) % 360
-        tangent[c] = dict(force_N=F[:, -1], limited_by=lim[:, -1], force=F[:, -1, None] * Fd[:, -1],
-                          angle_deg=ang_t, direction=d)
-        fan[c] = dict(force_N=F[rows, k], limited_by=lim[rows, k], force=F[rows, k, None] * Fd[rows, k],
-                      angle_deg=np.where(k == n_fan, ang_t, np.degrees(th)[np.minimum(k, n_fan - 1)]),
-                      all_N=F, all_limited_by=lim, all_force=F[:, :, None] * Fd)
-        if corners:
-            corner[c] = _corner_states(U, g, W0, W1, xb, names, cylinders, limits, c, footprint, friction)
-    env = StallEnvelopes(tuple(strokes), X, Q, lip, names, g, U, W0, W1, np.degrees(th), working, tangent, fan,
-                         float(relief), plain_reliefs(holding_relief), None if friction is None else float(friction),
-                         footprint is not None, bool(include_weight), (link, p), LF, wr, corner)
-    return env
+    return X, Q, lip, wr, LF, U, u[0], W0, W1
 
 
 def _actuator_names(model):
     from urdf_dyn.constraints.inverse import actuators_of
     return tuple(a.name for a in actuators_of(model))
-
-
-def _ground(W0, W1, Fd, footprint, friction):
-    """Tipping and sliding bounds (M, K) (inf where not checked) for unit force directions Fd (M, K, 3) on the
-    lip: the ground reaction is W0 + F·(W1 Fd)."""
-    M, K, _ = Fd.shape
-    W0r = np.repeat(W0, K, axis=0)
-    W1d = np.einsum("mrj,mkj->mkr", W1, Fd).reshape(M * K, 6)
-    Ft = tipping_load(W0r, W1d, footprint)[0] if footprint is not None else np.full(M * K, np.inf)
-    Fs = sliding_load(W0r, W1d, friction) if friction is not None else np.full(M * K, np.inf)
-    return Ft.reshape(M, K), Fs.reshape(M, K)
-
-
-def _held(U, g, Fd, names, cylinders, limits, working, ground):
-    """Held force F (M, K) and binding limit (M, K) for unit force directions Fd (M, K, 3) on the lip, with
-    the ground's bounds ``ground`` = (tipping, sliding) (M, K) of ``_ground``."""
-    M, K, _ = Fd.shape
-    a = (Fd @ np.swapaxes(U, 1, 2)).reshape(M * K, -1)                # cylinder force per unit F
-    F, i = _bounds(a, np.repeat(g, K, axis=0), names, cylinders, limits, working)
-    F, lim = F.reshape(M, K), np.array(names, dtype=object)[i].reshape(M, K)
-    for bound, name in zip(ground, ("tipping", "sliding")):
-        lim = np.where(bound < F, name, lim)
-        F = np.minimum(F, bound)
-    return np.maximum(F, 0.0), lim
-
-
-def _corner_states(U, g, W0, W1, xb, names, cylinders, limits, working, footprint, friction):
-    """The held states at the corners of each pose's held-force polygon (``stall_corners``): a dict with
-    force_N (M, V), force (M, V, 3) [N] (root coordinates), angle_deg (M, V), limited_by (M, V) and binding
-    (M, V, 2) (the two limits of the corner). The force is the held force along the corner's direction
-    (``_held``, the same bounds as the fan's), so every corner state is one the fan would reach with that
-    angle; where it falls short of the corner (the origin outside the polygon: 0 N) both names are the
-    binding one. ``limited_by`` names the working cylinder when it is one of the two, else the first of the
-    two in the order cylinders (the actuators' order), tipping, sliding: a rule, not round-off."""
-    Y, valid, binding, pair = corners(*half_planes(U, g, W0, W1, xb, names, cylinders, limits, working, footprint,
-                                                  friction))
-    ez = np.array([0.0, 0.0, 1.0])
-    Fc = np.nan_to_num(Y[..., :1]) * xb + np.nan_to_num(Y[..., 1:]) * ez              # (M, V, 3)
-    r = np.linalg.norm(Fc, axis=-1)
-    use = valid & (r > 0)
-    D = np.where(use[..., None], Fc / np.where(use, r, 1.0)[..., None], xb)
-    F, lim = _held(U, g, D, names, cylinders, limits, working, _ground(W0, W1, D, footprint, friction))
-    F = np.where(use, F, 0.0)
-    at = use & (F >= r * (1 - 1e-9))
-    binding = np.where(at[..., None], binding, lim[..., None])
-    first = np.where(binding[..., 1] == working, binding[..., 1], binding[..., 0])
-    return dict(force_N=F, force=F[..., None] * D, angle_deg=np.degrees(np.arctan2(D @ ez, D @ xb)) % 360,
-                limited_by=first, binding=binding, rows=np.where(at[..., None], pair, -1))

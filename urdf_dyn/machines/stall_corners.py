@@ -20,6 +20,10 @@ maximum at an extreme point: Rockafellar, *Convex Analysis*, 1970, Cor. 32.3.2):
 bind at once. ``corners`` enumerates them: every pair of boundary lines intersected, the points that
 satisfy every other half-plane kept. A fan of directions only approaches the corners (its largest pin load
 sits on the nearest fan angle; the ridges of the old refinement), the corners are exact.
+
+The held state along a given direction (where the ray leaves P: the fan's, the tangent's, each corner's) is
+``held_forces`` with the ground's bounds of ``ground_bounds``; ``corner_states`` gives the corners as held
+states (``stall.StallEnvelopes.corner``).
 """
 from __future__ import annotations
 
@@ -27,9 +31,10 @@ from itertools import combinations
 
 import numpy as np
 
-from urdf_dyn.machines.stability import tipping_rows
+from urdf_dyn.machines.iso6015 import _bounds
+from urdf_dyn.machines.stability import tipping_load, tipping_rows
 
-__all__ = ["half_planes", "corners", "sliding_load"]
+__all__ = ["half_planes", "corners", "sliding_load", "ground_bounds", "held_forces", "corner_states"]
 
 
 def half_planes(U, u_g, W0, W1, xb, names, cylinders, limits, working, footprint=None, friction=None):
@@ -127,3 +132,52 @@ def sliding_load(W0, W1, mu):
         ok = (disc >= 0) | ~quad
         L = np.where(ok & np.isfinite(r) & (r > 0), np.minimum(L, r), L)
     return np.where((A0 < 0) | (c <= 0), 0.0, L)
+
+
+def ground_bounds(W0, W1, Fd, footprint, friction):
+    """Tipping and sliding bounds (M, K) [N] (inf where not checked) for unit force directions Fd (M, K, 3) on
+    the lip: the ground reaction is W0 + F·(W1 Fd) (W0 (M, 6), W1 (M, 6, 3) as ``half_planes``)."""
+    M, K, _ = Fd.shape
+    W0r = np.repeat(W0, K, axis=0)
+    W1d = np.einsum("mrj,mkj->mkr", W1, Fd).reshape(M * K, 6)
+    Ft = tipping_load(W0r, W1d, footprint)[0] if footprint is not None else np.full(M * K, np.inf)
+    Fs = sliding_load(W0r, W1d, friction) if friction is not None else np.full(M * K, np.inf)
+    return Ft.reshape(M, K), Fs.reshape(M, K)
+
+
+def held_forces(U, g, Fd, names, cylinders, limits, working, ground):
+    """Held force F (M, K) [N] and binding limit (M, K) (a name as ``half_planes``' labels) for unit force
+    directions Fd (M, K, 3) on the lip, with the ground's bounds ``ground`` = (tipping, sliding) (M, K) of
+    ``ground_bounds``; U, g, names, cylinders, limits, working as ``half_planes`` (``iso6015._bounds``)."""
+    M, K, _ = Fd.shape
+    a = (Fd @ np.swapaxes(U, 1, 2)).reshape(M * K, -1)                # cylinder force per unit F
+    F, i = _bounds(a, np.repeat(g, K, axis=0), names, cylinders, limits, working)
+    F, lim = F.reshape(M, K), np.array(names, dtype=object)[i].reshape(M, K)
+    for bound, name in zip(ground, ("tipping", "sliding")):
+        lim = np.where(bound < F, name, lim)
+        F = np.minimum(F, bound)
+    return np.maximum(F, 0.0), lim
+
+
+def corner_states(U, g, W0, W1, xb, names, cylinders, limits, working, footprint, friction):
+    """The held states at the corners of each pose's held-force polygon (``stall_corners``): a dict with
+    force_N (M, V), force (M, V, 3) [N] (root coordinates), angle_deg (M, V), limited_by (M, V) and binding
+    (M, V, 2) (the two limits of the corner). The force is the held force along the corner's direction
+    (``held_forces``, the same bounds as the fan's), so every corner state is one the fan would reach with that
+    angle; where it falls short of the corner (the origin outside the polygon: 0 N) both names are the
+    binding one. ``limited_by`` names the working cylinder when it is one of the two, else the first of the
+    two in the order cylinders (the actuators' order), tipping, sliding: a rule, not round-off."""
+    Y, valid, binding, pair = corners(*half_planes(U, g, W0, W1, xb, names, cylinders, limits, working, footprint,
+                                                  friction))
+    ez = np.array([0.0, 0.0, 1.0])
+    Fc = np.nan_to_num(Y[..., :1]) * xb + np.nan_to_num(Y[..., 1:]) * ez              # (M, V, 3)
+    r = np.linalg.norm(Fc, axis=-1)
+    use = valid & (r > 0)
+    D = np.where(use[..., None], Fc / np.where(use, r, 1.0)[..., None], xb)
+    F, lim = held_forces(U, g, D, names, cylinders, limits, working, ground_bounds(W0, W1, D, footprint, friction))
+    F = np.where(use, F, 0.0)
+    at = use & (F >= r * (1 - 1e-9))
+    binding = np.where(at[..., None], binding, lim[..., None])
+    first = np.where(binding[..., 1] == working, binding[..., 1], binding[..., 0])
+    return dict(force_N=F, force=F[..., None] * D, angle_deg=np.degrees(np.arctan2(D @ ez, D @ xb)) % 360,
+                limited_by=first, binding=binding, rows=np.where(at[..., None], pair, -1))

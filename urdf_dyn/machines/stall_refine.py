@@ -17,11 +17,15 @@ binding limits) and working cylinder whose load is at least ``keep`` × the pin'
 load at that start's corner over the strokes — a smooth function there — with every other limit as an
 inequality constraint (the corner must stay held) and the strokes within the grid's range (1 % inside each
 end): so it runs up to a ridge and along it, and to a stroke end (values and forward-difference gradients
-from one batched evaluation of the compiled statics per iterate: the point and its 3 neighbours). Where another corner is larger at a start's optimum, that start is solved again on the new
-corner (an active-set switch), at most ``max_passes`` rounds. The design load is the largest over the
-starts, evaluated over every stall state at the pose it reached (``StallEnvelopes.pose_loads``). **The
-check**: at each pin's final pose none of the 26 neighbours at ``check`` (0.1 %) of each stroke's span may
-hold a load more than ``tol`` (1 %) larger; the pin is reported converged when none does (the last change
+from the point and its 3 neighbours per iterate). The starts' problems run side by side, each its own
+SLSQP problem, their iterates evaluated together in one batch of the compiled statics (``_Batches``).
+Where another corner is larger at a start's optimum, that start is solved again on the new corner (an
+active-set switch), at most ``max_passes`` rounds. The design load is the largest over the starts,
+evaluated over every stall state at the pose it reached (``StallEnvelopes.pose_loads``); starts within
+1e-9 of it (one state reached by two working cylinders, a ridge along which the load is constant) tie,
+and the case goes by ``design_loads``' rule. **The check**: at each pin's final pose none of the 26
+neighbours at ``check`` (0.1 %) of each stroke's span may hold a load more than ``tol`` (1 %) larger (one
+more than 1e-9 larger becomes the design case); the pin is reported converged when none does (the last change
 in the history is that check's).
 
 The machine is anchored unless a friction coefficient is given (``stall`` module docstring: ISO 6015 §4.5);
@@ -79,7 +83,8 @@ class ConvergedLoads:
 
 def converged_design_loads(model, cylinders, relief, tip, pins, holding_relief=None, footprint=None, friction=None,
                            strokes=("boom_cyl", "stick_cyl", "bucket_cyl"), n=(13, 13, 13), n_fan=36, tol=0.01,
-                           max_passes=6, swing=None, env=None, q0=None, starts=3, keep=0.9, check=1e-3) -> ConvergedLoads:
+                           max_passes=6, swing=None, env=None, q0=None, starts=3, keep=0.9, check=1e-3,
+                           smap=None) -> ConvergedLoads:
     """The pins' design loads over the stall envelopes, searched to convergence (module docstring).
 
     Arguments as ``stall.stall_envelopes`` and ``StallEnvelopes.design_loads``; ``env``: the grid's envelopes
@@ -87,6 +92,8 @@ def converged_design_loads(model, cylinders, relief, tip, pins, holding_relief=N
     best grid pose of each corner and working cylinder whose load is at least ``keep`` × the pin's grid
     maximum); max_passes: rounds of the search (a round re-solves the starts whose best corner changed);
     tol: the relative change of the design load the last round must stay under to call it converged.
+    smap: the ``stall.stroke_map`` (of the same model, strokes and q0) to assemble the poses with, shared
+    with the grid's envelopes and other searches (a pose depends only on its strokes); default a new one.
     Returns ConvergedLoads. Raises as ``stall_envelopes``."""
     from urdf_dyn.machines.iso6015 import _pressure_limits
     from urdf_dyn.machines.stall import stroke_map
@@ -95,7 +102,7 @@ def converged_design_loads(model, cylinders, relief, tip, pins, holding_relief=N
     if env is None:
         env = stall_envelopes(model, cylinders, relief, tip, n=n, n_fan=n_fan, **kw)
     base = env.design_loads(model, pins, swing)
-    smap = stroke_map(model, strokes, q0)
+    smap = smap or stroke_map(model, strokes, q0)
     rng = stroke_range(model, strokes, q0, smap=smap)
     lo, hi = (np.array([rng[c][i] for c in strokes]) for i in (0, 1))
     limits = _pressure_limits(cylinders, relief, holding_relief)
@@ -120,7 +127,7 @@ def converged_design_loads(model, cylinders, relief, tip, pins, holding_relief=N
         act = [r for r in runs if r["rows"] is not None and not r.get("done")]
         if not act:
             break
-        X = np.concatenate([_slsqp([r], evaluate, names, lo, hi, xb) for r in act])     # a problem per start
+        X = _Batches(evaluate).solve(act, names, lo, hi, xb)        # a problem per start, side by side
         loc = stall_envelopes(model, cylinders, relief, tip, working=tuple(dict.fromkeys(r["cylinder"] for r in act)),
                               points=X, fan_deg=[0.0], smap=smap, **kw)
         lp = loc.pose_loads(model, pins, swing)
@@ -137,7 +144,7 @@ def converged_design_loads(model, cylinders, relief, tip, pins, holding_relief=N
                     r.update(rows=rows, done=False)
         for p in names:
             prev = best[p]["design_load_N"]
-            top = max((r for r in runs if r["pin"] == p), key=lambda r: r["v"], default=None)
+            top = _top([r for r in runs if r["pin"] == p])
             if top is not None and top["v"] > prev:
                 best[p] = dict(top["load"])
             history[p].append(dict(design_load_N=best[p]["design_load_N"], change=float(best[p]["design_load_N"] / prev - 1),
@@ -154,7 +161,7 @@ def converged_design_loads(model, cylinders, relief, tip, pins, holding_relief=N
         idx = np.arange(j * len(D), (j + 1) * len(D))
         i = int(idx[np.argmax(lp["load_N"][w, j, idx])])
         v, prev = float(lp["load_N"][w, j, i]), best[p]["design_load_N"]
-        if v > prev:
+        if v > prev * (1 + 1e-9):                  # more, not a tie on a flat ridge (round-off would choose)
             best[p] = dict(design_load_N=v, design_case=loc.case(loc.working[w], i, int(lp["state"][w, j, i])),
                            components_N=lp["components_N"][w, j, i].copy())
         change = max(v / prev - 1, 0.0)
@@ -163,6 +170,18 @@ def converged_design_loads(model, cylinders, relief, tip, pins, holding_relief=N
     return ConvergedLoads(best, base, history, converged,
                           dict(n=tuple(n), n_fan=int(n_fan), starts=int(starts), keep=float(keep), method=METHOD),
                           float(tol), None if friction is None else float(friction))
+
+
+def _top(runs):
+    """The start with the largest load; among starts within 1e-9 of it (one state reached from two working
+    cylinders, or a ridge along which the load does not change) the first whose working cylinder is one of the
+    limits that bind (``StallEnvelopes.design_loads``'s rule), else the first: a rule, not round-off."""
+    if not runs:
+        return None
+    v = max(r["v"] for r in runs)
+    tied = [r for r in runs if r["v"] >= v * (1 - 1e-9)]
+    return next((r for r in tied if r["load"]["design_case"]["cylinder"] in r["load"]["design_case"]["binding"]),
+                tied[0])
 
 
 def _rows(env, c, m, k):
@@ -183,80 +202,155 @@ def _starts(env, pl, names, k, keep):
         top = float(pl["load_N"][:, j].max())
         cand = {}
         for w, c in enumerate(env.working):
-            for m in np.flatnonzero(pl["load_N"][w, j] >= keep * top):
-                st = int(pl["state"][w, j, m])
-                rows = _rows(env, c, m, st)
-                key = (c, None if rows is None else tuple(rows))
-                v = float(pl["load_N"][w, j, m])
+            ms = np.flatnonzero(pl["load_N"][w, j] >= keep * top)
+            sts, K = pl["state"][w, j, ms], len(env.fan_deg) + 1
+            rows = env.corner[c]["rows"][ms, np.maximum(sts - K, 0)] if c in env.corner else np.full((len(ms), 2), -1)
+            corner = (sts >= K) & (rows[:, 0] >= 0)                                  # as ``_rows``, pose by pose
+            for m, st, v, at, r in zip(ms.tolist(), sts.tolist(), pl["load_N"][w, j, ms].tolist(), corner.tolist(),
+                                       rows.tolist()):
+                key = (c, tuple(r) if at else None)
                 if key not in cand or v > cand[key][0]:
-                    cand[key] = (v, int(m), st, rows)
-        for (c, _), (v, m, st, rows) in sorted(cand.items(), key=lambda t: -t[1][0])[:k]:
-            w = env.working.index(c)
+                    cand[key] = (v, m, st)
+        for (c, r), (v, m, st) in sorted(cand.items(), key=lambda t: -t[1][0])[:k]:
+            w, rows = env.working.index(c), None if r is None else np.array(r)
             load = dict(design_load_N=v, design_case=env.case(c, m, st), components_N=pl["components_N"][w, j, m].copy())
             runs.append(dict(pin=p, cylinder=c, rows=rows, x=env.X[m].copy(), v=v, load=load))
     return runs
 
 
-def _slsqp(runs, evaluate, names, lo, hi, xb, h=1e-5):
-    """The starts' corners maximised (module docstring; the caller gives one start: a problem per start): one
-    SLSQP problem over the stacked strokes (3 per start), the objective the sum of each start's pin load at its
-    corner relative to its start value,
-    the constraints every other half-plane of each start at its corner, each stroke within [lo, hi]; the
-    values and forward-difference gradients (step ``h`` × the span) of every start from one ``evaluate`` of
-    4 poses per start; xb (3,) the boom plane's forward axis. Returns the strokes (S, 3)."""
+def _slsqp(run, fetch, pj, lo, hi, xb, h=1e-5):
+    """One start's corner maximised (module docstring): SLSQP over its strokes (3,), the objective its pin's
+    load at its corner relative to its start value, the constraints every other half-plane at that corner,
+    each stroke within [lo, hi]; values and forward-difference gradients (step ``h`` × the span) from one
+    ``fetch`` of 4 poses per iterate (the point and its 3 neighbours): ``fetch(pts (4, 3), cylinder)`` gives
+    the half-planes A (4, n, 2), b (4, n) of the start's working cylinder and the pin maps w0 (4, 3P), Wf
+    (4, 3, 3P) there (``_Batches``); pj: the pin's index in them; xb (3,) the boom plane's forward axis.
+    Returns the strokes (3,)."""
     from scipy.optimize import minimize
-    S, d = len(runs), len(lo)
-    span = hi - lo
-    step = h * span
-    pj = [names.index(r["pin"]) for r in runs]
-    blocks = {}                                     # start -> (its strokes' bytes, values, constraints, step sign)
+    d = len(lo)
+    step = h * (hi - lo)
+    block = [None]                                  # (the strokes' bytes, values, constraints, step sign)
 
     def values(z):
-        x = z.reshape(S, d)
-        new = [s for s in range(S) if blocks.get(s, (None,))[0] != x[s].tobytes()]
-        if new:                                     # only the starts that moved are evaluated again
-            xs = x[new]
-            sgn = np.where(xs + step <= hi, 1.0, -1.0)                     # backward steps at the upper end
-            pts = np.concatenate([xs[:, None, :], xs[:, None, :] + np.eye(d)[None] * (sgn * step)[:, None, :]], axis=1)
-            loc, planes, (_, w0, Wf) = evaluate(pts.reshape(-1, d), tuple(dict.fromkeys(runs[s]["cylinder"] for s in new)))
-            for k, s in enumerate(new):
-                r = runs[s]
-                A, b = planes[r["cylinder"]]
-                i, j = r["rows"]
-                idx = k * (d + 1) + np.arange(d + 1)
-                a1, a2, b1, b2 = A[idx, i], A[idx, j], b[idx, i], b[idx, j]
-                det = a1[:, 0] * a2[:, 1] - a1[:, 1] * a2[:, 0]
-                y = np.stack([(b1 * a2[:, 1] - b2 * a1[:, 1]) / det, (a1[:, 0] * b2 - a2[:, 0] * b1) / det], axis=1)
-                F = y[:, :1] * xb + y[:, 1:] * np.array([0.0, 0.0, 1.0])   # the corner's force, (d + 1, 3)
-                c = 3 * pj[s]
-                pin = w0[idx, c:c + 3] + np.einsum("ni,nij->nj", F, Wf[idx][:, :, c:c + 3])
-                other = np.delete(np.arange(A.shape[1]), [i, j])
-                scale = np.abs(b[idx[0], other]) + np.linalg.norm(A[idx[0], other], axis=1) * np.linalg.norm(y[0]) + 1e-300
-                blocks[s] = (x[s].tobytes(), np.linalg.norm(pin, axis=1) / r["v"],
-                             (b[idx][:, other] - np.einsum("nk,nrk->nr", y, A[idx][:, other])) / scale, sgn[k])
-        f = np.array([blocks[s][1] for s in range(S)])
-        return f, [blocks[s][2] for s in range(S)], np.array([blocks[s][3] for s in range(S)])
+        if block[0] is None or block[0][0] != z.tobytes():           # evaluated again only when it moved
+            sgn = np.where(z + step <= hi, 1.0, -1.0)                  # backward steps at the upper end
+            pts = np.concatenate([z[None], z[None] + np.eye(d) * (sgn * step)[None]])
+            A, b, w0, Wf = fetch(pts, run["cylinder"])
+            i, j = run["rows"]
+            a1, a2, b1, b2 = A[:, i], A[:, j], b[:, i], b[:, j]
+            det = a1[:, 0] * a2[:, 1] - a1[:, 1] * a2[:, 0]
+            y = np.stack([(b1 * a2[:, 1] - b2 * a1[:, 1]) / det, (a1[:, 0] * b2 - a2[:, 0] * b1) / det], axis=1)
+            F = y[:, :1] * xb + y[:, 1:] * np.array([0.0, 0.0, 1.0])       # the corner's force, (d + 1, 3)
+            c = 3 * pj
+            pin = w0[:, c:c + 3] + np.einsum("ni,nij->nj", F, Wf[:, :, c:c + 3])
+            other = np.delete(np.arange(A.shape[1]), [i, j])
+            scale = np.abs(b[0, other]) + np.linalg.norm(A[0, other], axis=1) * np.linalg.norm(y[0]) + 1e-300
+            block[0] = (z.tobytes(), np.linalg.norm(pin, axis=1) / run["v"],
+                        (b[:, other] - np.einsum("nk,nrk->nr", y, A[:, other])) / scale, sgn)
+        return block[0][1:]
 
     def obj(z):
-        return -values(z)[0][:, 0].sum()
+        return -values(z)[0][0]
 
     def obj_jac(z):
         f, _, sgn = values(z)
-        return (-(f[:, 1:] - f[:, :1]) / (sgn * step)).ravel()
+        return -(f[1:] - f[:1]) / (sgn * step)
 
     def cons(z):
-        return np.concatenate([gs[0] for gs in values(z)[1]])
+        return values(z)[1][0]
 
     def cons_jac(z):
         _, g, sgn = values(z)
-        J = np.zeros((sum(len(gs[0]) for gs in g), S * d))
-        r0 = 0
-        for s, gs in enumerate(g):
-            J[r0:r0 + gs.shape[1], s * d:(s + 1) * d] = ((gs[1:] - gs[:1]) / (sgn[s] * step)[:, None]).T
-            r0 += gs.shape[1]
-        return J
+        return ((g[1:] - g[:1]) / (sgn * step)[:, None]).T
 
-    z0 = np.concatenate([r["x"] for r in runs])
-    res = minimize(obj, z0, jac=obj_jac, method="SLSQP", bounds=list(zip(np.tile(lo, S), np.tile(hi, S))),
+    res = minimize(obj, run["x"], jac=obj_jac, method="SLSQP", bounds=list(zip(lo, hi)),
                    constraints=[dict(type="ineq", fun=cons, jac=cons_jac)], options=dict(maxiter=100, ftol=1e-10))
-    return np.clip(res.x.reshape(S, d), lo, hi)
+    return np.clip(res.x, lo, hi)
+
+
+class _Abort(Exception):
+    """Raised in a solver thread when the batch it waits on failed (the failure is raised in the caller)."""
+
+
+class _Batches:
+    """The starts' SLSQP problems side by side: each runs in its own thread (scipy's ``minimize`` calls back
+    for values), and every problem's request for poses waits until each running problem has asked, then all
+    go as one ``evaluate`` (the compiled statics and ``pins.pin_loads`` batched over the poses: one call of
+    a few hundred poses instead of one of 4 per iterate). Each problem sees its own poses' values: the poses
+    are assembled one by one (``stall._grid``) and the statics are per pose, except that the compiled closed-loop
+    statics choose their independent coordinates once per call, from its first pose, so a pose's forces
+    agree with those of its own call to round-off (about 1e-11 relative), not to the bit.
+    ``evaluate(X (N, 3), working)`` -> (envelopes, {cylinder: (A, b)}, (names, w0, Wf)) as in
+    ``converged_design_loads``."""
+
+    def __init__(self, evaluate):
+        import threading
+        self.evaluate, self.cv = evaluate, threading.Condition()
+        self.pending, self.results, self.running, self.error = {}, {}, 0, None
+
+    def fetch(self, key, pts, cylinder):
+        """A solver thread's request: (A, b, w0, Wf) at pts for that cylinder, when the batch has run."""
+        with self.cv:
+            if self.error is not None:
+                raise _Abort
+            self.pending[key] = (pts, cylinder)
+            self.cv.notify_all()
+            self.cv.wait_for(lambda: key in self.results or self.error is not None)
+            if self.error is not None:
+                raise _Abort
+            return self.results.pop(key)
+
+    def solve(self, runs, names, lo, hi, xb):
+        """The strokes (S, 3) each start's problem (``_slsqp``) reaches."""
+        import threading
+        out, failed = [None] * len(runs), []
+
+        def one(s):
+            try:
+                out[s] = _slsqp(runs[s], lambda pts, c: self.fetch(s, pts, c), names.index(runs[s]["pin"]),
+                                lo, hi, xb)
+            except _Abort:
+                pass
+            except BaseException as e:          # raised in the caller, after the others stopped
+                failed.append(e)
+                with self.cv:
+                    self.error = self.error or e
+            finally:
+                with self.cv:
+                    self.running -= 1
+                    self.cv.notify_all()
+
+        self.running = len(runs)
+        threads = [threading.Thread(target=one, args=(s,), daemon=True) for s in range(len(runs))]
+        for t in threads:
+            t.start()
+        try:
+            self._serve()
+        finally:
+            with self.cv:
+                self.error = self.error or _Abort()
+                self.cv.notify_all()
+            for t in threads:
+                t.join()
+        if failed:
+            raise failed[0]
+        return np.array(out)
+
+    def _serve(self):
+        """Runs the batches until every problem has finished (in the calling thread: numba and the model's
+        caches see one thread)."""
+        with self.cv:
+            while True:
+                self.cv.wait_for(lambda: self.error is not None or len(self.pending) == self.running)
+                if self.error is not None or self.running == 0:
+                    return
+                keys = sorted(self.pending)
+                req = [self.pending.pop(k) for k in keys]
+                X = np.concatenate([p for p, _ in req])
+                _, planes, (_, w0, Wf) = self.evaluate(X, tuple(dict.fromkeys(c for _, c in req)))
+                r0 = 0
+                for k, (p, c) in zip(keys, req):
+                    sl = slice(r0, r0 + len(p))
+                    self.results[k] = (planes[c][0][sl], planes[c][1][sl], w0[sl], Wf[sl])
+                    r0 += len(p)
+                self.cv.notify_all()
