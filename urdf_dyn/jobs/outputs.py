@@ -34,10 +34,13 @@ class _ForkedOutput:
     spends the job's computation (one busy core of two) on ``_warm`` (imports, the model's meshes), then
     waits; ``start(*payload)`` (the run folder is written) has it ``_write`` the output into the run folder;
     ``finish(written)`` waits for its one-line answer and puts the path into ``written`` (or echoes its
-    warning); ``close()`` ends a process that was never started (the job failed). The child inherits the
-    model and the folder's path: nothing is pickled but the payload and the answer. Where no process can be
-    forked, ``_here`` writes it in this process. A subclass sets ``key`` (its ``outputs`` field and its key
-    in ``written``), ``_warm``, ``_write``, ``_here`` and ``_lost`` (the process died without answering)."""
+    warning); ``close()`` ends the process when the job failed. The child inherits the model and the
+    folder's path: nothing is pickled but the payload and the answer. Made with ``model=None`` (before the
+    job has loaded it), the process first does the imports (``_imports``) while the job loads the model,
+    which ``model_known(model)`` then sends it (``model_cache.KeptModel``: its own attributes, ≈ 60 kB for
+    the excavator). Where no process can be forked, ``_here`` writes it in this process. A subclass sets
+    ``key`` (its ``outputs`` field and its key in ``written``), ``_imports``, ``_warm``, ``_write``, ``_here``
+    and ``_lost`` (the process died without answering)."""
 
     key = ""
     _open = weakref.WeakSet()      # the tasks with a process whose pipes a later fork inherits
@@ -48,7 +51,7 @@ class _ForkedOutput:
         if not getattr(launch.doc.outputs, self.key):
             return
         from urdf_dyn.reports.plotting import worker_allowed
-        if worker_allowed():
+        if worker_allowed() and self._may_fork():
             try:
                 import multiprocessing
                 import sys
@@ -68,6 +71,25 @@ class _ForkedOutput:
                 _ForkedOutput._open.add(self)
             except Exception:  # noqa: BLE001 - no process support here: this process writes it
                 self._proc = None
+
+    @staticmethod
+    def _may_fork():
+        """Whether this process may be forked for this output (besides ``worker_allowed``)."""
+        return True
+
+    def model_known(self, model):
+        """The job's model, for a task made with ``model=None``: sent to the process (which imports
+        meanwhile), used here otherwise."""
+        launch, known, outdir, echo = self._args
+        if known is not None:
+            return
+        self._args = (launch, model, outdir, echo)
+        if self._proc is not None:
+            from urdf_dyn.model_cache import KeptModel
+            try:
+                self._go.send(KeptModel.of(model, ()))
+            except OSError:                              # the child died: finish() sees it
+                pass
 
     def start(self, *payload):
         """The run folder is written: write the output (the forked process, else ``_here``)."""
@@ -105,19 +127,16 @@ class _ForkedOutput:
         written.update(self._out)
 
     def close(self):
-        """End the process when the job ends without ``finish`` (it failed): one never started reads the end
-        of its pipe and returns; one started is stopped (what it was writing, still under a temporary name
-        in the staging folder, goes with that folder)."""
+        """End the process when the job ends without ``finish`` (it failed), at once: one never started has
+        written nothing (it may still be importing); one started writes only under a temporary name in the
+        staging folder, which goes with that folder."""
         if self._proc is None or self._finished:
             return
-        self._finished = True
-        if not self._started:
-            self._started = True
-            self._go.close()
-            self._proc.join(timeout=10)
+        self._finished = self._started = True
+        self._go.close()
         if self._proc.is_alive():
             self._proc.terminate()
-            self._proc.join()
+        self._proc.join()
         self._conn.close()
         _ForkedOutput._open.discard(self)
 
@@ -130,8 +149,12 @@ class _ForkedOutput:
             task._go.close()
             if task is not self:
                 task._conn.close()
-        state = self._warm()
         try:
+            if self._args[1] is None:                    # the job loads the model meanwhile
+                self._imports()
+                launch, _, outdir, echo = self._args
+                self._args = (launch, go.recv().model(), outdir, echo)
+            state = self._warm()
             payload = go.recv()
         except (EOFError, OSError):
             return
@@ -152,6 +175,9 @@ class RecordingTask(_ForkedOutput):
 
     key = "recording"
     _thread = None
+
+    def _imports(self):
+        _warm(None)
 
     def _warm(self):
         return _warm(self._args[1])
@@ -187,9 +213,18 @@ class AnimationTask(_ForkedOutput):
     thread of its own process) while this process finishes the job. The file appears in the run folder only
     complete (written under a temporary name, then renamed). If the process dies without answering (a
     crash in the GL driver), the job says so with its exit status and keeps every other output; where no
-    process can be forked, ``start(traj)`` draws it here."""
+    process can be forked, or this process has itself drawn with OpenGL (pyglet's GL loaded: the driver's
+    state, its threads and locks, does not survive ``fork()``), ``start(traj)`` draws it here."""
 
     key = "animation"
+
+    @staticmethod
+    def _may_fork():
+        import sys
+        return "pyglet.gl" not in sys.modules
+
+    def _imports(self):
+        self._warm()
 
     def _warm(self):
         try:
@@ -215,8 +250,9 @@ class AnimationTask(_ForkedOutput):
 
 def _warm(model):
     """What the recording needs before its run folder exists, done in the forked process while the job
-    computes: viser, matplotlib and the viewer imported, the model's scene (its meshes) built. Returns
-    the ``urdf_dyn_viewer.scene.RobotScene`` or None (``write_recording`` then says what is missing)."""
+    computes: viser, matplotlib and the viewer imported, the model's scene (its meshes) built (not for
+    ``model=None``). Returns the ``urdf_dyn_viewer.scene.RobotScene`` or None (``write_recording`` then says
+    what is missing)."""
     try:
         import matplotlib.backends.backend_agg  # noqa: F401 - the force plot's canvas
         import matplotlib.figure  # noqa: F401
@@ -226,7 +262,7 @@ def _warm(model):
         import urdf_dyn_viewer.webapp  # noqa: F401
         from urdf_dyn import Trajectory  # noqa: F401 - motion.npz's reader
         from urdf_dyn_viewer.scene import RobotScene
-        return RobotScene(model)
+        return RobotScene(model) if model is not None else None
     except Exception:  # noqa: BLE001 - no viewer, a visual it cannot load: write_recording says why
         return None
 
