@@ -184,21 +184,18 @@ def render_motion(model, motion, path, fps=30.0, size=(640, 480), speed=1.0, sho
     return Path(path)
 
 
-def prepare_export(model=None):
+def prepare_export(model):
     """What ``render_trajectory`` does before it knows the motion, done ahead (the job's animation process
     does it while the job computes): offscreen rendering chosen (EGL), the GL window, GIF and run-folder
-    modules imported and the compiled kernel of the GIF's palette mapping loaded; with a ``model``, its
-    scene built (its meshes loaded) and posed, the loop overlay's kernels loaded. Returns the
-    ``scene.RobotScene`` to pass as ``robot`` (None without a model). Raises ViewerError (no pyglet) or what
-    loading a visual raises."""
+    modules imported, the model's scene built (its meshes loaded) and posed, the compiled kernels of the
+    loop overlay and of the GIF's palette mapping loaded. Returns the ``scene.RobotScene`` to pass as
+    ``robot``. Raises ViewerError (no pyglet) or what loading a visual raises."""
     select(True)
     from . import forces, gif, rundata, window  # noqa: F401 - imported here, not while the frames wait
     from .scene import RobotScene
-    gif._bgra_indices(np.zeros((1, 1, 4), np.uint8), np.zeros(32768, np.uint8), np.empty((1, 1), np.uint8))
-    if model is None:
-        return None
     robot = RobotScene(model)
     robot.loop_residuals()
+    gif._bgra_indices(np.zeros((1, 1, 4), np.uint8), np.zeros(32768, np.uint8), np.empty((1, 1), np.uint8))
     return robot
 
 

@@ -34,9 +34,8 @@ CHILD = textwrap.dedent("""
     tr = ud.Trajectory(mo.t, mo.q, mo.qd, mo.qdd, np.zeros_like(mo.q), np.zeros(len(mo.t)), m.joint_names)
     os.makedirs(out, exist_ok=True)
     lines, written = [], {{}}
-    task = AnimationTask(launch, None, __import__("pathlib").Path(out), lines.append)
+    task = AnimationTask(launch, m, __import__("pathlib").Path(out), lines.append)
     assert task._proc is not None, "not forked"
-    task.model_known(m)
     case = {case!r}
     if case == "never":
         t0 = time.perf_counter()
@@ -63,9 +62,9 @@ def _run(tmp_path, case):
 
 
 def test_the_forked_process_writes_the_gif_the_caller_would_draw(tmp_path, gl):
-    """Forked before the model is known (it is sent after), the process writes a.gif under its final name
-    only (no temporary file left), the caller never loads OpenGL, and the frames are those that
-    render_trajectory draws in this process for the same motion."""
+    """The forked process writes a.gif under its final name only (no temporary file left), the caller never
+    loads OpenGL, and the frames are those that render_trajectory draws in this process for the same
+    motion."""
     from urdf_dyn_viewer.export import render_trajectory
     from urdf_dyn_viewer.playback import demo_motion
     from viewerkit import gif_frames

@@ -35,12 +35,11 @@ class _ForkedOutput:
     waits; ``start(*payload)`` (the run folder is written) has it ``_write`` the output into the run folder;
     ``finish(written)`` waits for its one-line answer and puts the path into ``written`` (or echoes its
     warning); ``close()`` ends the process when the job failed. The child inherits the model and the
-    folder's path: nothing is pickled but the payload and the answer. Made with ``model=None`` (before the
-    job has loaded it), the process first does the imports (``_imports``) while the job loads the model,
-    which ``model_known(model)`` then sends it (``model_cache.KeptModel``: its own attributes, ≈ 60 kB for
-    the excavator). Where no process can be forked, ``_here`` writes it in this process. A subclass sets
-    ``key`` (its ``outputs`` field and its key in ``written``), ``_imports``, ``_warm``, ``_write``, ``_here``
-    and ``_lost`` (the process died without answering)."""
+    folder's path: nothing is pickled but the payload and the answer. Forked after the job has loaded the
+    model, it also inherits what loading it imported (forked before, each process took 0.7 CPU-s more,
+    loading the same modules and compiled kernels again). Where no process can be forked, ``_here`` writes
+    it in this process. A subclass sets ``key`` (its ``outputs`` field and its key in ``written``),
+    ``_warm``, ``_write``, ``_here`` and ``_lost`` (the process died without answering)."""
 
     key = ""
     _open = weakref.WeakSet()      # the tasks with a process whose pipes a later fork inherits
@@ -76,20 +75,6 @@ class _ForkedOutput:
     def _may_fork():
         """Whether this process may be forked for this output (besides ``worker_allowed``)."""
         return True
-
-    def model_known(self, model):
-        """The job's model, for a task made with ``model=None``: sent to the process (which imports
-        meanwhile), used here otherwise."""
-        launch, known, outdir, echo = self._args
-        if known is not None:
-            return
-        self._args = (launch, model, outdir, echo)
-        if self._proc is not None:
-            from urdf_dyn.model_cache import KeptModel
-            try:
-                self._go.send(KeptModel.of(model, ()))
-            except OSError:                              # the child died: finish() sees it
-                pass
 
     def start(self, *payload):
         """The run folder is written: write the output (the forked process, else ``_here``)."""
@@ -149,12 +134,8 @@ class _ForkedOutput:
             task._go.close()
             if task is not self:
                 task._conn.close()
+        state = self._warm()
         try:
-            if self._args[1] is None:                    # the job loads the model meanwhile
-                self._imports()
-                launch, _, outdir, echo = self._args
-                self._args = (launch, go.recv().model(), outdir, echo)
-            state = self._warm()
             payload = go.recv()
         except (EOFError, OSError):
             return
@@ -175,9 +156,6 @@ class RecordingTask(_ForkedOutput):
 
     key = "recording"
     _thread = None
-
-    def _imports(self):
-        _warm(None)
 
     def _warm(self):
         return _warm(self._args[1])
@@ -223,9 +201,6 @@ class AnimationTask(_ForkedOutput):
         import sys
         return "pyglet.gl" not in sys.modules
 
-    def _imports(self):
-        self._warm()
-
     def _warm(self):
         try:
             from urdf_dyn_viewer.export import prepare_export
@@ -250,9 +225,8 @@ class AnimationTask(_ForkedOutput):
 
 def _warm(model):
     """What the recording needs before its run folder exists, done in the forked process while the job
-    computes: viser, matplotlib and the viewer imported, the model's scene (its meshes) built (not for
-    ``model=None``). Returns the ``urdf_dyn_viewer.scene.RobotScene`` or None (``write_recording`` then says
-    what is missing)."""
+    computes: viser, matplotlib and the viewer imported, the model's scene (its meshes) built. Returns
+    the ``urdf_dyn_viewer.scene.RobotScene`` or None (``write_recording`` then says what is missing)."""
     try:
         import matplotlib.backends.backend_agg  # noqa: F401 - the force plot's canvas
         import matplotlib.figure  # noqa: F401
@@ -262,7 +236,7 @@ def _warm(model):
         import urdf_dyn_viewer.webapp  # noqa: F401
         from urdf_dyn import Trajectory  # noqa: F401 - motion.npz's reader
         from urdf_dyn_viewer.scene import RobotScene
-        return RobotScene(model) if model is not None else None
+        return RobotScene(model)
     except Exception:  # noqa: BLE001 - no viewer, a visual it cannot load: write_recording says why
         return None
 

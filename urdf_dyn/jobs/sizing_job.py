@@ -108,13 +108,8 @@ def run_sizing(scenario, out_dir=None, progress=None, echo=print, cache=None):
 
 def _run_sizing(scenario, outdir, progress, echo, workers, cache):
     doc = scenario.doc
-    recording = RecordingTask(scenario, None, outdir, echo)   # forked now: their processes import the viewer
-    animation = AnimationTask(scenario, None, outdir, echo)   # while the plan loads the model, given them below
-    workers += [recording, animation]
     plan = SizingPlan.from_scenario(scenario)
     model, t, pl = plan.model, plan.t, doc.payload
-    recording.model_known(model)
-    animation.model_known(model)
     echo(f"robot {model.name!r} from {model.source}: {model.nv} joints, {model.total_mass:.1f} kg"
          + (f"; payload {pl.mass:g} kg on {pl.link}" if pl else "")
          + (f"; soil {doc.soil.preset}" if getattr(doc, "soil", None) else "") + f"; motion {t[-1]:g} s, "
@@ -124,6 +119,9 @@ def _run_sizing(scenario, outdir, progress, echo, workers, cache):
     else:                          # outputs.plots: false (a sweep's cases): tables and reports only
         plots = NoPlots()
     workers.append(plots)
+    recording = RecordingTask(scenario, model, outdir, echo)   # their processes import the viewer while we
+    animation = AnimationTask(scenario, model, outdir, echo)   # compute (forked after the plan: they inherit
+    workers += [recording, animation]                          # its imports and loaded kernels)
     cache = cache if cache is not None else GeometryCache()
     run = compute(plan, cache, progress=progress, echo=echo)
     if run.provenance:
