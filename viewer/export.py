@@ -13,7 +13,7 @@ import numpy as np
 from .backend import ViewerError, select
 
 __all__ = ["offscreen_viewer", "frame_times", "render_frames", "write_frames", "render_gif", "render_trajectory",
-           "render_motion", "FORMATS"]
+           "render_motion", "prepare_export", "FORMATS"]
 
 FORMATS = (".png", ".gif", ".mp4")
 
@@ -184,23 +184,40 @@ def render_motion(model, motion, path, fps=30.0, size=(640, 480), speed=1.0, sho
     return Path(path)
 
 
+def prepare_export(model):
+    """What ``render_trajectory`` does before it knows the motion, done ahead (the job's animation process
+    does it while the job computes): offscreen rendering chosen (EGL), the GL window, GIF and run-folder
+    modules imported, the model's scene built (its meshes loaded) and posed, the compiled kernels of the
+    loop overlay and of the GIF's palette mapping loaded. Returns the ``scene.RobotScene`` to pass as
+    ``robot``. Raises ViewerError (no pyglet) or what loading a visual raises."""
+    select(True)
+    from . import forces, gif, rundata, window  # noqa: F401 - imported here, not while the frames wait
+    from .scene import RobotScene
+    robot = RobotScene(model)
+    robot.loop_residuals()
+    gif._bgra_indices(np.zeros((1, 1, 4), np.uint8), np.zeros(32768, np.uint8), np.empty((1, 1), np.uint8))
+    return robot
+
+
 def render_trajectory(model, traj, path, fps=30.0, size=(640, 480), speed=1.0, show=None, loops=True,
-                      actuator_arrows=False, pin_arrows=False, loop_tol=1e-3, run_dir=None):
+                      actuator_arrows=False, pin_arrows=False, loop_tol=1e-3, run_dir=None, robot=None):
     """Render a ``urdf_dyn.simulate.Trajectory`` (t, q; τ, q̇, q̈ for force arrows) of ``model`` to
     ``path``: .gif or .mp4 (the whole motion at ``fps`` frames per second, ``speed`` × real time) or .png
     (the first sample). Offscreen (EGL): works without a display. Returns the path written.
 
     ``run_dir``: a sizing job's output folder (``rundata``) whose bench, soil force and payload are drawn
-    too (what ``outputs.animation`` passes for a sizing run).
+    too (what ``outputs.animation`` passes for a sizing run); its motion.npz is then the motion drawn.
+    ``robot``: the model's ``scene.RobotScene`` when the caller has one (``prepare_export``).
 
     Raises ViewerError (a UrdfDynError) for an unknown format, a trajectory that does not fit the model, or
     when OpenGL is unavailable."""
     from .playback import motion_from_trajectory
-    motion = motion_from_trajectory(model, traj, label=str(path))
-    run = None
+    run = motion = None
     if run_dir is not None:
         from .rundata import read_run
         run = read_run(run_dir, model)
+    else:
+        motion = motion_from_trajectory(model, traj, label=str(path))
     return render_motion(model, motion, path, fps=fps, size=tuple(int(s) for s in size), speed=speed, show=show,
                          loops=loops, actuator_arrows=actuator_arrows, pin_arrows=pin_arrows, loop_tol=loop_tol,
-                         run=run)
+                         robot=robot, run=run)

@@ -357,26 +357,39 @@ class RobotScene:
 
     def loop_residuals(self):
         """{loop name: ||δ_k||} [m, rad] at the current pose (RBDA eq. 8.23: ``urdf_dyn.loops.LoopState.deltas``,
-        the compiled loop terms, whose rows come loop by loop, n^c_k rows each)."""
+        the compiled loop terms, whose rows come loop by loop, n^c_k rows each). Cached per pose (the
+        overlay, the heads-up text and ``gap_labels`` ask for the same pose's)."""
         if not self.model.loops:
             return {}
+        key = self.q.tobytes()
+        if getattr(self, "_res_key", None) == key:
+            return dict(self._res)
         d = LoopState(self.model, self.q).deltas()
         out, k = {}, 0
         for lp in self.model.loops:
             out[lp.name] = float(np.linalg.norm(d[k:k + lp.nc]))
             k += lp.nc
-        return out
+        self._res_key, self._res = key, out
+        return dict(out)
 
     def gap_labels(self, tol):
         """{loop name: label} of the loops open by more than ``tol`` [m, rad] at the current pose: the gap
         between Fp and Fs (position [m], angle [rad], ``urdf_dyn.constraints.closure.loop_gaps``) and the
         nearest fix of the loop's origins when one closes it here (``closure.nearest_fix``), e.g.
-        "tie_rod_pin: gap 2.24 m, 0 rad; closes if predecessor xyz z = -1.12 instead of +1.12". Cached per pose."""
+        "tie_rod_pin: gap 2.24 m, 0 rad; closes if predecessor xyz z = -1.12 instead of +1.12". Cached per pose.
+
+        A loop's gap is its constrained error T Tᵀ d split into position and angle, and its residual
+        ``loop_residuals`` is ‖Tᵀ d‖ = ‖T Tᵀ d‖ (T's columns orthonormal), so neither part exceeds the
+        residual: where every residual is at most half of ``tol`` (a motion that keeps its loops closed, at
+        every frame of an animation), no loop is open and the gaps are not computed."""
         if not self.model.loops:
             return {}
         key = (self.q.tobytes(), float(tol))
         if getattr(self, "_gap_key", None) == key:
             return self._gap_text
+        if max(self.loop_residuals().values()) <= 0.5 * tol:
+            self._gap_key, self._gap_text = key, {}
+            return {}
         from urdf_dyn.constraints.closure import loop_gaps, nearest_fix
         out = {}
         for lp, g in zip(self.model.loops, loop_gaps(self.model, self.q)):

@@ -2,6 +2,7 @@
 viewer's URL printed before the model and the run are loaded (viewer.cli.start_web)."""
 from __future__ import annotations
 
+import signal
 import socket
 import time
 
@@ -31,7 +32,8 @@ def _launch(tmp_path):
 
 def test_a_recording_process_never_started_waits_and_ends_with_the_job(tmp_path):
     """Made before the job computes, the forked process waits for start(); a job that fails before its run
-    folder is written ends it with close(), and nothing is written."""
+    folder is written ends it with close() at once (it has written nothing; it may still be importing),
+    and nothing is written."""
     from urdf_dyn.jobs.outputs import RecordingTask
     lines = []
     task = RecordingTask(_launch(tmp_path), ud.load(FOUR_BAR), tmp_path / "out", lines.append)
@@ -40,8 +42,8 @@ def test_a_recording_process_never_started_waits_and_ends_with_the_job(tmp_path)
     assert task._proc.is_alive() and not (tmp_path / "out" / "rec.html").exists()
     t0 = time.perf_counter()
     task.close()
-    assert not task._proc.is_alive() and task._proc.exitcode == 0   # it returned, it was not killed
-    assert time.perf_counter() - t0 < 10 and not (tmp_path / "out").exists() and lines == []
+    assert not task._proc.is_alive() and task._proc.exitcode in (0, -signal.SIGTERM)
+    assert time.perf_counter() - t0 < 2 and not (tmp_path / "out").exists() and lines == []
     task.close()                                         # twice: nothing more to end
 
 

@@ -444,8 +444,8 @@ def test_a_recording_is_the_same_file_twice_and_draws_the_pins_from_its_first_fr
 
 
 def test_the_jobs_recording_process_writes_what_the_job_itself_would(excavator_run, tmp_path, monkeypatch):
-    """jobs.outputs.RecordingTask: the sizing job writes its recording in a forked process while it draws
-    the GIF. Its file is byte-identical to the one written in the job's own process; a child that dies
+    """jobs.outputs.RecordingTask: the sizing job writes its recording in a forked process while it
+    finishes the run. Its file is byte-identical to the one written in the job's own process; a child that dies
     without answering leaves the job to write the file itself; a recording the viewer cannot write is one
     warning line, as before."""
     import yaml
@@ -468,7 +468,7 @@ def test_the_jobs_recording_process_writes_what_the_job_itself_would(excavator_r
     task.finish(out)
     assert Path(out["recording"]).read_bytes() == ours and not lines
     Path(out["recording"]).unlink()
-    monkeypatch.setattr(outputs, "_record_child", lambda *a: os._exit(3))   # dies without a word
+    monkeypatch.setattr(outputs.RecordingTask, "_child", lambda *a: os._exit(3))   # dies without a word
     out = {}
     RecordingTask(launch, m, run_dir, lines.append).finish(out)
     assert Path(out["recording"]).read_bytes() == ours and not lines

@@ -1,14 +1,16 @@
 """A job's output plumbing: staging (``run_staged``: a run's files reach the output folder only when it
-succeeds), the animation (``write_animation``: the viewer drawn offscreen) and the browser recording
-(``write_recording``, ``RecordingTask``: written by a forked process beside the animation). The core imports
+succeeds), the animation (``write_animation``, ``AnimationTask``: the viewer drawn offscreen) and the browser
+recording (``write_recording``, ``RecordingTask``), each written by a process forked before the job computes
+(``_ForkedOutput``) while the job finishes its run folder. The core imports
 the viewer only here, lazily, and only when a scenario asks for an animation or a recording."""
 from __future__ import annotations
 
+import weakref
 from pathlib import Path
 
 from urdf_dyn.launch.document import output_dir
 
-__all__ = ["run_staged", "write_animation", "write_recording", "RecordingTask"]
+__all__ = ["run_staged", "write_animation", "write_recording", "RecordingTask", "AnimationTask"]
 
 
 def write_recording(launch, model, outdir, written, echo, robot=None):
@@ -26,27 +28,29 @@ def write_recording(launch, model, outdir, written, echo, robot=None):
         echo(f"WARNING: outputs.recording {o.recording} not written: {type(e).__name__}: {e}")
 
 
-class RecordingTask:
-    """``write_recording`` beside the caller's own work: made before the job computes, ``start()``-ed once
-    the run folder is written, ``finish(written)``-ed after the GIF.
+class _ForkedOutput:
+    """An output written beside the job's own work by a process forked before the job computes
+    (``reports.plotting.worker_allowed``'s rule: Linux, the main thread of the main process). The process
+    spends the job's computation (one busy core of two) on ``_warm`` (imports, the model's meshes), then
+    waits; ``start(*payload)`` (the run folder is written) has it ``_write`` the output into the run folder;
+    ``finish(written)`` waits for its one-line answer and puts the path into ``written`` (or echoes its
+    warning); ``close()`` ends the process when the job failed. The child inherits the model and the
+    folder's path: nothing is pickled but the payload and the answer. Forked after the job has loaded the
+    model, it also inherits what loading it imported (forked before, each process took 0.7 CPU-s more,
+    loading the same modules and compiled kernels again). Where no process can be forked, ``_here`` writes
+    it in this process. A subclass sets ``key`` (its ``outputs`` field and its key in ``written``),
+    ``_warm``, ``_write``, ``_here`` and ``_lost`` (the process died without answering)."""
 
-    Where a process can be forked (``reports.plotting.PlotWorker``'s rule: Linux, the main thread of the
-    main process), the recording process is forked at once and spends the job's computation (one busy core
-    of two) importing viser, matplotlib and trimesh and loading the model's meshes (``_warm``); ``start()``
-    tells it to read the run folder and record it while the GIF is drawn here (the Python of the recording
-    then runs on another core instead of sharing the GIL with the GIF's drawing loop). The child inherits
-    the model and the folder's path: nothing is pickled but its one-line answer. If it dies without
-    answering, the recording is written here instead; where no process can be forked, a thread writes it
-    after ``start()``. ``finish(written)`` waits and records the path (or echoes the warning), as
-    ``write_recording`` does; ``close()`` ends a process that was never started (the job failed)."""
+    key = ""
+    _open = weakref.WeakSet()      # the tasks with a process whose pipes a later fork inherits
 
     def __init__(self, launch, model, outdir, echo):
-        self._args, self._proc, self._thread, self._rec, self._go = (launch, model, outdir, echo), None, None, {}, None
+        self._args, self._proc, self._conn, self._go, self._out = (launch, model, outdir, echo), None, None, None, {}
         self._started = self._finished = False
-        if not launch.doc.outputs.recording:
+        if not getattr(launch.doc.outputs, self.key):
             return
         from urdf_dyn.reports.plotting import worker_allowed
-        if worker_allowed():
+        if worker_allowed() and self._may_fork():
             try:
                 import multiprocessing
                 import sys
@@ -56,72 +60,167 @@ class RecordingTask:
                 go, self._go = ctx.Pipe(duplex=False)           # the parent's start (or EOF: never)
                 for f in (sys.stdout, sys.stderr):      # the child must not write what is buffered again
                     f.flush()
-                self._proc = ctx.Process(target=_record_child, args=(launch, model, outdir, child, go, self._go),
-                                         daemon=True)
+                self._proc = ctx.Process(target=self._child, args=(child, go), daemon=True,
+                                         name=f"urdf-dyn-{self.key}")
                 with warnings.catch_warnings():          # Python >= 3.12 warns of fork() beside threads
                     warnings.simplefilter("ignore", DeprecationWarning)
                     self._proc.start()
                 child.close()
                 go.close()
-            except Exception:  # noqa: BLE001 - no process support here: a thread does it
+                _ForkedOutput._open.add(self)
+            except Exception:  # noqa: BLE001 - no process support here: this process writes it
                 self._proc = None
 
-    def start(self):
-        """The run folder is written: record it (the forked process, else a thread)."""
+    @staticmethod
+    def _may_fork():
+        """Whether this process may be forked for this output (besides ``worker_allowed``)."""
+        return True
+
+    def start(self, *payload):
+        """The run folder is written: write the output (the forked process, else ``_here``)."""
         if self._started:
             return
         self._started = True
-        launch, model, outdir, echo = self._args
-        if not launch.doc.outputs.recording:
+        if not getattr(self._args[0].doc.outputs, self.key):
             return
         if self._proc is not None:
             try:
-                self._go.send(True)
-            except OSError:                              # the child died: finish() writes it here
+                self._go.send(payload)
+            except OSError:                              # the child died: finish() sees it
                 pass
             self._go.close()
             return
+        self._here(payload)
+
+    def finish(self, written):
+        """Wait for the output; put its path into ``written`` (or echo why it was not written)."""
+        self._finished = True
+        if self._proc is not None:
+            try:
+                kind, text = self._conn.recv()
+            except (EOFError, OSError):                  # the child died without answering
+                kind, text = "lost", ""
+            self._proc.join()
+            self._conn.close()
+            _ForkedOutput._open.discard(self)
+            if kind == "ok":
+                self._out[self.key] = text
+            elif kind == "warning":
+                self._args[3](text)
+            else:
+                self._lost()
+        written.update(self._out)
+
+    def close(self):
+        """End the process when the job ends without ``finish`` (it failed), at once: one never started has
+        written nothing (it may still be importing); one started writes only under a temporary name in the
+        staging folder, which goes with that folder."""
+        if self._proc is None or self._finished:
+            return
+        self._finished = self._started = True
+        self._go.close()
+        if self._proc.is_alive():
+            self._proc.terminate()
+        self._proc.join()
+        self._conn.close()
+        _ForkedOutput._open.discard(self)
+
+    def _child(self, conn, go):
+        """The forked process: ``_warm``, then, once the parent sends the payload, ``_write``, its answer sent
+        as ("ok", path) or ("warning", line). The end of the ``go`` pipe without a word (the job failed) ends
+        it: its copies of the parent's ends (of its own pipes and of those of the tasks forked before it,
+        inherited by the fork) are closed first, else the end of a pipe would never be reached."""
+        for task in list(_ForkedOutput._open) + [self]:
+            task._go.close()
+            if task is not self:
+                task._conn.close()
+        state = self._warm()
+        try:
+            payload = go.recv()
+        except (EOFError, OSError):
+            return
+        out, lines = {}, []
+        self._write(state, payload, out, lines.append)
+        conn.send(("ok", out[self.key]) if self.key in out else ("warning", "; ".join(lines)))
+        conn.close()
+
+
+class RecordingTask(_ForkedOutput):
+    """``write_recording`` beside the caller's own work (``_ForkedOutput``): made before the job computes,
+    ``start()``-ed once the run folder is written, ``finish(written)``-ed at the end of the job.
+
+    The forked process imports viser, matplotlib and trimesh and loads the model's meshes (``_warm``) while
+    the job computes, then records the run while the rest of the job runs here (the Python of the
+    recording then runs on another core). If it dies without answering, the recording is written here
+    instead; where no process can be forked, a thread writes it after ``start()``."""
+
+    key = "recording"
+    _thread = None
+
+    def _warm(self):
+        return _warm(self._args[1])
+
+    def _write(self, robot, payload, out, echo):
+        launch, model, outdir, _ = self._args
+        write_recording(launch, model, outdir, out, echo, robot=robot)
+
+    def _here(self, payload):
         import threading
-        self._thread = threading.Thread(target=write_recording, args=(launch, model, outdir, self._rec, echo),
+        launch, model, outdir, echo = self._args
+        self._thread = threading.Thread(target=write_recording, args=(launch, model, outdir, self._out, echo),
                                         name="urdf-dyn-recording", daemon=True)
         self._thread.start()
+
+    def _lost(self):
+        launch, model, outdir, echo = self._args
+        write_recording(launch, model, outdir, self._out, echo)
 
     def finish(self, written):
         """Wait for the recording; put its path into ``written`` (or echo why it was not written)."""
         self.start()
-        self._finished = True
-        launch, model, outdir, echo = self._args
         if self._thread is not None:
             self._thread.join()
-        elif self._proc is not None:
-            try:
-                kind, text = self._conn.recv()
-            except (EOFError, OSError):                  # the child died: write it here
-                kind, text = "lost", ""
-            self._proc.join()
-            self._conn.close()
-            if kind == "ok":
-                self._rec["recording"] = text
-            elif kind == "warning":
-                echo(text)
-            else:
-                write_recording(launch, model, outdir, self._rec, echo)
-        written.update(self._rec)
+        super().finish(written)
 
-    def close(self):
-        """End the recording process when the job ends without ``finish`` (it failed): one never started
-        reads the end of its pipe and returns; one started is stopped."""
-        if self._proc is None or self._finished:
-            return
-        self._finished = True
-        if not self._started:
-            self._started = True
-            self._go.close()
-            self._proc.join(timeout=10)
-        if self._proc.is_alive():
-            self._proc.terminate()
-            self._proc.join()
-        self._conn.close()
+
+class AnimationTask(_ForkedOutput):
+    """``write_animation`` in a forked process (``_ForkedOutput``): made before the job computes (the process
+    imports the viewer, builds the model's scene and loads the compiled kernels while the job computes:
+    ``urdf_dyn_viewer.export.prepare_export``), ``start(traj)``-ed once the run folder is written,
+    ``finish(written)``-ed at the end of the job. The GIF is then drawn (OpenGL through EGL, on the main
+    thread of its own process) while this process finishes the job. The file appears in the run folder only
+    complete (written under a temporary name, then renamed). If the process dies without answering (a
+    crash in the GL driver), the job says so with its exit status and keeps every other output; where no
+    process can be forked, or this process has itself drawn with OpenGL (pyglet's GL loaded: the driver's
+    state, its threads and locks, does not survive ``fork()``), ``start(traj)`` draws it here."""
+
+    key = "animation"
+
+    @staticmethod
+    def _may_fork():
+        import sys
+        return "pyglet.gl" not in sys.modules
+
+    def _warm(self):
+        try:
+            from urdf_dyn_viewer.export import prepare_export
+            return prepare_export(self._args[1])
+        except Exception:  # noqa: BLE001 - no viewer, no GL, a visual it cannot load: write_animation says why
+            return None
+
+    def _write(self, robot, payload, out, echo):
+        launch, model, outdir, _ = self._args
+        write_animation(launch, model, payload[0], outdir, out, echo, robot=robot)
+
+    def _here(self, payload):
+        launch, model, outdir, echo = self._args
+        write_animation(launch, model, payload[0], outdir, self._out, echo)
+
+    def _lost(self):
+        code = self._proc.exitcode
+        why = f"killed by signal {-code}" if code is not None and code < 0 else f"exit status {code}"
+        self._args[3](f"WARNING: outputs.animation {self._args[0].doc.outputs.animation} not written: its drawing "
+                      f"process ended without an answer ({why}); the other outputs are written")
 
 
 def _warm(model):
@@ -140,24 +239,6 @@ def _warm(model):
         return RobotScene(model)
     except Exception:  # noqa: BLE001 - no viewer, a visual it cannot load: write_recording says why
         return None
-
-
-def _record_child(launch, model, outdir, conn, go, go_sender):
-    """The forked recording process: ``_warm``, then, once the parent says the run folder is written,
-    ``write_recording``, its answer sent as ("ok", path) or ("warning", line). The end of the ``go`` pipe
-    without a word (the job failed) ends it: its copy of the parent's end (``go_sender``, inherited by the
-    fork) is closed first, else that end would never be reached."""
-    go_sender.close()
-    robot = _warm(model)
-    try:
-        if not go.recv():
-            return
-    except (EOFError, OSError):
-        return
-    out, lines = {}, []
-    write_recording(launch, model, outdir, out, lines.append, robot=robot)
-    conn.send(("ok", out["recording"]) if "recording" in out else ("warning", "; ".join(lines)))
-    conn.close()
 
 
 def run_staged(launch, out_dir, echo, run):
@@ -199,10 +280,11 @@ def run_staged(launch, out_dir, echo, run):
         shutil.rmtree(stage, ignore_errors=True)
 
 
-def write_animation(launch, model, traj, outdir, written, echo):
+def write_animation(launch, model, traj, outdir, written, echo, robot=None):
     """``outputs.animation`` (a .gif/.mp4/.png name): render the trajectory with the viewer, offscreen
     when there is no display. The core imports the viewer only here, lazily, and only when asked; a
-    machine without OpenGL loses only the animation (a warning), never the results already written."""
+    machine without OpenGL loses only the animation (a warning), never the results already written.
+    ``robot``: the model's viewer scene when the caller has one (``AnimationTask``)."""
     o = launch.doc.outputs
     if not o.animation:
         return
@@ -217,7 +299,7 @@ def write_animation(launch, model, traj, outdir, written, echo):
         from urdf_dyn.reports.manifest import OUTPUTS
         run_dir = outdir if (outdir / OUTPUTS["view_json"].file).is_file() else None  # a sizing run: bench, soil
         written["animation"] = str(render_trajectory(model, traj, outdir / o.animation, fps=o.animation_fps,
-                                                     size=(w, h), run_dir=run_dir))
+                                                     size=(w, h), run_dir=run_dir, robot=robot))
     except Exception as e:  # noqa: BLE001 - GL/EGL/ffmpeg failures come in many types
         text = str(e)
         cause = text[text.find("(") + 1:].split(")")[0] if "(" in text else text

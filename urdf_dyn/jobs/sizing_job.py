@@ -76,7 +76,7 @@ from __future__ import annotations
 import numpy as np
 
 from urdf_dyn.jobs.geometry_cache import GeometryCache
-from urdf_dyn.jobs.outputs import RecordingTask, run_staged, write_animation
+from urdf_dyn.jobs.outputs import AnimationTask, RecordingTask, run_staged
 from urdf_dyn.jobs.sizing_plan import SizingPlan
 from urdf_dyn.jobs.sizing_run import compute
 from urdf_dyn.jobs.sizing_schema import SizeDocument
@@ -119,8 +119,9 @@ def _run_sizing(scenario, outdir, progress, echo, workers, cache):
     else:                          # outputs.plots: false (a sweep's cases): tables and reports only
         plots = NoPlots()
     workers.append(plots)
-    recording = RecordingTask(scenario, model, outdir, echo)   # its process imports the viewer while we compute
-    workers.append(recording)
+    recording = RecordingTask(scenario, model, outdir, echo)   # their processes import the viewer while we
+    animation = AnimationTask(scenario, model, outdir, echo)   # compute (forked after the plan: they inherit
+    workers += [recording, animation]                          # its imports and loaded kernels)
     cache = cache if cache is not None else GeometryCache()
     run = compute(plan, cache, progress=progress, echo=echo)
     if run.provenance:
@@ -132,14 +133,14 @@ def _run_sizing(scenario, outdir, progress, echo, workers, cache):
     files = {c: outdir / OUTPUTS[k].file for c, k in plan.kind.report.check_plots.items()} if plots.draws else {}
     copied = cache.copy_kept_plots(files)
     written = dict(render(run, outdir, plots, present={plan.kind.report.check_plots[c] for c in copied}))
-    # the recording (Python building viser's messages) is written by a forked process (else a thread) while
-    # the GIF is drawn here (OpenGL stays on the main thread, as a windowing system may require)
-    gif = {}
+    # the recording (Python building viser's messages) and the GIF (OpenGL on its process's main thread) are
+    # written by forked processes while the plots are finished here (where no process can be forked, the
+    # recording by a thread and the GIF here, at start)
     recording.start()
-    write_animation(scenario, model, run.trajectory(), outdir, gif, echo)
-    written.update(gif)
-    recording.finish(written)
+    animation.start(run.trajectory())
     plots.wait()
+    animation.finish(written)
+    recording.finish(written)
     cache.keep_plots({c: f for c, f in files.items() if c not in copied})
     _say(run, echo)
     echo("wrote: " + ", ".join(str(v) for v in written.values()))
