@@ -2,7 +2,8 @@
 of the minute goes — run in this process with an empty numba cache and empty urdf_dyn caches (a temporary
 ``XDG_CACHE_HOME`` and ``NUMBA_CACHE_DIR``) unless told otherwise.
 
-    python benchmarks/first_run_profile.py [--scenario FILE] [--json out.json] [--write-list]
+    python benchmarks/first_run_profile.py [--scenario FILE] [--json out.json] [--write-list] [--ahead]
+    python benchmarks/first_run_profile.py --list-only     # the listed kernels alone: CPU seconds each
 
 Per kernel: numba's ``"numba:compile"`` events (``numba.core.event``): exclusive seconds (without the nested
 compilations of its callees), inclusive seconds, signatures. Per phase: the job's steps (model load, the
@@ -37,7 +38,9 @@ def _setup_caches(keep: bool, ahead: bool):
 
 
 class Recorder:
-    """Every compilation: (kernel, signature, start, end, exclusive seconds, depth, top-level index)."""
+    """Every compilation: (kernel, signature, start, end, exclusive seconds, depth, top-level index, exclusive
+    CPU seconds of the compiling thread). Wall seconds are the job's clock; CPU seconds are the verdict on a
+    shared machine (a compile competing for a core takes longer on the clock, not in CPU)."""
 
     def __init__(self):
         self.recs, self.stack, self.top, self.dispatchers = [], [], -1, {}
@@ -54,15 +57,17 @@ class Recorder:
                 name = f"{f.__module__}.{f.__qualname__}" if f is not None else "?"
                 if not outer.stack:
                     outer.top += 1
-                outer.stack.append([name, d.get("args"), time.perf_counter(), 0.0])
+                outer.stack.append([name, d.get("args"), time.perf_counter(), 0.0, time.thread_time(), 0.0])
                 outer.dispatchers[name] = d.get("dispatcher")
 
             def on_end(self, ev):
-                name, args, s, child = outer.stack.pop()
-                e = time.perf_counter()
-                outer.recs.append((name, args, s - T0, e - T0, e - s - child, len(outer.stack), outer.top))
+                name, args, s, child, cs, cchild = outer.stack.pop()
+                e, ce = time.perf_counter(), time.thread_time()
+                outer.recs.append((name, args, s - T0, e - T0, e - s - child, len(outer.stack), outer.top,
+                                   ce - cs - cchild))
                 if outer.stack:
                     outer.stack[-1][3] += e - s
+                    outer.stack[-1][5] += ce - cs
         return _L()
 
 
@@ -123,24 +128,29 @@ def _union(recs):
 def report(recs, phases, wall) -> str:
     import collections
     ex, inc, sigs = collections.defaultdict(float), collections.defaultdict(float), collections.defaultdict(int)
-    for name, args, s, e, x, depth, top in recs:
+    cpu = collections.defaultdict(float)
+    for name, args, s, e, x, depth, top, cx in recs:
         ex[name] += x
         inc[name] += e - s
         sigs[name] += 1
+        cpu[name] += cx
     spans = _union(recs)
     total = sum(e - s for s, e in spans)
     ours = {n for n in ex if n.startswith("urdf_dyn")}
     lines = [f"wall {wall:.1f} s; {len(ours)} urdf_dyn kernels ({sum(sigs[n] for n in ours)} signatures), "
              f"{len(ex)} dispatchers with numba's own, {len(recs)} compilations, {total:.1f} s compiling "
-             f"(load average {os.getloadavg()[0]:.1f} at the end)", "",
-             "| kernel | signatures | exclusive s | inclusive s |", "|---|---:|---:|---:|"]
-    top = sorted(ex, key=lambda n: -ex[n])
+             f"(load average {os.getloadavg()[0]:.1f} at the end); {sum(cpu.values()):.1f} CPU s compiling", "",
+             "| kernel | signatures | exclusive s | inclusive s | exclusive CPU s |", "|---|---:|---:|---:|---:|"]
+    top = sorted(ex, key=lambda n: -cpu[n])
     for n in top[:20]:
-        lines.append(f"| {n.removeprefix('urdf_dyn.')} | {sigs[n]} | {ex[n]:.1f} | {inc[n]:.1f} |")
+        lines.append(f"| {n.removeprefix('urdf_dyn.')} | {sigs[n]} | {ex[n]:.1f} | {inc[n]:.1f} | {cpu[n]:.1f} |")
     rest = top[20:]
-    lines.append(f"| ({len(rest)} more) | {sum(sigs[n] for n in rest)} | {sum(ex[n] for n in rest):.1f} | |")
+    lines.append(f"| ({len(rest)} more) | {sum(sigs[n] for n in rest)} | {sum(ex[n] for n in rest):.1f} | | "
+                 f"{sum(cpu[n] for n in rest):.1f} |")
     numba_own = sum(ex[n] for n in ex if not n.startswith("urdf_dyn"))
-    lines += ["", f"numba's own overloads (np.empty, np.zeros, string formatting, ...): {numba_own:.1f} s exclusive", "",
+    own_cpu = sum(cpu[n] for n in ex if not n.startswith("urdf_dyn"))
+    lines += ["", f"numba's own overloads (np.empty, np.zeros, string formatting, ...): {numba_own:.1f} s exclusive "
+              f"({own_cpu:.1f} CPU s)", "",
               "| phase | start s | seconds | of which compiling |", "|---|---:|---:|---:|"]
 
     def comp(a, b):
@@ -173,7 +183,7 @@ def write_list(recs, dispatchers, path: Path):
     kernels it calls."""
     from urdf_dyn.cli.compile_ahead import plain
     groups: dict = {}
-    for name, args, s, e, x, depth, top in sorted(recs, key=lambda r: r[3]):
+    for name, args, s, e, x, depth, top, _ in sorted(recs, key=lambda r: r[3]):
         if not name.startswith("urdf_dyn") or args is None:
             continue
         sig = [plain(a) for a in args]
@@ -200,6 +210,23 @@ def write_list(recs, dispatchers, path: Path):
         f"GROUPS = [\n{body}]\n")
 
 
+def list_only():
+    """Compile every kernel of ``cli.kernel_list`` in this process, in the list's order, as the worker processes
+    of ``cli.compile_ahead`` do between them: the CPU seconds of each and in all (the pool's work on a first
+    run, without the job around it)."""
+    from urdf_dyn.cli import compile_ahead
+    la0 = os.getloadavg()[0]
+    rows = []
+    for name, mod, qual, sig, _, _ in compile_ahead._units():
+        c = time.process_time()
+        compile_ahead.compile_one(mod, qual, sig)
+        rows.append((name, time.process_time() - c))
+    for name, c in rows:
+        print(f"| {name.removeprefix('urdf_dyn.')} | {c:.2f} |")
+    print(f"{len(rows)} kernels compiled in {sum(c for _, c in rows):.1f} CPU s (load average {la0:.1f} at the "
+          f"start, {os.getloadavg()[0]:.1f} at the end)")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--scenario", default=str(ROOT / "scenarios" / "excavator_dig.scenario.yaml"))
@@ -210,8 +237,13 @@ def main():
     ap.add_argument("--ahead", action="store_true", help="with the worker processes of cli.compile_ahead (the "
                     "kernels listed are then compiled there; the table shows what this process compiled and the "
                     "waits for the workers)")
+    ap.add_argument("--list-only", action="store_true", help="compile the kernels of cli.kernel_list in this "
+                    "process, no job: CPU seconds per kernel and in all")
     args = ap.parse_args()
     _setup_caches(args.keep_caches, args.ahead)
+    if args.list_only:
+        import urdf_dyn  # noqa: F401  (sets NUMBA_CACHE_DIR)
+        return list_only()
     la0 = os.getloadavg()[0]
     rec = Recorder()
     import urdf_dyn  # noqa: F401  (sets NUMBA_CACHE_DIR)

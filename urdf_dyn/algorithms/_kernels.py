@@ -24,6 +24,12 @@ that runs the loops on them compiled with ``_nrt=False``, without numba's refere
 row view (``E[i]``, ``v[p]``) costs an atomic increment and decrement: measured ≈ 45 ns per body, one UR5
 RNEA state 0.50 → 0.37 µs in the batch without it. (Views of one scratch array instead of separate arrays
 measured slower again in the single CRBA call: 1.35 → 1.52 µs.)
+
+Compile time (a first run compiles every kernel it calls: ``benchmarks/RESULTS_first_minute.md``): a kernel
+that only other kernels call (``_rnea_p_w``, ``_crba_p_w``, ``_aba_p_w``, and their like in ``constraints``) is
+compiled with ``no_cpython_wrapper=True, no_cfunc_wrapper=True``: numba makes no Python entry for it, whose
+unboxing of every argument was compile time spent on a function Python never calls. Its callers reach it
+as before; the code it runs is the same.
 """
 from __future__ import annotations
 
@@ -292,7 +298,6 @@ def _frame_z(a, Ec):
     Ec[2, 0], Ec[2, 1], Ec[2, 2] = x, y, z
 
 
-@njit(cache=True)
 def pack(parent, jtype, axis, X_tree, I, a0, armature):
     """The tree in the kernels' frames (RBDA §4.4), packed into two flat arrays (n = NB+1 bodies) as
     ``layout.TREE`` declares them: ib int64 = [parent | jtype | q index] and fb float64 = [E_tree (n, 3, 3) |
@@ -307,12 +312,16 @@ def pack(parent, jtype, axis, X_tree, I, a0, armature):
     product with S one entry, as in Pinocchio's axis-specialised joints. τ, H and q̈ do not change
     (τ_i = S_iᵀ f_i = S'_iᵀ f'_i); body velocities and forces inside the kernels are in the F' frames, and
     external forces, given in the F frames, are rotated by E_c on entry. X_tree (n, 6, 6) Plücker transforms,
-    I (n, 6, 6) spatial inertias [[Ī, h×], [h×ᵀ, m 1]], a0 (6,) = −a_grav, armature (n − 1,) [kg m² | kg]."""
+    I (n, 6, 6) spatial inertias [[Ī, h×], [h×ᵀ, m 1]], a0 (6,) = −a_grav, armature (n − 1,) [kg m² | kg].
+
+    Plain Python, once per Model (≈ 1 ms for the excavator): compiled, it cost 1.5 s of a first run. Its helpers run
+    as the Python functions their kernels compile (``py_func``), each operation on float64 scalars as the
+    compiled code does it (no fused multiply-add without fastmath), so the packed numbers are the same."""
     n = parent.shape[0]
     ib = np.empty(NI * n, np.int64)
-    fb = np.zeros(_fb_len(n))
+    fb = np.zeros(_fb_len.py_func(n))
     iq = q_indices(jtype)
-    par, jt, iqv, ax, Et, rt, S, m, h, J, Ec, a0v, arm = _unpack(ib, fb)
+    par, jt, iqv, ax, Et, rt, S, m, h, J, Ec, a0v, arm = _unpack.py_func(ib, fb)
     E0, r0, T = np.empty((3, 3)), np.empty(3), np.empty((3, 3))
     for k in range(6):
         a0v[k] = a0[k]
@@ -323,7 +332,7 @@ def pack(parent, jtype, axis, X_tree, I, a0, armature):
         par[i], iqv[i] = parent[i], iq[i]
         t = jtype[i]
         if i > 0 and (t == REVOLUTE or t == PRISMATIC):
-            _frame_z(axis[i], Ec[i])
+            _frame_z.py_func(axis[i], Ec[i])
             jt[i] = REV_Z if t == REVOLUTE else PRIS_Z
             ax[i, 2] = 1.0
         else:
@@ -333,9 +342,9 @@ def pack(parent, jtype, axis, X_tree, I, a0, armature):
             jt[i] = t
         if i == 0:
             continue
-        _S(jt[i], ax[i], S[i])
+        _S.py_func(jt[i], ax[i], S[i])
         Ei, Ep = Ec[i], Ec[parent[i]]
-        plux_er(X_tree[i], E0, r0)      # (E, r) of X_tree
+        plux_er.py_func(X_tree[i], E0, r0)      # (E, r) of X_tree
         for a in range(3):              # T = E_tree E_c,λᵀ, E' = E_c,i T, r' = E_c,λ r
             for b in range(3):
                 T[a, b] = E0[a, 0] * Ep[b, 0] + E0[a, 1] * Ep[b, 1] + E0[a, 2] * Ep[b, 2]
@@ -401,7 +410,7 @@ def rnea_packed(ib, fb, q, qd, qdd, f_ext, tau, n0, n1):
               np.empty(3), np.empty(3))
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _rnea_p_w(ib, fb, q, qd, qdd, f_ext, tau, n0, n1, E, r, v, a, f, vb, w1, w2, fx, t1, t2):
     """``rnea_packed``'s loops on its work arrays, without numba's reference counting (each row view such as E[i]
     would cost an atomic increment and decrement per body)."""
@@ -516,7 +525,7 @@ def crba_packed(ib, fb, q, H, n0, n1):
     _crba_p_w(ib, fb, q, H, n0, n1, np.empty((2 * n_, 3, 3)), np.empty((2 * n_, 3)), np.empty(n_))
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _crba_p_w(ib, fb, q, H, n0, n1, W33, W3, mC):
     """``crba_packed``'s loops on its work arrays, without numba's reference counting (each row view such as
     E[i] would cost an atomic increment and decrement per body). Three allocations (W33 = [E | Ī^c],
@@ -614,7 +623,7 @@ def _aba_p(ib, fb, q, qd, tau, f_ext, qdd, n0, n1):
         np.empty((6, 6)))
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _aba_p_w(ib, fb, q, qd, tau, f_ext, qdd, n0, n1, E, r, v, c, IA, pA, U, d, u, a, vb, Ia, pa, w1, w2, fx, t1, t2, Xs, Ms):
     """``_aba_p``'s loops on its work arrays, without numba's reference counting (each row view such as
     E[i] would cost an atomic increment and decrement per body)."""

@@ -7,7 +7,8 @@ method 2). The readable Python references are ``constraints.loops.LoopState`` an
 ``loop_geometry`` and ``loop_velocity`` allocate nothing (their scratch is in ``loop_work``'s tuple) and are
 compiled without numba's reference-counting runtime (``_nrt=False``, as numba's own string kernels are):
 with it, every row view such as ``E[i]`` costs an atomic increment and decrement, measured at ≈ 45 ns per
-body and 1.6 µs of the excavator's 3.1 µs per state for the two functions.
+body and 1.6 µs of the excavator's 3.1 µs per state for the two functions. Kernels only other kernels call
+have no Python entry (``no_cpython_wrapper``, ``no_cfunc_wrapper``: ``algorithms._kernels``' docstring).
 """
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from urdf_dyn.algorithms.joints import SUB_R, is_sub, nq_of
 
 _portable_cache()   # the kernels' numba cache, shared by checkouts of the same sources
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _log3(R, out):
     """Rotation vector of a rotation matrix R (3×3) into out (3,)."""
     c = (R[0, 0] + R[1, 1] + R[2, 2] - 1.0) / 2.0
@@ -84,7 +85,7 @@ def loop_work(NB, R):
             np.zeros((5, 3, 3)), np.zeros((5, 3)), np.zeros((6, 6)))
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def loop_geometry(parent, jtype, axis, Et, rt, q, lp_p, lp_s, lp_XP, lp_XS, lp_axis, lp_mode, row_loop, row_T, ws,
                   K, delta):
     """The configuration part of the loop terms at q: K (R×n) and δ (R,) (RBDA eqs. 8.14, 8.23–8.24), and
@@ -171,7 +172,7 @@ def loop_geometry(parent, jtype, axis, Et, rt, q, lp_p, lp_s, lp_XP, lp_XS, lp_a
         delta[r] = acc_d
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def loop_velocity(parent, qd, lp_p, lp_s, row_loop, ws, k, vJ):
     """The velocity part at q̇, after ``loop_geometry`` at q: k (R,) and Tᵀ v_J (R,) (RBDA eqs. 8.15–8.17).
     In base coordinates v_i = v_λ + s_i q̇_i and a^vp_i = a^vp_λ + v_λ × s_i q̇_i (s_i moves with body i; the
@@ -225,7 +226,7 @@ def loop_terms(parent, jtype, axis, X_tree, q, qd, lp_p, lp_s, lp_XP, lp_XS, lp_
     loop_velocity(parent, qd, lp_p, lp_s, row_loop, ws, k, vJ)
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _chol(A, L):
     """Dense Cholesky A = L Lᵀ (lower) into L; False if A is not positive definite."""
     n = A.shape[0]
@@ -246,7 +247,7 @@ def _chol(A, L):
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _chol_solve(L, b):
     """Solve L Lᵀ x = b in place (b is overwritten with x)."""
     _fwd(L, b)

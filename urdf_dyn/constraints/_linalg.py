@@ -12,7 +12,8 @@ compiled copy of a readable reference that tests hold it to:
 No LAPACK call is compiled in: the factorisations are written out for the small blocks (r ≤ 6 per loop),
 which keeps the first compilation short. Cholesky is ``constraints._kernels._chol``. The functions called
 once per sample (``_explicit``, ``_forces``, ``_loop_lambda``) allocate nothing: the caller passes their
-scratch arrays, made once per independent set (i.e. once per trajectory).
+scratch arrays, made once per independent set (i.e. once per trajectory). Those only other kernels call have
+no Python entry (``no_cpython_wrapper``, ``no_cfunc_wrapper``: ``algorithms._kernels``' docstring).
 """
 from __future__ import annotations
 
@@ -124,7 +125,7 @@ def _lu_solve(LU, perm, b, x):
         x[i] = s / LU[i, i]
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _lu_solve_cols(LU, X, m):
     """In place, the first m columns of X (r × ≥m), each already permuted (X[i] = B[perm[i]]): X ← A⁻¹ B
     by ``_lu``'s factors, all right-hand sides in one sweep."""
@@ -209,7 +210,7 @@ def _explicit(K, k, rows, dep, free, red, rtol, G, g, LU, perm, X, kmax):
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _lu_solve_t(LU, perm, b, x):
     """x = A⁻ᵀ b from ``_lu``'s factors of A (P A = L U ⇒ Aᵀ = Uᵀ Lᵀ P); b and x may not alias."""
     r = LU.shape[0]
@@ -227,7 +228,7 @@ def _lu_solve_t(LU, perm, b, x):
         x[perm[i]] = b[i]
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _chol_ratio(A, L):
     """Lower Cholesky factor L of a small SPD matrix A (``constraints._kernels._chol``); returns the ratio
     min/max of its diagonal (0 if A is not positive definite)."""
@@ -246,7 +247,7 @@ def _chol_ratio(A, L):
 _WELL = 1e-3
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _forces(A, bb, Wi, u, Aw, M, L, y, iperm):
     """Weighted minimum-norm / least-squares u of A u = b for A (m × p) of full rank (RBDA eq. 8.63):
     p = m: u = A⁻¹ b; p > m: u = W⁻¹Aᵀ(A W⁻¹ Aᵀ)⁻¹ b; p < m: u = (AᵀA)⁻¹Aᵀ b. Returns the rank, or −1 when
@@ -305,7 +306,7 @@ def _forces(A, bb, Wi, u, Aw, M, L, y, iperm):
     return p
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _loop_lambda(K, rows, dep, red, f, lam, LU, perm, C, Ct, M, L, nu, w, nz):
     """Minimum-norm λ with Kᵀλ = f (least squares if f is outside the row space of K), through the
     independent rows K_r = K[rows] (RBDA §8.8): every row is K_i = c_i K_r with c_i = K_i[dep] K_d⁻¹, so
@@ -423,7 +424,7 @@ def _complement(rows, R):
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _choose_given(K, dep, rtol, rows):
     """Rows for given dependent columns: complete pivoting of K[:, dep], rows matched to dep in order.
     Returns False if the dependent columns are rank-deficient (``choose_independent``)."""

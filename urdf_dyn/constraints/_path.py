@@ -11,7 +11,7 @@ Each function here is the compiled copy of a readable reference, and tests hold 
 | ``actuation_path`` | ``constraints.inverse.actuator_forces(compiled=False)`` |
 
 K, k, Tᵀv_J and δ come from ``constraints._kernels.loop_geometry`` and ``loop_velocity`` (one workspace per
-trajectory); τ from ``algorithms._kernels._rnea_p`` on ``Model.kernel_pack``. No LAPACK call is compiled in: the small factorisations
+trajectory); τ from ``algorithms._kernels.rnea_packed`` on ``Model.kernel_pack``. No LAPACK call is compiled in: the small factorisations
 are written out in ``constraints._linalg``, which keeps the first compilation short. Nothing is allocated
 per sample: every workspace is made before the loop over samples (or when the independent set is chosen).
 """
@@ -145,7 +145,6 @@ def _predict(t, Q, QD, QDD, i, q):
             q[j] += c * (QDD[i - 1, j] - QDD[i - 2, j])
 
 
-@njit(cache=True)
 def actuation_path(parent, jtype, axis, X_tree, ib, fb, lp_p, lp_s, lp_XP, lp_XS, lp_axis, lp_mode, row_loop,
                    row_T, nrows, act_col, Q, QD, QDD, f_ext, tau_a, pref, W, rtol, check, tol, TAU, U, RES, LAM,
                    RANK, GALL, FALL, info):
@@ -166,15 +165,34 @@ def actuation_path(parent, jtype, axis, X_tree, ib, fb, lp_p, lp_s, lp_XP, lp_XS
     (0 ok | 1 state violates the loops | 3 the rank of K changed, sample index, n − r). RES is (N, n); its first n − r columns are written.
 
     A tree actuator's column of B is a unit vector, so its column of A = Gᵀ B is a row of G; a loop
-    actuator's is its loop-joint row of the loop Jacobian."""
+    actuator's is its loop-joint row of the loop Jacobian.
+
+    Two kernels called in turn from Python: τ of every sample at once (``algorithms._kernels.rnea_packed``),
+    then the per-sample loop (``_actuation_samples``). Kept apart, neither is linked into the other: numba
+    re-optimises and re-generates the machine code of every kernel a kernel calls, inside the caller, so
+    the loop alone compiles in less time than with RNEA in it, and the first run's worker processes
+    (``cli.compile_ahead``) compile the two side by side; one more call from Python costs ≈ 1–2 µs a
+    trajectory."""
+    rnea_packed(ib, fb, Q, QD, QDD, f_ext, TAU, 0, Q.shape[0])
+    _actuation_samples(parent, jtype, axis, X_tree, lp_p, lp_s, lp_XP, lp_XS, lp_axis, lp_mode, row_loop, row_T,
+                       nrows, act_col, Q, QD, QDD, tau_a, pref, W, rtol, check, tol, TAU, U, RES, LAM, RANK, GALL,
+                       FALL, info)
+
+
+@njit(cache=True)
+def _actuation_samples(parent, jtype, axis, X_tree, lp_p, lp_s, lp_XP, lp_XS, lp_axis, lp_mode, row_loop, row_T,
+                       nrows, act_col, Q, QD, QDD, tau_a, pref, W, rtol, check, tol, TAU, U, RES, LAM, RANK, GALL,
+                       FALL, info):
+    """``actuation_path``'s loop over the samples, after RNEA wrote τ into TAU (arguments as there)."""
     N, n = Q.shape
     Et, rt = split_tree(X_tree)
     ws = loop_work(n, row_loop.shape[0])
     fw, iw = actuation_work(n, nrows, row_loop.shape[0], act_col.shape[0])
-    Wi = 1.0 / np.sqrt(W)
+    Wi = np.empty(W.shape[0])
+    for c in range(W.shape[0]):                     # W^-½, a loop: an array expression compiles a ufunc kernel
+        Wi[c] = 1.0 / np.sqrt(W[c])
     info[0], info[1] = 0, 0
     every_G = info.shape[0] > 3 and info[3] == 1    # the caller asks for every sample's G
-    rnea_packed(ib, fb, Q, QD, QDD, f_ext, TAU, np.int64(0), np.int64(N))      # τ of every sample at once
     r = -1
     for i in range(N):
         for j in range(n):

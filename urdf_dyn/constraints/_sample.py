@@ -15,7 +15,8 @@ where the set's rank is certain (``_certified``); elsewhere its caller's readabl
 The single-state entries take the model side packed by ``one_pack`` into one read-only int64 and one
 read-only float64 array (their views have the types the batch path's arrays have, so each callee compiles
 once), the workspace, one result buffer and the state: nine to twelve arguments to unbox from Python
-instead of thirty.
+instead of thirty. Kernels only other kernels call have no Python entry (``no_cpython_wrapper``,
+``no_cfunc_wrapper``: ``algorithms._kernels``' docstring).
 """
 from __future__ import annotations
 
@@ -72,25 +73,25 @@ def actuation_work(n, R, RA, p):
     return fw, iw
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _f1(fw, iw, part, m):
     o = iw[part]
     return fw[o:o + m]
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _f2(fw, iw, part, a, b):
     o = iw[part]
     return fw[o:o + a * b].reshape((a, b))
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _i1(iw, part, m):
     o = iw[_NF + 1 + part]
     return iw[o:o + m]
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _state_in(q, qd, w, x, n):
     """Copy one state into the rows of x (3, n): q, q̇ and w (q̈ or τ); False, with x partly written, when an
     array's length is not n or a value is not finite (the caller answers −2: the readable path's checks
@@ -107,13 +108,13 @@ def _state_in(q, qd, w, x, n):
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def set_size(iw):
     """r, the size of the independent set ``actuate`` holds (−1: none chosen yet)."""
     return iw[_R]
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def iw_rank(iw):
     """The rank of A = Gᵀ B at the last state ``actuate`` solved."""
     return iw[_R + 2]
@@ -183,7 +184,7 @@ def explicit_kept(K, k, pref, rtol, kmax, fw, iw):
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def actuate(parent, jtype, axis, Et, rt, lp_p, lp_s, lp_XP, lp_XS, lp_axis, lp_mode, row_loop, row_T, nrows, act_col,
             q, qd, qdd, tau, pref, Wi, rtol, check, tol, ws, fw, iw, u, res, lam):
     """One state of closed-loop ID with actuator and loop forces (RBDA eqs. 8.62–8.63): tau (n,) holds
@@ -291,7 +292,7 @@ def actuate(parent, jtype, axis, Et, rt, lp_p, lp_s, lp_XP, lp_XS, lp_axis, lp_m
     return 0
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _certified(K, kmax, rtol, fw, iw):
     """True when the set ``explicit_kept`` left in the workspace provably has the numerical rank of K (the
     readable path's ``loops.numerical_rank``: singular values above tol = rtol·σ_max) and no singular value of
