@@ -361,7 +361,7 @@ def _grid(model, q0, strokes, acts, n, margin, axes=None, points=None, smap=None
         X = np.array(np.meshgrid(*grid_axes, indexing="ij")).reshape(len(strokes), -1).T
     for k, c in enumerate(strokes):                # each stroke assembled once, then composed: a value the
         for x in grid_axes[k]:                     # shared ``smap`` holds is not closed again (a second Newton
-            if (c, float(x)) not in smap._done:    # pass moves it by round-off, so a pose would depend on the
+            if not smap.assembled(c, x):           # pass moves it by round-off, so a pose would depend on the
                 smap.pose({c: float(x)})           # calls before it)
     Q = smap.compose([dict(zip(strokes, map(float, v))) for v in X])
     return X, Q

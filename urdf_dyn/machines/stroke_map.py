@@ -193,6 +193,11 @@ class StrokeMap:
         """(lower, upper) stroke [m] swept for cylinder c."""
         return float(self.values[c][0]), float(self.values[c][-1])
 
+    def assembled(self, cylinder: str, stroke: float) -> bool:
+        """Whether the group of ``cylinder`` was assembled at ``stroke`` [m] and is remembered (``pose`` then
+        reuses it instead of closing it again, which would move it by round-off)."""
+        return (cylinder, float(stroke)) in self._done
+
     def pose(self, values: dict, q=None):
         """Assembled q (nv,) with the given strokes {cylinder: value [m]} (others as in ``q`` or q0)."""
         q = (self.q0 if q is None else np.asarray(q, float)).copy()
