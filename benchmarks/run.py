@@ -69,12 +69,13 @@ def verdicts(per, bat, thr, cl, traj, cid, anim, start, wall, mem):
         out.append(verdict(inst[0][1] <= 20.0, f"- install (README command 1's venv + uv line, uv's cache warm): "
                            f"before {BEFORE['install']}; now {inst[0][1]:.1f} s, {inst[0][2]:.0f} MB (target ≤ 20 s)"))
     if first:
-        out.append(verdict(first[0][1] <= 25.0, f"- first job with an empty numba cache: before {BEFORE['first']}; now "
-                           f"{first[0][1]:.1f} s wall (target ≤ 25 s)"))
+        out.append(verdict(first[0][1] <= 25.0, f"- first job with empty numba and check caches, as the README runs it (GIF and "
+                           f"recording included): before {BEFORE['first']}; now {first[0][1]:.1f} s wall (target ≤ 25 s)"))
     if first and inst:
         t = first[0][1] + inst[0][1]
-        out.append(verdict(t <= 45.0, f"- README command 1 on a fresh clone: install {inst[0][1]:.1f} s + first job "
-                           f"{first[0][1]:.1f} s = {t:.1f} s (target ≤ 45 s)"))
+        out.append(verdict(t <= 45.0, f"- README command 1: install {inst[0][1]:.1f} s (uv's cache warm) + first job "
+                           f"{first[0][1]:.1f} s = {t:.1f} s (target ≤ 45 s on a fresh clone with empty caches: "
+                           f"the verdict is benchmarks/RESULTS_first_minute.md's, this row only tracks it)"))
     warm = [r for r in start if r[0] == "warm run"]
     for label, wall_s, imp, tot in sorted(warm, key=lambda r: r[1])[:1]:  # the best warm run
         out.append(verdict(wall_s <= 3.0, f"- {label} of the job without the animation: before {BEFORE['warm']}; now "
