@@ -163,39 +163,34 @@ process's work can read 1.5× slower (an earlier run of this same code read one 
   an earlier run kept them), per-case plots off unless `sweep.plots: true`, cases sent to Dask in groups,
   each worker warmed up with one coarse case.
 
-## Why the misses remain, and what would close them
+## Why the misses remain, and what would close them (2026-11-28, quiet, after the round's merges)
 
-- **Install (44–60 s in today's runs, 741 MB; targets 25 s, 600 MB).** numba + llvmlite 208 MB, scipy 143 MB, numpy 73 MB,
-  matplotlib + fonttools 65 MB, yourdfpy's `trimesh[easy]` (embreex 43 MB, networkx 19 MB, shapely, rtree,
-  manifold3d: ≈ 90 MB; urdf_dyn reads the elements through yourdfpy and needs none of them), the viewer
-  extra (viser, zstandard, pyglet, pillow ≈ 70 MB). The time is pip unpacking and byte-compiling these
-  wheels (from its cache). Without yourdfpy's `trimesh[easy]` the environment would be ≈ 650 MB; scipy,
-  numba and numpy are most of the rest (the project's rule is libraries over own code).
-- **First job with an empty numba cache (56–73 s in today's five runs; target 20 s) and README command 1 (105–129 s; target 45 s).**
-  Compile profile of the main job (numba's compile events, exclusive seconds, quiet; 49.7 s of 58.8 s
-  wall): `_rnea_p_w` 6.3, `actuate` 5.4, `loop_geometry` 4.4, `actuation_path` 4.3, `motion_path` 2.7,
-  `_loop_lambda` 2.2, `pack` 2.0, `loop_velocity` 1.2, `body_poses` 1.1, `joint_pose` 1.1, … — every kernel
-  once (×1). Measured this round, first job with an empty cache, two at a time: without any
-  `inline="always"` 77.1 s against 81.9 s (−6 %), with LLVM at `NUMBA_OPT=1` 63.8 s (−22 %, and slower
-  kernels): numba's own typing and lowering, not LLVM's optimiser, is most of it. What would close it:
-  compiled kernels shipped in the wheel (numba's AOT successor, or a cache built at install time), `pack`
-  (run once per Model) in plain numpy. The portable cache means a second clone or CI checkout of the same
-  sources compiles nothing.
-- **The warm job (5.2–5.8 s without the GIF, 6.6–7.9 s with it in today's runs; before 7.2 and 10.3 s; targets 3 s and 4.5 s).** Profile of a warm run
-  without the GIF (cProfile): imports ≈ 2.4 s (numba and the kernels' cache loads ≈ 70 ms each, scipy
-  via `constraints.assembly` and trimesh via yourdfpy ≈ 1.6 s, the model's first kernels 0.7 s), the model
-  1.0 s, the dynamics, soil, design and reports ≈ 1.5 s, and the HTML recording 2.3 s after them (14 000
-  viser messages for 318 frames × 45 arrows and bodies), while the plot worker draws the motion's 10 plots
-  (≈ 2.5 s of CPU) on the other core. With the GIF, the recording runs in its own process beside the GIF's
-  drawing (software OpenGL, ≈ 2 s). What would close it: the force arrows as one batched viser node per
-  kind (one message per frame instead of ≈ 45), fewer animation frames, and a lighter loader than
-  yourdfpy's trimesh import.
-- **The dig-cycle GIF (earlier target 2 s: 2.1–2.6 s in today's runs, 1.90 s yesterday at a lower load).** Its
-  318 frames are drawn by software OpenGL (llvmpipe), which uses both cores: a load of 1–2 from elsewhere
-  slows it directly. Fewer frames (10 fps instead of 15) would close it at the cost of smoothness.
-- **Sweep at 10 cases/s (RESULTS_sweep.md)**: start-up alone (Python, imports, LocalCluster, the workers'
-  warm-up) exceeds the 4 s that 40 cases at 10 cases/s allow; a case costs ≈ 0.6 core-s, of which the
-  dynamics is 0.04 s and writing the six time-series CSVs ≈ 0.2 s (Python's float formatting).
+- **First job with empty caches, as the README runs it (33–35 s; target 25 s) and README command 1 on a fresh
+  clone (47.4 and 50.8 s; target 45 s).** The first job is now CPU-bound: 61 CPU-s on 2 cores (user 58.3 +
+  sys 2.6), which cannot take less than 30.5 s. Of it ≈ 35–38 CPU-s is numba compiling the 45 kernels in
+  the two worker processes of `cli/compile_ahead` (numba's typing and lowering ≈ 19, LLVM ≈ 14, much of the
+  LLVM part each top kernel re-optimising every kernel it calls: `actuate` 2.6, `actuation_path` 3.0,
+  `motion_path` 1.5 CPU-s); `first_run_profile.py --ahead`: the main process waits 19.5 s for the workers
+  (`body_poses` 2.1, `loop_terms` 4.6, `motion_path` 3.7, `rnea_packed` 2.3, `_actuation_samples` 6.8 s),
+  then the kind's checks 4.8 s, reports 0.3 s, the plot worker 3.2 s (with the GIF and recording processes on
+  the same 2 cores). Tried and not kept: every `inline="always"` dropped (−0.5 to −5 CPU-s in
+  three runs) and with it the helpers' Python entries (−5 CPU-s, but UR5 ID and H at 1.93–1.95× Pinocchio:
+  LLVM no longer inlines the helpers), `NUMBA_OPT=1` (slower kernels in the cache).
+  What would close it: ≈ 10 CPU-s less compiling (fewer, flatter top kernels so that LLVM does not
+  re-optimise the tree below each), or a kernel cache shipped for the common platforms.
+- **The warm job with the animation (5.4–5.5 s; target 4.5 s; without it 2.85–3.0 s).** The animation is
+  ≈ 4.5 CPU-s more: the GIF 2.1–2.8 CPU-s (318 frames at 640×480 in llvmpipe: `read_bgra` 0.6 s, the meshes
+  0.22 s, overlay and text 0.3 s, palette and LZW in a thread), the HTML recording 1.75 CPU-s (viser's
+  message serialisation ≈ 0.3 s, posing 318 frames), both in processes forked after the plan. The job
+  without them leaves ≈ 1.4 core-s idle on 2 cores, so they add ≥ (4.5 − 1.4)/2 ≈ 1.6 s however they are
+  scheduled; the tail after the computation (the 12 motion plots ≈ 3.3 CPU-s in matplotlib, `savefig` 2.0 s
+  of it, the GIF and the recording) runs on both cores. What would close it: ≈ 1.5 CPU-s less in the
+  tail (fewer GIF frames, or cheaper plots).
+- **UR5 ID (1.54×) and H (1.48–1.50×) against 1.5× Pinocchio.** One `inverse_dynamics` call 1.68–1.71 µs
+  against `pin.rnea` 1.13 µs (load 1.1): the compiled entry 1.04–1.06 µs, of which unboxing its six arrays
+  0.41 µs (an empty kernel of the same arguments) and the RNEA ≈ 0.63 µs; in Python the state's checks
+  (class, dtype and shape of q, q̇, q̈) 0.29 µs and `np.empty` 0.125 µs. The margin is ≈ 0.03 µs: the checks
+  cannot go without letting a float32 array or a list reach an entry that trusts its caller.
 """
 
 
