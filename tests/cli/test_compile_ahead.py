@@ -93,10 +93,10 @@ def test_no_pool_unless_on_nor_when_marked_or_every_kernel_is_cached(tmp_path, m
     monkeypatch.setattr(compile_ahead, "_current", None)
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
     monkeypatch.delenv("URDF_DYN_COMPILE_AHEAD", raising=False)
-    monkeypatch.setattr(compile_ahead.os, "getloadavg", lambda: (9.0, 9.0, 9.0))
+    monkeypatch.setattr(compile_ahead, "_idle_cores", lambda: 0.4)
     assert compile_ahead.start() is None                   # auto, and a busy machine: no pool
     monkeypatch.setattr(compile_ahead.os, "cpu_count", lambda: 1)
-    monkeypatch.setattr(compile_ahead.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    monkeypatch.setattr(compile_ahead, "_idle_cores", lambda: 1.0)
     assert compile_ahead.start() is None                   # auto, and one core: no pool
     monkeypatch.setenv("URDF_DYN_COMPILE_AHEAD", "off")
     assert compile_ahead.start() is None
@@ -114,3 +114,69 @@ def test_no_pool_unless_on_nor_when_marked_or_every_kernel_is_cached(tmp_path, m
     assert (tmp_path / compile_ahead.MARKER).exists()
     (tmp_path / "urdf_dyn_algorithms" / "_kernels.split_tree-12.py311.nbi").unlink()
     assert [u[2] for u in units if not compile_ahead._cached(str(tmp_path), u)] == ["split_tree"]
+
+
+def _forked_view(tmp_path, monkeypatch, worker_pids):
+    """A CompileAhead as a process forked from the job sees it: another pid, the pool's worker pids."""
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    ahead = compile_ahead.CompileAhead.__new__(compile_ahead.CompileAhead)
+    unit = ("urdf_dyn.algorithms._kernels.split_tree", "urdf_dyn.algorithms._kernels", "split_tree", [], (), 0.0)
+    ahead.units, ahead.by_name, ahead.pid, ahead.worker_pids = [unit], {unit[0]: [0]}, -1, tuple(worker_pids)
+    from urdf_dyn.algorithms import _kernels
+    return ahead, _kernels.split_tree.py_func
+
+
+def test_a_forked_process_waits_for_the_workers_kernel_instead_of_compiling_it(tmp_path, monkeypatch):
+    import os
+    import threading
+    import time
+    ahead, f = _forked_view(tmp_path, monkeypatch, [os.getpid()])     # a live "worker"
+    sub = tmp_path / "urdf_dyn_algorithms"
+
+    def worker_writes_it():
+        time.sleep(0.3)
+        sub.mkdir()
+        (sub / "_kernels.split_tree-12.py311.nbi").write_text("")
+
+    t = threading.Thread(target=worker_writes_it)
+    t0 = time.perf_counter()
+    t.start()
+    assert ahead.wait_for(f) is True                 # waited, then numba reads the cache once more
+    assert time.perf_counter() - t0 >= 0.25
+    t.join()
+
+
+def test_a_forked_process_compiles_itself_when_the_pool_is_gone_or_gave_the_kernel_up(tmp_path, monkeypatch):
+    import os
+    import subprocess
+    import sys
+    import time
+    p = subprocess.Popen([sys.executable, "-c", "pass"])
+    p.wait()                                          # a pid that no longer runs
+    ahead, f = _forked_view(tmp_path, monkeypatch, [p.pid])
+    t0 = time.perf_counter()
+    assert ahead.wait_for(f) is False                 # no worker alive: compile here, at once
+    assert time.perf_counter() - t0 < 1.0
+    ahead.worker_pids = (os.getpid(),)                # alive, but the kernel failed in its worker
+    compile_ahead._note_failed(ahead.units[0][0])
+    t0 = time.perf_counter()
+    assert ahead.wait_for(f) is False
+    assert time.perf_counter() - t0 < 1.0
+
+
+def test_room_is_measured_now_not_from_the_minute_before(monkeypatch):
+    import os
+    monkeypatch.setattr(compile_ahead.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(compile_ahead.os, "getloadavg", lambda: (1.9, 1.9, 1.9))   # the user's last run, ended
+    monkeypatch.setattr(compile_ahead, "_idle_cores", lambda: 1.9)
+    assert compile_ahead._room()
+    monkeypatch.setattr(compile_ahead, "_idle_cores", lambda: 0.6)                  # another job on a core
+    assert not compile_ahead._room()
+    monkeypatch.setattr(compile_ahead, "_idle_cores", lambda: None)                 # no /proc/stat
+    assert not compile_ahead._room()                                                  # the load average decides
+    monkeypatch.setattr(compile_ahead.os, "getloadavg", lambda: (0.3, 0.3, 0.3))
+    assert compile_ahead._room()
+    monkeypatch.undo()
+    if os.path.exists("/proc/stat"):
+        idle = compile_ahead._idle_cores(0.05)
+        assert 0.0 <= idle <= (os.cpu_count() or 1) + 1e-9

@@ -7,12 +7,14 @@ its exact signature and the kernels it calls) to a pool of worker processes (one
 kernel once its callees are in numba's cache, in the order the job calls them; the job runs on meanwhile, and a kernel it
 calls before a worker has finished it waits for that worker (``numba_cache.on_miss``) and then loads it from
 the cache, instead of compiling it a second time. The bar of ``cli.compiling`` names the kernel waited for.
+A process forked from the job (the GIF's, the recording's) waits too, for the kernel's index file in the cache
+folder, while a worker lives and has not given the kernel up (``compile_ahead.failed`` lists those).
 
 Only when the kernel cache is cold: a marker file in ``NUMBA_CACHE_DIR`` says that the whole list is cached
 (the folder is keyed by the kernel modules' sources, so an edit starts over); without it, only the kernels
 without an index file there are handed to the pool (a first run that ended before its workers did leaves a few). A kernel not in the
 list, or whose worker failed, is compiled by the job as before. **On by default when the machine has room**: at least two
-cores and a 1-minute load average under the cores less one half (``URDF_DYN_COMPILE_AHEAD=on`` forces it, ``off`` turns it
+cores and 1.5 of them idle when the first run starts (``_room``; ``URDF_DYN_COMPILE_AHEAD=on`` forces it, ``off`` turns it
 off). On this 2-core machine, quiet (load 0.9–1.2), the main job's first run took 47.4 s with it against 64.7 s without; at
 load ≈ 2.7 it was slower (81–92 s against 64–70 s), hence the gate (benchmarks/RESULTS_first_minute.md). The workers are ended at exit (those still compiling kernels this job never called).
 """
@@ -90,6 +92,7 @@ class CompileAhead:
         self.workers = workers
         with self.cond:
             self._submit_ready()
+        self.worker_pids = tuple(getattr(self.pool, "_processes", {}) or ())   # seen by a process forked later
 
     def _ready(self, i) -> bool:
         return all(all(self.state[j] in ("done", "failed") for j in self.by_name.get(c, ()))
@@ -116,6 +119,8 @@ class CompileAhead:
     def _finished(self, i, fut):
         with self.cond:
             self.state[i] = "failed" if fut.cancelled() or fut.exception() is not None else "done"
+            if self.state[i] == "failed":
+                _note_failed(self.units[i][0])
             self._submit_ready()
             self.cond.notify_all()
             if self.marker and all(s == "done" for s in self.state.values()):
@@ -124,12 +129,14 @@ class CompileAhead:
     def wait_for(self, py_func) -> bool:
         """Wait until the units of ``py_func`` (a kernel numba did not find in the cache) are compiled; True if
         there were any not done yet."""
-        if py_func is None or os.getpid() != self.pid:
+        if py_func is None:
             return False
         name = f"{py_func.__module__}.{py_func.__qualname__}"
         idx = self.by_name.get(name)
         if not idx:
             return False
+        if os.getpid() != self.pid:
+            return self._wait_forked(idx)
         with self.cond:
             if all(self.state[i] in ("done", "failed") for i in idx):
                 return False
@@ -145,6 +152,25 @@ class CompileAhead:
                     self.bar.end()
         return True
 
+    def _wait_forked(self, idx) -> bool:
+        """In a process forked from the job (the GIF's or the recording's, ``jobs.outputs``), which cannot see
+        the pool's state: wait until the worker has written the kernel's index file into numba's cache
+        folder, as long as a worker process is alive. Without this the forked process compiled the kernels it
+        met first (the loop kernels, the GIF's palette mapping: ≈ 8 CPU-s) a second time, beside the workers,
+        on the same cores."""
+        folder = os.environ.get("NUMBA_CACHE_DIR")
+        pids = getattr(self, "worker_pids", ())
+        if not folder or not pids:
+            return False
+        units = [self.units[i] for i in idx]
+        end = time.monotonic() + FORKED_WAIT
+        while not all(_cached(folder, u) for u in units):
+            if (not any(_alive(p) for p in pids) or time.monotonic() > end
+                    or any(u[0] in _failed(folder) for u in units)):
+                return False        # the pool ended, gave it up or failed on it: compile it here
+            time.sleep(0.05)
+        return True
+
     def close(self):
         """End the workers (a kernel still compiling is one this job did not call)."""
         if os.getpid() != self.pid:
@@ -153,6 +179,8 @@ class CompileAhead:
         on_miss(None)
         with self.cond:
             for i, s in self.state.items():
+                if s in ("waiting", "running"):
+                    _note_failed(self.units[i][0])
                 if s == "waiting":
                     self.state[i] = "failed"
         procs = list(getattr(self.pool, "_processes", {}).values())
@@ -172,6 +200,39 @@ def _units():
     return out
 
 
+FAILED = "compile_ahead.failed"   # in NUMBA_CACHE_DIR: the kernels a worker failed on or the pool gave up
+FORKED_WAIT = 300.0              # [s] the longest a forked process waits for a worker's kernel
+
+
+def _note_failed(name: str):
+    folder = os.environ.get("NUMBA_CACHE_DIR")
+    if folder:
+        try:
+            with open(os.path.join(folder, FAILED), "a") as f:
+                f.write(name + "\n")
+        except OSError:
+            pass
+
+
+def _failed(folder: str) -> set:
+    try:
+        with open(os.path.join(folder, FAILED)) as f:
+            return set(f.read().split())
+    except OSError:
+        return set()
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` exists (signal 0 asks without sending)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:             # another user's process: it exists
+        return True
+    return True
+
+
 def _cached(folder: str, unit) -> bool:
     """Whether numba's cache folder has an index file of the unit's kernel (numba names it
     ``<module's last part>.<qualname>-<line>.pyXY.nbi``, in a subfolder per source folder)."""
@@ -189,28 +250,52 @@ def _write_marker(path: str):
         pass
 
 
-def _wanted() -> bool:
-    """``URDF_DYN_COMPILE_AHEAD``: on, off, or auto (the default): on when there are at least two cores and the
-    1-minute load average leaves half a core free — workers that compete with other jobs for the cores made the
-    first run slower, not faster (benchmarks/RESULTS_first_minute.md)."""
+def _mode() -> str:
+    """``URDF_DYN_COMPILE_AHEAD``: "on", "off" or "auto" (the default)."""
     mode = os.environ.get("URDF_DYN_COMPILE_AHEAD", "auto").strip().lower()
-    if mode in ("on", "1", "yes"):
-        return True
-    if mode in ("off", "0", "no"):
-        return False
-    cores = os.cpu_count() or 1
+    return "on" if mode in ("on", "1", "yes") else "off" if mode in ("off", "0", "no") else "auto"
+
+
+def _idle_cores(interval: float = 0.2) -> float | None:
+    """The cores idle now: the idle share of the CPU time over ``interval`` seconds (``/proc/stat``, Linux) times
+    the cores, while this process sleeps; None where there is no /proc/stat."""
+    def sample():
+        with open("/proc/stat") as f:
+            v = [int(x) for x in f.readline().split()[1:]]
+        return v[3] + (v[4] if len(v) > 4 else 0), sum(v)
     try:
-        load = os.getloadavg()[0]
-    except (OSError, AttributeError):       # no load average (Windows): the cores decide
-        load = 0.0
-    return cores >= 2 and load < cores - 0.5
+        i0, t0 = sample()
+        time.sleep(interval)
+        i1, t1 = sample()
+    except (OSError, ValueError, IndexError):
+        return None
+    return (os.cpu_count() or 1) * (i1 - i0) / max(t1 - t0, 1)
+
+
+def _room() -> bool:
+    """Auto mode: at least two cores, and at least 1.5 of them idle now besides this job (measured over 0.2 s
+    on a first run only; where that cannot be measured, the 1-minute load average under the cores less one
+    half). Workers that compete with other jobs for the cores made the first run slower, not faster; the
+    load average alone also counted the user's own runs of the minute before, which have ended
+    (benchmarks/RESULTS_first_minute.md)."""
+    cores = os.cpu_count() or 1
+    if cores < 2:
+        return False
+    idle = _idle_cores()
+    if idle is not None:
+        return idle >= 1.5
+    try:
+        return os.getloadavg()[0] < cores - 0.5
+    except (OSError, AttributeError):       # no load average either: the cores decide
+        return True
 
 
 def start(bar=None) -> CompileAhead | None:
-    """Start the pool if the kernel cache is cold (no marker) and ``_wanted()`` (on, or auto with room); the job's cache misses
+    """Start the pool if the kernel cache is cold (no marker) and it is on, or auto with room (``_room``); the job's cache misses
     then wait for it. Returns the pool, or None."""
     global _current
-    if not _wanted():
+    mode = _mode()
+    if mode == "off":
         return None
     if _current is not None and _current.pid == os.getpid():
         return _current         # one pool per process (a second job of the same process, e.g. in tests)
@@ -218,7 +303,7 @@ def start(bar=None) -> CompileAhead | None:
     if not folder:
         return None
     marker = os.path.join(folder, MARKER)
-    if os.path.exists(marker):
+    if os.path.exists(marker) or (mode == "auto" and not _room()):
         return None
     try:
         os.makedirs(folder, exist_ok=True)
@@ -228,6 +313,10 @@ def start(bar=None) -> CompileAhead | None:
     if not units:           # all there (a run that ended before its workers did): nothing to start
         _write_marker(marker)
         return None
+    try:
+        os.remove(os.path.join(folder, FAILED))      # a new pool: what an earlier one gave up is tried again
+    except OSError:
+        pass
     from urdf_dyn.numba_cache import on_miss
     ahead = _current = CompileAhead(units, max(1, min(os.cpu_count() or 1, 8, len(units))), bar, marker)
     on_miss(ahead.wait_for)
