@@ -165,20 +165,21 @@ process's work can read 1.5× slower (an earlier run of this same code read one 
 
 ## Why the misses remain, and what would close them (2026-11-28, quiet, after the round's merges)
 
-- **First job with empty caches, as the README runs it (33–35 s; target 25 s) and README command 1 on a fresh
-  clone (47.4 and 50.8 s; target 45 s).** The first job is now CPU-bound: 61 CPU-s on 2 cores (user 58.3 +
-  sys 2.6), which cannot take less than 30.5 s. Of it ≈ 35–38 CPU-s is numba compiling the 45 kernels in
-  the two worker processes of `cli/compile_ahead` (numba's typing and lowering ≈ 19, LLVM ≈ 14, much of the
-  LLVM part each top kernel re-optimising every kernel it calls: `actuate` 2.6, `actuation_path` 3.0,
-  `motion_path` 1.5 CPU-s); `first_run_profile.py --ahead`: the main process waits 19.5 s for the workers
-  (`body_poses` 2.1, `loop_terms` 4.6, `motion_path` 3.7, `rnea_packed` 2.3, `_actuation_samples` 6.8 s),
-  then the kind's checks 4.8 s, reports 0.3 s, the plot worker 3.2 s (with the GIF and recording processes on
-  the same 2 cores). Tried and not kept: every `inline="always"` dropped (−0.5 to −5 CPU-s in
-  three runs) and with it the helpers' Python entries (−5 CPU-s, but UR5 ID and H at 1.93–1.95× Pinocchio:
-  LLVM no longer inlines the helpers), `NUMBA_OPT=1` (slower kernels in the cache).
-  What would close it: ≈ 10 CPU-s less compiling (fewer, flatter top kernels so that LLVM does not
-  re-optimise the tree below each), or a kernel cache shipped for the common platforms.
-- **The warm job with the animation (5.4–5.5 s; target 4.5 s; without it 2.85–3.0 s).** The animation is
+- **First job with empty caches, as the README runs it (30.0–30.5 s on two fresh clones; target 25 s).**
+  README command 1 itself is now met on fresh clones (43.3 and 44.1 s). The first job is CPU-bound: 50.5
+  CPU-s on 2 cores (user 48.1 + sys 2.3), which cannot take less than 25.2 s. Of it ≈ 35 CPU-s is numba
+  compiling the 45 kernels in the two worker processes of `cli/compile_ahead` (numba's typing and lowering
+  ≈ 19, LLVM ≈ 14, much of the LLVM part each top kernel re-optimising every kernel it calls: `actuate` 2.6,
+  `actuation_path` 3.0, `motion_path` 1.5 CPU-s); `first_run_profile.py --ahead` (before the forked
+  processes waited for the workers): the main process waits 19.5 s for the workers (`body_poses` 2.1,
+  `loop_terms` 4.6, `motion_path` 3.7, `rnea_packed` 2.3, `_actuation_samples` 6.8 s), then the kind's
+  checks 4.8 s, reports 0.3 s, the plot worker 3.2 s (with the GIF and recording processes on the same 2
+  cores). Tried and not kept: every `inline="always"` dropped (−0.5 to −5 CPU-s in three runs) and with it
+  the helpers' Python entries (−5 CPU-s, but UR5 ID and H at 1.93–1.95× Pinocchio: LLVM no longer inlines
+  the helpers), `NUMBA_OPT=1` (slower kernels in the cache). What would close it: ≈ 10 CPU-s less
+  compiling (fewer, flatter top kernels so that LLVM does not re-optimise the tree below each), or a
+  kernel cache shipped for the common platforms.
+- **The warm job with the animation (5.4–5.5 s; target 4.5 s; without it 2.79–3.0 s, run.py's best of 3 up to 3.17 s at load 1.6–1.8).** The animation is
   ≈ 4.5 CPU-s more: the GIF 2.1–2.8 CPU-s (318 frames at 640×480 in llvmpipe: `read_bgra` 0.6 s, the meshes
   0.22 s, overlay and text 0.3 s, palette and LZW in a thread), the HTML recording 1.75 CPU-s (viser's
   message serialisation ≈ 0.3 s, posing 318 frames), both in processes forked after the plan. The job
@@ -186,7 +187,7 @@ process's work can read 1.5× slower (an earlier run of this same code read one 
   scheduled; the tail after the computation (the 12 motion plots ≈ 3.3 CPU-s in matplotlib, `savefig` 2.0 s
   of it, the GIF and the recording) runs on both cores. What would close it: ≈ 1.5 CPU-s less in the
   tail (fewer GIF frames, or cheaper plots).
-- **UR5 ID (1.54×) and H (1.48–1.50×) against 1.5× Pinocchio.** One `inverse_dynamics` call 1.68–1.71 µs
+- **UR5 ID (1.50–1.54×) and H (1.46–1.50×) against 1.5× Pinocchio: at the edge.** One `inverse_dynamics` call 1.68–1.71 µs
   against `pin.rnea` 1.13 µs (load 1.1): the compiled entry 1.04–1.06 µs, of which unboxing its six arrays
   0.41 µs (an empty kernel of the same arguments) and the RNEA ≈ 0.63 µs; in Python the state's checks
   (class, dtype and shape of q, q̇, q̈) 0.29 µs and `np.empty` 0.125 µs. The margin is ≈ 0.03 µs: the checks
