@@ -149,16 +149,3 @@ def test_tipping_load_by_hand_moment_balance():
         zmp_margin(W0[None])
     with pytest.raises(ValueError, match="gauge"):
         tipping_polygon(3.65, 0.0)
-
-
-def test_the_cross_products_are_numpys():
-    """The motion and force cross products (RBDA eqs. 2.31, 2.32) take numpy.cross's numbers to the bit."""
-    from urdf_dyn.machines.stability import _cross, _crf, _crm
-    rng = np.random.default_rng(7)
-    a, b = rng.standard_normal((2, 50, 13, 6)) * 10.0 ** rng.integers(-3, 4, (2, 50, 13, 6))
-    assert np.array_equal(_cross(a[..., :3], b[..., :3]), np.cross(a[..., :3], b[..., :3]))
-    want_m = np.concatenate([np.cross(a[..., :3], b[..., :3]),
-                             np.cross(a[..., :3], b[..., 3:]) + np.cross(a[..., 3:], b[..., :3])], axis=-1)
-    want_f = np.concatenate([np.cross(a[..., :3], b[..., :3]) + np.cross(a[..., 3:], b[..., 3:]),
-                             np.cross(a[..., :3], b[..., 3:])], axis=-1)
-    assert np.array_equal(_crm(a, b), want_m) and np.array_equal(_crf(a, b), want_f)

@@ -94,7 +94,7 @@ def free_bodies(model, case, q, qd=None, qdd=None, loop_forces=None, f_ext=None,
     # velocities and true accelerations for the inertia term (forward pass without the gravity shift)
     v, a = np.zeros((model.NB + 1, 6)), np.zeros((model.NB + 1, 6))
     from urdf_dyn.algorithms.joints import motion_subspace
-    from urdf_dyn.machines.pins import _cross_force, _cross_motion
+    from urdf_dyn.algorithms.spatial_rows import cross_force, cross_motion
     X = [None] * (model.NB + 1)
     for i in range(1, model.NB + 1):
         lam = model.parent[i]
@@ -102,7 +102,7 @@ def free_bodies(model, case, q, qd=None, qdd=None, loop_forces=None, f_ext=None,
         S = motion_subspace(model.jtype[i], model.axis[i])
         vJ = qd[0, i - 1] * S
         v[i] = X[i] @ v[lam] + vJ
-        a[i] = X[i] @ a[lam] + qdd[0, i - 1] * S + _cross_motion(v[i][None], vJ[None])[0]
+        a[i] = X[i] @ a[lam] + qdd[0, i - 1] * S + cross_motion(v[i][None], vJ[None])[0]
     out = []
     for b in want:
         if b not in names:
@@ -135,7 +135,7 @@ def free_bodies(model, case, q, qd=None, qdd=None, loop_forces=None, f_ext=None,
             g = T[0, i, :3, :3].T @ np.asarray(model.gravity, float)
             w = np.r_[np.cross(c, m * g), m * g]
             fb.loads.append(BodyLoad("weight", w, *_at(c, w)))
-            winert = -(Ii @ a[i] + _cross_force(v[i][None], (Ii @ v[i])[None])[0])
+            winert = -(Ii @ a[i] + cross_force(v[i][None], (Ii @ v[i])[None])[0])
             fb.loads.append(BodyLoad("inertia", winert, *_at(c, winert)))
         out.append(fb)
     return out

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from urdf_dyn.algorithms.kinematics import support_path
+from urdf_dyn.algorithms.spatial_rows import cross3
 from urdf_dyn.machines.poses import body_poses
 from urdf_dyn._checks import renamed_keywords
 
@@ -107,12 +108,6 @@ def point_positions(model, Q, link, point) -> np.ndarray:
     return np.einsum("nij,j->ni", T[:, :3, :3], np.asarray(point, float)) + T[:, :3, 3]
 
 
-def _cross(a, b):
-    """Row-wise a × b of (N, 3) arrays."""
-    return np.stack([a[:, 1] * b[:, 2] - a[:, 2] * b[:, 1], a[:, 2] * b[:, 0] - a[:, 0] * b[:, 2],
-                     a[:, 0] * b[:, 1] - a[:, 1] * b[:, 0]], axis=1)
-
-
 @renamed_keywords(Q="q", QD="qd", QDD="qdd")
 def point_acceleration(model, q, qd, qdd, link, point, poses=None) -> np.ndarray:
     """Acceleration (N, 3) [m/s²] in world coordinates of a point (3,) [m] fixed in ``link`` (module
@@ -129,17 +124,17 @@ def point_acceleration(model, q, qd, qdd, link, point, poses=None) -> np.ndarray
     for i in reversed(path):                                   # root to tip
         ax = T[:, i, :3, :3] @ np.asarray(model.axis[i], float)   # joint axis in root coordinates
         if model.jtype[i] == 0:                                    # revolute: S = [a; r × a]
-            sw, sv = ax, _cross(T[:, i, :3, 3], ax)
+            sw, sv = ax, cross3(T[:, i, :3, 3], ax)
         else:                                                      # prismatic: S = [0; a]
             sw, sv = np.zeros_like(ax), ax
         qd_i, qdd_i = qd[:, i - 1, None], qdd[:, i - 1, None]
         jw, jv = sw * qd_i, sv * qd_i                              # S q̇
         w, vO = w + jw, vO + jv                                    # v_i = v_λ + S q̇
-        wd = wd + sw * qdd_i + _cross(w, jw)                       # a_i = a_λ + S q̈ + v_i × S q̇
-        aO = aO + sv * qdd_i + _cross(w, jv) + _cross(vO, jw)
+        wd = wd + sw * qdd_i + cross3(w, jw)                       # a_i = a_λ + S q̈ + v_i × S q̇
+        aO = aO + sv * qdd_i + cross3(w, jv) + cross3(vO, jw)
     TL = T[:, lf.body] @ lf.T_body_link
     p = TL[:, :3, :3] @ np.asarray(point, float) + TL[:, :3, 3]
-    return aO + _cross(wd, p) + _cross(w, vO + _cross(w, p))
+    return aO + cross3(wd, p) + cross3(w, vO + cross3(w, p))
 
 
 def _point_acceleration_fd(model, Q, QD, QDD, link, point) -> np.ndarray:

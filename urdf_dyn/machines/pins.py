@@ -31,6 +31,7 @@ import numpy as np
 
 from urdf_dyn.algorithms.dynamics import f_ext_body
 from urdf_dyn.algorithms.joints import motion_subspace
+from urdf_dyn.algorithms.spatial_rows import cross_force, cross_motion
 from urdf_dyn.machines.poses import body_poses
 
 __all__ = ["PinSpec", "SwingBearing", "PinLoads", "joint_wrenches", "joint_wrenches_repeated",
@@ -57,18 +58,6 @@ def _plux_batch(T):
     X[:, 3:, 3:] = E
     X[:, 3:, :3] = -E @ S
     return X
-
-
-def _cross_motion(v, m):
-    """v × m for batches (N, 6) of spatial motion vectors [ω; v] (RBDA eq. 2.31)."""
-    w, u = v[:, :3], v[:, 3:]
-    return np.concatenate([np.cross(w, m[:, :3]), np.cross(u, m[:, :3]) + np.cross(w, m[:, 3:])], axis=1)
-
-
-def _cross_force(v, f):
-    """v ×* f for batches (N, 6): [ω × n + v × f; ω × f] (RBDA eq. 2.32)."""
-    w, u = v[:, :3], v[:, 3:]
-    return np.concatenate([np.cross(w, f[:, :3]) + np.cross(u, f[:, 3:]), np.cross(w, f[:, 3:])], axis=1)
 
 
 def _relative(Ta, Tb):
@@ -158,9 +147,9 @@ def joint_wrenches_repeated(model, q, qd, qdd, loop_forces=None, f_ext=None, pos
         S_[i] = motion_subspace(model.jtype[i], model.axis[i])
         vJ = QD[:, i - 1, None] * S_[i]
         v[i] = np.einsum("nij,nj->ni", X[i], v[lam]) + vJ
-        a[i] = (np.einsum("nij,nj->ni", X[i], a[lam]) + QDD[:, i - 1, None] * S_[i] + _cross_motion(v[i], vJ))
+        a[i] = (np.einsum("nij,nj->ni", X[i], a[lam]) + QDD[:, i - 1, None] * S_[i] + cross_motion(v[i], vJ))
         Iv = v[i] @ np.asarray(model.I[i]).T
-        f[i] = a[i] @ np.asarray(model.I[i]).T + _cross_force(v[i], Iv) - fx[:, i]
+        f[i] = a[i] @ np.asarray(model.I[i]).T + cross_force(v[i], Iv) - fx[:, i]
     for i in range(NB, 0, -1):
         lam = model.parent[i]
         if lam > 0:

@@ -44,6 +44,7 @@ import numpy as np
 
 from urdf_dyn.algorithms.dynamics import f_ext_body
 from urdf_dyn.algorithms.joints import motion_subspace
+from urdf_dyn.algorithms.spatial_rows import cross_force, cross_motion
 from urdf_dyn.machines.poses import body_poses
 from urdf_dyn._checks import as_batch, renamed_keywords
 from urdf_dyn.errors import StateError
@@ -62,34 +63,6 @@ def _skew(r):
     S[..., 0, 1], S[..., 0, 2], S[..., 1, 2] = -r[..., 2], r[..., 1], -r[..., 0]
     S[..., 1, 0], S[..., 2, 0], S[..., 2, 1] = r[..., 2], -r[..., 1], r[..., 0]
     return S
-
-
-def _cross(a, b):
-    """a × b (..., 3) of float arrays of one shape: ``np.cross``'s products and differences in its order
-    (a1 b2 − a2 b1, a2 b0 − a0 b2, a0 b1 − a1 b0: the same numbers), without its checks and axis moves."""
-    a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
-    b0, b1, b2 = b[..., 0], b[..., 1], b[..., 2]
-    out = np.empty(a.shape)
-    out[..., 0] = a1 * b2 - a2 * b1
-    out[..., 1] = a2 * b0 - a0 * b2
-    out[..., 2] = a0 * b1 - a1 * b0
-    return out
-
-
-def _crm(v, m):
-    """v × m for motion vectors (..., 6) (RBDA eq. 2.31), row by row."""
-    out = np.empty(np.broadcast_shapes(v.shape, m.shape))
-    out[..., :3] = _cross(v[..., :3], m[..., :3])
-    out[..., 3:] = _cross(v[..., :3], m[..., 3:]) + _cross(v[..., 3:], m[..., :3])
-    return out
-
-
-def _crf(v, f):
-    """v ×* f for a motion v and a force f (..., 6) (RBDA eq. 2.32), row by row."""
-    out = np.empty(np.broadcast_shapes(v.shape, f.shape))
-    out[..., :3] = _cross(v[..., :3], f[..., :3]) + _cross(v[..., 3:], f[..., 3:])
-    out[..., 3:] = _cross(v[..., :3], f[..., 3:])
-    return out
 
 
 def tipping_polygon(roller_length, gauge) -> np.ndarray:
@@ -186,10 +159,10 @@ def base_reaction(model, q, qd=None, qdd=None, f_ext=None, poses=None) -> np.nda
         if moving:
             vJ = S[:, i] * QD[:, i - 1, None]
             v[:, i] = v[:, p] + vJ
-            a[:, i] += _crm(v[:, i], vJ)
+            a[:, i] += cross_motion(v[:, i], vJ)
     f = (I0 @ a[..., None])[..., 0]
     if moving:
-        f += _crf(v, (I0 @ v[..., None])[..., 0])
+        f += cross_force(v, (I0 @ v[..., None])[..., 0])
     loaded = np.flatnonzero(np.any(fx != 0, axis=(0, 2))) if fx.shape[0] else ()   # the bodies f_ext acts on
     if len(loaded):                                   # ^0X_i^* f_ext = (^iX_0)ᵀ f_ext
         f[:, loaded] -= (np.swapaxes(iX0[:, loaded], -1, -2) @ fx[:, loaded, :, None])[..., 0]
