@@ -80,7 +80,7 @@ class CompileAhead:
     def __init__(self, units, workers: int, bar=None, marker: str | None = None):
         from concurrent.futures import ProcessPoolExecutor
         import multiprocessing
-        self.units, self.pid = units, os.getpid()     # a forked child (plots, recording) neither waits nor ends
+        self.units, self.pid = units, os.getpid()     # a forked child (plots, GIF, recording) waits on the cache
         self.state = {i: "waiting" for i in range(len(units))}     # waiting, running, done, failed
         self.by_name: dict = {}
         for i, u in enumerate(units):
@@ -159,14 +159,14 @@ class CompileAhead:
         met first (the loop kernels, the GIF's palette mapping: ≈ 8 CPU-s) a second time, beside the workers,
         on the same cores."""
         folder = os.environ.get("NUMBA_CACHE_DIR")
-        pids = getattr(self, "worker_pids", ())
+        pids = self.worker_pids
         if not folder or not pids:
             return False
         units = [self.units[i] for i in idx]
         end = time.monotonic() + FORKED_WAIT
         while not all(_cached(folder, u) for u in units):
-            if (not any(_alive(p) for p in pids) or time.monotonic() > end
-                    or any(u[0] in _failed(folder) for u in units)):
+            failed = _failed(folder)
+            if not any(_alive(p) for p in pids) or time.monotonic() > end or any(u[0] in failed for u in units):
                 return False        # the pool ended, gave it up or failed on it: compile it here
             time.sleep(0.05)
         return True

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from urdf_dyn.machines.pins import joint_wrenches, joint_wrenches_repeated
+from urdf_dyn.machines.pins import joint_wrenches_repeated
 from urdf_dyn.machines.poses import body_poses
 from urdf_dyn.machines.stability import base_reaction, tipping_load
 
@@ -38,15 +38,19 @@ def ring_components(w) -> dict:
                 radial_N=np.hypot(w[..., 3], w[..., 4]), torque_Nm=np.abs(w[..., 2]))
 
 
-def ring_wrench(model, q, swing="swing", f_ext=None) -> np.ndarray:
+def ring_wrench(model, q, swing="swing", f_ext=None, poses=None) -> np.ndarray:
     """The swing joint's wrench (N, 6) [n; f] in its frame at rest at poses q (N, nv) with external wrenches
     ``f_ext`` {link: (6,) or (N, 6)} in the link frame about its origin (module docstring: the loops'
-    internal forces cancel). Raises KeyError for an unknown swing joint."""
+    internal forces cancel). S load sets on the same poses: f_ext rows (S·N, 6) stacked set after set give
+    (S·N, 6) (``pins.joint_wrenches_repeated``: the poses and transforms once). ``poses``: the body poses
+    (N, NB + 1, 4, 4) at q when already computed. Raises KeyError for an unknown swing joint, ValueError for
+    f_ext rows that are not a multiple of N."""
     Q = np.atleast_2d(np.asarray(q, float))
     i = model.joint_index(swing)
-    z = np.zeros_like(Q)
-    lf = {lp.name: np.zeros((len(Q), 6)) for lp in model.loops}
-    return joint_wrenches(model, Q, z, z, lf or None, f_ext)[:, i]
+    rows = max([len(Q)] + [len(np.atleast_2d(w)) for w in (f_ext or {}).values()])
+    z = np.zeros((rows, model.nv))
+    lf = {lp.name: np.zeros((rows, 6)) for lp in model.loops}
+    return joint_wrenches_repeated(model, Q, z, z, lf or None, f_ext, poses)[:, i]
 
 
 def rollix_equivalent_axial(axial, radial):
@@ -80,7 +84,6 @@ def ring_at_tipping_limit(model, Q, tip, footprint, hold_N=None, swing="swing",
     lf = model.link(link)
     isw = model.joint_index(swing)
     best, per = None, []
-    lfz = {lp.name: np.zeros((1, 6)) for lp in model.loops} or None   # internal to the subtree: cancel
     for psi in np.asarray(slew_deg, float):
         Qs = Q.copy()
         Qs[:, isw] = np.radians(psi)
@@ -99,10 +102,7 @@ def ring_at_tipping_limit(model, Q, tip, footprint, hold_N=None, swing="swing",
         # at rest and under the unit load, only where tipping binds first (ring_wrench's statics, one call)
         k = np.flatnonzero(ok)
         n = len(k)
-        z = np.zeros((2 * n, model.nv))
-        fx = np.concatenate([np.zeros((n, 6)), w_unit[k]])
-        r = joint_wrenches_repeated(model, Qs[k], z, z, lfz and {lp: np.zeros((2 * n, 6)) for lp in lfz},
-                                    {link: fx}, poses[k])[:, isw]
+        r = ring_wrench(model, Qs[k], swing, {link: np.concatenate([np.zeros((n, 6)), w_unit[k]])}, poses[k])
         w = r[:n] + L[k][:, None] * (r[n:] - r[:n])
         c = ring_components(w)
         tilt = c["tilting_moment_Nm"]
