@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from urdf_dyn.machines.pins import PinSpec, pin_loads_repeated
+from urdf_dyn.machines.pins import PinSpec
 from urdf_dyn.machines.poses import body_poses
 from urdf_dyn.machines.stability import tipping_load
 
@@ -93,15 +93,9 @@ def wrench_field(model, env, specs):
     """(names, w0 (M, P, 6), W (M, 3, P, 6)): every pin's wrench [n; f] in its frame (per pin of a count) at
     rest on the grid of ``env`` (a ``stall.StallEnvelopes``), and per unit force along root x, y, z at the
     envelope's tip point: wrench = w0 + Σᵢ fᵢ W[:, i] (the statics are linear in the tip force; the loop
-    forces are the envelope's own; ``pins.pin_loads_repeated``: the four load sets in one call)."""
-    M, nv = env.Q.shape
-    z = np.zeros((4 * M, nv))
-    lf = {lp: np.concatenate([np.asarray(env.loop_forces[k][lp], float) for k in ("g", 0, 1, 2)])
-          for lp in env.loop_forces["g"]}
-    f = np.concatenate([np.zeros((M, 6))] + [np.asarray(env.unit_wrenches[i], float) for i in range(3)])
-    pl = pin_loads_repeated(model, np.zeros(4 * M), env.Q, z, z, specs, loop_forces=lf, f_ext={env.tip[0]: f})
-    names = pl.names
-    w = np.stack([pl.wrench[n] for n in names], axis=1).reshape(4, M, len(names), 6)
+    forces are the envelope's own: ``StallEnvelopes.unit_load_wrenches``, the four load sets in one call)."""
+    names, per = env.unit_load_wrenches(model, specs)
+    w = np.stack([per[n] for n in names], axis=2)                               # (4, M, P, 6)
     return names, w[0], np.moveaxis(w[1:] - w[0], 0, 1)
 
 

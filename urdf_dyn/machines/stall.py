@@ -225,18 +225,24 @@ class StallEnvelopes:
         return self._remember("pin_maps", model, (pins, swing), lambda: self._pin_maps(model, pins, swing))
 
     def _pin_maps(self, model, pins, swing):
-        from urdf_dyn.machines.pins import pin_loads
+        names, w = self.unit_load_wrenches(model, pins, swing)
+        w = np.concatenate([w[n][..., 3:] for n in names], axis=-1)          # (4, M, 3P)
+        return tuple(names), w[0], np.moveaxis(w[1:] - w[0], 0, 1)          # (M, 3P), (M, 3, 3P) per unit f
+
+    def unit_load_wrenches(self, model, pins, swing=None):
+        """(names, {pin: (4, M, 6)}): every pin's wrench [n; f] in its frame (``pins.pin_loads``: per pin of a
+        count) on the grid at rest, then under a unit lip force along root x, y and z, the envelopes' loop
+        forces and unit wrenches stacked set after set in one ``pins.pin_loads_repeated`` call (the poses and
+        transforms once; the statics are linear in the lip force)."""
+        from urdf_dyn.machines.pins import pin_loads_repeated
         M, nv = self.Q.shape
         z = np.zeros((4 * M, nv))
-        lf = {lp: np.concatenate([np.asarray(self.loop_forces[k][lp]) for k in ("g", 0, 1, 2)])
+        lf = {lp: np.concatenate([np.asarray(self.loop_forces[k][lp], float) for k in ("g", 0, 1, 2)])
               for lp in self.loop_forces["g"]}
-        f = np.concatenate([np.zeros((M, 6))] + [self.unit_wrenches[i] for i in range(3)])
-        pl = pin_loads(model, np.zeros(4 * M), np.concatenate([self.Q] * 4), z, z, pins, loop_forces=lf,
-                       f_ext={self.tip[0]: f}, swing=swing)                  # at rest and per unit force: one call
-        names = pl.names
-        w = np.concatenate([pl.wrench[n][:, 3:] for n in names], axis=1).reshape(4, M, -1)
-        w0, Wf = w[0], np.moveaxis(w[1:] - w[0], 0, 1)                       # (M, 3P), (M, 3, 3P) per unit f
-        return tuple(names), w0, Wf
+        f = np.concatenate([np.zeros((M, 6))] + [np.asarray(self.unit_wrenches[i], float) for i in range(3)])
+        pl = pin_loads_repeated(model, np.zeros(4 * M), self.Q, z, z, pins, loop_forces=lf,
+                                f_ext={self.tip[0]: f}, swing=swing)
+        return pl.names, {n: pl.wrench[n].reshape(4, M, 6) for n in pl.names}
 
     def case(self, c, m, k) -> dict:
         """The design case dict of state k (``states``) of working cylinder c at pose m (``design_loads``)."""
@@ -298,15 +304,8 @@ class StallEnvelopes:
 
     def _ring_maps(self, model, swing):
         """(w0 (M, 6), Wf (M, 3, 6)): the ring's wrench at rest and per unit lip force along root x, y, z."""
-        from urdf_dyn.machines.pins import pin_loads
-        M, nv = self.Q.shape
-        z, t = np.zeros((M, nv)), np.zeros(M)
-        spec = {"ring": swing}
-        w0 = pin_loads(model, t, self.Q, z, z, spec, loop_forces=self.loop_forces["g"]).wrench["ring"]
-        Wf = np.stack([pin_loads(model, t, self.Q, z, z, spec, loop_forces=self.loop_forces[i],
-                                 f_ext={self.tip[0]: self.unit_wrenches[i]}).wrench["ring"] - w0 for i in range(3)],
-                      axis=1)                                                    # (M, 3, 6) per unit lip force
-        return w0, Wf
+        w = self.unit_load_wrenches(model, {"ring": swing})[1]["ring"]
+        return w[0], np.moveaxis(w[1:] - w[0], 0, 1)
 
     def slim(self) -> "StallEnvelopes":
         """A copy with only what the report, the plots and ``push_forces`` read: the grid's strokes and lip
