@@ -11,7 +11,7 @@ from lxml import etree
 import urdf_dyn as ud
 from _robots import ROOT
 from urdf_dyn.constraints.assembly import assemble
-from urdf_dyn.machines.end_stop import end_stop_impacts, phi7
+from urdf_dyn.machines.end_stop import effective_masses, end_stop_impacts, phi7
 from urdf_dyn.machines.fe_export import free_bodies
 from urdf_dyn.machines.pins import pin_loads
 from urdf_dyn.machines.sizing import Cylinder
@@ -115,3 +115,16 @@ def test_end_stop_impact(model):
     assert e.pins["boom_foot"]["dynamic_factor"] > 1
     for fb in free_bodies(model, st["name"], q, qd, qdd):
         assert np.abs(fb.residual).max() <= 1e-9 * fb.largest_force, fb.body
+
+
+def test_effective_masses_equal_crba(model):
+    """Gcᵀ H Gc from two batched RNEAs (effective_masses) equals the same product with H from the CRBA
+    (mass_matrix, itself equal to Pinocchio's crba in tests/algorithms) for arbitrary columns at three poses."""
+    from urdf_dyn.algorithms.dynamics import mass_matrix
+    rng = np.random.default_rng(3)
+    Q = np.array([_pose(model, -0.50, -0.4, 0.0), _pose(model, -0.3, -0.55, -0.1), _pose(model, -0.5, -0.9, 0.2)])
+    G = rng.normal(size=Q.shape)
+    want = np.array([g @ mass_matrix(model, q) @ g for q, g in zip(Q, G)])
+    got = effective_masses(model, Q, G)
+    assert got.shape == (3,) and np.all(want > 0)
+    np.testing.assert_allclose(got, want, rtol=1e-10)

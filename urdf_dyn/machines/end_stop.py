@@ -29,9 +29,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from urdf_dyn.machines.pins import PinSpec, pin_loads
+from urdf_dyn.machines.pins import PinSpec, joint_wrenches_repeated, pin_loads
 
-__all__ = ["phi7", "EndStopCase", "end_stop_impacts"]
+__all__ = ["phi7", "EndStopCase", "effective_masses", "end_stop_impacts"]
 
 
 def phi7(xi) -> float:
@@ -83,6 +83,27 @@ def _motion(model, q, acts, c, v, acc):
     return qd, Gc * acc + g, Gc
 
 
+def effective_masses(model, q, Gc) -> np.ndarray:
+    """Gcᵀ H(q) Gc (M,) [kg for a prismatic coordinate, kg m² for a revolute one]: the inertia the machine
+    presents to one coordinate moving along the explicit-constraint column Gc, for M states q (M, nv) and
+    columns Gc (M, nv) (``explicit_constraint``'s G column of that coordinate, RBDA §8.3).
+
+    H Gc is the tree's inverse dynamics at q̇ = 0 with q̈ = Gc less that with q̈ = 0 (the velocity terms
+    vanish and gravity cancels: the "method 1" of Walker and Orin, RBDA §6.1), both from
+    ``pins.joint_wrenches_repeated``'s batched RNEA (RBDA Table 5.1) through τ_i = S_iᵀ f_i; the loop forces
+    play no part in H and are left at zero. One-degree-of-freedom joints only (τ_i of body i is coordinate
+    i − 1), as ``joint_wrenches``."""
+    from urdf_dyn.algorithms.joints import motion_subspace
+    q, Gc = np.atleast_2d(np.asarray(q, float)), np.atleast_2d(np.asarray(Gc, float))
+    M, NB = len(q), model.NB
+    z = np.zeros_like(Gc)
+    zero_loops = {lp.name: np.zeros((2 * M, 6)) for lp in model.loops}
+    f = joint_wrenches_repeated(model, q, np.concatenate([z, z]), np.concatenate([Gc, z]), zero_loops)
+    df = f[:M] - f[M:]                                                  # I a of q̈ = Gc at rest, (M, NB, 6)
+    S = np.array([motion_subspace(model.jtype[i], model.axis[i]) for i in range(1, NB + 1)])
+    return np.einsum("mi,mi->m", Gc, np.einsum("mij,ij->mi", df, S))
+
+
 def end_stop_impacts(model, poses, speeds, cushion_length, xi, pins, acts, swing="swing", areas=None) -> list:
     """EndStopCase per (cylinder, end) of ``poses`` {(cylinder, end): Q (M, nv)} (assembled poses with the
     cylinder at that end, e.g. ``stroke_map.StrokeMap`` at ``stall.stroke_range``'s ends), ``speeds``
@@ -92,7 +113,6 @@ def end_stop_impacts(model, poses, speeds, cushion_length, xi, pins, acts, swing
     cushioned chamber (the rod side at the extended end, the cap side at the retracted one, all cylinders of
     a pair) for the cushion pressure. Raises ValueError for s_c ≤ 0 or ξ
     outside [0, 1]."""
-    from urdf_dyn.algorithms.dynamics import mass_matrix
     from urdf_dyn.machines.lateral_cases import pin_axes, pin_values
     if not (np.isfinite(cushion_length) and cushion_length > 0):
         raise ValueError(f"cushion_length must be > 0 [m], got {cushion_length!r}")
@@ -106,15 +126,20 @@ def end_stop_impacts(model, poses, speeds, cushion_length, xi, pins, acts, swing
     out, motions = [], []
     for (c, end), Q in poses.items():
         v = float(speeds[(c, end)])
-        rows, worst = [], None
         a = v * v / (2 * xi * cushion_length)
-        for q in np.atleast_2d(Q):
-            qd, qdd, Gc = _motion(model, q, acts, c, v, -np.sign(v) * phi * a)
-            m_eff = float(Gc @ mass_matrix(model, q) @ Gc)
-            rows.append((q, qd, qdd))
-            if worst is None or m_eff * a > worst[1] * worst[2]:
-                worst = (len(rows) - 1, m_eff, a)
-        motions.append((c, end, v, rows, worst))
+        rows = [(q,) + _motion(model, q, acts, c, v, -np.sign(v) * phi * a) for q in np.atleast_2d(Q)]
+        motions.append((c, end, v, a, rows))
+    m_all = effective_masses(model, np.array([r[0] for m in motions for r in m[4]]),
+                             np.array([r[3] for m in motions for r in m[4]]))
+    start = 0
+    for k, (c, end, v, a, rows) in enumerate(motions):
+        m = m_all[start:start + len(rows)]
+        start += len(rows)
+        # the largest m_eff (a is the same for every state of the end); states that tie to round-off (a
+        # cylinder whose reflected inertia does not depend on the joints that differ, e.g. the stick's over
+        # boom angles) go to the first of them, so that round-off never picks the state the FE export writes
+        j = int(np.flatnonzero(m >= m.max() * (1 - 1e-9))[0])
+        motions[k] = (c, end, v, [r[:3] for r in rows], (j, float(m[j]), a))
     # every state's pin loads in two calls (in motion, at rest): the states are independent rows
     q_all = np.array([r[0] for m in motions for r in m[3]])
     z = np.zeros_like(q_all)
