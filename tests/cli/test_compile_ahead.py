@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import textwrap
+import warnings
 
 import numba
 import pytest
@@ -180,3 +181,18 @@ def test_room_is_measured_now_not_from_the_minute_before(monkeypatch):
     if os.path.exists("/proc/stat"):
         idle = compile_ahead._idle_cores(0.05)
         assert 0.0 <= idle <= (os.cpu_count() or 1) + 1e-9
+
+
+@pytest.mark.parametrize("raw, want", [("on", "on"), (" YES ", "on"), ("0", "off"), ("off", "off"), ("", "auto"),
+                                       ("auto", "auto")])
+def test_the_switch_reads_its_values(monkeypatch, raw, want):
+    monkeypatch.setenv("URDF_DYN_COMPILE_AHEAD", raw)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert compile_ahead._mode() == want
+
+
+def test_a_typo_in_the_switch_is_said_not_silently_read_as_auto(monkeypatch):
+    monkeypatch.setenv("URDF_DYN_COMPILE_AHEAD", "of")
+    with pytest.warns(RuntimeWarning, match="URDF_DYN_COMPILE_AHEAD='of' is none of on, off, auto"):
+        assert compile_ahead._mode() == "auto"

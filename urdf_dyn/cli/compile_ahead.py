@@ -251,9 +251,19 @@ def _write_marker(path: str):
 
 
 def _mode() -> str:
-    """``URDF_DYN_COMPILE_AHEAD``: "on", "off" or "auto" (the default)."""
-    mode = os.environ.get("URDF_DYN_COMPILE_AHEAD", "auto").strip().lower()
-    return "on" if mode in ("on", "1", "yes") else "off" if mode in ("off", "0", "no") else "auto"
+    """``URDF_DYN_COMPILE_AHEAD``: "on" (also 1, yes), "off" (0, no) or "auto" (the default, also empty). Any
+    other value (a typo such as ``of``) is said in a RuntimeWarning that names it, and read as "auto"."""
+    raw = os.environ.get("URDF_DYN_COMPILE_AHEAD", "auto")
+    mode = raw.strip().lower()
+    if mode in ("on", "1", "yes"):
+        return "on"
+    if mode in ("off", "0", "no"):
+        return "off"
+    if mode not in ("auto", ""):
+        import warnings
+        warnings.warn(f"URDF_DYN_COMPILE_AHEAD={raw!r} is none of on, off, auto (or 1, 0, yes, no): read as auto",
+                      RuntimeWarning, stacklevel=2)
+    return "auto"
 
 
 def _idle_cores(interval: float = 0.2) -> float | None:
