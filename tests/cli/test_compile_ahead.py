@@ -196,3 +196,18 @@ def test_a_typo_in_the_switch_is_said_not_silently_read_as_auto(monkeypatch):
     monkeypatch.setenv("URDF_DYN_COMPILE_AHEAD", "of")
     with pytest.warns(RuntimeWarning, match="URDF_DYN_COMPILE_AHEAD='of' is none of on, off, auto"):
         assert compile_ahead._mode() == "auto"
+
+
+def test_the_pool_starts_the_longest_chain_first():
+    """A unit's priority is its own seconds plus the longest chain of its callers': the chain a → b → c (each
+    calling the one before) goes before the lone d although d is listed first, and a unit's callees always
+    come before it (their chain is longer by their own seconds), in the real list too."""
+    units = [("d", "m", "d", [], (), 1.5), ("a", "m", "a", [], (), 1.0), ("b", "m", "b", [], ("a", "b"), 1.0),
+             ("c", "m", "c", [], ("b", "x"), 1.0), ("e", "m", "e", [], (), 0.0)]
+    order = [units[i][0] for i in compile_ahead._longest_chain_first(units, unrecorded=0.25)]
+    assert order == ["a", "b", "d", "c", "e"]         # chains 3, 2, 1.5, 1, 0.25
+    real = compile_ahead._units()
+    pos = {real[i][0]: k for k, i in enumerate(compile_ahead._longest_chain_first(real))}
+    assert len(pos) == len(real)
+    for name, _, _, _, callees, _ in real:
+        assert all(pos[c] < pos[name] for c in callees if c in pos and c != name), name

@@ -4,7 +4,7 @@ numba compiles a kernel on its first call, in the calling process, one at a time
 job spent most of its minute that way (``benchmarks/RESULTS_first_minute.md``). ``start()`` instead hands the
 kernels the main job compiles (``cli.kernel_list``, recorded by ``benchmarks/first_run_profile.py``, each with
 its exact signature and the kernels it calls) to a pool of worker processes (one per core, spawned), each
-kernel once its callees are in numba's cache, in the order the job calls them; the job runs on meanwhile, and a kernel it
+kernel once its callees are in numba's cache, the longest chain of compile seconds first (``_longest_chain_first``); the job runs on meanwhile, and a kernel it
 calls before a worker has finished it waits for that worker (``numba_cache.on_miss``) and then loads it from
 the cache, instead of compiling it a second time. The bar of ``cli.compiling`` names the kernel waited for.
 A process forked from the job (the GIF's, the recording's) waits too, for the kernel's index file in the cache
@@ -90,6 +90,7 @@ class CompileAhead:
         self.pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
                                         initializer=_worker_init)
         self.workers = workers
+        self.order = _longest_chain_first(units)
         with self.cond:
             self._submit_ready()
         self.worker_pids = tuple(getattr(self.pool, "_processes", {}) or ())   # seen by a process forked later
@@ -99,13 +100,13 @@ class CompileAhead:
                    for c in self.units[i][4] if c != self.units[i][0])
 
     def _submit_ready(self):
-        """Submit the waiting units whose callees are done, at most one per free worker (so that a unit the
-        job needs first is not queued behind ones it needs later)."""
+        """Submit the waiting units whose callees are done, at most one per free worker (so that a unit that
+        became ready is not queued behind ones submitted before it), in ``self.order``."""
         running = sum(1 for s in self.state.values() if s == "running")
-        for i, s in list(self.state.items()):
+        for i in self.order:
             if running >= self.workers:
                 break
-            if s == "waiting" and self._ready(i):
+            if self.state[i] == "waiting" and self._ready(i):
                 self.state[i] = "running"
                 running += 1
                 _, mod, qual, sig = self.units[i][:4]
@@ -188,6 +189,46 @@ class CompileAhead:
         for p in procs:
             if p.is_alive():
                 p.terminate()
+
+
+def _longest_chain_first(units, unrecorded: float = 0.3) -> list:
+    """The units' indices, the one with the longest chain of compile seconds to the end of the list first (its
+    own seconds plus the longest chain among the units that call it: a caller compiles only once its callees
+    are cached), ties in the job's order; ``unrecorded`` seconds for a unit the list gives none.
+
+    In the job's order alone, the last chain (``loop_geometry`` → ``actuate`` → ``_actuation_samples``, ≈ 10 of
+    the list's 30 CPU-s) started late and one worker idled for seconds at the end while the other compiled
+    it; longest chain first, the two workers finish together, the critical path's classic list schedule
+    (Graham 1969; benchmarks/RESULTS_first_minute.md). The job waits longer for its first kernels, but it
+    computes little between them (≈ 2 s of the first job), and the pool ends ≈ 3 s sooner."""
+    index = {u[0]: i for i, u in enumerate(units)}
+    callers = [[] for _ in units]
+    for j, u in enumerate(units):
+        for c in u[4]:
+            if c != u[0] and c in index:
+                callers[index[c]].append(j)
+    chain = [0.0] * len(units)
+    for i in reversed(_callees_first(units, index)):
+        own = units[i][5] if len(units[i]) > 5 and units[i][5] > 0 else unrecorded
+        chain[i] = own + max((chain[j] for j in callers[i]), default=0.0)
+    return sorted(range(len(units)), key=lambda i: (-chain[i], i))
+
+
+def _callees_first(units, index) -> list:
+    """The units' indices with every unit after the units it calls (a depth-first post-order)."""
+    out, seen = [], set()
+
+    def visit(i):
+        if i in seen:
+            return
+        seen.add(i)
+        for c in units[i][4]:
+            if c != units[i][0] and c in index:
+                visit(index[c])
+        out.append(i)
+    for i in range(len(units)):
+        visit(i)
+    return out
 
 
 def _units():
