@@ -198,8 +198,8 @@ def _longest_chain_first(units, unrecorded: float = 0.3) -> list:
 
     In the job's order alone, the last chain (``loop_geometry`` → ``actuate`` → ``_actuation_samples``, ≈ 10 of
     the list's 30 CPU-s) started late and one worker idled for seconds at the end while the other compiled
-    it; longest chain first, the two workers finish together, the critical path's classic list schedule
-    (Graham 1969; benchmarks/RESULTS_first_minute.md). The job waits longer for its first kernels, but it
+    it; longest chain first, the two workers finish together, Hu's highest-level-first list schedule
+    (T. C. Hu, Parallel sequencing and assembly line problems, Oper. Res. 9(6), 1961). The job waits longer for its first kernels, but it
     computes little between them (≈ 2 s of the first job), and the pool ends ≈ 3 s sooner."""
     index = {u[0]: i for i, u in enumerate(units)}
     callers = [[] for _ in units]
