@@ -229,8 +229,9 @@ class RecordingTask(_ForkedOutput):
     """``write_recording`` beside the caller's own work (``_ForkedOutput``): made before the job computes,
     ``start()``-ed once the run folder is written, ``finish(written)``-ed at the end of the job.
 
-    The forked process imports viser, matplotlib and trimesh and loads the model's meshes (``_warm``) while
-    the job computes, then records the run while the rest of the job runs here (the Python of the
+    The forked process imports viser, matplotlib and trimesh and loads the model's meshes (``_warm``; with
+    the animation's process as its host, ``viewer_tasks``, it inherits trimesh and the meshes) while the
+    job computes, then records the run while the rest of the job runs here (the Python of the
     recording then runs on another core). If it dies without answering, the recording is written here
     instead; where no process can be forked, a thread writes it after ``start()``."""
 
