@@ -114,6 +114,24 @@ def test_the_waiting_caller_draws_what_no_worker_began(tmp_path, monkeypatch):
     assert all((tmp_path / f"p{k}.png").read_bytes() == own for k in range(8))
 
 
+def test_a_caller_whose_other_processes_work_leaves_every_plot_to_the_worker(tmp_path, monkeypatch):
+    """``wait(caller_draws=False)`` (the job's GIF and recording processes run): even with a core idle (forced
+    here) every plot is drawn by the worker, none by the caller."""
+    import os
+    from urdf_dyn.reports import plotting
+    monkeypatch.delenv("URDF_DYN_PLOT_WORKER", raising=False)
+    monkeypatch.setattr(plotting, "caller_may_draw", lambda: True)
+    t, info = _soil_info()
+    log = tmp_path / "who.txt"
+    w = PlotWorker(processes=1)
+    assert w.parallel
+    for k in range(4):
+        w.submit(tmp_path / f"p{k}.png", _logged_soil, log, t, info, tmp_path / f"p{k}.png", {"dig": (0.0, 4.0)})
+    w.wait(caller_draws=False)
+    who = log.read_text().split()
+    assert len(who) == 4 and str(os.getpid()) not in who
+
+
 def _fails(path):
     raise ValueError(f"{path}: drawn by the caller")
 

@@ -78,6 +78,11 @@ class _ForkedOutput:
         return True
 
     @property
+    def forked(self) -> bool:
+        """Whether a process (forked, or to be forked by its host) writes the output."""
+        return self._conn is not None
+
+    @property
     def hosted(self) -> bool:
         """Whether this task's process is still to be forked (by its host's process, or ``fork``)."""
         return self._ends is not None and self._proc is None

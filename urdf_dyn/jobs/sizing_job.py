@@ -137,7 +137,7 @@ def _run_sizing(scenario, outdir, progress, echo, workers, cache):
     # recording by a thread and the GIF here, at start)
     recording.start()
     animation.start(run.trajectory())
-    plots.wait()
+    plots.wait(caller_draws=not (animation.forked or recording.forked))   # their processes use the cores
     animation.finish(written)
     recording.finish(written)
     cache.keep_plots({c: f for c, f in files.items() if c not in copied})
