@@ -188,24 +188,26 @@ class _ForkedOutput:
             if task is not self:
                 task._conn.close()
         state = self._warm(shared)
-        for guest in self._guests:
-            guest._fork_guest(state, (conn, go))
+        guests = [pid for pid in (g._fork_guest(state, (conn, go)) for g in self._guests) if pid > 0]
         try:
             payload = go.recv()
         except (EOFError, OSError):
-            return
-        out, lines = {}, []
-        self._write(state, payload, out, lines.append)
-        try:
-            conn.send(("ok", out[self.key]) if self.key in out else ("warning", "; ".join(lines)))
-            conn.close()
-        except OSError:                                  # the job has ended meanwhile (it failed)
-            pass
+            payload = None
+        if payload is not None:
+            out, lines = {}, []
+            self._write(state, payload, out, lines.append)
+            try:
+                conn.send(("ok", out[self.key]) if self.key in out else ("warning", "; ".join(lines)))
+                conn.close()
+            except OSError:                              # the job has ended meanwhile (it failed)
+                pass
+        _reap(guests)
 
     def _fork_guest(self, shared, host_ends):
         """In the host's process: fork this guest's process (``os.fork``: the host is itself a daemonic
         multiprocessing process, which may not start others), which gets ``shared`` and closes ``host_ends``.
-        If it cannot be forked, its pipes end without a word: the job writes the output (``_lost``)."""
+        If it cannot be forked, its pipes end without a word: the job writes the output (``_lost``). Returns the
+        process id (-1 if none), which the host waits for before it ends (the job's CPU time then counts it)."""
         import os
         import sys
         import traceback
@@ -228,6 +230,17 @@ class _ForkedOutput:
             finally:
                 os._exit(code)
         self._close_ends()
+        return pid
+
+
+def _reap(pids):
+    """Wait for the guests' processes (a host's ``_child`` before it ends)."""
+    import os
+    for pid in pids:
+        try:
+            os.waitpid(pid, 0)
+        except ChildProcessError:
+            pass
 
 
 class RecordingTask(_ForkedOutput):
