@@ -91,11 +91,9 @@ def _logged_soil(log, *args):
     plot_soil(*args)
 
 
-@linux_only
-def test_the_waiting_caller_draws_what_no_worker_began(tmp_path, monkeypatch):
-    """With a core idle (forced here) the caller draws the plots the worker has not begun, from the last back:
-    every plot is drawn once, by one of the two, into the bytes the caller draws alone."""
-    import os
+def _logged_plots(tmp_path, monkeypatch, n):
+    """A worker with ``n`` soil plots submitted (p0.png ...), each logging who drew it to who.txt, and a core
+    forced idle (``caller_may_draw``): (worker, log path, (t, info))."""
     from urdf_dyn.reports import plotting
     monkeypatch.delenv("URDF_DYN_PLOT_WORKER", raising=False)
     monkeypatch.setattr(plotting, "caller_may_draw", lambda: True)
@@ -103,8 +101,17 @@ def test_the_waiting_caller_draws_what_no_worker_began(tmp_path, monkeypatch):
     log = tmp_path / "who.txt"
     w = PlotWorker(processes=1)
     assert w.parallel
-    for k in range(8):
+    for k in range(n):
         w.submit(tmp_path / f"p{k}.png", _logged_soil, log, t, info, tmp_path / f"p{k}.png", {"dig": (0.0, 4.0)})
+    return w, log, (t, info)
+
+
+@linux_only
+def test_the_waiting_caller_draws_what_no_worker_began(tmp_path, monkeypatch):
+    """With a core idle (forced here) the caller draws the plots the worker has not begun, from the last back:
+    every plot is drawn once, by one of the two, into the bytes the caller draws alone."""
+    import os
+    w, log, (t, info) = _logged_plots(tmp_path, monkeypatch, 8)
     w.wait()
     who = log.read_text().split()
     assert len(who) == 8                                     # each plot drawn once
@@ -112,6 +119,17 @@ def test_the_waiting_caller_draws_what_no_worker_began(tmp_path, monkeypatch):
     plot_soil(t, info, tmp_path / "own.png", {"dig": (0.0, 4.0)})
     own = (tmp_path / "own.png").read_bytes()
     assert all((tmp_path / f"p{k}.png").read_bytes() == own for k in range(8))
+
+
+@linux_only
+def test_a_caller_whose_other_processes_work_leaves_every_plot_to_the_worker(tmp_path, monkeypatch):
+    """``wait(caller_draws=False)`` (the job's GIF and recording processes run): even with a core idle (forced
+    here) every plot is drawn by the worker, none by the caller."""
+    import os
+    w, log, _ = _logged_plots(tmp_path, monkeypatch, 4)
+    w.wait(caller_draws=False)
+    who = log.read_text().split()
+    assert len(who) == 4 and str(os.getpid()) not in who
 
 
 def _fails(path):

@@ -192,6 +192,36 @@ def test_gif_of_a_loop_robot_has_every_frame_and_shows_the_robot(tmp_path, gl):
         v.close()
 
 
+def test_the_streamed_gif_is_the_file_pillow_writes():
+    """gif._encode writes each frame as the next one comes (gif._stream); the bytes are those of Pillow's own
+    save(save_all=True, loop=0, optimize=False) of the same frames: random pictures, runs of equal pictures
+    (whose delays add up), one picture, the same picture only, and none."""
+    import io
+    import queue
+    from urdf_dyn_viewer.gif import _encode, _frames
+    rng = np.random.default_rng(5)
+    palette = rng.integers(0, 256, (255, 3)).astype(np.uint8)
+    pics = [rng.integers(0, 255, (24, 31)).astype(np.uint8) for _ in range(5)]
+    pics[3][:10] = pics[2][:10]                                   # a frame that changes only in part
+    runs = {"random": pics, "equal runs": [pics[0]] * 3 + [pics[1]] * 2 + pics[2:] + [pics[4]] * 2,
+            "one": pics[:1], "one picture": [pics[0]] * 4, "none": []}
+
+    def items(seq):
+        q = queue.Queue()
+        for a in seq:
+            q.put(("index", a))
+        q.put(None)
+        return q
+
+    for name, seq in runs.items():
+        ours = _encode(items(seq), palette, None, 7.0)
+        frames = _frames(items(seq), palette, None, 7.0)
+        first, pillow = next(frames, None), io.BytesIO()
+        if first is not None:
+            first.save(pillow, format="GIF", save_all=True, append_images=frames, loop=0, optimize=False)
+        assert ours == pillow.getvalue(), name
+
+
 def test_bgra_frames_map_to_the_palette_cells_of_their_rgb(tmp_path):
     """The compiled mapping of framebuffer reads (B, G, R, A, bottom row first) against the 15-bit cell of the
     same pixels as RGB top row first, computed with numpy; and compiled from an empty numba cache without any

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from urdf_dyn.launch.document import output_dir
 
-__all__ = ["run_staged", "write_animation", "write_recording", "RecordingTask", "AnimationTask"]
+__all__ = ["run_staged", "write_animation", "write_recording", "RecordingTask", "AnimationTask", "viewer_tasks"]
 
 
 def write_recording(launch, model, outdir, written, echo, robot=None):
@@ -39,13 +39,22 @@ class _ForkedOutput:
     model, it also inherits what loading it imported (forked before, each process took 0.7 CPU-s more,
     loading the same modules and compiled kernels again). Where no process can be forked, ``_here`` writes
     it in this process. A subclass sets ``key`` (its ``outputs`` field and its key in ``written``),
-    ``_warm``, ``_write``, ``_here`` and ``_lost`` (the process died without answering)."""
+    ``_warm``, ``_write``, ``_here`` and ``_lost`` (the process died without answering).
+
+    ``hosted=True`` makes the pipes only: the process of a task made next with ``guests=[this task]`` forks
+    this task's process from its own once its ``_warm`` is done, so that the guest inherits what the host
+    imported and built (``viewer_tasks``: the GIF's and the recording's processes then import trimesh and
+    build the model's scene once, not twice). The guest answers the job through its own pipes; the job
+    cannot join it (a grandchild): the end of its answer pipe without a word is its death. A hosted task
+    whose host was not forked forks itself (``fork``)."""
 
     key = ""
-    _open = weakref.WeakSet()      # the tasks with a process whose pipes a later fork inherits
+    _open = weakref.WeakSet()      # the tasks with pipes that a later fork inherits
 
-    def __init__(self, launch, model, outdir, echo):
+    def __init__(self, launch, model, outdir, echo, hosted=False, guests=()):
         self._args, self._proc, self._conn, self._go, self._out = (launch, model, outdir, echo), None, None, None, {}
+        self._ends = None           # the process's ends of the two pipes, until it is forked
+        self._guests = [g for g in guests if g._ends is not None]
         self._started = self._finished = False
         if not getattr(launch.doc.outputs, self.key):
             return
@@ -53,28 +62,65 @@ class _ForkedOutput:
         if worker_allowed() and self._may_fork():
             try:
                 import multiprocessing
-                import sys
-                import warnings
                 ctx = multiprocessing.get_context("fork")
                 self._conn, child = ctx.Pipe(duplex=False)     # the child's answer
                 go, self._go = ctx.Pipe(duplex=False)           # the parent's start (or EOF: never)
-                for f in (sys.stdout, sys.stderr):      # the child must not write what is buffered again
-                    f.flush()
-                self._proc = ctx.Process(target=self._child, args=(child, go), daemon=True,
-                                         name=f"urdf-dyn-{self.key}")
-                with warnings.catch_warnings():          # Python >= 3.12 warns of fork() beside threads
-                    warnings.simplefilter("ignore", DeprecationWarning)
-                    self._proc.start()
-                child.close()
-                go.close()
+                self._ends = (child, go)
                 _ForkedOutput._open.add(self)
+                if not hosted:
+                    self.fork()
             except Exception:  # noqa: BLE001 - no process support here: this process writes it
-                self._proc = None
+                self._drop()
 
     @staticmethod
     def _may_fork():
         """Whether this process may be forked for this output (besides ``worker_allowed``)."""
         return True
+
+    @property
+    def forked(self) -> bool:
+        """Whether a process (forked, or to be forked by its host) writes the output."""
+        return self._conn is not None
+
+    @property
+    def hosted(self) -> bool:
+        """Whether this task's process is still to be forked (by its host's process, or ``fork``)."""
+        return self._ends is not None and self._proc is None
+
+    def fork(self):
+        """Fork this task's process from this one (once; then it warms and waits for ``start``)."""
+        if not self.hosted:
+            return
+        try:
+            import multiprocessing
+            import sys
+            import warnings
+            for f in (sys.stdout, sys.stderr):      # the child must not write what is buffered again
+                f.flush()
+            self._proc = multiprocessing.get_context("fork").Process(
+                target=self._child, args=self._ends, daemon=True, name=f"urdf-dyn-{self.key}")
+            with warnings.catch_warnings():          # Python >= 3.12 warns of fork() beside threads
+                warnings.simplefilter("ignore", DeprecationWarning)
+                self._proc.start()
+        except Exception:  # noqa: BLE001 - no process support here: this process writes it
+            self._drop()
+            return
+        for task in [self] + self._guests:          # their process's ends: the forked process has them now
+            task._close_ends()
+
+    def _close_ends(self):
+        for end in self._ends or ():
+            end.close()
+        self._ends = None
+
+    def _drop(self):
+        """No process for this task: this process writes the output (``_here``)."""
+        for end in (self._conn, self._go):
+            if end is not None:
+                end.close()
+        self._close_ends()
+        self._proc = self._conn = self._go = None
+        _ForkedOutput._open.discard(self)
 
     def start(self, *payload):
         """The run folder is written: write the output (the forked process, else ``_here``)."""
@@ -83,7 +129,7 @@ class _ForkedOutput:
         self._started = True
         if not getattr(self._args[0].doc.outputs, self.key):
             return
-        if self._proc is not None:
+        if self._conn is not None:
             try:
                 self._go.send(payload)
             except OSError:                              # the child died: finish() sees it
@@ -95,12 +141,13 @@ class _ForkedOutput:
     def finish(self, written):
         """Wait for the output; put its path into ``written`` (or echo why it was not written)."""
         self._finished = True
-        if self._proc is not None:
+        if self._conn is not None:
             try:
                 kind, text = self._conn.recv()
             except (EOFError, OSError):                  # the child died without answering
                 kind, text = "lost", ""
-            self._proc.join()
+            if self._proc is not None:
+                self._proc.join()
             self._conn.close()
             _ForkedOutput._open.discard(self)
             if kind == "ok":
@@ -114,51 +161,103 @@ class _ForkedOutput:
     def close(self):
         """End the process when the job ends without ``finish`` (it failed), at once: one never started has
         written nothing (it may still be importing); one started writes only under a temporary name in the
-        staging folder, which goes with that folder."""
-        if self._proc is None or self._finished:
+        staging folder, which goes with that folder. A hosted task's process (which this one cannot signal)
+        ends when it next reads its start, which is then the end of its pipe."""
+        if self._conn is None or self._finished:
             return
         self._finished = self._started = True
         self._go.close()
-        if self._proc.is_alive():
-            self._proc.terminate()
-        self._proc.join()
+        if self._proc is not None:
+            if self._proc.is_alive():
+                self._proc.terminate()
+            self._proc.join()
         self._conn.close()
+        self._close_ends()
         _ForkedOutput._open.discard(self)
 
-    def _child(self, conn, go):
-        """The forked process: ``_warm``, then, once the parent sends the payload, ``_write``, its answer sent
-        as ("ok", path) or ("warning", line). The end of the ``go`` pipe without a word (the job failed) ends
-        it: its copies of the parent's ends (of its own pipes and of those of the tasks forked before it,
-        inherited by the fork) are closed first, else the end of a pipe would never be reached."""
+    def _child(self, conn, go, shared=None, host=()):
+        """The forked process: ``_warm`` (given what the host built, ``shared``, for a guest), its guests'
+        processes forked, then, once the parent sends the payload, ``_write``, its answer sent as ("ok", path)
+        or ("warning", line). The end of the ``go`` pipe without a word (the job failed) ends it: its copies
+        of the parent's ends (of its own pipes and of those of the other tasks, inherited by the fork) and of
+        its host's process's ends are closed first, else the end of a pipe would never be reached."""
+        for end in host:
+            end.close()
         for task in list(_ForkedOutput._open) + [self]:
             task._go.close()
             if task is not self:
                 task._conn.close()
-        state = self._warm()
+        state = self._warm(shared)
+        guests = [pid for pid in (g._fork_guest(state, (conn, go)) for g in self._guests) if pid > 0]
         try:
             payload = go.recv()
         except (EOFError, OSError):
-            return
-        out, lines = {}, []
-        self._write(state, payload, out, lines.append)
-        conn.send(("ok", out[self.key]) if self.key in out else ("warning", "; ".join(lines)))
-        conn.close()
+            payload = None
+        if payload is not None:
+            out, lines = {}, []
+            self._write(state, payload, out, lines.append)
+            try:
+                conn.send(("ok", out[self.key]) if self.key in out else ("warning", "; ".join(lines)))
+                conn.close()
+            except OSError:                              # the job has ended meanwhile (it failed)
+                pass
+        _reap(guests)
+
+    def _fork_guest(self, shared, host_ends):
+        """In the host's process: fork this guest's process (``os.fork``: the host is itself a daemonic
+        multiprocessing process, which may not start others), which gets ``shared`` and closes ``host_ends``.
+        If it cannot be forked, its pipes end without a word: the job writes the output (``_lost``). Returns the
+        process id (-1 if none), which the host waits for before it ends (the job's CPU time then counts it)."""
+        import os
+        import sys
+        import traceback
+        import warnings
+        for f in (sys.stdout, sys.stderr):
+            f.flush()
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DeprecationWarning)
+                pid = os.fork()
+        except OSError:
+            pid = -1
+        if pid == 0:
+            code = 0
+            try:
+                self._child(*self._ends, shared, host_ends)
+            except BaseException:  # noqa: BLE001 - said on stderr; the job sees the end of the pipe
+                traceback.print_exc()
+                code = 1
+            finally:
+                os._exit(code)
+        self._close_ends()
+        return pid
+
+
+def _reap(pids):
+    """Wait for the guests' processes (a host's ``_child`` before it ends)."""
+    import os
+    for pid in pids:
+        try:
+            os.waitpid(pid, 0)
+        except ChildProcessError:
+            pass
 
 
 class RecordingTask(_ForkedOutput):
     """``write_recording`` beside the caller's own work (``_ForkedOutput``): made before the job computes,
     ``start()``-ed once the run folder is written, ``finish(written)``-ed at the end of the job.
 
-    The forked process imports viser, matplotlib and trimesh and loads the model's meshes (``_warm``) while
-    the job computes, then records the run while the rest of the job runs here (the Python of the
+    The forked process imports viser, matplotlib and trimesh and loads the model's meshes (``_warm``; with
+    the animation's process as its host, ``viewer_tasks``, it inherits trimesh and the meshes) while the
+    job computes, then records the run while the rest of the job runs here (the Python of the
     recording then runs on another core). If it dies without answering, the recording is written here
     instead; where no process can be forked, a thread writes it after ``start()``."""
 
     key = "recording"
     _thread = None
 
-    def _warm(self):
-        return _warm(self._args[1])
+    def _warm(self, shared=None):
+        return _warm(self._args[1], shared)
 
     def _write(self, robot, payload, out, echo):
         launch, model, outdir, _ = self._args
@@ -201,7 +300,7 @@ class AnimationTask(_ForkedOutput):
         import sys
         return "pyglet.gl" not in sys.modules
 
-    def _warm(self):
+    def _warm(self, shared=None):
         try:
             from urdf_dyn_viewer.export import prepare_export
             return prepare_export(self._args[1])
@@ -223,10 +322,11 @@ class AnimationTask(_ForkedOutput):
                       f"process ended without an answer ({why}); the other outputs are written")
 
 
-def _warm(model):
+def _warm(model, robot=None):
     """What the recording needs before its run folder exists, done in the forked process while the job
-    computes: viser, matplotlib and the viewer imported, the model's scene (its meshes) built. Returns
-    the ``urdf_dyn_viewer.scene.RobotScene`` or None (``write_recording`` then says what is missing)."""
+    computes: viser, matplotlib and the viewer imported, the model's scene (its meshes) built unless
+    ``robot`` is given (the GIF's process built it: ``viewer_tasks``). Returns the
+    ``urdf_dyn_viewer.scene.RobotScene`` or None (``write_recording`` then says what is missing)."""
     try:
         import matplotlib.backends.backend_agg  # noqa: F401 - the force plot's canvas
         import matplotlib.figure  # noqa: F401
@@ -236,9 +336,22 @@ def _warm(model):
         import urdf_dyn_viewer.webapp  # noqa: F401
         from urdf_dyn import Trajectory  # noqa: F401 - motion.npz's reader
         from urdf_dyn_viewer.scene import RobotScene
-        return RobotScene(model)
+        return robot if robot is not None else RobotScene(model)
     except Exception:  # noqa: BLE001 - no viewer, a visual it cannot load: write_recording says why
         return None
+
+
+def viewer_tasks(launch, model, outdir, echo):
+    """The recording's and the animation's tasks of a job, (``RecordingTask``, ``AnimationTask``), made before
+    it computes. With both asked, the recording's process is forked by the animation's once that has
+    imported the viewer and built the model's scene (``_ForkedOutput``, ``hosted``): trimesh, the viewer
+    and the scene's meshes, 0.35 CPU-s, are then loaded once beside the job's computation instead of twice.
+    Where the animation's process is not forked, the recording's forks itself."""
+    o = launch.doc.outputs
+    recording = RecordingTask(launch, model, outdir, echo, hosted=bool(o.animation))
+    animation = AnimationTask(launch, model, outdir, echo, guests=[recording])
+    recording.fork()                       # unless the animation's process has forked it
+    return recording, animation
 
 
 def run_staged(launch, out_dir, echo, run):

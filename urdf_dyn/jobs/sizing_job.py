@@ -76,7 +76,7 @@ from __future__ import annotations
 import numpy as np
 
 from urdf_dyn.jobs.geometry_cache import GeometryCache
-from urdf_dyn.jobs.outputs import AnimationTask, RecordingTask, run_staged
+from urdf_dyn.jobs.outputs import run_staged, viewer_tasks
 from urdf_dyn.jobs.sizing_plan import SizingPlan
 from urdf_dyn.jobs.sizing_run import compute
 from urdf_dyn.jobs.sizing_schema import SizeDocument
@@ -119,9 +119,8 @@ def _run_sizing(scenario, outdir, progress, echo, workers, cache):
     else:                          # outputs.plots: false (a sweep's cases): tables and reports only
         plots = NoPlots()
     workers.append(plots)
-    recording = RecordingTask(scenario, model, outdir, echo)   # their processes import the viewer while we
-    animation = AnimationTask(scenario, model, outdir, echo)   # compute (forked after the plan: they inherit
-    workers += [recording, animation]                          # its imports and loaded kernels)
+    recording, animation = viewer_tasks(scenario, model, outdir, echo)  # their processes import the viewer
+    workers += [recording, animation]          # while we compute (forked after the plan: they inherit its imports)
     cache = cache if cache is not None else GeometryCache()
     run = compute(plan, cache, progress=progress, echo=echo)
     if run.provenance:
@@ -138,7 +137,7 @@ def _run_sizing(scenario, outdir, progress, echo, workers, cache):
     # recording by a thread and the GIF here, at start)
     recording.start()
     animation.start(run.trajectory())
-    plots.wait()
+    plots.wait(caller_draws=not (animation.forked or recording.forked))   # their processes use the cores
     animation.finish(written)
     recording.finish(written)
     cache.keep_plots({c: f for c, f in files.items() if c not in copied})

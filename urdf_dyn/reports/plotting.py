@@ -151,14 +151,17 @@ class PlotWorker:
         self._jobs.append((self._ex.submit(fn, *args), fn, args))
         return str(path)
 
-    def wait(self):
+    def wait(self, caller_draws=True):
         """Wait for every plot submitted; raise the first error (in the order submitted); end the worker.
-        When ``caller_may_draw()`` the caller, which only waits here, draws itself the plots no worker has begun,
-        from the last one back, while the workers draw from the first (a plot is drawn once, by one of them)."""
+        When ``caller_draws`` and ``caller_may_draw()`` the caller, which only waits here, draws itself the plots
+        no worker has begun, from the last one back, while the workers draw from the first (a plot is drawn
+        once, by one of them). A caller whose other processes still work (the job's GIF and recording) passes
+        ``caller_draws=False``: its drawing would import matplotlib once more (≈ 0.4 CPU-s) on cores that
+        are all busy."""
         from concurrent.futures.process import BrokenProcessPool
         errors = {}
         try:
-            if caller_may_draw():
+            if caller_draws and caller_may_draw():
                 for i in range(len(self._jobs) - 1, -1, -1):
                     fut, fn, args = self._jobs[i]
                     if fut.cancel():             # not begun by a worker: drawn here instead
@@ -196,7 +199,7 @@ class NoPlots:
         """Draw nothing; returns None."""
         return None
 
-    def wait(self):
+    def wait(self, caller_draws=True):
         """Nothing to wait for."""
 
     def close(self):
