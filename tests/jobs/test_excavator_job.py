@@ -339,3 +339,28 @@ def test_out_of_plane_cases_in_the_main_job(main_job):
     with open(manifest["free_body_csv"]) as fh:
         cases = {r[0] for r in csv.reader(fh) if r[2] == "residual"}
     assert {fb.case for fb in lat.free_bodies} <= cases
+
+
+def test_viewer_files_written_before_the_checks_are_those_render_writes(main_job, tmp_path):
+    """The job writes the files the viewers read (motion, actuator and pin CSVs, soil, f_ext, view.json) from
+    the run without its checks, so that its GIF and recording are drawn while the checks are computed;
+    ``render`` then records them in their places. Both folders and manifests equal the plain render's, byte
+    for byte and key for key."""
+    import dataclasses
+    from urdf_dyn.reports.plotting import NoPlots
+    from urdf_dyn.reports.sizing_render import render, viewer_inputs
+    folder, sizing, manifest = main_job
+    so_far = dataclasses.replace(sizing, checks={}, strokes={}, strokes_line="")
+    out = tmp_path / "early"
+    out.mkdir()
+    keys = viewer_inputs(so_far, out)
+    assert keys == {"motion_npz", "actuator_forces_csv", "pin_loads_csv", "soil_csv", "f_ext_npz", "view_json"}
+    first = {k: (out / manifest.describe(k).file).read_bytes() for k in keys}
+    for k in keys:
+        assert first[k] == (folder / "dig" / manifest.describe(k).file).read_bytes(), k
+    again = render(sizing, out, NoPlots(), present=keys)
+    assert [k for k in again if k in manifest] == [k for k in manifest if k in again]
+    for k in keys:                                        # recorded, not written a second time
+        assert (out / manifest.describe(k).file).read_bytes() == first[k]
+    for k in ("report", "report_json", "hydraulics_csv"):
+        assert (out / manifest.describe(k).file).read_bytes() == (folder / "dig" / manifest.describe(k).file).read_bytes()

@@ -83,7 +83,7 @@ from urdf_dyn.jobs.sizing_schema import SizeDocument
 from urdf_dyn.launch.registry import Job
 from urdf_dyn.reports.plotting import NoPlots, PlotWorker
 from urdf_dyn.reports.manifest import OUTPUTS
-from urdf_dyn.reports.sizing_render import render
+from urdf_dyn.reports.sizing_render import render, viewer_inputs
 
 __all__ = ["SizeDocument", "NoPlots", "run_sizing", "JOB"]
 
@@ -122,7 +122,16 @@ def _run_sizing(scenario, outdir, progress, echo, workers, cache):
     recording, animation = viewer_tasks(scenario, model, outdir, echo)  # their processes import the viewer
     workers += [recording, animation]          # while we compute (forked after the plan: they inherit its imports)
     cache = cache if cache is not None else GeometryCache()
-    run = compute(plan, cache, progress=progress, echo=echo)
+    early = set()
+
+    def sized(so_far):
+        # the motion, loads and actuator forces are known: the files the GIF and the recording read are
+        # written now and their processes draw while the checks are computed here (in a first run of the
+        # main job, 5-10 CPU-s of checks on one core beside them)
+        early.update(viewer_inputs(so_far, outdir))
+        recording.start()
+        animation.start(so_far.trajectory())
+    run = compute(plan, cache, progress=progress, echo=echo, sized=sized)
     if run.provenance:
         from urdf_dyn.jobs.disk_cache import cache_dir
         echo(f"reused from an earlier run of this machine (same robot, sections and library): "
@@ -131,12 +140,10 @@ def _run_sizing(scenario, outdir, progress, echo, workers, cache):
     # copied into place instead of drawn; one drawn here is kept beside its result (after plots.wait())
     files = {c: outdir / OUTPUTS[k].file for c, k in plan.kind.report.check_plots.items()} if plots.draws else {}
     copied = cache.copy_kept_plots(files)
-    written = dict(render(run, outdir, plots, present={plan.kind.report.check_plots[c] for c in copied}))
+    written = dict(render(run, outdir, plots, present={plan.kind.report.check_plots[c] for c in copied} | early))
     # the recording (Python building viser's messages) and the GIF (OpenGL on its process's main thread) are
-    # written by forked processes while the plots are finished here (where no process can be forked, the
-    # recording by a thread and the GIF here, at start)
-    recording.start()
-    animation.start(run.trajectory())
+    # written by forked processes, started by ``sized`` above, while the checks are computed and the plots
+    # drawn (where no process can be forked, the recording by a thread and the GIF at start, in ``sized``)
     plots.wait(caller_draws=not (animation.forked or recording.forked))   # their processes use the cores
     animation.finish(written)
     recording.finish(written)

@@ -3,7 +3,8 @@
     motion (consistent states, RBDA §8.12's position, velocity and acceleration solves)
       → loads (the machine kind's, ``loads:`` wrenches, the payload)
       → actuator forces (closed-loop inverse dynamics, ``machines.sizing.size_motion``)
-      → the kind's actuation (hydraulics, drives) → the kind's checks → the strokes
+      → the kind's actuation (hydraulics, drives) → (``sized``) → the geometry-only checks → the kind's
+      checks → the strokes
 
 ``SizingRun`` is the frozen, typed record of one run: what ``reports.sizing_render.render`` writes, what the
 sweep takes its metrics from and what tests assert on. Nothing here names or writes a file."""
@@ -78,11 +79,15 @@ class _SoFar:
     poses: np.ndarray
 
 
-def compute(plan, cache=None, progress=None, echo=print) -> SizingRun:
+def compute(plan, cache=None, progress=None, echo=print, sized=None) -> SizingRun:
     """Run ``plan`` (a ``SizingPlan``): see the module docstring. ``cache``: the ``GeometryCache`` of the
     geometry-only checks (None: compute them); ``progress``: passed to the motion and the inverse dynamics;
-    ``echo``: where the kind's warnings go. Raises ModelError / StateError for a motion the loops cannot
-    follow, ScenarioError for loads that never act (the soil never reached)."""
+    ``echo``: where the kind's warnings go; ``sized``: called with the run so far (a SizingRun without checks
+    or strokes) once the motion, the loads and the actuation are known, before the checks (the job writes
+    the viewers' files then and starts drawing its animation while the checks are computed). The checks,
+    the geometry-only ones first, come after the actuation: none of the motion, loads or actuation reads
+    them. Raises ModelError / StateError for a motion the loops cannot follow, ScenarioError for loads that
+    never act (the soil never reached)."""
     from urdf_dyn.constraints.motion import consistent_motion
     from urdf_dyn.machines.loads import add_wrenches, payload_wrench, wrench_loads
     from urdf_dyn.machines.poses import body_poses
@@ -91,7 +96,6 @@ def compute(plan, cache=None, progress=None, echo=print) -> SizingRun:
     model, kind, a, t = plan.model, plan.kind, plan.scenario.doc.actuators, plan.t
     if cache is not None:
         cache.begin_run()
-    checks = dict(kind.geometry(plan, cache))
     Q, QD, QDD = consistent_motion(model, plan.motion, progress=progress)
     T = body_poses(model, Q)                      # once: the loads and the checks all read them
     f_kind, kind_loads = kind.loads(plan, Q, QD, QDD, poses=T)
@@ -105,6 +109,9 @@ def compute(plan, cache=None, progress=None, echo=print) -> SizingRun:
     res = size_motion(model, t, Q, QD, QDD, actuated=a.actuated, cylinders=plan.cylinders, weights=plan.weights,
                       bounds=a.bounds, models=models, progress=progress, f_ext=f_ext or None)
     power = kind.actuation(plan, res, f_ext)
+    if sized is not None:
+        sized(SizingRun(plan, t, Q, QD, QDD, plan.windows, f_ext, kind_loads, res, power, {}, "", {}, (), T))
+    checks = dict(kind.geometry(plan, cache))
     checks.update(kind.checks(plan, _SoFar(t, Q, QD, QDD, f_ext, kind_loads, res, power, T), cache, echo))
     ends, ends_line = ends_reached(model, t, Q)
     provenance = tuple(cache.served_from_disk()) if cache is not None else ()

@@ -9,7 +9,7 @@ import numpy as np
 from urdf_dyn.io.files import atomic_path
 from urdf_dyn.reports.plotting import figure, save_figure
 
-__all__ = ["write_actuators", "plot_actuator_forces", "plot_force_stroke"]
+__all__ = ["write_actuators", "write_actuator_csvs", "plot_actuator_forces", "plot_force_stroke"]
 
 
 def _scaled(unit):
@@ -24,19 +24,31 @@ def write_actuators(report, title=None, phases=None, shade=None):
     ``phases``: {name: (t0, t1)} [s] labelled on the force plot; ``shade``: [(t0, t1, label)] shaded there
     (e.g. the bucket in the soil)."""
     model, res = report.run.plan.model, report.run.actuation
-    su = {n: ("m" if u == "N" else "rad") for n, u in zip(res.names, res.units)}
-    header = ["t [s]"] + [f"u[{n}] [{_scaled(u)[1]}]" for n, u in zip(res.names, res.units)] + \
-             [f"s[{n}] [{su[n]}]" for n in res.names] + [f"power[{n}] [kW]" for n in res.names] + \
-             [f"p_cap[{n}] [bar]" for n in res.pressures] + [f"p_rod[{n}] [bar]" for n in res.pressures]
-    cols = [res.t[:, None], res.u / 1e3, res.s, res.power / 1e3] + [p[0][:, None] for p in res.pressures.values()] + \
-           [p[1][:, None] for p in res.pressures.values()]
-    with atomic_path(report.path("actuator_forces_csv")) as tmp:
-        with open(tmp, "w", newline="") as fh:
-            w = csv.writer(fh)
-            w.writerow(header)
-            w.writerows(np.hstack(cols).tolist())
-    report.wrote("actuator_forces_csv")
-    if res.pin_force:
+    write_actuator_csvs(report)
+    limits = "push and pull capacity" if res.cylinders else "effort limits"
+    title = title or f"{model.name}: actuator forces ({res.case}; dashed: {limits})"
+    report.plot("forces_png", plot_actuator_forces, res, report.path("forces_png"), title, phases, shade)
+    report.plot("stroke_png", plot_force_stroke, res, report.path("stroke_png"), f"{model.name}: force vs stroke")
+
+
+def write_actuator_csvs(report):
+    """actuator_forces.csv and pin_loads.csv (with loop joints) of ``report.run`` through ``report``, each
+    unless ``report.has`` it (written before the report by ``sizing_render.viewer_inputs``)."""
+    res = report.run.actuation
+    if not report.has("actuator_forces_csv"):
+        su = {n: ("m" if u == "N" else "rad") for n, u in zip(res.names, res.units)}
+        header = ["t [s]"] + [f"u[{n}] [{_scaled(u)[1]}]" for n, u in zip(res.names, res.units)] + \
+                 [f"s[{n}] [{su[n]}]" for n in res.names] + [f"power[{n}] [kW]" for n in res.names] + \
+                 [f"p_cap[{n}] [bar]" for n in res.pressures] + [f"p_rod[{n}] [bar]" for n in res.pressures]
+        cols = [res.t[:, None], res.u / 1e3, res.s, res.power / 1e3] + \
+               [p[0][:, None] for p in res.pressures.values()] + [p[1][:, None] for p in res.pressures.values()]
+        with atomic_path(report.path("actuator_forces_csv")) as tmp:
+            with open(tmp, "w", newline="") as fh:
+                w = csv.writer(fh)
+                w.writerow(header)
+                w.writerows(np.hstack(cols).tolist())
+        report.wrote("actuator_forces_csv")
+    if res.pin_force and not report.has("pin_loads_csv"):
         with atomic_path(report.path("pin_loads_csv")) as tmp:
             with open(tmp, "w", newline="") as fh:
                 w = csv.writer(fh)
@@ -45,10 +57,6 @@ def write_actuators(report, title=None, phases=None, shade=None):
                 w.writerows(np.column_stack([res.t] + [v / 1e3 for v in res.pin_force.values()]
                                             + [v / 1e3 for v in res.pin_moment.values()]).tolist())
         report.wrote("pin_loads_csv")
-    limits = "push and pull capacity" if res.cylinders else "effort limits"
-    title = title or f"{model.name}: actuator forces ({res.case}; dashed: {limits})"
-    report.plot("forces_png", plot_actuator_forces, res, report.path("forces_png"), title, phases, shade)
-    report.plot("stroke_png", plot_force_stroke, res, report.path("stroke_png"), f"{model.name}: force vs stroke")
 
 
 def plot_actuator_forces(res, path, title, phases=None, shade=None):

@@ -24,7 +24,7 @@ def render_excavator(run, rep):
     if soil is not None:
         md_soil, js["soil"] = soil_section(t, soil)
         md += md_soil
-        rep.wrote("soil_csv", write_soil_csv(rep.path("soil_csv"), t, soil))
+        _write_soil_csv(run, rep)
         rep.plot("soil_png", plot_soil, t, soil, rep.path("soil_png"), windows)
         rep.plot("soil_direction_png", plot_soil_direction, t, soil, rep.path("soil_direction_png"), soil.edge)
     h = run.power
@@ -117,6 +117,12 @@ def _stability(rep, st):
     rep.plot("zmp_png", plot_zmp, st, rep.path("zmp_png"))
 
 
+def _write_soil_csv(run, rep):
+    """soil.csv (the viewers draw the soil force from it), unless ``rep.has`` it."""
+    if run.loads is not None and not rep.has("soil_csv"):
+        rep.wrote("soil_csv", write_soil_csv(rep.path("soil_csv"), run.actuation.t, run.loads))
+
+
 class ExcavatorReport(KindReport):
     """The excavator kind's part of the sizing report (``jobs.excavator_kind``)."""
     check_plots = {"iso6015": "envelope_png", "lift_chart": "lift_chart_png", "working_range": "working_range_png",
@@ -124,6 +130,10 @@ class ExcavatorReport(KindReport):
 
     def render(self, run, report):
         render_excavator(run, report)
+
+    def viewer_files(self, run, report):
+        """soil.csv (``sizing_render.viewer_inputs``)."""
+        _write_soil_csv(run, report)
 
     def shade(self, run) -> list:
         """[(t0, t1, label)]: the spans with the edge in the soil, shaded on the actuator plot."""

@@ -11,7 +11,13 @@ complete after its ``wait()``.
 A machine kind's part of the report is a ``KindReport`` (``MachineKind.report``): ``render(run, report)`` adds
 its sections, ``shade(run)`` the spans shaded on the actuator plot, ``view(run)`` its items of view.json and
 ``check_plots`` {geometry-only check: output key of its plot}, so that a plot kept with a cached result can be
-copied into place instead of drawn (``present``)."""
+copied into place instead of drawn (``present``); ``viewer_files(run, report)`` writes its files the viewers read
+(the excavator's soil.csv).
+
+``viewer_inputs(run, outdir)`` writes, before the checks are computed, the files the viewers read of a run
+folder (``viewer.rundata``: motion.npz, actuator_forces.csv, pin_loads.csv, the kind's, f_ext.npz, view.json),
+so that the job's GIF and recording can be drawn while it computes the checks; ``render`` then records them
+in their places without writing them again (their keys in ``present``)."""
 from __future__ import annotations
 
 import json
@@ -20,10 +26,10 @@ from pathlib import Path
 import numpy as np
 
 from urdf_dyn.io.files import atomic_path
-from urdf_dyn.reports.actuator_report import write_actuators
+from urdf_dyn.reports.actuator_report import write_actuator_csvs, write_actuators
 from urdf_dyn.reports.manifest import Manifest
 
-__all__ = ["Report", "KindReport", "render", "jsonable", "trajectory_of", "head_of"]
+__all__ = ["Report", "KindReport", "render", "viewer_inputs", "jsonable", "trajectory_of", "head_of"]
 
 
 def jsonable(x):
@@ -61,6 +67,14 @@ class Report:
         """Record that output ``key`` was written (at ``path(key)`` unless given)."""
         return self.manifest.add(key, self.path(key) if path is None else path)
 
+    def has(self, key) -> bool:
+        """True, and ``key`` recorded in its place, when output ``key``'s file is already in place (``present``:
+        written before the report by ``viewer_inputs``); False when the caller is to write it."""
+        if key in self.present:
+            self.manifest.add(key, self.path(key))
+            return True
+        return False
+
     def plot(self, key, fn, *args):
         """Submit ``fn(*args)`` (which writes ``path(key)``) to the plot sink — unless the file is already in
         place (``present``: a plot copied from the cache) — and record it."""
@@ -84,6 +98,10 @@ class KindReport:
     def view(self, run) -> dict:
         """The kind's items of view.json."""
         return {}
+
+    def viewer_files(self, run, report):
+        """Write the kind's files that the viewers read (``viewer.rundata``) through ``report``, unless
+        ``report.has`` them; called by ``viewer_inputs`` before the checks and by ``render``."""
 
 
 def trajectory_of(run):
@@ -112,7 +130,8 @@ def render(run, outdir, plots, present=()) -> Manifest:
     rep = Report(run, outdir, plots, present)
     model, res, kind, windows = run.plan.model, run.actuation, run.plan.kind.report, run.windows
     write_actuators(rep, phases=windows, shade=kind.shade(run))
-    rep.wrote("motion_npz", trajectory_of(run).save(rep.path("motion_npz")))
+    if not rep.has("motion_npz"):
+        rep.wrote("motion_npz", trajectory_of(run).save(rep.path("motion_npz")))
     md, js = rep.md, rep.js
     scenario = run.plan.scenario.path
     md += [f"# {model.name}: actuator sizing", "", f"launch: `{scenario}`", "", head_of(run), ""]
@@ -144,6 +163,21 @@ def render(run, outdir, plots, present=()) -> Manifest:
     return rep.manifest
 
 
+def viewer_inputs(run, outdir) -> frozenset:
+    """Write the files of ``run``'s folder that the viewers read (``viewer.rundata``: motion.npz,
+    actuator_forces.csv, pin_loads.csv, the kind's ``viewer_files``, f_ext.npz, view.json) into ``outdir`` —
+    the same bytes ``render`` writes — for a run whose motion, loads and actuation are known and whose checks
+    are not computed yet (``jobs.sizing_run.compute``'s ``sized``), so that the job's GIF and recording are
+    drawn while it computes the checks. Returns their output keys, for ``render``'s ``present``."""
+    rep = Report(run, outdir, None)
+    rep.wrote("motion_npz", trajectory_of(run).save(rep.path("motion_npz")))
+    write_actuator_csvs(rep)
+    run.plan.kind.report.viewer_files(run, rep)
+    _write_f_ext(rep)
+    _write_view(rep)
+    return frozenset(rep.manifest)
+
+
 def _external_loads(rep):
     """The "External loads" section: per link the peak force and moment of f_ext and when."""
     run, md, js = rep.run, rep.md, rep.js
@@ -165,6 +199,8 @@ def _external_loads(rep):
 def _write_f_ext(rep):
     """f_ext.npz: t (N,) [s], links (L,) and wrench (L, N, 6) [n; f] (N m, N) in each link's frame about its
     origin — what the run applied, so that the viewer draws the loads without recomputing them."""
+    if rep.has("f_ext_npz"):
+        return
     run = rep.run
     links = list(run.f_ext)
     W = np.stack([run.f_ext[k] for k in links]) if links else np.zeros((0, len(run.t), 6))
@@ -178,6 +214,8 @@ def _write_f_ext(rep):
 def _write_view(rep):
     """view.json: what the viewers (``urdf-dyn view RUN_DIR [--web]``) need beside the run's files to draw it
     (the robot and its packages; the kind's items, e.g. the bench, the cutting edge and the payload)."""
+    if rep.has("view_json"):
+        return
     run = rep.run
     model = run.plan.model
     items = (tuple(model.package_dirs) + ((), ()))[0]
