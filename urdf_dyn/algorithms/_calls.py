@@ -127,7 +127,7 @@ def _rnea1(ib, fb, q, qd, qdd, tau):
     if n_ <= STACK_BODIES:
         _rnea_p_w(ib, fb, q[None, :], qd[None, :], qdd[None, :], _stack((0, n_, 6)), tau[None], np.int64(0),
                   np.int64(1), _stack((n_, 3, 3)), _stack((n_, 3)), _stack((n_, 6)), _stack((n_, 6)),
-                  _stack((n_, 6)), _stack((n_, 6)), _stack(6), _stack(6), _stack(6), _stack(3), _stack(3))
+                  _stack((n_, 6)), _stack((n_, 6)), _stack(6), _stack(6), _stack(6))
     else:
         rnea_packed(ib, fb, q[None, :], qd[None, :], qdd[None, :], np.zeros((0, n_, 6)), tau[None],
                     np.int64(0), np.int64(1))
@@ -146,8 +146,8 @@ def _aba1(ib, fb, q, qd, tau, qdd):
         _aba_p_w(ib, fb, q[None, :], qd[None, :], tau[None, :], _stack((0, n_, 6)), qdd[None], np.int64(0),
                  np.int64(1), _stack((n_, 3, 3)), _stack((n_, 3)), _stack((n_, 6)), _stack((n_, 6)),
                  _stack((n_, 6, 6)), _stack((n_, 6)), _stack((n_, 6)), _stack(n_), _stack(n_), _stack((n_, 6)),
-                 _stack((n_, 6)), _stack((6, 6)), _stack(6), _stack(6), _stack(6), _stack(6), _stack(3),
-                 _stack(3), _stack((6, 6)), _stack((6, 6)))
+                 _stack((n_, 6)), _stack((6, 6)), _stack(6), _stack(6), _stack(6), _stack(6), _stack((6, 6)),
+                 _stack((6, 6)))
     else:
         _aba_p(ib, fb, q[None, :], qd[None, :], tau[None, :], np.zeros((0, n_, 6)), qdd[None], np.int64(0),
                np.int64(1))

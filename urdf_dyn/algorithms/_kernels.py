@@ -29,7 +29,10 @@ Compile time (a first run compiles every kernel it calls: ``benchmarks/RESULTS_f
 that only other kernels call (``_rnea_p_w``, ``_crba_p_w``, ``_aba_p_w``, and their like in ``constraints``) is
 compiled with ``no_cpython_wrapper=True, no_cfunc_wrapper=True``: numba makes no Python entry for it, whose
 unboxing of every argument was compile time spent on a function Python never calls. Its callers reach it
-as before; the code it runs is the same.
+as before; the code it runs is the same. The inlined helpers of the algorithms read and write 3-vectors as
+scalars, never through slices (``v[:3]``): each slice is an array view that numba types and lowers again
+at every inlined call (18 of them in RNEA's core: its compile 4.2 → 3.5 CPU-s, the same arithmetic in the
+same order, so the same bits).
 """
 from __future__ import annotations
 
@@ -46,28 +49,9 @@ from urdf_dyn.algorithms.spatial import crm
 
 
 # ---------------------------------------------------------------------------------------------------------
-# small 3-D helpers (all write into `out`, which must not alias the inputs)
+# transforms and products (all write into `out`, which must not alias the inputs)
 # ---------------------------------------------------------------------------------------------------------
 _portable_cache()   # the kernels' numba cache, shared by checkouts of the same sources
-
-@njit(cache=True, inline="always")
-def _cross(a, b, out):
-    out[0] = a[1] * b[2] - a[2] * b[1]
-    out[1] = a[2] * b[0] - a[0] * b[2]
-    out[2] = a[0] * b[1] - a[1] * b[0]
-
-
-@njit(cache=True, inline="always")
-def _mv(E, x, out):  # out = E x
-    for i in range(3):
-        out[i] = E[i, 0] * x[0] + E[i, 1] * x[1] + E[i, 2] * x[2]
-
-
-@njit(cache=True, inline="always")
-def _mtv(E, x, out):  # out = Eᵀ x
-    for i in range(3):
-        out[i] = E[0, i] * x[0] + E[1, i] * x[1] + E[2, i] * x[2]
-
 
 @njit(cache=True, inline="always")
 def xup(jtype, axis, q, iq, Et, rt, E, r):
@@ -138,28 +122,35 @@ def xup(jtype, axis, q, iq, Et, rt, E, r):
 
 
 @njit(cache=True, inline="always")
-def _xmv(E, r, v, out, tmp):
-    """out = X v for X = (E, r); tmp (3,) scratch."""
-    _cross(r, v[:3], tmp)
+def _xmv(E, r, v, out):
+    """out = X v = [E ω; E (v − r × ω)] for X = (E, r). In scalars, not on slices: each slice (v[:3]) is an
+    array view that numba types and lowers again at every inlined call (compile time of the kernels)."""
+    w0, w1, w2 = v[0], v[1], v[2]
+    u0 = v[3] - (r[1] * w2 - r[2] * w1)
+    u1 = v[4] - (r[2] * w0 - r[0] * w2)
+    u2 = v[5] - (r[0] * w1 - r[1] * w0)
     for i in range(3):
-        tmp[i] = v[3 + i] - tmp[i]
-    _mv(E, v[:3], out[:3])
-    _mv(E, tmp, out[3:])
+        out[i] = E[i, 0] * w0 + E[i, 1] * w1 + E[i, 2] * w2
+    for i in range(3):
+        out[3 + i] = E[i, 0] * u0 + E[i, 1] * u1 + E[i, 2] * u2
 
 
 @njit(cache=True, inline="always")
-def _xtf_add(E, r, f, out, t1, t2):
-    """out += Xᵀ f for X = (E, r); t1, t2 (3,) scratch."""
-    _mtv(E, f[3:], t1)      # Eᵀ f
-    _mtv(E, f[:3], t2)      # Eᵀ n
-    for i in range(3):
-        out[3 + i] += t1[i]
-    c0 = r[1] * t1[2] - r[2] * t1[1]
-    c1 = r[2] * t1[0] - r[0] * t1[2]
-    c2 = r[0] * t1[1] - r[1] * t1[0]
-    out[0] += t2[0] + c0
-    out[1] += t2[1] + c1
-    out[2] += t2[2] + c2
+def _xtf_add(E, r, f, out):
+    """out += Xᵀ f = [Eᵀ n + r × Eᵀ f; Eᵀ f] for X = (E, r), in scalars (``_xmv``)."""
+    f0, f1, f2, n0, n1, n2 = f[3], f[4], f[5], f[0], f[1], f[2]
+    a0 = E[0, 0] * f0 + E[1, 0] * f1 + E[2, 0] * f2      # Eᵀ f
+    a1 = E[0, 1] * f0 + E[1, 1] * f1 + E[2, 1] * f2
+    a2 = E[0, 2] * f0 + E[1, 2] * f1 + E[2, 2] * f2
+    b0 = E[0, 0] * n0 + E[1, 0] * n1 + E[2, 0] * n2      # Eᵀ n
+    b1 = E[0, 1] * n0 + E[1, 1] * n1 + E[2, 1] * n2
+    b2 = E[0, 2] * n0 + E[1, 2] * n1 + E[2, 2] * n2
+    out[3] += a0
+    out[4] += a1
+    out[5] += a2
+    out[0] += b0 + (r[1] * a2 - r[2] * a1)
+    out[1] += b1 + (r[2] * a0 - r[0] * a2)
+    out[2] += b2 + (r[0] * a1 - r[1] * a0)
 
 
 @njit(cache=True, inline="always")
@@ -195,15 +186,16 @@ def _Imul(I, v, out):
 
 
 @njit(cache=True, inline="always")
-def _Imul_rb(m, h, J, v, out, t):
+def _Imul_rb(m, h, J, v, out):
     """out = I v for a rigid-body inertia kept as (m, h = m c, Ī about the origin): [Ī ω + h × v; m v − h × ω]
-    (RBDA eq. 2.63), 24 multiply-adds instead of 36; t (3,) scratch."""
-    _cross(h, v[3:], t)
-    for k in range(3):
-        out[k] = J[k, 0] * v[0] + J[k, 1] * v[1] + J[k, 2] * v[2] + t[k]
-    _cross(h, v[:3], t)
-    for k in range(3):
-        out[3 + k] = m * v[3 + k] - t[k]
+    (RBDA eq. 2.63), 24 multiply-adds instead of 36; in scalars (``_xmv``); out must not be v."""
+    w0, w1, w2, u0, u1, u2 = v[0], v[1], v[2], v[3], v[4], v[5]
+    out[0] = J[0, 0] * w0 + J[0, 1] * w1 + J[0, 2] * w2 + (h[1] * u2 - h[2] * u1)          # Ī ω + h × v
+    out[1] = J[1, 0] * w0 + J[1, 1] * w1 + J[1, 2] * w2 + (h[2] * u0 - h[0] * u2)
+    out[2] = J[2, 0] * w0 + J[2, 1] * w1 + J[2, 2] * w2 + (h[0] * u1 - h[1] * u0)
+    out[3] = m * u0 - (h[1] * w2 - h[2] * w1)                                            # m v − h × ω
+    out[4] = m * u1 - (h[2] * w0 - h[0] * w2)
+    out[5] = m * u2 - (h[0] * w1 - h[1] * w0)
 
 
 @njit(cache=True, inline="always")
@@ -391,9 +383,13 @@ def _sdot(jtype, S, f):
 
 @njit(cache=True, inline="always")
 def _rot6(E, f, out):
-    """out = rot(E) f = [E n; E f] (a force or motion vector seen in a frame turned by E)."""
-    _mv(E, f[:3], out[:3])
-    _mv(E, f[3:], out[3:])
+    """out = rot(E) f = [E n; E f] (a force or motion vector seen in a frame turned by E), in scalars
+    (``_xmv``)."""
+    n0, n1, n2, f0, f1, f2 = f[0], f[1], f[2], f[3], f[4], f[5]
+    for i in range(3):
+        out[i] = E[i, 0] * n0 + E[i, 1] * n1 + E[i, 2] * n2
+    for i in range(3):
+        out[3 + i] = E[i, 0] * f0 + E[i, 1] * f1 + E[i, 2] * f2
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -406,12 +402,11 @@ def rnea_packed(ib, fb, q, qd, qdd, f_ext, tau, n0, n1):
     in the link-frame body coordinates (Nf = 1 or N; 0 for none). Writes tau (N, nv)."""
     n_ = ib.shape[0] // NI   # bodies (``pack``)
     _rnea_p_w(ib, fb, q, qd, qdd, f_ext, tau, n0, n1, np.empty((n_, 3, 3)), np.empty((n_, 3)), np.empty((n_, 6)),
-              np.empty((n_, 6)), np.empty((n_, 6)), np.empty((n_, 6)), np.empty(6), np.empty(6), np.empty(6),
-              np.empty(3), np.empty(3))
+              np.empty((n_, 6)), np.empty((n_, 6)), np.empty((n_, 6)), np.empty(6), np.empty(6), np.empty(6))
 
 
 @njit(cache=True, _nrt=False, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def _rnea_p_w(ib, fb, q, qd, qdd, f_ext, tau, n0, n1, E, r, v, a, f, vb, w1, w2, fx, t1, t2):
+def _rnea_p_w(ib, fb, q, qd, qdd, f_ext, tau, n0, n1, E, r, v, a, f, vb, w1, w2, fx):
     """``rnea_packed``'s loops on its work arrays, without numba's reference counting (each row view such as E[i]
     would cost an atomic increment and decrement per body)."""
     parent, jtype, iq, axis, Et, rt, S, mI, hI, JI, Ec, a0, arm = _unpack(ib, fb)
@@ -430,8 +425,8 @@ def _rnea_p_w(ib, fb, q, qd, qdd, f_ext, tau, n0, n1, E, r, v, a, f, vb, w1, w2,
             ji = jtype[i]
             vi, ai = v[i], a[i]
             xup(ji, axis[i], qn, iq[i], Et[i], rt[i], E[i], r[i])
-            _xmv(E[i], r[i], v[p], vi, t1)                          # v_i = X v_λ + S q̇
-            _xmv(E[i], r[i], a[p], ai, t1)                          # a_i = X a_λ + S q̈ + (X v_λ) × S q̇
+            _xmv(E[i], r[i], v[p], vi)                              # v_i = X v_λ + S q̇
+            _xmv(E[i], r[i], a[p], ai)                              # a_i = X a_λ + S q̈ + (X v_λ) × S q̇
             qdi, qddi = qd[n, i - 1], qdd[n, i - 1]
             if ji == REV_Z:                                         # S = [z; 0]
                 ai[0] += qdi * vi[1]
@@ -459,8 +454,8 @@ def _rnea_p_w(ib, fb, q, qd, qdd, f_ext, tau, n0, n1, E, r, v, a, f, vb, w1, w2,
                 for k in range(6):
                     vi[k] += w1[k]
                     ai[k] += S[i, k] * qddi + w2[k]
-            _Imul_rb(mI[i], hI[i], JI[i], ai, f[i], t1)             # f_i = I a + v ×* I v − f_ext
-            _Imul_rb(mI[i], hI[i], JI[i], vi, w1, t1)
+            _Imul_rb(mI[i], hI[i], JI[i], ai, f[i])                 # f_i = I a + v ×* I v − f_ext
+            _Imul_rb(mI[i], hI[i], JI[i], vi, w1)
             _crf_mul(vi, w1, w2)
             if nfx:
                 _rot6(Ec[i], f_ext[nf, i], fx)
@@ -472,7 +467,7 @@ def _rnea_p_w(ib, fb, q, qd, qdd, f_ext, tau, n0, n1, E, r, v, a, f, vb, w1, w2,
         for i in range(NB, 0, -1):
             tau[n, i - 1] = _sdot(jtype[i], S[i], f[i]) + arm[i] * qdd[n, i - 1]   # τ_i = Sᵀ f_i + armature q̈_i
             if parent[i] != 0:
-                _xtf_add(E[i], r[i], f[i], f[parent[i]], t1, t2)    # f_λ += Xᵀ f_i
+                _xtf_add(E[i], r[i], f[i], f[parent[i]])            # f_λ += Xᵀ f_i
 
 
 @njit(cache=True, inline="always")
@@ -619,12 +614,11 @@ def _aba_p(ib, fb, q, qd, tau, f_ext, qdd, n0, n1):
     _aba_p_w(ib, fb, q, qd, tau, f_ext, qdd, n0, n1,
         np.empty((n_, 3, 3)), np.empty((n_, 3)), np.empty((n_, 6)), np.empty((n_, 6)), np.empty((n_, 6, 6)),
         np.empty((n_, 6)), np.empty((n_, 6)), np.empty(n_), np.empty(n_), np.empty((n_, 6)), np.empty((n_, 6)),
-        np.empty((6, 6)), np.empty(6), np.empty(6), np.empty(6), np.empty(6), np.empty(3), np.empty(3), np.empty((6, 6)),
-        np.empty((6, 6)))
+        np.empty((6, 6)), np.empty(6), np.empty(6), np.empty(6), np.empty(6), np.empty((6, 6)), np.empty((6, 6)))
 
 
 @njit(cache=True, _nrt=False, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def _aba_p_w(ib, fb, q, qd, tau, f_ext, qdd, n0, n1, E, r, v, c, IA, pA, U, d, u, a, vb, Ia, pa, w1, w2, fx, t1, t2, Xs, Ms):
+def _aba_p_w(ib, fb, q, qd, tau, f_ext, qdd, n0, n1, E, r, v, c, IA, pA, U, d, u, a, vb, Ia, pa, w1, w2, fx, Xs, Ms):
     """``_aba_p``'s loops on its work arrays, without numba's reference counting (each row view such as
     E[i] would cost an atomic increment and decrement per body)."""
     parent, jtype, iq, axis, Et, rt, S, mI, hI, JI, Ec, a0, arm = _unpack(ib, fb)
@@ -641,7 +635,7 @@ def _aba_p_w(ib, fb, q, qd, tau, f_ext, qdd, n0, n1, E, r, v, c, IA, pA, U, d, u
             ji = jtype[i]
             vi, ci = v[i], c[i]
             xup(ji, axis[i], qn, iq[i], Et[i], rt[i], E[i], r[i])
-            _xmv(E[i], r[i], v[p], vi, t1)
+            _xmv(E[i], r[i], v[p], vi)
             qdi = qd[n, i - 1]
             if ji == REV_Z:                                       # c_i = (X v_λ) × S q̇, S = [z; 0]
                 ci[0], ci[1], ci[2], ci[3], ci[4], ci[5] = qdi * vi[1], -qdi * vi[0], 0.0, qdi * vi[4], -qdi * vi[3], 0.0
@@ -656,7 +650,7 @@ def _aba_p_w(ib, fb, q, qd, tau, f_ext, qdd, n0, n1, E, r, v, c, IA, pA, U, d, u
                     vi[k] += w1[k]
                 crm_mul(vb[i], w1, ci)
             _rb_matrix(mI[i], hI[i], JI[i], IA[i])                # I^A_i = I_i
-            _Imul_rb(mI[i], hI[i], JI[i], vi, w1, t1)
+            _Imul_rb(mI[i], hI[i], JI[i], vi, w1)
             _crf_mul(vi, w1, pA[i])                               # p^A_i = v ×* I v − f_ext
             if nfx:
                 _rot6(Ec[i], f_ext[nf, i], fx)
@@ -683,12 +677,12 @@ def _aba_p_w(ib, fb, q, qd, tau, f_ext, qdd, n0, n1, E, r, v, c, IA, pA, U, d, u
                 for k in range(6):
                     pa[k] = pA[i, k] + w1[k] + Ui[k] * (u[i] / d[i])
                 _xt_I_x(E[i], r[i], Ia, IA[p], Xs, Ms)            # I^A_λ += Xᵀ I^a X
-                _xtf_add(E[i], r[i], pa, pA[p], t1, t2)           # p^A_λ += Xᵀ p^a
+                _xtf_add(E[i], r[i], pa, pA[p])                   # p^A_λ += Xᵀ p^a
         for k in range(6):
             a[0, k] = a0[k]
         for i in range(1, NB + 1):
             ji = jtype[i]
-            _xmv(E[i], r[i], a[parent[i]], w1, t1)
+            _xmv(E[i], r[i], a[parent[i]], w1)
             acc = 0.0
             for k in range(6):
                 w1[k] += c[i, k]
