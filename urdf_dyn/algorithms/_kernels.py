@@ -56,24 +56,9 @@ _portable_cache()   # the kernels' numba cache, shared by checkouts of the same 
 @njit(cache=True, inline="always")
 def xup(jtype, axis, q, iq, Et, rt, E, r):
     """^iX_λ(i) = X_J(q) X_tree as (E, r), by the composition rule plux(E1, r1)·plux(E2, r2) =
-    plux(E1 E2, r2 + E2ᵀ r1) (RBDA §2.8). q is the state's position row, iq this body's first coordinate in
-    it (``joints.q_indices``)."""
-    if jtype == REV_Z:  # E_J = rotz(q)ᵀ: E = [c E0 + s E1; c E1 − s E0; E2] by rows
-        qi = q[iq]
-        c, s = np.cos(qi), np.sin(qi)
-        for j in range(3):
-            e0, e1 = Et[0, j], Et[1, j]
-            E[0, j] = c * e0 + s * e1
-            E[1, j] = c * e1 - s * e0
-            E[2, j] = Et[2, j]
-            r[j] = rt[j]
-    elif jtype == PRIS_Z:  # X_J = xlt(z q): E = E_tree, r = r_tree + q E_treeᵀ z
-        qi = q[iq]
-        for j in range(3):
-            for k in range(3):
-                E[k, j] = Et[k, j]
-            r[j] = rt[j] + Et[2, j] * qi
-    elif jtype == REVOLUTE:
+    plux(E1 E2, r2 + E2ᵀ r1) (RBDA §2.8), for every joint type code (a Model's own and the packed model's).
+    q is the state's position row, iq this body's first coordinate in it (``joints.q_indices``)."""
+    if jtype == REVOLUTE:
         qi = q[iq]
         c, s = np.cos(qi), np.sin(qi)
         x, y, z = axis[0], axis[1], axis[2]
@@ -96,17 +81,42 @@ def xup(jtype, axis, q, iq, Et, rt, E, r):
                 E[i, j] = Et[i, j]
         for j in range(3):
             r[j] = rt[j] + (Et[0, j] * axis[0] + Et[1, j] * axis[1] + Et[2, j] * axis[2]) * qi
+    else:
+        xup_packed(jtype, q, iq, Et, rt, E, r)
+
+
+@njit(cache=True, inline="always")
+def xup_packed(jtype, q, iq, Et, rt, E, r):
+    """``xup`` for the codes a body of the packed model (``pack``) has: REV_Z, PRIS_Z, the heads of
+    multi-dof joints and their sub-bodies (``pack`` rewrote every REVOLUTE and PRISMATIC body, so the
+    algorithms on it compile neither branch)."""
+    if jtype == REV_Z:  # E_J = rotz(q)ᵀ: E = [c E0 + s E1; c E1 − s E0; E2] by rows
+        qi = q[iq]
+        c, s = np.cos(qi), np.sin(qi)
+        for j in range(3):
+            e0, e1 = Et[0, j], Et[1, j]
+            E[0, j] = c * e0 + s * e1
+            E[1, j] = c * e1 - s * e0
+            E[2, j] = Et[2, j]
+            r[j] = rt[j]
+    elif jtype == PRIS_Z:  # X_J = xlt(z q): E = E_tree, r = r_tree + q E_treeᵀ z
+        qi = q[iq]
+        for j in range(3):
+            for k in range(3):
+                E[k, j] = Et[k, j]
+            r[j] = rt[j] + Et[2, j] * qi
     elif jtype == FREE or jtype == PLANAR or jtype == BALL:  # X_J = rot(Rᵀ) xlt(p): E = Rᵀ E_tree,
-        if jtype == FREE:    # r = r_tree + E_treeᵀ p; (R, p) = ``joints.joint_pose``, in scalars (nothing allocated)
-            R00, R01, R02, R10, R11, R12, R20, R21, R22 = quat_entries(q[iq + 3], q[iq + 4], q[iq + 5], q[iq + 6])
-            p0, p1, p2 = q[iq], q[iq + 1], q[iq + 2]
-        elif jtype == BALL:
-            R00, R01, R02, R10, R11, R12, R20, R21, R22 = quat_entries(q[iq], q[iq + 1], q[iq + 2], q[iq + 3])
-            p0, p1, p2 = 0.0, 0.0, 0.0
-        else:
+        if jtype == PLANAR:  # r = r_tree + E_treeᵀ p; (R, p) = ``joints.joint_pose``, in scalars
             c, s = np.cos(q[iq + 2]), np.sin(q[iq + 2])
             R00, R01, R02, R10, R11, R12, R20, R21, R22 = c, -s, 0.0, s, c, 0.0, 0.0, 0.0, 1.0
             p0, p1, p2 = q[iq], q[iq + 1], 0.0
+        else:               # one inlined quaternion for FREE (p, quat) and BALL (quat)
+            k = iq + 3 if jtype == FREE else iq
+            R00, R01, R02, R10, R11, R12, R20, R21, R22 = quat_entries(q[k], q[k + 1], q[k + 2], q[k + 3])
+            if jtype == FREE:
+                p0, p1, p2 = q[iq], q[iq + 1], q[iq + 2]
+            else:
+                p0, p1, p2 = 0.0, 0.0, 0.0
         for j in range(3):
             e0, e1, e2 = Et[0, j], Et[1, j], Et[2, j]
             E[0, j] = R00 * e0 + R10 * e1 + R20 * e2
@@ -424,7 +434,7 @@ def _rnea_p_w(ib, fb, q, qd, qdd, f_ext, tau, n0, n1, E, r, v, a, f, vb, w1, w2,
             p = parent[i]
             ji = jtype[i]
             vi, ai = v[i], a[i]
-            xup(ji, axis[i], qn, iq[i], Et[i], rt[i], E[i], r[i])
+            xup_packed(ji, qn, iq[i], Et[i], rt[i], E[i], r[i])
             _xmv(E[i], r[i], v[p], vi)                              # v_i = X v_λ + S q̇
             _xmv(E[i], r[i], a[p], ai)                              # a_i = X a_λ + S q̈ + (X v_λ) × S q̇
             qdi, qddi = qd[n, i - 1], qdd[n, i - 1]
@@ -532,7 +542,7 @@ def _crba_p_w(ib, fb, q, H, n0, n1, W33, W3, mC):
     for n in range(n0, n1):
         qn = q[n]
         for i in range(1, NB + 1):
-            xup(jtype[i], axis[i], qn, iq[i], Et[i], rt[i], E[i], r[i])
+            xup_packed(jtype[i], qn, iq[i], Et[i], rt[i], E[i], r[i])
             mC[i] = mI[i]
             for a_ in range(3):
                 hC[i, a_] = hI[i, a_]
@@ -634,7 +644,7 @@ def _aba_p_w(ib, fb, q, qd, tau, f_ext, qdd, n0, n1, E, r, v, c, IA, pA, U, d, u
             p = parent[i]
             ji = jtype[i]
             vi, ci = v[i], c[i]
-            xup(ji, axis[i], qn, iq[i], Et[i], rt[i], E[i], r[i])
+            xup_packed(ji, qn, iq[i], Et[i], rt[i], E[i], r[i])
             _xmv(E[i], r[i], v[p], vi)
             qdi = qd[n, i - 1]
             if ji == REV_Z:                                       # c_i = (X v_λ) × S q̇, S = [z; 0]
