@@ -38,6 +38,11 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
+from numba import types as nt
+from numba.core import cgutils
+from numba.core.imputils import impl_ret_borrowed
+from numba.extending import intrinsic
+from numba.np.arrayobj import make_array, populate_array
 
 from urdf_dyn.numba_cache import install as _portable_cache
 
@@ -323,7 +328,7 @@ def pack(parent, jtype, axis, X_tree, I, a0, armature):
     ib = np.empty(NI * n, np.int64)
     fb = np.zeros(_fb_len.py_func(n))
     iq = q_indices(jtype)
-    par, jt, iqv, ax, Et, rt, S, m, h, J, Ec, a0v, arm = _unpack.py_func(ib, fb)
+    par, jt, iqv, ax, Et, rt, S, m, h, J, Ec, a0v, arm = _unpack_py(ib, fb)
     E0, r0, T = np.empty((3, 3)), np.empty(3), np.empty((3, 3))
     for k in range(6):
         a0v[k] = a0[k]
@@ -367,14 +372,47 @@ def pack(parent, jtype, axis, X_tree, I, a0, armature):
     return ib, fb
 
 
+@intrinsic
+def _field(typingctx, a, start, shape):
+    """The view a[start : start + prod(shape)] of a 1-D C-contiguous array as a C-contiguous array of ``shape``
+    (a tuple of ints), sharing a's memory and reference count: what ``a[start:stop].reshape(shape)`` gives,
+    without the checks that numba types and lowers for every reshape and slice (≈ 0.3 CPU-s of compile per
+    kernel that views the packed model). The caller guarantees the bounds (``_unpack``)."""
+    if not (isinstance(a, nt.Array) and a.ndim == 1 and a.layout == "C" and isinstance(start, nt.Integer)
+            and isinstance(shape, nt.UniTuple) and isinstance(shape.dtype, nt.Integer)):
+        return None
+    resty = a.copy(ndim=shape.count, layout="C")
+
+    def codegen(context, builder, sig, args):
+        src = make_array(sig.args[0])(context, builder, args[0])
+        dims = [context.cast(builder, d, sig.args[2].dtype, nt.intp) for d in cgutils.unpack_tuple(builder, args[2])]
+        strides, step = [], src.itemsize
+        for d in reversed(dims):
+            strides.insert(0, step)
+            step = builder.mul(step, d)
+        out = make_array(resty)(context, builder)
+        populate_array(out, data=builder.gep(src.data, [context.cast(builder, args[1], sig.args[1], nt.intp)]),
+                       shape=dims, strides=strides, itemsize=src.itemsize, meminfo=src.meminfo, parent=src.parent)
+        return impl_ret_borrowed(context, builder, resty, out._getvalue())
+    return resty(a, start, shape), codegen
+
+
 @njit(cache=True, inline="always")
 def _unpack(ib, fb):
     """Views of ``pack``'s arrays: parent, jtype, iq, axis, E_tree, r_tree, S, m, h, Ī, E_c, a0, armature,
-    at the offsets ``layout.TREE`` declares (three reshapes of fb, then slices: a reshape costs tens of ns in
-    compiled code, a slice a few)."""
+    at the offsets ``layout.TREE`` declares (``_field``: fb holds ``_fb_len(n)`` entries, ib NI · n)."""
     n = ib.shape[0] // NI
-    L = fb.shape[0]
-    f3, f6, f33 = fb.reshape((L // 3, 3)), fb.reshape((L // 6, 6)), fb.reshape((L // 9, 3, 3))
+    return (_field(ib, _PA * n, (n,)), _field(ib, _JT * n, (n,)), _field(ib, _IQ * n, (n,)),
+            _field(fb, _AX * 3 * n, (n, 3)), _field(fb, _ET * 9 * n, (n, 3, 3)), _field(fb, _RT * 3 * n, (n, 3)),
+            _field(fb, _SS * 6 * n, (n, 6)), _field(fb, _M * n, (n,)), _field(fb, _H * 3 * n, (n, 3)),
+            _field(fb, _IB * 9 * n, (n, 3, 3)), _field(fb, _EC * 9 * n, (n, 3, 3)), _field(fb, _A0 * n, (6,)),
+            _field(fb, _ARM * n, (n,)))
+
+
+def _unpack_py(ib, fb):
+    """``_unpack`` in Python, on writable arrays (``pack`` fills them): the same offsets, by numpy slices."""
+    n = ib.shape[0] // NI
+    f3, f6, f33 = fb.reshape(-1, 3), fb.reshape(-1, 6), fb.reshape(-1, 3, 3)
     return (ib[_PA * n:(_PA + 1) * n], ib[_JT * n:(_JT + 1) * n], ib[_IQ * n:(_IQ + 1) * n],
             f3[_AX * n:(_AX + 1) * n], f33[_ET * n:(_ET + 1) * n], f3[_RT * n:(_RT + 1) * n],
             f6[_SS * n:(_SS + 1) * n], fb[_M * n:(_M + 1) * n], f3[_H * n:(_H + 1) * n], f33[_IB * n:(_IB + 1) * n],
