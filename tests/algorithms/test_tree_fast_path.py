@@ -272,3 +272,32 @@ def test_a_model_beyond_the_stack_bound_equals_pinocchio():
     a = ud.forward_dynamics(model, q, qd, tau)
     ap = pin.aba(pm, pd, q[perm], qd[perm], tau[perm])
     assert np.allclose(a[perm], ap, rtol=1e-6, atol=1e-6 * np.abs(ap).max())
+
+
+def test_joint_pose_equals_scipy_rotations():
+    """``joints.joint_pose`` (written out in scalars, ``pose_into``) against scipy's rotations: a revolute
+    joint about random unit axes (rotation vector axis·q), FREE and BALL quaternions (x, y, z, w; normalised
+    first), PLANAR (x, y, θ about z), PRISMATIC (axis·q) and a sub-body (identity)."""
+    from scipy.spatial.transform import Rotation
+    from urdf_dyn.algorithms import joints as J
+    rng = np.random.default_rng(11)
+    for _ in range(200):
+        a = rng.normal(size=3)
+        a /= np.linalg.norm(a)
+        th = rng.uniform(-4, 4)
+        T = J.joint_pose(J.REVOLUTE, a, np.array([0.3, th]), 1)
+        assert np.allclose(T[:3, :3], Rotation.from_rotvec(a * th).as_matrix(), rtol=0, atol=4e-16 * 8)
+        assert np.array_equal(T[3], [0, 0, 0, 1]) and np.array_equal(T[:3, 3], np.zeros(3))
+        quat = rng.normal(size=4) * 2.0
+        p = rng.normal(size=3)
+        T = J.joint_pose(J.FREE, a, np.r_[9.0, p, quat], 1)
+        assert np.allclose(T[:3, :3], Rotation.from_quat(quat).as_matrix(), rtol=0, atol=1e-15)
+        assert np.array_equal(T[:3, 3], p)
+        T = J.joint_pose(J.BALL, a, quat, 0)
+        assert np.allclose(T[:3, :3], Rotation.from_quat(quat).as_matrix(), rtol=0, atol=1e-15)
+        T = J.joint_pose(J.PLANAR, a, np.r_[p[:2], th], 0)
+        assert np.allclose(T[:3, :3], Rotation.from_euler("z", th).as_matrix(), rtol=0, atol=1e-15)
+        assert np.array_equal(T[:3, 3], [p[0], p[1], 0.0])
+        T = J.joint_pose(J.PRISMATIC, a, np.array([th]), 0)
+        assert np.array_equal(T[:3, :3], np.eye(3)) and np.array_equal(T[:3, 3], a * th)
+        assert np.array_equal(J.joint_pose(J.SUB_R, a, np.zeros(1), -1), np.eye(4))

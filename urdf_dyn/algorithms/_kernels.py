@@ -46,7 +46,7 @@ from numba.np.arrayobj import make_array, populate_array
 
 from urdf_dyn.numba_cache import install as _portable_cache
 
-from urdf_dyn.algorithms.joints import (BALL, FREE, PLANAR, PRIS_Z, PRISMATIC, REV_Z, REVOLUTE, is_sub, jcalc, joint_pose,
+from urdf_dyn.algorithms.joints import (BALL, FREE, PLANAR, PRIS_Z, PRISMATIC, REV_Z, REVOLUTE, is_sub, jcalc, pose_into,
                                         q_indices, quat_entries)
 from urdf_dyn.algorithms.joints import write_subspace as _S
 from urdf_dyn.algorithms.layout import TREE
@@ -798,7 +798,7 @@ def body_poses(parent, jtype, axis, T_tree, q, T):
     """Forward kinematics: writes T (N, NB+1, 4, 4), the pose of every body frame in the base frame."""
     N, NB = q.shape[0], parent.shape[0] - 1
     iq = q_indices(jtype)
-    A = np.empty((4, 4))
+    A, J = np.empty((4, 4)), np.empty((4, 4))
     for n in range(N):
         for a in range(4):
             for b in range(4):
@@ -809,7 +809,7 @@ def body_poses(parent, jtype, axis, T_tree, q, T):
             for a in range(4):
                 for b in range(4):
                     A[a, b] = P[a, 0] * Tt[0, b] + P[a, 1] * Tt[1, b] + P[a, 2] * Tt[2, b] + P[a, 3] * Tt[3, b]
-            J = joint_pose(jtype[i], axis[i], q[n], iq[i])
+            pose_into(jtype[i], axis[i], q[n], iq[i], J)
             for a in range(4):
                 for b in range(4):
                     T[n, i, a, b] = A[a, 0] * J[0, b] + A[a, 1] * J[1, b] + A[a, 2] * J[2, b] + A[a, 3] * J[3, b]
