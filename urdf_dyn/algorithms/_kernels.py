@@ -494,14 +494,8 @@ def _rnea_p_w(ib, fb, q, qd, qdd, f_ext, tau, n0, n1, E, r, v, a, f, vb, w1, w2,
             else:
                 for k in range(6):
                     w1[k] = S[i, k] * qdi
-                if is_sub(ji):                                      # the joint's X v_λ (``joints``)
-                    for k in range(6):
-                        vb[i, k] = vb[p, k]
-                    crm_mul(vb[i], w1, w2)
-                else:
-                    for k in range(6):
-                        vb[i, k] = vi[k]
-                    crm_mul(vi, w1, w2)
+                group_base(ji, vi, vb[p], vb[i])                    # the joint's X v_λ (``joints``)
+                crm_mul(vb[i], w1, w2)
                 for k in range(6):
                     vi[k] += w1[k]
                     ai[k] += S[i, k] * qddi + w2[k]
