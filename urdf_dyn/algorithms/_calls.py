@@ -62,7 +62,8 @@ def _finite(x):
 
 
 #: single-state entries keep their work arrays on the stack up to this many bodies (``_stack``: at most
-#: ≈ 90 kB for ABA's, within any thread's stack); larger models use the kernels' shells, which allocate them
+#: (86 n + 132) float64 = 89 kB for ABA's, well within a thread's default stack: 8 MB on Linux, 512 kB for
+#: macOS's secondary threads, 1 MB on Windows); larger models use the kernels' shells, which allocate them
 STACK_BODIES = 128
 
 
