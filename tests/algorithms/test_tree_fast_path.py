@@ -181,3 +181,123 @@ def test_compiled_entries_equal_the_dispatcher(arm):
     assert np.array_equal(t1, t2)
     H = _calls.compiled("_crba_n")(ib, fb, np.stack([q, -q]))
     assert np.array_equal(H[0], ud.mass_matrix(model, q))
+
+
+def test_entries_check_sizes_and_take_multi_dof_joints(arm):
+    """The single-state entries (which unbox without typing) check nq and nv themselves: status 3 for a
+    wrong size, status 0 with nq ≠ nv (a floating base: q (nq,) = (p, quat, ...)), and the same numbers as
+    the batch kernels, which allocate their work arrays instead of taking them from the stack."""
+    fixed = arm[0]
+    floating = ud.load(ARM.replace('<link name="base"/>', '<link name="base"><inertial><mass value="3"/><inertia '
+                                   'ixx="0.05" iyy="0.06" izz="0.07" ixy="0" ixz="0" iyz="0"/></inertial></link>'),
+                       floating_base=True)   # a massive base: with a massless one, its turn about j1's axis is j1's
+    assert floating.nq == floating.nv + 1
+    for model in (fixed, floating):
+        ib, fb = model.kernel_pack
+        rng = np.random.default_rng(5)
+        q = rng.uniform(-1, 1, model.nq)
+        qd, qdd = rng.uniform(-1, 1, (2, model.nv))
+        t, a, H = np.empty(model.nv), np.empty(model.nv), np.zeros((model.nv, model.nv))
+        assert _calls.compiled("rnea1")(ib, fb, q, qd, qdd, t) == 0
+        assert _calls.compiled("aba1")(ib, fb, q, qd, t, a) == 0
+        assert _calls.compiled("crba1")(ib, fb, q, H) == 0
+        zero = np.zeros((0, model.NB + 1, 6))
+        assert np.array_equal(t, _calls.rnea(ib, fb, q[None], qd[None], qdd[None], zero)[0])
+        assert np.array_equal(a, _calls.aba(ib, fb, q[None], qd[None], t[None], zero)[0])
+        assert np.array_equal(np.tril(H), np.tril(_calls.crba(ib, fb, q[None])[0]))
+        assert np.allclose(a, qdd, rtol=1e-10, atol=1e-10)      # FD inverts ID
+        out = np.empty(model.nv)
+        assert _calls.compiled("rnea1")(ib, fb, q[:-1], qd, qdd, out) == 3
+        assert _calls.compiled("rnea1")(ib, fb, q, qd[:-1], qdd, out) == 3
+        assert _calls.compiled("aba1")(ib, fb, q, qd, np.zeros(model.nv + 1), out) == 3
+        assert _calls.compiled("crba1")(ib, fb, np.zeros(model.nq + 1), np.zeros((model.nv, model.nv))) == 3
+
+
+def test_inputs_the_entries_must_not_see_take_the_checking_path(arm):
+    """float32, big-endian, 0-d and 2-D arrays, subclasses and lists never reach an entry that trusts the
+    class, dtype and number of dimensions: they are converted (same numbers as the float64 call) or refused
+    by the checking path with its message."""
+    model = arm[0]
+    q, qd, qdd = _state(8, model.nv)
+    want = ud.inverse_dynamics(model, q, qd, qdd)
+    f32 = [x.astype(np.float32) for x in (q, qd, qdd)]
+    assert np.allclose(ud.inverse_dynamics(model, *f32), ud.inverse_dynamics(model, *[x.astype(float) for x in f32]),
+                       rtol=1e-14, atol=1e-14)
+    big = [x.astype(">f8") for x in (q, qd, qdd)]
+    assert np.array_equal(ud.inverse_dynamics(model, *big), want)
+    assert np.array_equal(ud.mass_matrix(model, big[0]), ud.mass_matrix(model, q))
+    assert np.array_equal(ud.forward_dynamics(model, *big), ud.forward_dynamics(model, q, qd, qdd))
+    rev = q[::-1].copy()[::-1]                                  # a negative-stride view: the fast path, 'A' layout
+    assert np.array_equal(ud.mass_matrix(model, rev), ud.mass_matrix(model, q))
+    with pytest.raises(ud.StateError, match="q must have shape"):
+        ud.inverse_dynamics(model, np.array(1.0), qd, qdd)
+    mixed = ud.inverse_dynamics(model, q[None], qd, qdd)          # a batch of one beside single states
+    assert mixed.shape == (1, model.nv) and np.array_equal(mixed[0], want)
+    with pytest.raises(ud.StateError, match="q must have shape"):
+        ud.mass_matrix(model, np.zeros(model.nv + 1))
+    with pytest.raises(ud.StateError, match="tau must have shape"):
+        ud.forward_dynamics(model, q, qd, np.zeros(model.nv - 1))
+    sub = [x.view(_Sub) for x in (q, qd, qdd)]
+    assert np.array_equal(ud.inverse_dynamics(model, *sub), want)
+
+
+class _Sub(np.ndarray):
+    """An ndarray subclass (not the class the fast path trusts)."""
+
+
+def test_a_model_beyond_the_stack_bound_equals_pinocchio():
+    """A chain of more than ``STACK_BODIES`` bodies takes the kernels' shells (heap work arrays) in a single
+    call: equal to Pinocchio."""
+    n = _calls.STACK_BODIES + 2
+    links = ['<link name="base"/>'] + [
+        f'<link name="l{i}"><inertial><origin xyz="0.05 0.01 0"/><mass value="0.3"/>'
+        f'<inertia ixx="0.001" iyy="0.002" izz="0.002" ixy="0" ixz="0" iyz="0"/></inertial></link>' for i in range(n)]
+    joints = [f'<joint name="j{i}" type="{"prismatic" if i % 7 == 3 else "revolute"}"><parent '
+              f'link="{"base" if i == 0 else f"l{i - 1}"}"/><child link="l{i}"/><origin xyz="0.1 0 0"/>'
+              f'<axis xyz="{i % 2} {1 - i % 2} 0"/><limit lower="-3" upper="3" effort="1" velocity="1"/></joint>'
+              for i in range(n)]
+    model = ud.load('<robot name="long">' + "".join(links + joints) + "</robot>")
+    assert model.NB + 1 > _calls.STACK_BODIES
+    pm = pin.buildModelFromXML(model.urdf_xml)
+    pd = pm.createData()
+    perm = [model.joint_index(pm.names[i]) for i in range(1, pm.njoints)]
+    q, qd, qdd = np.random.default_rng(2).uniform(-0.3, 0.3, (3, model.nv))
+    tau = ud.inverse_dynamics(model, q, qd, qdd)
+    tp = pin.rnea(pm, pd, q[perm], qd[perm], qdd[perm])
+    assert np.allclose(tau[perm], tp, rtol=1e-10, atol=1e-10 * np.abs(tp).max())
+    H = ud.mass_matrix(model, q)
+    Hp = pin.crba(pm, pd, q[perm])
+    Hp = np.triu(Hp) + np.triu(Hp, 1).T
+    assert np.allclose(H[np.ix_(perm, perm)], Hp, rtol=1e-10, atol=1e-10 * np.abs(Hp).max())
+    a = ud.forward_dynamics(model, q, qd, tau)
+    ap = pin.aba(pm, pd, q[perm], qd[perm], tau[perm])
+    assert np.allclose(a[perm], ap, rtol=1e-6, atol=1e-6 * np.abs(ap).max())
+
+
+def test_joint_pose_equals_scipy_rotations():
+    """``joints.joint_pose`` (written out in scalars, ``pose_into``) against scipy's rotations: a revolute
+    joint about random unit axes (rotation vector axis·q), FREE and BALL quaternions (x, y, z, w; normalised
+    first), PLANAR (x, y, θ about z), PRISMATIC (axis·q) and a sub-body (identity)."""
+    from scipy.spatial.transform import Rotation
+    from urdf_dyn.algorithms import joints as J
+    rng = np.random.default_rng(11)
+    for _ in range(200):
+        a = rng.normal(size=3)
+        a /= np.linalg.norm(a)
+        th = rng.uniform(-4, 4)
+        T = J.joint_pose(J.REVOLUTE, a, np.array([0.3, th]), 1)
+        assert np.allclose(T[:3, :3], Rotation.from_rotvec(a * th).as_matrix(), rtol=0, atol=4e-16 * 8)
+        assert np.array_equal(T[3], [0, 0, 0, 1]) and np.array_equal(T[:3, 3], np.zeros(3))
+        quat = rng.normal(size=4) * 2.0
+        p = rng.normal(size=3)
+        T = J.joint_pose(J.FREE, a, np.r_[9.0, p, quat], 1)
+        assert np.allclose(T[:3, :3], Rotation.from_quat(quat).as_matrix(), rtol=0, atol=1e-15)
+        assert np.array_equal(T[:3, 3], p)
+        T = J.joint_pose(J.BALL, a, quat, 0)
+        assert np.allclose(T[:3, :3], Rotation.from_quat(quat).as_matrix(), rtol=0, atol=1e-15)
+        T = J.joint_pose(J.PLANAR, a, np.r_[p[:2], th], 0)
+        assert np.allclose(T[:3, :3], Rotation.from_euler("z", th).as_matrix(), rtol=0, atol=1e-15)
+        assert np.array_equal(T[:3, 3], [p[0], p[1], 0.0])
+        T = J.joint_pose(J.PRISMATIC, a, np.array([th]), 0)
+        assert np.array_equal(T[:3, :3], np.eye(3)) and np.array_equal(T[:3, 3], a * th)
+        assert np.array_equal(J.joint_pose(J.SUB_R, a, np.zeros(1), -1), np.eye(4))

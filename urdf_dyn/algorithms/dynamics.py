@@ -28,9 +28,10 @@ __all__ = ["inverse_dynamics", "mass_matrix", "bias_force", "gravity_torques", "
 _F8 = np.dtype(np.float64)
 _ND = np.ndarray
 
-# One plain state (float64 ndarrays of shapes (nq,) and (nv,), any strides) goes straight to the compiled
-# single-state entry with the model's packed arrays (``Model.kernel_single``); the entry checks
-# finiteness itself and returns a nonzero status when something is not finite; the general path then explains.
+# One plain state (1-D float64 ndarrays, any strides) goes straight to the compiled single-state entry with
+# the model's packed arrays (``Model.kernel_single``): the class, dtype and number of dimensions are what the
+# entry (which unboxes without typing) trusts, so they are checked here; the entry checks the sizes (nq, nv)
+# and finiteness itself and returns a nonzero status when something is wrong; the general path then explains.
 # Everything else (lists, other dtypes or shapes, batches, f_ext) takes the general, checking path.
 
 
@@ -68,9 +69,9 @@ def inverse_dynamics(model, q, qd, qdd, f_ext=None):
 
     Raises StateError for arrays of the wrong shape or with NaN/inf."""
     if f_ext is None:
-        sq, sv, _, ib, fb = model.kernel_single
-        if (q.__class__ is _ND and qd.__class__ is _ND and qdd.__class__ is _ND and q.dtype is _F8
-                and qd.dtype is _F8 and qdd.dtype is _F8 and q.shape == sq and qd.shape == sv and qdd.shape == sv):
+        _, sv, _, ib, fb = model.kernel_single
+        if (q.__class__ is qd.__class__ is qdd.__class__ is _ND and q.dtype is qd.dtype is qdd.dtype is _F8
+                and q.ndim == qd.ndim == qdd.ndim == 1):
             tau = np.empty(sv)
             if K.rnea1(ib, fb, q, qd, qdd, tau) == 0:
                 return tau
@@ -96,8 +97,8 @@ def gravity_torques(model, q):
 def mass_matrix(model, q):
     """Joint-space inertia matrix H(q), (nv, nv) or (N, nv, nv) [kg m² | kg]: CRBA, RBDA Table 6.2.
     Symmetric positive definite for a model whose every body has positive mass or inertia."""
-    sq, _, sH, ib, fb = model.kernel_single
-    if q.__class__ is _ND and q.dtype is _F8 and q.shape == sq:
+    _, _, sH, ib, fb = model.kernel_single
+    if q.__class__ is _ND and q.dtype is _F8 and q.ndim == 1:
         H = np.zeros(sH)
         if K.crba1(ib, fb, q, H) == 0:
             return H
@@ -120,9 +121,9 @@ def forward_dynamics(model, q, qd, tau, f_ext=None, algorithm="aba"):
     Raises StateError for bad arrays; ValueError for an unknown algorithm; np.linalg.LinAlgError if H is not
     positive definite (a body without mass and inertia at the end of a chain)."""
     if f_ext is None and algorithm == "aba":
-        sq, sv, _, ib, fb = model.kernel_single
-        if (q.__class__ is _ND and qd.__class__ is _ND and tau.__class__ is _ND and q.dtype is _F8
-                and qd.dtype is _F8 and tau.dtype is _F8 and q.shape == sq and qd.shape == sv and tau.shape == sv):
+        _, sv, _, ib, fb = model.kernel_single
+        if (q.__class__ is qd.__class__ is tau.__class__ is _ND and q.dtype is qd.dtype is tau.dtype is _F8
+                and q.ndim == qd.ndim == tau.ndim == 1):
             qdd = np.empty(sv)
             try:
                 if K.aba1(ib, fb, q, qd, tau, qdd) == 0:
