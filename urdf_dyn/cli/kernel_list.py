@@ -8,64 +8,61 @@ __all__ = ["GROUPS"]
 #   its own compile seconds when recorded (without its callees')];
 # a type: a scalar's name, "dtype ndim layout[ ro]" for an array (ro: read-only), a list for a tuple
 GROUPS = [
-    (1.38, [
-        ['urdf_dyn.algorithms.joints', 'q_indices', ['int64 1 C ro'], ['urdf_dyn.algorithms.joints.nq_of'], 0.61],
+    (0.39, [
+        ['urdf_dyn.algorithms.joints', 'q_indices', ['int64 1 C ro'], ['urdf_dyn.algorithms.joints.nq_of'], 0.16],
     ]),
-    (6.81, [
-        ['urdf_dyn.algorithms.joints', 'quat_to_matrix', ['float64', 'float64', 'float64', 'float64'], ['urdf_dyn.algorithms.joints.quat_entries'], 0.7],
-        ['urdf_dyn.algorithms.joints', 'joint_pose', ['int64', 'float64 1 C ro', 'float64 1 C', 'int64'], ['urdf_dyn.algorithms.joints._put3', 'urdf_dyn.algorithms.joints.quat_to_matrix'], 1.45],
-        ['urdf_dyn.algorithms._kernels', 'body_poses', ['int64 1 C ro', 'int64 1 C ro', 'float64 2 C ro', 'float64 3 C ro', 'float64 2 C', 'float64 4 C'], ['urdf_dyn.algorithms.joints.joint_pose', 'urdf_dyn.algorithms.joints.q_indices'], 1.58],
+    (1.02, [
+        ['urdf_dyn.algorithms._kernels', 'body_poses', ['int64 1 C ro', 'int64 1 C ro', 'float64 2 C ro', 'float64 3 C ro', 'float64 2 C', 'float64 4 C'], ['urdf_dyn.algorithms.joints.pose_into', 'urdf_dyn.algorithms.joints.q_indices', 'urdf_dyn.algorithms.joints.quat_entries'], 1.0],
     ]),
-    (29.72, [
-        ['urdf_dyn.algorithms._kernels', 'split_tree', ['float64 3 C ro'], ['urdf_dyn.algorithms._kernels.plux_er'], 3.23],
-        ['urdf_dyn.constraints._kernels', 'loop_work', ['int64', 'int64'], [], 1.41],
-        ['urdf_dyn.constraints._kernels', '_log3', ['float64 2 C', 'float64 1 C'], [], 0.53],
-        ['urdf_dyn.constraints._kernels', 'loop_geometry', ['int64 1 C ro', 'int64 1 C ro', 'float64 2 C ro', 'float64 3 C', 'float64 2 C', 'float64 1 C', 'int64 1 C ro', 'int64 1 C ro', 'float64 3 C ro', 'float64 3 C ro', 'float64 2 C ro', 'int64 1 C ro', 'int64 1 C ro', 'float64 2 C ro', ['float64 3 C', 'float64 2 C', 'float64 3 C', 'float64 2 C', 'float64 2 C', 'float64 2 C', 'float64 2 C', 'float64 2 C', 'float64 2 C', 'bool 1 C', 'int64 1 C', 'float64 2 C', 'float64 3 C', 'float64 2 C', 'float64 2 C'], 'float64 2 C', 'float64 1 C'], ['urdf_dyn.algorithms._kernels.plux_er', 'urdf_dyn.algorithms._kernels.xup', 'urdf_dyn.algorithms.joints.is_sub', 'urdf_dyn.algorithms.joints.nq_of', 'urdf_dyn.algorithms.joints.quat_entries', 'urdf_dyn.algorithms.joints.write_subspace', 'urdf_dyn.constraints._kernels._compose', 'urdf_dyn.constraints._kernels._inv_motion', 'urdf_dyn.constraints._kernels._log3'], 17.18],
-        ['urdf_dyn.constraints._kernels', 'loop_velocity', ['int64 1 C ro', 'float64 1 C', 'int64 1 C ro', 'int64 1 C ro', 'int64 1 C ro', ['float64 3 C', 'float64 2 C', 'float64 3 C', 'float64 2 C', 'float64 2 C', 'float64 2 C', 'float64 2 C', 'float64 2 C', 'float64 2 C', 'bool 1 C', 'int64 1 C', 'float64 2 C', 'float64 3 C', 'float64 2 C', 'float64 2 C'], 'float64 1 C', 'float64 1 C'], ['urdf_dyn.algorithms._kernels.crm_mul', 'urdf_dyn.algorithms._kernels.group_base', 'urdf_dyn.algorithms.joints.is_sub'], 3.82],
-        ['urdf_dyn.constraints._kernels', 'loop_terms', ['int64 1 C ro', 'int64 1 C ro', 'float64 2 C ro', 'float64 3 C ro', 'float64 1 C', 'float64 1 C', 'int64 1 C ro', 'int64 1 C ro', 'float64 3 C ro', 'float64 3 C ro', 'float64 2 C ro', 'int64 1 C ro', 'int64 1 C ro', 'float64 2 C ro', 'float64 2 C', 'float64 1 C', 'float64 1 C', 'float64 1 C'], ['urdf_dyn.algorithms._kernels.split_tree', 'urdf_dyn.constraints._kernels.loop_geometry', 'urdf_dyn.constraints._kernels.loop_velocity', 'urdf_dyn.constraints._kernels.loop_work'], 1.54],
+    (8.10, [
+        ['urdf_dyn.algorithms._kernels', 'split_tree', ['float64 3 C ro'], ['urdf_dyn.algorithms._kernels.plux_er'], 0.69],
+        ['urdf_dyn.constraints._kernels', 'loop_work', ['int64', 'int64'], [], 0.4],
+        ['urdf_dyn.constraints._kernels', '_log3', ['float64 2 C', 'float64 1 C'], [], 0.21],
+        ['urdf_dyn.constraints._kernels', 'loop_geometry', ['int64 1 C ro', 'int64 1 C ro', 'float64 2 C ro', 'float64 3 C', 'float64 2 C', 'float64 1 C', 'int64 1 C ro', 'int64 1 C ro', 'float64 3 C ro', 'float64 3 C ro', 'float64 2 C ro', 'int64 1 C ro', 'int64 1 C ro', 'float64 2 C ro', ['float64 3 C', 'float64 2 C', 'float64 3 C', 'float64 2 C', 'float64 2 C', 'float64 2 C', 'float64 2 C', 'float64 2 C', 'float64 2 C', 'bool 1 C', 'int64 1 C', 'float64 2 C', 'float64 3 C', 'float64 2 C', 'float64 2 C'], 'float64 2 C', 'float64 1 C'], ['urdf_dyn.algorithms._kernels.plux_er', 'urdf_dyn.algorithms._kernels.xup', 'urdf_dyn.algorithms._kernels.xup_packed', 'urdf_dyn.algorithms.joints.is_sub', 'urdf_dyn.algorithms.joints.nq_of', 'urdf_dyn.algorithms.joints.quat_entries', 'urdf_dyn.algorithms.joints.write_subspace', 'urdf_dyn.constraints._kernels._compose', 'urdf_dyn.constraints._kernels._inv_motion', 'urdf_dyn.constraints._kernels._log3'], 4.78],
+        ['urdf_dyn.constraints._kernels', 'loop_velocity', ['int64 1 C ro', 'float64 1 C', 'int64 1 C ro', 'int64 1 C ro', 'int64 1 C ro', ['float64 3 C', 'float64 2 C', 'float64 3 C', 'float64 2 C', 'float64 2 C', 'float64 2 C', 'float64 2 C', 'float64 2 C', 'float64 2 C', 'bool 1 C', 'int64 1 C', 'float64 2 C', 'float64 3 C', 'float64 2 C', 'float64 2 C'], 'float64 1 C', 'float64 1 C'], ['urdf_dyn.algorithms._kernels.crm_mul', 'urdf_dyn.algorithms._kernels.group_base', 'urdf_dyn.algorithms.joints.is_sub'], 1.01],
+        ['urdf_dyn.constraints._kernels', 'loop_terms', ['int64 1 C ro', 'int64 1 C ro', 'float64 2 C ro', 'float64 3 C ro', 'float64 1 C', 'float64 1 C', 'int64 1 C ro', 'int64 1 C ro', 'float64 3 C ro', 'float64 3 C ro', 'float64 2 C ro', 'int64 1 C ro', 'int64 1 C ro', 'float64 2 C ro', 'float64 2 C', 'float64 1 C', 'float64 1 C', 'float64 1 C'], ['urdf_dyn.algorithms._kernels.split_tree', 'urdf_dyn.constraints._kernels.loop_geometry', 'urdf_dyn.constraints._kernels.loop_velocity', 'urdf_dyn.constraints._kernels.loop_work'], 0.54],
     ]),
-    (14.87, [
-        ['urdf_dyn.constraints._path', '_predict', ['float64 1 C', 'float64 2 C', 'float64 2 C', 'float64 2 C', 'int64', 'float64 1 C'], [], 1.23],
-        ['urdf_dyn.constraints._linalg', '_cp_lu', ['float64 2 C', 'bool 1 C', 'float64', 'int64 1 C', 'int64 1 C', 'int64 1 C'], [], 0.86],
-        ['urdf_dyn.constraints._linalg', '_choose_given', ['float64 2 C', 'int64 1 C', 'float64', 'int64 1 C'], ['urdf_dyn.constraints._linalg._cp_lu'], 0.93],
-        ['urdf_dyn.constraints._linalg', '_complement', ['int64 1 C', 'int64'], [], 0.42],
-        ['urdf_dyn.constraints._linalg', '_lu', ['float64 2 C', 'int64 1 C'], [], 1.0],
-        ['urdf_dyn.constraints._linalg', '_lu_solve', ['float64 2 C', 'int64 1 C', 'float64 1 C', 'float64 1 C'], [], 1.21],
-        ['urdf_dyn.constraints._linalg', '_lu_solve_cols', ['float64 2 C', 'float64 2 C', 'int64'], [], 0.4],
-        ['urdf_dyn.constraints._linalg', '_explicit', ['float64 2 C', 'float64 1 C', 'int64 1 C', 'int64 1 C', 'int64 1 C', 'int64 1 C', 'float64', 'float64 2 C', 'float64 1 C', 'float64 2 C', 'int64 1 C', 'float64 2 C', 'float64'], ['urdf_dyn.constraints._linalg._lu', 'urdf_dyn.constraints._linalg._lu_solve_cols'], 2.28],
-        ['urdf_dyn.constraints._path', 'motion_path', ['int64 1 C ro', 'int64 1 C ro', 'float64 2 C ro', 'float64 3 C ro', 'int64 1 C ro', 'int64 1 C ro', 'float64 3 C ro', 'float64 3 C ro', 'float64 2 C ro', 'int64 1 C ro', 'int64 1 C ro', 'float64 2 C ro', 'int64 1 C', 'int64 1 C', 'float64 1 C', 'float64 2 C', 'float64 2 C', 'float64 2 C', 'float64 1 C', 'float64', 'float64', 'int64', 'float64', 'float64 2 C', 'float64 2 C', 'float64 2 C', 'int64 1 C'], ['urdf_dyn.algorithms._kernels.split_tree', 'urdf_dyn.constraints._kernels.loop_geometry', 'urdf_dyn.constraints._kernels.loop_velocity', 'urdf_dyn.constraints._kernels.loop_work', 'urdf_dyn.constraints._linalg._choose_given', 'urdf_dyn.constraints._linalg._complement', 'urdf_dyn.constraints._linalg._explicit', 'urdf_dyn.constraints._linalg._lu', 'urdf_dyn.constraints._linalg._lu_solve', 'urdf_dyn.constraints._path._predict'], 5.1],
+    (5.56, [
+        ['urdf_dyn.constraints._path', '_predict', ['float64 1 C', 'float64 2 C', 'float64 2 C', 'float64 2 C', 'int64', 'float64 1 C'], [], 0.2],
+        ['urdf_dyn.constraints._linalg', '_cp_lu', ['float64 2 C', 'bool 1 C', 'float64', 'int64 1 C', 'int64 1 C', 'int64 1 C'], [], 0.6],
+        ['urdf_dyn.constraints._linalg', '_choose_given', ['float64 2 C', 'int64 1 C', 'float64', 'int64 1 C'], ['urdf_dyn.constraints._linalg._cp_lu'], 0.29],
+        ['urdf_dyn.constraints._linalg', '_complement', ['int64 1 C', 'int64'], [], 0.13],
+        ['urdf_dyn.constraints._linalg', '_lu', ['float64 2 C', 'int64 1 C'], [], 0.26],
+        ['urdf_dyn.constraints._linalg', '_lu_solve', ['float64 2 C', 'int64 1 C', 'float64 1 C', 'float64 1 C'], [], 0.34],
+        ['urdf_dyn.constraints._linalg', '_lu_solve_cols', ['float64 2 C', 'float64 2 C', 'int64'], [], 0.26],
+        ['urdf_dyn.constraints._linalg', '_explicit', ['float64 2 C', 'float64 1 C', 'int64 1 C', 'int64 1 C', 'int64 1 C', 'int64 1 C', 'float64', 'float64 2 C', 'float64 1 C', 'float64 2 C', 'int64 1 C', 'float64 2 C', 'float64'], ['urdf_dyn.constraints._linalg._lu', 'urdf_dyn.constraints._linalg._lu_solve_cols'], 0.65],
+        ['urdf_dyn.constraints._path', 'motion_path', ['int64 1 C ro', 'int64 1 C ro', 'float64 2 C ro', 'float64 3 C ro', 'int64 1 C ro', 'int64 1 C ro', 'float64 3 C ro', 'float64 3 C ro', 'float64 2 C ro', 'int64 1 C ro', 'int64 1 C ro', 'float64 2 C ro', 'int64 1 C', 'int64 1 C', 'float64 1 C', 'float64 2 C', 'float64 2 C', 'float64 2 C', 'float64 1 C', 'float64', 'float64', 'int64', 'float64', 'float64 2 C', 'float64 2 C', 'float64 2 C', 'int64 1 C'], ['urdf_dyn.algorithms._kernels.split_tree', 'urdf_dyn.constraints._kernels.loop_geometry', 'urdf_dyn.constraints._kernels.loop_velocity', 'urdf_dyn.constraints._kernels.loop_work', 'urdf_dyn.constraints._linalg._choose_given', 'urdf_dyn.constraints._linalg._complement', 'urdf_dyn.constraints._linalg._explicit', 'urdf_dyn.constraints._linalg._lu', 'urdf_dyn.constraints._linalg._lu_solve', 'urdf_dyn.constraints._path._predict'], 2.11],
     ]),
-    (0.27, [
-        ['urdf_dyn.algorithms.joints', 'motion_subspace', ['int64', 'float64 1 C ro'], ['urdf_dyn.algorithms.joints.write_subspace'], 0.27],
+    (5.04, [
+        ['urdf_dyn.algorithms._kernels', '_xmv', ['float64 2 C', 'float64 1 C', 'float64 1 C', 'float64 1 C'], [], 0.15],
+        ['urdf_dyn.algorithms._kernels', '_Imul_rb', ['float64', 'float64 1 C ro', 'float64 2 C ro', 'float64 1 C', 'float64 1 C'], [], 0.18],
+        ['urdf_dyn.algorithms._kernels', '_crf_mul', ['float64 1 C', 'float64 1 C', 'float64 1 C'], [], 0.19],
+        ['urdf_dyn.algorithms._kernels', '_rot6', ['float64 2 C ro', 'float64 1 C ro', 'float64 1 C'], [], 0.34],
+        ['urdf_dyn.algorithms._kernels', '_sdot', ['int64', 'float64 1 C ro', 'float64 1 C'], [], 0.11],
+        ['urdf_dyn.algorithms._kernels', '_xtf_add', ['float64 2 C', 'float64 1 C', 'float64 1 C', 'float64 1 C'], [], 0.25],
+        ['urdf_dyn.algorithms._kernels', '_rnea_p_w', ['int64 1 C ro', 'float64 1 C ro', 'float64 2 C', 'float64 2 C', 'float64 2 C', 'float64 3 C ro', 'float64 2 C', 'int64', 'int64', 'float64 3 C', 'float64 2 C', 'float64 2 C', 'float64 2 C', 'float64 2 C', 'float64 2 C', 'float64 1 C', 'float64 1 C', 'float64 1 C'], ['urdf_dyn.algorithms._kernels._Imul_rb', 'urdf_dyn.algorithms._kernels._crf_mul', 'urdf_dyn.algorithms._kernels._rot6', 'urdf_dyn.algorithms._kernels._sdot', 'urdf_dyn.algorithms._kernels._unpack', 'urdf_dyn.algorithms._kernels._xmv', 'urdf_dyn.algorithms._kernels._xtf_add', 'urdf_dyn.algorithms._kernels.crm_mul', 'urdf_dyn.algorithms._kernels.group_base', 'urdf_dyn.algorithms._kernels.xup_packed', 'urdf_dyn.algorithms.joints.is_sub', 'urdf_dyn.algorithms.joints.quat_entries'], 3.53],
+        ['urdf_dyn.algorithms._kernels', 'rnea_packed', ['int64 1 C ro', 'float64 1 C ro', 'float64 2 C', 'float64 2 C', 'float64 2 C', 'float64 3 C ro', 'float64 2 C', 'int64', 'int64'], ['urdf_dyn.algorithms._kernels._rnea_p_w'], 0.26],
     ]),
-    (22.44, [
-        ['urdf_dyn.algorithms._kernels', '_rnea_p_w', ['int64 1 C ro', 'float64 1 C ro', 'float64 2 C', 'float64 2 C', 'float64 2 C', 'float64 3 C ro', 'float64 2 C', 'int64', 'int64', 'float64 3 C', 'float64 2 C', 'float64 2 C', 'float64 2 C', 'float64 2 C', 'float64 2 C', 'float64 1 C', 'float64 1 C', 'float64 1 C', 'float64 1 C', 'float64 1 C'], ['urdf_dyn.algorithms._kernels._Imul_rb', 'urdf_dyn.algorithms._kernels._crf_mul', 'urdf_dyn.algorithms._kernels._cross', 'urdf_dyn.algorithms._kernels._mtv', 'urdf_dyn.algorithms._kernels._mv', 'urdf_dyn.algorithms._kernels._rot6', 'urdf_dyn.algorithms._kernels._sdot', 'urdf_dyn.algorithms._kernels._unpack', 'urdf_dyn.algorithms._kernels._xmv', 'urdf_dyn.algorithms._kernels._xtf_add', 'urdf_dyn.algorithms._kernels.crm_mul', 'urdf_dyn.algorithms._kernels.xup', 'urdf_dyn.algorithms.joints.is_sub', 'urdf_dyn.algorithms.joints.quat_entries'], 21.35],
-        ['urdf_dyn.algorithms._kernels', 'rnea_packed', ['int64 1 C ro', 'float64 1 C ro', 'float64 2 C', 'float64 2 C', 'float64 2 C', 'float64 3 C ro', 'float64 2 C', 'int64', 'int64'], ['urdf_dyn.algorithms._kernels._rnea_p_w'], 1.02],
+    (9.51, [
+        ['urdf_dyn.constraints._sample', 'actuation_work', ['int64', 'int64', 'int64', 'int64'], [], 0.16],
+        ['urdf_dyn.constraints._sample', '_f2', ['float64 1 C', 'int64 1 C', 'int64', 'int64', 'int64'], [], 0.15],
+        ['urdf_dyn.constraints._sample', '_f1', ['float64 1 C', 'int64 1 C', 'int64', 'int64'], [], 0.03],
+        ['urdf_dyn.constraints._sample', '_i1', ['int64 1 C', 'int64', 'int64'], [], 0.03],
+        ['urdf_dyn.constraints._kernels', '_chol', ['float64 2 C', 'float64 2 C'], [], 0.13],
+        ['urdf_dyn.constraints._linalg', '_chol_ratio', ['float64 2 C', 'float64 2 C'], ['urdf_dyn.constraints._kernels._chol'], 0.12],
+        ['urdf_dyn.constraints._kernels', '_chol_solve', ['float64 2 C', 'float64 1 C'], ['urdf_dyn.constraints._kernels._bwd', 'urdf_dyn.constraints._kernels._fwd'], 0.15],
+        ['urdf_dyn.constraints._linalg', '_forces', ['float64 2 C', 'float64 1 C', 'float64 1 C', 'float64 1 C', 'float64 2 C', 'float64 2 C', 'float64 2 C', 'float64 1 C', 'int64 1 C'], ['urdf_dyn.constraints._kernels._chol_solve', 'urdf_dyn.constraints._linalg._chol_ratio', 'urdf_dyn.constraints._linalg._lu', 'urdf_dyn.constraints._linalg._lu_solve'], 0.73],
+        ['urdf_dyn.constraints._linalg', '_lu_solve_t', ['float64 2 C', 'int64 1 C', 'float64 1 C', 'float64 1 C'], [], 0.51],
+        ['urdf_dyn.constraints._linalg', '_loop_lambda', ['float64 2 C', 'int64 1 C', 'int64 1 C', 'int64 1 C', 'float64 1 C', 'float64 1 C', 'float64 2 C', 'int64 1 C', 'float64 2 C', 'float64 2 C', 'float64 2 C', 'float64 2 C', 'float64 1 C', 'float64 1 C', 'int64 1 C'], ['urdf_dyn.constraints._kernels._chol_solve', 'urdf_dyn.constraints._linalg._chol_ratio', 'urdf_dyn.constraints._linalg._lu_solve_t'], 1.18],
+        ['urdf_dyn.constraints._sample', 'set_size', ['int64 1 C'], [], 0.02],
+        ['urdf_dyn.constraints._sample', 'explicit_G', ['float64 1 C', 'int64 1 C', 'int64'], ['urdf_dyn.constraints._sample._f2'], 0.09],
+        ['urdf_dyn.constraints._sample', 'iw_rank', ['int64 1 C'], [], 0.02],
+        ['urdf_dyn.constraints._path', '_actuation_samples', ['int64 1 C ro', 'int64 1 C ro', 'float64 2 C ro', 'float64 3 C ro', 'int64 1 C ro', 'int64 1 C ro', 'float64 3 C ro', 'float64 3 C ro', 'float64 2 C ro', 'int64 1 C ro', 'int64 1 C ro', 'float64 2 C ro', 'int64', 'int64 1 C', 'float64 2 C', 'float64 2 C', 'float64 2 C', 'float64 2 C ro', 'bool 1 C', 'float64 1 C', 'float64', 'bool', 'float64', 'float64 2 C', 'float64 2 C', 'float64 2 C', 'float64 2 C', 'int64 1 C', 'float64 3 C', 'int64 1 C', 'int64 1 C'], ['urdf_dyn.algorithms._kernels.split_tree', 'urdf_dyn.constraints._kernels.loop_geometry', 'urdf_dyn.constraints._kernels.loop_velocity', 'urdf_dyn.constraints._kernels.loop_work', 'urdf_dyn.constraints._linalg._cp_lu', 'urdf_dyn.constraints._linalg._explicit', 'urdf_dyn.constraints._linalg._forces', 'urdf_dyn.constraints._linalg._loop_lambda', 'urdf_dyn.constraints._sample._f1', 'urdf_dyn.constraints._sample._f2', 'urdf_dyn.constraints._sample._i1', 'urdf_dyn.constraints._sample.actuate', 'urdf_dyn.constraints._sample.actuation_work', 'urdf_dyn.constraints._sample.explicit_G', 'urdf_dyn.constraints._sample.explicit_kept', 'urdf_dyn.constraints._sample.iw_rank', 'urdf_dyn.constraints._sample.set_size'], 6.02],
     ]),
-    (27.87, [
-        ['urdf_dyn.constraints._sample', 'actuation_work', ['int64', 'int64', 'int64', 'int64'], [], 1.71],
-        ['urdf_dyn.constraints._sample', '_f2', ['float64 1 C', 'int64 1 C', 'int64', 'int64', 'int64'], [], 0.18],
-        ['urdf_dyn.constraints._sample', '_f1', ['float64 1 C', 'int64 1 C', 'int64', 'int64'], [], 0.08],
-        ['urdf_dyn.constraints._sample', '_i1', ['int64 1 C', 'int64', 'int64'], [], 0.09],
-        ['urdf_dyn.constraints._kernels', '_chol', ['float64 2 C', 'float64 2 C'], [], 0.43],
-        ['urdf_dyn.constraints._linalg', '_chol_ratio', ['float64 2 C', 'float64 2 C'], ['urdf_dyn.constraints._kernels._chol'], 1.31],
-        ['urdf_dyn.constraints._kernels', '_chol_solve', ['float64 2 C', 'float64 1 C'], ['urdf_dyn.constraints._kernels._bwd', 'urdf_dyn.constraints._kernels._fwd'], 0.48],
-        ['urdf_dyn.constraints._linalg', '_forces', ['float64 2 C', 'float64 1 C', 'float64 1 C', 'float64 1 C', 'float64 2 C', 'float64 2 C', 'float64 2 C', 'float64 1 C', 'int64 1 C'], ['urdf_dyn.constraints._kernels._chol_solve', 'urdf_dyn.constraints._linalg._chol_ratio', 'urdf_dyn.constraints._linalg._lu', 'urdf_dyn.constraints._linalg._lu_solve'], 1.85],
-        ['urdf_dyn.constraints._linalg', '_lu_solve_t', ['float64 2 C', 'int64 1 C', 'float64 1 C', 'float64 1 C'], [], 0.37],
-        ['urdf_dyn.constraints._linalg', '_loop_lambda', ['float64 2 C', 'int64 1 C', 'int64 1 C', 'int64 1 C', 'float64 1 C', 'float64 1 C', 'float64 2 C', 'int64 1 C', 'float64 2 C', 'float64 2 C', 'float64 2 C', 'float64 2 C', 'float64 1 C', 'float64 1 C', 'int64 1 C'], ['urdf_dyn.constraints._kernels._chol_solve', 'urdf_dyn.constraints._linalg._chol_ratio', 'urdf_dyn.constraints._linalg._lu_solve_t'], 3.26],
-        ['urdf_dyn.constraints._sample', 'actuate', ['int64 1 C ro', 'int64 1 C ro', 'float64 2 C ro', 'float64 3 C', 'float64 2 C', 'int64 1 C ro', 'int64 1 C ro', 'float64 3 C ro', 'float64 3 C ro', 'float64 2 C ro', 'int64 1 C ro', 'int64 1 C ro', 'float64 2 C ro', 'int64', 'int64 1 C', 'float64 1 C', 'float64 1 C', 'float64 1 C', 'float64 1 C', 'bool 1 C', 'float64 1 C', 'float64', 'bool', 'float64', ['float64 3 C', 'float64 2 C', 'float64 3 C', 'float64 2 C', 'float64 2 C', 'float64 2 C', 'float64 2 C', 'float64 2 C', 'float64 2 C', 'bool 1 C', 'int64 1 C', 'float64 2 C', 'float64 3 C', 'float64 2 C', 'float64 2 C'], 'float64 1 C', 'int64 1 C', 'float64 1 C', 'float64 1 C', 'float64 1 C'], ['urdf_dyn.constraints._kernels.loop_geometry', 'urdf_dyn.constraints._kernels.loop_velocity', 'urdf_dyn.constraints._linalg._cp_lu', 'urdf_dyn.constraints._linalg._explicit', 'urdf_dyn.constraints._linalg._forces', 'urdf_dyn.constraints._linalg._loop_lambda', 'urdf_dyn.constraints._sample._f1', 'urdf_dyn.constraints._sample._f2', 'urdf_dyn.constraints._sample._i1', 'urdf_dyn.constraints._sample.explicit_kept'], 8.65],
-        ['urdf_dyn.constraints._sample', 'set_size', ['int64 1 C'], [], 0.04],
-        ['urdf_dyn.constraints._sample', 'explicit_G', ['float64 1 C', 'int64 1 C', 'int64'], ['urdf_dyn.constraints._sample._f2'], 0.25],
-        ['urdf_dyn.constraints._sample', 'iw_rank', ['int64 1 C'], [], 0.06],
-        ['urdf_dyn.constraints._path', '_actuation_samples', ['int64 1 C ro', 'int64 1 C ro', 'float64 2 C ro', 'float64 3 C ro', 'int64 1 C ro', 'int64 1 C ro', 'float64 3 C ro', 'float64 3 C ro', 'float64 2 C ro', 'int64 1 C ro', 'int64 1 C ro', 'float64 2 C ro', 'int64', 'int64 1 C', 'float64 2 C', 'float64 2 C', 'float64 2 C', 'float64 2 C ro', 'bool 1 C', 'float64 1 C', 'float64', 'bool', 'float64', 'float64 2 C', 'float64 2 C', 'float64 2 C', 'float64 2 C', 'int64 1 C', 'float64 3 C', 'int64 1 C', 'int64 1 C'], ['urdf_dyn.algorithms._kernels.split_tree', 'urdf_dyn.constraints._kernels.loop_work', 'urdf_dyn.constraints._sample.actuate', 'urdf_dyn.constraints._sample.actuation_work', 'urdf_dyn.constraints._sample.explicit_G', 'urdf_dyn.constraints._sample.iw_rank', 'urdf_dyn.constraints._sample.set_size'], 8.56],
+    (0.19, [
+        ['urdf_dyn.algorithms.joints', 'motion_subspace', ['int64', 'float64 1 C ro'], ['urdf_dyn.algorithms.joints.write_subspace'], 0.19],
     ]),
-    (8.28, [
-        ['urdf_dyn.algorithms._calls', '_finite', ['float64 1 A'], [], 0.12],
-        ['urdf_dyn.algorithms._kernels', '_crba_p_w', ['int64 1 C', 'float64 1 C', 'float64 2 A', 'float64 3 C', 'int64', 'int64', 'float64 3 C', 'float64 2 C', 'float64 1 C'], ['urdf_dyn.algorithms._kernels._unpack', 'urdf_dyn.algorithms._kernels.xup', 'urdf_dyn.algorithms.joints.quat_entries'], 6.94],
-        ['urdf_dyn.algorithms._kernels', 'crba_packed', ['int64 1 C', 'float64 1 C', 'float64 2 A', 'float64 3 C', 'int64', 'int64'], ['urdf_dyn.algorithms._kernels._crba_p_w'], 0.59],
-        ['urdf_dyn.algorithms._calls', '_crba1', ['int64 1 C', 'float64 1 C', 'float64 1 A', 'float64 2 C'], ['urdf_dyn.algorithms._calls._finite', 'urdf_dyn.algorithms._kernels.crba_packed'], 0.64],
-    ]),
-    (2.63, [
-        ['urdf_dyn_viewer.gif', '_bgra_indices', ['uint8 3 C', 'uint8 1 C', 'uint8 2 C'], [], 2.63],
+    (0.12, [
+        ['urdf_dyn_viewer.gif', '_bgra_indices', ['uint8 3 C', 'uint8 1 C', 'uint8 2 C'], [], 0.12],
     ]),
 ]
