@@ -152,14 +152,32 @@ def test_the_first_submitted_error_is_raised_when_the_caller_draws(tmp_path, mon
     assert not w.parallel
 
 
-def test_the_caller_draws_only_below_one_load_per_core(monkeypatch):
+def test_the_caller_draws_only_with_a_core_idle_now(monkeypatch):
+    """Measured now (cores idle over 0.05 s), not from the 1-minute load average, which still counts a first
+    run's ended compile workers; the load average only where the idle cores cannot be measured."""
     import os
+    from urdf_dyn import cores
     from urdf_dyn.reports import plotting
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(os, "getloadavg", lambda: (2.7, 2.7, 2.7))             # the job's own minute
+    monkeypatch.setattr(cores, "idle_cores", lambda interval=0.2: 0.95)
+    assert plotting.caller_may_draw()
+    monkeypatch.setattr(cores, "idle_cores", lambda interval=0.2: 0.2)        # its GIF and recording at work
+    assert not plotting.caller_may_draw()
+    monkeypatch.setattr(cores, "idle_cores", lambda interval=0.2: None)       # no /proc/stat: the load average
+    assert not plotting.caller_may_draw()
     monkeypatch.setattr(os, "getloadavg", lambda: (1.8, 1.0, 1.0))
     assert plotting.caller_may_draw()
-    monkeypatch.setattr(os, "getloadavg", lambda: (2.7, 1.0, 1.0))
-    assert not plotting.caller_may_draw()
     monkeypatch.setattr(plotting, "CALLER_DRAWS", False)
-    monkeypatch.setattr(os, "getloadavg", lambda: (0.1, 0.1, 0.1))
+    monkeypatch.setattr(cores, "idle_cores", lambda interval=0.2: 2.0)
     assert not plotting.caller_may_draw()
+
+
+def test_idle_cores_reads_the_machine_now():
+    """Between 0 and the machine's cores, or None where there is no /proc/stat."""
+    import os
+    from urdf_dyn.cores import idle_cores
+    idle = idle_cores(0.05)
+    if idle is None:
+        pytest.skip("no /proc/stat on this system")
+    assert 0.0 <= idle <= (os.cpu_count() or 1) + 1e-9

@@ -308,19 +308,9 @@ def _mode() -> str:
 
 
 def _idle_cores(interval: float = 0.2) -> float | None:
-    """The cores idle now: the idle share of the CPU time over ``interval`` seconds (``/proc/stat``, Linux) times
-    the cores, while this process sleeps; None where there is no /proc/stat."""
-    def sample():
-        with open("/proc/stat") as f:
-            v = [int(x) for x in f.readline().split()[1:]]
-        return v[3] + (v[4] if len(v) > 4 else 0), sum(v)
-    try:
-        i0, t0 = sample()
-        time.sleep(interval)
-        i1, t1 = sample()
-    except (OSError, ValueError, IndexError):
-        return None
-    return (os.cpu_count() or 1) * (i1 - i0) / max(t1 - t0, 1)
+    """The cores idle now (``urdf_dyn.cores.idle_cores``)."""
+    from urdf_dyn.cores import idle_cores
+    return idle_cores(interval)
 
 
 def _room() -> bool:

@@ -144,7 +144,7 @@ def _run_sizing(scenario, outdir, progress, echo, workers, cache):
     # the recording (Python building viser's messages) and the GIF (OpenGL on its process's main thread) are
     # written by forked processes, started by ``sized`` above, while the checks are computed and the plots
     # drawn (where no process can be forked, the recording by a thread and the GIF at start, in ``sized``)
-    plots.wait(caller_draws=not (animation.forked or recording.forked))   # their processes use the cores
+    plots.wait()       # the caller draws too only while a core is idle (its GIF and recording processes done)
     animation.finish(written)
     recording.finish(written)
     cache.keep_plots({c: f for c, f in files.items() if c not in copied})

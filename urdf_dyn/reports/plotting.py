@@ -81,11 +81,19 @@ def worker_allowed() -> bool:
 
 
 def caller_may_draw() -> bool:
-    """``CALLER_DRAWS`` and a core to spare: the 1-minute load average (``os.getloadavg``, which counts this
-    job and its plot worker) below the machine's cores (False where the load average is unknown)."""
+    """``CALLER_DRAWS`` and a core to spare now: at least 0.6 of a core idle over 0.05 s
+    (``urdf_dyn.cores.idle_cores``: the job's GIF and recording processes, other jobs and the plot worker
+    itself all count); where that cannot be measured, the 1-minute load average (``os.getloadavg``) below the
+    machine's cores (False where that is unknown too). The load average alone still counted the job's own
+    compile workers of a first run, which had ended: the job then waited while one worker drew the first
+    run's plots on one core and the other core idled (≈ 3 s)."""
     import os
     if not CALLER_DRAWS:
         return False
+    from urdf_dyn.cores import idle_cores
+    idle = idle_cores(0.05)
+    if idle is not None:
+        return idle >= 0.6
     try:
         return os.getloadavg()[0] < (os.cpu_count() or 1)
     except OSError:
