@@ -5,6 +5,7 @@ recording (``write_recording``, ``RecordingTask``), each written by a process fo
 the viewer only here, lazily, and only when a scenario asks for an animation or a recording."""
 from __future__ import annotations
 
+import threading
 import weakref
 from pathlib import Path
 
@@ -56,6 +57,7 @@ class _ForkedOutput:
         self._ends = None           # the process's ends of the two pipes, until it is forked
         self._guests = [g for g in guests if g._ends is not None]
         self._started = self._finished = False
+        self._sender = None          # the thread that sends the payload (``start``)
         if not getattr(launch.doc.outputs, self.key):
             return
         from urdf_dyn.reports.plotting import worker_allowed
@@ -130,17 +132,31 @@ class _ForkedOutput:
         if not getattr(self._args[0].doc.outputs, self.key):
             return
         if self._conn is not None:
-            try:
-                self._go.send(payload)
-            except OSError:                              # the child died: finish() sees it
-                pass
-            self._go.close()
+            # sent by a thread: a payload larger than the pipe's buffer (the trajectory, ~0.8 MB) blocks the
+            # sender until the child reads it, after its warm-up (0.1-0.3 s of the job's own time otherwise)
+            self._sender = threading.Thread(target=self._send, args=(self._go, payload), daemon=True,
+                                            name=f"urdf-dyn-{self.key}-start")
+            self._sender.start()
             return
         self._here(payload)
+
+    @staticmethod
+    def _send(go, payload):
+        try:
+            go.send(payload)
+        except (OSError, ValueError):                    # the child died or the job closed it: finish() sees it
+            pass
+        finally:
+            try:
+                go.close()
+            except OSError:
+                pass
 
     def finish(self, written):
         """Wait for the output; put its path into ``written`` (or echo why it was not written)."""
         self._finished = True
+        if self._sender is not None:
+            self._sender.join()
         if self._conn is not None:
             try:
                 kind, text = self._conn.recv()
@@ -166,11 +182,13 @@ class _ForkedOutput:
         if self._conn is None or self._finished:
             return
         self._finished = self._started = True
-        self._go.close()
         if self._proc is not None:
             if self._proc.is_alive():
                 self._proc.terminate()
             self._proc.join()
+        if self._sender is not None:          # ends once the child has read the payload or is gone
+            self._sender.join(timeout=5)
+        self._go.close()
         self._conn.close()
         self._close_ends()
         _ForkedOutput._open.discard(self)
