@@ -163,35 +163,42 @@ process's work can read 1.5× slower (an earlier run of this same code read one 
   an earlier run kept them), per-case plots off unless `sweep.plots: true`, cases sent to Dask in groups,
   each worker warmed up with one coarse case.
 
-## Why the misses remain, and what would close them (2026-11-28, quiet, after the round's merges)
+## Why the misses remain, and what would close them (2026-11-28 05:35–05:55, after the fourth round's merges)
 
-- **First job with empty caches, as the README runs it (30.0–30.5 s on two fresh clones; target 25 s).**
-  README command 1 itself is now met on fresh clones (43.3 and 44.1 s). The first job is CPU-bound: 50.5
-  CPU-s on 2 cores (user 48.1 + sys 2.3), which cannot take less than 25.2 s. Of it ≈ 35 CPU-s is numba
-  compiling the 45 kernels in the two worker processes of `cli/compile_ahead` (numba's typing and lowering
-  ≈ 19, LLVM ≈ 14, much of the LLVM part each top kernel re-optimising every kernel it calls: `actuate` 2.6,
-  `actuation_path` 3.0, `motion_path` 1.5 CPU-s); `first_run_profile.py --ahead` (before the forked
-  processes waited for the workers): the main process waits 19.5 s for the workers (`body_poses` 2.1,
-  `loop_terms` 4.6, `motion_path` 3.7, `rnea_packed` 2.3, `_actuation_samples` 6.8 s), then the kind's
-  checks 4.8 s, reports 0.3 s, the plot worker 3.2 s (with the GIF and recording processes on the same 2
-  cores). Tried and not kept: every `inline="always"` dropped (−0.5 to −5 CPU-s in three runs) and with it
-  the helpers' Python entries (−5 CPU-s, but UR5 ID and H at 1.93–1.95× Pinocchio: LLVM no longer inlines
-  the helpers), `NUMBA_OPT=1` (slower kernels in the cache). What would close it: ≈ 10 CPU-s less
-  compiling (fewer, flatter top kernels so that LLVM does not re-optimise the tree below each), or a
-  kernel cache shipped for the common platforms.
-- **The warm job with the animation (5.4–5.5 s; target 4.5 s; without it 2.79–3.0 s, run.py's best of 3 up to 3.17 s at load 1.6–1.8).** The animation is
-  ≈ 4.5 CPU-s more: the GIF 2.1–2.8 CPU-s (318 frames at 640×480 in llvmpipe: `read_bgra` 0.6 s, the meshes
-  0.22 s, overlay and text 0.3 s, palette and LZW in a thread), the HTML recording 1.75 CPU-s (viser's
-  message serialisation ≈ 0.3 s, posing 318 frames), both in processes forked after the plan. The job
-  without them leaves ≈ 1.4 core-s idle on 2 cores, so they add ≥ (4.5 − 1.4)/2 ≈ 1.6 s however they are
-  scheduled; the tail after the computation (the 12 motion plots ≈ 3.3 CPU-s in matplotlib, `savefig` 2.0 s
-  of it, the GIF and the recording) runs on both cores. What would close it: ≈ 1.5 CPU-s less in the
-  tail (fewer GIF frames, or cheaper plots).
-- **UR5 ID (1.50–1.54×) and H (1.46–1.50×) against 1.5× Pinocchio: at the edge.** One `inverse_dynamics` call 1.68–1.71 µs
-  against `pin.rnea` 1.13 µs (load 1.1): the compiled entry 1.04–1.06 µs, of which unboxing its six arrays
-  0.41 µs (an empty kernel of the same arguments) and the RNEA ≈ 0.63 µs; in Python the state's checks
-  (class, dtype and shape of q, q̇, q̈) 0.29 µs and `np.empty` 0.125 µs. The margin is ≈ 0.03 µs: the checks
-  cannot go without letting a float32 array or a list reach an entry that trusts its caller.
+This machine ran 1.3–1.5× slower than at the third round's verdicts (the full test suite 747 s against
+497 s; a fresh clone's install 15.4–18.3 s against 13.3–13.7 s; CPU seconds of the same job drifted by a
+third between runs minutes apart, with nothing else running): every figure below is therefore given beside
+the session-start tree (`c4d646d`) run in turn on the same machine, each in its own fresh clone and caches.
+
+- **First job with empty caches, as the README runs it (25.2, 27.7 and 29.1 s on three fresh clones; the
+  session-start tree in turn 31.3 and 34.0 s; target 25 s).** README command 1 took 42.2, 43.1 and 47.4 s
+  (start tree 47.0 and 49.7 s). The job's CPU fell from 51–57 to 45–53 s: the kernels compile in 29.2
+  CPU-s in one process (`first_run_profile.py`, load 0.7; 37.5 before the round): the tree kernels (scalar
+  helpers, `xup_packed`, the stack-held work arrays, the model's views by an intrinsic: 14.7 → 9.8 CPU-s),
+  `actuate` inlined into its only caller (−1.4), the CRBA no longer compiled by the main job (end stops'
+  effective mass from two batched RNEAs: −3.7). The pool takes the longest chain first (its makespan on 2
+  workers ≈ the list's CPU / 2), the GIF and the recording start once the motion's files are written, and
+  the job draws plots beside its plot worker when a core is idle now. A /proc timeline of the first job
+  (quiet): both cores compile for ≈ 15 s, then the job's own checks (geometry-only 1.4 s and the kind's 4.7 s
+  in the profile, all on one core) are the critical path while the GIF, the recording and the plots share
+  the other core. What would close it: the kind's checks (stall envelopes, lateral cases) in a forked
+  process beside the geometry-only ones (≈ 2–3 s), or ≈ 5 CPU-s less compiling (`loop_geometry` 4.7,
+  `_actuation_samples` 6.0, `_rnea_p_w` 3.5 CPU-s: `benchmarks/compile_stages.py` splits them by stage).
+- **The warm job with the animation (median of 5: 6.47 s, 5.37–7.18; in turn with the start tree 6.70 /
+  6.59 / 5.20 s against 8.34 / 6.34 / 5.83 s; target 4.5 s) and without it (median of 5: 3.36 s, 3.32–4.96;
+  in turn 3.78 / 3.70 / 4.23 against 4.01 / 4.05 / 4.36 s; target 3 s).** Both are CPU-bound on 2 cores:
+  the run with the animation used 8.0–10.5 CPU-s today (7.5–8 at the last round): the job 1.7, its plot
+  worker 1.9–2.4, the GIF 2.3–2.5, the recording 1.5–1.6. A /proc timeline (0.25 s bins): the job alone on
+  one core for its plan (≈ 1.2 s), then all four processes on both cores to the end. The GIF and the
+  recording now start before the checks and share one warm-up; the job no longer blocks 0.28 s handing the
+  trajectory to the GIF's process. What would close it: ≈ 2–3 CPU-s less (the plots' matplotlib, the
+  GIF's software rasteriser), or the plot worker and the viewers' warm-up moved into the plan's idle core.
+- **UR5 ID, H and FD: met with margin now** (1.07–1.08×, 1.18–1.20×, 0.91–0.93× Pinocchio): the single-state
+  entries run RNEA, CRBA and ABA on work arrays in their own stack frame (no heap allocation, no reference
+  count) and check nq and nv themselves, so that Python checks only what unboxing trusts.
+- **One closed-loop state** read 3.3× `mj_inverse` in the full run.py run (14.2 µs) and 2.3–2.4× (9.99–10.1
+  µs) in three runs of that section alone right after: this machine's noise, not a change (the loops' code
+  it runs was 10.65 → 10.68 µs in the loops helper's pairs).
 """
 
 
