@@ -196,6 +196,9 @@ the session-start tree (`c4d646d`) run in turn on the same machine, each in its 
 - **UR5 ID, H and FD: met with margin now** (1.07–1.08×, 1.18–1.20×, 0.91–0.93× Pinocchio): the single-state
   entries run RNEA, CRBA and ABA on work arrays in their own stack frame (no heap allocation, no reference
   count) and check nq and nv themselves, so that Python checks only what unboxing trusts.
+- **The install row of run.py** (20.4 s and 31.2 s in two full runs, uv's cache warm) against 15.4–18.3 s
+  on three fresh clones with an empty uv cache (RESULTS_first_minute.md, the verdict: met): both begin with
+  `pip install uv` from PyPI, whose time on this machine's network varied by more than the install itself.
 - **One closed-loop state** read 3.3× `mj_inverse` in the full run.py run (14.2 µs) and 2.3–2.4× (9.99–10.1
   µs) in three runs of that section alone right after: this machine's noise, not a change (the loops' code
   it runs was 10.65 → 10.68 µs in the loops helper's pairs).
