@@ -25,4 +25,6 @@ def idle_cores(interval: float = 0.2) -> float | None:
         i1, t1 = sample()
     except (OSError, ValueError, IndexError):
         return None
-    return (os.cpu_count() or 1) * (i1 - i0) / max(t1 - t0, 1)
+    cores = os.cpu_count() or 1
+    # clamped: iowait may step back between two readings on some kernels (proc(5))
+    return min(float(cores), max(0.0, cores * (i1 - i0) / max(t1 - t0, 1)))
