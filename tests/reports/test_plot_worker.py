@@ -122,12 +122,14 @@ def test_the_waiting_caller_draws_what_no_worker_began(tmp_path, monkeypatch):
 
 
 @linux_only
-def test_a_caller_whose_other_processes_work_leaves_every_plot_to_the_worker(tmp_path, monkeypatch):
-    """``wait(caller_draws=False)`` (the job's GIF and recording processes run): even with a core idle (forced
-    here) every plot is drawn by the worker, none by the caller."""
+def test_a_caller_without_an_idle_core_leaves_every_plot_to_the_worker(tmp_path, monkeypatch):
+    """No core idle (forced here; the job's GIF and recording processes at work): every plot is drawn by the
+    worker, none by the caller."""
     import os
+    from urdf_dyn.reports import plotting
     w, log, _ = _logged_plots(tmp_path, monkeypatch, 4)
-    w.wait(caller_draws=False)
+    monkeypatch.setattr(plotting, "caller_may_draw", lambda: False)
+    w.wait()
     who = log.read_text().split()
     assert len(who) == 4 and str(os.getpid()) not in who
 

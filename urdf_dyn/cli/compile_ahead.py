@@ -26,6 +26,8 @@ import os
 import threading
 import time
 
+from urdf_dyn.cores import idle_cores as _idle_cores
+
 __all__ = ["start", "CompileAhead", "compile_one", "plain"]
 
 MARKER = "compiled_ahead"
@@ -305,12 +307,6 @@ def _mode() -> str:
         warnings.warn(f"URDF_DYN_COMPILE_AHEAD={raw!r} is none of on, off, auto (or 1, 0, yes, no): read as auto",
                       RuntimeWarning, stacklevel=2)
     return "auto"
-
-
-def _idle_cores(interval: float = 0.2) -> float | None:
-    """The cores idle now (``urdf_dyn.cores.idle_cores``)."""
-    from urdf_dyn.cores import idle_cores
-    return idle_cores(interval)
 
 
 def _room() -> bool:

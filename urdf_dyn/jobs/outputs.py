@@ -188,10 +188,7 @@ class _ForkedOutput:
             self._proc.join()
         if self._sender is not None:          # ends once the child has read the payload or is gone
             self._sender.join(timeout=5)
-        self._go.close()
-        self._conn.close()
-        self._close_ends()
-        _ForkedOutput._open.discard(self)
+        self._drop()
 
     def _child(self, conn, go, shared=None, host=()):
         """The forked process: ``_warm`` (given what the host built, ``shared``, for a guest), its guests'

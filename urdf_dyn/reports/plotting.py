@@ -159,17 +159,17 @@ class PlotWorker:
         self._jobs.append((self._ex.submit(fn, *args), fn, args))
         return str(path)
 
-    def wait(self, caller_draws=True):
+    def wait(self):
         """Wait for every plot submitted; raise the first error (in the order submitted); end the worker.
-        When ``caller_draws`` and ``caller_may_draw()`` the caller, which only waits here, draws itself the plots
+        When ``caller_may_draw()`` (a core idle now) the caller, which only waits here, draws itself the plots
         no worker has begun, from the last one back, while the workers draw from the first (a plot is drawn
-        once, by one of them). A caller whose other processes still work (the job's GIF and recording) passes
-        ``caller_draws=False``: its drawing would import matplotlib once more (≈ 0.4 CPU-s) on cores that
-        are all busy."""
+        once, by one of them). While the job's GIF and recording processes work no core is idle, and the
+        caller leaves the plots to the worker (its drawing would import matplotlib once more, ≈ 0.4 CPU-s, on
+        cores that are all busy)."""
         from concurrent.futures.process import BrokenProcessPool
         errors = {}
         try:
-            if caller_draws and caller_may_draw():
+            if caller_may_draw():
                 for i in range(len(self._jobs) - 1, -1, -1):
                     fut, fn, args = self._jobs[i]
                     if fut.cancel():             # not begun by a worker: drawn here instead
@@ -207,7 +207,7 @@ class NoPlots:
         """Draw nothing; returns None."""
         return None
 
-    def wait(self, caller_draws=True):
+    def wait(self):
         """Nothing to wait for."""
 
     def close(self):

@@ -69,7 +69,8 @@ class Report:
 
     def has(self, key) -> bool:
         """True, and ``key`` recorded in its place, when output ``key``'s file is already in place (``present``:
-        written before the report by ``viewer_inputs``); False when the caller is to write it."""
+        written before the report by ``viewer_inputs``, or a plot copied from the cache); False when the caller
+        is to write it."""
         if key in self.present:
             self.manifest.add(key, self.path(key))
             return True
@@ -78,8 +79,8 @@ class Report:
     def plot(self, key, fn, *args):
         """Submit ``fn(*args)`` (which writes ``path(key)``) to the plot sink — unless the file is already in
         place (``present``: a plot copied from the cache) — and record it."""
-        if key in self.present:
-            return self.manifest.add(key, self.path(key))
+        if self.has(key):
+            return self.manifest[key]
         return self.manifest.add(key, self.plots.submit(self.path(key), fn, *args))
 
 
@@ -101,7 +102,8 @@ class KindReport:
 
     def viewer_files(self, run, report):
         """Write the kind's files that the viewers read (``viewer.rundata``) through ``report``, unless
-        ``report.has`` them; called by ``viewer_inputs`` before the checks and by ``render``."""
+        ``report.has`` them; called by ``viewer_inputs`` before the checks (the kind's ``render`` writes the
+        same files in their places, through the same writer, unless ``report.has`` them)."""
 
 
 def trajectory_of(run):
