@@ -340,9 +340,9 @@ class Model:
 
     @functools.cached_property
     def kernel_single(self) -> tuple:
-        """((nq,), (nv,), (nv, nv), ib, fb): what one single-state call of a tree function needs, in one lookup
-        (the shapes its plain-array fast path compares and allocates, and ``kernel_pack``)."""
-        return (self.nq,), (self.nv,), (self.nv, self.nv), *self.kernel_pack
+        """((nv,), (nv, nv), ib, fb): what one single-state call of a tree function needs, in one lookup (the
+        shapes its plain-array fast path allocates, and ``kernel_pack``; the compiled entry checks the sizes)."""
+        return (self.nv,), (self.nv, self.nv), *self.kernel_pack
 
     @functools.cached_property
     def f_ext_zero(self) -> np.ndarray:

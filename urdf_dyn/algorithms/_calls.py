@@ -36,7 +36,8 @@ from numba.np.arrayobj import make_array, populate_array
 from urdf_dyn.numba_cache import install as _portable_cache
 from numba import types as nt
 
-from urdf_dyn.algorithms._kernels import _IQ, _JT, NI, _aba_p, _aba_p_w, _crba_p_w, _rnea_p_w, crba_packed, rnea_packed
+from urdf_dyn.algorithms._kernels import (_IQ, _JT, NI, _aba_p, _aba_p_w, _c_strides, _crba_p_w, _rnea_p_w, crba_packed,
+                                          rnea_packed)
 from urdf_dyn.algorithms._kernels import pack as _pack
 from urdf_dyn.algorithms.joints import nq_of
 
@@ -90,12 +91,9 @@ def _stack(typingctx, shape):
         for d in dims:
             size = builder.mul(size, d)
         data = builder.alloca(context.get_data_type(nt.float64), size=size)
-        strides, step = [], intp(8)
-        for d in reversed(dims):
-            strides.insert(0, step)
-            step = builder.mul(step, d)
         ary = make_array(aryty)(context, builder)
-        populate_array(ary, data=data, shape=dims, strides=strides, itemsize=intp(8), meminfo=None)
+        populate_array(ary, data=data, shape=dims, strides=_c_strides(builder, dims, intp(8)), itemsize=intp(8),
+                       meminfo=None)
         return ary._getvalue()
     return aryty(shape), codegen
 

@@ -375,6 +375,17 @@ def pack(parent, jtype, axis, X_tree, I, a0, armature):
     return ib, fb
 
 
+def _c_strides(builder, dims, itemsize):
+    """The byte strides (LLVM intp values) of a C-contiguous array of ``dims`` (intp values) and ``itemsize``
+    (an intp value), for the intrinsics that lay an array over memory they are given (``_field``;
+    ``_calls._stack``)."""
+    strides, step = [], itemsize
+    for d in reversed(dims):
+        strides.insert(0, step)
+        step = builder.mul(step, d)
+    return strides
+
+
 @intrinsic
 def _field(typingctx, a, start, shape):
     """The view a[start : start + prod(shape)] of a 1-D C-contiguous array as a C-contiguous array of ``shape``
@@ -389,13 +400,10 @@ def _field(typingctx, a, start, shape):
     def codegen(context, builder, sig, args):
         src = make_array(sig.args[0])(context, builder, args[0])
         dims = [context.cast(builder, d, sig.args[2].dtype, nt.intp) for d in cgutils.unpack_tuple(builder, args[2])]
-        strides, step = [], src.itemsize
-        for d in reversed(dims):
-            strides.insert(0, step)
-            step = builder.mul(step, d)
         out = make_array(resty)(context, builder)
         populate_array(out, data=builder.gep(src.data, [context.cast(builder, args[1], sig.args[1], nt.intp)]),
-                       shape=dims, strides=strides, itemsize=src.itemsize, meminfo=src.meminfo, parent=src.parent)
+                       shape=dims, strides=_c_strides(builder, dims, src.itemsize), itemsize=src.itemsize,
+                       meminfo=src.meminfo, parent=src.parent)
         return impl_ret_borrowed(context, builder, resty, out._getvalue())
     return resty(a, start, shape), codegen
 

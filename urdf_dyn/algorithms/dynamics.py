@@ -69,7 +69,7 @@ def inverse_dynamics(model, q, qd, qdd, f_ext=None):
 
     Raises StateError for arrays of the wrong shape or with NaN/inf."""
     if f_ext is None:
-        _, sv, _, ib, fb = model.kernel_single
+        sv, _, ib, fb = model.kernel_single
         if (q.__class__ is qd.__class__ is qdd.__class__ is _ND and q.dtype is qd.dtype is qdd.dtype is _F8
                 and q.ndim == qd.ndim == qdd.ndim == 1):
             tau = np.empty(sv)
@@ -97,7 +97,7 @@ def gravity_torques(model, q):
 def mass_matrix(model, q):
     """Joint-space inertia matrix H(q), (nv, nv) or (N, nv, nv) [kg m² | kg]: CRBA, RBDA Table 6.2.
     Symmetric positive definite for a model whose every body has positive mass or inertia."""
-    _, _, sH, ib, fb = model.kernel_single
+    _, sH, ib, fb = model.kernel_single
     if q.__class__ is _ND and q.dtype is _F8 and q.ndim == 1:
         H = np.zeros(sH)
         if K.crba1(ib, fb, q, H) == 0:
@@ -121,7 +121,7 @@ def forward_dynamics(model, q, qd, tau, f_ext=None, algorithm="aba"):
     Raises StateError for bad arrays; ValueError for an unknown algorithm; np.linalg.LinAlgError if H is not
     positive definite (a body without mass and inertia at the end of a chain)."""
     if f_ext is None and algorithm == "aba":
-        _, sv, _, ib, fb = model.kernel_single
+        sv, _, ib, fb = model.kernel_single
         if (q.__class__ is qd.__class__ is tau.__class__ is _ND and q.dtype is qd.dtype is tau.dtype is _F8
                 and q.ndim == qd.ndim == tau.ndim == 1):
             qdd = np.empty(sv)
