@@ -188,7 +188,10 @@ class _ForkedOutput:
             self._proc.join()
         if self._sender is not None:          # ends once the child has read the payload or is gone
             self._sender.join(timeout=5)
-        self._drop()
+        self._go.close()                      # not ``_drop``: the ended process stays inspectable (exitcode)
+        self._conn.close()
+        self._close_ends()
+        _ForkedOutput._open.discard(self)
 
     def _child(self, conn, go, shared=None, host=()):
         """The forked process: ``_warm`` (given what the host built, ``shared``, for a guest), its guests'
