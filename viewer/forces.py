@@ -106,40 +106,47 @@ class ForceSource:
                 done()
         threading.Thread(target=work, name="urdf-dyn-pin-loads", daemon=True).start()
 
-    def maxima(self, samples=60):
+    def maxima(self, samples=60, kinds=KINDS):
         """{(kind, unit): largest |value|} over the motion (a run: every sample; else ``samples`` of them),
-        the scale of the arrows."""
+        the scale of the arrows, for the ``kinds`` asked (a run's pin loads are computed only when "pin" is
+        among them: the GIF draws none)."""
         out = {}
         n = len(self.motion)
         ks = range(n) if self.run is not None else np.unique(np.linspace(0, n - 1, min(n, samples)).astype(int))
         if self.run is not None:
-            for a in self.actuators:
-                if a.name in self.run.actuators:
-                    out[("actuator", a.unit)] = max(out.get(("actuator", a.unit), 0.0),
-                                                    float(np.abs(self.run.actuators[a.name]).max()))
-            pins = self._pins if getattr(self, "_pending", False) else self._run_pins()
+            if "actuator" in kinds:
+                for a in self.actuators:
+                    if a.name in self.run.actuators:
+                        out[("actuator", a.unit)] = max(out.get(("actuator", a.unit), 0.0),
+                                                        float(np.abs(self.run.actuators[a.name]).max()))
+            pins = (self._pins if getattr(self, "_pending", False) else self._run_pins()) if "pin" in kinds else None
             if pins:
                 out[("pin", "N")] = max(float(np.linalg.norm(w[:, 3:], axis=1).max()) for w in pins.values())
-            if self.edge is not None:
+            if self.edge is not None and "soil" in kinds:
                 out[("soil", "N")] = float(np.linalg.norm(self.run.soil_force, axis=1).max())
-            if self.payload is not None:
+            if self.payload is not None and "payload" in kinds:
                 out[("payload", "N")] = float(np.abs(self.run.payload_mass).max() * np.linalg.norm(self.model.gravity))
             return out
         for k in ks:
             acts, pins = self.values(int(k))
-            for a in self.actuators:
-                if a.name in acts:
-                    out[("actuator", a.unit)] = max(out.get(("actuator", a.unit), 0.0), abs(acts[a.name]))
-            for w in pins.values():
-                out[("pin", "N")] = max(out.get(("pin", "N"), 0.0), float(np.linalg.norm(w[3:])))
+            if "actuator" in kinds:
+                for a in self.actuators:
+                    if a.name in acts:
+                        out[("actuator", a.unit)] = max(out.get(("actuator", a.unit), 0.0), abs(acts[a.name]))
+            if "pin" in kinds:
+                for w in pins.values():
+                    out[("pin", "N")] = max(out.get(("pin", "N"), 0.0), float(np.linalg.norm(w[3:])))
         return out
 
-    def values(self, k):
-        """({actuator name: u}, {loop name: wrench (6,)}) at sample k."""
+    def values(self, k, pins=True):
+        """({actuator name: u}, {loop name: wrench (6,)}) at sample k; ``pins=False``: a run's pin loads are
+        not asked for (not computed if they are not yet: {} then)."""
         if k in self._cache:
             return self._cache[k]
         if self.run is not None:
             acts = {n: float(v[k]) for n, v in self.run.actuators.items()}
+            if not pins:
+                return acts, {}
             pins = (self._pins or {}) if getattr(self, "_pending", False) else self._run_pins()
             return acts, {n: w[k] for n, w in pins.items()}
         from urdf_dyn import actuator_forces, constrained_inverse_dynamics
@@ -174,13 +181,14 @@ class ForceSource:
         self._cache[k] = (acts, pins)
         return acts, pins
 
-    def arrows(self, k, body_T):
-        """Arrows at sample k for the body poses ``body_T`` (NB+1, 4, 4) of the pose being drawn."""
+    def arrows(self, k, body_T, kinds=KINDS):
+        """Arrows of ``kinds`` at sample k for the body poses ``body_T`` (NB+1, 4, 4) of the pose being drawn (a
+        kind not asked for is not computed: the GIF draws neither actuator forces nor pin loads)."""
         m = self.model
-        acts, pins = self.values(k)
+        acts, pins = self.values(k, pins="pin" in kinds) if "actuator" in kinds or "pin" in kinds else ({}, {})
         out = []
         loops = {lp.name: lp for lp in m.loops}
-        for a in self.actuators:
+        for a in self.actuators if "actuator" in kinds else ():
             if a.name not in acts:
                 continue
             u = acts[a.name]
@@ -200,29 +208,30 @@ class ForceSource:
             d = axis / n if n > 0 else np.array([0.0, 0.0, 1.0])
             out.append(Arrow(origin, d * np.sign(u) if u else d, float(u), a.unit, a.name, "actuator",
                              torque=not prismatic))
-        for name, w in pins.items():
+        for name, w in pins.items() if "pin" in kinds else ():
             lp = loops[name]
             F = body_T[lp.p] @ lp.T_P
             f = F[:3, :3] @ w[3:]
             mag = float(np.linalg.norm(f))
             d = f / mag if mag > 0 else np.array([0.0, 0.0, 1.0])
             out.append(Arrow(F[:3, 3], d, mag, "N", name, "pin"))
-        out.extend(self.load_arrows(k, body_T))
+        out.extend(self.load_arrows(k, body_T, kinds))
         return out
 
-    def load_arrows(self, k, body_T):
+    def load_arrows(self, k, body_T, kinds=KINDS):
         """The run's external loads at sample k: the soil's force on the cutting edge (at the edge) and the
-        cut soil's weight (at its centroid, along gravity). [] without a run, soil.csv or view.json."""
+        cut soil's weight (at its centroid, along gravity), those of ``kinds``. [] without a run, soil.csv or
+        view.json."""
         out = []
         m = self.model
-        if self.edge is not None:
+        if self.edge is not None and "soil" in kinds:
             lf = m.links[self.edge.link]
             p = (body_T[lf.body] @ np.asarray(lf.T_body_link) @ self.edge.pose())[:3, 3]
             f = np.asarray(self.run.soil_force[k], float)
             mag = float(np.linalg.norm(f))
             if mag > 0:
                 out.append(Arrow(p, f / mag, mag, "N", "soil", "soil"))
-        if self.payload is not None:
+        if self.payload is not None and "payload" in kinds:
             link, com = self.payload
             lf = m.links[link]
             T = body_T[lf.body] @ np.asarray(lf.T_body_link)

@@ -44,18 +44,26 @@ def draw_bench(v):
     """The dig bench (``v.bench``: centre (3,), extents (3,)): its top, the soil surface, as a translucent
     brown face with its outline, and its front edges down to its base (depth-tested, so the bucket below
     the surface is hidden as it would be in the ground)."""
-    c, e = v.bench
-    x0, x1, y0, y1 = c[0] - e[0] / 2, c[0] + e[0] / 2, c[1] - e[1] / 2, c[1] + e[1] / 2
-    top, base = c[2] + e[2] / 2, c[2] - e[2] / 2
-    quad = np.array([(x0, y0, top), (x1, y0, top), (x1, y1, top), (x0, y1, top)], np.float32)
+    geom = getattr(v, "_bench_geom", None)
+    if geom is None or geom[0] is not v.bench:           # the bench's vertices, made once per bench
+        c, e = v.bench
+        x0, x1, y0, y1 = c[0] - e[0] / 2, c[0] + e[0] / 2, c[1] - e[1] / 2, c[1] + e[1] / 2
+        top, base = c[2] + e[2] / 2, c[2] - e[2] / 2
+        quad = np.array([(x0, y0, top), (x1, y0, top), (x1, y1, top), (x0, y1, top)], np.float32)
+        edges = np.array([(x, y, z) for x in (x0, x1) for y in (y0, y1) for z in (top, base)], np.float32)
+        geom = v._bench_geom = (v.bench, quad, edges, tuple(float(x) for x in 0.7 * np.array(BENCH_RGBA[:3])))
+    _, quad, edges, outline = geom
     gl.glEnable(gl.GL_BLEND)
     gl.glBlendFunc(gl.GL_SRC_ALPHA, gl.GL_ONE_MINUS_SRC_ALPHA)
     gl.glColor4f(*BENCH_RGBA)
     lines(quad, gl.GL_QUADS)
-    gl.glColor4f(*(0.7 * np.array(BENCH_RGBA[:3])), 1.0)
+    gl.glColor4f(*outline, 1.0)
     gl.glLineWidth(1.5)
     lines(quad, gl.GL_LINE_LOOP)
-    lines(np.array([(x, y, z) for x in (x0, x1) for y in (y0, y1) for z in (top, base)], np.float32), gl.GL_LINES)
+    lines(edges, gl.GL_LINES)
+
+
+_AXES_RGBA = np.array([(0.85, 0.30, 0.25, 1.0), (0.30, 0.70, 0.30, 1.0), (0.25, 0.35, 0.90, 1.0)], np.float32)
 
 
 def draw_loops(v):
@@ -63,14 +71,16 @@ def draw_loops(v):
     v._residuals = res
     L = 0.06 * v.extent
     frames = v.robot.loop_frames()
-    axes_rgb = np.array([(0.85, 0.30, 0.25, 1.0), (0.30, 0.70, 0.30, 1.0), (0.25, 0.35, 0.90, 1.0)], np.float32)
+    axes = getattr(v, "_axes_rgba", None)
+    if axes is None or len(axes) != 6 * len(frames):      # per vertex: x, y, z axis colours, each line twice
+        axes = v._axes_rgba = np.repeat(np.tile(_AXES_RGBA, (len(frames), 1)), 2, axis=0)
     for which, (length, width) in enumerate(((L, 2.5), (0.6 * L, 1.5))):  # triads of Fp (long), Fs (short)
         T = np.array([f[1 + which] for f in frames])                      # (n, 4, 4)
         o = T[:, None, :3, 3]
         tips = o + length * T[:, :3, :3].transpose(0, 2, 1)               # (n, 3 axes, 3)
         verts = np.stack([np.broadcast_to(o, tips.shape), tips], 2).reshape(-1, 3)
         gl.glLineWidth(width)
-        lines(verts, gl.GL_LINES, np.repeat(np.tile(axes_rgb, (len(frames), 1)), 2, axis=0))
+        lines(verts, gl.GL_LINES, axes)
     ends = np.array([(Fp[:3, 3], Fs[:3, 3]) for _, Fp, Fs in frames]).reshape(-1, 3)
     rgb = np.array([(*residual_rgb(res[lp.name], v.loop_tol), 1.0) for lp, _, _ in frames], np.float32)
     rgb = np.repeat(rgb, 2, axis=0)
@@ -96,7 +106,12 @@ def draw_forces(v):
     k = v.playback.index
     T = v.robot.body_T
     L = 0.25 * v.extent
-    for a in v.forces.arrows(k, T):
+    kinds = tuple(kind for kind, flag in FLAG_OF.items() if v.flags.get(flag))
+    if getattr(v.forces, "run", None) is not None and not v._scaled.issuperset(kinds):
+        new = [kind for kind in kinds if kind not in v._scaled]       # a run: its scales of the kinds drawn
+        v._fmax.update(v.forces.maxima(kinds=new))
+        v._scaled.update(new)
+    for a in v.forces.arrows(k, T, kinds):
         if not v.flags.get(FLAG_OF[a.kind]):
             continue
         key = (a.kind, a.unit)
@@ -123,14 +138,14 @@ def arrow(v, p0, p1, rgb, double=False):
     if n <= 0:
         return
     u = d / n
-    t = np.cross(u, [0.0, 0.0, 1.0])
+    t = _cross(u, (0.0, 0.0, 1.0))
     if np.linalg.norm(t) < 1e-6:
-        t = np.cross(u, [1.0, 0.0, 0.0])
+        t = _cross(u, (1.0, 0.0, 0.0))
     t /= np.linalg.norm(t)
     head = min(0.25 * n, 0.03 * v.extent)
     gl.glLineWidth(3.0)
     gl.glColor4f(*rgb, 1.0)
-    gl.glBegin(gl.GL_LINES)
+    gl.glBegin(gl.GL_LINES)      # immediate mode: vertex arrays colour the wide lines' pixels differently (±1)
     gl.glVertex3f(*p0)
     gl.glVertex3f(*p1)
     for back in ((head,) if not double else (head, 2 * head)):
@@ -139,6 +154,14 @@ def arrow(v, p0, p1, rgb, double=False):
             gl.glVertex3f(*(p1 - (back - head) * u))
             gl.glVertex3f(*(b + s * 0.5 * head * t))
     gl.glEnd()
+
+
+def _cross(a, b):
+    """``np.cross(a, b)`` of two 3-vectors, the same products and differences in the same order (the same
+    bits), without numpy's overhead for one pair."""
+    a0, a1, a2 = a.tolist()
+    b0, b1, b2 = b
+    return np.array([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0])
 
 
 def lines(verts, mode, rgba=None):

@@ -32,7 +32,7 @@ def hud_lines(v):
                   + ("   repeat" if pb.repeat else ""), TEXT_RGBA)]
     acts = {}
     if v.forces is not None and v.flags["actuators"]:
-        acts = v.forces.values(pb.index)[0]
+        acts = v.forces.values(pb.index, pins=False)[0]
     q = v.robot.q
     units = {a.name: a.unit for a in (v.forces.actuators if v.forces is not None else ())}
     for name in v.show:
@@ -62,7 +62,7 @@ def hud_lines(v):
 def project(v, p):
     """Window pixel coordinates (x, y) of a base-frame point, or None behind the camera."""
     cam = v.scene.camera
-    V = np.linalg.inv(v.scene.camera_transform)
+    V = v.view_matrix()
     pc = V[:3, :3] @ p + V[:3, 3]
     if pc[2] >= -1e-9:
         return None

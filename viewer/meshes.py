@@ -115,8 +115,7 @@ class BodyMeshes:
         visuals at their poses ``visual_T`` (n_visuals, 4, 4). ``cull``: the viewer's culling switch, for
         open meshes (closed ones are always culled); it is the state left behind."""
         if self.runs:
-            mats = gl_matrices(body_T)
-            ptr = ctypes.POINTER(gl.GLfloat)
+            ptrs = self._matrices(body_T)
             stride = _VERTEX.itemsize
             gl.glBindBuffer(gl.GL_ARRAY_BUFFER, self.vbo)
             gl.glBindBuffer(gl.GL_ELEMENT_ARRAY_BUFFER, self.ibo)
@@ -127,7 +126,6 @@ class BodyMeshes:
             gl.glVertexPointer(3, gl.GL_FLOAT, stride, 0)
             gl.glNormalPointer(gl.GL_FLOAT, stride, 12)
             gl.glColorPointer(4, gl.GL_UNSIGNED_BYTE, stride, 24)
-            base = mats.ctypes.data
             state = None
             for body, first, count, closed, _ in self.runs:
                 if closed != state:
@@ -135,7 +133,7 @@ class BodyMeshes:
                     gl.glLightModeli(gl.GL_LIGHT_MODEL_TWO_SIDE, gl.GL_FALSE if closed else gl.GL_TRUE)
                     (gl.glEnable if closed or cull else gl.glDisable)(gl.GL_CULL_FACE)
                 gl.glPushMatrix()
-                gl.glMultMatrixf(ctypes.cast(base + 64 * body, ptr))
+                gl.glMultMatrixf(ptrs[body])
                 gl.glDrawElements(gl.GL_TRIANGLES, count, gl.GL_UNSIGNED_INT, ctypes.c_void_p(4 * first))
                 gl.glPopMatrix()
             gl.glLightModeli(gl.GL_LIGHT_MODEL_TWO_SIDE, gl.GL_TRUE)
@@ -155,6 +153,17 @@ class BodyMeshes:
                 if texture is not None:
                     gl.glDisable(texture.target)
                 gl.glPopMatrix()
+
+    def _matrices(self, body_T):
+        """Pointers, one per body, into a buffer kept between frames that now holds ``body_T``'s column-major
+        float32 matrices (``gl_matrices``): a pointer is made once, not once per body and frame."""
+        mats = getattr(self, "_mats", None)
+        if mats is None or len(mats) != len(body_T):
+            mats = self._mats = np.empty((len(body_T), 16), np.float32)
+            ptr = ctypes.POINTER(gl.GLfloat)
+            self._ptrs = [ctypes.cast(mats.ctypes.data + 64 * b, ptr) for b in range(len(body_T))]
+        mats[:] = gl_matrices(body_T)
+        return self._ptrs
 
     def delete(self):
         for buf in (self.vbo, self.ibo):

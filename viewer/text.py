@@ -38,10 +38,19 @@ class GlyphText:
         self._tex = np.zeros((0, 12), np.float32)     # the 4 corners' texture coordinates (u, v, r)
         self._adv = np.zeros(0, np.float32)           # advance [px]
         self._owner = np.zeros(0, np.int64)           # atlas texture id
+        self._code = np.zeros(0, np.int64)            # code point -> row of the tables above (-1: not seen)
         self._lines = []
 
     def _rows(self, text):
-        """Table rows of the characters of ``text`` (rendering glyphs not seen before)."""
+        """Table rows (len(text),) int64 of the characters of ``text`` (rendering glyphs not seen before), by
+        one look-up of their code points (a frame's lines together: ``draw``)."""
+        cp = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), np.uint32)
+        if len(cp) and (int(cp.max()) >= len(self._code) or (self._code[cp] < 0).any()):
+            self._render(text)
+        return self._code[cp]
+
+    def _render(self, text):
+        """Glyphs of the characters of ``text`` not seen before into the tables (and the code point table)."""
         idx = self._index
         new = [c for c in set(text) if c not in idx]
         if new:
@@ -55,7 +64,11 @@ class GlyphText:
             self._tex = np.vstack([self._tex, np.array([g.tex_coords for g in glyphs], np.float32)])
             self._adv = np.concatenate([self._adv, np.array([g.advance for g in glyphs], np.float32)])
             self._owner = np.concatenate([self._owner, np.array([g.owner.id for g in glyphs], np.int64)])
-        return [idx[c] for c in text]
+            top = max(ord(c) for c in idx) + 1
+            if top > len(self._code):
+                self._code = np.concatenate([self._code, np.full(top - len(self._code), -1, np.int64)])
+            for c in new:
+                self._code[ord(c)] = idx[c]
 
     def width(self, text):
         """Advance width of ``text`` [px]."""
@@ -67,19 +80,19 @@ class GlyphText:
         if not text:
             return
         base = y - self.ascent if anchor_y == "top" else y - self.descent
-        self._lines.append((self._rows(text), float(x), float(base), tuple(int(c) for c in rgba)))
+        self._lines.append((text, float(x), float(base), rgba))
 
     def draw(self):
         """Draw the queued lines (one ``glDrawArrays`` per atlas texture) and clear the queue."""
         if not self._lines:
             return
-        rows = np.concatenate([np.asarray(r, np.int64) for r, *_ in self._lines])
-        counts = np.array([len(r) for r, *_ in self._lines])
-        line = np.repeat(np.arange(len(self._lines)), counts)
-        x0 = np.array([x for _, x, _, _ in self._lines], np.float32)
-        y0 = np.array([y for _, _, y, _ in self._lines], np.float32)
-        rgba = np.array([c for *_, c in self._lines], np.uint8)
-        self._lines = []
+        lines, self._lines = self._lines, []
+        rows = self._rows("".join([text for text, *_ in lines]))
+        counts = np.array([len(text) for text, *_ in lines])
+        line = np.repeat(np.arange(len(lines)), counts)
+        x0 = np.array([x for _, x, _, _ in lines], np.float32)
+        y0 = np.array([y for _, _, y, _ in lines], np.float32)
+        rgba = np.array([tuple(int(c) for c in c4) for *_, c4 in lines], np.uint8)
         adv = self._adv[rows]
         pen = np.cumsum(adv) - adv                         # pen position from the start of all text
         starts = np.concatenate([[0], np.cumsum(counts)[:-1]])

@@ -63,13 +63,18 @@ def set_vector(handle, attr, value):
     i.api._queue_scene_message(msg(i.name, v))
 
 
+_MESSAGES = []
+
+
 def _viser_messages():
-    """viser's message module (imported on the first pose set, not with the viewer), or None."""
-    try:
-        from viser import _messages
-    except ImportError:  # pragma: no cover - without viser there is no scene handle either
-        return None
-    return _messages
+    """viser's message module (imported on the first pose set, not with the viewer, then kept), or None."""
+    if not _MESSAGES:
+        try:
+            from viser import _messages
+        except ImportError:  # pragma: no cover - without viser there is no scene handle either
+            return None
+        _MESSAGES.append(_messages)
+    return _MESSAGES[0]
 
 
 def _allclose(v, cur):
@@ -178,10 +183,11 @@ class WebScene:
         robot.set_q(q if q is not None else (self.forces.motion.q[k] if self.forces is not None else robot.q), graph=False)
         T = robot.body_T
         with self.server.atomic():
-            quats = wxyz_of(T[list(self.bodies), :3, :3])
-            for (b, h), wq in zip(self.bodies.items(), quats):
+            ids = list(self.bodies)
+            quats, pos = wxyz_of(T[ids, :3, :3]).tolist(), T[ids, :3, 3].tolist()   # floats, as set_vector sends
+            for h, wq, p in zip(self.bodies.values(), quats, pos):
                 set_vector(h, "wxyz", wq)
-                set_vector(h, "position", T[b][:3, 3])
+                set_vector(h, "position", p)
             if self.loops is not None:
                 self._show_loops("loops" in layers)
             if self.forces is not None:

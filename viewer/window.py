@@ -171,9 +171,9 @@ class RobotViewer(SceneViewer):
 
     def reset_scales(self):
         """Forget the largest force seen so far (arrow lengths are scaled by it); a run's arrows keep one
-        scale per kind for the whole motion (``ForceSource.maxima``), as in the browser viewer."""
-        run = getattr(self.forces, "run", None)
-        self._fmax = self.forces.maxima() if run is not None else {}
+        scale per kind for the whole motion (``ForceSource.maxima``, taken for a kind when it is first drawn:
+        ``gloverlay.draw_forces``), as in the browser viewer."""
+        self._fmax, self._scaled = {}, set()
 
     def tick(self, dt):
         """Advance the clock by wall-clock ``dt`` [s] and pose the robot (the player's scheduled call)."""
@@ -211,7 +211,7 @@ class RobotViewer(SceneViewer):
         trimesh's world axis and grid when toggled on."""
         gl.glClear(gl.GL_COLOR_BUFFER_BIT | gl.GL_DEPTH_BUFFER_BIT)
         gl.glLoadIdentity()
-        gl.glMultMatrixf((gl.GLfloat * 16)(*gl_matrices(np.linalg.inv(self.scene.camera_transform)[None])[0]))
+        gl.glMultMatrixf((gl.GLfloat * 16)(*gl_matrices(self.view_matrix()[None])[0]))
         if self._axis and not self.view["axis"] == "without_world":
             self._axis.draw(mode=gl.GL_TRIANGLES)
         if self._grid:
@@ -224,6 +224,15 @@ class RobotViewer(SceneViewer):
                 gl.glMultMatrixf((gl.GLfloat * 16)(*T))
                 self._axis.draw(mode=gl.GL_TRIANGLES)
                 gl.glPopMatrix()
+
+    def view_matrix(self):
+        """The camera's view matrix (4, 4): the inverse of its pose, kept while the pose is unchanged (the
+        scene, the labels' projection and every frame of an export ask for the same one)."""
+        T = self.scene.camera_transform
+        key = T.tobytes()
+        if getattr(self, "_view_inv", (None,))[0] != key:
+            self._view_inv = (key, np.linalg.inv(T))
+        return self._view_inv[1]
 
     def _ground_lines(self):
         return gloverlay.ground_lines(self)
