@@ -4,10 +4,11 @@ job (``urdf-dyn run scenarios/excavator_dig.scenario.yaml``): each process (``ur
 starts at zero) at the end of its warm-up (``_warm``) and around its writing (``_write``), and the job's own
 process its CPU time and wall time.
 
-    python benchmarks/bench_viewer_outputs.py OUT_DIR [--before COMMIT] [--pairs 3] [--after-env NAME=VALUE]
+    python benchmarks/bench_viewer_outputs.py OUT_DIR [--before COMMIT] [--after COMMIT] [--pairs 3]
+                                              [--after-env NAME=VALUE]
 
 With ``--before`` the job of that commit (exported as ``bench_first_minute.export`` does) and of this tree
-run in turn (before, after, before, after ...), one unmeasured run of each first; the medians are printed
+(or of ``--after``'s commit) run in turn (before, after, before, after ...), one unmeasured run of each first; the medians are printed
 side by side. Each tree's run folder stays in OUT_DIR/<before|after>/ to compare the outputs. The 1-minute
 load average is printed with each run: the processes share 2 cores with the job and its plot worker, so
 the figures move with the load.
@@ -75,16 +76,18 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("out_dir", type=Path)
     ap.add_argument("--before")
+    ap.add_argument("--after", help="a commit to time instead of this working tree (exported likewise)")
     ap.add_argument("--pairs", type=int, default=3)
     ap.add_argument("--after-env", action="append", default=[], help="NAME=VALUE for the after tree's runs")
     a = ap.parse_args()
     a.out_dir.mkdir(parents=True, exist_ok=True)
     trees = {}
-    if a.before:
-        trees["before"] = export(a.before, Path(tempfile.mkdtemp(prefix="bvo_tree_")))
-        subprocess.run([PY, "-m", "compileall", "-q", str(trees["before"] / "urdf_dyn"),
-                        str(trees["before"] / "viewer")], check=True)
-    trees["after"] = ROOT
+    for name, commit in (("before", a.before), ("after", a.after)):
+        if commit:
+            trees[name] = export(commit, Path(tempfile.mkdtemp(prefix="bvo_tree_")))
+            subprocess.run([PY, "-m", "compileall", "-q", str(trees[name] / "urdf_dyn"), str(trees[name] / "viewer")],
+                           check=True)
+    trees.setdefault("after", ROOT)
     scen = {name: scenario(tree, a.out_dir, True).rename(a.out_dir / f"dig_{name}.yaml") for name, tree in trees.items()}
     for name, tree in trees.items():
         run(tree, scen[name], a.out_dir / name)
