@@ -108,17 +108,18 @@ def run_sizing(scenario, out_dir=None, progress=None, echo=print, cache=None):
 
 def _run_sizing(scenario, outdir, progress, echo, workers, cache):
     doc = scenario.doc
+    if doc.outputs.plots:          # forked before the plan, whose imports the worker would inherit, so that it
+        from urdf_dyn.jobs.kinds import kind_of   # imports matplotlib on the core the plan leaves idle
+        plots = PlotWorker(preload=[f"urdf_dyn.machines.{m}" for m in kind_of(scenario).plot_modules])
+    else:                          # outputs.plots: false (a sweep's cases): tables and reports only
+        plots = NoPlots()
+    workers.append(plots)
     plan = SizingPlan.from_scenario(scenario)
     model, t, pl = plan.model, plan.t, doc.payload
     echo(f"robot {model.name!r} from {model.source}: {model.nv} joints, {model.total_mass:.1f} kg"
          + (f"; payload {pl.mass:g} kg on {pl.link}" if pl else "")
          + (f"; soil {doc.soil.preset}" if getattr(doc, "soil", None) else "") + f"; motion {t[-1]:g} s, "
          f"{len(t)} samples of {', '.join(plan.motion.names)}")
-    if doc.outputs.plots:
-        plots = PlotWorker(preload=[f"urdf_dyn.machines.{m}" for m in plan.kind.plot_modules])
-    else:                          # outputs.plots: false (a sweep's cases): tables and reports only
-        plots = NoPlots()
-    workers.append(plots)
     recording, animation = viewer_tasks(scenario, model, outdir, echo)  # their processes import the viewer
     workers += [recording, animation]          # while we compute (forked after the plan: they inherit its imports)
     cache = cache if cache is not None else GeometryCache()

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from urdf_dyn.collector import raised
 from urdf_dyn.errors import ScenarioError
 from urdf_dyn.launch.document import Scenario, read_scenario, validate
 
@@ -88,7 +89,8 @@ def _run(launch, out_dir, progress, echo, job, options=None):
     except KeyError as e:
         raise launch.err("job", e.args[0]) from None
     validate(launch, the_job.schema, job=name)
-    return the_job.run(launch, out_dir=out_dir, progress=progress, echo=echo, **(options or {}))
+    with raised():      # the collector's thresholds for a job's allocations (``collector``), its forks' too
+        return the_job.run(launch, out_dir=out_dir, progress=progress, echo=echo, **(options or {}))
 
 
 def launch_schema(name=None) -> dict:
