@@ -8,7 +8,7 @@ from __future__ import annotations
 from urdf_dyn.io.files import atomic_path
 
 __all__ = ["DPI", "PNG_COMPRESS", "PLOT_PROCESSES", "CALLER_DRAWS", "WORKER_GC_THRESHOLD", "caller_may_draw", "pyplot",
-           "figure", "twinx", "save_figure", "unplaced_labels", "PlotWorker", "NoPlots", "worker_allowed"]
+           "figure", "twinx", "save_figure", "unplaced_labels", "draw_paused", "PlotWorker", "NoPlots", "worker_allowed"]
 
 #: resolution of the report plots [dots per inch]; PNG compression level (zlib 0–9: 1 encodes the job's plots
 #: 1.4–1.6× faster than Pillow's default 6, for files 1.06–1.14× larger, measured on this machine)
@@ -135,6 +135,23 @@ def caller_may_draw() -> bool:
         return False
 
 
+def draw_paused(fn, *args):
+    """``fn(*args)`` with Python's garbage collector paused (``gc.disable``; enabled again after, if it was):
+    how the caller draws a plot. A figure allocates some 10⁵ objects; with the collector on, the job's
+    process collected ≈ 15 times per plot and its whole heap (≈ 3·10⁵ objects) once or twice over the twelve
+    plots of the main job: 0.35–0.50 CPU-s of collecting (``gc.callbacks``). Paused, the plot's objects stay
+    young and the next allocation after it collects them in one young-generation pass. Returns ``fn``'s
+    result."""
+    import gc
+    if not gc.isenabled():
+        return fn(*args)
+    gc.disable()
+    try:
+        return fn(*args)
+    finally:
+        gc.enable()
+
+
 def _plot_worker_init():
     """The worker's start: matplotlib, imported while the job still computes; then every object the worker
     holds so far (the job's, inherited through the fork, and matplotlib's) is moved out of the garbage
@@ -196,7 +213,7 @@ class PlotWorker:
     def submit(self, path, fn, *args, check=None):
         """Draw ``fn(*args)`` (which writes ``path``); returns str(path). ``check`` is not used here."""
         if self._ex is None:
-            return fn(*args)
+            return draw_paused(fn, *args)
         self._jobs.append((self._ex.submit(fn, *args), fn, args))
         return str(path)
 
@@ -215,7 +232,7 @@ class PlotWorker:
                     fut, fn, args = self._jobs[i]
                     if fut.cancel():             # not begun by a worker: drawn here instead
                         try:
-                            fn(*args)
+                            draw_paused(fn, *args)
                         except Exception as e:  # noqa: BLE001 - raised below in the order submitted
                             errors[i] = e
             for i, (fut, fn, args) in enumerate(self._jobs):
@@ -226,7 +243,7 @@ class PlotWorker:
                 try:
                     fut.result()
                 except BrokenProcessPool:
-                    fn(*args)
+                    draw_paused(fn, *args)
         finally:
             self.close()
 
