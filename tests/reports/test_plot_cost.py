@@ -1,7 +1,7 @@
 """What makes the report plots cheaper must not change a pixel: the tick locator that leaves out the ticks an
 axis would not draw (``plot_ticks.ShownTicks``, checked against matplotlib's own ``AutoLocator``), the fixed
 coordinates of empty axis labels (``plotting.unplaced_labels``), and the garbage collector's settings while a
-plot is drawn (``plotting.draw_paused`` in the caller, frozen heap and raised thresholds in the worker)."""
+plot is drawn (``plotting.draw_paused``; in the worker also the heap it inherits frozen)."""
 import gc
 import json
 import sys
@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import pytest
 
-from urdf_dyn.reports.plotting import (WORKER_GC_THRESHOLD, PlotWorker, draw_paused, figure, unplaced_labels)
+from urdf_dyn.reports.plotting import PlotWorker, draw_paused, figure, unplaced_labels
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the worker is forked: Linux only")
 
@@ -115,14 +115,22 @@ def _gc_state(path):
 
 
 @linux_only
-def test_the_worker_freezes_what_it_inherits(tmp_path, monkeypatch):
+def test_the_worker_freezes_what_it_inherits_and_draws_paused(tmp_path, monkeypatch):
     monkeypatch.delenv("URDF_DYN_PLOT_WORKER", raising=False)
-    frozen, threshold = gc.get_freeze_count(), gc.get_threshold()
+    frozen, threshold, enabled = gc.get_freeze_count(), gc.get_threshold(), gc.isenabled()
     w = PlotWorker()
     assert w.parallel
     w.submit(tmp_path / "gc.json", _gc_state, tmp_path / "gc.json")
     w.wait()
     state = json.loads((tmp_path / "gc.json").read_text())
-    assert state == {"frozen": state["frozen"], "threshold": list(WORKER_GC_THRESHOLD), "enabled": True}
+    assert state == {"frozen": state["frozen"], "threshold": list(threshold), "enabled": False}
     assert state["frozen"] > 10_000                          # the test process's objects, and matplotlib's
-    assert (gc.get_freeze_count(), gc.get_threshold()) == (frozen, threshold)   # the caller's are untouched
+    assert (gc.get_freeze_count(), gc.get_threshold(), gc.isenabled()) == (frozen, threshold, enabled)
+
+
+def test_the_caller_draws_paused(tmp_path):
+    w = PlotWorker(parallel=False)
+    assert not w.parallel
+    w.submit(tmp_path / "gc.json", _gc_state, tmp_path / "gc.json")
+    w.wait()
+    assert json.loads((tmp_path / "gc.json").read_text())["enabled"] is False

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from urdf_dyn.io.files import atomic_path
 
-__all__ = ["DPI", "PNG_COMPRESS", "PLOT_PROCESSES", "CALLER_DRAWS", "WORKER_GC_THRESHOLD", "caller_may_draw", "pyplot",
+__all__ = ["DPI", "PNG_COMPRESS", "PLOT_PROCESSES", "CALLER_DRAWS", "caller_may_draw", "pyplot",
            "figure", "twinx", "save_figure", "unplaced_labels", "draw_paused", "PlotWorker", "NoPlots", "worker_allowed"]
 
 #: resolution of the report plots [dots per inch]; PNG compression level (zlib 0–9: 1 encodes the job's plots
@@ -29,14 +29,6 @@ PLOT_PROCESSES = 1
 #: against 3.98 s waiting (two workers instead: 3.18 s); at load 2.6–2.9 the caller drawing was slower (4.8–5.7
 #: s against 4.4–5.4 s, 4 runs each: its own matplotlib import, ≈ 0.4 s, and no free core)
 CALLER_DRAWS = True
-
-#: the plot worker's garbage-collector thresholds (``gc.set_threshold``; Python's default (700, 10, 10)). A
-#: figure is some 10⁵ objects in reference cycles (artists, transforms, callbacks), freed only by the
-#: collector. With the defaults, the worker of the warm main job collected ≈ 170 times while drawing its
-#: twelve plots, once or twice the whole heap it inherits from the job (≈ 2·10⁵ objects): 0.17–0.39 CPU-s
-#: of collecting, measured by ``gc.callbacks``. With the inherited heap frozen and these thresholds, 5–6
-#: collections, 0.03–0.05 CPU-s, and the worker's memory no larger (163–167 MB against 168–189 MB)
-WORKER_GC_THRESHOLD = (20_000, 20, 10)
 
 
 def pyplot():
@@ -137,11 +129,12 @@ def caller_may_draw() -> bool:
 
 def draw_paused(fn, *args):
     """``fn(*args)`` with Python's garbage collector paused (``gc.disable``; enabled again after, if it was):
-    how the caller draws a plot. A figure allocates some 10⁵ objects; with the collector on, the job's
-    process collected ≈ 15 times per plot and its whole heap (≈ 3·10⁵ objects) once or twice over the twelve
-    plots of the main job: 0.35–0.50 CPU-s of collecting (``gc.callbacks``). Paused, the plot's objects stay
-    young and the next allocation after it collects them in one young-generation pass. Returns ``fn``'s
-    result."""
+    how the caller and the worker draw a plot. A figure is some 10⁵ objects in reference cycles (artists,
+    transforms, callbacks) that only the collector frees. With it running, the process collected ≈ 15 times
+    per plot and, once or twice over the main job's twelve plots, its whole heap (the job's process, ≈ 3·10⁵
+    objects: 0.35–0.50 CPU-s of collecting, ``gc.callbacks``; the worker, which inherits the job's heap:
+    0.17–0.23 CPU-s). Paused, the plot's objects stay young and the first allocation after it collects them
+    in one young-generation pass (≈ 5 ms), before the next plot starts. Returns ``fn``'s result."""
     import gc
     if not gc.isenabled():
         return fn(*args)
@@ -155,15 +148,15 @@ def draw_paused(fn, *args):
 def _plot_worker_init():
     """The worker's start: matplotlib, imported while the job still computes; then every object the worker
     holds so far (the job's, inherited through the fork, and matplotlib's) is moved out of the garbage
-    collector's reach (``gc.freeze``, as the ``gc`` module's documentation advises for a forked child) and its
-    young generation collected every ``WORKER_GC_THRESHOLD`` allocations instead of 700."""
+    collector's reach (``gc.freeze``, as the ``gc`` module's documentation advises for a forked child): a
+    collection then scans only what the worker made since, and never writes to the pages it shares with the
+    job. Its plots are drawn with the collector paused (``draw_paused``)."""
     import gc
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.backends.backend_agg  # noqa: F401
     import matplotlib.figure  # noqa: F401
     gc.freeze()
-    gc.set_threshold(*WORKER_GC_THRESHOLD)
 
 
 class PlotWorker:
@@ -214,7 +207,7 @@ class PlotWorker:
         """Draw ``fn(*args)`` (which writes ``path``); returns str(path). ``check`` is not used here."""
         if self._ex is None:
             return draw_paused(fn, *args)
-        self._jobs.append((self._ex.submit(fn, *args), fn, args))
+        self._jobs.append((self._ex.submit(draw_paused, fn, *args), fn, args))
         return str(path)
 
     def wait(self):
