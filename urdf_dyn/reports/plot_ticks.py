@@ -5,7 +5,7 @@ that reach up to a step beyond each end of the view interval; the axis makes a `
 texts, ≈ 0.4 ms each) and formats a label for every one of them, then draws only those inside the interval.
 ``ShownTicks`` gives the axis only the locations it draws — the same locations, tested with the same
 tolerance (1e-10 of the interval) — so the drawn ticks and labels are those of ``AutoLocator``: the main job's
-twelve plots are byte-identical with it, with 82 of their 478 ``Tick`` objects fewer. The label format is
+twelve plots are byte-identical with it, with 84 of their 478 ``Tick`` objects fewer. The label format is
 unchanged: ``ScalarFormatter`` takes its offset and exponent from the visible locations alone and its number of
 decimals from the step. Imports matplotlib: imported only to draw (``plotting.figure``)."""
 from __future__ import annotations
