@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from urdf_dyn.io.files import atomic_path
-from urdf_dyn.reports.plotting import figure, save_figure
+from urdf_dyn.reports.plotting import figure, save_figure, twinx
 
 __all__ = ["plot_soil", "plot_soil_direction", "write_soil_csv", "plot_pump_flow", "write_hydraulics_csv",
            "soil_section"]
@@ -52,7 +52,7 @@ def plot_soil(t, soil, path, windows=None):
     ax.set_ylabel("volume [m³]", fontsize=8)
     ax.legend(fontsize=7, loc="upper left")
     ax.grid(alpha=0.3)
-    bx = ax.twinx()
+    bx = twinx(ax)
     bx.plot(t, soil.mass / 1e3, lw=1.2, color="C3")
     bx.set_ylabel("payload in the bucket [t]", fontsize=8, color="C3")
     _label_phases(axes[0], windows)
