@@ -68,3 +68,22 @@ def test_a_launched_job_runs_with_the_raised_thresholds(thresholds, tmp_path, mo
     assert out == "done"
     assert seen == [(10_000, 10, 11)]                    # THRESHOLDS, the caller's larger oldest kept
     assert gc.get_threshold() == thresholds
+
+
+def test_forked_freezes_the_inherited_heap():
+    """collector.forked moves every tracked object to the permanent generation (what a forked child calls)."""
+    import multiprocessing
+    ctx = multiprocessing.get_context("fork")
+    q = ctx.Queue()
+
+    def child():
+        before = gc.get_freeze_count()
+        collector.forked()
+        q.put((before, gc.get_freeze_count(), len(gc.get_objects())))
+
+    p = ctx.Process(target=child)
+    p.start()
+    before, after, left = q.get(timeout=30)
+    p.join(30)
+    assert after > before + 1000        # the inherited heap (pytest's and the package's objects) is frozen
+    assert left < after                  # and no longer among the objects the collector tracks

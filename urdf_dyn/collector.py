@@ -1,8 +1,11 @@
 """Python's cyclic garbage collector during a job's bursts of allocation: ``raised()`` runs a block with
 the youngest generation collected every ``THRESHOLDS[0]`` allocations instead of every 700 (``gc.set_threshold``,
-the caller's thresholds restored after; never lowered), for a whole job (``jobs.sizing_job``: the processes it
-forks, the plot worker, the GIF's and the recording's, inherit them) and while numba compiles
-(``numba_cache``).
+the caller's thresholds restored after; never lowered), for a whole job (``launch.registry``, and every
+command of the CLI: the processes a job forks, the plot worker, the GIF's and the recording's, inherit them)
+and while numba compiles (``numba_cache``); and ``forked()`` at the start of each process a job forks moves
+the heap it inherits out of the collector's reach (``gc.freeze``, as the ``gc`` module's documentation
+advises for a forked child), so that a collection there scans only what the process made itself and never
+writes to the pages it shares with the job.
 
 Why: a job's heap holds some 2–3·10⁵ objects (numba, scipy, matplotlib, viser), and the default thresholds
 collect the young generation every 700 allocations and the whole heap whenever ten middle collections have
@@ -18,7 +21,7 @@ import contextlib
 import gc
 import threading
 
-__all__ = ["THRESHOLDS", "raised"]
+__all__ = ["THRESHOLDS", "raised", "forked"]
 
 #: ``gc.set_threshold`` inside ``raised()`` (module docstring); Python's default is (700, 10, 10)
 THRESHOLDS = (10_000, 10, 10)
@@ -46,3 +49,11 @@ def raised(thresholds=THRESHOLDS):
             _depth -= 1
             if _depth == 0:
                 gc.set_threshold(*_saved)
+
+
+def forked():
+    """In a process just forked from a job (its plot worker, its GIF's and recording's processes): move every
+    object inherited from the parent to the collector's permanent generation (``gc.freeze``). The job's heap
+    is some 2–3·10⁵ objects; a full collection of it costs 0.1–0.15 CPU-s, and pyglet's GL import alone
+    triggered one in the GIF's process (``gc.callbacks``, the warm main job)."""
+    gc.freeze()

@@ -453,8 +453,9 @@ def main(argv=None) -> int:
     if args.cmd in ("run", "launch") and getattr(args, "launch_file", None):    # a cold kernel cache: compiled
         __import__("urdf_dyn.cli.compile_ahead", fromlist=["*"]).start(bar)    # ahead in worker processes
     try:
+        from urdf_dyn.collector import raised
         from urdf_dyn.io.xacro_safe import trusting
-        with trusting(bool(getattr(args, "trust_xacro", False))):
+        with trusting(bool(getattr(args, "trust_xacro", False))), raised():   # the collector's thresholds
             return args.func(args)
     except BrokenPipeError:  # output piped into head & co.
         return 0

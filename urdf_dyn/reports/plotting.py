@@ -150,13 +150,14 @@ def _plot_worker_init():
     holds so far (the job's, inherited through the fork, and matplotlib's) is moved out of the garbage
     collector's reach (``gc.freeze``, as the ``gc`` module's documentation advises for a forked child): a
     collection then scans only what the worker made since, and never writes to the pages it shares with the
-    job. Its plots are drawn with the collector paused (``draw_paused``)."""
-    import gc
+    job (``collector.forked``). Its plots are drawn with the collector paused (``draw_paused``)."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.backends.backend_agg  # noqa: F401
     import matplotlib.figure  # noqa: F401
-    gc.freeze()
+
+    from urdf_dyn.collector import forked
+    forked()
 
 
 class PlotWorker:
