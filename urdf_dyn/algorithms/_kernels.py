@@ -162,9 +162,9 @@ def _xtf_add(E, r, f, out):
     out[2] += b2 + (r[0] * a1 - r[1] * a0)
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@njit(cache=True, inline="always")
 def crm_mul(v, w, out):
-    """out = v × w (spatial motion cross product, RBDA eq. 2.31). A plain compiled product (module docstring)."""
+    """out = v × w (spatial motion cross product, RBDA eq. 2.31)."""
     out[0] = v[1] * w[2] - v[2] * w[1]
     out[1] = v[2] * w[0] - v[0] * w[2]
     out[2] = v[0] * w[1] - v[1] * w[0]

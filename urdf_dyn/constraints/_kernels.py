@@ -50,7 +50,7 @@ def _log3(R, out):
         out[0], out[1], out[2] = f * w0, f * w1, f * w2
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@njit(cache=True, inline="always")
 def _compose(Ea, ra, Eb, rb, E, r):
     """(E, r) of X_a X_b: E = E_a E_b, r = r_b + E_bᵀ r_a."""
     for a_ in range(3):
@@ -59,7 +59,7 @@ def _compose(Ea, ra, Eb, rb, E, r):
         r[a_] = rb[a_] + Eb[0, a_] * ra[0] + Eb[1, a_] * ra[1] + Eb[2, a_] * ra[2]
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@njit(cache=True, inline="always")
 def _inv_motion(E, r, m, out):
     """out = X⁻¹ m for X = (E, r): [Eᵀ w; r × Eᵀ w + Eᵀ v] (motion vector to base coordinates)."""
     for a_ in range(3):
