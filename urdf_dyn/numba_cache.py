@@ -14,6 +14,15 @@ numba unpickles its index and data files, so the folder is read only when it obe
 for this run); and a cache file of urdf_dyn's that cannot be read (truncated, garbage: numba raises from
 ``pickle``) is a cache miss with one warning line naming the folder: the kernel is compiled again and the
 entry rewritten, instead of every run failing until the user deletes the folder.
+
+While numba compiles (its ``"numba:compile"`` events, outermost to end), Python's cyclic garbage collector
+runs its youngest generation every ``collector.THRESHOLDS[0]`` allocations instead of every 700
+(``collector.raised``, restored after): numba's compiler makes millions of small objects in reference
+cycles (its IR, whose variables point to their scope, copied whole at every ``inline="always"`` call site),
+so the default thresholds ran ≈ 23 full collections over the whole heap while the main job's kernels
+compiled, ≈ 4.7 of its ≈ 32 CPU-s (``gc.callbacks``; ≈ 1.5 CPU-s and one full collection with these
+thresholds, ≈ 40 MB more peak memory, ``benchmarks/RESULTS_first_minute.md``). A run whose kernels load from
+the cache compiles nothing here.
 """
 from __future__ import annotations
 
@@ -55,12 +64,39 @@ def _register():
         event.register("numba:compile", obj if isinstance(obj, event.Listener) else obj())
 
 
+def _gc_thresholds():
+    """A numba event listener that holds ``collector.raised()`` open from the start of the outermost
+    compilation to its end. numba compiles under one lock, and a nested compilation (a callee, an overload)
+    runs in its caller's thread, so one depth count serves."""
+    from numba.core import event
+
+    from urdf_dyn.collector import raised
+
+    class _Listener(event.Listener):
+        depth, block = 0, None
+
+        def on_start(self, ev):
+            self.depth += 1
+            if self.depth == 1:
+                self.block = raised()
+                self.block.__enter__()
+
+        def on_end(self, ev):
+            self.depth = max(self.depth - 1, 0)
+            if self.depth == 0 and self.block is not None:
+                block, self.block = self.block, None
+                block.__exit__(None, None, None)
+    return _Listener()
+
+
 def install():
-    """Register the package-relative cache locator (once per process)."""
+    """Register the package-relative cache locator and the collector's thresholds while compiling (once per
+    process)."""
     global _done
     if _done:
         return
     _done = True
+    _listeners.append(_gc_thresholds)
     _register()
     try:
         from numba.core import caching, config

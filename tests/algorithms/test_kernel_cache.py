@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 from conftest import ROOT
 
 CHILD = """
@@ -80,3 +81,44 @@ def test_every_compiled_module_keys_the_cache():
     compiled = {p.relative_to(pkg).as_posix() for p in pkg.rglob("*.py")
                 if re.search(r"^@(numba\.)?(njit|jit|generated_jit|vectorize)\b", p.read_text(), re.M)}
     assert compiled and compiled <= set(urdf_dyn._KERNEL_MODULES), compiled - set(urdf_dyn._KERNEL_MODULES)
+
+
+
+def _zeros_sum(n):
+    return np.zeros(n).sum() + n
+
+
+def test_collector_thresholds_raised_while_compiling_only():
+    """numba_cache raises the cyclic collector's thresholds from the start of the outermost compilation to its
+    end (nested compilations, here np.zeros' and sum's overloads, keep them raised) and restores the caller's
+    after."""
+    import gc
+
+    import numba
+    from numba.core import event
+
+    from urdf_dyn import numba_cache
+    numba_cache.install()
+    seen = []
+
+    class Spy(event.Listener):              # registered after numba_cache's, so told after it
+        def on_start(self, ev):
+            seen.append(gc.get_threshold())
+
+        def on_end(self, ev):
+            seen.append(gc.get_threshold())
+
+    before = gc.get_threshold()
+    spy = Spy()
+    event.register("numba:compile", spy)
+    try:
+        gc.set_threshold(701, 10, 10)
+        assert numba.njit(_zeros_sum)(3) == 3.0
+        after = gc.get_threshold()
+    finally:
+        event.unregister("numba:compile", spy)
+        gc.set_threshold(*before)
+    assert len(seen) >= 4                   # _zeros_sum and at least one nested compilation
+    from urdf_dyn.collector import THRESHOLDS
+    assert all(t == THRESHOLDS for t in seen[:-1])
+    assert seen[-1] == after == (701, 10, 10)

@@ -49,8 +49,8 @@ from numba.np.arrayobj import make_array, populate_array
 
 from urdf_dyn.numba_cache import install as _portable_cache
 
-from urdf_dyn.algorithms.joints import (BALL, FREE, PLANAR, PRIS_Z, PRISMATIC, REV_Z, REVOLUTE, is_sub, jcalc, pose_into,
-                                        q_indices, quat_entries)
+from urdf_dyn.algorithms.joints import (BALL, FREE, PLANAR, PRIS_Z, PRISMATIC, REV_Z, REVOLUTE, is_sub, jcalc,
+                                        multi_pose, pose_into, q_indices)
 from urdf_dyn.algorithms.joints import write_subspace as _S
 from urdf_dyn.algorithms.layout import TREE
 from urdf_dyn.algorithms.spatial import crm
@@ -114,17 +114,8 @@ def xup_packed(jtype, q, iq, Et, rt, E, r):
                 E[k, j] = Et[k, j]
             r[j] = rt[j] + Et[2, j] * qi
     elif jtype == FREE or jtype == PLANAR or jtype == BALL:  # X_J = rot(Rᵀ) xlt(p): E = Rᵀ E_tree,
-        if jtype == PLANAR:  # r = r_tree + E_treeᵀ p; (R, p) = ``joints.joint_pose``, in scalars
-            c, s = np.cos(q[iq + 2]), np.sin(q[iq + 2])
-            R00, R01, R02, R10, R11, R12, R20, R21, R22 = c, -s, 0.0, s, c, 0.0, 0.0, 0.0, 1.0
-            p0, p1, p2 = q[iq], q[iq + 1], 0.0
-        else:               # one inlined quaternion for FREE (p, quat) and BALL (quat)
-            k = iq + 3 if jtype == FREE else iq
-            R00, R01, R02, R10, R11, R12, R20, R21, R22 = quat_entries(q[k], q[k + 1], q[k + 2], q[k + 3])
-            if jtype == FREE:
-                p0, p1, p2 = q[iq], q[iq + 1], q[iq + 2]
-            else:
-                p0, p1, p2 = 0.0, 0.0, 0.0
+        # r = r_tree + E_treeᵀ p; (R, p) = ``joints.multi_pose``, in scalars
+        R00, R01, R02, R10, R11, R12, R20, R21, R22, p0, p1, p2 = multi_pose(jtype, q, iq)
         for j in range(3):
             e0, e1, e2 = Et[0, j], Et[1, j], Et[2, j]
             E[0, j] = R00 * e0 + R10 * e1 + R20 * e2
@@ -242,10 +233,10 @@ def split_tree(X_tree):
     return E, r
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def plux_er(X, E, r):
     """(E, r) of a Plücker transform X = [[E, 0], [−E r×, E]] (RBDA eq. 2.24): X[3:, :3] = −E r× gives
-    r× = −Eᵀ X[3:, :3], r = (r×[2, 1], r×[0, 2], r×[1, 0])."""
+    r× = −Eᵀ X[3:, :3], r = (r×[2, 1], r×[0, 2], r×[1, 0]). A plain compiled product (module docstring)."""
     for a_ in range(3):
         for b_ in range(3):
             E[a_, b_] = X[a_, b_]

@@ -36,7 +36,7 @@ from urdf_dyn.numba_cache import install as _portable_cache
 from urdf_dyn.algorithms.spatial import rodrigues, skew
 
 __all__ = ["REVOLUTE", "PRISMATIC", "FREE", "PLANAR", "BALL", "SUB_R", "SUB_P", "REV_Z", "PRIS_Z", "TYPE_CODES", "NQ", "nq_of", "jcalc",
-           "joint_pose", "pose_into", "q_indices", "is_sub", "motion_subspace", "write_subspace", "LOOP_TYPES", "loop_subspaces", "quat_to_matrix",
+           "joint_pose", "pose_into", "multi_pose", "q_indices", "is_sub", "motion_subspace", "write_subspace", "LOOP_TYPES", "loop_subspaces", "quat_to_matrix",
            "quat_entries"]
 
 REVOLUTE = 0
@@ -110,12 +110,33 @@ def quat_to_matrix(x, y, z, w):
     return np.array(quat_entries(x, y, z, w)).reshape((3, 3))
 
 
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def multi_pose(jtype, q, iq):
+    """The pose (R, p) of a multi-dof joint's successor frame in its predecessor frame, for the heads FREE,
+    PLANAR and BALL (position coordinates from q[iq]), as twelve scalars R00, R01, …, R22 (row by row), p0, p1,
+    p2. FREE: p = q[iq:iq+3], R of the quaternion q[iq+3:iq+7] (``quat_entries``); BALL: R of q[iq:iq+4], p = 0;
+    PLANAR: R = rotz(q[iq+2]), p = (q[iq], q[iq+1], 0).
+
+    Shared by ``pose_into`` and ``_kernels.xup_packed`` as a plain compiled function (no Python entry: the
+    module docstring of ``algorithms._kernels``), not ``inline="always"``: numba then types and lowers it
+    once, not once inside every kernel that handles every joint type (LLVM still inlines it)."""
+    if jtype == PLANAR:
+        c, s = np.cos(q[iq + 2]), np.sin(q[iq + 2])
+        return c, -s, 0.0, s, c, 0.0, 0.0, 0.0, 1.0, q[iq], q[iq + 1], 0.0
+    k = iq + 3 if jtype == FREE else iq
+    R00, R01, R02, R10, R11, R12, R20, R21, R22 = quat_entries(q[k], q[k + 1], q[k + 2], q[k + 3])
+    if jtype == FREE:
+        return R00, R01, R02, R10, R11, R12, R20, R21, R22, q[iq], q[iq + 1], q[iq + 2]
+    return R00, R01, R02, R10, R11, R12, R20, R21, R22, 0.0, 0.0, 0.0
+
+
 @njit(cache=True, inline="always")
 def pose_into(jtype, axis, q, iq, T):
     """T (4, 4) ← the homogeneous pose of the joint's successor frame in its predecessor frame, entry by entry
     in scalars (nothing allocated, no 3×3 product: numba types and lowers a matrix product, ``np.eye`` and
     nested lists at every use, 1.5 CPU-s of a first run). Revolute: Rodrigues' R = 1 + sin q K + (1 − cos q)
-    K², K = axis× (K²_ab = a_a a_b − δ_ab |a|², written out); the joint's position coordinates start at q[iq]."""
+    K², K = axis× (K²_ab = a_a a_b − δ_ab |a|², written out); the joint's position coordinates start at q[iq];
+    the multi-dof heads by ``multi_pose``."""
     for a in range(4):
         for b in range(4):
             T[a, b] = 1.0 if a == b else 0.0
@@ -128,16 +149,9 @@ def pose_into(jtype, axis, q, iq, T):
     elif jtype == PRISMATIC:
         for a in range(3):
             T[a, 3] = axis[a] * q[iq]
-    elif jtype == FREE or jtype == BALL:
-        k = iq + 3 if jtype == FREE else iq
-        (T[0, 0], T[0, 1], T[0, 2], T[1, 0], T[1, 1], T[1, 2],
-         T[2, 0], T[2, 1], T[2, 2]) = quat_entries(q[k], q[k + 1], q[k + 2], q[k + 3])
-        if jtype == FREE:
-            T[0, 3], T[1, 3], T[2, 3] = q[iq], q[iq + 1], q[iq + 2]
-    elif jtype == PLANAR:
-        c, s = np.cos(q[iq + 2]), np.sin(q[iq + 2])
-        T[0, 0], T[0, 1], T[1, 0], T[1, 1] = c, -s, s, c
-        T[0, 3], T[1, 3] = q[iq], q[iq + 1]
+    elif jtype == FREE or jtype == BALL or jtype == PLANAR:
+        (T[0, 0], T[0, 1], T[0, 2], T[1, 0], T[1, 1], T[1, 2], T[2, 0], T[2, 1], T[2, 2],
+         T[0, 3], T[1, 3], T[2, 3]) = multi_pose(jtype, q, iq)
 
 
 @njit(cache=True)
