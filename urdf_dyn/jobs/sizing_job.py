@@ -81,7 +81,7 @@ from urdf_dyn.jobs.sizing_plan import SizingPlan
 from urdf_dyn.jobs.sizing_run import compute
 from urdf_dyn.jobs.sizing_schema import SizeDocument
 from urdf_dyn.launch.registry import Job
-from urdf_dyn.reports.plotting import NoPlots, PlotWorker
+from urdf_dyn.reports.plotting import PLOT_PROCESSES_ALONE, NoPlots, PlotWorker
 from urdf_dyn.reports.manifest import OUTPUTS
 from urdf_dyn.reports.sizing_render import render, viewer_inputs
 
@@ -108,9 +108,11 @@ def run_sizing(scenario, out_dir=None, progress=None, echo=print, cache=None):
 
 def _run_sizing(scenario, outdir, progress, echo, workers, cache):
     doc = scenario.doc
-    if doc.outputs.plots:          # forked before the plan, whose imports the worker would inherit, so that it
+    o = doc.outputs
+    if o.plots:                    # forked before the plan, whose imports the worker would inherit, so that it
         from urdf_dyn.jobs.kinds import kind_of   # imports matplotlib on the core the plan leaves idle
-        plots = PlotWorker(preload=[f"urdf_dyn.machines.{m}" for m in kind_of(scenario).plot_modules])
+        plots = PlotWorker(preload=[f"urdf_dyn.machines.{m}" for m in kind_of(scenario).plot_modules],
+                           processes=None if o.animation or o.recording else PLOT_PROCESSES_ALONE)
     else:                          # outputs.plots: false (a sweep's cases): tables and reports only
         plots = NoPlots()
     workers.append(plots)

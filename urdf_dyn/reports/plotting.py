@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from urdf_dyn.io.files import atomic_path
 
-__all__ = ["DPI", "PNG_COMPRESS", "PLOT_PROCESSES", "CALLER_DRAWS", "caller_may_draw", "pyplot",
+__all__ = ["DPI", "PNG_COMPRESS", "PLOT_PROCESSES", "PLOT_PROCESSES_ALONE", "CALLER_DRAWS", "caller_may_draw", "pyplot",
            "figure", "twinx", "save_figure", "unplaced_labels", "draw_paused", "PlotWorker", "NoPlots", "worker_allowed"]
 
 #: resolution of the report plots [dots per inch]; PNG compression level (zlib 0–9: 1 encodes the job's plots
@@ -15,12 +15,16 @@ __all__ = ["DPI", "PNG_COMPRESS", "PLOT_PROCESSES", "CALLER_DRAWS", "caller_may_
 DPI = 100
 PNG_COMPRESS = 1
 
-#: worker processes of a ``PlotWorker`` (at most the machine's cores). A job's render submits its plots at
-#: its end and then only waits, so on an idle second core two workers would draw the main job's ten plots
-#: (≈ 1.7 core-s under load) at once; measured at a load average of 10–12 on 2 cores, two workers made the
-#: wait after render longer (median 9.7 s against 8.6 s, 4 runs each: the second worker's matplotlib import
-#: competes for the cores), so one stays the default until a quiet machine says otherwise
+#: worker processes of a ``PlotWorker`` (at most the machine's cores), and of the plot worker of a job that
+#: forks no other process (no GIF, no recording: ``PLOT_PROCESSES_ALONE``). A job's render submits its plots at
+#: its end and then only waits. Beside the GIF's and the recording's processes every core is busy and one
+#: worker is the default (measured at a load average of 10–12 on 2 cores, two workers made the wait after
+#: render longer, median 9.7 s against 8.6 s: the second worker's matplotlib import competes for the cores).
+#: Alone, the workers are forked before the job's plan and import matplotlib on the core the plan leaves
+#: idle: the warm main job without its animation, quiet, 9 pairs in turn on 2 cores, took 2.78 s median with
+#: two workers against 2.91 s with one (2.51–3.10 s against 2.61–3.40 s)
 PLOT_PROCESSES = 1
+PLOT_PROCESSES_ALONE = 2
 
 #: whether ``PlotWorker.wait`` may have the caller draw the plots no worker has begun (the caller only waits
 #: there; a plot is drawn once, by either, into the same bytes). It does so only while the 1-minute load
