@@ -87,3 +87,23 @@ def test_forked_freezes_the_inherited_heap():
     p.join(30)
     assert after > before + 1000        # the inherited heap (pytest's and the package's objects) is frozen
     assert left < after                  # and no longer among the objects the collector tracks
+
+
+def test_the_command_line_freezes_the_heap_only_as_the_program(monkeypatch, capsys):
+    """urdf-dyn as the program (main() reading sys.argv) ends with collector.exiting; main(argv) called from
+    Python (a test, a script that goes on) does not."""
+    import sys
+
+    from urdf_dyn.cli.main import main
+    calls = []
+    monkeypatch.setattr(collector, "exiting", lambda: calls.append(1))
+    from conftest import ROOT
+    robot = str(ROOT / "robots" / "puma560.urdf")
+    assert main(["info", robot]) == 0
+    assert calls == []
+    monkeypatch.setattr(sys, "argv", ["urdf-dyn", "info", robot])
+    assert main() == 0
+    assert calls == [1]
+    monkeypatch.setattr(sys, "argv", ["urdf-dyn", "info", "no_such_robot.urdf"])
+    assert main() == 2                   # the error path ends the process too
+    assert calls == [1, 1]

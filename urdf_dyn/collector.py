@@ -21,7 +21,7 @@ import contextlib
 import gc
 import threading
 
-__all__ = ["THRESHOLDS", "raised", "forked"]
+__all__ = ["THRESHOLDS", "raised", "forked", "exiting"]
 
 #: ``gc.set_threshold`` inside ``raised()`` (module docstring); Python's default is (700, 10, 10)
 THRESHOLDS = (10_000, 10, 10)
@@ -56,4 +56,16 @@ def forked():
     object inherited from the parent to the collector's permanent generation (``gc.freeze``). The job's heap
     is some 2–3·10⁵ objects; a full collection of it costs 0.1–0.15 CPU-s, and pyglet's GL import alone
     triggered one in the GIF's process (``gc.callbacks``, the warm main job)."""
+    gc.freeze()
+
+
+def exiting():
+    """The last step of a process whose command is done (the ``urdf-dyn`` command line, when it runs as the
+    program): the whole heap moved to the permanent generation (``gc.freeze``), so that the collections the
+    interpreter runs while it ends (``Py_FinalizeEx``: after clearing the modules' namespaces) do not traverse
+    it again. The warm main job's process took 0.52 s (0.42–0.55) from its command's end to its exit, 0.12 s
+    (0.11–0.13) with it, five runs each in turn. Every file the command writes is closed by then (``with`` blocks, atomic renames); what
+    the freeze gives up is running ``__del__`` of objects left in reference cycles at exit, which the
+    interpreter does not promise either. Never called for ``main(argv)`` from Python (a test, a script that
+    goes on)."""
     gc.freeze()

@@ -468,6 +468,10 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         print("urdf-dyn: interrupted", file=sys.stderr)
         return 130
+    finally:
+        if argv is None:    # the process's own command (urdf-dyn, python -m urdf_dyn.cli): it ends next
+            from urdf_dyn.collector import exiting
+            exiting()
 
 
 if __name__ == "__main__":
