@@ -70,15 +70,15 @@ def test_a_launched_job_runs_with_the_raised_thresholds(thresholds, tmp_path, mo
     assert gc.get_threshold() == thresholds
 
 
-def test_forked_freezes_the_inherited_heap():
-    """collector.forked moves every tracked object to the permanent generation (what a forked child calls)."""
+def test_freeze_in_a_forked_child_freezes_the_inherited_heap():
+    """collector.freeze moves every tracked object to the permanent generation (what a forked child calls)."""
     import multiprocessing
     ctx = multiprocessing.get_context("fork")
     q = ctx.Queue()
 
     def child():
         before = gc.get_freeze_count()
-        collector.forked()
+        collector.freeze()
         q.put((before, gc.get_freeze_count(), len(gc.get_objects())))
 
     p = ctx.Process(target=child)
@@ -90,13 +90,13 @@ def test_forked_freezes_the_inherited_heap():
 
 
 def test_the_command_line_freezes_the_heap_only_as_the_program(monkeypatch, capsys):
-    """urdf-dyn as the program (main() reading sys.argv) ends with collector.exiting; main(argv) called from
+    """urdf-dyn as the program (main() reading sys.argv) ends with collector.freeze; main(argv) called from
     Python (a test, a script that goes on) does not."""
     import sys
 
     from urdf_dyn.cli.main import main
     calls = []
-    monkeypatch.setattr(collector, "exiting", lambda: calls.append(1))
+    monkeypatch.setattr(collector, "freeze", lambda: calls.append(1))
     from conftest import ROOT
     robot = str(ROOT / "robots" / "puma560.urdf")
     assert main(["info", robot]) == 0

@@ -2,10 +2,9 @@
 the youngest generation collected every ``THRESHOLDS[0]`` allocations instead of every 700 (``gc.set_threshold``,
 the caller's thresholds restored after; never lowered), for a whole job (``launch.registry``, and every
 command of the CLI: the processes a job forks, the plot worker, the GIF's and the recording's, inherit them)
-and while numba compiles (``numba_cache``); and ``forked()`` at the start of each process a job forks moves
-the heap it inherits out of the collector's reach (``gc.freeze``, as the ``gc`` module's documentation
-advises for a forked child), so that a collection there scans only what the process made itself and never
-writes to the pages it shares with the job.
+and while numba compiles (``numba_cache``); ``paused()`` runs a block with the collector off (a report
+plot); ``freeze()`` moves the heap out of the collector's reach at the start of each process a job forks and
+when ``urdf-dyn`` ends.
 
 Why: a job's heap holds some 2–3·10⁵ objects (numba, scipy, matplotlib, viser), and the default thresholds
 collect the young generation every 700 allocations and the whole heap whenever ten middle collections have
@@ -21,7 +20,7 @@ import contextlib
 import gc
 import threading
 
-__all__ = ["THRESHOLDS", "raised", "forked", "exiting"]
+__all__ = ["THRESHOLDS", "raised", "paused", "freeze"]
 
 #: ``gc.set_threshold`` inside ``raised()`` (module docstring); Python's default is (700, 10, 10)
 THRESHOLDS = (10_000, 10, 10)
@@ -51,21 +50,35 @@ def raised(thresholds=THRESHOLDS):
                 gc.set_threshold(*_saved)
 
 
-def forked():
-    """In a process just forked from a job (its plot worker, its GIF's and recording's processes): move every
-    object inherited from the parent to the collector's permanent generation (``gc.freeze``). The job's heap
-    is some 2–3·10⁵ objects; a full collection of it costs 0.1–0.15 CPU-s, and pyglet's GL import alone
-    triggered one in the GIF's process (``gc.callbacks``, the warm main job)."""
-    gc.freeze()
+@contextlib.contextmanager
+def paused():
+    """Run the block with the collector off (``gc.disable``), enabled again after if it was on: for a burst of
+    objects in reference cycles that all die together (a report plot's figure, ``reports.plotting``), which
+    the first allocation after the block then frees in one young-generation pass."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
-def exiting():
-    """The last step of a process whose command is done (the ``urdf-dyn`` command line, when it runs as the
-    program): the whole heap moved to the permanent generation (``gc.freeze``), so that the collections the
-    interpreter runs while it ends (``Py_FinalizeEx``: after clearing the modules' namespaces) do not traverse
-    it again. The warm main job's process took 0.52 s (0.42–0.55) from its command's end to its exit, 0.12 s
-    (0.11–0.13) with it, five runs each in turn. Every file the command writes is closed by then (``with`` blocks, atomic renames); what
-    the freeze gives up is running ``__del__`` of objects left in reference cycles at exit, which the
-    interpreter does not promise either. Never called for ``main(argv)`` from Python (a test, a script that
-    goes on)."""
+def freeze():
+    """Move every object this process holds now to the collector's permanent generation (``gc.freeze``), so
+    that no later collection traverses them again. Two moments call it:
+
+    - the start of a process forked from a job (its plot worker, its GIF's and recording's processes), as the
+      ``gc`` module's documentation advises for a forked child: the job's heap is some 2–3·10⁵ objects, a
+      full collection of it costs 0.1–0.15 CPU-s, and pyglet's GL import alone triggered one in the GIF's
+      process (``gc.callbacks``, the warm main job); the child's collections then never write to the pages it
+      shares with the job;
+    - the end of ``urdf-dyn`` run as the program (``cli.main``; never for ``main(argv)`` called from Python:
+      a test, a script that goes on): the collections the interpreter runs while it ends (``Py_FinalizeEx``,
+      after clearing the modules' namespaces) then skip the heap. The warm main job's process took 0.52 s
+      (0.42–0.55) from its command's end to its exit, 0.12 s (0.11–0.13) frozen, five runs each in turn.
+      Every file the command writes is closed by then (``with`` blocks, atomic renames); what the freeze
+      gives up is running ``__del__`` of objects left in reference cycles at exit, which the interpreter
+      does not promise either."""
     gc.freeze()

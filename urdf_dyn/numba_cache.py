@@ -65,27 +65,26 @@ def _register():
 
 
 def _gc_thresholds():
-    """A numba event listener that holds ``collector.raised()`` open from the start of the outermost
-    compilation to its end. numba compiles under one lock, and a nested compilation (a callee, an overload)
-    runs in its caller's thread, so one depth count serves."""
+    """A numba event listener that holds a ``collector.raised()`` block open from the start of each
+    compilation to its end (``raised`` nests: the thresholds found at the outermost one's start come back at
+    its end). numba compiles under one lock, and a nested compilation (a callee, an overload) runs in its
+    caller's thread, so one stack of blocks serves."""
     from numba.core import event
 
     from urdf_dyn.collector import raised
 
     class _Listener(event.Listener):
-        depth, block = 0, None
+        def __init__(self):
+            self.blocks = []
 
         def on_start(self, ev):
-            self.depth += 1
-            if self.depth == 1:
-                self.block = raised()
-                self.block.__enter__()
+            block = raised()
+            block.__enter__()
+            self.blocks.append(block)
 
         def on_end(self, ev):
-            self.depth = max(self.depth - 1, 0)
-            if self.depth == 0 and self.block is not None:
-                block, self.block = self.block, None
-                block.__exit__(None, None, None)
+            if self.blocks:               # none when the listener came in the middle of a compilation
+                self.blocks.pop().__exit__(None, None, None)
     return _Listener()
 
 

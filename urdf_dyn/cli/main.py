@@ -470,8 +470,8 @@ def main(argv=None) -> int:
         return 130
     finally:
         if argv is None:    # the process's own command (urdf-dyn, python -m urdf_dyn.cli): it ends next
-            from urdf_dyn.collector import exiting
-            exiting()
+            from urdf_dyn.collector import freeze
+            freeze()
 
 
 if __name__ == "__main__":

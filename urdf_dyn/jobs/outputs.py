@@ -199,8 +199,8 @@ class _ForkedOutput:
         or ("warning", line). The end of the ``go`` pipe without a word (the job failed) ends it: its copies
         of the parent's ends (of its own pipes and of those of the other tasks, inherited by the fork) and of
         its host's process's ends are closed first, else the end of a pipe would never be reached."""
-        from urdf_dyn.collector import forked
-        forked()                                    # the job's heap, out of the collector's reach here
+        from urdf_dyn.collector import freeze
+        freeze()                                    # the job's heap, out of the collector's reach here
         for end in host:
             end.close()
         for task in list(_ForkedOutput._open) + [self]:

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from urdf_dyn.io.files import atomic_path
 
-__all__ = ["DPI", "PNG_COMPRESS", "PLOT_PROCESSES", "PLOT_PROCESSES_ALONE", "CALLER_DRAWS", "caller_may_draw", "pyplot",
-           "figure", "twinx", "save_figure", "unplaced_labels", "draw_paused", "PlotWorker", "NoPlots", "worker_allowed"]
+__all__ = ["DPI", "PNG_COMPRESS", "PLOT_PROCESSES", "PLOT_PROCESSES_ALONE", "CALLER_DRAWS", "caller_may_draw",
+           "pyplot", "figure", "twinx", "save_figure", "unplaced_labels", "draw_paused", "PlotWorker", "NoPlots",
+           "worker_allowed"]
 
 #: resolution of the report plots [dots per inch]; PNG compression level (zlib 0–9: 1 encodes the job's plots
 #: 1.4–1.6× faster than Pillow's default 6, for files 1.06–1.14× larger, measured on this machine)
@@ -132,21 +133,17 @@ def caller_may_draw() -> bool:
 
 
 def draw_paused(fn, *args):
-    """``fn(*args)`` with Python's garbage collector paused (``gc.disable``; enabled again after, if it was):
+    """``fn(*args)`` with Python's garbage collector paused (enabled again after, if it was on):
     how the caller and the worker draw a plot. A figure is some 10⁵ objects in reference cycles (artists,
     transforms, callbacks) that only the collector frees. With it running, the process collected ≈ 15 times
     per plot and, once or twice over the main job's twelve plots, its whole heap (the job's process, ≈ 3·10⁵
     objects: 0.35–0.50 CPU-s of collecting, ``gc.callbacks``; the worker, which inherits the job's heap:
     0.17–0.23 CPU-s). Paused, the plot's objects stay young and the first allocation after it collects them
-    in one young-generation pass (≈ 5 ms), before the next plot starts. Returns ``fn``'s result."""
-    import gc
-    if not gc.isenabled():
+    in one young-generation pass (≈ 5 ms), before the next plot starts (``collector.paused``). Returns
+    ``fn``'s result."""
+    from urdf_dyn.collector import paused
+    with paused():
         return fn(*args)
-    gc.disable()
-    try:
-        return fn(*args)
-    finally:
-        gc.enable()
 
 
 def _plot_worker_init():
@@ -154,14 +151,14 @@ def _plot_worker_init():
     holds so far (the job's, inherited through the fork, and matplotlib's) is moved out of the garbage
     collector's reach (``gc.freeze``, as the ``gc`` module's documentation advises for a forked child): a
     collection then scans only what the worker made since, and never writes to the pages it shares with the
-    job (``collector.forked``). Its plots are drawn with the collector paused (``draw_paused``)."""
+    job (``collector.freeze``). Its plots are drawn with the collector paused (``draw_paused``)."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.backends.backend_agg  # noqa: F401
     import matplotlib.figure  # noqa: F401
 
-    from urdf_dyn.collector import forked
-    forked()
+    from urdf_dyn.collector import freeze
+    freeze()
 
 
 class PlotWorker:
