@@ -37,7 +37,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.linalg import solve_banded
-from scipy.optimize import brentq
 
 __all__ = ["ColumnLoads", "beam_column", "yield_limit_load"]
 
@@ -128,5 +127,6 @@ def yield_limit_load(col, L, loads: ColumnLoads, P_e, n=801):
         return float(hi), float(L)
     if peak(0.0)[0] >= col.yield_strength:      # the weight alone yields it
         return 0.0, float(peak(0.0)[1])
+    from scipy.optimize import brentq      # on use: 0.3 s of the import of every module that imports this one
     F = brentq(lambda P: peak(P)[0] - col.yield_strength, 0.0, hi, xtol=1e-6 * hi, rtol=1e-10)
     return float(F), float(peak(F)[1])

@@ -44,7 +44,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import brentq
 
 from urdf_dyn.machines.beam_column import ColumnLoads, yield_limit_load
 
@@ -117,6 +116,7 @@ def stepped_column_load(EI1, L1, EI2, L2, samples=400) -> float:
         raise ValueError("no critical load found (numerical scan failed)")
     if g[i] == 0:
         return float(P[i])
+    from scipy.optimize import brentq      # on use: 0.3 s of the import of every module that imports this one
     return float(brentq(_char, P[i - 1], P[i], args=(EI1, L1, EI2, L2), xtol=1e-12 * hi, rtol=1e-14))
 
 

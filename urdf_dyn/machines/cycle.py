@@ -34,7 +34,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-import scipy.optimize
 
 from urdf_dyn.machines.pumps import pump_power
 
@@ -176,6 +175,7 @@ def shortest_cycle(model, names, waypoints, durations, limits: CycleLimits, f_ex
                    actuated=None, kind="quintic", dt=0.02, min_duration=0.2, phases=None) -> ShortestCycle:
     """The shortest durations through ``waypoints`` (module docstring). ``durations`` (K,) are the
     reference cycle's (and ``t_ref`` its sample times for ``f_ext``). Returns ShortestCycle."""
+    import scipy.optimize                  # on use: 0.3 s of the import of every module that imports this one
     d0 = np.asarray(durations, float)
     K = len(d0)
     count = [0]

@@ -34,7 +34,6 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 import numpy as np
-import scipy.optimize
 
 from urdf_dyn.algorithms.kinematics import link_pose
 from urdf_dyn.constraints.inverse import actuator_forces
@@ -223,6 +222,7 @@ def lift_chart(model, cylinders, options: LiftChartOptions) -> LiftChart:
     cylinders: {actuator: Cylinder} (required: at least the lift cylinder ``options.boom``).
     Returns LiftChart. Raises KeyError for unknown names, ValueError without cylinders, for a polygon that is
     not convex or a pressure ≤ 0 (naming the option)."""
+    import scipy.optimize                  # on use: 0.3 s of the import of every module that imports this one
     o = options
     radii, heights, boom, stick, swing = o.radii, o.heights, o.boom, o.stick, o.swing
     lift_pressure, holding_pressure, without, tol = o.lift_pressure, o.holding_pressure, o.without, o.tol
