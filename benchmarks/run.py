@@ -163,45 +163,39 @@ process's work can read 1.5× slower (an earlier run of this same code read one 
   an earlier run kept them), per-case plots off unless `sweep.plots: true`, cases sent to Dask in groups,
   each worker warmed up with one coarse case.
 
-## Why the misses remain, and what would close them (2026-11-28 05:35–05:55, after the fourth round's merges)
+## Why the misses remain, and what would close them (2026-11-28 10:30–10:33, the session's final code `2ded442`)
 
-This machine ran 1.3–1.5× slower than at the third round's verdicts (the full test suite 747 s against
-497 s; a fresh clone's install 15.4–18.3 s against 13.3–13.7 s; CPU seconds of the same job drifted by a
-third between runs minutes apart, with nothing else running): every figure below is therefore given beside
-the session-start tree (`c4d646d`) run in turn on the same machine, each in its own fresh clone and caches.
+This run's load average was 1.4–2.4 (its own jobs' processes), on a slow state of the machine: a CPU probe
+(`sum(i*i for i in range(10**7))` in one process) read 0.76 CPU-s at its start and 0.64 at its end, against
+0.51–0.56 at its fastest today. The first minute's verdicts are the fresh clones' (RESULTS_first_minute.md,
+10:22–10:30, in turn with the session-start tree `f05be37`): the warm job with the animation 4.32 s median
+(met), without it 2.65 s (met), the first job 23.4, 25.4 and 27.9 s (met in one of three), README command 1
+39.9, 43.4 and 49.0 s (met in two of three), the install 16.6–21.2 s.
 
-- **First job with empty caches, as the README runs it (25.2, 27.7 and 29.1 s on three fresh clones; the
-  session-start tree in turn 31.3 and 34.0 s; target 25 s).** README command 1 took 42.2, 43.1 and 47.4 s
-  (start tree 47.0 and 49.7 s). The job's CPU fell from 51–57 to 45–53 s: the kernels compile in 29.2
-  CPU-s in one process (`first_run_profile.py`, load 0.7; 37.5 before the round): the tree kernels (scalar
-  helpers, `xup_packed`, the stack-held work arrays, the model's views by an intrinsic: 14.7 → 9.8 CPU-s),
-  `actuate` inlined into its only caller (−1.4), the CRBA no longer compiled by the main job (end stops'
-  effective mass from two batched RNEAs: −3.7). The pool takes the longest chain first (its makespan on 2
-  workers ≈ the list's CPU / 2), the GIF and the recording start once the motion's files are written, and
-  the job draws plots beside its plot worker when a core is idle now. A /proc timeline of the first job
-  (quiet): both cores compile for ≈ 15 s, then the job's own checks (geometry-only 1.4 s and the kind's 4.7 s
-  in the profile, all on one core) are the critical path while the GIF, the recording and the plots share
-  the other core. What would close it: the kind's checks (stall envelopes, lateral cases) in a forked
-  process beside the geometry-only ones (≈ 2–3 s), or ≈ 5 CPU-s less compiling (`loop_geometry` 4.7,
-  `_actuation_samples` 6.0, `_rnea_p_w` 3.5 CPU-s: `benchmarks/compile_stages.py` splits them by stage).
-- **The warm job with the animation (median of 5: 6.47 s, 5.37–7.18; in turn with the start tree 6.70 /
-  6.59 / 5.20 s against 8.34 / 6.34 / 5.83 s; target 4.5 s) and without it (median of 5: 3.36 s, 3.32–4.96;
-  in turn 3.78 / 3.70 / 4.23 against 4.01 / 4.05 / 4.36 s; target 3 s).** Both are CPU-bound on 2 cores:
-  the run with the animation used 8.0–10.5 CPU-s today (7.5–8 at the last round): the job 1.7, its plot
-  worker 1.9–2.4, the GIF 2.3–2.5, the recording 1.5–1.6. A /proc timeline (0.25 s bins): the job alone on
-  one core for its plan (≈ 1.2 s), then all four processes on both cores to the end. The GIF and the
-  recording now start before the checks and share one warm-up; the job no longer blocks 0.28 s handing the
-  trajectory to the GIF's process. What would close it: ≈ 2–3 CPU-s less (the plots' matplotlib, the
-  GIF's software rasteriser), or the plot worker and the viewers' warm-up moved into the plan's idle core.
-- **UR5 ID, H and FD: met with margin now** (1.07–1.08×, 1.18–1.20×, 0.91–0.93× Pinocchio): the single-state
-  entries run RNEA, CRBA and ABA on work arrays in their own stack frame (no heap allocation, no reference
-  count) and check nq and nv themselves, so that Python checks only what unboxing trusts.
-- **The install row of run.py** (20.4 s and 31.2 s in two full runs, uv's cache warm) against 15.4–18.3 s
-  on three fresh clones with an empty uv cache (RESULTS_first_minute.md, the verdict: met): both begin with
-  `pip install uv` from PyPI, whose time on this machine's network varied by more than the install itself.
-- **One closed-loop state** read 3.3× `mj_inverse` in the full run.py run (14.2 µs) and 2.3–2.4× (9.99–10.1
-  µs) in three runs of that section alone right after: this machine's noise, not a change (the loops' code
-  it runs was 10.65 → 10.68 µs in the loops helper's pairs).
+- **First job with empty caches, as the README runs it (27.3 s here; target 25 s).** CPU-bound at 40–47
+  CPU-s, of which numba compiling the kernel list is 26–30 (`benchmarks/first_run_profile.py`: 43 kernels,
+  30.6 CPU-s in the job): both cores compile for ≈ 15 s, then the job's own checks run on one core beside the
+  GIF, the recording and the plots. LLVM re-optimises every linked callee inside each caller (2.6–2.8 of
+  `_actuation_samples`' 5 CPU-s, `benchmarks/compile_stages.py`); `optsize` saved ≈ 10 % of LLVM's time but
+  needs a custom intrinsic. What would close it: ≈ 5 CPU-s less compiling, or the kind's checks (stall
+  envelopes, lateral cases) in a forked process beside the geometry-only ones.
+- **The warm job with the animation (4.71 s here; target 4.5 s).** CPU-bound on 2 cores: 7.6 CPU-s on the
+  machine's fast state (09:45: the job 1.8, the plot worker 2.0, the GIF's process 2.5, the recording's 1.2),
+  9–10 on its slow state. A /proc timeline (0.25 s bins): the job alone on one core for ≈ 0.6 s (its imports
+  and the plot worker's preload), then both cores busy to the end. In the GIF's process llvmpipe takes 57 %
+  (its two raster threads 43 %, its set-up on the drawing thread 14 %) and Python 23 %, spread over ≈ 1 200
+  calls a frame, none above ≈ 30 µs (`perf`, RESULTS_first_minute.md's gifrec section); the plot worker draws
+  12 plots of 0.09–0.18 CPU-s each, ≈ 40 % of it matplotlib's text and tick layout; the recording's writing is
+  mostly viser's message handling (0.36 s). What would close it on the slow state: ≈ 1.5 CPU-s less, which
+  only fewer frames or a cheaper rasteriser than llvmpipe would give.
+- **The dig-cycle GIF alone (2.93 s; target 2 s):** the same 318 frames: llvmpipe's rasterising and Pillow's
+  LZW, as above.
+- **The 10 s excavator simulation (3.2 s; target 2 s):** not worked on in this round.
+- **UR5 ID, H and FD: met with margin** (1.06×, 1.18×, 0.94× Pinocchio): the single-state entries run RNEA,
+  CRBA and ABA on work arrays in their own stack frame (no heap allocation, no reference count) and check nq
+  and nv themselves, so that Python checks only what unboxing trusts.
+- **The install row of run.py** (17.9 s here, uv's cache warm; 31.2 s in the previous full run) begins with
+  `pip install uv` from PyPI, whose time on this machine's network varies by more than the install itself.
 """
 
 
