@@ -23,6 +23,7 @@ from __future__ import annotations
 import atexit
 import importlib
 import os
+import sys
 import threading
 import time
 
@@ -73,6 +74,19 @@ def compile_one(module: str, qualname: str, sig) -> float:
 def _worker_init():
     os.environ["URDF_DYN_COMPILE_AHEAD"] = "off"     # a worker never starts a pool of its own
     import urdf_dyn  # noqa: F401  (NUMBA_CACHE_DIR, as in the job)
+    atexit.register(_end_worker)
+
+
+def _end_worker():
+    """A worker's end (the job's exit: the pool sends it its sentinel): its kernels are in numba's cache and its
+    answers sent, so it leaves without the interpreter's teardown of its compiler state, which took ≈ 1 CPU-s
+    per worker at the end of every first run while the job waited to join them (streams flushed first)."""
+    for f in (sys.stdout, sys.stderr):
+        try:
+            f.flush()
+        except (OSError, ValueError, AttributeError):
+            pass
+    os._exit(0)
 
 
 class CompileAhead:
