@@ -163,7 +163,7 @@ process's work can read 1.5× slower (an earlier run of this same code read one 
   an earlier run kept them), per-case plots off unless `sweep.plots: true`, cases sent to Dask in groups,
   each worker warmed up with one coarse case.
 
-## Why the misses remain, and what would close them (2026-11-28 10:30–10:33, the session's final code `2ded442`)
+## Why the misses remain, and what would close them (2026-11-28 10:30–10:33, main at `2ded442`; the first run's exit shortened by ≈ 1 s after it, `d868486`: RESULTS_first_minute.md)
 
 This run's load average was 1.4–2.4 (its own jobs' processes), on a slow state of the machine: a CPU probe
 (`sum(i*i for i in range(10**7))` in one process) read 0.76 CPU-s at its start and 0.64 at its end, against
