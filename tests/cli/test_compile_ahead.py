@@ -151,7 +151,6 @@ def test_a_forked_process_compiles_itself_when_the_pool_is_gone_or_gave_the_kern
     import os
     import subprocess
     import sys
-    import sys
     import time
     p = subprocess.Popen([sys.executable, "-c", "pass"])
     p.wait()                                          # a pid that no longer runs

@@ -368,8 +368,8 @@ def viewer_tasks(launch, model, outdir, echo):
     and the scene's meshes, 0.35 CPU-s, are then loaded once beside the job's computation instead of twice.
     Where the animation's process is not forked, the recording's forks itself."""
     o = launch.doc.outputs
-    if o.animation or o.recording:     # the viewer's processes import trimesh, which imports scipy.optimize, and
-        import scipy.optimize  # noqa: F401 - the job's first assembly imports it here: once, before the fork
+    if (o.animation or o.recording) and model.has_constraints:   # trimesh imports scipy.optimize in the viewer's
+        import scipy.optimize  # noqa: F401 - processes, the job's first assembly here: once, before they fork
     recording = RecordingTask(launch, model, outdir, echo, hosted=bool(o.animation))
     animation = AnimationTask(launch, model, outdir, echo, guests=[recording])
     recording.fork()                       # unless the animation's process has forked it
