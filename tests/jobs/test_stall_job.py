@@ -73,3 +73,61 @@ def test_design_load_is_the_pin_force_at_its_case(job):
         pl = pin_loads(model, [0.0], q[None], z, z, {name: pin},
                        f_ext={lip["link"]: np.r_[np.cross(lip["xyz"], fl), fl]})
         assert pl.force(name)[0] == pytest.approx(loads[name]["design_load_N"], rel=1e-6)
+
+
+def test_the_stall_computed_beside_the_job_is_the_one_computed_in_it(tmp_path, job):
+    """The sizing job starts the stall envelopes and the lateral cases in forked processes right after its
+    plan (``ExcavatorKind.ahead``, ``jobs.beside``); ``compute`` then takes them from the cache. Both came from
+    the children (not from the job's fallback), and they are the ``job`` fixture's, computed in the job's
+    process, to the bit."""
+    import yaml
+
+    from urdf_dyn.jobs.beside import Beside
+    from urdf_dyn.jobs.geometry_cache import GeometryCache
+    from urdf_dyn.jobs.sizing_job import SizeDocument
+    from urdf_dyn.jobs.sizing_plan import SizingPlan
+    from urdf_dyn.jobs.sizing_run import compute
+    from urdf_dyn.launch import read_scenario, validate
+    beside = Beside()
+    if not beside.allowed:
+        pytest.skip("no forked process here (not Linux, one core, or URDF_DYN_PLOT_WORKER=0)")
+    f = tmp_path / "dig.yaml"
+    f.write_text(yaml.safe_dump(launch_data()))
+    sc = read_scenario(f)
+    validate(sc, SizeDocument)
+    plan, cache, started = SizingPlan.from_scenario(sc), GeometryCache(disk=False), []
+
+    def start(fn):
+        started.append(beside.start(fn))
+        return started[-1]
+    plan.kind.ahead(plan, cache, start)
+    assert len(started) == 2 and all(p is not None for p in started)        # the envelopes, the lateral cases
+    run = compute(plan, cache, progress=False, echo=lambda *a: None)
+    beside.close()
+    assert [p.given for p in started] == [True, True]
+    ours, theirs = run.checks["stall"], job.checks["stall"]
+    _same(ours, theirs)
+    assert ours.lateral is not None
+
+
+def _same(a, b, path="result"):
+    """Equal to the bit: the same types, keys and attributes, arrays of the same dtype, shape and values (a
+    result sent from a child is unpickled into compact arrays where the job's own holds views)."""
+    assert type(a) is type(b), path
+    if isinstance(a, np.ndarray):
+        assert a.dtype == b.dtype and a.shape == b.shape, path
+        assert np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"), path
+    elif isinstance(a, dict):
+        assert list(a) == list(b), path
+        for k in a:
+            _same(a[k], b[k], f"{path}[{k!r}]")
+    elif isinstance(a, (list, tuple)):
+        assert len(a) == len(b), path
+        for i, (x, y) in enumerate(zip(a, b)):
+            _same(x, y, f"{path}[{i}]")
+    elif hasattr(a, "__dict__"):
+        _same(vars(a), vars(b), path)
+    elif isinstance(a, float) and a != a:
+        assert b != b, path
+    else:
+        assert a == b, path

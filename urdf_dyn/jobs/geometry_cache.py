@@ -17,6 +17,10 @@ the payload. ``GeometryCache`` keeps them in two tiers:
   between runs, keyed also by the model's content and the library's sources; the plots drawn from a result
   kept there are kept beside it and copied out by a later run (``copy_kept_plots``, ``keep_plots``).
 
+``ahead`` starts a result that neither tier holds in a process forked beside the job (``jobs.beside``), and
+the later ``get`` with the same arguments takes it from there instead of computing it: the sizing job does so
+for its longest checks right after its plan (``MachineKind.ahead``).
+
 Errors are never stored. ``served_from_disk`` lists the checks this cache took from the disk (in order);
 ``stats`` counts the memory tier's hits and misses; ``export``/``install`` hand the memory tier's results
 between the processes of a sweep."""
@@ -118,6 +122,7 @@ class GeometryCache:
         self._hits = self._misses = 0
         self._from_disk: list = []
         self._kept: dict = {}          # check -> its result's file in the disk cache (this run)
+        self._pending: dict = {}       # key -> a result being computed beside the job (``ahead``)
         self._lock = threading.Lock()
 
     def get(self, scenario, check: str, sections, compute, extra=None, model=None):
@@ -127,8 +132,11 @@ class GeometryCache:
         both tiers that are on."""
         on_disk = model is not None and self.disk
         if not self.memory and not on_disk:
+            if self._pending:
+                compute = self._taken(geometry_key(scenario, check, sections, extra), compute)
             return compute()
         key = geometry_key(scenario, check, sections, extra)
+        compute = self._taken(key, compute)
         if self.memory:
             with self._lock:
                 entry = self._entries.get(key)
@@ -156,6 +164,31 @@ class GeometryCache:
                 self._entries[key] = entry
                 self._trim()
         return result
+
+    def ahead(self, scenario, check: str, sections, compute, start, extra=None, model=None) -> bool:
+        """Have ``start(compute)`` compute the result ``get`` will be asked for with the same arguments, unless
+        a tier holds it already: ``start`` (``jobs.beside.Beside.start``) forks a process that computes it
+        beside the job and returns a ``jobs.beside.Pending`` (or None: then nothing is started and ``get``
+        computes it). ``get`` takes the pending result (waiting for it) instead of computing it, and keeps it
+        as one it computed. Returns whether a computation was started."""
+        key = geometry_key(scenario, check, sections, extra)
+        with self._lock:
+            if key in self._pending or (self.memory and key in self._entries):
+                return False
+        if model is not None and self.disk and disk_cache.path_of(key, model).is_file():
+            return False                  # kept on disk (``get`` checks it; a bad file is computed there)
+        pending = start(compute)
+        if pending is None:
+            return False
+        with self._lock:
+            self._pending[key] = pending
+        return True
+
+    def _taken(self, key, compute):
+        """``compute``, or the pending result under ``key`` (``ahead``) with ``compute`` as its fallback."""
+        with self._lock:
+            pending = self._pending.pop(key, None)
+        return compute if pending is None else (lambda: pending.take(compute))
 
     def _trim(self):
         while len(self._entries) > self.size:

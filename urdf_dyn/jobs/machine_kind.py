@@ -13,6 +13,8 @@ from the scenario's ``MachineKind``:
 ``plan(plan)``      resolve and check those sections before any work (raise ``scenario.err(key, ...)``);
                     returns what the kind resolved (kept as ``SizingPlan.kind_plan``)
 ``geometry(plan, cache)``  checks that do not depend on the motion (taken from the ``GeometryCache``)
+``ahead(plan, cache, start)``  start the longest of the checks that do not read the motion beside the job
+                    (``GeometryCache.ahead``, ``start`` is ``jobs.beside.Beside.start``), right after the plan
 ``loads(plan, Q, QD, QDD, poses)`` the kind's own loads: ({link: (N, 6)} wrenches, a record for the report)
 ``actuation(plan, res, f_ext)``  post-processing of the actuator forces (excavator: hydraulics; arm: drives)
 ``checks(plan, run, cache, echo)``  checks along the motion ({name: result}, typed by the kind)
@@ -57,6 +59,12 @@ class MachineKind:
     def geometry(self, plan, cache) -> dict:
         """The checks that depend only on the machine's geometry: {name: result}."""
         return {}
+
+    def ahead(self, plan, cache, start):
+        """Start, beside the job, the geometry-only checks that the cache does not hold and that take long
+        (``GeometryCache.ahead`` with ``start``, ``jobs.beside.Beside.start``); the kind's ``geometry`` or
+        ``checks`` later takes them from the cache. Called by the job right after the plan, never in a sweep's
+        case. The generic kind starts nothing."""
 
     def loads(self, plan, Q, QD, QDD, poses=None):
         """The kind's loads along the states Q, QD, QDD (N, nq), ``poses`` the body poses at Q (N, NB + 1, 4, 4)

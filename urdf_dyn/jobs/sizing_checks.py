@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["tipping_polygon_of", "machine_checks", "stability_check", "GEOMETRY_KEYS", "geometry_cached"]
+__all__ = ["tipping_polygon_of", "machine_checks", "stability_check", "GEOMETRY_KEYS", "geometry_cached",
+           "geometry_ahead"]
 
 #: the scenario sections each geometry-only check reads (besides the robot): its cache key. Whole sections,
 #: so that any key inside them (a bore, a frame, a published figure) changes the key.
@@ -89,6 +90,15 @@ def geometry_cached(cache, launch, check: str, compute, extra=None, model=None):
     if cache is None:
         return compute()
     return cache.get(launch, check, GEOMETRY_KEYS[check], compute, extra=extra, model=model)
+
+
+def geometry_ahead(cache, launch, check: str, compute, start, extra=None, model=None) -> bool:
+    """Start computing the geometry-only ``check`` beside the job (``cache.ahead``, ``start`` the job's
+    ``jobs.beside.Beside.start``) unless the cache holds it; its later ``geometry_cached`` with the same
+    arguments takes the result. Nothing is started without a cache."""
+    if cache is None:
+        return False
+    return cache.ahead(launch, check, GEOMETRY_KEYS[check], compute, start, extra=extra, model=model)
 
 
 def machine_checks(launch, model, cyl, frames, cache=None):

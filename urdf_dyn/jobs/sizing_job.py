@@ -75,6 +75,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from urdf_dyn.jobs.beside import Beside
 from urdf_dyn.jobs.geometry_cache import GeometryCache
 from urdf_dyn.jobs.outputs import run_staged, viewer_tasks
 from urdf_dyn.jobs.sizing_plan import SizingPlan
@@ -117,6 +118,10 @@ def _run_sizing(scenario, outdir, progress, echo, workers, cache):
         plots = NoPlots()
     workers.append(plots)
     plan = SizingPlan.from_scenario(scenario)
+    cache = cache if cache is not None else GeometryCache()
+    beside = Beside()               # the longest checks the cache lacks, started now in forked processes while
+    workers.append(beside)          # this one computes the motion (before the viewer's processes: those pipes
+    plan.kind.ahead(plan, cache, beside.start)      # are not inherited); compute() takes them from the cache
     model, t, pl = plan.model, plan.t, doc.payload
     echo(f"robot {model.name!r} from {model.source}: {model.nv} joints, {model.total_mass:.1f} kg"
          + (f"; payload {pl.mass:g} kg on {pl.link}" if pl else "")
@@ -124,7 +129,6 @@ def _run_sizing(scenario, outdir, progress, echo, workers, cache):
          f"{len(t)} samples of {', '.join(plan.motion.names)}")
     recording, animation = viewer_tasks(scenario, model, outdir, echo)  # their processes import the viewer
     workers += [recording, animation]          # while we compute (forked after the plan: they inherit its imports)
-    cache = cache if cache is not None else GeometryCache()
     early = set()
 
     def sized(so_far):

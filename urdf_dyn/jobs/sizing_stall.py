@@ -30,11 +30,14 @@ class StallReport:
         self.relief_name = relief_name      # the stall relief's word (main | heavy_lift) or None: a number
 
 
-def run_stall(launch, model, cyl, frames, pins, cache=None):
+def run_stall(launch, model, cyl, frames, pins, cache=None, start=None):
     """A StallReport for the scenario, or None without ``iso6015`` or pins.
     ``pins``: {name: PinSpec} (the design section's); ``cache``: the run's ``GeometryCache`` (geometry only: no
-    motion, soil or payload). Raises ScenarioError naming the key for bad input."""
-    from urdf_dyn.jobs.sizing_checks import geometry_cached, tipping_polygon_of
+    motion, soil or payload). With ``start`` (``jobs.beside.Beside.start``) the envelopes and the lateral
+    cases that the cache does not hold are started beside the job instead (``GeometryCache.ahead``), and None
+    is returned: the later call without ``start`` takes them. Raises ScenarioError naming the key for bad
+    input."""
+    from urdf_dyn.jobs.sizing_checks import geometry_ahead, geometry_cached, tipping_polygon_of
     from urdf_dyn.machines.stall import DEFAULT_FRICTION, stall_envelopes, stroke_map
     doc = launch.doc
     if doc.iso6015 is None or not pins:
@@ -70,10 +73,16 @@ def run_stall(launch, model, cyl, frames, pins, cache=None):
             raise launch.err("actuators.cylinders", e.args[0]) from None
         except ValueError as e:
             raise launch.err("design", str(e)) from None
-    pin_specs = {n: [p.joint, p.count] for n, p in pins.items()}
-    rep = geometry_cached(cache, launch, "stall", compute, extra={"pins": pin_specs}, model=model)
-    if rep is not None and doc.design.lateral is not None:      # the out-of-plane cases (jobs.sizing_lateral)
+    def lateral():                  # the out-of-plane cases (jobs.sizing_lateral)
         from urdf_dyn.jobs.sizing_lateral import run_lateral
-        rep.lateral = geometry_cached(cache, launch, "lateral", lambda: run_lateral(
-            launch, model, cyl, frames, pins, swing, tipping_polygon_of(launch)), extra={"pins": pin_specs}, model=model)
+        return run_lateral(launch, model, cyl, frames, pins, swing, tipping_polygon_of(launch))
+    pin_specs = {n: [p.joint, p.count] for n, p in pins.items()}
+    if start is not None:
+        geometry_ahead(cache, launch, "stall", compute, start, extra={"pins": pin_specs}, model=model)
+        if doc.design.lateral is not None:
+            geometry_ahead(cache, launch, "lateral", lateral, start, extra={"pins": pin_specs}, model=model)
+        return None
+    rep = geometry_cached(cache, launch, "stall", compute, extra={"pins": pin_specs}, model=model)
+    if rep is not None and doc.design.lateral is not None:
+        rep.lateral = geometry_cached(cache, launch, "lateral", lateral, extra={"pins": pin_specs}, model=model)
     return rep
