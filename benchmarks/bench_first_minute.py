@@ -86,11 +86,12 @@ def timed(cmd, env) -> tuple[float, float]:
     return time.perf_counter() - t0, la
 
 
-def warm_job(trees: dict, runs: int, animation: bool, folder: Path) -> dict:
+def warm_job(trees: dict, runs: int, animation: bool, folder: Path, *flags) -> dict:
     """Median wall time of ``urdf-dyn run`` of the main job per tree (one unmeasured run first), runs taken
-    in turn between the trees so that the machine's load falls on both alike."""
+    in turn between the trees so that the machine's load falls on both alike; ``flags`` added to the command
+    (``--no-cache``: the geometry-only checks recomputed, as after an edit of a section they read)."""
     files = {name: scenario(tree, folder, animation) for name, tree in trees.items()}
-    cmds = {name: module("urdf_dyn.cli", "run", files[name], "--out-dir", folder / name) for name in trees}
+    cmds = {name: module("urdf_dyn.cli", "run", files[name], "--out-dir", folder / name, *flags) for name in trees}
     for name in trees:
         timed(cmds[name], _env(trees[name]))
     out = {name: [] for name in trees}
@@ -190,8 +191,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--before", default="main", help="git commit of the 'before' column")
     ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument("--what", default="warm,load", help="comma list of: warm, anim, load, first, clone (README "
-                    "command 1 on a fresh clone of --ref, install and first job timed apart, then --runs warm runs)")
+    ap.add_argument("--what", default="warm,load", help="comma list of: warm, anim, nocache (warm, the checks "
+                    "recomputed: --no-cache), load, first, clone (README command 1 on a fresh clone of --ref, install "
+                    "and first job timed apart, then --runs warm runs)")
     ap.add_argument("--ref", default="HEAD", help="the commit --what clone checks out")
     ap.add_argument("--out", default=str(HERE / "RESULTS_first_minute.md"))
     args = ap.parse_args()
@@ -206,6 +208,9 @@ def main():
         if "warm" in what:
             r = warm_job(trees, args.runs, False, d)
             rows.append(("warm main job without the animation", r))
+        if "nocache" in what:
+            r = warm_job(trees, args.runs, False, d, "--no-cache")
+            rows.append(("warm main job without the animation, the machine checks recomputed (--no-cache)", r))
         if "anim" in what:
             r = warm_job(trees, args.runs, True, d)
             rows.append(("warm main job with the GIF and the HTML recording", r))
