@@ -28,12 +28,28 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["install", "on_compile", "on_miss"]
+__all__ = ["install", "on_compile", "on_miss", "kernels_ready", "MARKER"]
+
+#: the file in ``NUMBA_CACHE_DIR`` that says the main job's kernels (``cli.kernel_list``) are all in the cache
+#: (written by ``cli.compile_ahead`` once its workers have compiled them)
+MARKER = "compiled_ahead"
 
 _PKG = os.path.dirname(os.path.abspath(__file__))
 _done = False
 _listeners: list = []
 _miss = None
+
+
+def kernels_ready() -> bool:
+    """Whether a process forked from this one now would find the main job's kernels without compiling them
+    itself: they are all in the cache (``MARKER``), or a miss hook is installed (``on_miss``: a first run's
+    compile workers are compiling them, and a forked process waits for them, ``cli.compile_ahead``). False on
+    a cold cache that this process compiles itself: a forked process would compile the same kernels beside
+    it."""
+    if _miss is not None:
+        return True
+    folder = os.environ.get("NUMBA_CACHE_DIR")
+    return bool(folder) and os.path.exists(os.path.join(folder, MARKER))
 
 
 def on_miss(hook):

@@ -75,7 +75,7 @@ def test_design_load_is_the_pin_force_at_its_case(job):
         assert pl.force(name)[0] == pytest.approx(loads[name]["design_load_N"], rel=1e-6)
 
 
-def test_the_stall_computed_beside_the_job_is_the_one_computed_in_it(tmp_path, job):
+def test_the_stall_computed_beside_the_job_is_the_one_computed_in_it(tmp_path, job, monkeypatch):
     """The sizing job starts the stall envelopes and the lateral cases in forked processes right after its
     plan (``ExcavatorKind.ahead``, ``jobs.beside``); ``compute`` then takes them from the cache. Both came from
     the children (not from the job's fallback), and they are the ``job`` fixture's, computed in the job's
@@ -88,6 +88,8 @@ def test_the_stall_computed_beside_the_job_is_the_one_computed_in_it(tmp_path, j
     from urdf_dyn.jobs.sizing_plan import SizingPlan
     from urdf_dyn.jobs.sizing_run import compute
     from urdf_dyn.launch import read_scenario, validate
+    import urdf_dyn.numba_cache as nc
+    monkeypatch.setattr(nc, "kernels_ready", lambda: True)   # the ``job`` fixture has compiled the kernels
     beside = Beside()
     if not beside.allowed:
         pytest.skip("no forked process here (not Linux, one core, or URDF_DYN_PLOT_WORKER=0)")

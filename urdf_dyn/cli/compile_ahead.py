@@ -28,10 +28,10 @@ import threading
 import time
 
 from urdf_dyn.cores import idle_cores as _idle_cores
+from urdf_dyn.numba_cache import MARKER  # the marker's one name, shared with jobs.beside's check
 
 __all__ = ["start", "CompileAhead", "compile_one", "plain"]
 
-MARKER = "compiled_ahead"
 _current = None
 
 

@@ -173,8 +173,9 @@ class GeometryCache:
         as one it computed. Returns whether a computation was started."""
         key = geometry_key(scenario, check, sections, extra)
         with self._lock:
-            if key in self._pending or (self.memory and key in self._entries):
-                return False
+            started = self._pending.get(key)
+            if (started is not None and started.running) or (self.memory and key in self._entries):
+                return False              # started and still to be taken (one ended without a take: again)
         if model is not None and self.disk and disk_cache.path_of(key, model).is_file():
             return False                  # kept on disk (``get`` checks it; a bad file is computed there)
         pending = start(compute)

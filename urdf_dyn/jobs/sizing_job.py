@@ -121,7 +121,8 @@ def _run_sizing(scenario, outdir, progress, echo, workers, cache):
     cache = cache if cache is not None else GeometryCache()
     beside = Beside()               # the longest checks the cache lacks, started now in forked processes while
     workers.append(beside)          # this one computes the motion (before the viewer's processes: those pipes
-    plan.kind.ahead(plan, cache, beside.start)      # are not inherited); compute() takes them from the cache
+    if beside.allowed:              # are not inherited); compute() takes them from the cache
+        plan.kind.ahead(plan, cache, beside.start)
     model, t, pl = plan.model, plan.t, doc.payload
     echo(f"robot {model.name!r} from {model.source}: {model.nv} joints, {model.total_mass:.1f} kg"
          + (f"; payload {pl.mass:g} kg on {pl.link}" if pl else "")
