@@ -163,39 +163,44 @@ process's work can read 1.5× slower (an earlier run of this same code read one 
   an earlier run kept them), per-case plots off unless `sweep.plots: true`, cases sent to Dask in groups,
   each worker warmed up with one coarse case.
 
-## Why the misses remain, and what would close them (2026-11-28 10:30–10:33, main at `2ded442`; the first run's exit shortened by ≈ 1 s after it, `d868486`: RESULTS_first_minute.md)
+## Why the misses remain, and what would close them (2026-11-28 13:00–13:02, main at `1a3f7ef`)
 
-This run's load average was 1.4–2.4 (its own jobs' processes), on a slow state of the machine: a CPU probe
-(`sum(i*i for i in range(10**7))` in one process) read 0.76 CPU-s at its start and 0.64 at its end, against
-0.51–0.56 at its fastest today. The first minute's verdicts are the fresh clones' (RESULTS_first_minute.md,
-10:22–10:30, in turn with the session-start tree `f05be37`): the warm job with the animation 4.32 s median
-(met), without it 2.65 s (met), the first job 23.4, 25.4 and 27.9 s (met in one of three), README command 1
-39.9, 43.4 and 49.0 s (met in two of three), the install 16.6–21.2 s.
+This run's load average was 1.7–2.0 (its own jobs' processes), on a fast state of the machine: a CPU probe
+(`sum(i*i for i in range(10**7))` in one process) read 0.50 CPU-s at its start (0.51–0.90 over the day). The
+first minute's verdicts are the fresh clones' (RESULTS_first_minute.md, 12:24–12:34 and 12:47–12:55, each in
+turn with the session-start tree `5b2b806`; three clones of `0a4328e`, before the review's mends, and two of
+`1a3f7ef`): the first job 19.5–24.2 s (met in five of five), README command 1 33.3–44.3 s (met in five of five), the warm job with the animation 3.89 and 4.26 s median (met), without
+it 2.26 and 2.54 s (met), the install 13.8–20.1 s (met in four of five; the same install code as the
+session start's, whose clones took 13.7–20.8 s with 8–9 s of system time in the later set).
 
-- **First job with empty caches, as the README runs it (27.3 s here; target 25 s).** CPU-bound at 40–47
-  CPU-s, of which numba compiling the kernel list is 26–30 (`benchmarks/first_run_profile.py`: 43 kernels,
-  30.6 CPU-s in the job): both cores compile for ≈ 15 s, then the job's own checks run on one core beside the
-  GIF, the recording and the plots. LLVM re-optimises every linked callee inside each caller (2.6–2.8 of
-  `_actuation_samples`' 5 CPU-s, `benchmarks/compile_stages.py`); `optsize` saved ≈ 10 % of LLVM's time but
-  needs a custom intrinsic. What would close it: ≈ 5 CPU-s less compiling, or the kind's checks (stall
-  envelopes, lateral cases) in a forked process beside the geometry-only ones.
-- **The warm job with the animation (4.71 s here; target 4.5 s).** CPU-bound on 2 cores: 7.6 CPU-s on the
-  machine's fast state (09:45: the job 1.8, the plot worker 2.0, the GIF's process 2.5, the recording's 1.2),
-  9–10 on its slow state. A /proc timeline (0.25 s bins): the job alone on one core for ≈ 0.6 s (its imports
-  and the plot worker's preload), then both cores busy to the end. In the GIF's process llvmpipe takes 57 %
-  (its two raster threads 43 %, its set-up on the drawing thread 14 %) and Python 23 %, spread over ≈ 1 200
-  calls a frame, none above ≈ 30 µs (`perf`, RESULTS_first_minute.md's gifrec section); the plot worker draws
-  12 plots of 0.09–0.18 CPU-s each, ≈ 40 % of it matplotlib's text and tick layout; the recording's writing is
-  mostly viser's message handling (0.36 s). What would close it on the slow state: ≈ 1.5 CPU-s less, which
-  only fewer frames or a cheaper rasteriser than llvmpipe would give.
-- **The dig-cycle GIF alone (2.93 s; target 2 s):** the same 318 frames: llvmpipe's rasterising and Pillow's
+- **The install row (22.7 s here, uv's cache warm; target 20 s).** Missed in this run, met at 17.9 s in the
+  run before (10:30): it begins with `pip install uv` from PyPI, and its system time moved between 2.5 and
+  9 s within the hour on the same install code (the fresh clones above). Nothing in the install changed.
+- **First job with empty caches (21.1 s here; met).** CPU-bound: 37–46 CPU-s on 2 cores, of which the two
+  compile workers take 22–27 (≈ 2–15 s, both cores); a /proc timeline (1 s bins, 12:34) shows both cores busy
+  from ≈ 1 s to the end. The stall envelopes and the lateral cases now start in forked processes right after
+  the plan (`jobs/beside`), wait there for the workers' kernels and run beside the job's motion, so that the
+  job no longer computes them after the motion on one core (the ≈ 3 s with one core idle of the 10:49
+  timeline are gone). On this machine's slow state the same CPU takes ≈ 25–29 s: what would make it safe
+  there is ≈ 5 CPU-s less compiling (LLVM re-optimises every linked callee inside each caller: 2.6–2.8 of
+  `_actuation_samples`' 5 CPU-s, `benchmarks/compile_stages.py`; `NUMBA_OPT=2` saved nothing, 28.0 against
+  24.5 CPU-s for the list at 12:12).
+- **The warm job with the animation (4.13 s here; met).** CPU-bound on 2 cores: 6–9 CPU-s (the job 1.8, the
+  plot worker 2.0, the GIF's process 2.5, the recording's 1.2 on the fast state). Its fresh-clone medians were
+  3.89 and 4.26 s today at loads 2.3–3.0, 5.27 s at 11:24 on the slow state. In the GIF's process llvmpipe
+  takes 57 % and Python 23 % over ≈ 1 200 calls a frame (RESULTS_first_minute.md's gifrec section); the plot
+  worker draws 12 plots of 0.1–0.16 CPU-s each; the recording is mostly viser's message handling. What would
+  make it safe on the slow state: ≈ 1.5 CPU-s less, which only fewer frames or a cheaper rasteriser than
+  llvmpipe would give.
+- **The warm job with its machine checks recomputed** (`--no-cache`, as after an edit of a section they read;
+  not a target): 9.15 → 6.85 s median of 5 in turn with `5b2b806` (`bench_first_minute.py --what nocache`,
+  load 0.8–1.7), the stall envelopes and the lateral cases computed beside the job's motion.
+- **The dig-cycle GIF alone (2.92 s; target 2 s):** the same 318 frames: llvmpipe's rasterising and Pillow's
   LZW, as above.
-- **The 10 s excavator simulation (3.2 s; target 2 s):** not worked on in this round.
-- **UR5 ID, H and FD: met with margin** (1.06×, 1.18×, 0.94× Pinocchio): the single-state entries run RNEA,
+- **The 10 s excavator simulation (2.5 s; target 2 s):** not worked on in this round.
+- **UR5 ID, H and FD: met with margin** (1.07×, 1.20×, 0.94× Pinocchio): the single-state entries run RNEA,
   CRBA and ABA on work arrays in their own stack frame (no heap allocation, no reference count) and check nq
   and nv themselves, so that Python checks only what unboxing trusts.
-- **The install row of run.py** (17.9 s here, uv's cache warm; 31.2 s in the previous full run) begins with
-  `pip install uv` from PyPI, whose time on this machine's network varies by more than the install itself.
 """
 
 
