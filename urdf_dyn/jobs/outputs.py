@@ -100,7 +100,7 @@ class _ForkedOutput:
             for f in (sys.stdout, sys.stderr):      # the child must not write what is buffered again
                 f.flush()
             self._proc = multiprocessing.get_context("fork").Process(
-                target=self._child, args=self._ends, daemon=True, name=f"urdf-dyn-{self.key}")
+                target=self._main, args=self._ends, daemon=True, name=f"urdf-dyn-{self.key}")
             with warnings.catch_warnings():          # Python >= 3.12 warns of fork() beside threads
                 warnings.simplefilter("ignore", DeprecationWarning)
                 self._proc.start()
@@ -192,6 +192,29 @@ class _ForkedOutput:
         self._conn.close()
         self._close_ends()
         _ForkedOutput._open.discard(self)
+
+    def _main(self, conn, go):
+        """The forked process's whole life: ``_child``, then ``os._exit`` (streams flushed; a traceback on
+        stderr and status 1 if it raised), as a guest's process ends (``_fork_guest``). multiprocessing's own
+        exit would run the exit hooks this process inherited from the job's thread pools (the plot worker's,
+        the compile workers'): from Python 3.12.8 a hook takes a lock that the job's pool thread may have held
+        at the fork, and the process would never end."""
+        import os
+        import sys
+        import traceback
+        code = 0
+        try:
+            self._child(conn, go)
+        except BaseException:  # noqa: BLE001 - said on stderr; the job sees the end of the pipe
+            traceback.print_exc()
+            code = 1
+        finally:
+            for f in (sys.stdout, sys.stderr):
+                try:
+                    f.flush()
+                except (OSError, ValueError, AttributeError):
+                    pass
+            os._exit(code)
 
     def _child(self, conn, go, shared=None, host=()):
         """The forked process: ``_warm`` (given what the host built, ``shared``, for a guest), its guests'

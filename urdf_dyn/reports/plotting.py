@@ -159,6 +159,25 @@ def _plot_worker_init():
 
     from urdf_dyn.collector import freeze
     freeze()
+    import threading
+    register = getattr(threading, "_register_atexit", None)
+    if register is not None:        # run first at the worker's end (these hooks run last registered first)
+        register(_leave)
+
+
+def _leave():
+    """A plot worker's end (its pool has sent it its sentinel; every plot is written and answered): streams
+    flushed, then ``os._exit``, before the exit hooks it inherited from the job's thread pools (those of
+    ``concurrent.futures``, registered the same way) run: from Python 3.12.8 such a hook takes a lock that the
+    job's pool thread may have held at the fork, and the worker, which the job joins, would never end."""
+    import os
+    import sys
+    for f in (sys.stdout, sys.stderr):
+        try:
+            f.flush()
+        except (OSError, ValueError, AttributeError):
+            pass
+    os._exit(0)
 
 
 class PlotWorker:
