@@ -15,6 +15,7 @@ PKG = ROOT / "urdf_dyn"
 LAYERS = {
     "urdf_dyn.errors": 0, "urdf_dyn._checks": 0, "urdf_dyn._deprecated": 0, "urdf_dyn.extras": 0,
     "urdf_dyn.numba_cache": 0, "urdf_dyn.cache_trust": 0, "urdf_dyn.kept_store": 0, "urdf_dyn.cores": 0, "urdf_dyn.collector": 0,
+    "urdf_dyn.processes": 0,
     "urdf_dyn.algorithms": 1,
     "urdf_dyn.model": 2, "urdf_dyn.elements": 2,
     "urdf_dyn.io": 3,

@@ -23,7 +23,6 @@ from __future__ import annotations
 import atexit
 import importlib
 import os
-import sys
 import threading
 import time
 
@@ -80,13 +79,9 @@ def _worker_init():
 def _end_worker():
     """A worker's end (the job's exit: the pool sends it its sentinel): its kernels are in numba's cache and its
     answers sent, so it leaves without the interpreter's teardown of its compiler state, which took ≈ 1 CPU-s
-    per worker at the end of every first run while the job waited to join them (streams flushed first)."""
-    for f in (sys.stdout, sys.stderr):
-        try:
-            f.flush()
-        except (OSError, ValueError, AttributeError):
-            pass
-    os._exit(0)
+    per worker at the end of every first run while the job waited to join them (``processes.leave``)."""
+    from urdf_dyn.processes import leave
+    leave(0)
 
 
 class CompileAhead:

@@ -137,9 +137,7 @@ class Beside:
 def _child(fn, conn, parent_end, filters):
     """The forked process: ``fn()``, its result sent as ("ok", result), or ("failed", None) when it raised or
     cannot be pickled (the job then computes it and says why); then ``os._exit``."""
-    import os
     import signal
-    import sys
     import warnings
     code = 0
     try:
@@ -160,9 +158,5 @@ def _child(fn, conn, parent_end, filters):
     except BaseException:  # noqa: BLE001 - the job has ended, or its answer cannot be sent: it computes it
         code = 1
     finally:
-        for f in (sys.stdout, sys.stderr):
-            try:
-                f.flush()
-            except (OSError, ValueError, AttributeError):
-                pass
-        os._exit(code)
+        from urdf_dyn.processes import leave
+        leave(code)

@@ -199,9 +199,9 @@ class _ForkedOutput:
         exit would run the exit hooks this process inherited from the job's thread pools (the plot worker's,
         the compile workers'): from Python 3.12.8 a hook takes a lock that the job's pool thread may have held
         at the fork, and the process would never end."""
-        import os
-        import sys
         import traceback
+
+        from urdf_dyn.processes import leave
         code = 0
         try:
             self._child(conn, go)
@@ -209,12 +209,7 @@ class _ForkedOutput:
             traceback.print_exc()
             code = 1
         finally:
-            for f in (sys.stdout, sys.stderr):
-                try:
-                    f.flush()
-                except (OSError, ValueError, AttributeError):
-                    pass
-            os._exit(code)
+            leave(code)
 
     def _child(self, conn, go, shared=None, host=()):
         """The forked process: ``_warm`` (given what the host built, ``shared``, for a guest), its guests'

@@ -170,14 +170,8 @@ def _leave():
     flushed, then ``os._exit``, before the exit hooks it inherited from the job's thread pools (those of
     ``concurrent.futures``, registered the same way) run: from Python 3.12.8 such a hook takes a lock that the
     job's pool thread may have held at the fork, and the worker, which the job joins, would never end."""
-    import os
-    import sys
-    for f in (sys.stdout, sys.stderr):
-        try:
-            f.flush()
-        except (OSError, ValueError, AttributeError):
-            pass
-    os._exit(0)
+    from urdf_dyn.processes import leave
+    leave(0)
 
 
 class PlotWorker:

@@ -1,0 +1,32 @@
+"""How the processes a job starts end: ``leave(code)`` flushes the standard streams and calls ``os._exit``.
+
+Every process a job forks or spawns — the plot workers (``reports.plotting``), the GIF's and the recording's
+(``jobs.outputs``), the checks computed beside the job (``jobs.beside``), the first run's compile workers
+(``cli.compile_ahead``) — ends this way once its work is answered, never through the interpreter's or
+multiprocessing's own exit:
+
+- a forked process inherits the exit hooks of the job's thread pools (``concurrent.futures`` registers one per
+  pool with ``threading._register_atexit``); from Python 3.12.8 and 3.13.1 (gh-125451) such a hook takes a
+  lock that the job's pool thread may have held at the fork, and the process, which the job joins, would
+  never end;
+- a compile worker's interpreter teardown of numba's compiler state took ≈ 1 CPU-s per worker at the end of
+  every first run.
+
+Its buffered output is written first, so nothing it printed is lost."""
+from __future__ import annotations
+
+import os
+import sys
+
+__all__ = ["leave"]
+
+
+def leave(code: int = 0):
+    """Flush stdout and stderr, then end this process at once with status ``code`` (``os._exit``: no exit
+    hooks, no finalizers, no interpreter teardown). Never returns."""
+    for f in (sys.stdout, sys.stderr):
+        try:
+            f.flush()
+        except (OSError, ValueError, AttributeError):
+            pass
+    os._exit(code)
