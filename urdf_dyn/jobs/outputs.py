@@ -193,18 +193,18 @@ class _ForkedOutput:
         self._close_ends()
         _ForkedOutput._open.discard(self)
 
-    def _main(self, conn, go):
-        """The forked process's whole life: ``_child``, then ``os._exit`` (streams flushed; a traceback on
-        stderr and status 1 if it raised), as a guest's process ends (``_fork_guest``). multiprocessing's own
-        exit would run the exit hooks this process inherited from the job's thread pools (the plot worker's,
-        the compile workers'): from Python 3.12.8 a hook takes a lock that the job's pool thread may have held
-        at the fork, and the process would never end."""
+    def _main(self, conn, go, shared=None, host=()):
+        """The forked process's whole life, a host's or a guest's (``_fork_guest``): ``_child``, then
+        ``processes.leave`` (streams flushed, ``os._exit``; a traceback on stderr and status 1 if it raised).
+        multiprocessing's own exit would run the exit hooks this process inherited from the job's thread pools
+        (the plot worker's, the compile workers'): from Python 3.12.8 a hook takes a lock that the job's pool
+        thread may have held at the fork, and the process would never end."""
         import traceback
 
         from urdf_dyn.processes import leave
         code = 0
         try:
-            self._child(conn, go)
+            self._child(conn, go, shared, host)
         except BaseException:  # noqa: BLE001 - said on stderr; the job sees the end of the pipe
             traceback.print_exc()
             code = 1
@@ -248,7 +248,6 @@ class _ForkedOutput:
         process id (-1 if none), which the host waits for before it ends (the job's CPU time then counts it)."""
         import os
         import sys
-        import traceback
         import warnings
         for f in (sys.stdout, sys.stderr):
             f.flush()
@@ -259,14 +258,7 @@ class _ForkedOutput:
         except OSError:
             pid = -1
         if pid == 0:
-            code = 0
-            try:
-                self._child(*self._ends, shared, host_ends)
-            except BaseException:  # noqa: BLE001 - said on stderr; the job sees the end of the pipe
-                traceback.print_exc()
-                code = 1
-            finally:
-                os._exit(code)
+            self._main(*self._ends, shared, host_ends)        # never returns
         self._close_ends()
         return pid
 
