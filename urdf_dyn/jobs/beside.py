@@ -48,10 +48,8 @@ class Pending:
             try:
                 if self._conn.poll(TIMEOUT if timeout is None else timeout):
                     kind, value = self._conn.recv()
-            except (EOFError, OSError):            # the child died without a word
-                kind = None
-            except Exception:  # noqa: BLE001 - its result cannot be unpickled here: computed here instead
-                kind = None
+            except Exception:  # noqa: BLE001 - died without a word (EOFError, OSError) or a result that cannot
+                kind = None    # be unpickled here: computed here instead
             self._end(kill=kind != "ok")
         self.given = kind == "ok"
         return value if self.given else fallback()
@@ -77,11 +75,6 @@ class Pending:
     def alive(self) -> bool:
         """Whether the child process is still there (not exited, not ended)."""
         return self._proc is not None and self._proc.is_alive()
-
-    @property
-    def running(self) -> bool:
-        """Whether the child has not been ended or waited for yet (its result may still be taken)."""
-        return self._proc is not None
 
 
 class Beside:

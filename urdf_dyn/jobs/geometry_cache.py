@@ -174,7 +174,7 @@ class GeometryCache:
         key = geometry_key(scenario, check, sections, extra)
         with self._lock:
             started = self._pending.get(key)
-            if (started is not None and started.running) or (self.memory and key in self._entries):
+            if (started is not None and started.pid is not None) or (self.memory and key in self._entries):
                 return False              # started and still to be taken (one ended without a take: again)
         if model is not None and self.disk and disk_cache.path_of(key, model).is_file():
             return False                  # kept on disk (``get`` checks it; a bad file is computed there)
