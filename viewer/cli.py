@@ -294,7 +294,9 @@ def run_view(args) -> int:
     model, run, traj = _model_and_run(args, run_dir)
     show = parse_show(model, getattr(args, "show", ""))
     loops = not getattr(args, "no_loops", False)
-    # not wired in urdf_dyn/cli.py yet: a --forces flag (actuator and pin arrows) and --loop-tol [m, rad]
+    # urdf_dyn.cli's --forces (actuator and pin arrows), --loop-tol [m, rad], --no-balancers (drawn by default);
+    # read with getattr: a caller's own argparse namespace may lack them
+    balancers = not getattr(args, "no_balancers", False)
     forces = bool(getattr(args, "forces", False))
     loop_tol = getattr(args, "loop_tol", None)
     loop_tol = 1e-3 if loop_tol is None else float(loop_tol)
@@ -308,12 +310,13 @@ def run_view(args) -> int:
             out = f"{model.name}_view{'.gif' if len(motion) > 1 else '.png'}"
             print(f"urdf-dyn view: no display (DISPLAY is not set): rendering offscreen to {out}")
         path = render_motion(model, motion, out, fps=fps, size=size, speed=speed, show=show or None, loops=loops,
-                             actuator_arrows=forces, pin_arrows=forces, loop_tol=loop_tol, run=run)
+                             actuator_arrows=forces, pin_arrows=forces, loop_tol=loop_tol, run=run, balancers=balancers)
         n = 1 if Path(path).suffix.lower() == ".png" or len(motion) < 2 else None
         what = "1 frame" if n == 1 else f"{motion.duration:g} s of motion at {fps:g} fps, x{speed:g}"
         print(f"wrote {path} ({what}, {size[0]}x{size[1]})")
         return 0
-    return _window(model, motion, size, fps, speed, show, loops, forces=forces, loop_tol=loop_tol, run=run)
+    return _window(model, motion, size, fps, speed, show, loops, forces=forces, loop_tol=loop_tol, run=run,
+                   balancers=balancers)
 
 
 def _model_and_run(args, run_dir):
@@ -328,7 +331,7 @@ def _model_and_run(args, run_dir):
 
 
 def _window(model, motion, size, fps, speed, show, loops, max_frames=None, screenshot=None, forces=False,
-            loop_tol=1e-3, run=None):
+            loop_tol=1e-3, run=None, balancers=True):
     from .backend import select
     if select(False):
         raise ViewerError("pyglet already renders offscreen in this process; cannot open a window")
@@ -339,7 +342,8 @@ def _window(model, motion, size, fps, speed, show, loops, max_frames=None, scree
         from .window import KEYS_HELP, RobotViewer, play
         v = RobotViewer(RobotScene(model), Playback(motion, speed=speed), forces=ForceSource(model, motion, run=run),
                         size=size, visible=True, show=show or None, loops=loops, actuator_arrows=forces,
-                        pin_arrows=forces, loop_tol=loop_tol, bench=run.bench_height if run is not None else None)
+                        pin_arrows=forces, loop_tol=loop_tol, bench=run.bench_height if run is not None else None,
+                        balancers=balancers)
     except ViewerError:
         raise
     except Exception as e:  # no GLX, cannot connect to the display

@@ -158,10 +158,12 @@ def render_gif(viewer, times, path, fps):
 
 
 def render_motion(model, motion, path, fps=30.0, size=(640, 480), speed=1.0, show=None, loops=True,
-                  actuator_arrows=False, pin_arrows=False, loop_tol=1e-3, hud=True, robot=None, run=None):
+                  actuator_arrows=False, pin_arrows=False, loop_tol=1e-3, hud=True, robot=None, run=None,
+                  balancers=True):
     """Render a Motion (urdf_dyn_viewer.playback) to ``path`` (.png/.gif/.mp4). Returns the path. With a
     sizing run (``run``: rundata.RunData) its motion is drawn with the layers the browser viewer draws:
-    the dig bench, the soil force on the cutting edge and the payload (and the force arrows asked for)."""
+    the dig bench, the soil force on the cutting edge and the payload (and the force arrows asked for).
+    ``balancers``: the model's balancers drawn (when it has some; ``gloverlay.draw_balancers``)."""
     from .forces import ForceSource
     from .playback import Playback
     from .scene import RobotScene
@@ -172,7 +174,7 @@ def render_motion(model, motion, path, fps=30.0, size=(640, 480), speed=1.0, sho
     forces = ForceSource(model, motion, run=run) if (actuator_arrows or pin_arrows or run is not None) else None
     v = offscreen_viewer(robot, pb, size=size, show=show, loops=loops, actuator_arrows=actuator_arrows,
                          pin_arrows=pin_arrows, loop_tol=loop_tol, hud=hud, forces=forces,
-                         bench=run.bench_height if run is not None else None)
+                         bench=run.bench_height if run is not None else None, balancers=balancers)
     try:
         if Path(path).suffix.lower() == ".gif":
             render_gif(v, frame_times(pb.t0, pb.t1, fps, speed), path, fps)
@@ -200,7 +202,8 @@ def prepare_export(model):
 
 
 def render_trajectory(model, traj, path, fps=30.0, size=(640, 480), speed=1.0, show=None, loops=True,
-                      actuator_arrows=False, pin_arrows=False, loop_tol=1e-3, run_dir=None, robot=None):
+                      actuator_arrows=False, pin_arrows=False, loop_tol=1e-3, run_dir=None, robot=None,
+                      balancers=True):
     """Render a ``urdf_dyn.simulate.Trajectory`` (t, q; τ, q̇, q̈ for force arrows) of ``model`` to
     ``path``: .gif or .mp4 (the whole motion at ``fps`` frames per second, ``speed`` × real time) or .png
     (the first sample). Offscreen (EGL): works without a display. Returns the path written.
@@ -208,6 +211,7 @@ def render_trajectory(model, traj, path, fps=30.0, size=(640, 480), speed=1.0, s
     ``run_dir``: a sizing job's output folder (``rundata``) whose bench, soil force and payload are drawn
     too (what ``outputs.animation`` passes for a sizing run); its motion.npz is then the motion drawn.
     ``robot``: the model's ``scene.RobotScene`` when the caller has one (``prepare_export``).
+    ``balancers``: the model's balancers (``model.balancers``) drawn as lines between their pins.
 
     Raises ViewerError (a UrdfDynError) for an unknown format, a trajectory that does not fit the model, or
     when OpenGL is unavailable."""
@@ -220,4 +224,4 @@ def render_trajectory(model, traj, path, fps=30.0, size=(640, 480), speed=1.0, s
         motion = motion_from_trajectory(model, traj, label=str(path))
     return render_motion(model, motion, path, fps=fps, size=tuple(int(s) for s in size), speed=speed, show=show,
                          loops=loops, actuator_arrows=actuator_arrows, pin_arrows=pin_arrows, loop_tol=loop_tol,
-                         robot=robot, run=run)
+                         robot=robot, run=run, balancers=balancers)

@@ -1,6 +1,7 @@
 """The overlay of the window/GIF viewer (``window.RobotViewer``), drawn with OpenGL over the shaded robot:
-the ground grid, the dig bench, the loop frames and residual segments, the force arrows (actuator, pin, soil,
-payload) and the payload's centroid. Functions of the viewer ``v``; the colours and the loop colouring
+the ground grid, the dig bench, the loop frames and residual segments, the balancers (a line between each
+one's pins, labelled with its force), the force arrows (actuator, pin, soil, payload) and the payload's
+centroid. Functions of the viewer ``v``; the colours and the loop colouring
 are ``overlay``'s, shared with the browser viewer.
 
 Needs a current OpenGL context (pyglet).
@@ -13,9 +14,11 @@ import math
 import numpy as np
 from pyglet import gl
 
-from .overlay import ARROW_RGB, BENCH_RGBA, PAYLOAD_RGB, nice_step, residual_rgb
+from .balancers import balancer_label
+from .overlay import ARROW_RGB, BALANCER_RGB, BENCH_RGBA, PAYLOAD_RGB, nice_step, residual_rgb
 
-__all__ = ["ground_lines", "draw_ground", "draw_bench", "draw_loops", "draw_forces", "arrow", "lines", "FLAG_OF"]
+__all__ = ["ground_lines", "draw_ground", "draw_bench", "draw_loops", "draw_balancers", "draw_forces", "arrow", "lines",
+           "FLAG_OF"]
 
 
 def ground_lines(v):
@@ -94,6 +97,26 @@ def draw_loops(v):
             mid = 0.5 * (Fp[:3, 3] + Fs[:3, 3])
             for part in gaps[lp.name].split("; "):      # the size, then the fix: one line each
                 v._world_labels.append((mid, part, (200, 0, 0, 255)))
+
+
+BALANCER_LABEL_RGBA = tuple(int(255 * c * 0.8) for c in BALANCER_RGB) + (255,)
+
+
+def draw_balancers(v):
+    """Each balancer of the model (``v.robot.balancers()``, posed from the scene's body poses) as a pink
+    line between its pins with a dot at each pin, labelled at its middle with its name and force [N]
+    (+ pushes the pins apart), as the arrows are labelled."""
+    states = v.robot.balancers()
+    if not states:
+        return
+    ends = np.array([(s.a, s.b) for s in states], np.float32).reshape(-1, 3)
+    gl.glColor4f(*BALANCER_RGB, 1.0)
+    gl.glLineWidth(5.0)
+    lines(ends, gl.GL_LINES)
+    gl.glPointSize(10.0)
+    lines(ends, gl.GL_POINTS)
+    for s in states:
+        v._world_labels.append((0.5 * (s.a + s.b), balancer_label(s), BALANCER_LABEL_RGBA))
 
 
 FLAG_OF = {"actuator": "actuators", "pin": "pins", "soil": "loads", "payload": "loads"}

@@ -1,6 +1,7 @@
 """The heads-up text of the window/GIF viewer (``window.RobotViewer``): the time, speed and state, the joint
-values asked for (and actuator forces when shown), per loop its residual; and the labels of the arrows and
-open loops placed at their projected points. Functions of the viewer ``v``.
+values asked for (and actuator forces when shown), per loop its residual, per balancer its pin length and
+force; and the labels of the arrows, balancers and open loops placed at their projected points. Functions of
+the viewer ``v``.
 
 Needs a current OpenGL context (pyglet) to draw.
 """
@@ -11,7 +12,7 @@ import math
 import numpy as np
 from pyglet import gl
 
-from .overlay import residual_rgb
+from .overlay import BALANCER_RGB, residual_rgb
 
 __all__ = ["hud_lines", "project", "draw_text", "TEXT_RGBA", "LINE_H", "FONT_SIZE", "FONT_NAMES"]
 
@@ -57,6 +58,11 @@ def hud_lines(v):
             rgb = residual_rgb(r, v.loop_tol)
             col = tuple(int(255 * c * 0.75) for c in rgb) + (255,)
             lines.append((f"{lp.name:>22s}  {r:9.2e}  {'closed' if ok else 'OPEN'}", col))
+    if m.balancers and v.flags.get("balancers"):
+        lines.append(("balancers: pin length [m], force [N] (+ pushes the pins apart)", TEXT_RGBA))
+        col = tuple(int(255 * c * 0.75) for c in BALANCER_RGB) + (255,)
+        for s in v.robot.balancers():
+            lines.append((f"{s.name:>22s}  L = {s.length:.4f}  F = {s.force:+.4g}", col))
     return lines
 
 def project(v, p):

@@ -3,8 +3,8 @@ segment's colour by residual, and the camera fit (shared by the window/GIF viewe
 browser viewer, ``webscene``).
 
 Colours (RGB, 0..1): actuator forces orange, pin (loop-joint) loads cyan, the soil's force on the cutting
-edge purple, the payload's weight dark green; loop segments green (closed) → yellow (half the tolerance) →
-red (at or over the tolerance).
+edge purple, the payload's weight dark green; balancers (the springs between two pins) pink; loop segments
+green (closed) → yellow (half the tolerance) → red (at or over the tolerance).
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 __all__ = ["residual_rgb", "view_rotation", "look_at_fit", "nice_step", "ARROW_RGB", "ACTUATOR_RGB", "PIN_RGB",
-           "SOIL_RGB", "PAYLOAD_RGB", "BENCH_RGBA", "GREEN", "YELLOW", "RED", "bench_box"]
+           "SOIL_RGB", "PAYLOAD_RGB", "BALANCER_RGB", "BENCH_RGBA", "GREEN", "YELLOW", "RED", "bench_box"]
 
 GREEN = np.array([0.0, 0.80, 0.0])
 YELLOW = np.array([1.0, 0.85, 0.0])
@@ -22,6 +22,7 @@ ACTUATOR_RGB = (1.0, 0.45, 0.0)
 PIN_RGB = (0.0, 0.65, 0.85)
 SOIL_RGB = (0.45, 0.15, 0.85)
 PAYLOAD_RGB = (0.10, 0.50, 0.20)
+BALANCER_RGB = (0.90, 0.10, 0.55)
 BENCH_RGBA = (0.59, 0.43, 0.27, 0.55)
 ARROW_RGB = {"actuator": ACTUATOR_RGB, "pin": PIN_RGB, "soil": SOIL_RGB, "payload": PAYLOAD_RGB}
 

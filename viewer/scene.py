@@ -9,7 +9,7 @@ magenta placeholder, with one ``ViewerWarning`` — never an exception. Mesh sca
 are baked into the vertices, so node transforms stay rigid.
 
 The loop-closure data for the overlays (poses of Fp and Fs, residual per loop) come from the same body
-poses and ``urdf_dyn.loops.LoopState``.
+poses and ``urdf_dyn.loops.LoopState``; so do the balancers' pins (``balancers.balancer_states``).
 """
 from __future__ import annotations
 
@@ -294,8 +294,8 @@ class RobotScene:
     """A ``trimesh.Scene`` of ``model``'s visuals with node transforms driven by forward kinematics.
 
     ``set_q(q)`` poses the scene; ``body_T`` then holds the body poses (NB+1, 4, 4) used for it, ``visual_T``
-    the visuals' poses (n_visuals, 4, 4), and
-    ``loop_frames()`` / ``loop_residuals()`` the loop-closure data of the same pose."""
+    the visuals' poses (n_visuals, 4, 4), ``loop_frames()`` / ``loop_residuals()`` the loop-closure data of
+    the same pose and ``balancers()`` its balancers' pins and forces."""
 
     def __init__(self, model, visuals=None, resolver=None):
         self.model = model
@@ -348,6 +348,18 @@ class RobotScene:
         W = T[:, self._body] @ self._M  # (N, V, 4, 4)
         P = np.einsum("nvij,vkj->nvki", W[..., :3, :3], self._corners) + W[:, :, None, :3, 3]
         return np.concatenate([P.reshape(-1, 3), ends])
+
+    # -- balancers --------------------------------------------------------------------------------------
+    def balancers(self):
+        """[balancers.BalancerState] of the model's balancers at the current pose: pins a, b (3,) [m] in the
+        base frame from ``body_T``, pin length [m], force [N] (+ pushes the pins apart). Kept for the pose
+        (the overlay and the heads-up text ask for the same pose's); [] without balancers."""
+        if not self.model.balancers:
+            return []
+        if getattr(self, "_bal_T", None) is not self.body_T:
+            from .balancers import balancer_states
+            self._bal, self._bal_T = balancer_states(self.model, self.body_T), self.body_T
+        return self._bal
 
     # -- loops -------------------------------------------------------------------------------------------
     def loop_frames(self):

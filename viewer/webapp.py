@@ -4,10 +4,11 @@ actuator-force plot on one timeline.
 The server (``viser.ViserServer``) serves the scene of ``webscene.WebScene`` and a control panel:
 
 - *Timeline*: a time slider, play/pause, a step back/forward (one sample), the speed (×1/8 … ×8);
-- *Layers*: a toggle per layer (loop frames and residuals, actuator forces, pin loads, soil force,
-  payload, dig bench) and the arrows' scale (the legend: what 1 m of arrow means);
+- *Layers*: a toggle per layer (loop frames and residuals, balancers, actuator forces, pin loads, soil
+  force, payload, dig bench) and the arrows' scale (the legend: what 1 m of arrow means; the balancers'
+  colour);
 - *State*: the time and sample, the joint values, the loop residuals ‖δ‖ against the tolerance, the
-  forces drawn;
+  balancers' pin lengths and forces, the forces drawn;
 - the actuator-force plot stands in the scene behind the machine (``plot.ForcePlot``) with a red cursor
   at the current time; a click on it moves the timeline to the time clicked.
 
@@ -37,7 +38,8 @@ SLIDER_HZ = 10.0        # the slider's position a second while playing
 PANEL_HZ = (10.0, 4.0)  # the State panel's updates a second: paused (scrubbing), playing
 LATER_GRACE, LATER_AFTER = 0.3, 3.0   # [s] the pins' and plot's threads: after a page's panel, or without a page
 SPEEDS = ("1/8", "1/4", "1/2", "1", "2", "4", "8")
-LAYERS = (("loops", "loop frames and residuals"), ("actuator", "actuator forces (orange)"),
+LAYERS = (("loops", "loop frames and residuals"), ("balancers", "balancers (pink)"),
+          ("actuator", "actuator forces (orange)"),
           ("pin", "pin loads (cyan)"), ("soil", "soil force (purple)"), ("payload", "payload (green)"),
           ("bench", "dig bench"))
 
@@ -171,14 +173,18 @@ class WebApp:
             return f.payload is not None
         if key == "pin":
             return bool(self.model.loops)
+        if key == "balancers":
+            return bool(self.model.balancers)
         return bool(f.actuators)
 
     def _legend(self):
         leg = self.scene.legend()
+        bal = ("\n\nBalancers (pink): a line between the pins, labelled with the force [N], + pushing the "
+               "pins apart." if self.model.balancers else "")
         if not leg:
-            return "Arrows: none to draw."
+            return "Arrows: none to draw." + bal
         names = {"actuator": "actuator", "pin": "pin loads", "soil": "soil on the edge", "payload": "payload weight"}
-        return "Arrow scale: " + "; ".join(f"{names[k]}: {md_text(v)}" for k, v in leg.items())
+        return "Arrow scale: " + "; ".join(f"{names[k]}: {md_text(v)}" for k, v in leg.items()) + bal
 
     def _plot(self):
         """The actuator forces' plot as an image beside the machine, with a cursor at the current time; sets
@@ -278,6 +284,10 @@ class WebApp:
                 lines.append(f"| {md_text(lp.name)} | {r:.2e} {'closed' if r <= sc.loop_tol else '**OPEN**'} |")
             gaps = self.robot.gap_labels(sc.loop_tol)       # each open loop's gap and the nearest fix, as drawn
             lines += [f"- {md_text(gaps[lp.name])}" for lp in m.loops if lp.name in gaps]
+        if m.balancers:
+            lines += ["", "| balancer | L | F (+ push) |", "|---|---:|---:|"]
+            for b in self.robot.balancers():
+                lines.append(f"| {md_text(b.name)} | {b.length:.4f} m | {b.force / 1e3:+.2f} kN |")
         if sc.shown:
             lines += ["", "| force | value |", "|---|---:|"]
             for (kind, label), (v, unit, _) in sc.shown.items():

@@ -10,7 +10,10 @@ coloured by ‖δ‖ against the tolerance (green closed → yellow → red at t
 ``/arrows/<kind>`` one batched arrows node per kind (actuator, pin, soil, payload: one message per kind and
 sample), lengths proportional to the value, at a fixed scale per kind for the whole motion (``scales``, so
 lengths compare between samples);
-``/payload`` a sphere at the cut soil's centroid.
+``/payload`` a sphere at the cut soil's centroid;
+``/balancers/segments`` one pink segment per balancer between its pins (``balancers.balancer_states``, from
+the same body poses) and ``/balancers/label_<i>`` its name and force [N] at its middle (only for a model
+with balancers).
 """
 from __future__ import annotations
 
@@ -18,7 +21,8 @@ import math
 
 import numpy as np
 
-from .overlay import ARROW_RGB, bench_box, residual_rgb
+from .balancers import balancer_label
+from .overlay import ARROW_RGB, BALANCER_RGB, bench_box, residual_rgb
 
 __all__ = ["WebScene", "wxyz_of", "set_vector"]
 
@@ -149,6 +153,14 @@ class WebScene:
                                               np.zeros((len(m.loops), 2, 3), np.uint8), thickness=4.0,
                                               thickness_units="screen")
         self.loops_on = True
+        self.balancers, self.balancer_labels = None, []
+        if m.balancers:   # one segments node for all, moved per sample; a label per balancer, above the meshes
+            n = len(m.balancers)
+            rgb = np.broadcast_to(np.array([int(255 * c) for c in BALANCER_RGB], np.uint8), (n, 2, 3))
+            self.balancers = sc.add_line_segments("/balancers/segments", np.zeros((n, 2, 3), np.float32),
+                                                  np.ascontiguousarray(rgb), thickness=5.0, thickness_units="screen")
+            self.balancer_labels = [sc.add_label(f"/balancers/label_{i}", b.name, anchor="bottom-left")
+                                    for i, b in enumerate(m.balancers)]
         self.arrows = {}      # kind -> ONE batched arrows node (viser ``add_arrows``), its points set per sample
         self.segments = {}    # (kind, label) -> (start, end) [m] of the arrow drawn at the shown sample
         self.scale = {}
@@ -177,7 +189,7 @@ class WebScene:
                 out[kind] = (out[kind] + "; " + s) if kind in out else s
         return out
 
-    def show(self, k, q=None, layers=("loops", "actuator", "pin", "soil", "payload")):
+    def show(self, k, q=None, layers=("loops", "balancers", "actuator", "pin", "soil", "payload")):
         """Pose everything at sample k (q (nv,) defaults to the motion's sample), drawing ``layers``."""
         robot = self.robot
         robot.set_q(q if q is not None else (self.forces.motion.q[k] if self.forces is not None else robot.q), graph=False)
@@ -190,6 +202,8 @@ class WebScene:
                 set_vector(h, "position", p)
             if self.loops is not None:
                 self._show_loops("loops" in layers)
+            if self.balancers is not None:
+                self._show_balancers("balancers" in layers)
             if self.forces is not None:
                 self._show_arrows(k, T, layers)
 
@@ -206,6 +220,22 @@ class WebScene:
         self.loops.colors = np.repeat(rgb[:, None, :], 2, axis=1).astype(np.uint8)
         self.loops.visible = on
         self._show_gap_labels(frames, on)
+
+    def _show_balancers(self, on):
+        """The balancers' segments between their pins at the pose shown and their labels (name, force [N]);
+        hidden, and not updated, while the layer is off."""
+        self.balancers.visible = on
+        for h in self.balancer_labels:
+            h.visible = on
+        if not on:
+            return
+        states = self.robot.balancers()
+        self.balancers.points = np.array([(s.a, s.b) for s in states], np.float32)
+        for h, s in zip(self.balancer_labels, states):
+            text = balancer_label(s)
+            if h.text != text:
+                h.text = text
+            set_vector(h, "position", 0.5 * (s.a + s.b))
 
     def _show_gap_labels(self, frames, on):
         """A label at the middle of each open loop's gap: its size and the nearest fix of its origins

@@ -9,8 +9,10 @@ Overlay, drawn over the shaded robot (no depth test: debugging marks stay visibl
   over ``loop_tol``); open loops get a label with their residual next to the segment;
 - actuator force arrows (orange; a moment is drawn with a double head) and pin-force arrows (cyan),
   lengths proportional to the largest value seen so far of the same unit, labelled with their value;
-- the heads-up text: time, speed, state, the joint values asked for (and actuator forces when shown), and
-  per loop its residual.
+- per balancer (a model's gas or coil springs between two pins), a pink line between its pins labelled
+  with its name and force [N] (+ pushes the pins apart);
+- the heads-up text: time, speed, state, the joint values asked for (and actuator forces when shown),
+  per loop its residual, and per balancer its pin length and force.
 """
 from __future__ import annotations
 
@@ -43,6 +45,7 @@ KEYS_HELP = """keys:
   t          actuator-force arrows   p           pin (constraint) force arrows
   j          heads-up text on/off    z           reset the camera
   o          soil force and payload  b           dig bench
+  k          balancers (springs between two pins) on/off
   mouse      drag rotate, right-drag zoom, middle-drag pan, wheel zoom
   w c g a    wireframe, culling, grid, axes (trimesh)     q / esc  quit
   h          print this help"""
@@ -57,7 +60,8 @@ class RobotViewer(SceneViewer):
         size: (width, height) [px].  visible: open a visible window.
         show: joint / actuator names whose values the text lists (default: the independent or actuated
             coordinates of a closed-loop model, else the joints; at most 7).
-        loops, actuator_arrows, pin_arrows, hud: initial state of the toggles.
+        loops, actuator_arrows, pin_arrows, hud, balancers: initial state of the toggles (``balancers``: drawn
+            only when the model has some, ``model.balancers``).
         loop_tol: residual [m, rad] at which a loop segment is fully red.
         bench: the dig bench's soil surface z [m] (a sizing run's ``soil.ground.height``) or None; a run's
             soil force and payload (``forces.run``) are drawn from the start (key o), the bench too (key b).
@@ -66,7 +70,8 @@ class RobotViewer(SceneViewer):
 
     def __init__(self, robot: RobotScene, playback, forces=None, size=(640, 480), visible=True, show=None,
                  loops=True, actuator_arrows=False, pin_arrows=False, hud=True, loop_tol=1e-3,
-                 camera_points=None, azimuth=-60.0, elevation=20.0, caption=None, samples=0, bench=None):
+                 camera_points=None, azimuth=-60.0, elevation=20.0, caption=None, samples=0, bench=None,
+                 balancers=True):
         self.robot = robot
         self.model = robot.model
         self.playback = playback
@@ -74,7 +79,8 @@ class RobotViewer(SceneViewer):
         self.loop_tol = float(loop_tol)
         run = getattr(forces, "run", None)
         self.flags = {"loops": bool(loops), "actuators": bool(actuator_arrows), "pins": bool(pin_arrows),
-                      "hud": bool(hud), "loads": run is not None, "bench": bench is not None}
+                      "hud": bool(hud), "loads": run is not None, "bench": bench is not None,
+                      "balancers": bool(balancers) and bool(robot.model.balancers)}
         m = self.model
         if show:
             self.show = list(show)
@@ -105,7 +111,8 @@ class RobotViewer(SceneViewer):
             c, e = self.bench
             ground = np.vstack([ground, c + 0.5 * e * np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)])])
         # keep the robot out from under the heads-up text: fit it into the part of the image below the text
-        n_lines = 1 + len(self.show) + (1 + len(m.loops) if m.loops else 0)
+        n_lines = (1 + len(self.show) + (1 + len(m.loops) if m.loops else 0)
+                   + (1 + len(m.balancers) if m.balancers else 0))
         top = min(0.4, (LINE_H * n_lines + 8) / h) if hud else 0.0
         scene.camera_transform = look_at_fit(np.vstack([self._points, ground]), (fov_x, fov_y), view_rotation(azimuth, elevation),
                                              top=top)
@@ -192,6 +199,8 @@ class RobotViewer(SceneViewer):
         gl.glDisable(gl.GL_DEPTH_TEST)
         if self.flags["loops"] and self.model.loops:
             self._draw_loops()
+        if self.flags["balancers"]:
+            gloverlay.draw_balancers(self)
         if self.forces is not None and (self.flags["actuators"] or self.flags["pins"] or self.flags["loads"]):
             self._draw_forces()
         if self.flags["hud"] or self._world_labels:
@@ -317,6 +326,8 @@ class RobotViewer(SceneViewer):
             self.flags["pins"] = not self.flags["pins"]
         elif symbol == k.J:
             self.flags["hud"] = not self.flags["hud"]
+        elif symbol == k.K:
+            self.flags["balancers"] = not self.flags["balancers"] and bool(self.model.balancers)
         elif symbol in (k.O, k.B):
             key = "loads" if symbol == k.O else "bench"
             self.flags[key] = not self.flags[key]

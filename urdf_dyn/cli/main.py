@@ -392,6 +392,8 @@ def main(argv=None) -> int:
     s.add_argument("--size", default="640x480", help="WIDTHxHEIGHT in pixels")
     s.add_argument("--show", default="", help="comma-separated joint names whose values the overlay shows")
     s.add_argument("--no-loops", action="store_true", help="hide the loop-closure frames and residual segments")
+    s.add_argument("--no-balancers", action="store_true", help="hide the balancers (the line between each one's "
+                   "pins, labelled with its force)")
     s.add_argument("--forces", action="store_true", help="draw actuator and pin-force arrows from the start")
     s.add_argument("--loop-tol", type=float, default=1e-3,
                    help="loop residual [m, rad] at which a loop segment turns fully red")
