@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["install", "on_compile", "on_miss", "kernels_ready", "MARKER"]
+__all__ = ["install", "on_compile", "forget_listeners", "on_miss", "kernels_ready", "MARKER"]
 
 #: the file in ``NUMBA_CACHE_DIR`` that says the main job's kernels (``cli.kernel_list``) are all in the cache
 #: (written by ``cli.compile_ahead`` once its workers have compiled them)
@@ -37,6 +37,7 @@ MARKER = "compiled_ahead"
 _PKG = os.path.dirname(os.path.abspath(__file__))
 _done = False
 _listeners: list = []
+_told: list = []          # the listeners ``on_compile`` registered with numba
 _miss = None
 
 
@@ -77,7 +78,21 @@ def _register():
         return
     while _listeners:
         obj = _listeners.pop(0)
-        event.register("numba:compile", obj if isinstance(obj, event.Listener) else obj())
+        listener = obj if isinstance(obj, event.Listener) else obj()
+        event.register("numba:compile", listener)
+        if obj is not _gc_thresholds:
+            _told.append(listener)
+
+
+def forget_listeners():
+    """Unregister the listeners ``on_compile`` registered, and drop those it has yet to: a compile worker
+    forked from the job (``cli.compile_ahead``) must not draw the job's compile bar. The collector's
+    thresholds stay."""
+    _listeners[:] = [x for x in _listeners if x is _gc_thresholds]
+    if _told:
+        from numba.core import event
+        while _told:
+            event.unregister("numba:compile", _told.pop())
 
 
 def _gc_thresholds():

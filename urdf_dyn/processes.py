@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import sys
 
-__all__ = ["leave"]
+__all__ = ["leave", "leave_first"]
 
 
 def leave(code: int = 0):
@@ -30,3 +30,14 @@ def leave(code: int = 0):
         except (OSError, ValueError, AttributeError):
             pass
     os._exit(code)
+
+
+def leave_first():
+    """In a forked worker of a ``concurrent.futures`` pool: have ``leave(0)`` run at its end before the exit
+    hooks it inherited from the job's thread pools (``threading._register_atexit``, which runs them last
+    registered first; the one hook that can block on a lock held at the fork, module docstring). Where this
+    Python lacks that private hook, nothing is registered."""
+    import threading
+    register = getattr(threading, "_register_atexit", None)
+    if register is not None:
+        register(leave)

@@ -13,6 +13,7 @@ from numba.core import types
 
 from urdf_dyn.cli import compile_ahead
 from urdf_dyn.cli.kernel_list import GROUPS
+from urdf_dyn.reports.plotting import worker_allowed
 
 
 def test_every_listed_kernel_is_a_compiled_kernel_with_a_signature_numba_reads():
@@ -225,3 +226,53 @@ def test_a_worker_ends_without_the_interpreters_teardown():
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     assert r.stdout == "compiled", r.stdout
+
+
+FORKED = textwrap.dedent("""
+    import os, sys, threading
+    from pathlib import Path
+    tmp, job = Path(sys.argv[1]), os.getpid()
+    os.environ["NUMBA_CACHE_DIR"] = str(tmp / "cache")
+    (tmp / "fork_kernel.py").write_text("from numba import njit\\n@njit(cache=True)\\ndef twice(x):\\n    return 2.0 * x\\n")
+    sys.path.insert(0, str(tmp))
+
+    def hook():                                # what concurrent.futures registers for each of its pools
+        if os.getpid() != job:
+            (tmp / "hook_ran_in_a_worker").write_text(str(os.getpid()))
+    threading._register_atexit(hook)
+
+    from numba.core import event
+    from urdf_dyn import numba_cache
+    from urdf_dyn.cli import compile_ahead
+
+    class Told(event.Listener):                # in the compile bar's place: told of every compilation
+        def on_start(self, ev):
+            with open(tmp / "told.txt", "a") as f:
+                f.write(str(os.getpid()) + "\\n")
+        def on_end(self, ev):
+            pass
+    numba_cache.on_compile(Told())
+    numba_cache.install()                      # registered with numba before the fork
+    ahead = compile_ahead.CompileAhead([("fork_kernel.twice", "fork_kernel", "twice", ["float64"], (), 0.0)], 1)
+    numba_cache.on_miss(ahead.wait_for)
+    import fork_kernel
+    assert fork_kernel.twice(3.0) == 6.0       # the job waited for the worker and loaded its cache entry
+    assert ahead.state == {0: "done"}
+    workers = {str(p) for p in ahead.worker_pids}
+    ahead.pool.shutdown(wait=True)             # each worker gets its sentinel and ends
+    told = set((tmp / "told.txt").read_text().split()) if (tmp / "told.txt").exists() else set()
+    print("OK", ahead.forked, len(workers), sorted(told & workers), (tmp / "hook_ran_in_a_worker").exists())
+""")
+
+
+@pytest.mark.skipif(not worker_allowed(), reason="no forked worker here (not Linux, or URDF_DYN_PLOT_WORKER=0)")
+def test_forked_workers_compile_without_the_jobs_bar_and_end_before_its_exit_hooks(tmp_path):
+    """Forked from a job (a fresh interpreter, one thread), the pool's worker compiles the kernel the job then
+    loads from the cache; the job's compile-bar listener, registered before the fork, is not told of the
+    worker's compilation (the job draws the bar); and the worker ends before the exit hooks it inherited
+    from the job's thread pools run (``processes.leave_first``)."""
+    import subprocess
+    import sys
+    r = subprocess.run([sys.executable, "-c", FORKED, str(tmp_path)], capture_output=True, text=True, timeout=180)
+    assert r.returncode == 0, r.stderr
+    assert "OK True 1 [] False" in r.stdout, (r.stdout, r.stderr)

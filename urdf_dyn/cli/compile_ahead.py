@@ -3,10 +3,15 @@
 numba compiles a kernel on its first call, in the calling process, one at a time: the first run of the main
 job spent most of its minute that way (``benchmarks/RESULTS_first_minute.md``). ``start()`` instead hands the
 kernels the main job compiles (``cli.kernel_list``, recorded by ``benchmarks/first_run_profile.py``, each with
-its exact signature and the kernels it calls) to a pool of worker processes (one per core, spawned), each
+its exact signature and the kernels it calls) to a pool of worker processes (one per core), each
 kernel once its callees are in numba's cache, the longest chain of compile seconds first (``_longest_chain_first``); the job runs on meanwhile, and a kernel it
 calls before a worker has finished it waits for that worker (``numba_cache.on_miss``) and then loads it from
 the cache, instead of compiling it a second time. The bar of ``cli.compiling`` names the kernel waited for.
+The workers are forked from the job once it has imported numba and loaded numba's typing and target contexts
+(``_fork_here``: where a plot worker may be forked and no other thread runs), so that each starts compiling
+with them instead of importing and loading them again (≈ 0.9 CPU-s a worker: the pool's CPU seconds for the
+list 24.0–26.5 spawned against 21.1–24.6 forked, in turn, benchmarks/RESULTS_first_minute.md); elsewhere
+they are spawned.
 A process forked from the job (the GIF's, the recording's) waits too, for the kernel's index file in the cache
 folder, while a worker lives and has not given the kernel up (``compile_ahead.failed`` lists those).
 
@@ -70,10 +75,24 @@ def compile_one(module: str, qualname: str, sig) -> float:
     return time.perf_counter() - t0
 
 
-def _worker_init():
+def _worker_init(forked: bool = False):
+    """A worker's start. Spawned: urdf_dyn imported (``NUMBA_CACHE_DIR``, as in the job), and ``_end_worker``
+    at its exit. Forked from the job (``_fork_here``): what it inherited that is the job's own is dropped —
+    the compile bar's listener (the job draws the bar) and the miss hook — the inherited heap is moved out
+    of the collector's reach (``collector.freeze``), and it leaves with ``processes.leave`` before the exit
+    hooks it inherited from the job's thread pools run (``processes.leave_first``)."""
     os.environ["URDF_DYN_COMPILE_AHEAD"] = "off"     # a worker never starts a pool of its own
-    import urdf_dyn  # noqa: F401  (NUMBA_CACHE_DIR, as in the job)
-    atexit.register(_end_worker)
+    if not forked:
+        import urdf_dyn  # noqa: F401
+        atexit.register(_end_worker)
+        return
+    from urdf_dyn import numba_cache
+    from urdf_dyn.collector import freeze
+    from urdf_dyn.processes import leave_first
+    numba_cache.forget_listeners()
+    numba_cache.on_miss(None)
+    freeze()
+    leave_first()
 
 
 def _end_worker():
@@ -98,8 +117,12 @@ class CompileAhead:
             self.by_name.setdefault(u[0], []).append(i)
         self.cond = threading.Condition()
         self.bar, self.marker = bar, marker
-        self.pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
-                                        initializer=_worker_init)
+        forked = _fork_here()
+        if forked:
+            _load_numba()
+        self.pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork" if forked else "spawn"),
+                                        initializer=_worker_init, initargs=(forked,))
+        self.forked = forked
         self.workers = workers
         self.order = _longest_chain_first(units)
         with self.cond:
@@ -195,11 +218,34 @@ class CompileAhead:
                     _note_failed(self.units[i][0])
                 if s == "waiting":
                     self.state[i] = "failed"
-        procs = list(getattr(self.pool, "_processes", {}).values())
+        procs = list((getattr(self.pool, "_processes", None) or {}).values())
         self.pool.shutdown(wait=False, cancel_futures=True)
         for p in procs:
             if p.is_alive():
                 p.terminate()
+
+
+def _fork_here() -> bool:
+    """Whether the workers are forked: where a plot worker may be (``reports.plotting.worker_allowed``: Linux,
+    the main thread of the main process) and this process runs no other thread, which a fork would leave
+    behind holding whatever lock it held (Python ≥ 3.12 warns of it)."""
+    import threading
+
+    from urdf_dyn.reports.plotting import worker_allowed
+    return worker_allowed() and threading.active_count() == 1
+
+
+def _load_numba():
+    """numba imported and its typing and target contexts loaded here (what a process does before its first
+    compilation or cache load; the job needs them anyway), for the forked workers to inherit. The standard
+    streams are flushed, so that a worker does not write what is buffered again."""
+    import sys
+
+    from numba.core.registry import cpu_target
+    cpu_target.typing_context.refresh()
+    cpu_target.target_context.refresh()
+    for f in (sys.stdout, sys.stderr):
+        f.flush()
 
 
 def _longest_chain_first(units, unrecorded: float = 0.3) -> list:

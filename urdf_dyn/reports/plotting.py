@@ -158,20 +158,10 @@ def _plot_worker_init():
     import matplotlib.figure  # noqa: F401
 
     from urdf_dyn.collector import freeze
+    from urdf_dyn.processes import leave_first
     freeze()
-    import threading
-    register = getattr(threading, "_register_atexit", None)
-    if register is not None:        # run first at the worker's end (these hooks run last registered first)
-        register(_leave)
-
-
-def _leave():
-    """A plot worker's end (its pool has sent it its sentinel; every plot is written and answered): streams
-    flushed, then ``os._exit``, before the exit hooks it inherited from the job's thread pools (those of
-    ``concurrent.futures``, registered the same way) run: from Python 3.12.8 such a hook takes a lock that the
-    job's pool thread may have held at the fork, and the worker, which the job joins, would never end."""
-    from urdf_dyn.processes import leave
-    leave(0)
+    leave_first()       # a plot worker's end (its pool has sent it its sentinel; every plot is written and
+    #                     answered): os._exit before the exit hooks it inherited from the job's thread pools
 
 
 class PlotWorker:
