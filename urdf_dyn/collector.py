@@ -69,11 +69,11 @@ def freeze():
     """Move every object this process holds now to the collector's permanent generation (``gc.freeze``), so
     that no later collection traverses them again. Two moments call it:
 
-    - the start of a process forked from a job (its plot worker, its GIF's and recording's processes), as the
-      ``gc`` module's documentation advises for a forked child: the job's heap is some 2–3·10⁵ objects, a
-      full collection of it costs 0.1–0.15 CPU-s, and pyglet's GL import alone triggered one in the GIF's
-      process (``gc.callbacks``, the warm main job); the child's collections then never write to the pages it
-      shares with the job;
+    - the start of a process forked from a job (its plot worker, its GIF's and recording's processes, a first
+      run's compile workers), as the ``gc`` module's documentation advises for a forked child: the job's heap
+      is some 2–3·10⁵ objects, a full collection of it costs 0.1–0.15 CPU-s, and pyglet's GL import alone
+      triggered one in the GIF's process (``gc.callbacks``, the warm main job); the child's collections then
+      never write to the pages it shares with the job;
     - the end of ``urdf-dyn`` run as the program (``cli.main``; never for ``main(argv)`` called from Python:
       a test, a script that goes on): the collections the interpreter runs while it ends (``Py_FinalizeEx``,
       after clearing the modules' namespaces) then skip the heap. The warm main job's process took 0.52 s

@@ -92,7 +92,10 @@ def forget_listeners():
     if _told:
         from numba.core import event
         while _told:
-            event.unregister("numba:compile", _told.pop())
+            try:
+                event.unregister("numba:compile", _told.pop())
+            except ValueError:          # unregistered meanwhile by its owner
+                pass
 
 
 def _gc_thresholds():

@@ -86,13 +86,16 @@ def _worker_init(forked: bool = False):
         import urdf_dyn  # noqa: F401
         atexit.register(_end_worker)
         return
-    from urdf_dyn import numba_cache
-    from urdf_dyn.collector import freeze
     from urdf_dyn.processes import leave_first
-    numba_cache.forget_listeners()
-    numba_cache.on_miss(None)
-    freeze()
     leave_first()
+    try:                        # an initializer that raises breaks the pool: the job would compile every kernel
+        from urdf_dyn import numba_cache
+        from urdf_dyn.collector import freeze
+        numba_cache.forget_listeners()
+        numba_cache.on_miss(None)
+        freeze()
+    except Exception:  # noqa: BLE001 - what is left is cosmetic: a bar drawn twice, a slower collector
+        pass
 
 
 def _end_worker():
@@ -120,13 +123,17 @@ class CompileAhead:
         forked = _fork_here()
         if forked:
             _load_numba()
+            forked = _fork_here()               # loading imported more: still no other Python thread
         self.pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork" if forked else "spawn"),
                                         initializer=_worker_init, initargs=(forked,))
         self.forked = forked
         self.workers = workers
         self.order = _longest_chain_first(units)
-        with self.cond:
-            self._submit_ready()
+        import warnings
+        with warnings.catch_warnings():        # Python >= 3.12 warns of fork() beside OS threads: BLAS's,
+            warnings.simplefilter("ignore", DeprecationWarning)   # which their atfork handlers stop, or none
+            with self.cond:                    # the first submit forks every worker (a fork pool starts all)
+                self._submit_ready()
         self.worker_pids = tuple(getattr(self.pool, "_processes", {}) or ())   # seen by a process forked later
 
     def _ready(self, i) -> bool:
@@ -227,8 +234,10 @@ class CompileAhead:
 
 def _fork_here() -> bool:
     """Whether the workers are forked: where a plot worker may be (``reports.plotting.worker_allowed``: Linux,
-    the main thread of the main process) and this process runs no other thread, which a fork would leave
-    behind holding whatever lock it held (Python ≥ 3.12 warns of it)."""
+    the main thread of the main process; not with ``URDF_DYN_PLOT_WORKER=0``) and this process runs no other
+    Python thread, which a fork would leave behind holding whatever lock it held. (The OS threads of
+    OpenBLAS, which numpy and scipy start, are stopped by OpenBLAS's own fork handler; Python ≥ 3.12 counts
+    them in its fork warning, which is why the forking submit ignores it.)"""
     import threading
 
     from urdf_dyn.reports.plotting import worker_allowed
@@ -237,15 +246,10 @@ def _fork_here() -> bool:
 
 def _load_numba():
     """numba imported and its typing and target contexts loaded here (what a process does before its first
-    compilation or cache load; the job needs them anyway), for the forked workers to inherit. The standard
-    streams are flushed, so that a worker does not write what is buffered again."""
-    import sys
-
+    compilation or cache load; the job needs them anyway), for the forked workers to inherit."""
     from numba.core.registry import cpu_target
     cpu_target.typing_context.refresh()
     cpu_target.target_context.refresh()
-    for f in (sys.stdout, sys.stderr):
-        f.flush()
 
 
 def _longest_chain_first(units, unrecorded: float = 0.3) -> list:
@@ -410,7 +414,10 @@ def start(bar=None) -> CompileAhead | None:
     except OSError:
         pass
     from urdf_dyn.numba_cache import on_miss
-    ahead = _current = CompileAhead(units, max(1, min(os.cpu_count() or 1, 8, len(units))), bar, marker)
+    try:
+        ahead = _current = CompileAhead(units, max(1, min(os.cpu_count() or 1, 8, len(units))), bar, marker)
+    except Exception:  # noqa: BLE001 - no process can start here (fork's EAGAIN/ENOMEM, ...): the job compiles
+        return None
     on_miss(ahead.wait_for)
     atexit.register(ahead.close)
     return ahead
