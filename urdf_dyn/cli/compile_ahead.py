@@ -10,7 +10,7 @@ the cache, instead of compiling it a second time. The bar of ``cli.compiling`` n
 The workers are forked from the job once it has imported numba and loaded numba's typing and target contexts
 (``_fork_here``: where a plot worker may be forked and no other thread runs), so that each starts compiling
 with them instead of importing and loading them again (≈ 0.9 CPU-s a worker: the pool's CPU seconds for the
-list 24.0–26.5 spawned against 21.1–24.6 forked, in turn, benchmarks/RESULTS_first_minute.md); elsewhere
+list 24.0–26.3 spawned against 21.1–24.6 forked, in turn, benchmarks/RESULTS_first_minute.md); elsewhere
 they are spawned.
 A process forked from the job (the GIF's, the recording's) waits too, for the kernel's index file in the cache
 folder, while a worker lives and has not given the kernel up (``compile_ahead.failed`` lists those).
