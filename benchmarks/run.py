@@ -163,42 +163,37 @@ process's work can read 1.5× slower (an earlier run of this same code read one 
   an earlier run kept them), per-case plots off unless `sweep.plots: true`, cases sent to Dask in groups,
   each worker warmed up with one coarse case.
 
-## Why the misses remain, and what would close them (2026-11-28 13:00–13:02, main at `1a3f7ef`)
+## Why the misses remain, and what would close them (2026-11-28 15:17–15:19, main at `8ebce5f`)
 
-This run's load average was 1.7–2.0 (its own jobs' processes), on a fast state of the machine: a CPU probe
-(`sum(i*i for i in range(10**7))` in one process) read 0.50 CPU-s at its start (0.51–0.90 over the day). The
-first minute's verdicts are the fresh clones' (RESULTS_first_minute.md, 12:24–12:34 and 12:47–12:55, each in
-turn with the session-start tree `5b2b806`; three clones of `0a4328e`, before the review's mends, and two of
-`1a3f7ef`): the first job 19.5–24.2 s (met in five of five), README command 1 33.3–44.3 s (met in five of five), the warm job with the animation 3.89 and 4.26 s median (met), without
-it 2.26 and 2.54 s (met), the install 13.8–20.1 s (met in four of five; the same install code as the
-session start's, whose clones took 13.7–20.8 s with 8–9 s of system time in the later set).
+This run's load average was 0.55 at its start and 1.67 at its end (its own jobs' processes); a CPU probe
+(`sum(i*i for i in range(10**7))` in one process) read 0.70 CPU-s at its start and 0.51 at its end (0.50–0.92
+over the day: the machine's speed moves between a fast and a slow state). 17 of 17 target rows met. The
+first minute's verdicts are the fresh clones' (RESULTS_first_minute.md, 14:57–15:02, in turn with the
+session-start tree `b96320e`): the install 13.6–14.5 s, the first job 18.7–19.9 s, README command 1
+32.6–34.4 s, the warm job with the animation 3.79 s median and without it 2.29 s (all met).
 
-- **The install row (22.7 s here, uv's cache warm; target 20 s).** Missed in this run, met at 17.9 s in the
-  run before (10:30): it begins with `pip install uv` from PyPI, and its system time moved between 2.5 and
-  9 s within the hour on the same install code (the fresh clones above). Nothing in the install changed.
-- **First job with empty caches (21.1 s here; met).** CPU-bound: 37–46 CPU-s on 2 cores, of which the two
-  compile workers take 22–27 (≈ 2–15 s, both cores); a /proc timeline (1 s bins, 12:34) shows both cores busy
-  from ≈ 1 s to the end. The stall envelopes and the lateral cases now start in forked processes right after
-  the plan (`jobs/beside`), wait there for the workers' kernels and run beside the job's motion, so that the
-  job no longer computes them after the motion on one core (the ≈ 3 s with one core idle of the 10:49
-  timeline are gone). On this machine's slow state the same CPU takes ≈ 25–29 s: what would make it safe
-  there is ≈ 5 CPU-s less compiling (LLVM re-optimises every linked callee inside each caller: 2.6–2.8 of
-  `_actuation_samples`' 5 CPU-s, `benchmarks/compile_stages.py`; `NUMBA_OPT=2` saved nothing, 28.0 against
-  24.5 CPU-s for the list at 12:12).
-- **The warm job with the animation (4.13 s here; met).** CPU-bound on 2 cores: 6–9 CPU-s (the job 1.8, the
-  plot worker 2.0, the GIF's process 2.5, the recording's 1.2 on the fast state). Its fresh-clone medians were
-  3.89 and 4.26 s today at loads 2.3–3.0, 5.27 s at 11:24 on the slow state. In the GIF's process llvmpipe
-  takes 57 % and Python 23 % over ≈ 1 200 calls a frame (RESULTS_first_minute.md's gifrec section); the plot
-  worker draws 12 plots of 0.1–0.16 CPU-s each; the recording is mostly viser's message handling. What would
-  make it safe on the slow state: ≈ 1.5 CPU-s less, which only fewer frames or a cheaper rasteriser than
-  llvmpipe would give.
+- **First job with empty caches (18.5 s here; met).** CPU-bound: ≈ 34.5 CPU-s on 2 cores, of which the two
+  compile workers take ≈ 20 (from ≈ 1 to ≈ 11 s, both cores; the job waits for its kernels until its plan is
+  done), then the motion, the checks (with the stall and lateral cases in forked children), the GIF, the
+  recording and the plots on both cores to the end. The workers are now forked from the job once it has
+  loaded numba (`da50a69`): ≈ 0.9 CPU-s less for each, 18.0–18.2 against 19.3–22.5 s in turn. On this
+  machine's slow state (probe 0.76–0.90, ≈ 1.4× the CPU seconds) that CPU would take ≈ 25–27 s: what would
+  make it safe there is ≈ 3 CPU-s less compiling (LLVM re-optimises every linked callee inside each caller:
+  2.6–2.8 of `_actuation_samples`' 5 CPU-s, `benchmarks/compile_stages.py`; `NUMBA_OPT=2` and dropping the
+  kernels' cfunc wrappers saved nothing).
+- **The warm job with the animation (4.11 s here; met).** CPU-bound on 2 cores: 6–9 CPU-s (the job 1.8–2.0,
+  the plot worker 1.2–1.4, the GIF's process 2.1–2.7, the recording's 1.9–2.4). In the GIF's process the main
+  thread's drawing and reading 1.2 CPU-s, llvmpipe's rasteriser threads 0.65, Pillow's LZW ≈ 0.5 (14:10,
+  `/proc/self/task`); the recording is mostly viser's message handling. It measured 5.27 s on the slow
+  state (11:24): ≈ 1.5 CPU-s less would make it safe there, which only fewer frames or a cheaper rasteriser
+  than llvmpipe would give.
 - **The warm job with its machine checks recomputed** (`--no-cache`, as after an edit of a section they read;
-  not a target): 9.15 → 6.85 s median of 5 in turn with `5b2b806` (`bench_first_minute.py --what nocache`,
-  load 0.8–1.7), the stall envelopes and the lateral cases computed beside the job's motion.
-- **The dig-cycle GIF alone (2.92 s; target 2 s):** the same 318 frames: llvmpipe's rasterising and Pillow's
-  LZW, as above.
+  not a target): 7.05 s here; 9.15 → 6.85 s median of 5 when the stall envelopes and the lateral cases moved
+  beside the job's motion (`bench_first_minute.py --what nocache`, 13:00).
+- **The dig-cycle GIF alone (2.06 s; target 2 s):** the same 318 frames: the drawing, llvmpipe's
+  rasterising and Pillow's LZW, as above; 2.9 s in the run before (13:00), the same code.
 - **The 10 s excavator simulation (2.5 s; target 2 s):** not worked on in this round.
-- **UR5 ID, H and FD: met with margin** (1.07×, 1.20×, 0.94× Pinocchio): the single-state entries run RNEA,
+- **UR5 ID, H and FD: met with margin** (1.04×, 1.16×, 0.94× Pinocchio): the single-state entries run RNEA,
   CRBA and ABA on work arrays in their own stack frame (no heap allocation, no reference count) and check nq
   and nv themselves, so that Python checks only what unboxing trusts.
 """
