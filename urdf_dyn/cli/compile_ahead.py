@@ -76,18 +76,19 @@ def compile_one(module: str, qualname: str, sig) -> float:
 
 
 def _worker_init(forked: bool = False):
-    """A worker's start. Spawned: urdf_dyn imported (``NUMBA_CACHE_DIR``, as in the job), and ``_end_worker``
-    at its exit. Forked from the job (``_fork_here``): what it inherited that is the job's own is dropped —
-    the compile bar's listener (the job draws the bar) and the miss hook — the inherited heap is moved out
-    of the collector's reach (``collector.freeze``), and it leaves with ``processes.leave`` before the exit
-    hooks it inherited from the job's thread pools run (``processes.leave_first``)."""
+    """A worker's start. Its end is ``processes.leave`` (``processes.leave_first``): its kernels are in numba's
+    cache and its answers sent when the pool sends it its sentinel, so it leaves without the interpreter's
+    teardown of its compiler state (≈ 1 CPU-s per worker at the end of every first run while the job waited
+    to join them) and, forked, before the exit hooks it inherited from the job's thread pools run. Spawned:
+    urdf_dyn imported (``NUMBA_CACHE_DIR``, as in the job). Forked from the job (``_fork_here``): what it
+    inherited that is the job's own is dropped — the compile bar's listener (the job draws the bar) and the
+    miss hook — and the inherited heap is moved out of the collector's reach (``collector.freeze``)."""
     os.environ["URDF_DYN_COMPILE_AHEAD"] = "off"     # a worker never starts a pool of its own
-    if not forked:
-        import urdf_dyn  # noqa: F401
-        atexit.register(_end_worker)
-        return
     from urdf_dyn.processes import leave_first
     leave_first()
+    if not forked:
+        import urdf_dyn  # noqa: F401
+        return
     try:                        # an initializer that raises breaks the pool: the job would compile every kernel
         from urdf_dyn import numba_cache
         from urdf_dyn.collector import freeze
@@ -96,14 +97,6 @@ def _worker_init(forked: bool = False):
         freeze()
     except Exception:  # noqa: BLE001 - what is left is cosmetic: a bar drawn twice, a slower collector
         pass
-
-
-def _end_worker():
-    """A worker's end (the job's exit: the pool sends it its sentinel): its kernels are in numba's cache and its
-    answers sent, so it leaves without the interpreter's teardown of its compiler state, which took ≈ 1 CPU-s
-    per worker at the end of every first run while the job waited to join them (``processes.leave``)."""
-    from urdf_dyn.processes import leave
-    leave(0)
 
 
 class CompileAhead:
@@ -238,8 +231,6 @@ def _fork_here() -> bool:
     Python thread, which a fork would leave behind holding whatever lock it held. (The OS threads of
     OpenBLAS, which numpy and scipy start, are stopped by OpenBLAS's own fork handler; Python ≥ 3.12 counts
     them in its fork warning, which is why the forking submit ignores it.)"""
-    import threading
-
     from urdf_dyn.reports.plotting import worker_allowed
     return worker_allowed() and threading.active_count() == 1
 
