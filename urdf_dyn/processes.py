@@ -12,24 +12,44 @@ multiprocessing's own exit:
 - a compile worker's interpreter teardown of numba's compiler state took ≈ 1 CPU-s per worker at the end of
   every first run.
 
-Its buffered output is written first, so nothing it printed is lost."""
+Its buffered output is written first, so nothing it printed is lost. ``forking()`` is what the job does
+around each of those forks."""
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
+import warnings
 
-__all__ = ["leave", "leave_first"]
+__all__ = ["leave", "leave_first", "forking"]
 
 
-def leave(code: int = 0):
-    """Flush stdout and stderr, then end this process at once with status ``code`` (``os._exit``: no exit
-    hooks, no finalizers, no interpreter teardown). Never returns."""
+def _flush():
     for f in (sys.stdout, sys.stderr):
         try:
             f.flush()
         except (OSError, ValueError, AttributeError):
             pass
+
+
+def leave(code: int = 0):
+    """Flush stdout and stderr, then end this process at once with status ``code`` (``os._exit``: no exit
+    hooks, no finalizers, no interpreter teardown). Never returns."""
+    _flush()
     os._exit(code)
+
+
+@contextlib.contextmanager
+def forking():
+    """Around a fork from the job (``os.fork``, a fork-context process or pool, a forking Dask cluster):
+    stdout and stderr flushed first, so that the child does not write again what is buffered here; and
+    Python ≥ 3.12's DeprecationWarning of ``fork()`` beside other threads ignored inside — the job's own idle
+    pools and OpenBLAS's OS threads (stopped by OpenBLAS's fork handler); the child does only the work it
+    is forked for and ends with ``leave``."""
+    _flush()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        yield
 
 
 def leave_first():

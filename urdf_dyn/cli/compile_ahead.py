@@ -122,11 +122,9 @@ class CompileAhead:
         self.forked = forked
         self.workers = workers
         self.order = _longest_chain_first(units)
-        import warnings
-        with warnings.catch_warnings():        # Python >= 3.12 warns of fork() beside OS threads: BLAS's,
-            warnings.simplefilter("ignore", DeprecationWarning)   # which their atfork handlers stop, or none
-            with self.cond:                    # the first submit forks every worker (a fork pool starts all)
-                self._submit_ready()
+        from urdf_dyn.processes import forking
+        with forking(), self.cond:             # the first submit forks every worker (a fork pool starts all)
+            self._submit_ready()
         self.worker_pids = tuple(getattr(self.pool, "_processes", {}) or ())   # seen by a process forked later
 
     def _ready(self, i) -> bool:

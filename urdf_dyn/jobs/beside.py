@@ -96,19 +96,17 @@ class Beside:
         if not self.allowed or not kernels_ready():
             return None
         import multiprocessing
-        import sys
         import warnings
+
+        from urdf_dyn.processes import forking
         conn = child_end = None
         try:
             ctx = multiprocessing.get_context("fork")
             conn, child_end = ctx.Pipe(duplex=False)
-            for f in (sys.stdout, sys.stderr):      # the child must not write what is buffered again
-                f.flush()
             filters = list(warnings.filters)         # the child's, not the ones set around the fork below
             proc = ctx.Process(target=_child, args=(fn, child_end, conn, filters), daemon=True,
                                name="urdf-dyn-beside")
-            with warnings.catch_warnings():          # Python >= 3.12 warns of fork() beside threads
-                warnings.simplefilter("ignore", DeprecationWarning)
+            with forking():
                 proc.start()
         except Exception:  # noqa: BLE001 - no process support here: the caller computes it
             for end in (conn, child_end):

@@ -95,14 +95,11 @@ class _ForkedOutput:
             return
         try:
             import multiprocessing
-            import sys
-            import warnings
-            for f in (sys.stdout, sys.stderr):      # the child must not write what is buffered again
-                f.flush()
+
+            from urdf_dyn.processes import forking
             self._proc = multiprocessing.get_context("fork").Process(
                 target=self._main, args=self._ends, daemon=True, name=f"urdf-dyn-{self.key}")
-            with warnings.catch_warnings():          # Python >= 3.12 warns of fork() beside threads
-                warnings.simplefilter("ignore", DeprecationWarning)
+            with forking():
                 self._proc.start()
         except Exception:  # noqa: BLE001 - no process support here: this process writes it
             self._drop()
@@ -247,13 +244,10 @@ class _ForkedOutput:
         If it cannot be forked, its pipes end without a word: the job writes the output (``_lost``). Returns the
         process id (-1 if none), which the host waits for before it ends (the job's CPU time then counts it)."""
         import os
-        import sys
-        import warnings
-        for f in (sys.stdout, sys.stderr):
-            f.flush()
+
+        from urdf_dyn.processes import forking
         try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", DeprecationWarning)
+            with forking():
                 pid = os.fork()
         except OSError:
             pid = -1

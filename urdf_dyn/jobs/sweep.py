@@ -301,21 +301,17 @@ def local_cluster(workers=None, warm=None):
     Model and the compiled kernels, loaded once here and inherited by every worker. The cluster runs with
     ``QUIET_CLUSTER``'s settings."""
     import logging
-    import sys
-    import warnings
 
     import dask
+
+    from urdf_dyn.processes import forking
     LocalCluster = require("distributed", "the load-case sweep").LocalCluster
     n = int(workers or os.cpu_count() or 1)
     fork = fork_workers()
     if fork and warm is not None:
         warm_worker(*warm, checks=False)
-    for f in (sys.stdout, sys.stderr):     # a forked worker must not write what is buffered here again
-        f.flush()
     config = dict(QUIET_CLUSTER, **({"distributed.worker.multiprocessing-method": "fork"} if fork else {}))
-    with dask.config.set(config), \
-            warnings.catch_warnings():     # Python >= 3.12 warns of fork() beside threads (the cluster's loop)
-        warnings.simplefilter("ignore", DeprecationWarning)
+    with dask.config.set(config), forking():    # the cluster starts its event loop in a thread first
         return LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
                             silence_logs=logging.CRITICAL)
 

@@ -188,17 +188,14 @@ class PlotWorker:
                 import multiprocessing
                 for m in preload:
                     importlib.import_module(m)
-                import sys
-                import warnings
-                from concurrent.futures import ProcessPoolExecutor
-                for f in (sys.stdout, sys.stderr):    # the forked worker must not write what is buffered again
-                    f.flush()
                 import os
+                from concurrent.futures import ProcessPoolExecutor
+
+                from urdf_dyn.processes import forking
                 n = max(1, min(processes or PLOT_PROCESSES, os.cpu_count() or 1))
                 self._ex = ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("fork"),
                                                initializer=_plot_worker_init)
-                with warnings.catch_warnings():        # Python >= 3.12 warns of fork() beside threads (numba's
-                    warnings.simplefilter("ignore", DeprecationWarning)   # idle pool): the worker only plots
+                with forking():
                     self._ex.submit(int)               # start the workers now (a fork pool starts them all)
             except Exception:  # noqa: BLE001 - no process support here (OSError, PermissionError, ...)
                 self.close()
